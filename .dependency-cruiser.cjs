@@ -1,0 +1,33 @@
+/**
+ * The import rules of STYLE.md "Which folder may import which", checked in `npm test`.
+ * @type {import('dependency-cruiser').IConfiguration}
+ */
+const lib = (names) => `^node_modules/(${names.join('|')})/`;
+
+module.exports = {
+  forbidden: [
+    { name: 'config-imports-nothing-of-ours', severity: 'error', from: { path: '^config/' }, to: { path: '^(protocols|core|gateway|api)/|^(main|cli)\\.ts$' } },
+    { name: 'protocols-are-pure', severity: 'error', from: { path: '^protocols/' }, to: { path: '^(gateway|api|config)/|^core/(?!model/)|^(main|cli)\\.ts$' } },
+    {
+      name: 'protocols-no-io', severity: 'error', from: { path: '^protocols/' },
+      to: { dependencyTypes: ['core'], path: '^(net|dgram|http|https|tls|fs|fs/promises|child_process|worker_threads|cluster)$' },
+    },
+    { name: 'protocols-no-libraries', severity: 'error', from: { path: '^protocols/' }, to: { dependencyTypes: ['npm', 'npm-dev'] } },
+    { name: 'core-imports-only-core', severity: 'error', from: { path: '^core/' }, to: { path: '^(protocols|gateway|api|config)/|^(main|cli)\\.ts$' } },
+    { name: 'gateway-not-api', severity: 'error', from: { path: '^gateway/' }, to: { path: '^(api|config)/|^(main|cli)\\.ts$' } },
+    { name: 'api-not-gateway-or-protocols', severity: 'error', from: { path: '^api/' }, to: { path: '^(gateway|protocols|config)/|^(main|cli)\\.ts$' } },
+    { name: 'net-only-in-gateway-tcp', severity: 'error', from: { path: '^(?!gateway/tcp/|main\\.ts)' }, to: { dependencyTypes: ['core'], path: '^(net|dgram)$' } },
+    { name: 'aedes-only-in-gateway-mqtt', severity: 'error', from: { path: '^(?!gateway/mqtt/)' }, to: { path: lib(['aedes', 'aedes-[^/]+', 'mqemitter[^/]*', 'ws']) } },
+    { name: 'koa-only-in-api', severity: 'error', from: { path: '^(?!api/)' }, to: { path: lib(['koa', '@koa/[^/]+', 'koa-[^/]+']) } },
+    { name: 'knex-only-in-db-and-repositories', severity: 'error', from: { path: '^(?!core/db/|core/.+\\.repository\\.ts$)' }, to: { path: lib(['knex', 'better-sqlite3', 'pg']), dependencyTypesNot: ['type-only'] } },
+    { name: 'ioredis-only-in-redis-files', severity: 'error', from: { path: '^(?!.+\\.redis\\.ts$)' }, to: { path: lib(['ioredis']), dependencyTypesNot: ['type-only'] } },
+    { name: 'pino-only-in-main', severity: 'error', from: { path: '^(?!main\\.ts$)' }, to: { path: lib(['pino']) } },
+    { name: 'no-circular', severity: 'error', from: {}, to: { circular: true } },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'], extensions: ['.ts', '.js'] },
+  },
+};

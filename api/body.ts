@@ -1,0 +1,49 @@
+/**
+ * Reads a JSON request body with a size limit: 415 when it is not JSON, 413 when too large,
+ * 400 when it does not parse. Nothing is stored before the body is whole and valid.
+ */
+import type { Context } from 'koa';
+import { DomainError } from '../core/errors.js';
+
+const JSON_TYPES = ['application/json', 'application/json-patch+json', 'application/merge-patch+json'];
+
+function isJsonType(contentType: string | undefined): boolean {
+  if (!contentType) return false;
+  const base = contentType.split(';')[0].trim().toLowerCase();
+  return JSON_TYPES.includes(base) || base.endsWith('+json');
+}
+
+async function readLimited(ctx: Context, limit: number): Promise<Buffer> {
+  const declared = Number(ctx.get('content-length') || NaN);
+  if (declared > limit) throw tooLarge(limit);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) {
+      ctx.req.destroy();
+      throw tooLarge(limit);
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, size);
+}
+
+const tooLarge = (limit: number): DomainError =>
+  new DomainError('PAYLOAD_TOO_LARGE', `The request body is larger than ${limit} bytes; send fewer items per request.`);
+
+/** The parsed JSON body of a POST/PUT/PATCH, or undefined when there is none. */
+export async function readJsonBody(ctx: Context, limitBytes: number): Promise<unknown> {
+  const hasBody = ctx.request.length > 0 || ctx.get('transfer-encoding') !== '';
+  if (!hasBody) return undefined;
+  if (!isJsonType(ctx.get('content-type'))) {
+    throw new DomainError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as JSON with the header Content-Type: application/json.');
+  }
+  const text = (await readLimited(ctx, limitBytes)).toString('utf8');
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new DomainError('INVALID_JSON', `The request body is not valid JSON (${(e as Error).message}).`);
+  }
+}

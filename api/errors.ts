@@ -1,0 +1,33 @@
+/** The one table that maps domain error codes to HTTP statuses (STYLE.md convention 8). */
+import type { ErrorCode } from '../core/errors.js';
+
+export const STATUS_BY_CODE: Record<ErrorCode, number> = {
+  VALIDATION_FAILED: 400,
+  INVALID_JSON: 400,
+  INVALID_CURSOR: 400,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  PAYLOAD_TOO_LARGE: 413,
+  INVALID_CREDENTIALS: 401,
+  INVALID_TOKEN: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  DEVICE_NOT_FOUND: 404,
+  GROUP_NOT_FOUND: 404,
+  USER_NOT_FOUND: 404,
+  LOCATION_NOT_FOUND: 404,
+  DEVICE_EXISTS: 409,
+  USER_EXISTS: 409,
+  NO_LICENSE_AVAILABLE: 409,
+  DEVICE_EXPIRED: 409,
+  PATCH_FAILED: 409,
+  RATE_LIMITED: 429,
+  STORAGE_UNAVAILABLE: 503,
+  INTERNAL: 500,
+};
+
+export interface ErrorBody {
+  success: false;
+  error: string;
+  code: ErrorCode;
+  details?: Record<string, unknown>;
+}

@@ -1,0 +1,97 @@
+/**
+ * One declaration per endpoint: the same zod schemas validate the request and describe it in the
+ * OpenAPI document, so the document cannot drift from what the code accepts.
+ */
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
+import { z } from './schemas/zod.js';
+import { DomainError } from '../core/errors.js';
+import { readJsonBody } from './body.js';
+import { errorResponseSchema } from './schemas/common.schemas.js';
+import type { Principal } from '../core/model/user.js';
+
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+export interface RouteSpec<B extends z.ZodType | undefined, Q extends z.ZodType | undefined> {
+  method: Method;
+  /** OpenAPI style: /api/devices/{deviceId} */
+  path: string;
+  summary: string;
+  description?: string;
+  tags: string[];
+  /** needs a bearer token (default true) */
+  auth?: boolean;
+  body?: B;
+  query?: Q;
+  responses: Record<number, { description: string; schema?: z.ZodType }>;
+  handler: (
+    ctx: Context,
+    input: {
+      body: B extends z.ZodType ? z.infer<B> : undefined;
+      query: Q extends z.ZodType ? z.infer<Q> : undefined;
+      params: Record<string, string>;
+      principal: Principal;
+    },
+  ) => Promise<{ status?: number; body: Record<string, unknown> }>;
+}
+
+/** "latitude: Too big: expected number to be <=90" for the first problem; all of them in details. */
+export function validationError(error: z.ZodError, where: 'body' | 'query'): DomainError {
+  const issues = error.issues.map((i) => ({ field: i.path.join('.') || where, message: i.message }));
+  const first = issues[0];
+  return new DomainError('VALIDATION_FAILED', `${first.field}: ${first.message}`, { field: first.field, issues });
+}
+
+function parse<T extends z.ZodType>(schema: T, value: unknown, where: 'body' | 'query'): z.infer<T> {
+  const r = schema.safeParse(value);
+  if (!r.success) throw validationError(r.error, where);
+  return r.data;
+}
+
+export function addRoute<B extends z.ZodType | undefined, Q extends z.ZodType | undefined>(
+  router: Router,
+  registry: OpenAPIRegistry,
+  spec: RouteSpec<B, Q>,
+): void {
+  const auth = spec.auth ?? true;
+  const paramNames = [...spec.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
+  const responses: RouteConfig['responses'] = {};
+  for (const [status, r] of Object.entries(spec.responses)) {
+    responses[status] = r.schema ? { description: r.description, content: { 'application/json': { schema: r.schema } } } : { description: r.description };
+  }
+  const errors: Record<number, string> = { 500: 'Unexpected failure (no stack is ever returned).' };
+  if (spec.body || spec.query) errors[400] = 'Bad input: the message names the field.';
+  if (spec.body) Object.assign(errors, { 413: 'Body larger than the configured limit.', 415: 'Body is not JSON.' });
+  if (auth) Object.assign(errors, { 401: 'No valid token (WWW-Authenticate: Bearer).', 429: 'Too many requests (Retry-After).' });
+  for (const [status, description] of Object.entries(errors)) {
+    responses[status] ??= { description, content: { 'application/json': { schema: errorResponseSchema } } };
+  }
+  registry.registerPath({
+    method: spec.method,
+    path: spec.path,
+    summary: spec.summary,
+    description: spec.description,
+    tags: spec.tags,
+    security: auth ? [{ bearer: [] }] : [],
+    request: {
+      params: paramNames.length ? z.object(Object.fromEntries(paramNames.map((n) => [n, z.string()]))) : undefined,
+      query: spec.query as z.ZodObject | undefined,
+      body: spec.body ? { required: true, content: { 'application/json': { schema: spec.body } } } : undefined,
+    },
+    responses,
+  });
+  const koaPath = spec.path.replace(/\{(\w+)\}/g, ':$1');
+  router[spec.method](koaPath, async (ctx) => {
+    const body = spec.body ? parse(spec.body, await readJsonBody(ctx, ctx.state.bodyLimitBytes as number), 'body') : undefined;
+    const query = spec.query ? parse(spec.query, { ...ctx.query }, 'query') : undefined;
+    const out = await spec.handler(ctx, {
+      body: body as never,
+      query: query as never,
+      params: ctx.params as Record<string, string>,
+      principal: ctx.state.principal as Principal,
+    });
+    ctx.status = out.status ?? 200;
+    ctx.body = out.body;
+  });
+}

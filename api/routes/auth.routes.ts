@@ -1,0 +1,37 @@
+import type Router from '@koa/router';
+import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
+import { z } from '../schemas/zod.js';
+import { addRoute } from '../route.js';
+import type { TokensService } from '../../core/auth/tokens.service.js';
+
+const tokenRequest = z
+  .object({
+    userName: z.string().min(1, 'userName must not be empty'),
+    apiKey: z.string().min(1, 'apiKey must not be empty'),
+  })
+  .openapi('TokenRequest');
+
+const tokenResponse = z
+  .object({
+    success: z.literal(true),
+    token: z.string().openapi({ description: 'JWT bearer token.' }),
+    expires: z.string().openapi({ description: "ISO 8601 UTC; equals the JWT's exp.", example: '2026-03-01T11:00:00.000Z' }),
+  })
+  .openapi('TokenResponse');
+
+export function authRoutes(router: Router, registry: OpenAPIRegistry, tokens: TokensService): void {
+  addRoute(router, registry, {
+    method: 'post',
+    path: '/api/Auth/Token',
+    summary: 'Obtain a token',
+    description: 'The path matches without regard to case. Repeated failures per user name and per address are rate limited (429).',
+    tags: ['Auth'],
+    auth: false,
+    body: tokenRequest,
+    responses: { 200: { description: 'Token issued.', schema: tokenResponse }, 401: { description: 'Invalid credentials; no token.' } },
+    handler: async (ctx, { body }) => {
+      const issued = await tokens.issue(body.userName, body.apiKey, ctx.ip);
+      return { body: { success: true, token: issued.token, expires: issued.expires } };
+    },
+  });
+}

@@ -1,0 +1,47 @@
+import type Router from '@koa/router';
+import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
+import { z } from '../schemas/zod.js';
+import { addRoute } from '../route.js';
+import { usageFields } from '../schemas/common.schemas.js';
+import type { AccountsService } from '../../core/accounts/accounts.service.js';
+
+export function systemRoutes(router: Router, registry: OpenAPIRegistry, deps: { ping: () => Promise<void> }): void {
+  addRoute(router, registry, {
+    method: 'get', path: '/api/health', tags: ['System'], summary: 'Health (no token)', auth: false,
+    responses: {
+      200: { description: 'Storage answers.', schema: z.object({ success: z.literal(true), status: z.literal('ok') }) },
+      503: { description: 'Storage does not answer.' },
+    },
+    handler: async (ctx) => {
+      try {
+        await deps.ping();
+        return { body: { success: true, status: 'ok' } };
+      } catch {
+        ctx.set('Retry-After', '5');
+        return { status: 503, body: { success: false, status: 'unavailable', error: 'Storage does not answer.', code: 'STORAGE_UNAVAILABLE' } };
+      }
+    },
+  });
+}
+
+const accountResponse = z
+  .object({
+    success: z.literal(true),
+    account: z.object({
+      id: z.string(),
+      licenses: z.object({ total: z.number().int(), used: z.number().int(), free: z.number().int() }),
+    }),
+    ...usageFields,
+  })
+  .openapi('AccountResponse');
+
+export function accountRoutes(router: Router, registry: OpenAPIRegistry, accounts: AccountsService): void {
+  addRoute(router, registry, {
+    method: 'get', path: '/api/account', tags: ['Account'], summary: "ext: the caller's account: licences total, used and free",
+    description: 'A device uses a licence while it is not expired; the count is right at any instant.',
+    responses: { 200: { description: 'The account.', schema: accountResponse } },
+    handler: async (_ctx, { principal }) => ({
+      body: { success: true, account: { id: principal.accountId, licenses: await accounts.licenseUsage(principal.accountId) } },
+    }),
+  });
+}

@@ -1,0 +1,52 @@
+import { z } from './zod.js';
+import { isoDateTime, stringMap, usageFields } from './common.schemas.js';
+
+const email = z.string().max(320).regex(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'must be an e-mail address');
+const phone = z.string().regex(/^\+[1-9]\d{6,14}$/, 'must be a phone number in international form, e.g. +34600111222');
+
+export const deviceIdSchema = z.string().min(1).max(64).regex(/^[A-Za-z0-9_.:-]+$/, 'may hold only letters, digits and _ . : -');
+
+const deviceWritable = {
+  name: z.string().trim().min(1).max(200),
+  description: z.string().max(2000).nullable().optional(),
+  min: z.string().max(40).nullable().optional().openapi({ description: "The device's phone number." }),
+  tags: stringMap.optional(),
+  expires: isoDateTime.nullable().optional().openapi({ description: 'When the device expires; null: never (the "Expires" toggle off).' }),
+  dailyEmailLimit: z.number().int().min(0).max(1_000_000).optional().openapi({ description: 'E-mails the device may send per day (default 10).' }),
+  dailySmsLimit: z.number().int().min(0).max(1_000_000).optional().openapi({ description: 'SMS the device may send per day (default 10).' }),
+  alertEmails: z.array(email).max(50).optional().openapi({ description: "ext: addresses that receive this device's alert e-mails." }),
+  alertPhones: z.array(phone).max(50).optional().openapi({ description: 'ext: numbers that receive its alert SMS.' }),
+  mqttPassword: z.string().min(8).max(200).nullable().optional().openapi({ description: 'ext, write-only: the password the device uses for MQTT.' }),
+};
+
+export const deviceCreateSchema = z.object({ id: deviceIdSchema, ...deviceWritable }).openapi('DeviceCreate');
+export const deviceUpdateSchema = z.object({ id: deviceIdSchema.optional(), ...deviceWritable }).openapi('DeviceUpdate');
+
+export const deviceSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    description: z.string().nullable(),
+    min: z.string().nullable(),
+    tags: stringMap,
+    expires: z.string().nullable(),
+    dailyEmailLimit: z.number().int(),
+    dailySmsLimit: z.number().int(),
+    emailsSentToday: z.number().int(),
+    smsSentToday: z.number().int(),
+    expired: z.boolean().openapi({ description: 'ext, read-only.' }),
+    protocol: z.string().nullable().openapi({ description: 'ext, read-only: protocol of the last connection.' }),
+    lastConnection: z.string().nullable().openapi({ description: 'ext, read-only.' }),
+    creation: z.string(),
+    alertEmails: z.array(z.string()),
+    alertPhones: z.array(z.string()),
+    groups: z.array(z.string()).openapi({ description: 'ext, read-only: ids of the groups holding the device.' }),
+  })
+  .openapi('Device');
+
+export const devicesListQuery = z.object({
+  status: z.enum(['active', 'expired', 'all']).optional().openapi({ description: 'ext: which devices (default active).' }),
+});
+
+export const devicesResponse = z.object({ success: z.literal(true), devices: z.array(deviceSchema), ...usageFields });
+export const deviceResponse = z.object({ success: z.literal(true), device: deviceSchema, ...usageFields });

@@ -1,0 +1,86 @@
+import { z } from './zod.js';
+import { isoDateTime, stringMap, usageFields } from './common.schemas.js';
+
+export const groupInputSchema = z
+  .object({
+    name: z.string().trim().min(1).max(200),
+    description: z.string().max(2000).nullable().optional(),
+    devices: z.array(z.string().min(1).max(64)).max(100_000).optional(),
+  })
+  .openapi('GroupInput');
+
+export const groupFields = {
+  id: z.string(),
+  name: z.string(),
+  description: z.string().nullable(),
+  devices: z.array(z.string()),
+  creation: z.string(),
+  lastModified: z.string(),
+};
+export const groupSchema = z.object(groupFields).openapi('Group');
+export const groupResponse = z.object({ success: z.literal(true), ...groupFields, ...usageFields }).openapi('GroupResponse');
+export const groupsResponse = z.object({ success: z.literal(true), groups: z.array(groupSchema), ...usageFields });
+
+export const privilegeSchema = z.enum(['admin', 'write', 'read']);
+
+export const userInputSchema = z
+  .object({
+    name: z.string().trim().min(1).max(200),
+    email: z.string().max(320).regex(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'must be an e-mail address'),
+    country: z.string().length(2).openapi({ description: 'ISO 3166-1 alpha-2, see /api/users/countries.' }),
+    timeZone: z.string().min(1).max(64).openapi({ description: 'IANA id, see /api/users/timeZones.' }),
+    userName: z.string().trim().min(1).max(200).optional().openapi({ description: 'ext: login for the token endpoint (default: the e-mail).' }),
+    description: z.string().max(2000).nullable().optional(),
+    message: z.string().max(2000).nullable().optional(),
+    disabled: z.boolean().optional(),
+    disabledMessage: z.string().max(2000).nullable().optional(),
+    tags: stringMap.optional(),
+    privileges: z.array(privilegeSchema).max(3).optional().openapi({ description: 'admin, write, read (default [read]).' }),
+    group: z.string().max(64).nullable().optional().openapi({ description: "Restricts the user to this group's devices." }),
+    from: isoDateTime.nullable().optional(),
+    expires: isoDateTime.nullable().optional(),
+    password: z.string().min(8).max(200).nullable().optional().openapi({ description: 'Write-only; read back as null.' }),
+  })
+  .openapi('UserInput');
+
+export const userFields = {
+  id: z.string(),
+  userName: z.string(),
+  name: z.string(),
+  email: z.string(),
+  country: z.string(),
+  timeZone: z.string(),
+  description: z.string().nullable(),
+  message: z.string().nullable(),
+  disabled: z.boolean(),
+  disabledMessage: z.string().nullable(),
+  tags: stringMap,
+  privileges: z.array(privilegeSchema),
+  group: z.string().nullable(),
+  from: z.string().nullable(),
+  expires: z.string().nullable(),
+  password: z.null(),
+  creation: z.string(),
+  modification: z.string(),
+  lastLogin: z.string().nullable(),
+};
+export const userSchema = z.object(userFields).openapi('User');
+export const userResponse = z
+  .object({ success: z.literal(true), ...userFields, apiKey: z.string().optional().openapi({ description: 'ext: returned once, when created or reissued.' }), ...usageFields })
+  .openapi('UserResponse');
+export const usersResponse = z.object({ success: z.literal(true), users: z.array(userSchema), ...usageFields });
+
+export const jsonPatchSchema = z
+  .array(
+    z.object({
+      op: z.enum(['add', 'remove', 'replace', 'move', 'copy', 'test']),
+      path: z.string(),
+      value: z.unknown().optional(),
+      from: z.string().optional(),
+    }),
+  )
+  .max(1000)
+  .openapi('JsonPatch', { description: 'RFC 6902 JSON Patch.' });
+
+export const countriesResponse = z.object({ success: z.literal(true), countries: z.record(z.string(), z.string()), ...usageFields });
+export const timeZonesResponse = z.object({ success: z.literal(true), timeZones: z.record(z.string(), z.string()), ...usageFields });

@@ -1,0 +1,83 @@
+/** The `trackgate` command (CONTRACT.md §1 "Command line"). */
+import { Command, InvalidArgumentError } from 'commander';
+import { loadConfig, ConfigError } from './config/config.js';
+import { openStorage, serve } from './main.js';
+import { migrate } from './core/db/db.js';
+import { systemClock } from './core/clock.js';
+import { createAccountsService } from './core/accounts/accounts.service.js';
+import { DomainError } from './core/errors.js';
+import { decodeFrame } from './protocols/decode-frame.js';
+
+function fail(message: string): never {
+  process.stderr.write(`trackgate: ${message}\n`);
+  process.exit(1);
+}
+
+function wholeNumber(value: string): number {
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('must be a whole number ≥ 0');
+  return Number(value);
+}
+
+const program = new Command('trackgate').description('Self-hosted GPS tracking gateway').showHelpAfterError();
+
+program
+  .command('serve')
+  .description('run the REST API, the MQTT broker and the tracker listeners (same as npm start)')
+  .action(() => serve());
+
+const account = program.command('account').description('accounts');
+account
+  .command('create')
+  .description('create an account with an admin user; prints {accountId, userId, userName, apiKey}')
+  .requiredOption('--name <name>', 'account name')
+  .requiredOption('--licenses <n>', 'licences of the account', wholeNumber)
+  .requiredOption('--admin-user <user>', "the admin's user name")
+  .option('--admin-api-key <key>', "the admin's API key (default: generated)")
+  .option('--time-zone <zone>', "the account's IANA time zone (its day for daily limits)", 'UTC')
+  .action(async (o: { name: string; licenses: number; adminUser: string; adminApiKey?: string; timeZone: string }) => {
+    const config = loadConfig();
+    const db = await openStorage(config);
+    try {
+      const created = await createAccountsService(db, systemClock).create({ name: o.name, licenses: o.licenses, adminUser: o.adminUser, adminApiKey: o.adminApiKey, timeZone: o.timeZone });
+      process.stdout.write(`${JSON.stringify(created)}\n`);
+    } finally {
+      await db.destroy();
+    }
+  });
+
+program
+  .command('migrate')
+  .description('bring the database schema up to date')
+  .action(async () => {
+    const config = loadConfig();
+    const { openDb } = await import('./core/db/db.js');
+    const db = openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+    try {
+      const applied = await migrate(db);
+      process.stdout.write(applied.length ? `applied ${applied.length} migration(s): ${applied.join(', ')}\n` : 'the schema is up to date; nothing to apply\n');
+    } finally {
+      await db.destroy();
+    }
+  });
+
+program
+  .command('decode')
+  .description('decode one captured frame without storing it (hex for binary protocols, text for text ones)')
+  .requiredOption('--protocol <name>', 'protocol name, e.g. gt06, teltonika, h02')
+  .option('--udp', 'the frame is a UDP datagram')
+  .argument('<frame>', 'the frame')
+  .action((frame: string, o: { protocol: string; udp?: boolean }) => {
+    try {
+      process.stdout.write(`${JSON.stringify(decodeFrame(o.protocol, frame, { udp: o.udp ?? false, now: new Date() }))}\n`);
+    } catch (e) {
+      fail((e as Error).message.split('\n')[0]);
+    }
+  });
+
+try {
+  await program.parseAsync(process.argv);
+} catch (e) {
+  if (e instanceof ConfigError) fail(`configuration error: ${e.message}`);
+  if (e instanceof DomainError) fail(e.message);
+  fail((e as Error).message.split('\n')[0]);
+}

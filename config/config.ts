@@ -1,0 +1,142 @@
+/**
+ * The only place that reads the environment. `loadConfig(env)` validates every TRACKGATE_* value
+ * (CONTRACT.md §1) and returns a frozen, typed Config; a bad value throws ConfigError naming it.
+ */
+import path from 'node:path';
+
+/** The usual port of each tracker protocol (CONTRACT.md §1): what deployed trackers are set to. */
+export const PROTOCOL_DEFAULT_PORTS: Readonly<Record<string, number>> = Object.freeze({
+  teltonika: 5027, gt06: 5023, h02: 5013, gps103: 5001, tk103: 5002, jt808: 5015, gl200: 5004,
+  meitrack: 5020, suntech: 5011, watch: 5093, ruptela: 5046, osmand: 5055,
+});
+
+export interface Config {
+  host: string;
+  httpPort: number;
+  mqttPort: number | 'off';
+  mqttWsPort: number | 'off';
+  mqttTlsPort: number | 'off';
+  mqttTlsCert?: string;
+  mqttTlsKey?: string;
+  /** protocol name -> port; `off` disables the listener */
+  protocolPorts: Readonly<Record<string, number | 'off'>>;
+  dataDir: string;
+  databaseUrl?: string;
+  redisUrl?: string;
+  redisPrefix: string;
+  adminUser: string;
+  adminApiKey?: string;
+  licenses: number;
+  tokenTtlSeconds: number;
+  jwtSecret?: string;
+  rateLimitPerMinute: number;
+  failedTokenLimit: number;
+  bodyLimitBytes: number;
+  smtpUrl?: string;
+  mailFrom: string;
+  smsUrl?: string;
+  logLevel: string;
+  checksum: 'accept' | 'strict';
+  idleTimeoutSeconds: number;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly variable: string, reason: string) {
+    super(`${variable}: ${reason}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function text(env: Env, name: string): string | undefined {
+  const v = env[name];
+  return v === undefined || v.trim() === '' ? undefined : v.trim();
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = text(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `"${raw}" is not a whole number (expected ${min}..${max})`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new ConfigError(name, `${n} is out of range (expected ${min}..${max})`);
+  return n;
+}
+
+function port(env: Env, name: string, fallback: number | 'off'): number | 'off' {
+  const raw = text(env, name);
+  if (raw?.toLowerCase() === 'off') return 'off';
+  if (raw === undefined) return fallback;
+  return integer(env, name, 0, 0, 65535);
+}
+
+function url(env: Env, name: string, schemes: string[]): string | undefined {
+  const raw = text(env, name);
+  if (raw === undefined) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `"${raw}" is not a URL (expected ${schemes.map((s) => `${s}//…`).join(' or ')})`);
+  }
+  if (!schemes.includes(parsed.protocol)) {
+    throw new ConfigError(name, `scheme "${parsed.protocol}" is not supported (expected ${schemes.join(' or ')})`);
+  }
+  return raw;
+}
+
+export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonly<Config> {
+  const protocolPorts: Record<string, number | 'off'> = {};
+  for (const [name, usual] of Object.entries(PROTOCOL_DEFAULT_PORTS)) {
+    protocolPorts[name] = port(env, `TRACKGATE_${name.toUpperCase()}_PORT`, usual);
+  }
+  const adminUser = text(env, 'TRACKGATE_ADMIN_USER') ?? 'admin';
+  const adminApiKey = text(env, 'TRACKGATE_ADMIN_API_KEY');
+  if (adminApiKey !== undefined && adminApiKey.length < 16) {
+    throw new ConfigError('TRACKGATE_ADMIN_API_KEY', 'must be at least 16 characters');
+  }
+  const jwtSecret = text(env, 'TRACKGATE_JWT_SECRET');
+  if (jwtSecret !== undefined && jwtSecret.length < 32) {
+    throw new ConfigError('TRACKGATE_JWT_SECRET', 'must be at least 32 characters');
+  }
+  const checksum = (text(env, 'TRACKGATE_CHECKSUM') ?? 'accept').toLowerCase();
+  if (checksum !== 'accept' && checksum !== 'strict') {
+    throw new ConfigError('TRACKGATE_CHECKSUM', `"${checksum}" is not one of accept, strict`);
+  }
+  const config: Config = {
+    host: text(env, 'TRACKGATE_HOST') ?? '0.0.0.0',
+    httpPort: integer(env, 'TRACKGATE_HTTP_PORT', 8080, 0, 65535),
+    mqttPort: port(env, 'TRACKGATE_MQTT_PORT', 1883),
+    mqttWsPort: port(env, 'TRACKGATE_MQTT_WS_PORT', 8083),
+    mqttTlsPort: port(env, 'TRACKGATE_MQTT_TLS_PORT', 8883),
+    mqttTlsCert: text(env, 'TRACKGATE_MQTT_TLS_CERT'),
+    mqttTlsKey: text(env, 'TRACKGATE_MQTT_TLS_KEY'),
+    protocolPorts: Object.freeze(protocolPorts),
+    dataDir: path.resolve(cwd, text(env, 'TRACKGATE_DATA_DIR') ?? './data'),
+    databaseUrl: url(env, 'TRACKGATE_DATABASE_URL', ['postgres:', 'postgresql:']),
+    redisUrl: url(env, 'TRACKGATE_REDIS_URL', ['redis:', 'rediss:']),
+    redisPrefix: text(env, 'TRACKGATE_REDIS_PREFIX') ?? 'trackgate:',
+    adminUser,
+    adminApiKey,
+    licenses: integer(env, 'TRACKGATE_LICENSES', 10, 0, 10_000_000),
+    tokenTtlSeconds: integer(env, 'TRACKGATE_TOKEN_TTL', 3600, 60, 31 * 24 * 3600),
+    jwtSecret,
+    rateLimitPerMinute: integer(env, 'TRACKGATE_RATE_LIMIT', 600, 0, 10_000_000),
+    failedTokenLimit: integer(env, 'TRACKGATE_FAILED_TOKEN_LIMIT', 10, 1, 10_000),
+    bodyLimitBytes: integer(env, 'TRACKGATE_BODY_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    smtpUrl: url(env, 'TRACKGATE_SMTP_URL', ['smtp:', 'smtps:']),
+    mailFrom: text(env, 'TRACKGATE_MAIL_FROM') ?? 'trackgate@localhost',
+    smsUrl: url(env, 'TRACKGATE_SMS_URL', ['http:', 'https:']),
+    logLevel: text(env, 'TRACKGATE_LOG_LEVEL') ?? 'info',
+    checksum,
+    idleTimeoutSeconds: integer(env, 'TRACKGATE_IDLE_TIMEOUT', 600, 10, 86400),
+  };
+  if ((config.mqttTlsCert === undefined) !== (config.mqttTlsKey === undefined)) {
+    throw new ConfigError(config.mqttTlsCert ? 'TRACKGATE_MQTT_TLS_KEY' : 'TRACKGATE_MQTT_TLS_CERT', 'TLS needs both a certificate and a key');
+  }
+  const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+  if (!levels.includes(config.logLevel)) {
+    throw new ConfigError('TRACKGATE_LOG_LEVEL', `"${config.logLevel}" is not one of ${levels.join(', ')}`);
+  }
+  return Object.freeze(config);
+}

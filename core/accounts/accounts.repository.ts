@@ -1,0 +1,43 @@
+import type { Knex } from 'knex';
+import type { Account } from '../model/account.js';
+
+type Q = Knex | Knex.Transaction;
+
+const toAccount = (r: Record<string, unknown>): Account => ({
+  id: String(r.id),
+  name: String(r.name),
+  licenses: Number(r.licenses),
+  timeZone: String(r.time_zone),
+  createdAt: Number(r.created_at),
+});
+
+export async function insert(db: Q, a: Account): Promise<void> {
+  await db('accounts').insert({ id: a.id, name: a.name, licenses: a.licenses, time_zone: a.timeZone, created_at: a.createdAt });
+}
+
+export async function findById(db: Q, id: string): Promise<Account | undefined> {
+  const r = await db('accounts').where({ id }).first();
+  return r ? toAccount(r) : undefined;
+}
+
+/** Reads the account and, on PostgreSQL, locks its row until the transaction ends (licence checks). */
+export async function findForUpdate(trx: Knex.Transaction, id: string): Promise<Account | undefined> {
+  const q = trx('accounts').where({ id }).first();
+  const r = trx.client.config.client === 'pg' ? await q.forUpdate() : await q;
+  return r ? toAccount(r) : undefined;
+}
+
+export async function count(db: Q): Promise<number> {
+  const r = await db('accounts').count({ n: '*' }).first();
+  return Number(r?.n ?? 0);
+}
+
+/** Devices that hold a licence at `nowMs`: not expired. */
+export async function countActiveDevices(db: Q, accountId: string, nowMs: number): Promise<number> {
+  const r = await db('devices')
+    .where({ account_id: accountId })
+    .andWhere((q) => q.whereNull('expires_at').orWhere('expires_at', '>', nowMs))
+    .count({ n: '*' })
+    .first();
+  return Number(r?.n ?? 0);
+}

@@ -1,0 +1,87 @@
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../db/db.js';
+import type { Clock } from '../clock.js';
+import { DomainError } from '../errors.js';
+import { isTimeZone } from '../reference/reference-data.js';
+import * as accounts from './accounts.repository.js';
+import * as users from '../users/users.repository.js';
+import { apiKeyMatches, generateApiKey, hashApiKey } from '../auth/secrets.js';
+
+export interface CreateAccountInput {
+  name: string;
+  licenses: number;
+  adminUser: string;
+  adminApiKey?: string;
+  timeZone?: string;
+  adminEmail?: string;
+  country?: string;
+}
+
+export interface CreatedAccount {
+  accountId: string;
+  userId: string;
+  userName: string;
+  apiKey: string;
+}
+
+export interface LicenseUsage {
+  total: number;
+  used: number;
+  free: number;
+}
+
+export function createAccountsService(db: Db, clock: Clock) {
+  async function create(input: CreateAccountInput): Promise<CreatedAccount> {
+    const timeZone = input.timeZone ?? 'UTC';
+    if (!isTimeZone(timeZone)) throw new DomainError('VALIDATION_FAILED', `timeZone "${timeZone}" is not an IANA time zone.`);
+    if (!input.adminUser.trim()) throw new DomainError('VALIDATION_FAILED', 'The admin user name must not be empty.');
+    if (!Number.isInteger(input.licenses) || input.licenses < 0) throw new DomainError('VALIDATION_FAILED', 'licenses must be a whole number ≥ 0.');
+    const apiKey = input.adminApiKey ?? generateApiKey();
+    const now = clock.now().getTime();
+    const accountId = randomUUID();
+    const userId = randomUUID();
+    await db.transaction(async (trx) => {
+      if (await users.findByUserName(trx, input.adminUser)) {
+        throw new DomainError('USER_EXISTS', `A user named "${input.adminUser}" already exists.`);
+      }
+      await accounts.insert(trx, { id: accountId, name: input.name, licenses: input.licenses, timeZone, createdAt: now });
+      await users.insert(trx, {
+        id: userId, accountId, userName: input.adminUser, name: input.adminUser,
+        email: input.adminEmail ?? (input.adminUser.includes('@') ? input.adminUser : `${input.adminUser}@localhost`),
+        country: input.country ?? 'US', timeZone, description: null, message: null, disabled: false, disabledMessage: null,
+        tags: {}, privileges: ['admin', 'write', 'read'], groupId: null, fromAt: null, expiresAt: null, passwordHash: null,
+        apiKeyHash: hashApiKey(apiKey), keyVersion: 1, creation: now, modification: now, lastLogin: null,
+      });
+    });
+    return { accountId, userId, userName: input.adminUser, apiKey };
+  }
+
+  /**
+   * First start: with no account yet, create one with its admin. Returns the created account, or
+   * undefined when the database already had one. If an admin key is configured and the admin
+   * exists with another key, the configured key replaces it (the environment is the operator's word).
+   */
+  async function bootstrap(input: CreateAccountInput): Promise<CreatedAccount | undefined> {
+    if ((await accounts.count(db)) > 0) {
+      if (input.adminApiKey) {
+        const admin = await users.findByUserName(db, input.adminUser);
+        if (admin && !apiKeyMatches(input.adminApiKey, admin.apiKeyHash)) {
+          await users.update(db, { ...admin, apiKeyHash: hashApiKey(input.adminApiKey), keyVersion: admin.keyVersion + 1, modification: clock.now().getTime() });
+        }
+      }
+      return undefined;
+    }
+    return create(input);
+  }
+
+  async function licenseUsage(accountId: string): Promise<LicenseUsage> {
+    const account = await accounts.findById(db, accountId);
+    if (!account) throw new DomainError('NOT_FOUND', 'Account was not found.');
+    const used = await accounts.countActiveDevices(db, accountId, clock.now().getTime());
+    return { total: account.licenses, used, free: Math.max(0, account.licenses - used) };
+  }
+
+  return { create, bootstrap, licenseUsage };
+}
+
+export type AccountsService = ReturnType<typeof createAccountsService>;

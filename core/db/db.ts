@@ -1,0 +1,86 @@
+/**
+ * The database handle: knex on better-sqlite3 (embedded default, WAL) or on PostgreSQL.
+ * Timestamps are stored as integer milliseconds since the epoch in both, so comparisons and
+ * indexes behave the same everywhere.
+ */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import knexFactory, { type Knex } from 'knex';
+import pg from 'pg';
+import { migrationSource } from './migrations/index.js';
+
+export type Db = Knex;
+export type DbKind = 'sqlite' | 'postgres';
+
+export interface DbOptions {
+  /** postgres://… ; absent: SQLite under dataDir */
+  databaseUrl?: string;
+  dataDir?: string;
+  /** SQLite file name inside dataDir, or ':memory:' */
+  sqliteFile?: string;
+  poolMax?: number;
+}
+
+// PostgreSQL returns int8 as strings by default; our int8 columns are epoch milliseconds and
+// counters, all far below 2^53.
+pg.types.setTypeParser(20, (v: string) => Number(v));
+
+export function dbKind(db: Db): DbKind {
+  return db.client.config.client === 'pg' ? 'postgres' : 'sqlite';
+}
+
+// knex prints connection failures itself; the caller reports them once, in its own words.
+const quiet = { warn() {}, error() {}, deprecate() {}, debug() {} };
+
+export function openDb(options: DbOptions): Db {
+  if (options.databaseUrl) {
+    return knexFactory({
+      log: quiet,
+      client: 'pg',
+      connection: { connectionString: options.databaseUrl, application_name: 'trackgate' },
+      pool: { min: 0, max: options.poolMax ?? 10 },
+      acquireConnectionTimeout: 10_000,
+    });
+  }
+  const file = options.sqliteFile ?? 'trackgate.sqlite';
+  let filename = file;
+  if (file !== ':memory:') {
+    const dir = options.dataDir ?? './data';
+    mkdirSync(dir, { recursive: true });
+    filename = path.join(dir, file);
+  }
+  return knexFactory({
+    log: quiet,
+    client: 'better-sqlite3',
+    connection: { filename },
+    useNullAsDefault: true,
+    // better-sqlite3 is synchronous: one connection serialises writes, as SQLite does anyway.
+    pool: {
+      min: 1,
+      max: 1,
+      afterCreate(conn: { pragma(s: string): unknown }, done: (err: Error | null, conn: unknown) => void) {
+        conn.pragma('journal_mode = WAL');
+        conn.pragma('synchronous = NORMAL');
+        conn.pragma('foreign_keys = ON');
+        conn.pragma('busy_timeout = 5000');
+        done(null, conn);
+      },
+    },
+  });
+}
+
+/** Applies every pending migration; returns the names applied. */
+export async function migrate(db: Db): Promise<string[]> {
+  const [, applied] = (await db.migrate.latest({ migrationSource })) as [number, string[]];
+  return applied;
+}
+
+/** Throws when the database does not answer. */
+export async function ping(db: Db): Promise<void> {
+  await db.raw('select 1');
+}
+
+/** Transaction helper: runs fn inside one transaction. */
+export function inTransaction<T>(db: Db, fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+  return db.transaction(fn);
+}

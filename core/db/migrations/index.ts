@@ -1,0 +1,13 @@
+import type { Knex } from 'knex';
+import * as m001 from './001-initial.js';
+
+/** Every migration, in order. Adding one is a new file and one line here. */
+const migrations: Record<string, Knex.Migration> = {
+  '001-initial': m001,
+};
+
+export const migrationSource: Knex.MigrationSource<string> = {
+  getMigrations: async () => Object.keys(migrations),
+  getMigrationName: (name) => name,
+  getMigration: async (name) => migrations[name],
+};

@@ -1,0 +1,103 @@
+import type { Knex } from 'knex';
+import type { DeviceRecord } from '../model/device.js';
+import { parseJson, toJson, toNum } from '../db/json.js';
+
+type Q = Knex | Knex.Transaction;
+
+const toRecord = (r: Record<string, unknown>): DeviceRecord => ({
+  id: String(r.id),
+  accountId: String(r.account_id),
+  name: String(r.name),
+  description: (r.description as string | null) ?? null,
+  min: (r.min as string | null) ?? null,
+  tags: parseJson<Record<string, string>>(r.tags, {}),
+  expiresAt: toNum(r.expires_at),
+  dailyEmailLimit: Number(r.daily_email_limit),
+  dailySmsLimit: Number(r.daily_sms_limit),
+  alertEmails: parseJson<string[]>(r.alert_emails, []),
+  alertPhones: parseJson<string[]>(r.alert_phones, []),
+  protocol: (r.protocol as string | null) ?? null,
+  lastConnection: toNum(r.last_connection),
+  mqttPasswordHash: (r.mqtt_password_hash as string | null) ?? null,
+  creation: Number(r.creation),
+  modification: Number(r.modification),
+});
+
+const toRow = (d: DeviceRecord): Record<string, unknown> => ({
+  id: d.id,
+  account_id: d.accountId,
+  name: d.name,
+  description: d.description,
+  min: d.min,
+  tags: toJson(d.tags),
+  expires_at: d.expiresAt,
+  daily_email_limit: d.dailyEmailLimit,
+  daily_sms_limit: d.dailySmsLimit,
+  alert_emails: toJson(d.alertEmails),
+  alert_phones: toJson(d.alertPhones),
+  protocol: d.protocol,
+  last_connection: d.lastConnection,
+  mqtt_password_hash: d.mqttPasswordHash,
+  creation: d.creation,
+  modification: d.modification,
+});
+
+export async function insert(db: Q, d: DeviceRecord): Promise<void> {
+  await db('devices').insert(toRow(d));
+}
+
+export async function update(db: Q, d: DeviceRecord): Promise<void> {
+  const { id, ...rest } = toRow(d);
+  await db('devices').where({ id }).update(rest);
+}
+
+export async function findById(db: Q, id: string): Promise<DeviceRecord | undefined> {
+  const r = await db('devices').where({ id }).first();
+  return r ? toRecord(r) : undefined;
+}
+
+export interface ListFilter {
+  accountId: string;
+  status: 'active' | 'expired' | 'all';
+  nowMs: number;
+  /** only devices of this group */
+  groupId?: string | null;
+}
+
+export async function list(db: Q, f: ListFilter): Promise<DeviceRecord[]> {
+  const q = db('devices').where('devices.account_id', f.accountId).select('devices.*').orderBy('devices.id');
+  if (f.status === 'active') q.andWhere((w) => w.whereNull('expires_at').orWhere('expires_at', '>', f.nowMs));
+  if (f.status === 'expired') q.andWhere('expires_at', '<=', f.nowMs);
+  if (f.groupId) q.join('group_devices', 'group_devices.device_id', 'devices.id').andWhere('group_devices.group_id', f.groupId);
+  return (await q).map(toRecord);
+}
+
+/** Group ids of each device. */
+export async function groupsOf(db: Q, deviceIds: string[]): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  if (deviceIds.length === 0) return out;
+  const rows = await db('group_devices').whereIn('device_id', deviceIds).orderBy('group_id').select('device_id', 'group_id');
+  for (const r of rows) {
+    const list = out.get(r.device_id) ?? [];
+    list.push(r.group_id);
+    out.set(r.device_id, list);
+  }
+  return out;
+}
+
+export async function isInGroup(db: Q, deviceId: string, groupId: string): Promise<boolean> {
+  return (await db('group_devices').where({ device_id: deviceId, group_id: groupId }).first()) !== undefined;
+}
+
+/** Removes a device and everything recorded for it. */
+export async function remove(db: Q, id: string): Promise<void> {
+  await db('group_devices').where({ device_id: id }).delete();
+  await db('locations').where({ device_id: id }).delete();
+  await db('last_locations').where({ device_id: id }).delete();
+  await db('alerts').where({ device_id: id }).delete();
+  await db('devices').where({ id }).delete();
+}
+
+export async function touchConnection(db: Q, id: string, protocol: string, atMs: number): Promise<void> {
+  await db('devices').where({ id }).update({ protocol, last_connection: atMs });
+}

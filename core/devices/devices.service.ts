@@ -1,0 +1,171 @@
+import type { Knex } from 'knex';
+import type { Db } from '../db/db.js';
+import type { Clock } from '../clock.js';
+import type { Principal } from '../model/user.js';
+import { type Device, type DeviceRecord, isExpired } from '../model/device.js';
+import { iso, isoRequired } from '../model/time.js';
+import { DomainError, notFound } from '../errors.js';
+import { requirePrivilege, visibleDevice } from '../access/access.js';
+import * as devices from './devices.repository.js';
+import * as accounts from '../accounts/accounts.repository.js';
+import { hashDevicePassword } from '../auth/secrets.js';
+
+/** What an admin may write on a device (read-only fields are ignored by the API layer). */
+export interface DeviceInput {
+  id?: string;
+  name: string;
+  description?: string | null;
+  min?: string | null;
+  tags?: Record<string, string>;
+  /** ISO 8601, or null for never */
+  expires?: string | null;
+  dailyEmailLimit?: number;
+  dailySmsLimit?: number;
+  alertEmails?: string[];
+  alertPhones?: string[];
+  /** write-only; absent keeps the current one, null removes it */
+  mqttPassword?: string | null;
+}
+
+/** Today's sent counters per device; the notification module provides the real ones. */
+export interface SentCounters {
+  sentToday(devices: DeviceRecord[]): Promise<Map<string, { email: number; sms: number }>>;
+}
+
+export const noCounters: SentCounters = { sentToday: async () => new Map() };
+
+export const DEFAULT_DAILY_LIMIT = 10;
+
+export interface DevicesDeps {
+  db: Db;
+  clock: Clock;
+  counters?: SentCounters;
+  /** called after a device changed (caches elsewhere, e.g. the gateway's identity cache) */
+  onChange?: (deviceId: string) => void;
+}
+
+export function createDevicesService(deps: DevicesDeps) {
+  const { db, clock } = deps;
+  const counters = (): SentCounters => deps.counters ?? noCounters;
+
+  async function present(records: DeviceRecord[]): Promise<Device[]> {
+    const nowMs = clock.now().getTime();
+    const [groups, sent] = await Promise.all([devices.groupsOf(db, records.map((r) => r.id)), counters().sentToday(records)]);
+    return records.map((r) => ({
+      id: r.id,
+      name: r.name,
+      description: r.description,
+      min: r.min,
+      tags: r.tags,
+      expires: iso(r.expiresAt),
+      dailyEmailLimit: r.dailyEmailLimit,
+      dailySmsLimit: r.dailySmsLimit,
+      emailsSentToday: sent.get(r.id)?.email ?? 0,
+      smsSentToday: sent.get(r.id)?.sms ?? 0,
+      expired: isExpired(r, nowMs),
+      protocol: r.protocol,
+      lastConnection: iso(r.lastConnection),
+      creation: isoRequired(r.creation),
+      alertEmails: r.alertEmails,
+      alertPhones: r.alertPhones,
+      groups: groups.get(r.id) ?? [],
+    }));
+  }
+
+  async function list(p: Principal, status: 'active' | 'expired' | 'all' = 'active'): Promise<Device[]> {
+    return present(await devices.list(db, { accountId: p.accountId, status, nowMs: clock.now().getTime(), groupId: p.groupId }));
+  }
+
+  async function get(p: Principal, id: string): Promise<Device> {
+    return (await present([await visibleDevice(db, p, id)]))[0];
+  }
+
+  /** Licence rule: a device becoming active needs a free licence of its account, checked under a lock. */
+  async function ensureLicense(trx: Knex.Transaction, accountId: string, nowMs: number): Promise<void> {
+    const account = await accounts.findForUpdate(trx, accountId);
+    if (!account) throw new DomainError('NOT_FOUND', 'Account was not found.');
+    const used = await accounts.countActiveDevices(trx, accountId, nowMs);
+    if (used >= account.licenses) {
+      throw new DomainError('NO_LICENSE_AVAILABLE', `All ${account.licenses} licences of this account are in use; expire or delete a device first.`, { licenses: account.licenses, used });
+    }
+  }
+
+  function expiresMs(input: DeviceInput, current: number | null): number | null {
+    if (input.expires === undefined) return current;
+    return input.expires === null ? null : new Date(input.expires).getTime();
+  }
+
+  async function create(p: Principal, input: DeviceInput & { id: string }): Promise<Device> {
+    requirePrivilege(p, 'admin');
+    const nowMs = clock.now().getTime();
+    const record: DeviceRecord = {
+      id: input.id,
+      accountId: p.accountId,
+      name: input.name,
+      description: input.description ?? null,
+      min: input.min ?? null,
+      tags: input.tags ?? {},
+      expiresAt: expiresMs(input, null),
+      dailyEmailLimit: input.dailyEmailLimit ?? DEFAULT_DAILY_LIMIT,
+      dailySmsLimit: input.dailySmsLimit ?? DEFAULT_DAILY_LIMIT,
+      alertEmails: input.alertEmails ?? [],
+      alertPhones: input.alertPhones ?? [],
+      protocol: null,
+      lastConnection: null,
+      mqttPasswordHash: input.mqttPassword ? hashDevicePassword(input.mqttPassword) : null,
+      creation: nowMs,
+      modification: nowMs,
+    };
+    await db.transaction(async (trx) => {
+      if (await devices.findById(trx, record.id)) {
+        throw new DomainError('DEVICE_EXISTS', `A device with id "${record.id}" already exists.`);
+      }
+      if (!isExpired(record, nowMs)) await ensureLicense(trx, p.accountId, nowMs);
+      await devices.insert(trx, record);
+    });
+    deps.onChange?.(record.id);
+    return get(p, record.id);
+  }
+
+  async function update(p: Principal, id: string, input: DeviceInput): Promise<Device> {
+    await visibleDevice(db, p, id);
+    requirePrivilege(p, 'admin');
+    if (input.id !== undefined && input.id !== id) {
+      throw new DomainError('VALIDATION_FAILED', 'id: a device id cannot be changed; create a new device instead.', { field: 'id' });
+    }
+    const nowMs = clock.now().getTime();
+    await db.transaction(async (trx) => {
+      const current = await devices.findById(trx, id);
+      if (!current) throw notFound('DEVICE_NOT_FOUND', `Device "${id}"`);
+      const next: DeviceRecord = {
+        ...current,
+        name: input.name,
+        description: input.description ?? null,
+        min: input.min ?? null,
+        tags: input.tags ?? {},
+        expiresAt: expiresMs(input, null),
+        dailyEmailLimit: input.dailyEmailLimit ?? DEFAULT_DAILY_LIMIT,
+        dailySmsLimit: input.dailySmsLimit ?? DEFAULT_DAILY_LIMIT,
+        alertEmails: input.alertEmails ?? [],
+        alertPhones: input.alertPhones ?? [],
+        mqttPasswordHash: input.mqttPassword === undefined ? current.mqttPasswordHash : input.mqttPassword === null ? null : hashDevicePassword(input.mqttPassword),
+        modification: nowMs,
+      };
+      if (isExpired(current, nowMs) && !isExpired(next, nowMs)) await ensureLicense(trx, current.accountId, nowMs);
+      await devices.update(trx, next);
+    });
+    deps.onChange?.(id);
+    return get(p, id);
+  }
+
+  async function remove(p: Principal, id: string): Promise<void> {
+    await visibleDevice(db, p, id);
+    requirePrivilege(p, 'admin');
+    await db.transaction((trx) => devices.remove(trx, id));
+    deps.onChange?.(id);
+  }
+
+  return { list, get, create, update, remove, present };
+}
+
+export type DevicesService = ReturnType<typeof createDevicesService>;

@@ -1,0 +1,45 @@
+/**
+ * Stored locations and alerts, announced after they are committed, whatever their source
+ * (REST, TCP trackers, MQTT). The MQTT live feed listens here.
+ */
+import { EventEmitter } from 'node:events';
+import type { Location } from '../model/location.js';
+import type { Alert } from '../model/alert.js';
+
+export interface StoredLocation {
+  accountId: string;
+  deviceId: string;
+  location: Location;
+}
+
+export interface StoredAlert {
+  accountId: string;
+  deviceId: string;
+  alert: Alert;
+}
+
+export class EventBus {
+  private readonly emitter = new EventEmitter({ captureRejections: false });
+
+  constructor() {
+    this.emitter.setMaxListeners(0);
+  }
+
+  locationsStored(items: StoredLocation[]): void {
+    if (items.length) this.emitter.emit('locations', items);
+  }
+
+  alertStored(item: StoredAlert): void {
+    this.emitter.emit('alert', item);
+  }
+
+  onLocations(fn: (items: StoredLocation[]) => void): () => void {
+    this.emitter.on('locations', fn);
+    return () => this.emitter.off('locations', fn);
+  }
+
+  onAlert(fn: (item: StoredAlert) => void): () => void {
+    this.emitter.on('alert', fn);
+    return () => this.emitter.off('alert', fn);
+  }
+}

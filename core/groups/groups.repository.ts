@@ -1,0 +1,66 @@
+import type { Knex } from 'knex';
+import type { Group } from '../model/group.js';
+
+type Q = Knex | Knex.Transaction;
+
+export interface GroupRecord {
+  id: string;
+  accountId: string;
+  name: string;
+  description: string | null;
+  creation: number;
+  lastModified: number;
+}
+
+const toRecord = (r: Record<string, unknown>): GroupRecord => ({
+  id: String(r.id),
+  accountId: String(r.account_id),
+  name: String(r.name),
+  description: (r.description as string | null) ?? null,
+  creation: Number(r.creation),
+  lastModified: Number(r.last_modified),
+});
+
+export async function insert(db: Q, g: GroupRecord): Promise<void> {
+  await db('groups').insert({ id: g.id, account_id: g.accountId, name: g.name, description: g.description, creation: g.creation, last_modified: g.lastModified });
+}
+
+export async function update(db: Q, g: GroupRecord): Promise<void> {
+  await db('groups').where({ id: g.id }).update({ name: g.name, description: g.description, last_modified: g.lastModified });
+}
+
+export async function findById(db: Q, id: string): Promise<GroupRecord | undefined> {
+  const r = await db('groups').where({ id }).first();
+  return r ? toRecord(r) : undefined;
+}
+
+export async function listByAccount(db: Q, accountId: string): Promise<GroupRecord[]> {
+  return (await db('groups').where({ account_id: accountId }).orderBy('creation')).map(toRecord);
+}
+
+export async function devicesOf(db: Q, groupIds: string[]): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>(groupIds.map((id) => [id, []]));
+  if (groupIds.length === 0) return out;
+  const rows = await db('group_devices').whereIn('group_id', groupIds).orderBy('device_id').select('group_id', 'device_id');
+  for (const r of rows) out.get(r.group_id)?.push(r.device_id);
+  return out;
+}
+
+export async function setDevices(db: Q, groupId: string, deviceIds: string[]): Promise<void> {
+  await db('group_devices').where({ group_id: groupId }).delete();
+  if (deviceIds.length) await db('group_devices').insert(deviceIds.map((d) => ({ group_id: groupId, device_id: d })));
+}
+
+export async function remove(db: Q, id: string): Promise<void> {
+  await db('group_devices').where({ group_id: id }).delete();
+  await db('groups').where({ id }).delete();
+}
+
+export const toGroup = (g: GroupRecord, devices: string[]): Group => ({
+  id: g.id,
+  name: g.name,
+  description: g.description,
+  devices,
+  creation: new Date(g.creation).toISOString(),
+  lastModified: new Date(g.lastModified).toISOString(),
+});

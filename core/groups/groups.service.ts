@@ -1,0 +1,92 @@
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../db/db.js';
+import type { Clock } from '../clock.js';
+import type { Principal } from '../model/user.js';
+import type { Group } from '../model/group.js';
+import { DomainError, notFound } from '../errors.js';
+import { requirePrivilege } from '../access/access.js';
+import * as groups from './groups.repository.js';
+import * as devices from '../devices/devices.repository.js';
+import * as users from '../users/users.repository.js';
+
+export interface GroupInput {
+  name: string;
+  description?: string | null;
+  devices?: string[];
+}
+
+export function createGroupsService(deps: { db: Db; clock: Clock; onUsersChanged?: (userIds: string[]) => void }) {
+  const { db, clock } = deps;
+
+  async function visible(p: Principal, id: string): Promise<groups.GroupRecord> {
+    const g = await groups.findById(db, id);
+    if (!g || g.accountId !== p.accountId || (p.groupId && p.groupId !== id)) throw notFound('GROUP_NOT_FOUND', `Group "${id}"`);
+    return g;
+  }
+
+  async function present(records: groups.GroupRecord[]): Promise<Group[]> {
+    const members = await groups.devicesOf(db, records.map((g) => g.id));
+    return records.map((g) => groups.toGroup(g, members.get(g.id) ?? []));
+  }
+
+  /** Every listed device must be one of the caller's account. */
+  async function checkDevices(p: Principal, ids: string[]): Promise<string[]> {
+    const unique = [...new Set(ids)];
+    for (const [i, id] of unique.entries()) {
+      const d = await devices.findById(db, id);
+      if (!d || d.accountId !== p.accountId) {
+        throw new DomainError('VALIDATION_FAILED', `devices[${i}]: device "${id}" was not found in this account.`, { field: `devices[${i}]` });
+      }
+    }
+    return unique;
+  }
+
+  async function list(p: Principal): Promise<Group[]> {
+    const all = await groups.listByAccount(db, p.accountId);
+    return present(p.groupId ? all.filter((g) => g.id === p.groupId) : all);
+  }
+
+  async function get(p: Principal, id: string): Promise<Group> {
+    return (await present([await visible(p, id)]))[0];
+  }
+
+  async function create(p: Principal, input: GroupInput): Promise<Group> {
+    requirePrivilege(p, 'write');
+    if (p.groupId) throw new DomainError('FORBIDDEN', 'A user restricted to a group cannot create groups.');
+    const memberIds = await checkDevices(p, input.devices ?? []);
+    const now = clock.now().getTime();
+    const record = { id: randomUUID(), accountId: p.accountId, name: input.name, description: input.description ?? null, creation: now, lastModified: now };
+    await db.transaction(async (trx) => {
+      await groups.insert(trx, record);
+      await groups.setDevices(trx, record.id, memberIds);
+    });
+    return get(p, record.id);
+  }
+
+  async function update(p: Principal, id: string, input: GroupInput): Promise<Group> {
+    const current = await visible(p, id);
+    requirePrivilege(p, 'write');
+    const memberIds = await checkDevices(p, input.devices ?? []);
+    await db.transaction(async (trx) => {
+      await groups.update(trx, { ...current, name: input.name, description: input.description ?? null, lastModified: clock.now().getTime() });
+      await groups.setDevices(trx, id, memberIds);
+    });
+    return get(p, id);
+  }
+
+  async function remove(p: Principal, id: string): Promise<void> {
+    await visible(p, id);
+    requirePrivilege(p, 'write');
+    if (p.groupId) throw new DomainError('FORBIDDEN', 'A user restricted to a group cannot delete it.');
+    const restricted = (await users.listByAccount(db, p.accountId)).filter((u) => u.groupId === id).map((u) => u.id);
+    await db.transaction(async (trx) => {
+      await users.clearGroup(trx, id);
+      await groups.remove(trx, id);
+    });
+    deps.onUsersChanged?.(restricted);
+  }
+
+  return { list, get, create, update, remove };
+}
+
+export type GroupsService = ReturnType<typeof createGroupsService>;

@@ -1,0 +1,93 @@
+import type { Knex } from 'knex';
+import type { Location } from '../model/location.js';
+
+type Q = Knex | Knex.Transaction;
+
+export interface LocationRow {
+  deviceId: string;
+  /** fix time, epoch ms */
+  dateTime: number;
+  serverTime: number;
+  location: Location;
+}
+
+const CHUNK = 500;
+
+/**
+ * Stores rows; a row whose (device, fix time) is already stored is skipped.
+ * Returns the rows actually inserted. Also moves each device's last location forward.
+ */
+export async function insertMany(db: Q, rows: LocationRow[]): Promise<LocationRow[]> {
+  const inserted: LocationRow[] = [];
+  for (let i = 0; i < rows.length; i += CHUNK) {
+    const chunk = rows.slice(i, i + CHUNK);
+    const keys = (await db('locations')
+      .insert(chunk.map((r) => ({ device_id: r.deviceId, date_time: r.dateTime, server_time: r.serverTime, data: JSON.stringify(r.location) })))
+      .onConflict(['device_id', 'date_time'])
+      .ignore()
+      .returning(['device_id', 'date_time'])) as { device_id: string; date_time: number | string }[];
+    const fresh = new Set(keys.map((k) => `${k.device_id}\u0000${Number(k.date_time)}`));
+    for (const r of chunk) if (fresh.has(`${r.deviceId}\u0000${r.dateTime}`)) inserted.push(r);
+  }
+  const newest = new Map<string, LocationRow>();
+  for (const r of inserted) {
+    const cur = newest.get(r.deviceId);
+    if (!cur || r.dateTime > cur.dateTime) newest.set(r.deviceId, r);
+  }
+  for (const r of newest.values()) await upsertLast(db, r);
+  return inserted;
+}
+
+/** The last location is the one with the latest fix time, not the last received. */
+async function upsertLast(db: Q, r: LocationRow): Promise<void> {
+  await db.raw(
+    `insert into last_locations (device_id, date_time, data) values (?, ?, ?)
+     on conflict (device_id) do update set date_time = excluded.date_time, data = excluded.data
+     where excluded.date_time > last_locations.date_time`,
+    [r.deviceId, r.dateTime, JSON.stringify(r.location)],
+  );
+}
+
+export async function last(db: Q, deviceId: string): Promise<Location | undefined> {
+  const r = await db('last_locations').where({ device_id: deviceId }).first('data');
+  return r ? (JSON.parse(r.data) as Location) : undefined;
+}
+
+export async function findMany(db: Q, deviceId: string, dateTimes: number[]): Promise<Location[]> {
+  const out: Location[] = [];
+  for (let i = 0; i < dateTimes.length; i += CHUNK) {
+    const rows = await db('locations').where({ device_id: deviceId }).whereIn('date_time', dateTimes.slice(i, i + CHUNK)).orderBy('date_time').select('data');
+    for (const r of rows) out.push(JSON.parse(r.data) as Location);
+  }
+  return out;
+}
+
+export interface RangeQuery {
+  deviceId: string;
+  fromMs: number;
+  toMs: number;
+  /** exclusive lower bound from a cursor */
+  afterMs?: number;
+  limit: number;
+}
+
+/** Locations with fix time in [from, to], oldest first; `limit + 1` rows tell whether more remain. */
+export async function range(db: Q, q: RangeQuery): Promise<{ locations: Location[]; lastMs: number | null; more: boolean }> {
+  const rows = await db('locations')
+    .where('device_id', q.deviceId)
+    .andWhere('date_time', '>=', q.fromMs)
+    .andWhere('date_time', '<=', q.toMs)
+    .modify((b) => {
+      if (q.afterMs !== undefined) b.andWhere('date_time', '>', q.afterMs);
+    })
+    .orderBy('date_time', 'asc')
+    .limit(q.limit + 1)
+    .select('date_time', 'data');
+  const more = rows.length > q.limit;
+  const page = more ? rows.slice(0, q.limit) : rows;
+  return {
+    locations: page.map((r: { data: string }) => JSON.parse(r.data) as Location),
+    lastMs: page.length ? Number(page[page.length - 1].date_time) : null,
+    more,
+  };
+}

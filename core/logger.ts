@@ -1,0 +1,15 @@
+/** The logging surface core and the servers use; pino satisfies it (created only in main.ts). */
+export interface Logger {
+  info(obj: object | string, msg?: string): void;
+  warn(obj: object | string, msg?: string): void;
+  error(obj: object | string, msg?: string): void;
+  debug(obj: object | string, msg?: string): void;
+  child(bindings: Record<string, unknown>): Logger;
+}
+
+export const silentLogger: Logger = {
+  info() {}, warn() {}, error() {}, debug() {},
+  child() {
+    return silentLogger;
+  },
+};

@@ -1,0 +1,7 @@
+export interface Account {
+  id: string;
+  name: string;
+  licenses: number;
+  timeZone: string;
+  createdAt: number;
+}

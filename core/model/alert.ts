@@ -1,0 +1,15 @@
+export type NotificationChannel = 'Email' | 'SMS';
+export type SuppressionReason = 'dailyLimitReached' | 'notConfigured' | 'deviceExpired' | 'noRecipients';
+
+/** An alert as the REST API shows it (CONTRACT.md §2 "Alert fields"). */
+export interface Alert {
+  id: number;
+  dateTime: string;
+  latitude: number | null;
+  longitude: number | null;
+  text: string | null;
+  alertName: string;
+  alerts: string[];
+  notifications: NotificationChannel[];
+  suppressed: Partial<Record<NotificationChannel, SuppressionReason>>;
+}

@@ -1,0 +1,43 @@
+/** A device as the REST API shows it (CONTRACT.md §2 "Devices"). */
+export interface Device {
+  id: string;
+  name: string;
+  description: string | null;
+  min: string | null;
+  tags: Record<string, string>;
+  expires: string | null;
+  dailyEmailLimit: number;
+  dailySmsLimit: number;
+  emailsSentToday: number;
+  smsSentToday: number;
+  expired: boolean;
+  protocol: string | null;
+  lastConnection: string | null;
+  creation: string;
+  alertEmails: string[];
+  alertPhones: string[];
+  groups: string[];
+}
+
+/** A device as stored (epoch ms, account scope, secrets). */
+export interface DeviceRecord {
+  id: string;
+  accountId: string;
+  name: string;
+  description: string | null;
+  min: string | null;
+  tags: Record<string, string>;
+  expiresAt: number | null;
+  dailyEmailLimit: number;
+  dailySmsLimit: number;
+  alertEmails: string[];
+  alertPhones: string[];
+  protocol: string | null;
+  lastConnection: number | null;
+  mqttPasswordHash: string | null;
+  creation: number;
+  modification: number;
+}
+
+export const isExpired = (d: { expiresAt: number | null }, nowMs: number): boolean =>
+  d.expiresAt !== null && d.expiresAt <= nowMs;

@@ -1,0 +1,151 @@
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../db/db.js';
+import type { Clock } from '../clock.js';
+import type { Principal, Privilege, User, UserRecord } from '../model/user.js';
+import { iso, isoRequired } from '../model/time.js';
+import { DomainError, notFound } from '../errors.js';
+import { can, requirePrivilege } from '../access/access.js';
+import * as users from './users.repository.js';
+import * as groups from '../groups/groups.repository.js';
+import { generateApiKey, hashApiKey, hashPassword } from '../auth/secrets.js';
+import { isCountry, isTimeZone } from '../reference/reference-data.js';
+
+export interface UserInput {
+  name: string;
+  email: string;
+  country: string;
+  timeZone: string;
+  userName?: string;
+  description?: string | null;
+  message?: string | null;
+  disabled?: boolean;
+  disabledMessage?: string | null;
+  tags?: Record<string, string>;
+  privileges?: Privilege[];
+  group?: string | null;
+  from?: string | null;
+  expires?: string | null;
+  /** write-only; absent keeps the current one */
+  password?: string | null;
+}
+
+export const present = (u: UserRecord): User => ({
+  id: u.id,
+  userName: u.userName,
+  name: u.name,
+  email: u.email,
+  country: u.country,
+  timeZone: u.timeZone,
+  description: u.description,
+  message: u.message,
+  disabled: u.disabled,
+  disabledMessage: u.disabledMessage,
+  tags: u.tags,
+  privileges: u.privileges,
+  group: u.groupId,
+  from: iso(u.fromAt),
+  expires: iso(u.expiresAt),
+  password: null,
+  creation: isoRequired(u.creation),
+  modification: isoRequired(u.modification),
+  lastLogin: iso(u.lastLogin),
+});
+
+const ms = (v: string | null | undefined): number | null => (v ? new Date(v).getTime() : null);
+
+export function createUsersService(deps: { db: Db; clock: Clock; onChange?: (userId: string) => void }) {
+  const { db, clock } = deps;
+
+  async function visible(p: Principal, id: string): Promise<UserRecord> {
+    const u = await users.findById(db, id);
+    if (!u || u.accountId !== p.accountId) throw notFound('USER_NOT_FOUND', `User "${id}"`);
+    if (u.id !== p.userId && !can(p, 'admin')) throw notFound('USER_NOT_FOUND', `User "${id}"`);
+    return u;
+  }
+
+  async function validate(p: Principal, input: UserInput): Promise<void> {
+    if (!isCountry(input.country)) throw new DomainError('VALIDATION_FAILED', `country: "${input.country}" is not an ISO 3166-1 alpha-2 code (see GET /api/users/countries).`, { field: 'country' });
+    if (!isTimeZone(input.timeZone)) throw new DomainError('VALIDATION_FAILED', `timeZone: "${input.timeZone}" is not an IANA time zone (see GET /api/users/timeZones).`, { field: 'timeZone' });
+    if (input.group) {
+      const g = await groups.findById(db, input.group);
+      if (!g || g.accountId !== p.accountId) throw new DomainError('VALIDATION_FAILED', `group: group "${input.group}" was not found in this account.`, { field: 'group' });
+    }
+  }
+
+  async function list(p: Principal): Promise<User[]> {
+    if (!can(p, 'admin')) return [present(await visible(p, p.userId))];
+    return (await users.listByAccount(db, p.accountId)).map(present);
+  }
+
+  async function get(p: Principal, id: string): Promise<User> {
+    return present(await visible(p, id));
+  }
+
+  async function create(p: Principal, input: UserInput): Promise<{ user: User; apiKey: string }> {
+    requirePrivilege(p, 'admin');
+    await validate(p, input);
+    const userName = input.userName ?? input.email;
+    const apiKey = generateApiKey();
+    const now = clock.now().getTime();
+    const record: UserRecord = {
+      id: randomUUID(), accountId: p.accountId, userName, name: input.name, email: input.email, country: input.country,
+      timeZone: input.timeZone, description: input.description ?? null, message: input.message ?? null,
+      disabled: input.disabled ?? false, disabledMessage: input.disabledMessage ?? null, tags: input.tags ?? {},
+      privileges: input.privileges ?? ['read'], groupId: input.group ?? null, fromAt: ms(input.from), expiresAt: ms(input.expires),
+      passwordHash: input.password ? hashPassword(input.password) : null, apiKeyHash: hashApiKey(apiKey), keyVersion: 1,
+      creation: now, modification: now, lastLogin: null,
+    };
+    await db.transaction(async (trx) => {
+      if (await users.findByUserName(trx, userName)) throw new DomainError('USER_EXISTS', `A user named "${userName}" already exists; choose another userName.`, { field: 'userName' });
+      await users.insert(trx, record);
+    });
+    return { user: present(record), apiKey };
+  }
+
+  async function update(p: Principal, id: string, input: UserInput): Promise<User> {
+    const current = await visible(p, id);
+    requirePrivilege(p, 'admin');
+    await validate(p, input);
+    const userName = input.userName ?? current.userName;
+    if (id === p.userId && !(input.privileges ?? current.privileges).includes('admin')) {
+      throw new DomainError('VALIDATION_FAILED', 'privileges: you cannot remove your own admin privilege.', { field: 'privileges' });
+    }
+    const next: UserRecord = {
+      ...current, userName, name: input.name, email: input.email, country: input.country, timeZone: input.timeZone,
+      description: input.description ?? null, message: input.message ?? null, disabled: input.disabled ?? false,
+      disabledMessage: input.disabledMessage ?? null, tags: input.tags ?? {}, privileges: input.privileges ?? current.privileges,
+      groupId: input.group === undefined ? current.groupId : input.group, fromAt: ms(input.from), expiresAt: ms(input.expires),
+      passwordHash: input.password === undefined || input.password === null ? current.passwordHash : hashPassword(input.password),
+      modification: clock.now().getTime(),
+    };
+    await db.transaction(async (trx) => {
+      const other = await users.findByUserName(trx, userName);
+      if (other && other.id !== id) throw new DomainError('USER_EXISTS', `A user named "${userName}" already exists; choose another userName.`, { field: 'userName' });
+      await users.update(trx, next);
+    });
+    deps.onChange?.(id);
+    return present(next);
+  }
+
+  async function remove(p: Principal, id: string): Promise<void> {
+    await visible(p, id);
+    requirePrivilege(p, 'admin');
+    if (id === p.userId) throw new DomainError('FORBIDDEN', 'You cannot delete your own user.');
+    await users.remove(db, id);
+    deps.onChange?.(id);
+  }
+
+  /** Issues a new API key: the old key and every token made with it stop working at once. */
+  async function newApiKey(p: Principal, id: string): Promise<{ user: User; apiKey: string }> {
+    const current = await visible(p, id);
+    const apiKey = generateApiKey();
+    const next = { ...current, apiKeyHash: hashApiKey(apiKey), keyVersion: current.keyVersion + 1, modification: clock.now().getTime() };
+    await users.update(db, next);
+    deps.onChange?.(id);
+    return { user: present(next), apiKey };
+  }
+
+  return { list, get, create, update, remove, newApiKey };
+}
+
+export type UsersService = ReturnType<typeof createUsersService>;

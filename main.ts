@@ -1,0 +1,155 @@
+/**
+ * The one composition root: config -> logger -> db -> stores -> services -> gateway + api.
+ * `startTrackgate` is also what tests start (with port 0 everywhere) and what `trackgate serve` runs.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import pino from 'pino';
+import { loadConfig, ConfigError, type Config } from './config/config.js';
+import { openDb, migrate, ping, type Db } from './core/db/db.js';
+import { systemClock, type Clock } from './core/clock.js';
+import type { Logger } from './core/logger.js';
+import { EventBus } from './core/events/event-bus.js';
+import * as settings from './core/settings/settings.repository.js';
+import { randomSecret } from './core/auth/secrets.js';
+import { createMemoryLimiters } from './core/quota/rate-limiter.memory.js';
+import { createTokensService } from './core/auth/tokens.service.js';
+import { createAccountsService } from './core/accounts/accounts.service.js';
+import { createDevicesService } from './core/devices/devices.service.js';
+import { createLocationsService } from './core/locations/locations.service.js';
+import { createAlertsService } from './core/alerts/alerts.service.js';
+import { createGroupsService } from './core/groups/groups.service.js';
+import { createUsersService } from './core/users/users.service.js';
+import { createApi } from './api/app.js';
+
+export interface StartOptions {
+  logger?: Logger;
+  clock?: Clock;
+}
+
+export interface Running {
+  config: Readonly<Config>;
+  db: Db;
+  ports: { http: number };
+  services: Awaited<ReturnType<typeof createServices>>;
+  /** set when this start created the first account */
+  bootstrap?: { accountId: string; userName: string; apiKey: string; generated: boolean };
+  stop(): Promise<void>;
+}
+
+export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
+  return pino({ level: config.logLevel, base: { service: 'trackgate' } }) as unknown as Logger;
+}
+
+/** Opens the database and brings its schema up to date; a database that does not answer names the variable. */
+export async function openStorage(config: Readonly<Config>): Promise<Db> {
+  const db = openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  try {
+    await ping(db);
+  } catch (e) {
+    await db.destroy().catch(() => {});
+    const variable = config.databaseUrl ? 'TRACKGATE_DATABASE_URL' : 'TRACKGATE_DATA_DIR';
+    throw new ConfigError(variable, `the database does not answer (${(e as Error).message.split('\n')[0]})`);
+  }
+  await migrate(db);
+  return db;
+}
+
+export async function createServices(config: Readonly<Config>, db: Db, clock: Clock, logger: Logger) {
+  const events = new EventBus();
+  const secret = config.jwtSecret ?? (await settings.setIfAbsent(db, 'jwt_secret', randomSecret()));
+  const limiters = createMemoryLimiters({ perMinute: config.rateLimitPerMinute, failedTokenLimit: config.failedTokenLimit });
+  const tokens = createTokensService({ db, clock, secret, ttlSeconds: config.tokenTtlSeconds, failedLogins: limiters.failedLogins });
+  const accounts = createAccountsService(db, clock);
+  const devices = createDevicesService({ db, clock });
+  const locations = createLocationsService({ db, clock, events });
+  const alerts = createAlertsService({ db, clock, events });
+  const groups = createGroupsService({ db, clock, onUsersChanged: (ids) => ids.forEach(tokens.forget) });
+  const users = createUsersService({ db, clock, onChange: tokens.forget });
+  return { events, tokens, accounts, devices, locations, alerts, groups, users, limiter: limiters.requests, logger };
+}
+
+function listen(server: http.Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+export async function startTrackgate(config: Readonly<Config>, options: StartOptions = {}): Promise<Running> {
+  const logger = options.logger ?? createLogger(config);
+  const clock = options.clock ?? systemClock;
+  const db = await openStorage(config);
+  const services = await createServices(config, db, clock, logger);
+
+  const created = await services.accounts.bootstrap({
+    name: 'Default account',
+    licenses: config.licenses,
+    adminUser: config.adminUser,
+    adminApiKey: config.adminApiKey,
+  });
+  if (created) {
+    const generated = config.adminApiKey === undefined;
+    logger.info(
+      generated ? { accountId: created.accountId, userName: created.userName, apiKey: created.apiKey } : { accountId: created.accountId, userName: created.userName },
+      generated ? 'first start: created the account and its admin; this API key is shown once, keep it' : 'first start: created the account and its admin',
+    );
+  }
+
+  const api = createApi({ ...services, clock, logger, bodyLimitBytes: config.bodyLimitBytes, ping: () => ping(db) });
+  const server = http.createServer(api.callback());
+  server.keepAliveTimeout = 65_000;
+  const httpPort = await listen(server, config.httpPort, config.host);
+  const ports = { http: httpPort };
+  logger.info({ host: config.host, ports }, 'listening');
+
+  return {
+    config,
+    db,
+    ports,
+    services,
+    bootstrap: created ? { accountId: created.accountId, userName: created.userName, apiKey: created.apiKey, generated: config.adminApiKey === undefined } : undefined,
+    async stop() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await db.destroy();
+    },
+  };
+}
+
+/** `npm start` / `trackgate serve`: one line naming the variable when configuration is wrong. */
+export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  let config: Readonly<Config>;
+  let running: Running;
+  try {
+    config = loadConfig(env);
+    running = await startTrackgate(config);
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`trackgate: configuration error: ${e.message}\n`);
+      process.exit(78);
+    }
+    process.stderr.write(`trackgate: could not start: ${(e as Error).message}\n`);
+    process.exit(1);
+  }
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    process.stderr.write(`trackgate: ${signal}, stopping\n`);
+    await running.stop().catch(() => {});
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  void serve();
+}

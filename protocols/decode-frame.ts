@@ -1,0 +1,57 @@
+/**
+ * `trackgate decode`: one captured frame in, `{identity?, messages, replies: [hex]}` out, nothing stored.
+ * Binary protocols take hex; text protocols take the text (a hex string is also accepted when the
+ * protocol's frames are binary at times, e.g. H02 `$` frames); OsmAnd takes a URL path with query
+ * or a JSON body.
+ */
+import { getProtocol, protocols } from './index.js';
+import { ProtocolError, type DecodeContext, type DecodeResult, type DecodedMessage } from './types.js';
+
+const HEX = /^(?:[0-9a-fA-F]{2})+$/;
+
+function frameBytes(name: string, encoding: string, frame: string): Buffer {
+  const compact = frame.replace(/\s+/g, '');
+  if (encoding === 'hex') {
+    if (!HEX.test(compact)) throw new ProtocolError(name, 'the frame must be hex digits (two per byte)');
+    return Buffer.from(compact, 'hex');
+  }
+  // Text protocols with binary variants (H02 `$`/`X` frames) may be given as hex.
+  if (HEX.test(compact) && /^(24|58)/i.test(compact) && compact.length >= 40) return Buffer.from(compact, 'hex');
+  return Buffer.from(frame.replace(/\\r/g, '\r').replace(/\\n/g, '\n'), 'latin1');
+}
+
+export interface DecodedFrame {
+  identity?: string;
+  messages: (Omit<DecodedMessage, 'fixTime'> & { fixTime?: string })[];
+  replies: string[];
+  warnings?: string[];
+}
+
+function present(r: DecodeResult): DecodedFrame {
+  return {
+    ...(r.identity ? { identity: r.identity } : {}),
+    messages: r.messages.map((m) => ({ ...m, fixTime: m.fixTime?.toISOString() })),
+    replies: r.replies.map((b) => b.toString('hex')),
+    ...(r.warnings?.length ? { warnings: r.warnings } : {}),
+  };
+}
+
+export function decodeFrame(name: string, frame: string, o: { udp: boolean; now: Date }): DecodedFrame {
+  const p = getProtocol(name);
+  if (!p) throw new Error(`unknown protocol "${name}" (known: ${Object.keys(protocols).sort().join(', ')})`);
+  const ctx: DecodeContext = { now: o.now, transport: o.udp ? 'udp' : 'tcp', checksum: 'accept', session: {} };
+  if (p.decodeHttp) {
+    const isJson = frame.trim().startsWith('{');
+    const url = isJson ? '/' : frame.startsWith('/') || frame.startsWith('?') ? frame : `/?${frame}`;
+    const result = p.decodeHttp({ method: isJson ? 'POST' : 'GET', url, headers: isJson ? { 'content-type': 'application/json' } : {}, body: Buffer.from(isJson ? frame : '') }, { ...ctx, transport: 'http' });
+    if (result.status >= 400) throw new ProtocolError(name, `the request would be answered ${result.status}`);
+    return present(result);
+  }
+  const bytes = frameBytes(name, p.frameEncoding, frame);
+  if (o.udp) {
+    if (!p.decodeDatagram) throw new Error(`${name} has no UDP transport`);
+    return present(p.decodeDatagram(bytes, ctx));
+  }
+  if (!p.decode) throw new Error(`${name} has no TCP decoder`);
+  return present(p.decode(bytes, ctx));
+}

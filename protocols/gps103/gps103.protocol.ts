@@ -1,0 +1,19 @@
+import type { ProtocolModule } from '../types.js';
+import { GPS103_MAX_FRAME_BYTES } from './gps103.constants.js';
+import { decode } from './gps103.decoder.js';
+import { createGps103Splitter } from './gps103.frame.js';
+
+/**
+ * Coban TK103/TK103B/GPS103 `imei:` ASCII protocol over TCP and UDP; PROTOCOLS.md §3.4. A UDP
+ * datagram is one sentence, decoded exactly like a TCP frame. No session keys.
+ */
+export const gps103Protocol: ProtocolModule = {
+  name: 'gps103',
+  transports: ['tcp', 'udp'],
+  defaultPort: 5001,
+  maxFrameBytes: GPS103_MAX_FRAME_BYTES,
+  frameEncoding: 'text',
+  createSplitter: (maxFrameBytes = GPS103_MAX_FRAME_BYTES) => createGps103Splitter(maxFrameBytes),
+  decode,
+  decodeDatagram: decode,
+};

@@ -1,0 +1,25 @@
+import type { ProtocolModule } from '../types.js';
+import { DEFAULT_PORT, MAX_FRAME_BYTES, PROTOCOL } from './h02.constants.js';
+import { decode } from './h02.decoder.js';
+import { createH02Splitter } from './h02.frame.js';
+
+/**
+ * H02 (SinoTrack ST-90x and similar), PROTOCOLS.md §3.3. TCP and UDP: a UDP datagram is one frame,
+ * decoded the same way.
+ *
+ * Session keys (ctx.session): `h02.ack` = true sends `*HQ,<id>,R12,<HHmmss>#` after positions
+ * (Traccar's `h02.ack`). A fixed binary frame length (Traccar's `h02.messageLength`) is an option of
+ * `createH02Splitter({ messageLength })`; `createSplitter` auto-detects 32 or 45 bytes.
+ */
+export const h02Protocol: ProtocolModule = {
+  name: PROTOCOL,
+  transports: ['tcp', 'udp'],
+  defaultPort: DEFAULT_PORT,
+  maxFrameBytes: MAX_FRAME_BYTES,
+  // Text frames (`*HQ,…#`) are given as text. A binary frame is given as hex: a FRAME of hex digits
+  // only, of even length, starting with `24` (`$`) or `58` (`X`) is binary (the CLI detects it).
+  frameEncoding: 'text',
+  createSplitter: (maxFrameBytes?: number) => createH02Splitter({ maxFrameBytes: maxFrameBytes ?? MAX_FRAME_BYTES }),
+  decode,
+  decodeDatagram: decode,
+};

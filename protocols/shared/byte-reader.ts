@@ -1,0 +1,125 @@
+import { ProtocolError } from '../types.js';
+
+/**
+ * A bounds-checked big-endian cursor over a Buffer. Reading past the end throws a ProtocolError
+ * (never a RangeError), so a truncated frame fails the way the contract expects.
+ */
+export class ByteReader {
+  private pos: number;
+  private readonly end: number;
+
+  constructor(
+    private readonly protocol: string,
+    readonly buf: Buffer,
+    start = 0,
+    end = buf.length,
+  ) {
+    this.pos = start;
+    this.end = Math.min(end, buf.length);
+  }
+
+  get offset(): number {
+    return this.pos;
+  }
+
+  get remaining(): number {
+    return this.end - this.pos;
+  }
+
+  /** throws unless `n` more bytes are there */
+  need(n: number, what = 'field'): void {
+    if (n < 0 || this.pos + n > this.end) {
+      throw new ProtocolError(this.protocol, `truncated ${what} at offset ${this.pos} (need ${n}, have ${this.remaining})`, this.buf);
+    }
+  }
+
+  skip(n: number): void {
+    this.need(n);
+    this.pos += n;
+  }
+
+  u8(): number {
+    this.need(1);
+    return this.buf[this.pos++];
+  }
+
+  i8(): number {
+    this.need(1);
+    return this.buf.readInt8(this.pos++);
+  }
+
+  u16(): number {
+    this.need(2);
+    const v = this.buf.readUInt16BE(this.pos);
+    this.pos += 2;
+    return v;
+  }
+
+  i16(): number {
+    this.need(2);
+    const v = this.buf.readInt16BE(this.pos);
+    this.pos += 2;
+    return v;
+  }
+
+  u32(): number {
+    this.need(4);
+    const v = this.buf.readUInt32BE(this.pos);
+    this.pos += 4;
+    return v;
+  }
+
+  i32(): number {
+    this.need(4);
+    const v = this.buf.readInt32BE(this.pos);
+    this.pos += 4;
+    return v;
+  }
+
+  u64(): bigint {
+    this.need(8);
+    const v = this.buf.readBigUInt64BE(this.pos);
+    this.pos += 8;
+    return v;
+  }
+
+  f32(): number {
+    this.need(4);
+    const v = this.buf.readFloatBE(this.pos);
+    this.pos += 4;
+    return v;
+  }
+
+  /** a view (not a copy) of the next `n` bytes */
+  bytes(n: number, what = 'bytes'): Buffer {
+    this.need(n, what);
+    const v = this.buf.subarray(this.pos, this.pos + n);
+    this.pos += n;
+    return v;
+  }
+
+  /** a reader over the next `n` bytes, advancing this one past them */
+  sub(n: number, what = 'block'): ByteReader {
+    this.need(n, what);
+    const r = new ByteReader(this.protocol, this.buf, this.pos, this.pos + n);
+    this.pos += n;
+    return r;
+  }
+}
+
+/** Unsigned big-endian integer of any width up to 8 bytes; beyond 2^53 it is returned as a decimal string. */
+export function uintBE(value: Buffer): number | string {
+  if (value.length <= 6) return value.length === 0 ? 0 : value.readUIntBE(0, value.length);
+  let v = 0n;
+  for (const b of value) v = (v << 8n) | BigInt(b);
+  return v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v.toString();
+}
+
+/** Signed (two's complement) big-endian integer of any width up to 8 bytes (wider ones lose precision). */
+export function intBE(value: Buffer): number {
+  if (value.length === 0) return 0;
+  if (value.length <= 6) return value.readIntBE(0, value.length);
+  let v = 0n;
+  for (const b of value) v = (v << 8n) | BigInt(b);
+  return Number(BigInt.asIntN(value.length * 8, v));
+}

@@ -1,0 +1,101 @@
+import test from 'ava';
+import jwt from 'jsonwebtoken';
+import { backends } from '../helpers/backends.js';
+import { ADMIN_KEY, startServer } from '../helpers/server.js';
+import { ManualClock } from '../../core/clock.js';
+
+for (const backend of await backends()) {
+  test(`api.token (${backend}): valid credentials give a token whose exp equals expires`, async (t) => {
+    const s = await startServer(backend);
+    t.teardown(() => s.stop());
+    const r = await s.request('POST', '/api/Auth/Token', { body: { userName: 'admin', apiKey: ADMIN_KEY } });
+    t.is(r.status, 200);
+    t.true(r.body.success);
+    t.false('error' in r.body);
+    t.regex(r.body.expires, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?Z$/);
+    const claims = jwt.decode(r.body.token) as { exp: number };
+    t.is(new Date(r.body.expires).getTime(), claims.exp * 1000);
+    t.true(claims.exp * 1000 - Date.now() > 3500_000, 'default lifetime is TRACKGATE_TOKEN_TTL = 3600 s');
+    const me = await s.request('GET', '/api/devices', { token: r.body.token });
+    t.is(me.status, 200);
+  });
+
+  test(`api.token (${backend}): invalid credentials are one indistinguishable 401 without a token`, async (t) => {
+    const s = await startServer(backend);
+    t.teardown(() => s.stop());
+    const wrongKey = await s.request('POST', '/api/Auth/Token', { body: { userName: 'admin', apiKey: 'nope' } });
+    const unknownUser = await s.request('POST', '/api/Auth/Token', { body: { userName: 'ghost', apiKey: ADMIN_KEY } });
+    for (const r of [wrongKey, unknownUser]) {
+      t.is(r.status, 401);
+      t.false(r.body.success);
+      t.false('token' in r.body);
+      t.is(typeof r.body.error, 'string');
+    }
+    t.is(wrongKey.body.error, unknownUser.body.error);
+  });
+
+  test(`api.token (${backend}): bad requests get 400 or 415 and the path is case-insensitive`, async (t) => {
+    const s = await startServer(backend);
+    t.teardown(() => s.stop());
+    for (const body of [{}, { userName: 'admin' }, { userName: '', apiKey: 'x' }, { userName: 'admin', apiKey: 42 }, [1, 2]]) {
+      const r = await s.request('POST', '/api/Auth/Token', { body });
+      t.is(r.status, 400, JSON.stringify(body));
+      t.false(r.body.success);
+      t.false('token' in r.body);
+    }
+    t.is((await s.request('POST', '/api/Auth/Token', { raw: '{"userName":', headers: { 'content-type': 'application/json' } })).status, 400);
+    t.is((await s.request('POST', '/api/Auth/Token', { raw: 'userName=admin', headers: { 'content-type': 'application/x-www-form-urlencoded' } })).status, 415);
+    const lower = await s.request('POST', '/api/auth/token', { body: { userName: 'ADMIN', apiKey: ADMIN_KEY } });
+    t.is(lower.status, 200, 'lower-case path and user name work');
+  });
+
+  test(`api.token (${backend}): expired, forged, wrongly signed and alg none tokens get 401 with WWW-Authenticate`, async (t) => {
+    const clock = new ManualClock(Date.now());
+    const s = await startServer(backend, { clock });
+    t.teardown(() => s.stop());
+    const claims = jwt.decode(s.adminToken) as Record<string, unknown>;
+    const none = jwt.sign(claims, '', { algorithm: 'none' as jwt.Algorithm });
+    const wrongSecret = jwt.sign(claims, 'another-secret-another-secret-another', { algorithm: 'HS256' });
+    const [h, , sig] = s.adminToken.split('.');
+    const forged = [h, Buffer.from(JSON.stringify({ ...claims, acc: 'other' })).toString('base64url'), sig].join('.');
+    for (const token of [none, wrongSecret, forged, 'garbage']) {
+      const r = await s.request('GET', '/api/devices', { token });
+      t.is(r.status, 401);
+      t.is(r.body.code, 'INVALID_TOKEN');
+      t.regex(r.headers.get('www-authenticate') ?? '', /^Bearer/);
+    }
+    t.is((await s.request('GET', '/api/devices')).status, 401, 'no token');
+    clock.advance(3601_000);
+    const expired = await s.request('GET', '/api/devices', { token: s.adminToken });
+    t.is(expired.status, 401);
+    t.regex(expired.body.error, /expired/);
+  });
+
+  test(`api.token (${backend}): a new API key invalidates the old key and every token made with it`, async (t) => {
+    const s = await startServer(backend);
+    t.teardown(() => s.stop());
+    const created = await s.request('POST', '/api/users', { token: s.adminToken, body: { name: 'Ops', email: 'ops@example.com', country: 'ES', timeZone: 'Europe/Madrid', privileges: ['read'] } });
+    t.is(created.status, 201);
+    const oldKey = created.body.apiKey as string;
+    t.regex(oldKey, /^tg_[A-Za-z0-9_-]{40,}$/);
+    const oldToken = await s.token('ops@example.com', oldKey);
+    t.is((await s.request('GET', '/api/devices', { token: oldToken })).status, 200);
+    const reissued = await s.request('POST', `/api/users/${created.body.id}/apiKey`, { token: s.adminToken });
+    t.is(reissued.status, 200);
+    t.not(reissued.body.apiKey, oldKey);
+    t.is((await s.request('GET', '/api/devices', { token: oldToken })).status, 401, 'old token stops at once');
+    t.is((await s.request('POST', '/api/Auth/Token', { body: { userName: 'ops@example.com', apiKey: oldKey } })).status, 401, 'old key stops');
+    const fresh = await s.token('ops@example.com', reissued.body.apiKey);
+    t.is((await s.request('GET', '/api/devices', { token: fresh })).status, 200);
+  });
+
+  test(`api.token (${backend}): repeated failures for a user name are rate limited`, async (t) => {
+    const s = await startServer(backend, { env: { TRACKGATE_FAILED_TOKEN_LIMIT: '3' } });
+    t.teardown(() => s.stop());
+    for (let i = 0; i < 3; i++) t.is((await s.request('POST', '/api/Auth/Token', { body: { userName: 'admin', apiKey: 'wrong' } })).status, 401);
+    const blocked = await s.request('POST', '/api/Auth/Token', { body: { userName: 'admin', apiKey: ADMIN_KEY } });
+    t.is(blocked.status, 429);
+    t.false('token' in blocked.body);
+    t.true(Number(blocked.headers.get('retry-after')) > 0);
+  });
+}

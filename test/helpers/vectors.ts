@@ -1,0 +1,46 @@
+import { readFileSync, existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+
+/** One line of ../shared/vectors/<protocol>.jsonl (see shared/PROTOCOLS.md §4). */
+export interface Vector {
+  protocol: string;
+  transport: 'tcp' | 'udp' | 'http';
+  encoding: 'hex' | 'text' | 'http';
+  frame: string | { method: string; uri: string; headers?: Record<string, string>; body?: string };
+  frame_out?: string | string[];
+  kind: string;
+  expect: Record<string, unknown> & { assert: string };
+  test_kind: 'decoder' | 'frame_decoder' | 'encoder';
+  test_ctor?: string;
+  setup?: string | string[];
+  msg_type?: string;
+  ack?: { encoding: string; data: string };
+  crc_ok?: boolean;
+  checksum_ok?: boolean;
+  line: number;
+}
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+/** The folder holding the shared vectors: `TRACKGATE_VECTORS_DIR`, else ../shared/vectors beside the repo. */
+export function vectorsDir(): string {
+  const fromEnv = process.env.TRACKGATE_VECTORS_DIR;
+  if (fromEnv) return fromEnv;
+  return path.resolve(here, '../../../shared/vectors');
+}
+
+export function loadVectors(protocol: string): Vector[] {
+  const file = path.join(vectorsDir(), `${protocol}.jsonl`);
+  if (!existsSync(file)) throw new Error(`vectors for ${protocol} not found at ${file} (set TRACKGATE_VECTORS_DIR)`);
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l, i) => ({ ...(JSON.parse(l) as Omit<Vector, 'line'>), line: i + 1 }));
+}
+
+/** The bytes of a frame as the vector stores them. */
+export function frameBytes(v: Vector): Buffer {
+  if (typeof v.frame !== 'string') throw new Error('http vector has no byte frame');
+  return v.encoding === 'hex' ? Buffer.from(v.frame, 'hex') : Buffer.from(v.frame, 'latin1');
+}

@@ -1,0 +1,91 @@
+import test from 'ava';
+import { gps103Protocol } from '../../../protocols/gps103/gps103.protocol.js';
+import { ProtocolError, type DecodeContext } from '../../../protocols/types.js';
+import { loadVectors, frameBytes } from '../../helpers/vectors.js';
+
+/** mulberry32: a small deterministic PRNG so every run feeds the same inputs */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let x = a;
+    x = Math.imul(x ^ (x >>> 15), x | 1);
+    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const real = loadVectors('gps103').filter((v) => v.test_kind === 'decoder').map(frameBytes);
+const ALPHABET = Buffer.from('0123456789,.;*:ABEFLNSVWimeOBDvtr-+% \r\n');
+
+function mutate(rand: () => number, src: Buffer): Buffer {
+  const b = Buffer.from(src);
+  const int = (n: number): number => Math.floor(rand() * n);
+  switch (int(6)) {
+    case 0: // bit flips
+      for (let i = 0, n = 1 + int(8); i < n && b.length; i++) b[int(b.length)] ^= 1 << int(8);
+      return b;
+    case 1: // truncation
+      return b.subarray(0, int(b.length + 1));
+    case 2: // protocol characters swapped in
+      for (let i = 0, n = 1 + int(6); i < n && b.length; i++) b[int(b.length)] = ALPHABET[int(ALPHABET.length)];
+      return b;
+    case 3: // a real sentence spliced into another
+      return Buffer.concat([b.subarray(0, int(b.length)), real[int(real.length)]]);
+    case 4: // random protocol characters
+      return Buffer.from(Array.from({ length: int(200) }, () => ALPHABET[int(ALPHABET.length)]));
+    default: // random bytes
+      return Buffer.from(Array.from({ length: int(300) }, () => int(256)));
+  }
+}
+
+const ctx: DecodeContext = { now: new Date(Date.UTC(2024, 0, 1)), transport: 'tcp', checksum: 'accept', session: {} };
+
+function onlyProtocolErrors(run: () => unknown): string | undefined {
+  try {
+    run();
+    return undefined;
+  } catch (e) {
+    return e instanceof ProtocolError ? undefined : String((e as Error)?.stack ?? e);
+  }
+}
+
+test('gps103.fuzz: the decoder throws nothing but ProtocolError on mutated and random sentences', (t) => {
+  const rand = prng(0x103);
+  const started = Date.now();
+  for (let i = 0; i < 8000; i++) {
+    const input = mutate(rand, real[i % real.length]);
+    const problem = onlyProtocolErrors(() => gps103Protocol.decode!(input, ctx));
+    if (problem) return t.fail(`input ${JSON.stringify(input.toString('latin1'))}: ${problem}`);
+  }
+  t.true(Date.now() - started < 20_000, 'finishes quickly');
+});
+
+test('gps103.fuzz: a hostile alternative report does not backtrack for long', (t) => {
+  const started = Date.now();
+  const hostile = 'imei:1,' + 'a,'.repeat(700) + '-'.repeat(600) + '*';
+  onlyProtocolErrors(() => gps103Protocol.decode!(Buffer.from(hostile), ctx));
+  t.true(Date.now() - started < 2_000);
+});
+
+test('gps103.fuzz: the splitter stays bounded and its frames decode or throw ProtocolError', (t) => {
+  const rand = prng(7);
+  const max = gps103Protocol.maxFrameBytes;
+  const s = gps103Protocol.createSplitter!();
+  const started = Date.now();
+  for (let i = 0; i < 4000; i++) {
+    const data = mutate(rand, real[i % real.length]);
+    for (let off = 0; off < data.length; ) {
+      const n = 1 + Math.floor(rand() * 64);
+      const frames = s.push(data.subarray(off, off + n));
+      off += n;
+      t.true(s.buffered <= max, 'bounded buffer');
+      for (const f of frames) {
+        t.true(f.length <= max);
+        const problem = onlyProtocolErrors(() => gps103Protocol.decode!(f, ctx));
+        if (problem) return t.fail(`frame ${JSON.stringify(f.toString('latin1'))}: ${problem}`);
+      }
+    }
+  }
+  t.true(Date.now() - started < 30_000, 'finishes quickly');
+});

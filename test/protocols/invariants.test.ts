@@ -1,0 +1,45 @@
+import test from 'ava';
+import { protocols } from '../../protocols/index.js';
+import type { DecodeContext, DecodeResult } from '../../protocols/types.js';
+import { loadVectors, frameBytes, type Vector } from '../helpers/vectors.js';
+
+// STYLE.md convention 4: every decoded position of every protocol passes the same sanity checks.
+const NOW = new Date();
+
+function decodeVector(name: string, v: Vector): DecodeResult | undefined {
+  const p = protocols[name];
+  const ctx: DecodeContext = { now: NOW, transport: v.transport, checksum: 'accept', session: {}, deviceId: '123456789012345' };
+  try {
+    if (v.transport === 'http' && p.decodeHttp && typeof v.frame !== 'string') {
+      const f = v.frame;
+      return p.decodeHttp({ method: f.method, url: f.uri, headers: Object.fromEntries(Object.entries(f.headers ?? {}).map(([k, x]) => [k.toLowerCase(), x])), body: Buffer.from(f.body ?? '') }, ctx);
+    }
+    if (v.transport === 'udp' && p.decodeDatagram) return p.decodeDatagram(frameBytes(v), ctx);
+    return p.decode?.(frameBytes(v), ctx);
+  } catch {
+    return undefined;
+  }
+}
+
+for (const name of Object.keys(protocols)) {
+  test(`${name}: every decoded position passes the shared invariants`, (t) => {
+    let checked = 0;
+    for (const v of loadVectors(name).filter((x) => x.test_kind === 'decoder')) {
+      const result = decodeVector(name, v);
+      for (const m of result?.messages ?? []) {
+        if (m.fixTime) {
+          t.true(m.fixTime.getTime() > Date.UTC(2000, 0, 1) || !m.location, `line ${v.line}: fix time after 2000`);
+          t.true(m.fixTime.getTime() < NOW.getTime() + 25 * 3600_000, `line ${v.line}: fix time under 25 h ahead`);
+        }
+        const l = m.location;
+        if (!l) continue;
+        checked++;
+        t.true(Math.abs(l.latitudeDeg) <= 90, `line ${v.line}: |lat| <= 90`);
+        t.true(Math.abs(l.longitudeDeg) <= 180, `line ${v.line}: |lon| <= 180`);
+        if (l.speedKmh !== undefined) t.true(l.speedKmh >= 0, `line ${v.line}: speed >= 0`);
+        if (l.courseDeg !== undefined) t.true(l.courseDeg >= 0 && l.courseDeg <= 360, `line ${v.line}: course 0-360`);
+      }
+    }
+    t.true(checked > 0, 'at least one position was checked');
+  });
+}

@@ -1,0 +1,91 @@
+import test from 'ava';
+import { teltonikaProtocol } from '../../../protocols/teltonika/teltonika.protocol.js';
+import { ProtocolError, type DecodeContext } from '../../../protocols/types.js';
+import { loadVectors, frameBytes } from '../../helpers/vectors.js';
+
+/** mulberry32: a small deterministic PRNG so every run feeds the same inputs */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let x = a;
+    x = Math.imul(x ^ (x >>> 15), x | 1);
+    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const real = loadVectors('teltonika').filter((v) => v.test_kind === 'decoder').map((v) => ({ transport: v.transport, frame: frameBytes(v) }));
+const tcp = real.filter((r) => r.transport === 'tcp').map((r) => r.frame);
+const udp = real.filter((r) => r.transport === 'udp').map((r) => r.frame);
+
+function mutate(rand: () => number, src: Buffer): Buffer {
+  const b = Buffer.from(src);
+  const int = (n: number): number => Math.floor(rand() * n);
+  switch (int(5)) {
+    case 0: // bit flips
+      for (let i = 0, n = 1 + int(8); i < n && b.length; i++) b[int(b.length)] ^= 1 << int(8);
+      return b;
+    case 1: // truncation
+      return b.subarray(0, int(b.length + 1));
+    case 2: // insertion of random bytes
+      return Buffer.concat([b.subarray(0, int(b.length)), Buffer.from(Array.from({ length: 1 + int(16) }, () => int(256))), b]);
+    case 3: // a real frame spliced into another
+      return Buffer.concat([b.subarray(0, int(b.length)), tcp[int(tcp.length)]]);
+    default: // random bytes
+      return Buffer.from(Array.from({ length: int(300) }, () => int(256)));
+  }
+}
+
+const ctx = (transport: 'tcp' | 'udp', model?: string): DecodeContext => ({
+  now: new Date(Date.UTC(2024, 0, 1)),
+  transport,
+  checksum: 'accept',
+  session: model ? { 'teltonika.model': model, 'teltonika.extended': false } : {},
+});
+
+function onlyProtocolErrors(run: () => unknown): string | undefined {
+  try {
+    run();
+    return undefined;
+  } catch (e) {
+    return e instanceof ProtocolError ? undefined : String((e as Error)?.stack ?? e);
+  }
+}
+
+test('teltonika.fuzz: the decoder throws nothing but ProtocolError on mutated and random frames', (t) => {
+  const rand = prng(0x5eed);
+  const started = Date.now();
+  for (let i = 0; i < 6000; i++) {
+    const useUdp = udp.length > 0 && i % 5 === 0;
+    const input = mutate(rand, useUdp ? udp[i % udp.length] : tcp[i % tcp.length]);
+    const model = i % 2 ? 'FMB130' : i % 3 ? 'FMB640' : undefined;
+    const problem = onlyProtocolErrors(() =>
+      useUdp ? teltonikaProtocol.decodeDatagram!(input, ctx('udp', model)) : teltonikaProtocol.decode!(input, ctx('tcp', model)),
+    );
+    if (problem) return t.fail(`input ${input.toString('hex')}: ${problem}`);
+  }
+  t.true(Date.now() - started < 20_000, 'finishes quickly');
+});
+
+test('teltonika.fuzz: the splitter stays bounded and its frames decode or throw ProtocolError', (t) => {
+  const rand = prng(42);
+  const max = teltonikaProtocol.maxFrameBytes;
+  const s = teltonikaProtocol.createSplitter!();
+  const started = Date.now();
+  for (let i = 0; i < 3000; i++) {
+    const data = mutate(rand, tcp[i % tcp.length]);
+    for (let off = 0; off < data.length; ) {
+      const n = 1 + Math.floor(rand() * 64);
+      const frames = s.push(data.subarray(off, off + n));
+      off += n;
+      t.true(s.buffered <= max, 'bounded buffer');
+      for (const f of frames) {
+        t.true(f.length <= max);
+        const problem = onlyProtocolErrors(() => teltonikaProtocol.decode!(f, ctx('tcp')));
+        if (problem) return t.fail(`frame ${f.toString('hex')}: ${problem}`);
+      }
+    }
+  }
+  t.true(Date.now() - started < 30_000, 'finishes quickly');
+});
