@@ -1,13 +1,19 @@
 import type { ProtocolModule } from './types.js';
+import { jt808Protocol } from './jt808/jt808.protocol.js';
+import { osmandProtocol } from './osmand/osmand.protocol.js';
 import { teltonikaProtocol } from './teltonika/teltonika.protocol.js';
 import { gps103Protocol } from './gps103/gps103.protocol.js';
 import { h02Protocol } from './h02/h02.protocol.js';
+import { gt06Protocol } from './gt06/gt06.protocol.js';
 
 /** Every protocol trackgate speaks, by name. Adding a protocol is one folder and one line here. */
 export const protocols: Record<string, ProtocolModule> = {
+  jt808: jt808Protocol,
+  osmand: osmandProtocol,
   teltonika: teltonikaProtocol,
   gps103: gps103Protocol,
   h02: h02Protocol,
+  gt06: gt06Protocol,
 };
 
 export function getProtocol(name: string): ProtocolModule | undefined {
