@@ -1,0 +1,54 @@
+/**
+ * Licence holders in Redis: one sorted set per account, member = device id, score = expiry in
+ * epoch ms (+inf: never). Holders at `now` are ZCOUNT (now +inf, so expiry needs no timer.
+ */
+import type { Redis } from 'ioredis';
+import type { LicenseStore } from './license-store.js';
+
+// ARGV: deviceId, score, nowMs, total. Check and add in one script so concurrent claims from any
+// number of processes cannot both take the last licence. ZSCORE answers "inf" for +inf.
+const CLAIM = `
+local now = tonumber(ARGV[3])
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+local holds = score and (score == 'inf' or tonumber(score) > now)
+if not holds and redis.call('ZCOUNT', KEYS[1], '(' .. ARGV[3], '+inf') >= tonumber(ARGV[4]) then
+  return 0
+end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+return 1
+`;
+
+interface LicenseCommands {
+  tgLicenseClaim(key: string, deviceId: string, score: string, nowMs: string, total: string): Promise<number>;
+}
+
+const score = (expiresAtMs: number | null): string => (expiresAtMs === null ? '+inf' : String(expiresAtMs));
+
+/** `prefix` namespaces every key (e.g. `trackgate:`); the client stays the caller's to close. */
+export function createRedisLicenseStore(redis: Redis, prefix: string): LicenseStore {
+  redis.defineCommand('tgLicenseClaim', { numberOfKeys: 1, lua: CLAIM });
+  const r = redis as Redis & LicenseCommands;
+  const k = (accountId: string) => `${prefix}licenses:${accountId}`;
+
+  return {
+    async claim(accountId, deviceId, expiresAtMs, total, nowMs) {
+      return (await r.tgLicenseClaim(k(accountId), deviceId, score(expiresAtMs), String(nowMs), String(total))) === 1;
+    },
+    async set(accountId, deviceId, expiresAtMs) {
+      await redis.zadd(k(accountId), score(expiresAtMs), deviceId);
+    },
+    async release(accountId, deviceId) {
+      await redis.zrem(k(accountId), deviceId);
+    },
+    async used(accountId, nowMs) {
+      return redis.zcount(k(accountId), `(${nowMs}`, '+inf');
+    },
+    async load(accountId, devices) {
+      const tx = redis.multi().del(k(accountId));
+      if (devices.length > 0) tx.zadd(k(accountId), ...devices.flatMap((d) => [score(d.expiresAt), d.id]));
+      // exec() reports a failed command in its reply instead of rejecting.
+      const failed = (await tx.exec())?.find(([err]) => err);
+      if (failed) throw failed[0];
+    },
+  };
+}

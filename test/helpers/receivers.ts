@@ -1,0 +1,136 @@
+/**
+ * Real receivers for notifier tests, on port 0: an SMTP server (smtp-server) and an HTTP SMS
+ * gateway (node:http), each recording what arrives. No mocks: the notifiers speak real protocols.
+ */
+import http from 'node:http';
+import { SMTPServer } from 'smtp-server';
+
+export interface ReceivedMail {
+  /** RCPT TO addresses of the envelope */
+  recipients: string[];
+  from: string;
+  headers: Record<string, string>;
+  text: string;
+  html: string;
+  raw: string;
+}
+
+export interface SmtpReceiver {
+  url: string;
+  mails: ReceivedMail[];
+  close(): Promise<void>;
+}
+
+/** `rejectRecipients`: every RCPT TO answers 550, as a server refusing the address would. */
+export async function startSmtpReceiver(options: { rejectRecipients?: boolean } = {}): Promise<SmtpReceiver> {
+  const mails: ReceivedMail[] = [];
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    logger: false,
+    onRcptTo(address, _session, callback) {
+      if (options.rejectRecipients) {
+        const err = Object.assign(new Error(`mailbox ${address.address} unavailable`), { responseCode: 550 });
+        return callback(err);
+      }
+      callback();
+    },
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', () => {
+        const raw = Buffer.concat(chunks).toString('utf8');
+        const from = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
+        mails.push({ recipients: session.envelope.rcptTo.map((r) => r.address), from, ...parseMime(raw), raw });
+        callback();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.server.address() as { port: number };
+  return { url: `smtp://127.0.0.1:${port}`, mails, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+export interface SmsRequest {
+  method: string;
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  body: unknown;
+}
+
+export interface HttpReceiver {
+  url: string;
+  requests: SmsRequest[];
+  close(): Promise<void>;
+}
+
+/** Answers every request with `status` (200 by default) after `delayMs`. */
+export async function startSmsReceiver(options: { status?: number; body?: string; delayMs?: number } = {}): Promise<HttpReceiver> {
+  const requests: SmsRequest[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      let body: unknown = text;
+      try {
+        body = JSON.parse(text);
+      } catch {}
+      requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body });
+      setTimeout(() => {
+        res.writeHead(options.status ?? 200, { 'content-type': 'text/plain' });
+        res.end(options.body ?? 'queued');
+      }, options.delayMs ?? 0);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}/sms`,
+    requests,
+    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+  };
+}
+
+/** A port nothing listens on: bound, then released. */
+export async function closedPort(): Promise<number> {
+  const server = http.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+// Just enough MIME for nodemailer's output: headers, one level of multipart, 7bit/QP/base64.
+function parseMime(raw: string): { headers: Record<string, string>; text: string; html: string } {
+  const { headers, body } = splitHeaders(raw);
+  const out = { headers, text: '', html: '' };
+  const boundary = /boundary="?([^";]+)"?/i.exec(headers['content-type'] ?? '')?.[1];
+  const parts = boundary ? body.split(`--${boundary}`).slice(1, -1).map((p) => splitHeaders(p.replace(/^\r\n/, ''))) : [{ headers, body }];
+  for (const part of parts) {
+    const decoded = decodeBody(part.body, part.headers['content-transfer-encoding'] ?? '7bit');
+    if (/^text\/plain/i.test(part.headers['content-type'] ?? 'text/plain')) out.text = decoded;
+    if (/^text\/html/i.test(part.headers['content-type'] ?? '')) out.html = decoded;
+  }
+  return out;
+}
+
+function splitHeaders(raw: string): { headers: Record<string, string>; body: string } {
+  const end = raw.indexOf('\r\n\r\n');
+  const head = end < 0 ? raw : raw.slice(0, end);
+  const headers: Record<string, string> = {};
+  for (const line of head.replace(/\r\n[ \t]+/g, ' ').split('\r\n')) {
+    const colon = line.indexOf(':');
+    if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+  }
+  return { headers, body: end < 0 ? '' : raw.slice(end + 4) };
+}
+
+function decodeBody(body: string, encoding: string): string {
+  if (/base64/i.test(encoding)) return Buffer.from(body.replace(/\s+/g, ''), 'base64').toString('utf8');
+  if (/quoted-printable/i.test(encoding)) {
+    const escaped = body.replace(/=\r\n/g, '').replace(/%/g, '%25').replace(/=([0-9A-F]{2})/gi, (_, hex: string) => `%${hex}`);
+    return decodeURIComponent(escaped);
+  }
+  return body;
+}
