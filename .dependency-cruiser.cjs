@@ -16,7 +16,7 @@ module.exports = {
     { name: 'core-imports-only-core', severity: 'error', from: { path: '^core/' }, to: { path: '^(protocols|gateway|api|config)/|^(main|cli)\\.ts$' } },
     { name: 'gateway-not-api', severity: 'error', from: { path: '^gateway/' }, to: { path: '^(api|config)/|^(main|cli)\\.ts$' } },
     { name: 'api-not-gateway-or-protocols', severity: 'error', from: { path: '^api/' }, to: { path: '^(gateway|protocols|config)/|^(main|cli)\\.ts$' } },
-    { name: 'net-only-in-gateway-tcp', severity: 'error', from: { path: '^(?!gateway/tcp/|main\\.ts)' }, to: { dependencyTypes: ['core'], path: '^(net|dgram)$' } },
+    { name: 'net-only-in-gateway-tcp', severity: 'error', from: { path: '^(?!gateway/tcp/|main\\.ts)' }, to: { dependencyTypes: ['core'], dependencyTypesNot: ['type-only'], path: '^(net|dgram)$' } },
     { name: 'aedes-only-in-gateway-mqtt', severity: 'error', from: { path: '^(?!gateway/mqtt/)' }, to: { path: lib(['aedes', 'aedes-[^/]+', 'mqemitter[^/]*', 'ws']) } },
     { name: 'koa-only-in-api', severity: 'error', from: { path: '^(?!api/)' }, to: { path: lib(['koa', '@koa/[^/]+', 'koa-[^/]+']) } },
     { name: 'knex-only-in-db-and-repositories', severity: 'error', from: { path: '^(?!core/db/|core/.+\\.repository\\.ts$)' }, to: { path: lib(['knex', 'better-sqlite3', 'pg']), dependencyTypesNot: ['type-only'] } },

@@ -22,6 +22,11 @@ import { createAlertsService } from './core/alerts/alerts.service.js';
 import { createGroupsService } from './core/groups/groups.service.js';
 import { createUsersService } from './core/users/users.service.js';
 import { createApi } from './api/app.js';
+import { createDeviceDirectory } from './core/devices/device-directory.js';
+import { createIngestService } from './core/ingest/ingest.service.js';
+import { startTrackerGateway, type TrackerGateway } from './gateway/tracker-gateway.js';
+import { protocols } from './protocols/index.js';
+import { PROTOCOL_DEFAULT_PORTS } from './config/config.js';
 
 export interface StartOptions {
   logger?: Logger;
@@ -31,7 +36,8 @@ export interface StartOptions {
 export interface Running {
   config: Readonly<Config>;
   db: Db;
-  ports: { http: number };
+  ports: Record<string, number>;
+  gateway: TrackerGateway;
   services: Awaited<ReturnType<typeof createServices>>;
   /** set when this start created the first account */
   bootstrap?: { accountId: string; userName: string; apiKey: string; generated: boolean };
@@ -62,12 +68,14 @@ export async function createServices(config: Readonly<Config>, db: Db, clock: Cl
   const limiters = createMemoryLimiters({ perMinute: config.rateLimitPerMinute, failedTokenLimit: config.failedTokenLimit });
   const tokens = createTokensService({ db, clock, secret, ttlSeconds: config.tokenTtlSeconds, failedLogins: limiters.failedLogins });
   const accounts = createAccountsService(db, clock);
-  const devices = createDevicesService({ db, clock });
+  const directory = createDeviceDirectory({ db, clock, logger });
+  const devices = createDevicesService({ db, clock, onChange: (id) => directory.forget(id) });
   const locations = createLocationsService({ db, clock, events });
   const alerts = createAlertsService({ db, clock, events });
+  const ingest = createIngestService({ db, clock, events, alerts, logger });
   const groups = createGroupsService({ db, clock, onUsersChanged: (ids) => ids.forEach(tokens.forget) });
   const users = createUsersService({ db, clock, onChange: tokens.forget });
-  return { events, tokens, accounts, devices, locations, alerts, groups, users, limiter: limiters.requests, logger };
+  return { events, tokens, accounts, directory, ingest, devices, locations, alerts, groups, users, limiter: limiters.requests, logger };
 }
 
 function listen(server: http.Server, port: number, host: string): Promise<number> {
@@ -100,24 +108,40 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
     );
   }
 
-  const api = createApi({ ...services, clock, logger, bodyLimitBytes: config.bodyLimitBytes, ping: () => ping(db) });
+  const api = createApi({ ...services, clock, logger, bodyLimitBytes: config.bodyLimitBytes, ping: () => ping(db), unknownDevices: services.directory.recentUnknown });
   const server = http.createServer(api.callback());
   server.keepAliveTimeout = 65_000;
   const httpPort = await listen(server, config.httpPort, config.host);
-  const ports = { http: httpPort };
+  const gateway = await startTrackerGateway({
+    host: config.host,
+    protocols,
+    ports: config.protocolPorts,
+    clock,
+    checksum: config.checksum,
+    idleTimeoutSeconds: config.idleTimeoutSeconds,
+    directory: services.directory,
+    ingest: services.ingest,
+    logger,
+  });
+  const ports: Record<string, number> = { http: httpPort, ...gateway.ports };
+  const withoutDecoder = Object.keys(PROTOCOL_DEFAULT_PORTS).filter((p) => !(p in protocols));
+  if (withoutDecoder.length) logger.info({ protocols: withoutDecoder }, 'these protocols have no decoder in this version; no listener');
   logger.info({ host: config.host, ports }, 'listening');
 
   return {
     config,
     db,
     ports,
+    gateway,
     services,
     bootstrap: created ? { accountId: created.accountId, userName: created.userName, apiKey: created.apiKey, generated: config.adminApiKey === undefined } : undefined,
     async stop() {
+      await gateway.stop();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
       });
+      await services.directory.close();
       await db.destroy();
     },
   };

@@ -20,6 +20,7 @@ import type { GroupsService } from '../core/groups/groups.service.js';
 import type { UsersService } from '../core/users/users.service.js';
 import type { AccountsService } from '../core/accounts/accounts.service.js';
 import type { Principal } from '../core/model/user.js';
+import type { UnknownDevice } from '../core/devices/unknown-devices.repository.js';
 import { authRoutes } from './routes/auth.routes.js';
 import { deviceRoutes } from './routes/devices.routes.js';
 import { groupRoutes } from './routes/groups.routes.js';
@@ -40,6 +41,7 @@ export interface ApiDeps {
   users: UsersService;
   accounts: AccountsService;
   ping: () => Promise<void>;
+  unknownDevices: (limit?: number) => Promise<UnknownDevice[]>;
   version?: string;
 }
 
@@ -109,7 +111,7 @@ export function createApi(deps: ApiDeps): Koa {
   deviceRoutes(secured, registry, deps);
   groupRoutes(secured, registry, deps.groups);
   userRoutes(secured, registry, deps.users, deps.clock);
-  accountRoutes(secured, registry, deps.accounts);
+  accountRoutes(secured, registry, deps.accounts, deps.unknownDevices);
 
   let document: object | undefined;
   const docs = new Router();

@@ -4,6 +4,8 @@ import { z } from '../schemas/zod.js';
 import { addRoute } from '../route.js';
 import { usageFields } from '../schemas/common.schemas.js';
 import type { AccountsService } from '../../core/accounts/accounts.service.js';
+import type { UnknownDevice } from '../../core/devices/unknown-devices.repository.js';
+import { requirePrivilege } from '../../core/access/access.js';
 
 export function systemRoutes(router: Router, registry: OpenAPIRegistry, deps: { ping: () => Promise<void> }): void {
   addRoute(router, registry, {
@@ -35,7 +37,29 @@ const accountResponse = z
   })
   .openapi('AccountResponse');
 
-export function accountRoutes(router: Router, registry: OpenAPIRegistry, accounts: AccountsService): void {
+const unknownResponse = z
+  .object({
+    success: z.literal(true),
+    unknownDevices: z.array(z.object({
+      identifier: z.string(), protocol: z.string(), reason: z.enum(['unknown', 'expired']), remoteAddress: z.string().nullable(),
+      firstSeen: z.string(), lastSeen: z.string(), attempts: z.number().int(),
+    })),
+    ...usageFields,
+  })
+  .openapi('UnknownDevicesResponse');
+
+export function accountRoutes(router: Router, registry: OpenAPIRegistry, accounts: AccountsService, unknownDevices: (limit?: number) => Promise<UnknownDevice[]>): void {
+  addRoute(router, registry, {
+    method: 'get', path: '/api/unknownDevices', tags: ['Account'], summary: 'ext: identifiers of trackers that tried to connect but are not active devices (admin)',
+    description: 'Most recent first, at most 500: identifier, protocol, why it was refused (unknown or expired), remote address, first and last seen, attempts. Create a device with that id to let the tracker in.',
+    query: z.object({ limit: z.coerce.number().int().min(1).max(500).optional() }),
+    responses: { 200: { description: 'Recent unknown identifiers.', schema: unknownResponse }, 403: { description: 'Not an admin.' } },
+    handler: async (_ctx, { principal, query }) => {
+      requirePrivilege(principal, 'admin');
+      return { body: { success: true, unknownDevices: await unknownDevices(query.limit ?? 100) } };
+    },
+  });
+
   addRoute(router, registry, {
     method: 'get', path: '/api/account', tags: ['Account'], summary: "ext: the caller's account: licences total, used and free",
     description: 'A device uses a licence while it is not expired; the count is right at any instant.',

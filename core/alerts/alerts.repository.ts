@@ -54,6 +54,11 @@ export async function findById(db: Q, id: number): Promise<Alert | undefined> {
   return r ? toAlert(r) : undefined;
 }
 
+export async function findSame(db: Q, deviceId: string, dateTime: number, alertName: string): Promise<Alert | undefined> {
+  const r = await db('alerts').where({ device_id: deviceId, date_time: dateTime, alert_name: alertName }).first();
+  return r ? toAlert(r) : undefined;
+}
+
 export async function setNotifications(
   db: Q,
   id: number,

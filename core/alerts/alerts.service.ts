@@ -39,10 +39,17 @@ export function createAlertsService(deps: AlertsDeps) {
   const { db, clock, events } = deps;
 
   /** The one path every alert takes, whatever raised it (REST, tracker frame, MQTT). */
-  async function record(device: DeviceRecord, input: AlertInput): Promise<Alert> {
+  async function record(device: DeviceRecord, input: AlertInput, options: { dedupe?: boolean } = {}): Promise<Alert> {
     const now = clock.now();
     const dateTime = input.dateTime ? new Date(input.dateTime).getTime() : now.getTime();
+    let duplicate = false;
     const alert = await db.transaction(async (trx) => {
+      // A tracker that resends an unacknowledged alarm frame must not raise the alert twice.
+      const same = options.dedupe ? await alerts.findSame(trx, device.id, dateTime, input.alertName) : undefined;
+      if (same) {
+        duplicate = true;
+        return same;
+      }
       const stored = await alerts.insert(trx, {
         deviceId: device.id,
         dateTime,
@@ -60,6 +67,7 @@ export function createAlertsService(deps: AlertsDeps) {
       await alerts.setNotifications(trx, stored.id, planned.notifications, planned.suppressed);
       return { ...stored, ...planned };
     });
+    if (duplicate) return alert;
     deps.notifier?.kick();
     events.alertStored({ accountId: device.accountId, deviceId: device.id, alert });
     return alert;

@@ -1,9 +1,11 @@
 import type { Knex } from 'knex';
 import * as m001 from './001-initial.js';
+import * as m002 from './002-unknown-devices.js';
 
 /** Every migration, in order. Adding one is a new file and one line here. */
 const migrations: Record<string, Knex.Migration> = {
   '001-initial': m001,
+  '002-unknown-devices': m002,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

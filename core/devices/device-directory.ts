@@ -1,0 +1,107 @@
+/**
+ * How the gateway knows a tracker: by the identifier its protocol reports, which is its device
+ * `id`. Lookups are cached for a few seconds (a reconnect storm must not hammer the database);
+ * a device changed through the API is forgotten at once. Unknown, deleted and expired devices are
+ * recorded for operators, aggregated in memory and written every few seconds.
+ */
+import type { Db } from '../db/db.js';
+import type { Clock } from '../clock.js';
+import type { Logger } from '../logger.js';
+import { isExpired, type DeviceRecord } from '../model/device.js';
+import * as devices from './devices.repository.js';
+import * as unknown from './unknown-devices.repository.js';
+
+export type Resolution = { status: 'ok'; device: DeviceRecord } | { status: 'unknown' | 'expired' };
+
+export interface DirectoryOptions {
+  db: Db;
+  clock: Clock;
+  logger: Logger;
+  cacheMs?: number;
+  flushMs?: number;
+}
+
+const TOUCH_EVERY_MS = 60_000;
+
+export function createDeviceDirectory(o: DirectoryOptions) {
+  const cacheMs = o.cacheMs ?? 5000;
+  const cache = new Map<string, { at: number; device: DeviceRecord | undefined }>();
+  const pending = new Map<string, unknown.Sighting>();
+  const touched = new Map<string, number>();
+
+  async function lookup(identifier: string): Promise<DeviceRecord | undefined> {
+    const now = o.clock.now().getTime();
+    const hit = cache.get(identifier);
+    if (hit && now - hit.at < cacheMs) return hit.device;
+    const device = await devices.findById(o.db, identifier);
+    if (cache.size > 200_000) cache.clear();
+    cache.set(identifier, { at: now, device });
+    return device;
+  }
+
+  function note(identifier: string, protocol: string, reason: 'unknown' | 'expired', remoteAddress: string | null): void {
+    const now = o.clock.now().getTime();
+    const key = `${identifier}\u0000${protocol}`;
+    const s = pending.get(key);
+    if (s) {
+      s.lastSeen = now;
+      s.attempts++;
+      s.remoteAddress = remoteAddress;
+      s.reason = reason;
+    } else if (pending.size < 10_000) {
+      pending.set(key, { identifier, protocol, reason, remoteAddress, firstSeen: now, lastSeen: now, attempts: 1 });
+    }
+  }
+
+  /** Resolves an identifier; anything but an active device is recorded as a sighting. */
+  async function resolve(identifier: string, protocol: string, remoteAddress: string | null): Promise<Resolution> {
+    const device = await lookup(identifier);
+    if (!device) {
+      note(identifier, protocol, 'unknown', remoteAddress);
+      return { status: 'unknown' };
+    }
+    if (isExpired(device, o.clock.now().getTime())) {
+      note(identifier, protocol, 'expired', remoteAddress);
+      return { status: 'expired' };
+    }
+    return { status: 'ok', device };
+  }
+
+  /** Records the device's protocol and last connection, at most once a minute per device. */
+  async function touch(device: DeviceRecord, protocol: string): Promise<void> {
+    const now = o.clock.now().getTime();
+    if (now - (touched.get(device.id) ?? 0) < TOUCH_EVERY_MS && device.protocol === protocol) return;
+    touched.set(device.id, now);
+    await devices.touchConnection(o.db, device.id, protocol, now).catch((e) => o.logger.warn({ err: e }, 'recording last connection failed'));
+  }
+
+  async function flush(): Promise<void> {
+    if (pending.size === 0) return;
+    const batch = [...pending.values()];
+    pending.clear();
+    await unknown.upsertMany(o.db, batch).catch((e) => o.logger.warn({ err: e }, 'recording unknown identifiers failed'));
+  }
+
+  const timer = setInterval(() => void flush(), o.flushMs ?? 5000);
+  timer.unref();
+
+  return {
+    resolve,
+    touch,
+    flush,
+    forget(id: string): void {
+      cache.delete(id);
+      touched.delete(id);
+    },
+    recentUnknown: async (limit = 100) => {
+      await flush();
+      return unknown.recent(o.db, limit);
+    },
+    async close(): Promise<void> {
+      clearInterval(timer);
+      await flush();
+    },
+  };
+}
+
+export type DeviceDirectory = ReturnType<typeof createDeviceDirectory>;

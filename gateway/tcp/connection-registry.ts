@@ -1,0 +1,26 @@
+/** One live connection per device: a tracker that reconnects replaces its older connection. */
+export interface Replaceable {
+  close(reason: string): void;
+}
+
+export class ConnectionRegistry<C extends Replaceable = Replaceable> {
+  private readonly byDevice = new Map<string, C>();
+
+  claim(deviceId: string, connection: C): void {
+    const old = this.byDevice.get(deviceId);
+    if (old && old !== connection) old.close('replaced by a newer connection of the same device');
+    this.byDevice.set(deviceId, connection);
+  }
+
+  release(deviceId: string, connection: C): void {
+    if (this.byDevice.get(deviceId) === connection) this.byDevice.delete(deviceId);
+  }
+
+  get(deviceId: string): C | undefined {
+    return this.byDevice.get(deviceId);
+  }
+
+  get size(): number {
+    return this.byDevice.size;
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * startTrackerGateway(deps): one listener per protocol on its configured port (TCP, UDP on the
+ * same port number where the protocol has it, HTTP for OsmAnd), `off` to disable, 0 for a free port.
+ */
+import type { ProtocolModule } from '../protocols/types.js';
+import type { Clock } from '../core/clock.js';
+import { ConnectionRegistry } from './tcp/connection-registry.js';
+import type { DeviceConnection } from './tcp/device-connection.js';
+import { startTcpListener } from './tcp/tcp-listener.js';
+import type { GatewayDeps } from './tcp/frame-handler.js';
+import { startUdpListener } from './tcp/udp-listener.js';
+import { startOsmandServer } from './http/osmand-server.js';
+
+export interface TrackerGatewayOptions extends GatewayDeps {
+  host: string;
+  protocols: Record<string, ProtocolModule>;
+  /** protocol name -> port or off */
+  ports: Readonly<Record<string, number | 'off'>>;
+  clock: Clock;
+  checksum: 'accept' | 'strict';
+  idleTimeoutSeconds: number;
+}
+
+export interface TrackerGateway {
+  /** e.g. { teltonika: 5027, 'teltonika/udp': 5027, osmand: 5055 } */
+  ports: Record<string, number>;
+  registry: ConnectionRegistry<DeviceConnection>;
+  stop(): Promise<void>;
+}
+
+export async function startTrackerGateway(o: TrackerGatewayOptions): Promise<TrackerGateway> {
+  const registry = new ConnectionRegistry<DeviceConnection>();
+  const ports: Record<string, number> = {};
+  const closers: (() => Promise<void>)[] = [];
+  try {
+    for (const [name, protocol] of Object.entries(o.protocols)) {
+      const port = o.ports[name] ?? protocol.defaultPort;
+      if (port === 'off') continue;
+      const common = { ...o, protocol };
+      if (protocol.transports.includes('http') && protocol.decodeHttp) {
+        const s = await startOsmandServer(common, port, o.host);
+        ports[name] = s.port;
+        closers.push(s.close);
+        continue;
+      }
+      if (protocol.transports.includes('tcp') && protocol.decode && protocol.createSplitter) {
+        const t = await startTcpListener({ ...common, registry, idleTimeoutMs: o.idleTimeoutSeconds * 1000 }, port, o.host);
+        ports[name] = t.port;
+        closers.push(t.close);
+      }
+      if (protocol.transports.includes('udp') && protocol.decodeDatagram) {
+        const u = await startUdpListener(common, port === 0 ? 0 : port, o.host);
+        ports[`${name}/udp`] = u.port;
+        closers.push(u.close);
+      }
+    }
+  } catch (e) {
+    await Promise.all(closers.map((c) => c()));
+    throw e;
+  }
+  return {
+    ports,
+    registry,
+    async stop() {
+      await Promise.all(closers.map((c) => c()));
+    },
+  };
+}
