@@ -1,0 +1,204 @@
+import test from 'ava';
+import dgram from 'node:dgram';
+import { startServer, type TestServer } from '../../helpers/server.js';
+import { TrackerClient } from '../../helpers/tracker-client.js';
+import * as F from '../../helpers/frames.js';
+
+const GATEWAY_ENV = { TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_GT06_PORT: '0', TRACKGATE_H02_PORT: '0', TRACKGATE_GPS103_PORT: '0', TRACKGATE_JT808_PORT: '0', TRACKGATE_OSMAND_PORT: '0' };
+const IMEI = '356307042441013';
+const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
+const fix = (i: number, lat = 40.4168, lon = -3.7038): F.Fix => ({ time: new Date(T0 + i * 1000), lat, lon, speedKmh: 42, course: 90 });
+
+async function start(t: { teardown(fn: () => unknown): void }): Promise<TestServer> {
+  const s = await startServer('sqlite', { env: GATEWAY_ENV });
+  t.teardown(() => s.stop());
+  return s;
+}
+
+async function device(s: TestServer, id = IMEI): Promise<void> {
+  const r = await s.request('POST', '/api/devices', { token: s.adminToken, body: { id, name: id, alertEmails: [] } });
+  if (r.status !== 201) throw new Error(JSON.stringify(r.body));
+}
+
+async function range(s: TestServer, id = IMEI): Promise<{ dateTime: string; latitude: number; protocol: string }[]> {
+  return (await s.request('POST', `/api/devices/${id}/locations`, { token: s.adminToken, body: { from: '2026-01-01T00:00:00Z', to: '2027-01-01T00:00:00Z' } })).body.locations;
+}
+
+test('gateway.teltonika: login, AVL frames acknowledged with their record count, visible through REST', async (t) => {
+  const s = await start(t);
+  await device(s);
+  const c = await TrackerClient.connect(s.running.ports.teltonika);
+  t.teardown(() => c.end());
+  c.write(F.teltonikaLogin(IMEI));
+  t.deepEqual(await c.read(1), Buffer.from([0x01]));
+  c.write(F.teltonikaAvl([fix(0), fix(1), fix(2)]));
+  t.deepEqual(await c.read(4), Buffer.from('00000003', 'hex'));
+  const stored = await range(s);
+  t.deepEqual(stored.map((l) => l.dateTime), ['2026-03-01T10:00:00.000Z', '2026-03-01T10:00:01.000Z', '2026-03-01T10:00:02.000Z']);
+  t.like(stored[0], { latitude: 40.4168, protocol: 'teltonika' });
+  const last = await s.request('GET', `/api/devices/${IMEI}/lastLocation`, { token: s.adminToken });
+  t.like(last.body.lastLocation, { dateTime: '2026-03-01T10:00:02.000Z', speed: 42, course: 90, satellites: 9, inputs: [true] });
+  const dev = await s.request('GET', `/api/devices/${IMEI}`, { token: s.adminToken });
+  t.is(dev.body.device.protocol, 'teltonika');
+  t.truthy(dev.body.device.lastConnection);
+});
+
+test('gateway.teltonika: a frame split across writes and two frames in one write are both acknowledged; a resend is not duplicated', async (t) => {
+  const s = await start(t);
+  await device(s);
+  const c = await TrackerClient.connect(s.running.ports.teltonika);
+  t.teardown(() => c.end());
+  c.write(F.teltonikaLogin(IMEI));
+  await c.read(1);
+  const frame = F.teltonikaAvl([fix(10)]);
+  for (let i = 0; i < frame.length; i += 7) {
+    c.write(frame.subarray(i, i + 7));
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  t.deepEqual(await c.read(4), Buffer.from('00000001', 'hex'));
+  c.write(Buffer.concat([F.teltonikaAvl([fix(11), fix(12)]), F.teltonikaAvl([fix(13)])]));
+  t.deepEqual(await c.read(8), Buffer.from('0000000200000001', 'hex'));
+  c.write(F.teltonikaAvl([fix(11), fix(12)]));
+  t.deepEqual(await c.read(4), Buffer.from('00000002', 'hex'), 'a resend is acknowledged again');
+  t.is((await range(s)).length, 4, 'and not stored twice');
+});
+
+test('gateway.gt06: login, positions, heartbeat and an SOS alarm get the exact acks; the alarm becomes an SOSButton alert', async (t) => {
+  const s = await start(t);
+  await device(s);
+  const c = await TrackerClient.connect(s.running.ports.gt06);
+  t.teardown(() => c.end());
+  c.write(F.gt06Login(IMEI, 1));
+  t.deepEqual(await c.read(10), Buffer.from('787805010001d9dc0d0a', 'hex'));
+  c.write(F.gt06Position(fix(0), 2));
+  t.deepEqual(await c.read(10), F.gt06Ack(0x22, 2));
+  c.write(F.gt06Heartbeat(3));
+  t.deepEqual(await c.read(10), F.gt06Ack(0x13, 3));
+  c.write(F.gt06Alarm(fix(5), 4));
+  t.deepEqual(await c.read(10), F.gt06Ack(0x16, 4));
+  const alerts = await s.request('POST', `/api/devices/${IMEI}/alerts`, { token: s.adminToken, body: { from: '2026-03-01T00:00:00Z', to: '2026-03-02T00:00:00Z' } });
+  t.is(alerts.body.alerts.length, 1);
+  t.like(alerts.body.alerts[0], { alertName: 'SOSButton', dateTime: '2026-03-01T10:00:05.000Z', latitude: 40.4168 });
+  const stored = await range(s);
+  t.is(stored.length, 2);
+  t.like(stored[1], { dateTime: '2026-03-01T10:00:05.000Z', alerts: ['SOSButton'], hasCriticalAlert: true } as object);
+  c.write(F.gt06Alarm(fix(5), 5));
+  await c.read(10);
+  const again = await s.request('POST', `/api/devices/${IMEI}/alerts`, { token: s.adminToken, body: { from: '2026-03-01T00:00:00Z', to: '2026-03-02T00:00:00Z' } });
+  t.is(again.body.alerts.length, 1, 'a resent alarm does not raise the alert twice');
+});
+
+test('gateway: unknown and expired devices get no positive acknowledgement, nothing is stored, operators see the identifier', async (t) => {
+  const s = await start(t);
+  const c = await TrackerClient.connect(s.running.ports.teltonika);
+  t.teardown(() => c.end());
+  c.write(F.teltonikaLogin('111111111111111'));
+  t.deepEqual(await c.read(1), Buffer.from([0x00]), 'Teltonika rejection byte');
+  c.write(F.teltonikaAvl([fix(0)]));
+  t.true(await c.nothingFor(300), 'no acknowledgement');
+  const g = await TrackerClient.connect(s.running.ports.gt06);
+  t.teardown(() => g.end());
+  g.write(F.gt06Login('222222222222222', 1));
+  t.true(await g.nothingFor(300));
+  const unknown = await s.request('GET', '/api/unknownDevices', { token: s.adminToken });
+  t.is(unknown.status, 200);
+  const ids = unknown.body.unknownDevices.map((u: { identifier: string; protocol: string }) => `${u.protocol}:${u.identifier}`);
+  t.true(ids.includes('teltonika:111111111111111'));
+  t.true(ids.includes('gt06:222222222222222'));
+  t.like(unknown.body.unknownDevices.find((u: { identifier: string }) => u.identifier === '111111111111111'), { reason: 'unknown', remoteAddress: '127.0.0.1' });
+  // An expired device is refused the same way.
+  await s.request('POST', '/api/devices', { token: s.adminToken, body: { id: '333333333333333', name: 'old', expires: '2020-01-01T00:00:00Z' } });
+  const e = await TrackerClient.connect(s.running.ports.teltonika);
+  t.teardown(() => e.end());
+  e.write(F.teltonikaLogin('333333333333333'));
+  t.deepEqual(await e.read(1), Buffer.from([0x00]));
+  t.is((await range(s, '333333333333333')).length, 0);
+});
+
+test('gateway: garbage and malformed frames are logged and skipped; the connection and others live on', async (t) => {
+  const s = await start(t);
+  await device(s);
+  const c = await TrackerClient.connect(s.running.ports.gt06);
+  t.teardown(() => c.end());
+  c.write(Buffer.from('hello world garbage\r\n'));
+  c.write(F.gt06Login(IMEI, 1));
+  t.deepEqual(await c.read(10), F.gt06Ack(0x01, 1), 'resynchronised after garbage');
+  const future = F.gt06Position(fix(0), 2);
+  future[4] = 0xfe; // year 2254: decodable, but no real fix
+  c.write(future);
+  t.deepEqual(await c.read(10), F.gt06Ack(0x22, 2), 'acknowledged so the tracker does not resend it forever');
+  const truncated = Buffer.from('7878082201020300049999' + '0d0a', 'hex'); // a 0x22 frame with 3 bytes of GPS
+  c.write(truncated);
+  c.write(F.gt06Position(fix(1), 5));
+  t.deepEqual(await c.read(10), F.gt06Ack(0x22, 5), 'the malformed frame got nothing; the next good frame is acknowledged');
+  t.deepEqual((await range(s)).map((l) => l.dateTime), ['2026-03-01T10:00:01.000Z'], 'only the good fix is stored');
+  t.false(c.closed);
+});
+
+test('gateway: a device that reconnects replaces its older connection', async (t) => {
+  const s = await start(t);
+  await device(s);
+  const first = await TrackerClient.connect(s.running.ports.teltonika);
+  first.write(F.teltonikaLogin(IMEI));
+  await first.read(1);
+  const second = await TrackerClient.connect(s.running.ports.teltonika);
+  t.teardown(() => second.end());
+  second.write(F.teltonikaLogin(IMEI));
+  await second.read(1);
+  t.true(await first.waitClosed(3000), 'the older connection is closed');
+  second.write(F.teltonikaAvl([fix(0)]));
+  t.deepEqual(await second.read(4), Buffer.from('00000001', 'hex'));
+});
+
+test('gateway: when the write fails nothing is acknowledged, the connection stays usable and a resend is stored', async (t) => {
+  const s = await start(t);
+  await device(s);
+  const c = await TrackerClient.connect(s.running.ports.teltonika);
+  t.teardown(() => c.end());
+  c.write(F.teltonikaLogin(IMEI));
+  await c.read(1);
+  await s.running.db.schema.renameTable('locations', 'locations_away');
+  c.write(F.teltonikaAvl([fix(0), fix(1)]));
+  t.true(await c.nothingFor(500), 'no ack while storage fails');
+  t.false(c.closed);
+  await s.running.db.schema.renameTable('locations_away', 'locations');
+  c.write(F.teltonikaAvl([fix(0), fix(1)]));
+  t.deepEqual(await c.read(4), Buffer.from('00000002', 'hex'));
+  t.is((await range(s)).length, 2);
+});
+
+test('gateway.udp: a Teltonika datagram is stored and acknowledged to its sender', async (t) => {
+  const s = await start(t);
+  await device(s);
+  const avl = F.teltonikaAvl([fix(0)]);
+  const data = avl.subarray(8, avl.length - 4); // codec .. N2
+  const imei = Buffer.from(IMEI, 'ascii');
+  const body = Buffer.concat([Buffer.from([0xca, 0xfe, 0x01, 0x07, 0x00, imei.length]), imei, data]);
+  const datagram = Buffer.concat([Buffer.from([body.length >> 8, body.length & 0xff]), body]);
+  const sock = dgram.createSocket('udp4');
+  t.teardown(() => sock.close());
+  const reply = new Promise<Buffer>((r) => sock.once('message', (m) => r(m)));
+  sock.send(datagram, s.running.ports['teltonika/udp'], '127.0.0.1');
+  t.deepEqual(await reply, Buffer.from('00050000010701', 'hex'));
+  t.is((await range(s)).length, 1);
+});
+
+test('gateway.osmand: an HTTP position is stored before 200; an unknown id gets 404 and nothing is stored', async (t) => {
+  const s = await start(t);
+  await device(s, 'phone-1');
+  const base = `http://127.0.0.1:${s.running.ports.osmand}`;
+  const ok = await fetch(`${base}/?id=phone-1&lat=40.5&lon=-3.5&timestamp=${T0 / 1000}&speed=10&batt=80`);
+  t.is(ok.status, 200);
+  const stored = await range(s, 'phone-1');
+  t.is(stored.length, 1);
+  t.like(stored[0], { dateTime: '2026-03-01T10:00:00.000Z', latitude: 40.5, protocol: 'osmand' });
+  t.is((await fetch(`${base}/?id=nobody&lat=1&lon=1`)).status, 404);
+  t.is((await fetch(`${base}/?lat=1&lon=1`)).status, 400);
+});
+
+test('gateway: the listening line names every listener with its actual port', async (t) => {
+  const s = await start(t);
+  for (const p of ['http', 'teltonika', 'teltonika/udp', 'gt06', 'h02', 'gps103', 'jt808', 'osmand']) {
+    t.true(Number.isInteger(s.running.ports[p]) && s.running.ports[p] > 0, p);
+  }
+});
