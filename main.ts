@@ -14,6 +14,19 @@ import { EventBus } from './core/events/event-bus.js';
 import * as settings from './core/settings/settings.repository.js';
 import { randomSecret } from './core/auth/secrets.js';
 import { createMemoryLimiters } from './core/quota/rate-limiter.memory.js';
+import { createRedisLimiters } from './core/quota/rate-limiter.redis.js';
+import { createMemoryQuotaStore } from './core/quota/quota-store.memory.js';
+import { createRedisQuotaStore } from './core/quota/quota-store.redis.js';
+import type { QuotaStore } from './core/quota/quota-store.js';
+import { createMemoryLicenseStore } from './core/licenses/license-store.memory.js';
+import { createRedisLicenseStore } from './core/licenses/license-store.redis.js';
+import { connectRedis, closeRedis, type RedisClient } from './core/redis/redis-client.redis.js';
+import { createSmtpNotifier } from './core/notify/notifier.smtp.js';
+import { createSmsHttpNotifier } from './core/notify/notifier.sms-http.js';
+import { createNotificationsService } from './core/notify/notifications.service.js';
+import * as outboxRepo from './core/notify/outbox.repository.js';
+import * as accountsRepo from './core/accounts/accounts.repository.js';
+import * as devicesRepo from './core/devices/devices.repository.js';
 import { createTokensService } from './core/auth/tokens.service.js';
 import { createAccountsService } from './core/accounts/accounts.service.js';
 import { createDevicesService } from './core/devices/devices.service.js';
@@ -62,20 +75,73 @@ export async function openStorage(config: Readonly<Config>): Promise<Db> {
   return db;
 }
 
+/** Redis when configured: waits a few seconds for it, then carries on (stores fail over as documented). */
+async function openRedis(config: Readonly<Config>, logger: Logger): Promise<RedisClient | undefined> {
+  if (!config.redisUrl) return undefined;
+  // No offline queue: while Redis is down a command fails at once and the caller's fallback applies.
+  const redis = connectRedis(config.redisUrl, { enableOfflineQueue: false });
+  let lastError = '';
+  redis.on('error', (e: Error) => {
+    if (e.message !== lastError) logger.warn({ err: e.message }, 'redis');
+    lastError = e.message;
+  });
+  redis.on('ready', () => {
+    lastError = '';
+  });
+  const ready = await new Promise<boolean>((resolve) => {
+    const t = setTimeout(() => resolve(false), 5000);
+    redis.once('ready', () => {
+      clearTimeout(t);
+      resolve(true);
+    });
+  });
+  if (!ready) logger.warn({ variable: 'TRACKGATE_REDIS_URL' }, 'redis does not answer yet; notifications wait in the outbox and licences cannot be claimed until it does');
+  return redis;
+}
+
 export async function createServices(config: Readonly<Config>, db: Db, clock: Clock, logger: Logger) {
   const events = new EventBus();
   const secret = config.jwtSecret ?? (await settings.setIfAbsent(db, 'jwt_secret', randomSecret()));
-  const limiters = createMemoryLimiters({ perMinute: config.rateLimitPerMinute, failedTokenLimit: config.failedTokenLimit });
+  const redis = await openRedis(config, logger);
+  const limitSettings = { perMinute: config.rateLimitPerMinute, failedTokenLimit: config.failedTokenLimit };
+  const limiters = redis ? createRedisLimiters(redis, config.redisPrefix, limitSettings) : createMemoryLimiters(limitSettings);
+  const memoryQuota = redis ? undefined : createMemoryQuotaStore({ clock });
+  const quota: QuotaStore = redis ? createRedisQuotaStore(redis, config.redisPrefix) : memoryQuota!;
+  const licenses = redis ? createRedisLicenseStore(redis, config.redisPrefix) : createMemoryLicenseStore();
+  const nowMs = clock.now().getTime();
+  if (memoryQuota) {
+    // In-process counters start from what the outbox already holds today: a restart does not reset them.
+    for (const h of await outboxRepo.liveQuotaHolders(db, nowMs)) await memoryQuota.reserve(h.quotaKey, Number.MAX_SAFE_INTEGER, new Date(h.quotaExpiresAt));
+  }
+  for (const accountId of await accountsRepo.listIds(db)) {
+    await licenses.load(accountId, await devicesRepo.licenseHolders(db, accountId)).catch((e: Error) => logger.warn({ err: e.message }, 'licence store not loaded'));
+  }
+  const notifications = createNotificationsService({
+    db, clock, logger, quota,
+    channels: {
+      Email: config.smtpUrl ? createSmtpNotifier({ url: config.smtpUrl, from: config.mailFrom }) : undefined,
+      SMS: config.smsUrl ? createSmsHttpNotifier({ url: config.smsUrl }) : undefined,
+    },
+  });
   const tokens = createTokensService({ db, clock, secret, ttlSeconds: config.tokenTtlSeconds, failedLogins: limiters.failedLogins });
-  const accounts = createAccountsService(db, clock);
+  const accounts = createAccountsService(db, clock, { onCreated: (id) => licenses.load(id, []) });
   const directory = createDeviceDirectory({ db, clock, logger });
-  const devices = createDevicesService({ db, clock, onChange: (id) => directory.forget(id) });
+  const devices = createDevicesService({ db, clock, licenses, counters: notifications.counters, onChange: (id) => directory.forget(id) });
   const locations = createLocationsService({ db, clock, events });
-  const alerts = createAlertsService({ db, clock, events });
+  const alerts = createAlertsService({ db, clock, events, notifier: notifications.notifier });
   const ingest = createIngestService({ db, clock, events, alerts, logger });
   const groups = createGroupsService({ db, clock, onUsersChanged: (ids) => ids.forEach(tokens.forget) });
   const users = createUsersService({ db, clock, onChange: tokens.forget });
-  return { events, tokens, accounts, directory, ingest, devices, locations, alerts, groups, users, limiter: limiters.requests, logger };
+  return {
+    events, tokens, accounts, directory, ingest, devices, locations, alerts, groups, users, notifications, quota, licenses,
+    limiter: limiters.requests, logger,
+    async close(): Promise<void> {
+      await notifications.stop();
+      await directory.close();
+      memoryQuota?.close();
+      if (redis) await closeRedis(redis);
+    },
+  };
 }
 
 function listen(server: http.Server, port: number, host: string): Promise<number> {
@@ -108,7 +174,7 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
     );
   }
 
-  const api = createApi({ ...services, clock, logger, bodyLimitBytes: config.bodyLimitBytes, ping: () => ping(db), unknownDevices: services.directory.recentUnknown });
+  const api = createApi({ ...services, clock, logger, bodyLimitBytes: config.bodyLimitBytes, ping: () => ping(db), unknownDevices: services.directory.recentUnknown, onTimeZoneChanged: services.notifications.forgetZone });
   const server = http.createServer(api.callback());
   server.keepAliveTimeout = 65_000;
   const httpPort = await listen(server, config.httpPort, config.host);
@@ -141,7 +207,7 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
         server.close(() => resolve());
         server.closeAllConnections();
       });
-      await services.directory.close();
+      await services.close();
       await db.destroy();
     },
   };

@@ -42,6 +42,7 @@ export interface ApiDeps {
   accounts: AccountsService;
   ping: () => Promise<void>;
   unknownDevices: (limit?: number) => Promise<UnknownDevice[]>;
+  onTimeZoneChanged?: (accountId: string) => void;
   version?: string;
 }
 
@@ -111,7 +112,7 @@ export function createApi(deps: ApiDeps): Koa {
   deviceRoutes(secured, registry, deps);
   groupRoutes(secured, registry, deps.groups);
   userRoutes(secured, registry, deps.users, deps.clock);
-  accountRoutes(secured, registry, deps.accounts, deps.unknownDevices);
+  accountRoutes(secured, registry, deps.accounts, deps.unknownDevices, deps.onTimeZoneChanged);
 
   let document: object | undefined;
   const docs = new Router();

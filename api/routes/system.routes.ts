@@ -31,6 +31,8 @@ const accountResponse = z
     success: z.literal(true),
     account: z.object({
       id: z.string(),
+      name: z.string(),
+      timeZone: z.string().openapi({ description: "IANA zone; the day of the devices' daily limits starts at midnight here." }),
       licenses: z.object({ total: z.number().int(), used: z.number().int(), free: z.number().int() }),
     }),
     ...usageFields,
@@ -48,7 +50,7 @@ const unknownResponse = z
   })
   .openapi('UnknownDevicesResponse');
 
-export function accountRoutes(router: Router, registry: OpenAPIRegistry, accounts: AccountsService, unknownDevices: (limit?: number) => Promise<UnknownDevice[]>): void {
+export function accountRoutes(router: Router, registry: OpenAPIRegistry, accounts: AccountsService, unknownDevices: (limit?: number) => Promise<UnknownDevice[]>, onTimeZoneChanged?: (accountId: string) => void): void {
   addRoute(router, registry, {
     method: 'get', path: '/api/unknownDevices', tags: ['Account'], summary: 'ext: identifiers of trackers that tried to connect but are not active devices (admin)',
     description: 'Most recent first, at most 500: identifier, protocol, why it was refused (unknown or expired), remote address, first and last seen, attempts. Create a device with that id to let the tracker in.',
@@ -64,8 +66,18 @@ export function accountRoutes(router: Router, registry: OpenAPIRegistry, account
     method: 'get', path: '/api/account', tags: ['Account'], summary: "ext: the caller's account: licences total, used and free",
     description: 'A device uses a licence while it is not expired; the count is right at any instant.',
     responses: { 200: { description: 'The account.', schema: accountResponse } },
-    handler: async (_ctx, { principal }) => ({
-      body: { success: true, account: { id: principal.accountId, licenses: await accounts.licenseUsage(principal.accountId) } },
-    }),
+    handler: async (_ctx, { principal }) => ({ body: { success: true, account: await accounts.get(principal.accountId) } }),
+  });
+  addRoute(router, registry, {
+    method: 'put', path: '/api/account', tags: ['Account'], summary: "ext: set the account's time zone (admin)",
+    description: 'Daily e-mail and SMS counters start again at midnight in this zone (DST included).',
+    body: z.object({ timeZone: z.string().min(1).max(64) }).openapi('AccountUpdate'),
+    responses: { 200: { description: 'The account.', schema: accountResponse } },
+    handler: async (_ctx, { principal, body }) => {
+      requirePrivilege(principal, 'admin');
+      await accounts.setTimeZone(principal.accountId, body.timeZone);
+      onTimeZoneChanged?.(principal.accountId);
+      return { body: { success: true, account: await accounts.get(principal.accountId) } };
+    },
   });
 }

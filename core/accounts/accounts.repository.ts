@@ -41,3 +41,11 @@ export async function countActiveDevices(db: Q, accountId: string, nowMs: number
     .first();
   return Number(r?.n ?? 0);
 }
+
+export async function listIds(db: Q): Promise<string[]> {
+  return (await db('accounts').select('id')).map((r: { id: string }) => r.id);
+}
+
+export async function setTimeZone(db: Q, id: string, timeZone: string): Promise<void> {
+  await db('accounts').where({ id }).update({ time_zone: timeZone });
+}

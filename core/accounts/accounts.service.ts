@@ -30,7 +30,7 @@ export interface LicenseUsage {
   free: number;
 }
 
-export function createAccountsService(db: Db, clock: Clock) {
+export function createAccountsService(db: Db, clock: Clock, hooks: { onCreated?: (accountId: string) => Promise<void> } = {}) {
   async function create(input: CreateAccountInput): Promise<CreatedAccount> {
     const timeZone = input.timeZone ?? 'UTC';
     if (!isTimeZone(timeZone)) throw new DomainError('VALIDATION_FAILED', `timeZone "${timeZone}" is not an IANA time zone.`);
@@ -53,6 +53,7 @@ export function createAccountsService(db: Db, clock: Clock) {
         apiKeyHash: hashApiKey(apiKey), keyVersion: 1, creation: now, modification: now, lastLogin: null,
       });
     });
+    await hooks.onCreated?.(accountId);
     return { accountId, userId, userName: input.adminUser, apiKey };
   }
 
@@ -81,7 +82,19 @@ export function createAccountsService(db: Db, clock: Clock) {
     return { total: account.licenses, used, free: Math.max(0, account.licenses - used) };
   }
 
-  return { create, bootstrap, licenseUsage };
+  async function get(accountId: string): Promise<{ id: string; name: string; timeZone: string; licenses: LicenseUsage }> {
+    const account = await accounts.findById(db, accountId);
+    if (!account) throw new DomainError('NOT_FOUND', 'Account was not found.');
+    return { id: account.id, name: account.name, timeZone: account.timeZone, licenses: await licenseUsage(accountId) };
+  }
+
+  /** The account's day (daily limits) starts at midnight in this zone. */
+  async function setTimeZone(accountId: string, timeZone: string): Promise<void> {
+    if (!isTimeZone(timeZone)) throw new DomainError('VALIDATION_FAILED', `timeZone: "${timeZone}" is not an IANA time zone (see GET /api/users/timeZones).`, { field: 'timeZone' });
+    await accounts.setTimeZone(db, accountId, timeZone);
+  }
+
+  return { create, bootstrap, licenseUsage, get, setTimeZone };
 }
 
 export type AccountsService = ReturnType<typeof createAccountsService>;

@@ -23,7 +23,7 @@ export interface AlertInput {
  * the notification module provides it (durable outbox). Without it an alert is only stored.
  */
 export interface AlertNotifier {
-  plan(trx: Knex.Transaction, device: DeviceRecord, alert: Alert): Promise<Pick<Alert, 'notifications' | 'suppressed'>>;
+  plan(trx: Knex.Transaction, device: DeviceRecord, alert: Alert): Promise<Pick<Alert, 'notifications' | 'suppressed'> & { undo(): Promise<void> }>;
   /** after commit: deliver what was planned */
   kick(): void;
 }
@@ -43,6 +43,7 @@ export function createAlertsService(deps: AlertsDeps) {
     const now = clock.now();
     const dateTime = input.dateTime ? new Date(input.dateTime).getTime() : now.getTime();
     let duplicate = false;
+    let undo: (() => Promise<void>) | undefined;
     const alert = await db.transaction(async (trx) => {
       // A tracker that resends an unacknowledged alarm frame must not raise the alert twice.
       const same = options.dedupe ? await alerts.findSame(trx, device.id, dateTime, input.alertName) : undefined;
@@ -64,8 +65,13 @@ export function createAlertsService(deps: AlertsDeps) {
       });
       if (!deps.notifier) return stored;
       const planned = await deps.notifier.plan(trx, device, stored);
+      undo = planned.undo;
       await alerts.setNotifications(trx, stored.id, planned.notifications, planned.suppressed);
-      return { ...stored, ...planned };
+      return { ...stored, notifications: planned.notifications, suppressed: planned.suppressed };
+    }).catch(async (e: unknown) => {
+      // The transaction failed after places in the daily count were reserved: give them back.
+      await undo?.();
+      throw e;
     });
     if (duplicate) return alert;
     deps.notifier?.kick();

@@ -101,3 +101,9 @@ export async function remove(db: Q, id: string): Promise<void> {
 export async function touchConnection(db: Q, id: string, protocol: string, atMs: number): Promise<void> {
   await db('devices').where({ id }).update({ protocol, last_connection: atMs });
 }
+
+/** Every device of an account with its expiry: to (re)build the licence store. */
+export async function licenseHolders(db: Q, accountId: string): Promise<{ id: string; expiresAt: number | null }[]> {
+  const rows = await db('devices').where({ account_id: accountId }).select('id', 'expires_at');
+  return rows.map((r: Record<string, unknown>) => ({ id: String(r.id), expiresAt: toNum(r.expires_at) }));
+}

@@ -9,6 +9,7 @@ import { requirePrivilege, visibleDevice } from '../access/access.js';
 import * as devices from './devices.repository.js';
 import * as accounts from '../accounts/accounts.repository.js';
 import { hashDevicePassword } from '../auth/secrets.js';
+import type { LicenseStore } from '../licenses/license-store.js';
 
 /** What an admin may write on a device (read-only fields are ignored by the API layer). */
 export interface DeviceInput {
@@ -40,6 +41,8 @@ export interface DevicesDeps {
   db: Db;
   clock: Clock;
   counters?: SentCounters;
+  /** where licences are counted across instances (in-process, or Redis) */
+  licenses: LicenseStore;
   /** called after a device changed (caches elsewhere, e.g. the gateway's identity cache) */
   onChange?: (deviceId: string) => void;
 }
@@ -80,14 +83,30 @@ export function createDevicesService(deps: DevicesDeps) {
     return (await present([await visibleDevice(db, p, id)]))[0];
   }
 
-  /** Licence rule: a device becoming active needs a free licence of its account, checked under a lock. */
-  async function ensureLicense(trx: Knex.Transaction, accountId: string, nowMs: number): Promise<void> {
+  /**
+   * Licence rule: a device becoming active needs a free licence of its account. Checked twice,
+   * both atomically: in the database under the account's row lock, and in the licence store
+   * (shared by every instance). Returns the undo for the store's claim, should the write fail.
+   */
+  async function ensureLicense(trx: Knex.Transaction, accountId: string, deviceId: string, expiresAt: number | null, nowMs: number): Promise<() => Promise<void>> {
     const account = await accounts.findForUpdate(trx, accountId);
     if (!account) throw new DomainError('NOT_FOUND', 'Account was not found.');
     const used = await accounts.countActiveDevices(trx, accountId, nowMs);
-    if (used >= account.licenses) {
-      throw new DomainError('NO_LICENSE_AVAILABLE', `All ${account.licenses} licences of this account are in use; expire or delete a device first.`, { licenses: account.licenses, used });
+    const noLicense = () => new DomainError('NO_LICENSE_AVAILABLE', `All ${account.licenses} licences of this account are in use; expire or delete a device first.`, { licenses: account.licenses, used });
+    if (used >= account.licenses) throw noLicense();
+    let claimed: boolean;
+    try {
+      claimed = await deps.licenses.claim(accountId, deviceId, expiresAt, account.licenses, nowMs);
+    } catch (e) {
+      throw new DomainError('STORAGE_UNAVAILABLE', `Licences cannot be checked right now (${(e as Error).message}); try again shortly.`);
     }
+    if (!claimed) throw noLicense();
+    return () => deps.licenses.release(accountId, deviceId).catch(() => {});
+  }
+
+  /** Records a change that needs no licence check (expiry moved, an expired device edited). */
+  async function recordExpiry(accountId: string, deviceId: string, expiresAt: number | null): Promise<void> {
+    await deps.licenses.set(accountId, deviceId, expiresAt).catch(() => {});
   }
 
   function expiresMs(input: DeviceInput, current: number | null): number | null {
@@ -116,13 +135,18 @@ export function createDevicesService(deps: DevicesDeps) {
       creation: nowMs,
       modification: nowMs,
     };
+    let undo: (() => Promise<void>) | undefined;
     await db.transaction(async (trx) => {
       if (await devices.findById(trx, record.id)) {
         throw new DomainError('DEVICE_EXISTS', `A device with id "${record.id}" already exists.`);
       }
-      if (!isExpired(record, nowMs)) await ensureLicense(trx, p.accountId, nowMs);
+      if (!isExpired(record, nowMs)) undo = await ensureLicense(trx, p.accountId, record.id, record.expiresAt, nowMs);
       await devices.insert(trx, record);
+    }).catch(async (e: unknown) => {
+      await undo?.();
+      throw e;
     });
+    if (!undo) await recordExpiry(p.accountId, record.id, record.expiresAt);
     deps.onChange?.(record.id);
     return get(p, record.id);
   }
@@ -134,10 +158,12 @@ export function createDevicesService(deps: DevicesDeps) {
       throw new DomainError('VALIDATION_FAILED', 'id: a device id cannot be changed; create a new device instead.', { field: 'id' });
     }
     const nowMs = clock.now().getTime();
+    let undo: (() => Promise<void>) | undefined;
+    let next: DeviceRecord | undefined;
     await db.transaction(async (trx) => {
       const current = await devices.findById(trx, id);
       if (!current) throw notFound('DEVICE_NOT_FOUND', `Device "${id}"`);
-      const next: DeviceRecord = {
+      next = {
         ...current,
         name: input.name,
         description: input.description ?? null,
@@ -151,17 +177,22 @@ export function createDevicesService(deps: DevicesDeps) {
         mqttPasswordHash: input.mqttPassword === undefined ? current.mqttPasswordHash : input.mqttPassword === null ? null : hashDevicePassword(input.mqttPassword),
         modification: nowMs,
       };
-      if (isExpired(current, nowMs) && !isExpired(next, nowMs)) await ensureLicense(trx, current.accountId, nowMs);
+      if (isExpired(current, nowMs) && !isExpired(next, nowMs)) undo = await ensureLicense(trx, current.accountId, id, next.expiresAt, nowMs);
       await devices.update(trx, next);
+    }).catch(async (e: unknown) => {
+      await undo?.();
+      throw e;
     });
+    if (!undo && next) await recordExpiry(next.accountId, id, next.expiresAt);
     deps.onChange?.(id);
     return get(p, id);
   }
 
   async function remove(p: Principal, id: string): Promise<void> {
-    await visibleDevice(db, p, id);
+    const device = await visibleDevice(db, p, id);
     requirePrivilege(p, 'admin');
     await db.transaction((trx) => devices.remove(trx, id));
+    await deps.licenses.release(device.accountId, id).catch(() => {});
     deps.onChange?.(id);
   }
 

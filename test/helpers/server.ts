@@ -16,6 +16,8 @@ export interface Reply {
 export interface TestServer {
   running: Running;
   base: string;
+  /** the storage settings, to start a second instance on the same database */
+  storageEnv: Record<string, string>;
   adminToken: string;
   request(method: string, path: string, options?: { body?: unknown; raw?: string; token?: string; headers?: Record<string, string> }): Promise<Reply>;
   token(userName: string, apiKey: string): Promise<string>;
@@ -40,7 +42,8 @@ export function testEnv(extra: Record<string, string> = {}): Record<string, stri
 
 export async function startServer(backend: Backend, options: { env?: Record<string, string>; clock?: Clock; storageEnv?: Record<string, string> } = {}): Promise<TestServer> {
   const storage = options.storageEnv ? undefined : await createStorage(backend);
-  const config = loadConfig(testEnv({ ...(options.storageEnv ?? storage!.env), ...options.env }));
+  const storageEnv = options.storageEnv ?? storage!.env;
+  const config = loadConfig(testEnv({ ...storageEnv, ...options.env }));
   const running = await startTrackgate(config, { logger: silentLogger, clock: options.clock });
   const base = `http://127.0.0.1:${running.ports.http}`;
 
@@ -71,7 +74,7 @@ export async function startServer(backend: Backend, options: { env?: Record<stri
 
   const adminToken = await token('admin', ADMIN_KEY);
   return {
-    running, base, adminToken, request, token,
+    running, base, adminToken, request, token, storageEnv,
     async stop() {
       await running.stop();
       await storage?.cleanup();

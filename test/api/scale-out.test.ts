@@ -1,0 +1,123 @@
+import test from 'ava';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { backends } from '../helpers/backends.js';
+import { redisUrl, testPrefix, testRedis, useRedis } from '../helpers/redis.js';
+import { startSmtpReceiver, closedPort } from '../helpers/receivers.js';
+
+const runs = (await backends()).includes('postgres') && (await useRedis('scale-out (two instances on PostgreSQL and Redis)'));
+
+async function pair(t: { teardown(fn: () => unknown): void }, env: Record<string, string>): Promise<[TestServer, TestServer]> {
+  const prefix = testPrefix();
+  const r = testRedis(prefix);
+  t.teardown(() => r.cleanup());
+  const shared = { TRACKGATE_REDIS_URL: redisUrl, TRACKGATE_REDIS_PREFIX: prefix, ...env };
+  const a = await startServer('postgres', { env: shared });
+  const b = await startServer('postgres', { env: shared, storageEnv: a.storageEnv });
+  t.teardown(async () => {
+    await b.running.stop();
+    await a.stop();
+  });
+  return [a, b];
+}
+
+if (runs) {
+  test('scale-out: 20 concurrent reactivations over two instances with one free licence let exactly one through', async (t) => {
+    const [a, b] = await pair(t, { TRACKGATE_LICENSES: '1' });
+    for (let i = 0; i < 20; i++) {
+      const r = await a.request('POST', '/api/devices', { token: a.adminToken, body: { id: `d${i}`, name: `d${i}`, expires: '2020-01-01T00:00:00Z' } });
+      t.is(r.status, 201);
+    }
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).request('PATCH', `/api/devices/d${i}`, { token: (i % 2 ? a : b).adminToken, body: [{ op: 'replace', path: '/expires', value: null }] })),
+    );
+    t.is(results.filter((r) => r.status === 200).length, 1);
+    t.true(results.filter((r) => r.status !== 200).every((r) => r.status === 409 && r.body.code === 'NO_LICENSE_AVAILABLE'));
+    t.like((await b.request('GET', '/api/account', { token: b.adminToken })).body.account.licenses, { total: 1, used: 1, free: 0 });
+    t.is((await a.request('GET', '/api/devices', { token: a.adminToken })).body.devices.length, 1);
+  });
+
+  test('scale-out: 200 concurrent alerts over two instances on a device with limit 10 send exactly 10 e-mails', async (t) => {
+    const smtp = await startSmtpReceiver();
+    t.teardown(() => smtp.close());
+    const [a, b] = await pair(t, { TRACKGATE_SMTP_URL: smtp.url });
+    await a.request('POST', '/api/devices', { token: a.adminToken, body: { id: 'd1', name: 'd1', alertEmails: ['ops@example.com'], dailyEmailLimit: 10 } });
+    const results = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => (i % 2 ? a : b).request('POST', '/api/devices/d1/alerts', { token: (i % 2 ? a : b).adminToken, body: { alert: { alertName: 'SOSButton' } } })),
+    );
+    t.true(results.every((r) => r.status === 201));
+    t.is(results.filter((r) => r.body.alerts[0].notifications.includes('Email')).length, 10);
+    await Promise.all([a.running.services.notifications.drain(), b.running.services.notifications.drain()]);
+    await a.running.services.notifications.drain();
+    t.is(smtp.mails.length, 10, 'exactly 10, delivered once each by whichever instance leased them');
+    t.like((await b.request('GET', '/api/devices/d1', { token: b.adminToken })).body.device, { emailsSentToday: 10 });
+  });
+
+  test('scale-out: request limits and usage are shared by the instances', async (t) => {
+    const [a, b] = await pair(t, { TRACKGATE_RATE_LIMIT: '6' });
+    const usage: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const r = await (i % 2 ? a : b).request('GET', '/api/devices', { token: a.adminToken });
+      if (r.status === 200) usage.push(r.body.apiUsage);
+    }
+    if (usage.length !== 6 || usage[5] !== usage[0] + 5) return t.pass('a minute boundary was crossed; nothing to conclude');
+    const limited = await a.request('GET', '/api/devices', { token: a.adminToken });
+    t.is(limited.status, 429);
+    t.true(Number(limited.headers.get('retry-after')) > 0);
+  });
+}
+
+async function startRedisServer(port: number): Promise<ChildProcess> {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  for (let i = 0; i < 50; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    const ok = await new Promise<boolean>((resolve) => {
+      const p = spawn('redis-cli', ['-p', String(port), 'ping'], { stdio: ['ignore', 'pipe', 'ignore'] });
+      let out = '';
+      p.stdout.on('data', (d) => (out += d));
+      p.on('close', () => resolve(out.includes('PONG')));
+    });
+    if (ok) return child;
+  }
+  throw new Error('redis-server did not start');
+}
+
+test('scale-out: while Redis is unreachable alerts are stored and notifications wait in the outbox, then go out counted', async (t) => {
+  if (!(await useRedis('redis outage'))) return t.pass('redis-server not available');
+  const port = await closedPort();
+  let redis = await startRedisServer(port);
+  t.teardown(() => redis.kill('SIGKILL'));
+  const smtp = await startSmtpReceiver();
+  t.teardown(() => smtp.close());
+  const s = await startServer('sqlite', { env: { TRACKGATE_REDIS_URL: `redis://127.0.0.1:${port}`, TRACKGATE_SMTP_URL: smtp.url } });
+  t.teardown(() => s.stop());
+  await s.request('POST', '/api/devices', { token: s.adminToken, body: { id: 'd1', name: 'd1', alertEmails: ['ops@example.com'], dailyEmailLimit: 2 } });
+  redis.kill('SIGKILL');
+  await once(redis, 'exit');
+  const stored = [];
+  for (let i = 0; i < 3; i++) stored.push(await s.request('POST', '/api/devices/d1/alerts', { token: s.adminToken, body: { alert: { alertName: 'SOSButton', dateTime: `2026-03-01T10:00:0${i}Z` } } }));
+  t.true(stored.every((r) => r.status === 201), 'alerts are stored while Redis is down');
+  t.true(stored.every((r) => r.body.alerts[0].notifications.length === 0), 'nothing is counted yet');
+  const loc = await s.request('POST', '/api/devices/d1/locations', { token: s.adminToken, body: { location: { dateTime: '2026-03-01T10:00:00Z', latitude: 1, longitude: 1 } } });
+  t.is(loc.status, 201, 'positions are stored too');
+  await s.running.services.notifications.drain();
+  t.is(smtp.mails.length, 0, 'nothing is sent uncounted');
+  redis = await startRedisServer(port);
+  for (let i = 0; i < 100 && smtp.mails.length < 2; i++) {
+    await new Promise((r) => setTimeout(r, 200));
+    s.running.services.notifications.kick();
+  }
+  // Retries are spaced by the backoff; wait for the deferred ones to be counted.
+  for (let i = 0; i < 60; i++) {
+    const alerts = await s.request('POST', '/api/devices/d1/alerts', { token: s.adminToken, body: { from: '2026-01-01T00:00:00Z', to: '2027-01-01T00:00:00Z' } });
+    const decided = alerts.body.alerts.filter((a: { notifications: string[]; suppressed: Record<string, string> }) => a.notifications.length || a.suppressed.Email).length;
+    if (decided === 3) break;
+    await new Promise((r) => setTimeout(r, 250));
+    s.running.services.notifications.kick();
+  }
+  t.is(smtp.mails.length, 2, 'once Redis answers, the waiting messages are counted: 2 sent, the third over the limit');
+  const alerts = await s.request('POST', '/api/devices/d1/alerts', { token: s.adminToken, body: { from: '2026-01-01T00:00:00Z', to: '2027-01-01T00:00:00Z' } });
+  t.deepEqual(alerts.body.alerts.map((a: { notifications: string[] }) => a.notifications.join()).sort(), ['', 'Email', 'Email']);
+  t.like((await s.request('GET', '/api/devices/d1', { token: s.adminToken })).body.device, { emailsSentToday: 2 });
+});
