@@ -27,7 +27,8 @@ export async function insertMany(db: Q, rows: LocationRow[]): Promise<LocationRo
       .ignore()
       .returning(['device_id', 'date_time'])) as { device_id: string; date_time: number | string }[];
     const fresh = new Set(keys.map((k) => `${k.device_id}\u0000${Number(k.date_time)}`));
-    for (const r of chunk) if (fresh.has(`${r.deviceId}\u0000${r.dateTime}`)) inserted.push(r);
+    // Within one statement the first row of a key is the one stored; later duplicates were skipped.
+    for (const r of chunk) if (fresh.delete(`${r.deviceId}\u0000${r.dateTime}`)) inserted.push(r);
   }
   const newest = new Map<string, LocationRow>();
   for (const r of inserted) {

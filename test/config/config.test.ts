@@ -1,0 +1,66 @@
+import test from 'ava';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import { loadConfig, ConfigError } from '../../config/config.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+test('config: defaults follow CONTRACT.md', (t) => {
+  const c = loadConfig({}, '/srv');
+  t.like(c, { host: '0.0.0.0', httpPort: 8080, mqttPort: 1883, dataDir: '/srv/data', adminUser: 'admin', licenses: 10, tokenTtlSeconds: 3600, rateLimitPerMinute: 600, mailFrom: 'trackgate@localhost' });
+  t.like(c.protocolPorts, { teltonika: 5027, gt06: 5023, h02: 5013, gps103: 5001, jt808: 5015, osmand: 5055 });
+  t.true(Object.isFrozen(c));
+});
+
+test('config: ports take a number, 0 or off', (t) => {
+  const c = loadConfig({ TRACKGATE_GT06_PORT: '0', TRACKGATE_H02_PORT: 'off', TRACKGATE_MQTT_PORT: '1884' });
+  t.is(c.protocolPorts.gt06, 0);
+  t.is(c.protocolPorts.h02, 'off');
+  t.is(c.mqttPort, 1884);
+});
+
+test('config: a bad value names the variable and what is wrong', (t) => {
+  const cases: [Record<string, string>, string, RegExp][] = [
+    [{ TRACKGATE_HTTP_PORT: 'abc' }, 'TRACKGATE_HTTP_PORT', /not a whole number/],
+    [{ TRACKGATE_HTTP_PORT: '70000' }, 'TRACKGATE_HTTP_PORT', /out of range/],
+    [{ TRACKGATE_GT06_PORT: 'yes' }, 'TRACKGATE_GT06_PORT', /not a whole number/],
+    [{ TRACKGATE_DATABASE_URL: 'mysql://x' }, 'TRACKGATE_DATABASE_URL', /not supported/],
+    [{ TRACKGATE_REDIS_URL: 'nonsense' }, 'TRACKGATE_REDIS_URL', /not a URL/],
+    [{ TRACKGATE_LICENSES: '-1' }, 'TRACKGATE_LICENSES', /whole number/],
+    [{ TRACKGATE_ADMIN_API_KEY: 'short' }, 'TRACKGATE_ADMIN_API_KEY', /16/],
+    [{ TRACKGATE_SMTP_URL: 'http://x' }, 'TRACKGATE_SMTP_URL', /scheme/],
+  ];
+  for (const [env, variable, reason] of cases) {
+    const e = t.throws(() => loadConfig(env), { instanceOf: ConfigError });
+    t.is(e?.variable, variable);
+    t.regex(e?.message ?? '', reason);
+  }
+});
+
+function serve(env: Record<string, string>) {
+  return spawnSync(process.execPath, ['--import=tsx', 'cli.ts', 'serve'], {
+    cwd: root,
+    env: { ...process.env, TRACKGATE_DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'tg-cfg-')), TRACKGATE_LOG_LEVEL: 'silent', ...env },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+}
+
+test('config: starting with a bad value stops with one line naming the variable', (t) => {
+  const r = serve({ TRACKGATE_HTTP_PORT: 'abc' });
+  t.not(r.status, 0);
+  const lines = r.stderr.trim().split('\n');
+  t.is(lines.length, 1, r.stderr);
+  t.regex(lines[0], /TRACKGATE_HTTP_PORT: "abc" is not a whole number/);
+});
+
+test('config: an unreachable database stops the process with one line naming TRACKGATE_DATABASE_URL', (t) => {
+  const r = serve({ TRACKGATE_DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' });
+  t.not(r.status, 0);
+  const lines = r.stderr.trim().split('\n');
+  t.is(lines.length, 1, r.stderr);
+  t.regex(lines[0], /TRACKGATE_DATABASE_URL: the database does not answer/);
+});

@@ -1,0 +1,108 @@
+import test from 'ava';
+import { backends, createStorage, type Backend } from '../helpers/backends.js';
+import { openDb, migrate, type Db } from '../../core/db/db.js';
+import * as accounts from '../../core/accounts/accounts.repository.js';
+import * as devices from '../../core/devices/devices.repository.js';
+import * as locations from '../../core/locations/locations.repository.js';
+import * as alerts from '../../core/alerts/alerts.repository.js';
+import * as groups from '../../core/groups/groups.repository.js';
+import * as outbox from '../../core/notify/outbox.repository.js';
+import * as unknown from '../../core/devices/unknown-devices.repository.js';
+import type { DeviceRecord } from '../../core/model/device.js';
+
+// One contract for the storage behind knex: every backend must behave the same.
+async function openFresh(t: { teardown(fn: () => unknown): void }, backend: Backend): Promise<Db> {
+  const storage = await createStorage(backend);
+  const db = openDb({ databaseUrl: storage.env.TRACKGATE_DATABASE_URL, dataDir: storage.env.TRACKGATE_DATA_DIR });
+  t.teardown(async () => {
+    await db.destroy();
+    await storage.cleanup();
+  });
+  await migrate(db);
+  await accounts.insert(db, { id: 'acc', name: 'A', licenses: 5, timeZone: 'UTC', createdAt: 0 });
+  return db;
+}
+
+const dev = (id: string, expiresAt: number | null = null): DeviceRecord => ({
+  id, accountId: 'acc', name: id, description: null, min: null, tags: {}, expiresAt, dailyEmailLimit: 10, dailySmsLimit: 10,
+  alertEmails: [], alertPhones: [], protocol: null, lastConnection: null, mqttPasswordHash: null, creation: 0, modification: 0,
+});
+
+const loc = (deviceId: string, t: number, lat = 1) => ({ deviceId, dateTime: t, serverTime: 5, location: { dateTime: new Date(t).toISOString(), latitude: lat, longitude: 2 } });
+
+for (const backend of await backends()) {
+  test(`repositories (${backend}): migrations are idempotent`, async (t) => {
+    const db = await openFresh(t, backend);
+    t.deepEqual(await migrate(db), []);
+  });
+
+  test(`repositories (${backend}): locations are unique per device and fix time; the last one is the latest fix`, async (t) => {
+    const db = await openFresh(t, backend);
+    await devices.insert(db, dev('d1'));
+    const first = await locations.insertMany(db, [loc('d1', 2000), loc('d1', 1000), loc('d1', 2000, 9)]);
+    t.deepEqual(first.map((r) => r.dateTime).sort(), [1000, 2000], 'a duplicate inside one batch is stored once');
+    const again = await locations.insertMany(db, [loc('d1', 1000, 7), loc('d1', 500)]);
+    t.deepEqual(again.map((r) => r.dateTime), [500]);
+    t.is((await locations.last(db, 'd1'))?.dateTime, new Date(2000).toISOString(), 'an older fix received later is not the last');
+    t.is((await locations.last(db, 'd1'))?.latitude, 1, 'the first stored wins');
+    const page1 = await locations.range(db, { deviceId: 'd1', fromMs: 0, toMs: 5000, limit: 2 });
+    t.deepEqual(page1.locations.map((l) => l.dateTime), [500, 1000].map((x) => new Date(x).toISOString()));
+    t.true(page1.more);
+    const page2 = await locations.range(db, { deviceId: 'd1', fromMs: 0, toMs: 5000, limit: 2, afterMs: page1.lastMs! });
+    t.deepEqual(page2.locations.map((l) => l.dateTime), [new Date(2000).toISOString()]);
+    t.false(page2.more);
+  });
+
+  test(`repositories (${backend}): devices by status and group; licences counted at an instant`, async (t) => {
+    const db = await openFresh(t, backend);
+    await devices.insert(db, dev('a'));
+    await devices.insert(db, dev('b', 1000));
+    await devices.insert(db, dev('c', 5000));
+    const ids = async (status: 'active' | 'expired' | 'all', nowMs: number, groupId?: string) => (await devices.list(db, { accountId: 'acc', status, nowMs, groupId })).map((d) => d.id);
+    t.deepEqual(await ids('active', 2000), ['a', 'c']);
+    t.deepEqual(await ids('expired', 2000), ['b']);
+    t.deepEqual(await ids('all', 2000), ['a', 'b', 'c']);
+    t.is(await accounts.countActiveDevices(db, 'acc', 999), 3);
+    t.is(await accounts.countActiveDevices(db, 'acc', 1000), 2, 'a device expires at its instant');
+    t.is(await accounts.countActiveDevices(db, 'acc', 6000), 1);
+    await groups.insert(db, { id: 'g', accountId: 'acc', name: 'G', description: null, creation: 0, lastModified: 0 });
+    await groups.setDevices(db, 'g', ['c', 'b']);
+    t.deepEqual(await ids('all', 2000, 'g'), ['b', 'c']);
+    t.deepEqual(Object.fromEntries(await devices.groupsOf(db, ['a', 'b'])), { b: ['g'] });
+    await devices.remove(db, 'c');
+    t.deepEqual((await groups.devicesOf(db, ['g'])).get('g'), ['b']);
+  });
+
+  test(`repositories (${backend}): alerts in time order, filtered by name, found again by device, time and name`, async (t) => {
+    const db = await openFresh(t, backend);
+    const base = { deviceId: 'd1', latitude: null, longitude: null, text: null, alerts: [], notifications: [], suppressed: {}, createdAt: 0 };
+    await alerts.insert(db, { ...base, dateTime: 3000, alertName: 'SpeedLimit' });
+    const sos = await alerts.insert(db, { ...base, dateTime: 1000, alertName: 'SOSButton' });
+    await alerts.insert(db, { ...base, dateTime: 2000, alertName: 'SOSButton' });
+    t.deepEqual((await alerts.range(db, { deviceId: 'd1', fromMs: 0, toMs: 9999, limit: 10 })).alerts.map((a) => a.alertName), ['SOSButton', 'SOSButton', 'SpeedLimit']);
+    t.is((await alerts.range(db, { deviceId: 'd1', fromMs: 0, toMs: 9999, alertName: 'SOSButton', limit: 10 })).alerts.length, 2);
+    t.is((await alerts.findSame(db, 'd1', 1000, 'SOSButton'))?.id, sos.id);
+    t.is(await alerts.findSame(db, 'd1', 1000, 'SpeedLimit'), undefined);
+  });
+
+  test(`repositories (${backend}): an outbox message is leased by one worker at a time`, async (t) => {
+    const db = await openFresh(t, backend);
+    const row = { alertId: 1, deviceId: 'd1', channel: 'Email' as const, subject: 's', body: 'b', html: null, alertName: 'X', quotaKey: 'k', quotaLimit: 1, quotaExpiresAt: 9e12, nextAttemptAt: 0, createdAt: 0 };
+    await outbox.insertMany(db, Array.from({ length: 20 }, (_, i) => ({ ...row, recipient: `r${i}@example.com` })));
+    const [a, b] = await Promise.all([outbox.leaseDue(db, 1000, 61_000, 50), outbox.leaseDue(db, 1000, 61_000, 50)]);
+    t.is(a.length + b.length, 20);
+    t.is(new Set([...a, ...b].map((r) => r.id)).size, 20, 'no message leased twice');
+    t.is((await outbox.leaseDue(db, 2000, 62_000, 50)).length, 0, 'leases hold');
+    t.is((await outbox.leaseDue(db, 61_001, 121_000, 50)).length, 20, 'expired leases are taken again');
+    await outbox.markSent(db, a[0]?.id ?? b[0].id, 5);
+    t.is(await outbox.countHolding(db, 'k'), 20);
+  });
+
+  test(`repositories (${backend}): unknown identifiers add up their attempts`, async (t) => {
+    const db = await openFresh(t, backend);
+    const s = { identifier: '123', protocol: 'gt06', reason: 'unknown' as const, remoteAddress: '10.0.0.1', firstSeen: 1000, lastSeen: 1000, attempts: 2 };
+    await unknown.upsertMany(db, [s]);
+    await unknown.upsertMany(db, [{ ...s, lastSeen: 5000, attempts: 3, remoteAddress: '10.0.0.2' }]);
+    t.like((await unknown.recent(db, 10))[0], { identifier: '123', attempts: 5, remoteAddress: '10.0.0.2', firstSeen: new Date(1000).toISOString(), lastSeen: new Date(5000).toISOString() });
+  });
+}
