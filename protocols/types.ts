@@ -1,37 +1,16 @@
-import type { Alarm } from '../core/model/alarm.js';
+import type { PositionReport } from '../core/model/report.js';
 
 export type Transport = 'tcp' | 'udp' | 'http';
 export type AttributeValue = string | number | boolean;
 
-/** Where a decoded message was, in the units the core stores. Convert at the decoder boundary. */
-export interface DecodedLocation {
-  latitudeDeg: number;
-  longitudeDeg: number;
-  /** the device says the fix is valid (GPS fixed) */
-  valid: boolean;
-  speedKmh?: number;
-  courseDeg?: number;
-  altitudeM?: number;
-  accuracyM?: number;
-  satellites?: number;
-}
-
 /**
- * One thing a tracker reported: a position, an alarm, a status, or several at once.
- * A status or heartbeat that carries an alarm but no fix has `alarms` and no `location`.
+ * One thing a tracker reported: a position, an alarm, a status, or several at once, in the core's
+ * units (km/h, degrees, metres, UTC). It is the core's PositionReport: decoders return exactly what
+ * ingest takes. Attributes use the field's usual names (Traccar's keys: `batteryLevel` %, `battery` V,
+ * `power` V, `ignition`, `odometer` m, `sat`, `rssi`, `event`, `temp1` °C, ...).
  */
-export interface DecodedMessage {
-  /** fix time in UTC; absent when the frame carries no time (the gateway uses receive time) */
-  fixTime?: Date;
-  location?: DecodedLocation;
-  /** canonical alarm names, empty when none */
-  alarms: Alarm[];
-  /**
-   * Everything else, under the field's usual attribute names (Traccar's keys: `batteryLevel` %,
-   * `battery` V, `power` V, `ignition`, `odometer` m, `sat`, `rssi`, `event`, `temp1` °C, ...).
-   */
-  attributes: Record<string, AttributeValue>;
-}
+export type DecodedMessage = PositionReport;
+export type DecodedLocation = NonNullable<PositionReport['location']>;
 
 export interface DecodeResult {
   /** the device identifier the frame names (IMEI or the like), when it names one */

@@ -3,21 +3,11 @@ import { gt06Protocol } from '../../../protocols/gt06/gt06.protocol.js';
 import { createGt06Splitter, GT06_MAX_FRAME_BYTES } from '../../../protocols/gt06/gt06.frame.js';
 import { ProtocolError, type DecodeContext } from '../../../protocols/types.js';
 import { loadVectors, frameBytes } from '../../helpers/vectors.js';
+import { prng } from '../../helpers/fuzz.js';
 
 const decode = gt06Protocol.decode!;
 const MODELS = [undefined, 'LW4G', 'SEEWORLD', 'XT40', 'NT20', 'VL103', 'G18', 'R11', 'QH302R'];
 
-/** mulberry32: a small deterministic PRNG so failures reproduce */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const vectorFrames = loadVectors('gt06')
   .filter((v) => v.test_kind !== 'encoder' && typeof v.frame === 'string')

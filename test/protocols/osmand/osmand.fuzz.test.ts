@@ -2,18 +2,8 @@ import test from 'ava';
 import { osmandProtocol } from '../../../protocols/osmand/osmand.protocol.js';
 import { ProtocolError, type DecodeContext, type HttpRequestLike } from '../../../protocols/types.js';
 import { loadVectors } from '../../helpers/vectors.js';
+import { prng } from '../../helpers/fuzz.js';
 
-/** mulberry32: a small deterministic PRNG, so a failure replays */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const REAL: HttpRequestLike[] = loadVectors('osmand').flatMap((v) => (typeof v.frame === 'string' ? [] : [{
   method: v.frame.method,

@@ -2,18 +2,8 @@ import test from 'ava';
 import { teltonikaProtocol } from '../../../protocols/teltonika/teltonika.protocol.js';
 import { ProtocolError, type DecodeContext } from '../../../protocols/types.js';
 import { loadVectors, frameBytes } from '../../helpers/vectors.js';
+import { prng } from '../../helpers/fuzz.js';
 
-/** mulberry32: a small deterministic PRNG so every run feeds the same inputs */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = a;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const real = loadVectors('teltonika').filter((v) => v.test_kind === 'decoder').map((v) => ({ transport: v.transport, frame: frameBytes(v) }));
 const tcp = real.filter((r) => r.transport === 'tcp').map((r) => r.frame);
