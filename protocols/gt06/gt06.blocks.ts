@@ -2,6 +2,7 @@ import type { Alarm } from '../../core/model/alarm.js';
 import type { AttributeValue, DecodeContext, DecodedLocation, DecodedMessage } from '../types.js';
 import { crc16X25 } from '../shared/crc.js';
 import type { ByteReader } from '../shared/byte-reader.js';
+import { NetworkInfo } from '../shared/network.js';
 import {
   decodeStatusAlarm, MSG_ALARM_MODULE, MSG_GPS_LBS_6, MSG_GPS_LBS_7, MSG_GPS_LBS_8, MSG_GPS_LBS_DRIVER,
   MSG_GPS_LBS_STATUS_5, MSG_IBUTTON, MSG_LBS_ALARM, MSG_LOCATION_RFID, type ModelFlags, type Variant,
@@ -32,18 +33,7 @@ export interface Outcome {
   replies: Buffer[];
 }
 
-export interface CellTower {
-  mobileCountryCode: number;
-  mobileNetworkCode: number;
-  locationAreaCode: number;
-  cellId: number;
-  signalStrength?: number;
-}
-
-export interface WifiAccessPoint {
-  macAddress: string;
-  signalStrength?: number;
-}
+export type { CellTower, WifiAccessPoint } from '../shared/network.js';
 
 /** One message being assembled (Traccar's Position, in trackgate units). */
 export class Pos {
@@ -51,8 +41,9 @@ export class Pos {
   location?: DecodedLocation;
   readonly alarms: Alarm[] = [];
   readonly attributes: Record<string, AttributeValue> = {};
-  readonly cells: CellTower[] = [];
-  readonly wifi: WifiAccessPoint[] = [];
+  private readonly network = new NetworkInfo();
+  readonly cells = this.network.cellTowers;
+  readonly wifi = this.network.wifiAccessPoints;
 
   set(key: string, value: AttributeValue | undefined | null): void {
     if (value === undefined || value === null) return;
@@ -70,12 +61,7 @@ export class Pos {
 
   toMessage(): DecodedMessage {
     const attributes = { ...this.attributes };
-    if (this.cells.length || this.wifi.length) {
-      const network: Record<string, unknown> = {};
-      if (this.cells.length) network.cellTowers = this.cells;
-      if (this.wifi.length) network.wifiAccessPoints = this.wifi;
-      attributes.network = JSON.stringify(network);
-    }
+    this.network.applyTo(attributes);
     const m: DecodedMessage = { alarms: [...this.alarms], attributes };
     if (this.fixTime) m.fixTime = this.fixTime;
     if (this.location) m.location = this.location;
