@@ -38,6 +38,8 @@ import { createApi } from './api/app.js';
 import { createDeviceDirectory } from './core/devices/device-directory.js';
 import { createIngestService } from './core/ingest/ingest.service.js';
 import { startTrackerGateway, type TrackerGateway } from './gateway/tracker-gateway.js';
+import { startMqttGateway } from './gateway/mqtt/mqtt.gateway.js';
+import { relayEvents } from './core/events/event-relay.redis.js';
 import { protocols } from './protocols/index.js';
 import { PROTOCOL_DEFAULT_PORTS } from './config/config.js';
 
@@ -189,7 +191,20 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
     ingest: services.ingest,
     logger,
   });
-  const ports: Record<string, number> = { http: httpPort, ...gateway.ports };
+  const mqtt = await startMqttGateway({
+    host: config.host,
+    port: config.mqttPort,
+    wsPort: config.mqttWsPort,
+    tlsPort: config.mqttTlsPort,
+    tlsCert: config.mqttTlsCert,
+    tlsKey: config.mqttTlsKey,
+    ...services,
+    db,
+    clock,
+    logger,
+  });
+  const relay = config.redisUrl && config.mqttPort !== 'off' ? await relayEvents(services.events, config.redisUrl, config.redisPrefix, logger) : undefined;
+  const ports: Record<string, number> = { http: httpPort, ...gateway.ports, ...(mqtt.ports as Record<string, number>) };
   const withoutDecoder = Object.keys(PROTOCOL_DEFAULT_PORTS).filter((p) => !(p in protocols));
   if (withoutDecoder.length) logger.info({ protocols: withoutDecoder }, 'these protocols have no decoder in this version; no listener');
   logger.info({ host: config.host, ports }, 'listening');
@@ -203,6 +218,8 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
     bootstrap: created ? { accountId: created.accountId, userName: created.userName, apiKey: created.apiKey, generated: config.adminApiKey === undefined } : undefined,
     async stop() {
       await gateway.stop();
+      await mqtt.stop();
+      await relay?.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

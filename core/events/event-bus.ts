@@ -25,20 +25,21 @@ export class EventBus {
     this.emitter.setMaxListeners(0);
   }
 
-  locationsStored(items: StoredLocation[]): void {
-    if (items.length) this.emitter.emit('locations', items);
+  /** `remote`: stored by another instance and relayed here (so it is not relayed back). */
+  locationsStored(items: StoredLocation[], remote = false): void {
+    if (items.length) this.emitter.emit('locations', items, remote);
   }
 
-  alertStored(item: StoredAlert): void {
-    this.emitter.emit('alert', item);
+  alertStored(item: StoredAlert, remote = false): void {
+    this.emitter.emit('alert', item, remote);
   }
 
-  onLocations(fn: (items: StoredLocation[]) => void): () => void {
+  onLocations(fn: (items: StoredLocation[], remote: boolean) => void): () => void {
     this.emitter.on('locations', fn);
     return () => this.emitter.off('locations', fn);
   }
 
-  onAlert(fn: (item: StoredAlert) => void): () => void {
+  onAlert(fn: (item: StoredAlert, remote: boolean) => void): () => void {
     this.emitter.on('alert', fn);
     return () => this.emitter.off('alert', fn);
   }

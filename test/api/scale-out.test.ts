@@ -5,6 +5,7 @@ import { startServer, type TestServer } from '../helpers/server.js';
 import { backends } from '../helpers/backends.js';
 import { redisUrl, testPrefix, testRedis, useRedis } from '../helpers/redis.js';
 import { startSmtpReceiver, closedPort } from '../helpers/receivers.js';
+import mqtt from 'mqtt';
 
 const runs = (await backends()).includes('postgres') && (await useRedis('scale-out (two instances on PostgreSQL and Redis)'));
 
@@ -52,6 +53,21 @@ if (runs) {
     await a.running.services.notifications.drain();
     t.is(smtp.mails.length, 10, 'exactly 10, delivered once each by whichever instance leased them');
     t.like((await b.request('GET', '/api/devices/d1', { token: b.adminToken })).body.device, { emailsSentToday: 10 });
+  });
+
+  test('scale-out: an API user subscribed to the live feed on one instance receives what another instance stored', async (t) => {
+    const [a, b] = await pair(t, { TRACKGATE_MQTT_PORT: '0' });
+    await a.request('POST', '/api/devices', { token: a.adminToken, body: { id: 'd1', name: 'd1' } });
+    const client = await mqtt.connectAsync(`mqtt://127.0.0.1:${b.running.ports.mqtt}`, { username: 'admin', password: b.adminToken, clientId: 'admin-live', reconnectPeriod: 0 });
+    t.teardown(() => client.endAsync());
+    await client.subscribeAsync('live/#', { qos: 0 });
+    const received = new Promise<{ topic: string; body: { latitude: number } }>((resolve) => client.on('message', (topic, payload) => resolve({ topic, body: JSON.parse(payload.toString()) })));
+    await new Promise((r) => setTimeout(r, 200));
+    await a.request('POST', '/api/devices/d1/locations', { token: a.adminToken, body: { location: { dateTime: '2026-03-01T10:00:00Z', latitude: 12.5, longitude: 1 } } });
+    const got = await Promise.race([received, new Promise<undefined>((r) => setTimeout(() => r(undefined), 5000))]);
+    t.truthy(got, 'received within 5 s');
+    t.is(got?.topic, 'live/d1/locations');
+    t.is(got?.body.latitude, 12.5);
   });
 
   test('scale-out: request limits and usage are shared by the instances', async (t) => {

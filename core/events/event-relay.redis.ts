@@ -1,0 +1,46 @@
+/**
+ * Several instances side by side: what one stores, the others announce too (the MQTT live feed
+ * of a user connected to another instance). Stored events go out on one Redis pub/sub channel and
+ * come back into each other instance's EventBus marked remote, so they are never relayed twice.
+ */
+import { randomUUID } from 'node:crypto';
+import type { EventBus, StoredAlert, StoredLocation } from './event-bus.js';
+import type { Logger } from '../logger.js';
+import { connectRedis, closeRedis } from '../redis/redis-client.redis.js';
+
+type Envelope = { o: string; l?: StoredLocation[]; a?: StoredAlert };
+
+export async function relayEvents(bus: EventBus, url: string, prefix: string, logger: Logger): Promise<{ close(): Promise<void> }> {
+  const origin = randomUUID();
+  const channel = `${prefix}events`;
+  const pub = connectRedis(url, { enableOfflineQueue: false });
+  const sub = connectRedis(url);
+  for (const c of [pub, sub]) c.on('error', () => {});
+  const send = (e: Envelope) => {
+    pub.publish(channel, JSON.stringify(e)).catch((err: Error) => logger.debug({ err: err.message }, 'live event not relayed'));
+  };
+  const offLocations = bus.onLocations((items, remote) => {
+    if (!remote) send({ o: origin, l: items });
+  });
+  const offAlert = bus.onAlert((item, remote) => {
+    if (!remote) send({ o: origin, a: item });
+  });
+  sub.on('message', (_channel: string, message: string) => {
+    try {
+      const e = JSON.parse(message) as Envelope;
+      if (e.o === origin) return;
+      if (e.l) bus.locationsStored(e.l, true);
+      if (e.a) bus.alertStored(e.a, true);
+    } catch {
+      /* not ours */
+    }
+  });
+  await sub.subscribe(channel).catch((e: Error) => logger.warn({ err: e.message }, 'live events of other instances are not received'));
+  return {
+    async close() {
+      offLocations();
+      offAlert();
+      await Promise.all([closeRedis(pub), closeRedis(sub)]);
+    },
+  };
+}

@@ -1,0 +1,157 @@
+/**
+ * The live feed (CONTRACT.md §3 "MQTT"): every stored location and alert, from any source,
+ * published as its REST JSON on `live/{deviceId}/locations` and `live/{deviceId}/alerts`, and
+ * delivered only to API users who may see the device.
+ *
+ * Scope travels with the packet, not beside it: the device's account, and which of the
+ * subscribers' groups hold the device, are MQTT 5 user properties on the packet
+ * (`tg-account`, `tg-groups`), so the decision survives any emitter aedes is given (a Redis
+ * emitter serialises packets). `allows()` reads them in authorizeForward; a live packet without
+ * them is never delivered; they are stripped before the packet is written (MQTT 3.1.1 does not
+ * carry properties anyway).
+ */
+import type { Aedes, AedesPublishPacket, PublishPacket } from 'aedes';
+import type { EventBus } from '../../core/events/event-bus.js';
+import type { Logger } from '../../core/logger.js';
+import type { Clock } from '../../core/clock.js';
+import type { Principal } from '../../core/model/user.js';
+import { liveTopic } from './mqtt.topics.js';
+
+const ACCOUNT = 'tg-account';
+const GROUPS = 'tg-groups';
+const GROUP_CACHE_MS = 5000;
+
+/** Whether a device is in a group (devices.repository isInGroup, bound to the database). */
+export type GroupMembership = (deviceId: string, groupId: string) => Promise<boolean>;
+
+export interface LiveFeedDeps {
+  broker: Aedes;
+  events: EventBus;
+  logger: Logger;
+  clock: Clock;
+  /** absent: users restricted to a group receive nothing (fails closed) */
+  isInGroup?: GroupMembership;
+}
+
+/** A connected API user, as the feed needs it. */
+export interface LiveSubscriber {
+  principal: Principal;
+  readonly closed: boolean;
+}
+
+export function startLiveFeed(deps: LiveFeedDeps) {
+  const { broker, events, logger, clock } = deps;
+  /** accountId -> its connected API users */
+  const subscribers = new Map<string, Set<LiveSubscriber>>();
+  /** accountId -> the tail of its publishes that wait for a group lookup (order kept per account) */
+  const tails = new Map<string, Promise<void>>();
+  const membership = new Map<string, { at: number; inGroup: boolean }>();
+
+  function add(s: LiveSubscriber): void {
+    const set = subscribers.get(s.principal.accountId) ?? new Set();
+    set.add(s);
+    subscribers.set(s.principal.accountId, set);
+  }
+
+  function remove(s: LiveSubscriber): void {
+    const set = subscribers.get(s.principal.accountId);
+    if (!set) return;
+    set.delete(s);
+    if (set.size === 0) subscribers.delete(s.principal.accountId);
+  }
+
+  /** The groups of this account's connected group-restricted users; null: nobody to deliver to. */
+  function audienceGroups(accountId: string): string[] | null {
+    const set = subscribers.get(accountId);
+    if (!set) return null;
+    const groups = new Set<string>();
+    for (const s of set) {
+      if (s.closed) set.delete(s);
+      else if (s.principal.groupId) groups.add(s.principal.groupId);
+    }
+    if (set.size === 0) {
+      subscribers.delete(accountId);
+      return null;
+    }
+    return [...groups];
+  }
+
+  async function inGroup(deviceId: string, groupId: string): Promise<boolean> {
+    if (!deps.isInGroup) return false;
+    const key = `${groupId}\u0000${deviceId}`;
+    const now = clock.now().getTime();
+    const hit = membership.get(key);
+    if (hit && now - hit.at < GROUP_CACHE_MS) return hit.inGroup;
+    const value = await deps.isInGroup(deviceId, groupId);
+    if (membership.size > 100_000) membership.clear();
+    membership.set(key, { at: now, inGroup: value });
+    return value;
+  }
+
+  function publish(accountId: string, deviceId: string, feed: 'locations' | 'alerts', body: unknown, groups: string[]): void {
+    const packet: PublishPacket = {
+      cmd: 'publish',
+      topic: liveTopic(deviceId, feed),
+      payload: Buffer.from(JSON.stringify(body)),
+      qos: 0,
+      retain: false,
+      dup: false,
+      properties: { userProperties: { [ACCOUNT]: accountId, [GROUPS]: groups } },
+    };
+    broker.publish(packet, (err) => {
+      if (err) logger.warn({ err, topic: packet.topic }, 'live feed: publishing failed');
+    });
+  }
+
+  function offer(accountId: string, deviceId: string, feed: 'locations' | 'alerts', body: unknown): void {
+    const groups = audienceGroups(accountId);
+    if (groups === null) return;
+    const tail = tails.get(accountId);
+    if (groups.length === 0 && !tail) {
+      publish(accountId, deviceId, feed, body, []);
+      return;
+    }
+    const next = (tail ?? Promise.resolve())
+      .then(async () => {
+        const holding: string[] = [];
+        for (const g of groups) if (await inGroup(deviceId, g)) holding.push(g);
+        publish(accountId, deviceId, feed, body, holding);
+      })
+      .catch((err) => logger.warn({ err, deviceId }, 'live feed: group lookup failed; not delivered to group-restricted users'));
+    tails.set(accountId, next);
+    void next.then(() => {
+      if (tails.get(accountId) === next) tails.delete(accountId);
+    });
+  }
+
+  const offs = [
+    events.onLocations((items) => {
+      for (const i of items) offer(i.accountId, i.deviceId, 'locations', i.location);
+    }),
+    events.onAlert((i) => offer(i.accountId, i.deviceId, 'alerts', i.alert)),
+  ];
+
+  return {
+    add,
+    remove,
+    /** authorizeForward for a live packet: the packet to write to this user, or null. */
+    forward(principal: Principal, packet: AedesPublishPacket): AedesPublishPacket | null {
+      const props = packet.properties?.userProperties;
+      const account = props?.[ACCOUNT];
+      if (typeof account !== 'string' || account !== principal.accountId) return null;
+      if (principal.groupId) {
+        const groups = props?.[GROUPS];
+        const list = Array.isArray(groups) ? groups : typeof groups === 'string' ? [groups] : [];
+        if (!list.includes(principal.groupId)) return null;
+      }
+      const { properties: _scope, ...bare } = packet;
+      return bare as AedesPublishPacket;
+    },
+    stop(): void {
+      for (const off of offs) off();
+      subscribers.clear();
+    },
+  };
+}
+
+export type LiveFeed = ReturnType<typeof startLiveFeed>;

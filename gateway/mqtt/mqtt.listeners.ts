@@ -1,0 +1,74 @@
+/**
+ * The sockets MQTT arrives on, each handed to aedes as a Duplex: plain TCP, WebSocket (the `ws`
+ * package on its own HTTP port, any path; MQTT.js and OwnTracks' `ws: true` use sub-protocol
+ * `mqtt`), and TLS when a certificate and key are given.
+ */
+import type net from 'node:net';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, createWebSocketStream } from 'ws';
+import { listenStream } from '../tcp/stream-server.js';
+
+export type Handle = (stream: Duplex, req?: http.IncomingMessage) => unknown;
+
+export interface Listener {
+  port: number;
+  close(): Promise<void>;
+}
+
+const MAX_CONNECTIONS = 200_000;
+/** An MQTT packet over WebSocket larger than this closes the socket (OwnTracks cards are a few KB). */
+const WS_MAX_PAYLOAD = 1024 * 1024;
+
+export function listenTcp(handle: Handle, port: number, host: string): Promise<Listener> {
+  return listenStream((socket) => {
+    socket.setNoDelay(true);
+    handle(socket);
+  }, { port, host, maxConnections: MAX_CONNECTIONS });
+}
+
+export function listenTls(handle: Handle, port: number, host: string, cert: Buffer, key: Buffer, onError: (e: Error) => void): Promise<Listener> {
+  return listenStream((socket) => {
+    socket.setNoDelay(true);
+    handle(socket);
+  }, { port, host, tls: { cert, key, onError }, maxConnections: MAX_CONNECTIONS });
+}
+
+export async function listenWebSocket(handle: Handle, port: number, host: string, onError: (e: Error) => void): Promise<Listener> {
+  const sockets = new Set<net.Socket>();
+  const server = http.createServer((_req, res) => {
+    res.writeHead(426, { 'content-type': 'text/plain; charset=utf-8', upgrade: 'websocket' });
+    res.end('MQTT over WebSocket: connect with a WebSocket client (sub-protocol "mqtt").\n');
+  });
+  server.on('connection', (socket: net.Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  server.maxConnections = MAX_CONNECTIONS;
+  const wss = new WebSocketServer({ server, perMessageDeflate: false, maxPayload: WS_MAX_PAYLOAD });
+  wss.on('error', onError);
+  wss.on('connection', (ws, req) => {
+    const stream = createWebSocketStream(ws);
+    stream.on('error', onError);
+    handle(stream, req);
+  });
+  const actual = await new Promise<number>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ port, host, backlog: 4096 }, () => {
+      server.off('error', reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+  return {
+    port: actual,
+    close: async () => {
+      for (const ws of wss.clients) ws.terminate();
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const s of sockets) s.destroy();
+      });
+    },
+  };
+}
