@@ -132,8 +132,9 @@ export async function createServices(config: Readonly<Config>, db: Db, clock: Cl
   const locations = createLocationsService({ db, clock, events });
   const alerts = createAlertsService({ db, clock, events, notifier: notifications.notifier });
   const ingest = createIngestService({ db, clock, events, alerts, logger });
-  const groups = createGroupsService({ db, clock, onUsersChanged: (ids) => ids.forEach(tokens.forget) });
-  const users = createUsersService({ db, clock, onChange: tokens.forget });
+  events.onUserChanged((userId) => tokens.forget(userId));
+  const groups = createGroupsService({ db, clock, onUsersChanged: (ids) => ids.forEach((id) => events.userChanged(id)) });
+  const users = createUsersService({ db, clock, onChange: (id) => events.userChanged(id) });
   return {
     events, tokens, accounts, directory, ingest, devices, locations, alerts, groups, users, notifications, quota, licenses,
     limiter: limiters.requests, logger,
@@ -203,7 +204,7 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
     clock,
     logger,
   });
-  const relay = config.redisUrl && config.mqttPort !== 'off' ? await relayEvents(services.events, config.redisUrl, config.redisPrefix, logger) : undefined;
+  const relay = config.redisUrl ? await relayEvents(services.events, config.redisUrl, config.redisPrefix, logger, config.mqttPort !== 'off') : undefined;
   const ports: Record<string, number> = { http: httpPort, ...gateway.ports, ...(mqtt.ports as Record<string, number>) };
   const withoutDecoder = Object.keys(PROTOCOL_DEFAULT_PORTS).filter((p) => !(p in protocols));
   if (withoutDecoder.length) logger.info({ protocols: withoutDecoder }, 'these protocols have no decoder in this version; no listener');

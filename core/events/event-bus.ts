@@ -34,6 +34,16 @@ export class EventBus {
     this.emitter.emit('alert', item, remote);
   }
 
+  /** A user's key, privileges or group changed: cached principals must be dropped everywhere. */
+  userChanged(userId: string, remote = false): void {
+    this.emitter.emit('user', userId, remote);
+  }
+
+  onUserChanged(fn: (userId: string, remote: boolean) => void): () => void {
+    this.emitter.on('user', fn);
+    return () => this.emitter.off('user', fn);
+  }
+
   onLocations(fn: (items: StoredLocation[], remote: boolean) => void): () => void {
     this.emitter.on('locations', fn);
     return () => this.emitter.off('locations', fn);

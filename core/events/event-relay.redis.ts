@@ -1,6 +1,7 @@
 /**
  * Several instances side by side: what one stores, the others announce too (the MQTT live feed
- * of a user connected to another instance). Stored events go out on one Redis pub/sub channel and
+ * of a user connected to another instance), and a user changed on one (new API key) is forgotten
+ * by every instance's principal cache at once. Stored events go out on one Redis pub/sub channel and
  * come back into each other instance's EventBus marked remote, so they are never relayed twice.
  */
 import { randomUUID } from 'node:crypto';
@@ -8,9 +9,10 @@ import type { EventBus, StoredAlert, StoredLocation } from './event-bus.js';
 import type { Logger } from '../logger.js';
 import { connectRedis, closeRedis } from '../redis/redis-client.redis.js';
 
-type Envelope = { o: string; l?: StoredLocation[]; a?: StoredAlert };
+type Envelope = { o: string; l?: StoredLocation[]; a?: StoredAlert; u?: string };
 
-export async function relayEvents(bus: EventBus, url: string, prefix: string, logger: Logger): Promise<{ close(): Promise<void> }> {
+/** `live`: also relay stored locations and alerts (only the MQTT live feed needs them). */
+export async function relayEvents(bus: EventBus, url: string, prefix: string, logger: Logger, live = true): Promise<{ close(): Promise<void> }> {
   const origin = randomUUID();
   const channel = `${prefix}events`;
   const pub = connectRedis(url, { enableOfflineQueue: false });
@@ -20,10 +22,13 @@ export async function relayEvents(bus: EventBus, url: string, prefix: string, lo
     pub.publish(channel, JSON.stringify(e)).catch((err: Error) => logger.debug({ err: err.message }, 'live event not relayed'));
   };
   const offLocations = bus.onLocations((items, remote) => {
-    if (!remote) send({ o: origin, l: items });
+    if (!remote && live) send({ o: origin, l: items });
   });
   const offAlert = bus.onAlert((item, remote) => {
-    if (!remote) send({ o: origin, a: item });
+    if (!remote && live) send({ o: origin, a: item });
+  });
+  const offUser = bus.onUserChanged((userId, remote) => {
+    if (!remote) send({ o: origin, u: userId });
   });
   sub.on('message', (_channel: string, message: string) => {
     try {
@@ -31,6 +36,7 @@ export async function relayEvents(bus: EventBus, url: string, prefix: string, lo
       if (e.o === origin) return;
       if (e.l) bus.locationsStored(e.l, true);
       if (e.a) bus.alertStored(e.a, true);
+      if (e.u) bus.userChanged(e.u, true);
     } catch {
       /* not ours */
     }
@@ -40,6 +46,7 @@ export async function relayEvents(bus: EventBus, url: string, prefix: string, lo
     async close() {
       offLocations();
       offAlert();
+      offUser();
       await Promise.all([closeRedis(pub), closeRedis(sub)]);
     },
   };

@@ -70,6 +70,20 @@ if (runs) {
     t.is(got?.body.latitude, 12.5);
   });
 
+  test('scale-out: a new API key stops the old tokens on every instance at once', async (t) => {
+    const [a, b] = await pair(t, {});
+    const created = await a.request('POST', '/api/users', { token: a.adminToken, body: { name: 'Ops', email: 'ops@example.com', country: 'ES', timeZone: 'UTC' } });
+    const old = await b.token('ops@example.com', created.body.apiKey);
+    t.is((await b.request('GET', '/api/devices', { token: old })).status, 200, 'the token works on instance B (and is cached there)');
+    t.is((await a.request('POST', `/api/users/${created.body.id}/apiKey`, { token: a.adminToken })).status, 200);
+    let status = 0;
+    for (let i = 0; i < 20 && status !== 401; i++) {
+      status = (await b.request('GET', '/api/devices', { token: old })).status;
+      if (status !== 401) await new Promise((r) => setTimeout(r, 10));
+    }
+    t.is(status, 401);
+  });
+
   test('scale-out: request limits and usage are shared by the instances', async (t) => {
     const [a, b] = await pair(t, { TRACKGATE_RATE_LIMIT: '6' });
     const usage: number[] = [];
