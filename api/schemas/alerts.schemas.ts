@@ -1,18 +1,8 @@
 import { z } from './zod.js';
 import { isoDateTime, nextCursor, pageQuery, usageFields } from './common.schemas.js';
+import { alertInput } from '../../core/ingest/input.schemas.js';
 
-const alertName = z.string().trim().min(1).max(64).openapi({ example: 'SOSButton', description: 'One of the platform names: SOSButton, SpeedLimit, LowBattery, GPSUnplugged, Vibration, ForbiddenArea, HarshBraking, …' });
-
-export const alertInputSchema = z
-  .object({
-    dateTime: isoDateTime.optional().openapi({ description: 'When it happened (default: now).' }),
-    latitude: z.number().min(-90).max(90).nullable().optional(),
-    longitude: z.number().min(-180).max(180).nullable().optional(),
-    text: z.string().max(1000).nullable().optional(),
-    alertName,
-    alerts: z.array(z.string().max(64)).max(20).optional(),
-  })
-  .openapi('AlertInput');
+export const alertInputSchema = alertInput.openapi('AlertInput');
 
 export const alertSchema = z
   .object({

@@ -1,11 +1,7 @@
 import { z } from './zod.js';
+import { isoDateTime as coreIsoDateTime } from '../../core/ingest/input.schemas.js';
 
-/** Any ISO 8601 date-time with a zone (`Z` or `±hh:mm`), e.g. 2026-03-01T10:00:00Z. */
-export const isoDateTime = z
-  .string()
-  .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i, 'must be an ISO 8601 date-time with a zone, e.g. 2026-03-01T10:00:00Z')
-  .refine((s) => !Number.isNaN(new Date(s).getTime()), 'is not a real date')
-  .openapi({ format: 'date-time', example: '2026-03-01T10:00:00Z' });
+export const isoDateTime = coreIsoDateTime.openapi({ format: 'date-time', example: '2026-03-01T10:00:00Z' });
 
 export const errorResponseSchema = z
   .object({
