@@ -2,7 +2,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { loadConfig, ConfigError } from './config/config.js';
 import { openStorage, serve } from './main.js';
-import { migrate } from './core/db/db.js';
+import { migrate, closeDb } from './core/db/db.js';
 import { systemClock } from './core/clock.js';
 import { createAccountsService } from './core/accounts/accounts.service.js';
 import { DomainError } from './core/errors.js';
@@ -41,7 +41,7 @@ account
       const created = await createAccountsService(db, systemClock).create({ name: o.name, licenses: o.licenses, adminUser: o.adminUser, adminApiKey: o.adminApiKey, timeZone: o.timeZone });
       process.stdout.write(`${JSON.stringify(created)}\n`);
     } finally {
-      await db.destroy();
+      await closeDb(db);
     }
   });
 
@@ -56,7 +56,7 @@ program
       const applied = await migrate(db);
       process.stdout.write(applied.length ? `applied ${applied.length} migration(s): ${applied.join(', ')}\n` : 'the schema is up to date; nothing to apply\n');
     } finally {
-      await db.destroy();
+      await closeDb(db);
     }
   });
 

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { loadConfig, ConfigError, type Config } from './config/config.js';
-import { openDb, migrate, ping, type Db } from './core/db/db.js';
+import { openDb, migrate, ping, closeDb, type Db } from './core/db/db.js';
 import { systemClock, type Clock } from './core/clock.js';
 import type { Logger } from './core/logger.js';
 import { EventBus } from './core/events/event-bus.js';
@@ -69,7 +69,7 @@ export async function openStorage(config: Readonly<Config>): Promise<Db> {
   try {
     await ping(db);
   } catch (e) {
-    await db.destroy().catch(() => {});
+    await closeDb(db).catch(() => {});
     const variable = config.databaseUrl ? 'TRACKGATE_DATABASE_URL' : 'TRACKGATE_DATA_DIR';
     throw new ConfigError(variable, `the database does not answer (${(e as Error).message.split('\n')[0]})`);
   }
@@ -226,7 +226,7 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
         server.closeAllConnections();
       });
       await services.close();
-      await db.destroy();
+      await closeDb(db);
     },
   };
 }

@@ -4,6 +4,7 @@
  * user's key version, so issuing a new API key revokes every token made with the old one.
  */
 import jwt from 'jsonwebtoken';
+import { createSecretKey, type KeyObject } from 'node:crypto';
 import type { Db } from '../db/db.js';
 import type { Clock } from '../clock.js';
 import type { Principal } from '../model/user.js';
@@ -39,7 +40,10 @@ export interface TokensDeps {
 const PRINCIPAL_TTL_MS = 1000;
 
 export function createTokensService(deps: TokensDeps) {
-  const { db, clock, secret, ttlSeconds, failedLogins } = deps;
+  const { db, clock, ttlSeconds, failedLogins } = deps;
+  // A KeyObject, built once: given a string, jsonwebtoken first tries to parse it as a PEM key on
+  // every sign and verify (about 330 µs each, against 7 µs).
+  const secret: KeyObject = createSecretKey(Buffer.from(deps.secret, 'utf8'));
   const cache = new Map<string, { at: number; keyVersion: number; principal: Principal | null }>();
 
   async function issue(userName: string, apiKey: string, remoteAddress: string): Promise<IssuedToken> {

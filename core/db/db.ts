@@ -3,10 +3,11 @@
  * Timestamps are stored as integer milliseconds since the epoch in both, so comparisons and
  * indexes behave the same everywhere.
  */
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
+import Database from 'better-sqlite3';
 import { migrationSource } from './migrations/index.js';
 
 export type Db = Knex;
@@ -32,6 +33,41 @@ export function dbKind(db: Db): DbKind {
 // knex prints connection failures itself; the caller reports them once, in its own words.
 const quiet = { warn() {}, error() {}, deprecate() {}, debug() {} };
 
+/**
+ * Hot reads (a few lookups made on every request or frame) on SQLite: a second, read-only
+ * connection with its prepared statements kept, so a lookup costs microseconds instead of a knex
+ * round trip. In WAL mode a reader sees every committed transaction. Reads inside a transaction
+ * (a Knex.Transaction, not the Db itself) and every read on PostgreSQL go through knex.
+ */
+export interface HotReads {
+  get(sql: string, ...params: unknown[]): Record<string, unknown> | undefined;
+}
+
+const hot = new WeakMap<object, HotReads>();
+const sqliteFiles = new WeakMap<object, { filename: string; reader?: Database.Database }>();
+
+export function hotReads(db: unknown): HotReads | undefined {
+  const known = hot.get(db as object);
+  if (known) return known;
+  const file = sqliteFiles.get(db as object);
+  if (!file || !existsSync(file.filename)) return undefined;
+  const reader = new Database(file.filename, { readonly: true });
+  file.reader = reader;
+  const statements = new Map<string, Database.Statement>();
+  const reads: HotReads = {
+    get(sql, ...params) {
+      let st = statements.get(sql);
+      if (!st) {
+        st = reader.prepare(sql);
+        statements.set(sql, st);
+      }
+      return st.get(...params) as Record<string, unknown> | undefined;
+    },
+  };
+  hot.set(db as object, reads);
+  return reads;
+}
+
 export function openDb(options: DbOptions): Db {
   if (options.databaseUrl) {
     return knexFactory({
@@ -49,7 +85,7 @@ export function openDb(options: DbOptions): Db {
     mkdirSync(dir, { recursive: true });
     filename = path.join(dir, file);
   }
-  return knexFactory({
+  const db = knexFactory({
     log: quiet,
     client: 'better-sqlite3',
     connection: { filename },
@@ -68,12 +104,22 @@ export function openDb(options: DbOptions): Db {
       },
     },
   });
+  if (filename !== ':memory:') sqliteFiles.set(db, { filename });
+  return db;
 }
 
 /** Applies every pending migration; returns the names applied. */
 export async function migrate(db: Db): Promise<string[]> {
   const [, applied] = (await db.migrate.latest({ migrationSource })) as [number, string[]];
   return applied;
+}
+
+/** Closes the database (and its hot-read connection). */
+export async function closeDb(db: Db): Promise<void> {
+  sqliteFiles.get(db)?.reader?.close();
+  sqliteFiles.delete(db);
+  hot.delete(db);
+  await db.destroy();
 }
 
 /** Throws when the database does not answer. */

@@ -72,6 +72,9 @@ export function createDeviceDirectory(o: DirectoryOptions) {
     const now = o.clock.now().getTime();
     if (now - (touched.get(device.id) ?? 0) < TOUCH_EVERY_MS && device.protocol === protocol) return;
     touched.set(device.id, now);
+    // The cached record is the one the gateway holds: keep it in step, or every frame would touch again.
+    device.protocol = protocol;
+    device.lastConnection = now;
     await devices.touchConnection(o.db, device.id, protocol, now).catch((e) => o.logger.warn({ err: e }, 'recording last connection failed'));
   }
 

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { DeviceRecord } from '../model/device.js';
 import { parseJson, toJson, toNum } from '../db/json.js';
+import { hotReads } from '../db/db.js';
 
 type Q = Knex | Knex.Transaction;
 
@@ -52,7 +53,8 @@ export async function update(db: Q, d: DeviceRecord): Promise<void> {
 }
 
 export async function findById(db: Q, id: string): Promise<DeviceRecord | undefined> {
-  const r = await db('devices').where({ id }).first();
+  const fast = hotReads(db);
+  const r = fast ? fast.get('select * from devices where id = ?', id) : await db('devices').where({ id }).first();
   return r ? toRecord(r) : undefined;
 }
 
@@ -86,6 +88,8 @@ export async function groupsOf(db: Q, deviceIds: string[]): Promise<Map<string, 
 }
 
 export async function isInGroup(db: Q, deviceId: string, groupId: string): Promise<boolean> {
+  const fast = hotReads(db);
+  if (fast) return fast.get('select 1 as x from group_devices where device_id = ? and group_id = ?', deviceId, groupId) !== undefined;
   return (await db('group_devices').where({ device_id: deviceId, group_id: groupId }).first()) !== undefined;
 }
 

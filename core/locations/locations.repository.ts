@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { Location } from '../model/location.js';
+import { hotReads } from '../db/db.js';
 
 type Q = Knex | Knex.Transaction;
 
@@ -50,7 +51,8 @@ async function upsertLast(db: Q, r: LocationRow): Promise<void> {
 }
 
 export async function last(db: Q, deviceId: string): Promise<Location | undefined> {
-  const r = await db('last_locations').where({ device_id: deviceId }).first('data');
+  const fast = hotReads(db);
+  const r = (fast ? fast.get('select data from last_locations where device_id = ?', deviceId) : await db('last_locations').where({ device_id: deviceId }).first('data')) as { data: string } | undefined;
   return r ? (JSON.parse(r.data) as Location) : undefined;
 }
 

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Privilege, UserRecord } from '../model/user.js';
 import { parseJson, toBool, toJson, toNum } from '../db/json.js';
+import { hotReads } from '../db/db.js';
 
 type Q = Knex | Knex.Transaction;
 
@@ -65,7 +66,8 @@ export async function update(db: Q, u: UserRecord): Promise<void> {
 }
 
 export async function findById(db: Q, id: string): Promise<UserRecord | undefined> {
-  const r = await db('users').where({ id }).first();
+  const fast = hotReads(db);
+  const r = fast ? fast.get('select * from users where id = ?', id) : await db('users').where({ id }).first();
   return r ? toRecord(r) : undefined;
 }
 

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { backends, createStorage, type Backend } from '../helpers/backends.js';
-import { openDb, migrate, type Db } from '../../core/db/db.js';
+import { openDb, migrate, closeDb, type Db } from '../../core/db/db.js';
 import * as accounts from '../../core/accounts/accounts.repository.js';
 import * as devices from '../../core/devices/devices.repository.js';
 import * as locations from '../../core/locations/locations.repository.js';
@@ -15,7 +15,7 @@ async function openFresh(t: { teardown(fn: () => unknown): void }, backend: Back
   const storage = await createStorage(backend);
   const db = openDb({ databaseUrl: storage.env.TRACKGATE_DATABASE_URL, dataDir: storage.env.TRACKGATE_DATA_DIR });
   t.teardown(async () => {
-    await db.destroy();
+    await closeDb(db);
     await storage.cleanup();
   });
   await migrate(db);
