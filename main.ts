@@ -3,6 +3,7 @@
  * `startTrackgate` is also what tests start (with port 0 everywhere) and what `trackgate serve` runs.
  */
 import http from 'node:http';
+import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
@@ -77,6 +78,19 @@ export async function openStorage(config: Readonly<Config>): Promise<Db> {
   return db;
 }
 
+/** An outbound TCP connection without Nagle's algorithm (SMTP: see createSmtpNotifier). */
+function connectNoDelay(host: string, port: number): Promise<net.Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ host, port, noDelay: true, timeout: 10_000 });
+    socket.once('connect', () => {
+      socket.setTimeout(0);
+      resolve(socket);
+    });
+    socket.once('timeout', () => socket.destroy(new Error(`connecting to ${host}:${port} timed out`)));
+    socket.once('error', reject);
+  });
+}
+
 /** Redis when configured: waits a few seconds for it, then carries on (stores fail over as documented). */
 async function openRedis(config: Readonly<Config>, logger: Logger): Promise<RedisClient | undefined> {
   if (!config.redisUrl) return undefined;
@@ -121,7 +135,7 @@ export async function createServices(config: Readonly<Config>, db: Db, clock: Cl
   const notifications = createNotificationsService({
     db, clock, logger, quota,
     channels: {
-      Email: config.smtpUrl ? createSmtpNotifier({ url: config.smtpUrl, from: config.mailFrom }) : undefined,
+      Email: config.smtpUrl ? createSmtpNotifier({ url: config.smtpUrl, from: config.mailFrom, openSocket: connectNoDelay }) : undefined,
       SMS: config.smsUrl ? createSmsHttpNotifier({ url: config.smsUrl }) : undefined,
     },
   });

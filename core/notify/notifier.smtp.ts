@@ -18,14 +18,26 @@ export interface SmtpSettings {
   url: string;
   /** the From address, e.g. `trackgate <alerts@example.com>` */
   from: string;
+  /**
+   * Opens the TCP connection to the server. Given one that disables Nagle's algorithm, a message's
+   * last line does not wait for the server's delayed ACK (about 40 ms a message otherwise).
+   */
+  openSocket?: (host: string, port: number) => Promise<unknown>;
 }
 
-export function createSmtpNotifier({ url, from }: SmtpSettings): Notifier {
+export function createSmtpNotifier({ url, from, openSocket }: SmtpSettings): Notifier {
   const parsed = new URL(url);
   if (parsed.protocol !== 'smtp:' && parsed.protocol !== 'smtps:') throw new Error(`SMTP URL must start with smtp:// or smtps://, not ${parsed.protocol}//`);
   for (const [key, value] of Object.entries(DEFAULTS)) if (!parsed.searchParams.has(key)) parsed.searchParams.set(key, value);
   // nodemailer reads options from the URL query only when given the URL as a string.
   const transport = nodemailer.createTransport(parsed.toString(), { from });
+  if (openSocket) {
+    const port = Number(parsed.port || (parsed.protocol === 'smtps:' ? 465 : 587));
+    // nodemailer's hook for a socket of our own; it still does the TLS upgrade for smtps://.
+    (transport.transporter as unknown as { getSocket: (o: unknown, cb: (e: Error | null, s?: { connection: unknown }) => void) => void }).getSocket = (_o, cb) => {
+      openSocket(parsed.hostname, port).then((connection) => cb(null, { connection }), (e: Error) => cb(e));
+    };
+  }
 
   return {
     async send(m) {
