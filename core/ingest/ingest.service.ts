@@ -115,8 +115,9 @@ export function createIngestService(deps: IngestDeps) {
   /** Locations already in the REST shape (MQTT `devices/{id}/locations`), group-committed. */
   async function submitLocations(device: DeviceRecord, protocol: string, inputs: Location[]): Promise<number> {
     const now = clock.now();
+    const serverTime = now.toISOString();
     const rows = inputs.map((i) => {
-      const n = normaliseLocation(i, now, protocol);
+      const n = normaliseLocation(i, serverTime, protocol);
       return { deviceId: device.id, dateTime: n.dateTimeMs, serverTime: now.getTime(), location: n.location };
     });
     await commit(device, rows);

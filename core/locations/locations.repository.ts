@@ -36,18 +36,24 @@ export async function insertMany(db: Q, rows: LocationRow[]): Promise<LocationRo
     const cur = newest.get(r.deviceId);
     if (!cur || r.dateTime > cur.dateTime) newest.set(r.deviceId, r);
   }
-  for (const r of newest.values()) await upsertLast(db, r);
+  await upsertLast(db, [...newest.values()]);
   return inserted;
 }
 
-/** The last location is the one with the latest fix time, not the last received. */
-async function upsertLast(db: Q, r: LocationRow): Promise<void> {
-  await db.raw(
-    `insert into last_locations (device_id, date_time, data) values (?, ?, ?)
-     on conflict (device_id) do update set date_time = excluded.date_time, data = excluded.data
-     where excluded.date_time > last_locations.date_time`,
-    [r.deviceId, r.dateTime, JSON.stringify(r.location)],
-  );
+/**
+ * The last location is the one with the latest fix time, not the last received: one multi-row
+ * upsert per chunk moves each device's row forward only when the new fix is later.
+ */
+async function upsertLast(db: Q, rows: LocationRow[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += CHUNK) {
+    const chunk = rows.slice(i, i + CHUNK);
+    await db.raw(
+      `insert into last_locations (device_id, date_time, data) values ${chunk.map(() => '(?, ?, ?)').join(', ')}
+       on conflict (device_id) do update set date_time = excluded.date_time, data = excluded.data
+       where excluded.date_time > last_locations.date_time`,
+      chunk.flatMap((r) => [r.deviceId, r.dateTime, JSON.stringify(r.location)]),
+    );
+  }
 }
 
 export async function last(db: Q, deviceId: string): Promise<Location | undefined> {

@@ -18,9 +18,10 @@ export interface LocationsDeps {
 /** A location as a client sends it: the REST shape, `dateTime` any ISO 8601 form. */
 export type LocationInput = Location;
 
-export function normaliseLocation(input: LocationInput, serverTime: Date, protocol: string): { dateTimeMs: number; location: Location } {
+/** `serverTime`: when the batch was received, already formatted (it is the same for every item). */
+export function normaliseLocation(input: LocationInput, serverTime: string, protocol: string): { dateTimeMs: number; location: Location } {
   const dateTimeMs = new Date(input.dateTime).getTime();
-  const location: Location = { ...input, dateTime: new Date(dateTimeMs).toISOString(), serverTime: serverTime.toISOString(), protocol: input.protocol ?? protocol };
+  const location: Location = { ...input, dateTime: new Date(dateTimeMs).toISOString(), serverTime, protocol: input.protocol ?? protocol };
   return { dateTimeMs, location };
 }
 
@@ -33,8 +34,9 @@ export function createLocationsService(deps: LocationsDeps) {
     if (isExpired(device, now.getTime())) {
       throw new DomainError('DEVICE_EXPIRED', `Device "${device.id}" is expired; reactivate it to store its locations.`);
     }
+    const serverTime = now.toISOString();
     const rows = inputs.map((i) => {
-      const n = normaliseLocation(i, now, protocol);
+      const n = normaliseLocation(i, serverTime, protocol);
       return { deviceId: device.id, dateTime: n.dateTimeMs, serverTime: now.getTime(), location: n.location };
     });
     const inserted = await db.transaction((trx) => locations.insertMany(trx, rows));
