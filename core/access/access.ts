@@ -22,10 +22,20 @@ export function requirePrivilege(p: Principal, needed: Privilege): void {
   }
 }
 
+/** A device is visible to users of its account, and to a group-restricted user only in that group. */
+async function checkScope(db: Db, p: Principal, deviceId: string, accountId: string | undefined): Promise<void> {
+  const visible = accountId === p.accountId && (!p.groupId || (await devices.isInGroup(db, deviceId, p.groupId)));
+  if (!visible) throw notFound('DEVICE_NOT_FOUND', `Device "${deviceId}"`);
+}
+
+/** Throws 404 unless the caller may see the device (reads that need only the permission). */
+export async function assertVisibleDevice(db: Db, p: Principal, deviceId: string): Promise<void> {
+  await checkScope(db, p, deviceId, await devices.accountOf(db, deviceId));
+}
+
 /** The device if the caller may see it; otherwise 404, whether it exists elsewhere or not. */
 export async function visibleDevice(db: Db, p: Principal, deviceId: string): Promise<DeviceRecord> {
   const d = await devices.findById(db, deviceId);
-  if (!d || d.accountId !== p.accountId) throw notFound('DEVICE_NOT_FOUND', `Device "${deviceId}"`);
-  if (p.groupId && !(await devices.isInGroup(db, deviceId, p.groupId))) throw notFound('DEVICE_NOT_FOUND', `Device "${deviceId}"`);
-  return d;
+  await checkScope(db, p, deviceId, d?.accountId);
+  return d!;
 }

@@ -4,7 +4,7 @@ import type { Clock } from '../clock.js';
 import type { Principal } from '../model/user.js';
 import type { Alert } from '../model/alert.js';
 import type { DeviceRecord } from '../model/device.js';
-import { requirePrivilege, visibleDevice } from '../access/access.js';
+import { assertVisibleDevice, requirePrivilege, visibleDevice } from '../access/access.js';
 import type { EventBus } from '../events/event-bus.js';
 import { decodeCursor, encodeCursor, rangeBounds, type TimeRange } from '../paging.js';
 import * as alerts from './alerts.repository.js';
@@ -86,7 +86,7 @@ export function createAlertsService(deps: AlertsDeps) {
   }
 
   async function query(p: Principal, deviceId: string, r: TimeRange & { alertName?: string }): Promise<{ alerts: Alert[]; nextCursor: string | null }> {
-    await visibleDevice(db, p, deviceId);
+    await assertVisibleDevice(db, p, deviceId);
     const { fromMs, toMs, limit } = rangeBounds(r);
     const c = r.cursor ? decodeCursor(r.cursor) : undefined;
     const page = await alerts.range(db, { deviceId, fromMs, toMs, alertName: r.alertName, after: c ? { dateTime: c.t, id: c.id ?? 0 } : undefined, limit });

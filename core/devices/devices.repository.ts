@@ -87,6 +87,13 @@ export async function groupsOf(db: Q, deviceIds: string[]): Promise<Map<string, 
   return out;
 }
 
+/** The account a device belongs to, or undefined: the cheap check of who may see it. */
+export async function accountOf(db: Q, id: string): Promise<string | undefined> {
+  const fast = hotReads(db);
+  const r = fast ? fast.get('select account_id from devices where id = ?', id) : await db('devices').where({ id }).first('account_id');
+  return r ? String(r.account_id) : undefined;
+}
+
 export async function isInGroup(db: Q, deviceId: string, groupId: string): Promise<boolean> {
   const fast = hotReads(db);
   if (fast) return fast.get('select 1 as x from group_devices where device_id = ? and group_id = ?', deviceId, groupId) !== undefined;

@@ -4,7 +4,7 @@ import type { Principal } from '../model/user.js';
 import type { Location } from '../model/location.js';
 import { isExpired, type DeviceRecord } from '../model/device.js';
 import { DomainError, notFound } from '../errors.js';
-import { requirePrivilege, visibleDevice } from '../access/access.js';
+import { assertVisibleDevice, requirePrivilege, visibleDevice } from '../access/access.js';
 import type { EventBus } from '../events/event-bus.js';
 import { decodeCursor, encodeCursor, rangeBounds, type TimeRange } from '../paging.js';
 import * as locations from './locations.repository.js';
@@ -53,7 +53,7 @@ export function createLocationsService(deps: LocationsDeps) {
   }
 
   async function query(p: Principal, deviceId: string, r: TimeRange): Promise<{ locations: Location[]; nextCursor: string | null }> {
-    await visibleDevice(db, p, deviceId);
+    await assertVisibleDevice(db, p, deviceId);
     const { fromMs, toMs, limit } = rangeBounds(r);
     const after = r.cursor ? decodeCursor(r.cursor).t : undefined;
     const page = await locations.range(db, { deviceId, fromMs, toMs, afterMs: after, limit });
@@ -61,7 +61,7 @@ export function createLocationsService(deps: LocationsDeps) {
   }
 
   async function last(p: Principal, deviceId: string): Promise<Location> {
-    await visibleDevice(db, p, deviceId);
+    await assertVisibleDevice(db, p, deviceId);
     const l = await locations.last(db, deviceId);
     if (!l) throw notFound('LOCATION_NOT_FOUND', `A location of device "${deviceId}"`);
     return l;
