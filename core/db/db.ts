@@ -114,6 +114,28 @@ export async function migrate(db: Db): Promise<string[]> {
   return applied;
 }
 
+const kept = new WeakMap<object, Map<string, Database.Statement>>();
+
+/** A statement prepared once per connection and kept. */
+export function keptStatement(conn: Database.Database, sql: string): Database.Statement {
+  let statements = kept.get(conn);
+  if (!statements) kept.set(conn, (statements = new Map()));
+  let st = statements.get(sql);
+  if (!st) statements.set(sql, (st = conn.prepare(sql)));
+  return st;
+}
+
+/**
+ * The better-sqlite3 connection of a knex transaction on SQLite, for bulk writes through kept
+ * prepared statements (knex builds and prepares a new statement for every query); undefined
+ * outside a transaction and on PostgreSQL.
+ */
+export async function sqliteTransactionConnection(q: unknown): Promise<Database.Database | undefined> {
+  const trx = q as { isTransaction?: boolean; client?: { config: { client: string }; acquireConnection(): Promise<unknown> } };
+  if (!trx.isTransaction || trx.client?.config.client !== 'better-sqlite3') return undefined;
+  return (await trx.client.acquireConnection()) as Database.Database;
+}
+
 /** Closes the database (and its hot-read connection). */
 export async function closeDb(db: Db): Promise<void> {
   sqliteFiles.get(db)?.reader?.close();

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Location } from '../model/location.js';
-import { hotReads } from '../db/db.js';
+import { hotReads, keptStatement, sqliteTransactionConnection } from '../db/db.js';
 
 type Q = Knex | Knex.Transaction;
 
@@ -18,7 +18,22 @@ const CHUNK = 500;
  * Stores rows; a row whose (device, fix time) is already stored is skipped.
  * Returns the rows actually inserted. Also moves each device's last location forward.
  */
+const INSERT_ONE = 'insert into locations (device_id, date_time, server_time, data) values (?, ?, ?, ?) on conflict (device_id, date_time) do nothing';
+/** A device's last location moves forward only when the new fix is later. */
+const LAST_ON_CONFLICT = `on conflict (device_id) do update set date_time = excluded.date_time, data = excluded.data
+  where excluded.date_time > last_locations.date_time`;
+const UPSERT_LAST_ONE = `insert into last_locations (device_id, date_time, data) values (?, ?, ?) ${LAST_ON_CONFLICT}`;
+
 export async function insertMany(db: Q, rows: LocationRow[]): Promise<LocationRow[]> {
+  const conn = await sqliteTransactionConnection(db);
+  if (conn) {
+    // SQLite inside a transaction: one kept statement run per row is the cheapest bulk insert.
+    const insert = keptStatement(conn, INSERT_ONE);
+    const inserted = rows.filter((r) => insert.run(r.deviceId, r.dateTime, r.serverTime, JSON.stringify(r.location)).changes === 1);
+    const upsert = keptStatement(conn, UPSERT_LAST_ONE);
+    for (const r of newestPerDevice(inserted)) upsert.run(r.deviceId, r.dateTime, JSON.stringify(r.location));
+    return inserted;
+  }
   const inserted: LocationRow[] = [];
   for (let i = 0; i < rows.length; i += CHUNK) {
     const chunk = rows.slice(i, i + CHUNK);
@@ -31,13 +46,17 @@ export async function insertMany(db: Q, rows: LocationRow[]): Promise<LocationRo
     // Within one statement the first row of a key is the one stored; later duplicates were skipped.
     for (const r of chunk) if (fresh.delete(`${r.deviceId}\u0000${r.dateTime}`)) inserted.push(r);
   }
+  await upsertLast(db, newestPerDevice(inserted));
+  return inserted;
+}
+
+function newestPerDevice(rows: LocationRow[]): LocationRow[] {
   const newest = new Map<string, LocationRow>();
-  for (const r of inserted) {
+  for (const r of rows) {
     const cur = newest.get(r.deviceId);
     if (!cur || r.dateTime > cur.dateTime) newest.set(r.deviceId, r);
   }
-  await upsertLast(db, [...newest.values()]);
-  return inserted;
+  return [...newest.values()];
 }
 
 /**
@@ -48,9 +67,7 @@ async function upsertLast(db: Q, rows: LocationRow[]): Promise<void> {
   for (let i = 0; i < rows.length; i += CHUNK) {
     const chunk = rows.slice(i, i + CHUNK);
     await db.raw(
-      `insert into last_locations (device_id, date_time, data) values ${chunk.map(() => '(?, ?, ?)').join(', ')}
-       on conflict (device_id) do update set date_time = excluded.date_time, data = excluded.data
-       where excluded.date_time > last_locations.date_time`,
+      `insert into last_locations (device_id, date_time, data) values ${chunk.map(() => '(?, ?, ?)').join(', ')} ${LAST_ON_CONFLICT}`,
       chunk.flatMap((r) => [r.deviceId, r.dateTime, JSON.stringify(r.location)]),
     );
   }
