@@ -95,16 +95,17 @@ export function createIngestService(deps: IngestDeps) {
   /** Tracker reports (decoded frames, OwnTracks): steps, group-committed locations, then alerts. */
   async function submit(device: DeviceRecord, protocol: string, reports: PositionReport[]): Promise<IngestResult> {
     const receivedAt = clock.now();
+    const serverTime = receivedAt.toISOString();
     const rows: locations.LocationRow[] = [];
     const alerts: AlertInput[] = [];
     const dropped: string[] = [];
     for (const report of reports) {
-      const d = runSteps(report, protocol, receivedAt);
+      const d = runSteps(report, protocol, receivedAt, serverTime);
       if (d.drop) {
         dropped.push(d.drop);
         continue;
       }
-      if (d.location) rows.push({ deviceId: device.id, dateTime: d.fixTime.getTime(), serverTime: receivedAt.getTime(), location: { ...d.location, serverTime: receivedAt.toISOString() } });
+      if (d.location) rows.push({ deviceId: device.id, dateTime: d.fixTime.getTime(), serverTime: receivedAt.getTime(), location: d.location });
       alerts.push(...d.alerts);
     }
     await commit(device, rows);

@@ -12,6 +12,8 @@ export interface Draft {
   report: PositionReport;
   protocol: string;
   receivedAt: Date;
+  /** receivedAt as ISO 8601, formatted once per batch */
+  serverTime: string;
   fixTime: Date;
   location?: Location;
   alerts: AlertInput[];
@@ -67,7 +69,8 @@ const toLocation: Step = (d) => {
     milleage: odometerM !== undefined ? odometerM / 1000 : null,
     alerts: alertNames,
     hasCriticalAlert: d.report.alarms.some((x) => CRITICAL_ALARMS.has(x)),
-    attributes: { ...a },
+    attributes: a,
+    serverTime: d.serverTime,
     protocol: d.protocol,
   };
   if (typeof a.ignition === 'boolean') loc.inputs = [a.ignition];
@@ -91,8 +94,8 @@ const toAlerts: Step = (d) => {
 
 export const INGEST_STEPS: readonly Step[] = [fixTime, sanity, toLocation, toAlerts];
 
-export function runSteps(report: PositionReport, protocol: string, receivedAt: Date): Draft {
-  const d: Draft = { report, protocol, receivedAt, fixTime: receivedAt, alerts: [] };
+export function runSteps(report: PositionReport, protocol: string, receivedAt: Date, serverTime = receivedAt.toISOString()): Draft {
+  const d: Draft = { report, protocol, receivedAt, serverTime, fixTime: receivedAt, alerts: [] };
   for (const step of INGEST_STEPS) {
     step(d);
     if (d.drop) break;
