@@ -1,0 +1,279 @@
+/**
+ * Simulated trackers, in their own process: raw `net` sockets, frames encoded before the clock
+ * starts. Each connection logs in, then sends one frame at a time and waits for its ack, as real
+ * devices do (Teltonika: AVL frame of N records -> u32 N; GT06: 0x22 frame -> 10-byte ack).
+ */
+import { readFileSync } from 'node:fs';
+import net from 'node:net';
+import { serveCommands } from './child.js';
+import { GT06_ACK_BYTES, encodeFrames, gt06Imei, gt06Login, teltonikaImei, teltonikaLogin } from './frames.js';
+
+type Protocol = 'teltonika' | 'gt06';
+
+export interface ConnectArgs {
+  host: string;
+  ports: Partial<Record<Protocol, number>>;
+  /** connections per protocol; device indexes `first`…`first + count - 1` */
+  teltonika?: { first: number; count: number };
+  gt06?: { first: number; count: number };
+  /** connections opened (and logged in) at a time */
+  batch: number;
+}
+
+export interface ConnectResult {
+  loggedIn: number;
+  failed: number;
+  seconds: number;
+  firstError?: string;
+}
+
+export interface PrepareArgs {
+  framesPerConnection: Record<Protocol, number>;
+  recordsPerFrame: number;
+}
+
+export interface StreamArgs {
+  /** frames flow but acks are not counted yet (JIT, caches) */
+  warmupMs: number;
+  /** the measured window */
+  durationMs: number;
+  /** a process whose CPU use during the window is reported (the server under test) */
+  watchPid?: number;
+  /** start again at the first frame when a connection has sent all of its frames (ack-only servers) */
+  cycle: boolean;
+}
+
+export interface StreamResult {
+  /** positions acknowledged while the window was open, per second */
+  windowPositionsPerSec: number;
+  windowPositions: number;
+  /** all positions acknowledged, the drain after the window included */
+  ackedPositions: number;
+  ackedByProtocol: Record<Protocol, number>;
+  /** per connection: frames acknowledged (in connection order: teltonika first, then gt06) */
+  framesAcked: { protocol: Protocol; index: number; frames: number }[];
+  warmupSeconds: number;
+  windowSeconds: number;
+  drainSeconds: number;
+  /** connections that ran out of pre-encoded frames before the window closed */
+  exhausted: number;
+  errors: number;
+  firstError?: string;
+  /** CPU used by this generator process during the window, % of one core */
+  generatorCpuPct: number;
+  /** CPU used by `watchPid` during the window, % of one core */
+  serverCpuPct?: number;
+  /** positions acknowledged in each second, warm-up included */
+  perSecond: number[];
+}
+
+interface Conn {
+  protocol: Protocol;
+  index: number;
+  socket: net.Socket;
+  pending: Buffer;
+  onAck?: (ack: Buffer) => void;
+  frames?: Buffer;
+  frameBytes: number;
+  next: number;
+  acked: number;
+  done: boolean;
+}
+
+const conns: Conn[] = [];
+
+/** CPU time (ms) of another process, read synchronously so it lines up with the window edges. */
+function serverCpuMs(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+let recordsPerFrame = 1;
+
+function ackLength(c: Conn, loggedIn: boolean): number {
+  if (c.protocol === 'gt06') return GT06_ACK_BYTES;
+  return loggedIn ? 4 : 1;
+}
+
+function open(host: string, port: number, protocol: Protocol, index: number): Promise<Conn> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ host, port });
+    socket.setNoDelay(true);
+    const c: Conn = { protocol, index, socket, pending: Buffer.alloc(0), frameBytes: 0, next: 0, acked: 0, done: false };
+    let loggedIn = false;
+    socket.on('data', (chunk: Buffer) => {
+      c.pending = c.pending.length ? Buffer.concat([c.pending, chunk]) : chunk;
+      for (;;) {
+        const need = ackLength(c, loggedIn);
+        if (c.pending.length < need) return;
+        const ack = c.pending.subarray(0, need);
+        c.pending = c.pending.subarray(need);
+        if (!loggedIn) {
+          loggedIn = true;
+          const ok = protocol === 'teltonika' ? ack[0] === 0x01 : ack[3] === 0x01;
+          if (ok) resolve(c);
+          else reject(new Error(`${protocol} login of device ${index} refused (${ack.toString('hex')})`));
+        } else {
+          c.onAck?.(ack);
+        }
+      }
+    });
+    socket.once('error', reject);
+    socket.once('connect', () => socket.write(protocol === 'teltonika' ? teltonikaLogin(teltonikaImei(index)) : gt06Login(gt06Imei(index))));
+  });
+}
+
+serveCommands({
+  async connect(a: ConnectArgs): Promise<ConnectResult> {
+    const t0 = performance.now();
+    const todo: { protocol: Protocol; index: number }[] = [];
+    for (const p of ['teltonika', 'gt06'] as const) {
+      const range = a[p];
+      if (range) for (let i = 0; i < range.count; i++) todo.push({ protocol: p, index: range.first + i });
+    }
+    let failed = 0;
+    let firstError: string | undefined;
+    for (let i = 0; i < todo.length; i += a.batch) {
+      const settled = await Promise.allSettled(todo.slice(i, i + a.batch).map((t) => open(a.host, a.ports[t.protocol]!, t.protocol, t.index)));
+      for (const s of settled) {
+        if (s.status === 'fulfilled') conns.push(s.value);
+        else {
+          failed++;
+          firstError ??= String(s.reason);
+        }
+      }
+    }
+    return { loggedIn: conns.length, failed, seconds: (performance.now() - t0) / 1000, ...(firstError && { firstError }) };
+  },
+
+  /** Encodes every connection's frames (before any clock starts); returns the bytes held. */
+  prepare(a: PrepareArgs): { bytes: number; frames: number } {
+    recordsPerFrame = a.recordsPerFrame;
+    let bytes = 0;
+    let frames = 0;
+    for (const c of conns) {
+      const count = a.framesPerConnection[c.protocol];
+      const e = encodeFrames({ protocol: c.protocol, index: c.index, frames: count, recordsPerFrame: c.protocol === 'teltonika' ? a.recordsPerFrame : 1 });
+      c.frames = e.bytes;
+      c.frameBytes = e.frameBytes;
+      bytes += e.bytes.length;
+      frames += count;
+    }
+    return { bytes, frames };
+  },
+
+  stream(a: StreamArgs): Promise<StreamResult> {
+    return new Promise((resolve) => {
+      const acked: Record<Protocol, number> = { teltonika: 0, gt06: 0 };
+      const perSecond: number[] = [];
+      let windowPositions = 0;
+      let errors = 0;
+      let firstError: string | undefined;
+      let exhausted = 0;
+      let open = conns.length;
+      // phases: warm-up (sending, not counted) -> window (counted) -> drain (no new frames)
+      let phase: 'warmup' | 'window' | 'drain' = 'warmup';
+      const t0 = performance.now();
+      let at = { t: t0, cpu: process.cpuUsage(), server: serverCpuMs(a.watchPid) };
+      let windowSeconds = 0;
+      let generatorCpuPct = 0;
+      let serverCpuPct: number | undefined;
+
+      const openWindow = (): void => {
+        phase = 'window';
+        at = { t: performance.now(), cpu: process.cpuUsage(), server: serverCpuMs(a.watchPid) };
+      };
+      const closeWindow = (): void => {
+        if (phase === 'drain') return;
+        if (phase === 'warmup') openWindow();
+        phase = 'drain';
+        const ms = performance.now() - at.t;
+        const cpu = process.cpuUsage(at.cpu);
+        windowSeconds = ms / 1000;
+        generatorCpuPct = ((cpu.user + cpu.system) / 1000 / ms) * 100;
+        const server = serverCpuMs(a.watchPid);
+        if (server !== undefined && at.server !== undefined) serverCpuPct = ((server - at.server) / ms) * 100;
+      };
+      const finish = (): void => {
+        clearTimeout(warmupTimer);
+        clearTimeout(windowTimer);
+        closeWindow();
+        resolve({
+          windowPositionsPerSec: windowPositions / windowSeconds,
+          windowPositions,
+          ackedPositions: acked.teltonika + acked.gt06,
+          ackedByProtocol: acked,
+          framesAcked: conns.map((c) => ({ protocol: c.protocol, index: c.index, frames: c.acked })),
+          warmupSeconds: a.warmupMs / 1000,
+          windowSeconds,
+          drainSeconds: (performance.now() - t0) / 1000 - a.warmupMs / 1000 - windowSeconds,
+          exhausted,
+          errors,
+          ...(firstError && { firstError }),
+          generatorCpuPct,
+          ...(serverCpuPct !== undefined && { serverCpuPct }),
+          perSecond: Array.from(perSecond, (n) => n ?? 0),
+        });
+      };
+      const end = (c: Conn): void => {
+        if (c.done) return;
+        c.done = true;
+        if (--open === 0) finish();
+      };
+      const send = (c: Conn): void => {
+        const total = c.frames!.length / c.frameBytes;
+        if (phase === 'drain') return end(c);
+        if (c.next >= total) {
+          if (!a.cycle) {
+            exhausted++;
+            return end(c);
+          }
+          c.next = 0;
+        }
+        const offset = c.next++ * c.frameBytes;
+        c.socket.write(c.frames!.subarray(offset, offset + c.frameBytes));
+      };
+      const warmupTimer = setTimeout(openWindow, a.warmupMs);
+      const windowTimer = setTimeout(closeWindow, a.warmupMs + a.durationMs);
+
+      for (const c of conns) {
+        c.next = 0;
+        c.acked = 0;
+        c.done = false;
+        const positions = c.protocol === 'teltonika' ? recordsPerFrame : 1;
+        c.onAck = (ack) => {
+          const ok = c.protocol === 'teltonika' ? ack.readUInt32BE(0) === positions : ack[3] === 0x22;
+          if (!ok) {
+            errors++;
+            firstError ??= `${c.protocol} device ${c.index}: unexpected ack ${ack.toString('hex')}`;
+            return end(c);
+          }
+          c.acked++;
+          acked[c.protocol] += positions;
+          if (phase === 'window') windowPositions += positions;
+          if (phase !== 'drain') {
+            const second = Math.floor((performance.now() - t0) / 1000);
+            perSecond[second] = (perSecond[second] ?? 0) + positions;
+          }
+          send(c);
+        };
+        c.socket.removeAllListeners('error');
+        c.socket.on('error', (e) => {
+          errors++;
+          firstError ??= `${c.protocol} device ${c.index}: ${e.message}`;
+          end(c);
+        });
+        c.socket.on('close', () => end(c));
+        send(c);
+      }
+    });
+  },
+
+  close(): number {
+    for (const c of conns) c.socket.destroy();
+    const n = conns.length;
+    conns.length = 0;
+    return n;
+  },
+});

@@ -1,0 +1,138 @@
+/**
+ * The server under test: a real trackgate (`node --import=tsx main.ts`) in its own process, on a
+ * temporary SQLite data dir prepared beforehand (account, admin, devices, optional history) by
+ * this process through the project's own repositories.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { loadConfig } from '../../config/config.js';
+import { openStorage } from '../../main.js';
+import type { Db } from '../../core/db/db.js';
+import { systemClock } from '../../core/clock.js';
+import { createAccountsService } from '../../core/accounts/accounts.service.js';
+import * as devices from '../../core/devices/devices.repository.js';
+import type { DeviceRecord } from '../../core/model/device.js';
+import { ROOT, memoryOf, spawnNode } from './child.js';
+
+export const ADMIN_KEY = 'bench-admin-key-0123456789abcdef';
+const PROTOCOL_VARS = ['TELTONIKA', 'GT06', 'H02', 'GPS103', 'TK103', 'JT808', 'GL200', 'MEITRACK', 'SUNTECH', 'WATCH', 'RUPTELA', 'OSMAND'];
+
+/** testEnv-like settings: loopback, HTTP on a free port, MQTT and every tracker port off unless given. */
+export function benchEnv(dataDir: string, extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {
+    TRACKGATE_HOST: '127.0.0.1',
+    TRACKGATE_HTTP_PORT: '0',
+    TRACKGATE_MQTT_PORT: 'off',
+    TRACKGATE_MQTT_WS_PORT: 'off',
+    TRACKGATE_MQTT_TLS_PORT: 'off',
+    TRACKGATE_ADMIN_API_KEY: ADMIN_KEY,
+    TRACKGATE_LICENSES: '1000000',
+    TRACKGATE_RATE_LIMIT: '0',
+    TRACKGATE_LOG_LEVEL: 'info',
+    TRACKGATE_DATA_DIR: dataDir,
+  };
+  for (const p of PROTOCOL_VARS) env[`TRACKGATE_${p}_PORT`] = 'off';
+  return { ...env, ...extra };
+}
+
+export function tempDir(tag: string): { dir: string; remove(): void } {
+  const dir = mkdtempSync(path.join(os.tmpdir(), `trackgate-bench-${tag}-`));
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export function deviceRecord(id: string, accountId: string, nowMs: number): DeviceRecord {
+  return {
+    id, accountId, name: `bench ${id}`, description: null, min: null, tags: {}, expiresAt: null,
+    dailyEmailLimit: 10, dailySmsLimit: 10, alertEmails: [], alertPhones: [], protocol: null,
+    lastConnection: null, mqttPasswordHash: null, creation: nowMs, modification: nowMs,
+  };
+}
+
+/**
+ * Creates the schema, the account with its admin (ADMIN_KEY) and the devices, directly in the
+ * database of `dataDir`; `fill` may add more (e.g. history) before the handle is closed.
+ */
+export async function prepareDataDir(dataDir: string, deviceIds: string[], fill?: (db: Db, accountId: string) => Promise<void>): Promise<void> {
+  const db = await openStorage(loadConfig(benchEnv(dataDir)));
+  try {
+    const created = await createAccountsService(db, systemClock).bootstrap({ name: 'Bench account', licenses: 1_000_000, adminUser: 'admin', adminApiKey: ADMIN_KEY });
+    const accountId = created?.accountId ?? (await db('accounts').first('id')).id;
+    const now = Date.now();
+    for (let i = 0; i < deviceIds.length; i += 5000) {
+      await db.transaction(async (trx) => {
+        for (const id of deviceIds.slice(i, i + 5000)) await devices.insert(trx, deviceRecord(id, accountId, now));
+      });
+    }
+    if (fill) await fill(db, accountId);
+  } finally {
+    await db.destroy();
+  }
+}
+
+export interface ServerProcess {
+  pid: number;
+  ports: Record<string, number>;
+  base: string;
+  memory(): Promise<{ rssKb: number; hwmKb: number }>;
+  /** the last log lines (for diagnostics) */
+  log(): string[];
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `node --import=tsx main.ts` with benchEnv and waits for its `"msg":"listening"` line.
+ * BENCH_PROFILE_DIR=<dir> writes a V8 CPU profile of each server process there (for diagnosis).
+ */
+export async function startServerProcess(dataDir: string, extra: Record<string, string> = {}): Promise<ServerProcess> {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('TRACKGATE_')) env[k] = v;
+  Object.assign(env, benchEnv(dataDir, extra));
+  const profileDir = process.env.BENCH_PROFILE_DIR;
+  const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`] : [];
+  const proc = spawnNode(path.join(ROOT, 'main.ts'), [], { env, stdio: ['ignore', 'pipe', 'inherit'], nodeArgs });
+  const lines: string[] = [];
+  let exited = false;
+  const exit = new Promise<void>((resolve) => proc.once('exit', () => ((exited = true), resolve())));
+  const ports = await new Promise<Record<string, number>>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`trackgate did not log "listening" within 60 s:\n${lines.join('\n')}`)), 60_000);
+    proc.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`trackgate exited (${code}) before listening:\n${lines.join('\n')}`));
+    });
+    createInterface({ input: proc.stdout! }).on('line', (line) => {
+      lines.push(line);
+      if (lines.length > 200) lines.shift();
+      if (!line.includes('"msg":"listening"')) return;
+      clearTimeout(timer);
+      resolve((JSON.parse(line) as { ports: Record<string, number> }).ports);
+    });
+  });
+  return {
+    pid: proc.pid!,
+    ports,
+    base: `http://127.0.0.1:${ports.http}`,
+    memory: () => memoryOf(proc.pid!),
+    log: () => [...lines],
+    async stop() {
+      if (exited) return;
+      proc.kill('SIGTERM');
+      const timer = setTimeout(() => proc.kill('SIGKILL'), 15_000);
+      await exit;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** A bearer token for the admin, through the REST API. */
+export async function adminToken(base: string): Promise<string> {
+  const res = await fetch(`${base}/api/Auth/Token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ userName: 'admin', apiKey: ADMIN_KEY }),
+  });
+  const body = (await res.json()) as { token?: string };
+  if (res.status !== 200 || !body.token) throw new Error(`token: ${res.status} ${JSON.stringify(body)}`);
+  return body.token;
+}

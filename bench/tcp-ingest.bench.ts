@@ -1,0 +1,225 @@
+/**
+ * Issue 4: TCP ingest. 1,000 simulated trackers on loopback (half Teltonika, half GT06) log in to a
+ * real trackgate and stream pre-encoded position frames, one frame in flight per connection (the
+ * next only after the ack). Measured: positions stored AND acknowledged per second; at the end the
+ * rows in `locations` must equal the acknowledged positions. Baseline in the same run: the same
+ * rows inserted into a fresh SQLite database through locations.repository insertMany, 500 rows per
+ * transaction. Generator check: the same generator against a trivial ack-only server.
+ */
+import { openDb } from '../core/db/db.js';
+import * as locations from '../core/locations/locations.repository.js';
+import { runSteps } from '../core/ingest/ingest.steps.js';
+import { teltonikaProtocol } from '../protocols/teltonika/teltonika.protocol.js';
+import { gt06Protocol } from '../protocols/gt06/gt06.protocol.js';
+import type { DecodeContext, ProtocolModule } from '../protocols/types.js';
+import { openStorage } from '../main.js';
+import { loadConfig } from '../config/config.js';
+import { startChild, type Child } from './lib/child.js';
+import { encodeFrame, gt06Imei, teltonikaImei } from './lib/frames.js';
+import type { ConnectResult, StreamResult } from './lib/tracker-generator.js';
+import { benchEnv, prepareDataDir, startServerProcess, tempDir } from './lib/trackgate.js';
+import { QUICK, fmt, log, machine, pct, printTable, type Machine } from './lib/report.js';
+
+const PER_PROTOCOL = 500;
+const RECORDS_PER_FRAME = 10;
+const WARMUP_MS = QUICK ? 1_000 : 3_000;
+const DURATION_MS = QUICK ? 5_000 : 20_000;
+const ECHO_DURATION_MS = QUICK ? 3_000 : 10_000;
+/** pre-encoded frames per connection: far more than a connection gets acknowledged in the window */
+const FRAMES = QUICK ? { teltonika: 60, gt06: 300 } : { teltonika: 400, gt06: 600 };
+const TX_ROWS = 500;
+const GOAL = 0.5;
+
+export interface IngestResult {
+  name: 'tcp-ingest';
+  machine: Machine;
+  settings: { connections: number; teltonika: number; gt06: number; recordsPerFrame: number; warmupSeconds: number; windowSeconds: number; rowsPerTransaction: number };
+  login: ConnectResult;
+  ingest: StreamResult & { storedRows: number; rowsMatchAcks: boolean };
+  rawStorage: { rows: number; seconds: number; rowsPerSec: number; transactions: number; cpuSeconds: number; rowsPerCpuSec: number };
+  /** wall clock: trackgate positions/s over raw storage rows/s */
+  ratio: number;
+  /** per CPU second of the process doing the work (insensitive to other load on the machine) */
+  cpu: { trackgatePositionsPerCpuSec: number; rawRowsPerCpuSec: number; ratio: number };
+  goal: string;
+  met: boolean;
+  generatorCheck: { ackOnlyPositionsPerSec: number; generatorCpuPctAckOnly: number; generatorCpuPctTrackgate: number; trackgateShareOfAckOnly: number };
+}
+
+function deviceIds(): string[] {
+  const ids: string[] = [];
+  for (let i = 0; i < PER_PROTOCOL; i++) ids.push(teltonikaImei(i), gt06Imei(i));
+  return ids;
+}
+
+async function connectAll(gen: Child, ports: { teltonika: number; gt06: number }): Promise<ConnectResult> {
+  const r = await gen.call<ConnectResult>('connect', {
+    host: '127.0.0.1', ports, teltonika: { first: 0, count: PER_PROTOCOL }, gt06: { first: 0, count: PER_PROTOCOL }, batch: 250,
+  });
+  if (r.failed > 0) throw new Error(`${r.failed} trackers could not log in: ${r.firstError}`);
+  return r;
+}
+
+/** The rows trackgate stores for the acknowledged frames, in arrival-like order (frame by frame across connections). */
+function* rowsOf(framesAcked: StreamResult['framesAcked']): Generator<locations.LocationRow> {
+  const protocols: Record<string, ProtocolModule> = { teltonika: teltonikaProtocol, gt06: gt06Protocol };
+  const sessions = framesAcked.map(() => ({}));
+  const rounds = Math.max(...framesAcked.map((c) => c.frames));
+  for (let i = 0; i < rounds; i++) {
+    for (let j = 0; j < framesAcked.length; j++) {
+      const c = framesAcked[j];
+      if (i >= c.frames) continue;
+      const frame = encodeFrame({ protocol: c.protocol, index: c.index, frames: 0, recordsPerFrame: RECORDS_PER_FRAME }, i);
+      const receivedAt = new Date();
+      const ctx: DecodeContext = { now: receivedAt, transport: 'tcp', checksum: 'accept', session: sessions[j] };
+      const deviceId = c.protocol === 'teltonika' ? teltonikaImei(c.index) : gt06Imei(c.index);
+      for (const m of protocols[c.protocol].decode!(frame, ctx).messages) {
+        const d = runSteps(m, c.protocol, receivedAt);
+        if (d.drop || !d.location) throw new Error(`frame ${i} of ${deviceId} gives no location (${d.drop})`);
+        yield { deviceId, dateTime: d.fixTime.getTime(), serverTime: receivedAt.getTime(), location: { ...d.location, serverTime: receivedAt.toISOString() } };
+      }
+    }
+  }
+}
+
+/** Inserts the same rows into a fresh database, TX_ROWS per transaction; only the inserts are timed. */
+async function rawStorage(framesAcked: StreamResult['framesAcked'], expected: number): Promise<IngestResult['rawStorage']> {
+  const data = tempDir('raw');
+  try {
+    await prepareDataDir(data.dir, deviceIds());
+    const db = await openStorage(loadConfig(benchEnv(data.dir)));
+    try {
+      const source = rowsOf(framesAcked);
+      let rows = 0;
+      let transactions = 0;
+      let ms = 0;
+      let cpuMicros = 0;
+      for (;;) {
+        // build up to 50,000 rows outside the clock, then insert them TX_ROWS at a time
+        const block: locations.LocationRow[] = [];
+        while (block.length < 50_000) {
+          const r = source.next();
+          if (r.done) break;
+          block.push(r.value);
+        }
+        if (block.length === 0) break;
+        for (let i = 0; i < block.length; i += TX_ROWS) {
+          const t0 = performance.now();
+          const cpu0 = process.cpuUsage();
+          const inserted = await db.transaction((trx) => locations.insertMany(trx, block.slice(i, i + TX_ROWS)));
+          const cpu = process.cpuUsage(cpu0);
+          ms += performance.now() - t0;
+          cpuMicros += cpu.user + cpu.system;
+          rows += inserted.length;
+          transactions++;
+        }
+      }
+      if (rows !== expected) throw new Error(`raw storage inserted ${rows} rows, expected ${expected}`);
+      return { rows, seconds: ms / 1000, rowsPerSec: rows / (ms / 1000), transactions, cpuSeconds: cpuMicros / 1e6, rowsPerCpuSec: rows / (cpuMicros / 1e6) };
+    } finally {
+      await db.destroy();
+    }
+  } finally {
+    data.remove();
+  }
+}
+
+async function countRows(dataDir: string): Promise<number> {
+  const db = openDb({ dataDir });
+  try {
+    return Number((await db('locations').count({ n: '*' }))[0].n);
+  } finally {
+    await db.destroy();
+  }
+}
+
+export async function run(): Promise<IngestResult> {
+  const atStart = machine();
+  const data = tempDir('ingest');
+  try {
+    log(`preparing: ${fmt(PER_PROTOCOL * 2)} devices`);
+    await prepareDataDir(data.dir, deviceIds());
+    const server = await startServerProcess(data.dir, { TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_GT06_PORT: '0' });
+    let login: ConnectResult;
+    let ingest: IngestResult['ingest'];
+    try {
+      const gen = await startChild('tracker-generator.ts');
+      try {
+        login = await connectAll(gen, { teltonika: server.ports.teltonika, gt06: server.ports.gt06 });
+        log(`${login.loggedIn} trackers logged in (${login.seconds.toFixed(1)} s); encoding frames`);
+        const prepared = await gen.call<{ bytes: number; frames: number }>('prepare', { framesPerConnection: FRAMES, recordsPerFrame: RECORDS_PER_FRAME });
+        log(`${fmt(prepared.frames)} frames (${fmt(prepared.bytes / 2 ** 20, 1)} MiB) encoded; streaming: ${WARMUP_MS / 1000} s warm-up, ${DURATION_MS / 1000} s measured`);
+        const stream = await gen.call<StreamResult>('stream', { warmupMs: WARMUP_MS, durationMs: DURATION_MS, cycle: false, watchPid: server.pid });
+        await gen.call('close');
+        if (stream.errors > 0) throw new Error(`${stream.errors} stream errors: ${stream.firstError}`);
+        if (stream.exhausted > 0) log(`WARNING: ${stream.exhausted} connections ran out of frames before the window closed`);
+        const storedRows = await countRows(data.dir);
+        ingest = { ...stream, storedRows, rowsMatchAcks: storedRows === stream.ackedPositions };
+        log(`trackgate: ${fmt(stream.windowPositionsPerSec)} positions/s acknowledged; ${fmt(storedRows)} rows stored, ${fmt(stream.ackedPositions)} positions acknowledged`);
+      } finally {
+        await gen.stop();
+      }
+    } finally {
+      await server.stop();
+    }
+
+    log('generator check: the same trackers against an ack-only server');
+    const ackServer = await startChild('ack-server.ts');
+    const gen = await startChild('tracker-generator.ts');
+    let echo: StreamResult;
+    try {
+      const ports = await ackServer.call<{ teltonika: number; gt06: number }>('start');
+      await connectAll(gen, ports);
+      await gen.call('prepare', { framesPerConnection: FRAMES, recordsPerFrame: RECORDS_PER_FRAME });
+      echo = await gen.call<StreamResult>('stream', { warmupMs: WARMUP_MS, durationMs: ECHO_DURATION_MS, cycle: true });
+      await gen.call('close');
+    } finally {
+      await gen.stop();
+      await ackServer.stop();
+    }
+
+    log(`raw storage: inserting the same ${fmt(ingest.ackedPositions)} rows into a fresh database, ${TX_ROWS} per transaction`);
+    const raw = await rawStorage(ingest.framesAcked, ingest.ackedPositions);
+    const ratio = ingest.windowPositionsPerSec / raw.rowsPerSec;
+    const trackgatePositionsPerCpuSec = ingest.windowPositions / (((ingest.serverCpuPct ?? NaN) / 100) * ingest.windowSeconds);
+    const result: IngestResult = {
+      name: 'tcp-ingest',
+      machine: atStart,
+      settings: { connections: PER_PROTOCOL * 2, teltonika: PER_PROTOCOL, gt06: PER_PROTOCOL, recordsPerFrame: RECORDS_PER_FRAME, warmupSeconds: WARMUP_MS / 1000, windowSeconds: DURATION_MS / 1000, rowsPerTransaction: TX_ROWS },
+      login: login!,
+      ingest: { ...ingest, framesAcked: [] },
+      rawStorage: raw,
+      ratio,
+      cpu: { trackgatePositionsPerCpuSec, rawRowsPerCpuSec: raw.rowsPerCpuSec, ratio: trackgatePositionsPerCpuSec / raw.rowsPerCpuSec },
+      goal: `>= ${pct(GOAL)} of raw storage`,
+      met: ratio >= GOAL && ingest.rowsMatchAcks,
+      generatorCheck: {
+        ackOnlyPositionsPerSec: echo.windowPositionsPerSec,
+        generatorCpuPctAckOnly: echo.generatorCpuPct,
+        generatorCpuPctTrackgate: ingest.generatorCpuPct,
+        trackgateShareOfAckOnly: ingest.windowPositionsPerSec / echo.windowPositionsPerSec,
+      },
+    };
+    printIngest(result);
+    return result;
+  } finally {
+    data.remove();
+  }
+}
+
+export function printIngest(r: IngestResult): void {
+  const i = r.ingest;
+  printTable(
+    `TCP ingest (${r.settings.connections} connections: ${r.settings.teltonika} Teltonika x ${r.settings.recordsPerFrame} records/frame, ${r.settings.gt06} GT06 x 1; ${r.settings.windowSeconds} s after ${r.settings.warmupSeconds} s warm-up)`,
+    ['measure', 'positions/s', 'ratio', 'goal', 'met', 'per CPU-second', 'ratio (CPU)'],
+    [
+      ['trackgate: stored and acknowledged', fmt(i.windowPositionsPerSec), pct(r.ratio), r.goal, r.met ? 'yes' : 'NO', fmt(r.cpu.trackgatePositionsPerCpuSec), pct(r.cpu.ratio)],
+      [`raw storage: insertMany, ${r.settings.rowsPerTransaction} rows/transaction`, fmt(r.rawStorage.rowsPerSec), '100 %', '', '', fmt(r.rawStorage.rowsPerCpuSec), '100 %'],
+      ['generator against an ack-only server', fmt(r.generatorCheck.ackOnlyPositionsPerSec), '', '', '', '', ''],
+    ],
+  );
+  console.log(`acknowledged: ${fmt(i.ackedPositions)} positions (Teltonika ${fmt(i.ackedByProtocol.teltonika)}, GT06 ${fmt(i.ackedByProtocol.gt06)}); rows in locations: ${fmt(i.storedRows)} -> ${i.rowsMatchAcks ? 'equal' : 'MISMATCH'}`);
+  console.log(`CPU during the window: trackgate ${i.serverCpuPct?.toFixed(0)} % of a core, generator ${i.generatorCpuPct.toFixed(0)} % (against the ack-only server: ${r.generatorCheck.generatorCpuPctAckOnly.toFixed(0)} %, ${pct(r.generatorCheck.trackgateShareOfAckOnly)} of its rate used by trackgate)`);
+  console.log(`positions acknowledged per second (first ${r.settings.warmupSeconds} s: warm-up, not counted): ${i.perSecond.map((n) => fmt(n)).join(' ')}`);
+  console.log(`login of ${r.login.loggedIn} trackers: ${r.login.seconds.toFixed(1)} s; drain after the window: ${i.drainSeconds.toFixed(2)} s`);
+}
