@@ -49,9 +49,8 @@ function decodeVendorTail(r: ByteReader, m: DecodedMessage): void {
  * 8.18 location information: alarm u32, status u32, latitude u32, longitude u32 (1e-6 deg),
  * altitude s16 m, speed u16 (1/10 km/h), course u16, BCD[6] time, then additional information.
  */
-export function decodeLocation(r: ByteReader, c: Jt808Context): DecodedMessage {
-  const m = newMessage();
-  decodeAlarmDword(m, c.model, r.u32());
+/** Status, coordinates, altitude m, speed (1/10 km/h), course and BCD time: the standard location body. */
+export function readLocationBody(r: ByteReader, m: DecodedMessage, c: Jt808Context): void {
   const location = readStatusAndCoordinates(r, m, c);
   location.altitudeM = r.i16();
   location.speedKmh = r.u16() / 10;
@@ -59,6 +58,12 @@ export function decodeLocation(r: ByteReader, c: Jt808Context): DecodedMessage {
   setTime(m, readTime(r, c.utcOffsetMinutes), c);
   const checked = checkCoordinates(location, c);
   if (checked) m.location = checked;
+}
+
+export function decodeLocation(r: ByteReader, c: Jt808Context): DecodedMessage {
+  const m = newMessage();
+  decodeAlarmDword(m, c.model, r.u32());
+  readLocationBody(r, m, c);
   if (r.remaining === VENDOR_TAIL_BYTES && !isItemChain(r)) {
     decodeVendorTail(r, m);
     return m;

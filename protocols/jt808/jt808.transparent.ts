@@ -5,7 +5,7 @@ import {
   addAlarm, ascii, checkCoordinates, javaTrim, newMessage, readStatusAndCoordinates, readTime, setTime, tolerant,
   type Jt808Context,
 } from './jt808.fields.js';
-import { setCourse } from './jt808.location.js';
+import { readLocationBody, setCourse } from './jt808.location.js';
 import { decodeObdRt } from './jt808.vendor.js';
 
 // 8.62 uplink pass-through 0x0900: a type byte, then vendor content (Traccar `decodeTransparent`).
@@ -169,13 +169,7 @@ const TRANSPARENT: Readonly<Record<number, TransparentHandler>> = {
 /** AOVX 0x53 BLE tags / 0x54 sensor samples after status, coordinates, altitude, speed, course and time */
 function tagsOrSensors(r: ByteReader, c: Jt808Context, tags: boolean): DecodedMessage[] {
   const m = newMessage();
-  const location = readStatusAndCoordinates(r, m, c);
-  location.altitudeM = r.i16();
-  location.speedKmh = r.u16() / 10;
-  setCourse(location, r.u16());
-  setTime(m, readTime(r, c.utcOffsetMinutes), c);
-  const checked = checkCoordinates(location, c);
-  if (checked) m.location = checked;
+  readLocationBody(r, m, c);
   const a = m.attributes;
   if (tags) {
     tolerant(c, 'BLE tag list', () => {
