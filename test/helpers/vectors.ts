@@ -1,3 +1,4 @@
+import type { DecodedMessage } from '../../protocols/types.js';
 import { readFileSync, existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
@@ -43,4 +44,27 @@ export function loadVectors(protocol: string): Vector[] {
 export function frameBytes(v: Vector): Buffer {
   if (typeof v.frame !== 'string') throw new Error('http vector has no byte frame');
   return v.encoding === 'hex' ? Buffer.from(v.frame, 'hex') : Buffer.from(v.frame, 'latin1');
+}
+
+/** A time as the vectors write it: UTC `yyyy-MM-dd HH:mm:ss.SSS`. */
+export const vectorTime = (d: Date): string => d.toISOString().replace('T', ' ').slice(0, 23);
+
+/**
+ * What a vector's `attribute` key names on a decoded message: `speed` (in knots, as Traccar keeps
+ * it), `course` and `altitude` are location fields, `alarm` is the comma-joined alarm list (or an
+ * `alarm` attribute, which OsmAnd passes through), anything else an attribute.
+ */
+export function vectorValue(m: DecodedMessage, key: string): unknown {
+  switch (key) {
+    case 'speed':
+      return m.location?.speedKmh === undefined ? undefined : m.location.speedKmh / 1.852;
+    case 'course':
+      return m.location?.courseDeg;
+    case 'altitude':
+      return m.location?.altitudeM;
+    case 'alarm':
+      return m.alarms.length ? m.alarms.join(',') : m.attributes.alarm;
+    default:
+      return m.attributes[key];
+  }
 }

@@ -1,7 +1,7 @@
 import test, { type ExecutionContext } from 'ava';
 import { gps103Protocol } from '../../../protocols/gps103/gps103.protocol.js';
 import { ProtocolError, type DecodeContext, type DecodeResult, type DecodedMessage } from '../../../protocols/types.js';
-import { loadVectors, frameBytes, type Vector } from '../../helpers/vectors.js';
+import { loadVectors, frameBytes, type Vector, vectorTime, vectorValue } from '../../helpers/vectors.js';
 
 const vectors = loadVectors('gps103');
 const NOW = new Date();
@@ -20,26 +20,18 @@ function decodeVector(v: Vector): DecodeResult {
   return v.transport === 'udp' ? gps103Protocol.decodeDatagram!(frame, ctx) : gps103Protocol.decode!(frame, ctx);
 }
 
-const utcText = (d: Date): string => d.toISOString().replace('T', ' ').replace('Z', '');
-
 function assertPosition(t: ExecutionContext, m: DecodedMessage | undefined, e: Record<string, unknown>): void {
   t.truthy(m?.location, 'a message with a location');
   if (!m?.location) return;
-  if (typeof e.time === 'string') t.is(m.fixTime && utcText(m.fixTime), e.time);
+  if (typeof e.time === 'string') t.is(m.fixTime && vectorTime(m.fixTime), e.time);
   if (typeof e.valid === 'boolean') t.is(m.location.valid, e.valid);
   if (typeof e.lat === 'number') t.true(Math.abs(m.location.latitudeDeg - e.lat) < 1e-5, `lat ${m.location.latitudeDeg}`);
   if (typeof e.lon === 'number') t.true(Math.abs(m.location.longitudeDeg - e.lon) < 1e-5, `lon ${m.location.longitudeDeg}`);
 }
 
+/** These decoders report satellites on the location; the vectors name them `sat`. */
 function attributeOf(m: DecodedMessage, key: string): unknown {
-  switch (key) {
-    case 'speed': return m.location?.speedKmh === undefined ? undefined : m.location.speedKmh / 1.852;
-    case 'course': return m.location?.courseDeg;
-    case 'altitude': return m.location?.altitudeM;
-    case 'alarm': return m.alarms.join(',');
-    case 'sat': return m.attributes.sat ?? m.location?.satellites;
-    default: return m.attributes[key];
-  }
+  return key === 'sat' ? (m.attributes.sat ?? m.location?.satellites) : vectorValue(m, key);
 }
 
 function assertExpectation(t: ExecutionContext, v: Vector, r: DecodeResult): void {

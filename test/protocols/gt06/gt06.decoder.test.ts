@@ -3,7 +3,7 @@ import { gt06Protocol } from '../../../protocols/gt06/gt06.protocol.js';
 import { createGt06Splitter } from '../../../protocols/gt06/gt06.frame.js';
 import { crc16X25 } from '../../../protocols/shared/crc.js';
 import { ProtocolError, type DecodeContext, type DecodedMessage, type DecodeResult } from '../../../protocols/types.js';
-import { loadVectors, frameBytes, type Vector } from '../../helpers/vectors.js';
+import { loadVectors, frameBytes, type Vector, vectorTime, vectorValue } from '../../helpers/vectors.js';
 
 const NOW = new Date(Date.UTC(2026, 10, 21, 8, 9, 10));
 const decode = gt06Protocol.decode!;
@@ -25,9 +25,6 @@ function sessionFor(v: Vector): Record<string, unknown> {
   return session;
 }
 
-/** Traccar's `yyyy-MM-dd HH:mm:ss.SSS` in UTC */
-const formatTime = (d: Date): string => d.toISOString().replace('T', ' ').replace('Z', '');
-
 function checkPosition(t: ExecutionContext, m: DecodedMessage | undefined, e: Record<string, unknown>, where: string): void {
   t.truthy(m?.location, `${where}: a message with a location`);
   if (!m?.location) return;
@@ -36,21 +33,10 @@ function checkPosition(t: ExecutionContext, m: DecodedMessage | undefined, e: Re
   if (l.speedKmh !== undefined) t.true(l.speedKmh >= 0 && l.speedKmh / 1.852 <= 869, `${where}: speed 0-869 kn`);
   if (l.courseDeg !== undefined) t.true(l.courseDeg >= 0 && l.courseDeg <= 360, `${where}: course 0-360`);
   if (m.fixTime) t.true(m.fixTime.getTime() > Date.UTC(1999, 0, 1), `${where}: time after 1999`);
-  if (typeof e.time === 'string') t.is(m.fixTime && formatTime(m.fixTime), e.time, `${where}: time`);
+  if (typeof e.time === 'string') t.is(m.fixTime && vectorTime(m.fixTime), e.time, `${where}: time`);
   if (typeof e.valid === 'boolean') t.is(l.valid, e.valid, `${where}: valid`);
   if (typeof e.lat === 'number') t.true(Math.abs(l.latitudeDeg - e.lat) < 1e-5, `${where}: lat ${l.latitudeDeg}`);
   if (typeof e.lon === 'number') t.true(Math.abs(l.longitudeDeg - e.lon) < 1e-5, `${where}: lon ${l.longitudeDeg}`);
-}
-
-/** the vectors' special keys are fields (speed in knots); `alarm` is the comma-joined alarm list */
-function attributeValue(m: DecodedMessage, key: string): unknown {
-  switch (key) {
-    case 'speed': return m.location?.speedKmh === undefined ? undefined : m.location.speedKmh / 1.852;
-    case 'course': return m.location?.courseDeg;
-    case 'altitude': return m.location?.altitudeM;
-    case 'alarm': return m.alarms.length ? m.alarms.join(',') : undefined;
-    default: return m.attributes[key];
-  }
 }
 
 function checkExpect(t: ExecutionContext, v: Vector, r: DecodeResult): void {
@@ -71,7 +57,7 @@ function checkExpect(t: ExecutionContext, v: Vector, r: DecodeResult): void {
       break;
     case 'attribute': {
       t.true(r.messages.length > 0, `${where}: a message`);
-      const actual = r.messages[0] && attributeValue(r.messages[0], String(e.key));
+      const actual = r.messages[0] && vectorValue(r.messages[0], String(e.key));
       if (e.value === null) t.is(actual, undefined, `${where}: no ${String(e.key)}`);
       else if (typeof e.value === 'number' && typeof actual === 'number') {
         t.true(Math.abs(actual - e.value) <= 1e-6 * Math.max(1, Math.abs(e.value)), `${where}: ${String(e.key)} ${actual} vs ${e.value}`);

@@ -2,7 +2,7 @@ import test, { type ExecutionContext } from 'ava';
 import { h02Protocol } from '../../../protocols/h02/h02.protocol.js';
 import { createH02Splitter } from '../../../protocols/h02/h02.frame.js';
 import { ProtocolError, type DecodeContext, type DecodedMessage, type DecodeResult } from '../../../protocols/types.js';
-import { loadVectors, frameBytes, type Vector } from '../../helpers/vectors.js';
+import { loadVectors, frameBytes, type Vector, vectorTime, vectorValue } from '../../helpers/vectors.js';
 
 const NOW = new Date(Date.UTC(2026, 0, 2, 3, 4, 5));
 const decode = h02Protocol.decode!;
@@ -13,9 +13,6 @@ const KNOWN_FAILURES: Record<number, string> = {};
 function ctx(session: Record<string, unknown> = {}, transport: DecodeContext['transport'] = 'tcp'): DecodeContext {
   return { now: NOW, transport, checksum: 'accept', session };
 }
-
-/** Traccar's `yyyy-MM-dd HH:mm:ss.SSS` in UTC */
-const formatTime = (d: Date): string => d.toISOString().replace('T', ' ').replace('Z', '');
 
 function checkGeneric(t: ExecutionContext, m: DecodedMessage, where: string): void {
   const l = m.location;
@@ -33,25 +30,10 @@ function checkPosition(t: ExecutionContext, m: DecodedMessage | undefined, e: Re
   t.truthy(m?.location, `${where}: a message with a location`);
   if (!m?.location) return;
   checkGeneric(t, m, where);
-  if (typeof e.time === 'string') t.is(m.fixTime && formatTime(m.fixTime), e.time, `${where}: time`);
+  if (typeof e.time === 'string') t.is(m.fixTime && vectorTime(m.fixTime), e.time, `${where}: time`);
   if (typeof e.valid === 'boolean') t.is(m.location.valid, e.valid, `${where}: valid`);
   if (typeof e.lat === 'number') t.true(Math.abs(m.location.latitudeDeg - e.lat) < 1e-5, `${where}: lat ${m.location.latitudeDeg}`);
   if (typeof e.lon === 'number') t.true(Math.abs(m.location.longitudeDeg - e.lon) < 1e-5, `${where}: lon ${m.location.longitudeDeg}`);
-}
-
-function attributeValue(m: DecodedMessage, key: string): unknown {
-  switch (key) {
-    case 'speed':
-      return m.location?.speedKmh === undefined ? undefined : m.location.speedKmh / 1.852;
-    case 'course':
-      return m.location?.courseDeg;
-    case 'altitude':
-      return m.location?.altitudeM;
-    case 'alarm':
-      return m.alarms.join(',');
-    default:
-      return m.attributes[key];
-  }
 }
 
 function checkExpect(t: ExecutionContext, v: Vector, r: DecodeResult): void {
@@ -69,7 +51,7 @@ function checkExpect(t: ExecutionContext, v: Vector, r: DecodeResult): void {
       t.true(r.messages.some((m) => Object.keys(m.attributes).length > 0), `${where}: non-empty attributes`);
       break;
     case 'attribute': {
-      const actual = r.messages[0] && attributeValue(r.messages[0], String(e.key));
+      const actual = r.messages[0] && vectorValue(r.messages[0], String(e.key));
       if (typeof e.value === 'number' && typeof actual === 'number') {
         t.true(Math.abs(actual - e.value) <= Math.max(1e-6, Math.abs(e.value) * 1e-9), `${where}: ${String(e.key)} ${actual} vs ${e.value}`);
       } else {

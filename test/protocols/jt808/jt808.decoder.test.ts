@@ -1,8 +1,8 @@
 import test from 'ava';
 import { jt808Protocol } from '../../../protocols/jt808/jt808.protocol.js';
 import { ProtocolError, type DecodeContext } from '../../../protocols/types.js';
-import { frameBytes, loadVectors, type Vector } from '../../helpers/vectors.js';
-import { checkVector, utcText } from './jt808.expect.js';
+import { frameBytes, loadVectors, type Vector, vectorTime } from '../../helpers/vectors.js';
+import { checkVector } from './jt808.expect.js';
 
 const NOW = new Date('2026-07-01T00:00:00Z');
 
@@ -86,9 +86,9 @@ test('jt808.decoder: a 2019 frame carries the version byte and a 10-byte id into
 test('jt808.decoder: a location report is Beijing time by default and follows jt808.utcOffsetMinutes', (t) => {
   const frame = Buffer.from('7e020000220014012499170007000000000000400e012af16f02cbd2ba000000000000150101194257010400000077a97e', 'hex');
   const beijing = decode(frame, ctxFor({} as Vector)).messages[0];
-  t.is(utcText(beijing.fixTime!), '2015-01-01 11:42:57.000');
+  t.is(vectorTime(beijing.fixTime!), '2015-01-01 11:42:57.000');
   const utc = decode(frame, { now: NOW, transport: 'tcp', checksum: 'accept', session: { 'jt808.utcOffsetMinutes': 0 } }).messages[0];
-  t.is(utcText(utc.fixTime!), '2015-01-01 19:42:57.000');
+  t.is(vectorTime(utc.fixTime!), '2015-01-01 19:42:57.000');
   // status 0x400e: fixed, south, west
   t.true(Math.abs(beijing.location!.latitudeDeg + 19.591535) < 1e-6);
   t.true(Math.abs(beijing.location!.longitudeDeg + 46.912186) < 1e-6);

@@ -1,30 +1,11 @@
 import type { ExecutionContext } from 'ava';
 import type { DecodeResult, DecodedMessage } from '../../../protocols/types.js';
-import type { Vector } from '../../helpers/vectors.js';
-
-/** `yyyy-MM-dd HH:mm:ss.SSS` in UTC, as the vectors write times */
-export const utcText = (d: Date): string => d.toISOString().replace('T', ' ').slice(0, 23);
-
-/** a field or attribute of a decoded message under the key a vector names (speed in knots) */
-export function valueOf(m: DecodedMessage, key: string): unknown {
-  switch (key) {
-    case 'speed':
-      return m.location?.speedKmh === undefined ? undefined : m.location.speedKmh / 1.852;
-    case 'course':
-      return m.location?.courseDeg;
-    case 'altitude':
-      return m.location?.altitudeM;
-    case 'alarm':
-      return m.alarms.length ? m.alarms.join(',') : m.attributes.alarm;
-    default:
-      return m.attributes[key];
-  }
-}
+import { type Vector, vectorTime, vectorValue } from '../../helpers/vectors.js';
 
 function checkPosition(t: ExecutionContext, m: DecodedMessage | undefined, e: Record<string, unknown>, where: string): void {
   t.truthy(m?.location, `${where}: a message with a location`);
   if (!m?.location) return;
-  if (typeof e.time === 'string') t.is(m.fixTime && utcText(m.fixTime), e.time, `${where}: time`);
+  if (typeof e.time === 'string') t.is(m.fixTime && vectorTime(m.fixTime), e.time, `${where}: time`);
   if (typeof e.valid === 'boolean') t.is(m.location.valid, e.valid, `${where}: valid`);
   if (typeof e.lat === 'number') t.true(Math.abs(m.location.latitudeDeg - e.lat) < 1e-5, `${where}: lat ${m.location.latitudeDeg}`);
   if (typeof e.lon === 'number') t.true(Math.abs(m.location.longitudeDeg - e.lon) < 1e-5, `${where}: lon ${m.location.longitudeDeg}`);
@@ -55,7 +36,7 @@ export function checkVector(t: ExecutionContext, v: Vector, result: DecodeResult
     case 'attribute': {
       t.truthy(first, `${where}: a message`);
       if (!first) break;
-      const actual = valueOf(first, String(e.key));
+      const actual = vectorValue(first, String(e.key));
       if (typeof e.value === 'number' && typeof actual === 'number') {
         t.true(Math.abs(actual - e.value) < 1e-3 * Math.max(1, Math.abs(e.value)), `${where}: ${String(e.key)} ${actual} ~ ${e.value}`);
       } else {

@@ -1,8 +1,8 @@
 import test from 'ava';
 import { osmandProtocol } from '../../../protocols/osmand/osmand.protocol.js';
 import { ProtocolError, type DecodeContext, type HttpRequestLike } from '../../../protocols/types.js';
-import { loadVectors, type Vector } from '../../helpers/vectors.js';
-import { checkVector, utcText } from '../jt808/jt808.expect.js';
+import { loadVectors, type Vector, vectorTime } from '../../helpers/vectors.js';
+import { checkVector } from '../jt808/jt808.expect.js';
 
 const NOW = new Date('2026-07-01T00:00:00Z');
 const ctx = (session: Record<string, unknown> = {}): DecodeContext => ({ now: NOW, transport: 'http', checksum: 'accept', session });
@@ -40,7 +40,7 @@ test('osmand.decoder: a query names the device, and its speed is knots by defaul
   t.is(result.status, 200);
   t.is(result.identity, '123456');
   const m = result.messages[0];
-  t.is(utcText(m.fixTime!), '2013-08-22 13:14:27.000');
+  t.is(vectorTime(m.fixTime!), '2013-08-22 13:14:27.000');
   t.deepEqual(m.location, { latitudeDeg: 60, longitudeDeg: 30, valid: true, speedKmh: 18.52, courseDeg: 90, altitudeM: 12, accuracyM: 5 });
   t.is(m.attributes.batteryLevel, 80);
 });
@@ -68,7 +68,7 @@ test('osmand.decoder: without coordinates the message keeps its attributes and h
 });
 
 test('osmand.decoder: timestamps in seconds, milliseconds, ISO and yyyy-MM-dd HH:mm:ss (UTC) are read', (t) => {
-  const time = (v: string): string => utcText(get(`/?id=1&lat=1&lon=2&timestamp=${encodeURIComponent(v)}`).messages[0].fixTime!);
+  const time = (v: string): string => vectorTime(get(`/?id=1&lat=1&lon=2&timestamp=${encodeURIComponent(v)}`).messages[0].fixTime!);
   t.is(time('1442068686579'), '2015-09-12 14:38:06.579');
   t.is(time('2014-06-04 09:10:11'), '2014-06-04 09:10:11.000');
   t.is(time('2025-06-15T13:45:12.862Z'), '2025-06-15 13:45:12.862');
