@@ -15,26 +15,19 @@ import { createAccountsService } from '../../core/accounts/accounts.service.js';
 import * as devices from '../../core/devices/devices.repository.js';
 import type { DeviceRecord } from '../../core/model/device.js';
 import { ROOT, memoryOf, spawnNode } from './child.js';
+import { testEnv } from '../../test/helpers/server.js';
 
 export const ADMIN_KEY = 'bench-admin-key-0123456789abcdef';
-const PROTOCOL_VARS = ['TELTONIKA', 'GT06', 'H02', 'GPS103', 'TK103', 'JT808', 'GL200', 'MEITRACK', 'SUNTECH', 'WATCH', 'RUPTELA', 'OSMAND'];
-
-/** testEnv-like settings: loopback, HTTP on a free port, MQTT and every tracker port off unless given. */
+/** The tests' settings (loopback, free HTTP port, listeners off unless given), for load: no request limits, info log for the `listening` line. */
 export function benchEnv(dataDir: string, extra: Record<string, string> = {}): Record<string, string> {
-  const env: Record<string, string> = {
-    TRACKGATE_HOST: '127.0.0.1',
-    TRACKGATE_HTTP_PORT: '0',
-    TRACKGATE_MQTT_PORT: 'off',
-    TRACKGATE_MQTT_WS_PORT: 'off',
-    TRACKGATE_MQTT_TLS_PORT: 'off',
+  return testEnv({
     TRACKGATE_ADMIN_API_KEY: ADMIN_KEY,
     TRACKGATE_LICENSES: '1000000',
     TRACKGATE_RATE_LIMIT: '0',
     TRACKGATE_LOG_LEVEL: 'info',
     TRACKGATE_DATA_DIR: dataDir,
-  };
-  for (const p of PROTOCOL_VARS) env[`TRACKGATE_${p}_PORT`] = 'off';
-  return { ...env, ...extra };
+    ...extra,
+  });
 }
 
 export function tempDir(tag: string): { dir: string; remove(): void } {

@@ -1,5 +1,5 @@
 /** Starts a real trackgate (every listener on port 0) and talks to it over real HTTP. */
-import { loadConfig } from '../../config/config.js';
+import { loadConfig, PROTOCOL_DEFAULT_PORTS } from '../../config/config.js';
 import { startTrackgate, type Running } from '../../main.js';
 import type { Clock } from '../../core/clock.js';
 import { silentLogger } from '../../core/logger.js';
@@ -24,9 +24,10 @@ export interface TestServer {
   stop(): Promise<void>;
 }
 
+/** Loopback, HTTP on a free port, MQTT and every tracker listener off unless `extra` turns them on. */
 export function testEnv(extra: Record<string, string> = {}): Record<string, string> {
   const ports: Record<string, string> = {};
-  for (const p of ['TELTONIKA', 'GT06', 'H02', 'GPS103', 'TK103', 'JT808', 'GL200', 'MEITRACK', 'SUNTECH', 'WATCH', 'RUPTELA', 'OSMAND']) ports[`TRACKGATE_${p}_PORT`] = 'off';
+  for (const p of Object.keys(PROTOCOL_DEFAULT_PORTS)) ports[`TRACKGATE_${p.toUpperCase()}_PORT`] = 'off';
   return {
     TRACKGATE_HOST: '127.0.0.1',
     TRACKGATE_HTTP_PORT: '0',
