@@ -20,6 +20,14 @@ async function device(s: TestServer, id = IMEI): Promise<void> {
   if (r.status !== 201) throw new Error(JSON.stringify(r.body));
 }
 
+/** Connects as a Teltonika tracker and logs in: the client and the one-byte login reply. */
+async function teltonikaSession(t: { teardown(fn: () => unknown): void }, s: TestServer, imei = IMEI): Promise<{ c: TrackerClient; reply: Buffer }> {
+  const c = await TrackerClient.connect(s.running.ports.teltonika);
+  t.teardown(() => c.end());
+  c.write(F.teltonikaLogin(imei));
+  return { c, reply: await c.read(1) };
+}
+
 async function range(s: TestServer, id = IMEI): Promise<{ dateTime: string; latitude: number; protocol: string }[]> {
   return (await s.request('POST', `/api/devices/${id}/locations`, { token: s.adminToken, body: { from: '2026-01-01T00:00:00Z', to: '2027-01-01T00:00:00Z' } })).body.locations;
 }
@@ -27,10 +35,8 @@ async function range(s: TestServer, id = IMEI): Promise<{ dateTime: string; lati
 test('gateway.teltonika: login, AVL frames acknowledged with their record count, visible through REST', async (t) => {
   const s = await start(t);
   await device(s);
-  const c = await TrackerClient.connect(s.running.ports.teltonika);
-  t.teardown(() => c.end());
-  c.write(F.teltonikaLogin(IMEI));
-  t.deepEqual(await c.read(1), Buffer.from([0x01]));
+  const { c, reply } = await teltonikaSession(t, s);
+  t.deepEqual(reply, Buffer.from([0x01]));
   c.write(F.teltonikaAvl([fix(0), fix(1), fix(2)]));
   t.deepEqual(await c.read(4), Buffer.from('00000003', 'hex'));
   const stored = await range(s);
@@ -46,10 +52,7 @@ test('gateway.teltonika: login, AVL frames acknowledged with their record count,
 test('gateway.teltonika: a frame split across writes and two frames in one write are both acknowledged; a resend is not duplicated', async (t) => {
   const s = await start(t);
   await device(s);
-  const c = await TrackerClient.connect(s.running.ports.teltonika);
-  t.teardown(() => c.end());
-  c.write(F.teltonikaLogin(IMEI));
-  await c.read(1);
+  const { c } = await teltonikaSession(t, s);
   const frame = F.teltonikaAvl([fix(10)]);
   for (let i = 0; i < frame.length; i += 7) {
     c.write(frame.subarray(i, i + 7));
@@ -90,10 +93,8 @@ test('gateway.gt06: login, positions, heartbeat and an SOS alarm get the exact a
 
 test('gateway: unknown and expired devices get no positive acknowledgement, nothing is stored, operators see the identifier', async (t) => {
   const s = await start(t);
-  const c = await TrackerClient.connect(s.running.ports.teltonika);
-  t.teardown(() => c.end());
-  c.write(F.teltonikaLogin('111111111111111'));
-  t.deepEqual(await c.read(1), Buffer.from([0x00]), 'Teltonika rejection byte');
+  const { c, reply } = await teltonikaSession(t, s, '111111111111111');
+  t.deepEqual(reply, Buffer.from([0x00]), 'Teltonika rejection byte');
   c.write(F.teltonikaAvl([fix(0)]));
   t.true(await c.nothingFor(300), 'no acknowledgement');
   const g = await TrackerClient.connect(s.running.ports.gt06);
@@ -108,10 +109,7 @@ test('gateway: unknown and expired devices get no positive acknowledgement, noth
   t.like(unknown.body.unknownDevices.find((u: { identifier: string }) => u.identifier === '111111111111111'), { reason: 'unknown', remoteAddress: '127.0.0.1' });
   // An expired device is refused the same way.
   await s.request('POST', '/api/devices', { token: s.adminToken, body: { id: '333333333333333', name: 'old', expires: '2020-01-01T00:00:00Z' } });
-  const e = await TrackerClient.connect(s.running.ports.teltonika);
-  t.teardown(() => e.end());
-  e.write(F.teltonikaLogin('333333333333333'));
-  t.deepEqual(await e.read(1), Buffer.from([0x00]));
+  t.deepEqual((await teltonikaSession(t, s, '333333333333333')).reply, Buffer.from([0x00]));
   t.is((await range(s, '333333333333333')).length, 0);
 });
 
@@ -138,13 +136,8 @@ test('gateway: garbage and malformed frames are logged and skipped; the connecti
 test('gateway: a device that reconnects replaces its older connection', async (t) => {
   const s = await start(t);
   await device(s);
-  const first = await TrackerClient.connect(s.running.ports.teltonika);
-  first.write(F.teltonikaLogin(IMEI));
-  await first.read(1);
-  const second = await TrackerClient.connect(s.running.ports.teltonika);
-  t.teardown(() => second.end());
-  second.write(F.teltonikaLogin(IMEI));
-  await second.read(1);
+  const { c: first } = await teltonikaSession(t, s);
+  const { c: second } = await teltonikaSession(t, s);
   t.true(await first.waitClosed(3000), 'the older connection is closed');
   second.write(F.teltonikaAvl([fix(0)]));
   t.deepEqual(await second.read(4), Buffer.from('00000001', 'hex'));
@@ -153,10 +146,7 @@ test('gateway: a device that reconnects replaces its older connection', async (t
 test('gateway: when the write fails nothing is acknowledged, the connection stays usable and a resend is stored', async (t) => {
   const s = await start(t);
   await device(s);
-  const c = await TrackerClient.connect(s.running.ports.teltonika);
-  t.teardown(() => c.end());
-  c.write(F.teltonikaLogin(IMEI));
-  await c.read(1);
+  const { c } = await teltonikaSession(t, s);
   await s.running.db.schema.renameTable('locations', 'locations_away');
   c.write(F.teltonikaAvl([fix(0), fix(1)]));
   t.true(await c.nothingFor(500), 'no ack while storage fails');
