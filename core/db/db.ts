@@ -148,8 +148,3 @@ export async function closeDb(db: Db): Promise<void> {
 export async function ping(db: Db): Promise<void> {
   await db.raw('select 1');
 }
-
-/** Transaction helper: runs fn inside one transaction. */
-export function inTransaction<T>(db: Db, fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
-  return db.transaction(fn);
-}

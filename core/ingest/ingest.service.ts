@@ -46,7 +46,6 @@ export function createIngestService(deps: IngestDeps) {
   let queue: Pending[] = [];
   let flushing = false;
   let scheduled = false;
-  const stats = { batches: 0, rows: 0 };
 
   async function flush(): Promise<void> {
     flushing = true;
@@ -59,8 +58,6 @@ export function createIngestService(deps: IngestDeps) {
         queue = queue.slice(take);
         try {
           const inserted = await db.transaction((trx) => locations.insertMany(trx, batch.flatMap((p) => p.rows)));
-          stats.batches++;
-          stats.rows += count;
           for (const p of batch) p.resolve();
           const accountOf = new Map(batch.map((p) => [p.device.id, p.device.accountId]));
           events.locationsStored(inserted.map((r) => ({ accountId: accountOf.get(r.deviceId)!, deviceId: r.deviceId, location: r.location })));
@@ -125,7 +122,7 @@ export function createIngestService(deps: IngestDeps) {
     return rows.length;
   }
 
-  return { submit, submitLocations, raise, stats };
+  return { submit, submitLocations };
 }
 
 export type IngestService = ReturnType<typeof createIngestService>;

@@ -105,10 +105,6 @@ export async function forAlert(db: Q, alertId: number): Promise<OutboxRow[]> {
   return (await db('outbox').where({ alert_id: alertId }).orderBy('id')).map(toRow);
 }
 
-export async function countByStatus(db: Q): Promise<Record<string, number>> {
-  const rows = await db('outbox').groupBy('status').select('status').count({ n: '*' });
-  return Object.fromEntries(rows.map((r: Record<string, unknown>) => [String(r.status), Number(r.n)]));
-}
 
 /** Messages holding a place in the counter `key` (what the counter store would say). */
 export async function countHolding(db: Q, key: string): Promise<number> {

@@ -15,12 +15,4 @@ export class ConnectionRegistry<C extends Replaceable = Replaceable> {
   release(deviceId: string, connection: C): void {
     if (this.byDevice.get(deviceId) === connection) this.byDevice.delete(deviceId);
   }
-
-  get(deviceId: string): C | undefined {
-    return this.byDevice.get(deviceId);
-  }
-
-  get size(): number {
-    return this.byDevice.size;
-  }
 }
