@@ -1,71 +1,94 @@
-/** In-process request accounting (embedded default), on rate-limiter-flexible's memory backend. */
-import { RateLimiterMemory, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import type { FailedLoginLimiter, RequestLimiter, RequestUsage } from './rate-limiter.js';
+/**
+ * In-process request accounting (embedded default): plain counters in a Map, no timers and no
+ * promises beyond the interface's. It sits on every authenticated request, so it is kept to a
+ * few field updates; the Redis implementation (rate-limiter.redis.ts) shares the contract.
+ */
+import type { FailedLoginLimiter, LimitSettings, RequestLimiter, RequestUsage } from './rate-limiter.js';
 
-export interface LimitSettings {
-  /** requests per user per minute; 0: unlimited (still counted) */
-  perMinute: number;
-  /** failed token requests per key per `failedWindowSeconds`; ignored when perMinute is 0 */
-  failedTokenLimit: number;
-  failedWindowSeconds?: number;
+const MINUTE_MS = 60_000;
+const DAY_MS = 86_400_000;
+/** failed-login keys are chosen by callers (user names, addresses): expired ones are swept past this many */
+const SWEEP_ABOVE = 10_000;
+
+interface UserCounts {
+  /** minute number since the epoch (UTC), and requests in it */
+  minute: number;
+  minuteCount: number;
+  /** UTC day number since the epoch, and requests in it */
+  day: number;
+  dayCount: number;
 }
 
-type Factory = (opts: { keyPrefix: string; points: number; duration: number }) => RateLimiterAbstract;
-
-const UNLIMITED = Number.MAX_SAFE_INTEGER;
-
-/** Minute and day windows are aligned to the clock (UTC), so `apiUsage` means "this minute". */
-export function minuteKey(userId: string, now: Date): string {
-  return `${userId}:${Math.floor(now.getTime() / 60_000)}`;
-}
-
-export function dayKey(userId: string, now: Date): string {
-  return `${userId}:${now.toISOString().slice(0, 10)}`;
-}
-
-async function consume(limiter: RateLimiterAbstract, key: string): Promise<{ res: RateLimiterRes; rejected: boolean }> {
-  try {
-    return { res: await limiter.consume(key, 1), rejected: false };
-  } catch (e) {
-    if (e instanceof RateLimiterRes) return { res: e, rejected: true };
-    throw e;
-  }
-}
-
-/** Builds both limiters on any rate-limiter-flexible backend (memory here, Redis in rate-limiter.redis.ts). */
-export function createLimitersOn(factory: Factory, s: LimitSettings): { requests: RequestLimiter; failedLogins: FailedLoginLimiter } {
-  const perMinute = factory({ keyPrefix: 'rl:min', points: s.perMinute > 0 ? s.perMinute : UNLIMITED, duration: 60 });
-  const perDay = factory({ keyPrefix: 'rl:day', points: UNLIMITED, duration: 2 * 86400 });
-  const window = s.failedWindowSeconds ?? 900;
-  const failed = factory({ keyPrefix: 'rl:fail', points: s.failedTokenLimit, duration: window });
-  const failedOff = s.perMinute === 0;
+export function createMemoryLimiters(s: LimitSettings): { requests: RequestLimiter; failedLogins: FailedLoginLimiter } {
+  const users = new Map<string, UserCounts>();
+  let usersDay = 0;
 
   const requests: RequestLimiter = {
     async hit(userId, now): Promise<RequestUsage> {
-      const [m, d] = await Promise.all([consume(perMinute, minuteKey(userId, now)), consume(perDay, dayKey(userId, now))]);
-      const secondsLeftInMinute = 60 - Math.floor((now.getTime() % 60_000) / 1000);
-      return { allowed: !m.rejected, minute: m.res.consumedPoints, day: d.res.consumedPoints, retryAfterSeconds: m.rejected ? secondsLeftInMinute : 0 };
+      const ms = now.getTime();
+      const minute = Math.floor(ms / MINUTE_MS);
+      const day = Math.floor(ms / DAY_MS);
+      if (day !== usersDay) {
+        // A new day: yesterday's users are forgotten, so the map holds only today's.
+        if (day > usersDay) for (const [id, c] of users) if (c.day < day) users.delete(id);
+        usersDay = day;
+      }
+      let c = users.get(userId);
+      if (!c) {
+        c = { minute, minuteCount: 0, day, dayCount: 0 };
+        users.set(userId, c);
+      }
+      if (c.minute !== minute) {
+        c.minute = minute;
+        c.minuteCount = 0;
+      }
+      if (c.day !== day) {
+        c.day = day;
+        c.dayCount = 0;
+      }
+      const allowed = s.perMinute <= 0 || c.minuteCount < s.perMinute;
+      c.minuteCount++;
+      c.dayCount++;
+      const retryAfterSeconds = allowed ? 0 : 60 - Math.floor((ms % MINUTE_MS) / 1000);
+      return { allowed, minute: c.minuteCount, day: c.dayCount, retryAfterSeconds };
     },
   };
+
+  // Failed token requests: a window opens at a key's first failure and lasts failedWindowSeconds.
+  const windowMs = (s.failedWindowSeconds ?? 900) * 1000;
+  const failures = new Map<string, { count: number; until: number }>();
+  const failedOff = s.perMinute <= 0;
+
+  function current(key: string, nowMs: number): { count: number; until: number } | undefined {
+    const f = failures.get(key);
+    if (f && f.until <= nowMs) {
+      failures.delete(key);
+      return undefined;
+    }
+    return f;
+  }
 
   const failedLogins: FailedLoginLimiter = {
     async blockedFor(keys) {
       if (failedOff) return 0;
+      const nowMs = Date.now();
       let wait = 0;
       for (const key of keys) {
-        const res = await failed.get(key);
-        if (res && res.consumedPoints >= s.failedTokenLimit) wait = Math.max(wait, Math.ceil(res.msBeforeNext / 1000));
+        const f = current(key, nowMs);
+        if (f && f.count >= s.failedTokenLimit) wait = Math.max(wait, Math.ceil((f.until - nowMs) / 1000));
       }
       return wait;
     },
     async recordFailure(keys) {
       if (failedOff) return;
-      await Promise.all(keys.map((k) => consume(failed, k)));
+      const nowMs = Date.now();
+      if (failures.size > SWEEP_ABOVE) for (const [k, f] of failures) if (f.until <= nowMs) failures.delete(k);
+      for (const key of keys) {
+        const f = current(key, nowMs);
+        if (f) f.count++;
+        else failures.set(key, { count: 1, until: nowMs + windowMs });
+      }
     },
   };
   return { requests, failedLogins };
-}
-
-export function createMemoryLimiters(s: LimitSettings) {
-  return createLimitersOn((o) => new RateLimiterMemory(o), s);
 }

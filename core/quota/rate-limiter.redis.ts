@@ -1,17 +1,64 @@
 /** Request accounting in Redis, shared by every process on the same prefix (same contract as rate-limiter.memory.ts). */
 import type { Redis } from 'ioredis';
-import { RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
-import { createLimitersOn, type LimitSettings } from './rate-limiter.memory.js';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { FailedLoginLimiter, LimitSettings, RequestLimiter, RequestUsage } from './rate-limiter.js';
+
+const UNLIMITED = Number.MAX_SAFE_INTEGER;
+
+/** Minute and day windows are aligned to the clock (UTC), so `apiUsage` means "this minute". */
+function minuteKey(userId: string, now: Date): string {
+  return `${userId}:${Math.floor(now.getTime() / 60_000)}`;
+}
+
+function dayKey(userId: string, now: Date): string {
+  return `${userId}:${now.toISOString().slice(0, 10)}`;
+}
+
+async function consume(limiter: RateLimiterAbstract, key: string): Promise<{ res: RateLimiterRes; rejected: boolean }> {
+  try {
+    return { res: await limiter.consume(key, 1), rejected: false };
+  } catch (e) {
+    if (e instanceof RateLimiterRes) return { res: e, rejected: true };
+    throw e;
+  }
+}
 
 /** `prefix` namespaces every key (e.g. `trackgate:`); the client stays the caller's to close. */
-export function createRedisLimiters(redis: Redis, prefix: string, settings: LimitSettings) {
+export function createRedisLimiters(redis: Redis, prefix: string, s: LimitSettings): { requests: RequestLimiter; failedLogins: FailedLoginLimiter } {
   // useRedisPackage false: ioredis, whose multi().exec() replies are [err, value] pairs.
-  return createLimitersOn(
-    // While Redis is unreachable each instance counts in memory, so the API keeps answering.
-    (o) => new RateLimiterRedis({
-      storeClient: redis, keyPrefix: prefix + o.keyPrefix, points: o.points, duration: o.duration, useRedisPackage: false,
-      insuranceLimiter: new RateLimiterMemory({ keyPrefix: o.keyPrefix, points: o.points, duration: o.duration }),
-    }),
-    settings,
-  );
+  // While Redis is unreachable each instance counts in memory, so the API keeps answering.
+  const make = (keyPrefix: string, points: number, duration: number): RateLimiterAbstract => new RateLimiterRedis({
+    storeClient: redis, keyPrefix: prefix + keyPrefix, points, duration, useRedisPackage: false,
+    insuranceLimiter: new RateLimiterMemory({ keyPrefix, points, duration }),
+  });
+  const perMinute = make('rl:min', s.perMinute > 0 ? s.perMinute : UNLIMITED, 60);
+  const perDay = make('rl:day', UNLIMITED, 2 * 86400);
+  const window = s.failedWindowSeconds ?? 900;
+  const failed = make('rl:fail', s.failedTokenLimit, window);
+  const failedOff = s.perMinute === 0;
+
+  const requests: RequestLimiter = {
+    async hit(userId, now): Promise<RequestUsage> {
+      const [m, d] = await Promise.all([consume(perMinute, minuteKey(userId, now)), consume(perDay, dayKey(userId, now))]);
+      const secondsLeftInMinute = 60 - Math.floor((now.getTime() % 60_000) / 1000);
+      return { allowed: !m.rejected, minute: m.res.consumedPoints, day: d.res.consumedPoints, retryAfterSeconds: m.rejected ? secondsLeftInMinute : 0 };
+    },
+  };
+
+  const failedLogins: FailedLoginLimiter = {
+    async blockedFor(keys) {
+      if (failedOff) return 0;
+      let wait = 0;
+      for (const key of keys) {
+        const res = await failed.get(key);
+        if (res && res.consumedPoints >= s.failedTokenLimit) wait = Math.max(wait, Math.ceil(res.msBeforeNext / 1000));
+      }
+      return wait;
+    },
+    async recordFailure(keys) {
+      if (failedOff) return;
+      await Promise.all(keys.map((k) => consume(failed, k)));
+    },
+  };
+  return { requests, failedLogins };
 }

@@ -22,3 +22,11 @@ export interface FailedLoginLimiter {
   blockedFor(keys: string[]): Promise<number>;
   recordFailure(keys: string[]): Promise<void>;
 }
+
+export interface LimitSettings {
+  /** requests per user per minute; 0: unlimited (still counted) */
+  perMinute: number;
+  /** failed token requests per key per `failedWindowSeconds`; ignored when perMinute is 0 */
+  failedTokenLimit: number;
+  failedWindowSeconds?: number;
+}

@@ -1,6 +1,7 @@
 /** One contract for request accounting: in-process and Redis (real server). */
 import test from 'ava';
-import { createMemoryLimiters, type LimitSettings } from '../../../core/quota/rate-limiter.memory.js';
+import { createMemoryLimiters } from '../../../core/quota/rate-limiter.memory.js';
+import type { LimitSettings } from '../../../core/quota/rate-limiter.js';
 import { createRedisLimiters } from '../../../core/quota/rate-limiter.redis.js';
 import { testRedis, useRedis } from '../../helpers/redis.js';
 
