@@ -142,8 +142,15 @@ export async function createServices(config: Readonly<Config>, db: Db, clock: Cl
   const tokens = createTokensService({ db, clock, secret, ttlSeconds: config.tokenTtlSeconds, failedLogins: limiters.failedLogins });
   const accounts = createAccountsService(db, clock, { onCreated: (id) => licenses.load(id, []) });
   const directory = createDeviceDirectory({ db, clock, logger });
-  const devices = createDevicesService({ db, clock, licenses, counters: notifications.counters, onChange: (id) => directory.forget(id) });
-  const locations = createLocationsService({ db, clock, events });
+  // On SQLite this process is the only writer, so the REST read path may remember last locations.
+  const locations = createLocationsService({ db, clock, events, cacheLastLocations: !config.databaseUrl });
+  const devices = createDevicesService({
+    db, clock, licenses, counters: notifications.counters,
+    onChange: (id) => {
+      directory.forget(id);
+      locations.forgetDevice(id);
+    },
+  });
   const alerts = createAlertsService({ db, clock, events, notifier: notifications.notifier });
   const ingest = createIngestService({ db, clock, events, alerts, logger });
   events.onUserChanged((userId) => tokens.forget(userId));

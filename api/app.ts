@@ -27,6 +27,7 @@ import { groupRoutes } from './routes/groups.routes.js';
 import { userRoutes } from './routes/users.routes.js';
 import { accountRoutes, systemRoutes } from './routes/system.routes.js';
 import { docsRoutes } from './docs.js';
+import type { RouteTable } from './route.js';
 
 export interface ApiDeps {
   clock: Clock;
@@ -99,39 +100,7 @@ export function createApi(deps: ApiDeps): Koa {
     }
   });
 
-  app.use((ctx, next) => {
-    ctx.state.bodyLimitBytes = deps.bodyLimitBytes;
-    return next();
-  });
-
-  const open = new Router({ sensitive: false });
-  systemRoutes(open, registry, { ping: deps.ping });
-  authRoutes(open, registry, deps.tokens);
-
-  const secured = new Router({ sensitive: false });
-  deviceRoutes(secured, registry, deps);
-  groupRoutes(secured, registry, deps.groups);
-  userRoutes(secured, registry, deps.users, deps.clock);
-  accountRoutes(secured, registry, deps.accounts, deps.unknownDevices, deps.onTimeZoneChanged);
-
-  let document: object | undefined;
-  const docs = new Router();
-  docsRoutes(docs, () => {
-    document ??= new OpenApiGeneratorV31(registry.definitions).generateDocument({
-      openapi: '3.1.0',
-      info: {
-        title: 'trackgate REST API',
-        version: deps.version ?? '0.1.0',
-        description: 'Wire-compatible with the Plaspy REST API (see CONTRACT.md). Fields marked ext are trackgate additions. Every response has `success`; failures add `error` and a stable `code`. Authenticated responses carry `apiUsage` (this minute) and `apiDailyUsage` (today, UTC).',
-      },
-    });
-    return document;
-  });
-
-  app.use(open.routes());
-  app.use(docs.routes());
-
-  // Everything else under /api needs a valid token.
+  // Bearer tokens through koa-jwt: HS256 only; a revoked key, a deleted or disabled user is a 401.
   const jwtOptions: Record<string, unknown> = {
     secret: deps.tokens.secret,
     algorithms: ['HS256'],
@@ -150,40 +119,60 @@ export function createApi(deps: ApiDeps): Koa {
   // A token verified once is remembered by its exact string (a forged token is another string);
   // its expiry is still checked against the clock, and revocation through the principal, each time.
   const verified = new Map<string, TokenClaims>();
-  app.use(async (ctx, next) => {
-    if (!ctx.path.toLowerCase().startsWith('/api/')) return next();
+  async function authenticate(ctx: Context): Promise<Principal> {
     const header = ctx.get('authorization');
     const token = header.startsWith('Bearer ') ? header.slice(7) : '';
     const known = token ? verified.get(token) : undefined;
     if (known && known.exp * 1000 > deps.clock.now().getTime()) {
       const principal = await deps.tokens.principalFor(known);
-      if (principal) {
-        ctx.state.principal = principal;
-        return next();
-      }
+      if (principal) return principal;
     }
+    // koa-jwt throws 401 unless the token verifies and isRevoked (above) found its principal.
     await requireToken(ctx, async () => {
       if (verified.size >= 50_000) verified.clear();
       verified.set(token, ctx.state.claims as TokenClaims);
-      await next();
     });
-  });
+    return ctx.state.principal as Principal;
+  }
 
-  // Requests per minute per user (429 + Retry-After), and usage in every authenticated response.
-  app.use(async (ctx, next) => {
-    const principal = ctx.state.principal as Principal | undefined;
-    if (!principal) return next();
+  /**
+   * The guard of every route with auth: a valid bearer token, then the per-user request limit
+   * (429 + Retry-After). Leaves the principal and its usage in ctx.state; addRoute puts the usage
+   * into the answer.
+   */
+  async function guard(ctx: Context): Promise<void> {
+    const principal = await authenticate(ctx);
+    ctx.state.principal = principal;
     const usage = await deps.limiter.hit(principal.userId, deps.clock.now());
     ctx.state.usage = usage;
     if (!usage.allowed) {
       throw new DomainError('RATE_LIMITED', 'Too many requests this minute; wait for the next minute.', { retryAfterSeconds: usage.retryAfterSeconds });
     }
-    await next();
-    if (ctx.body && typeof ctx.body === 'object' && !Buffer.isBuffer(ctx.body)) {
-      ctx.body = { ...(ctx.body as object), apiUsage: usage.minute, apiDailyUsage: usage.day };
-    }
+  }
+
+  // One router for the whole API: a request is matched once.
+  const api: RouteTable = { router: new Router({ sensitive: false }), registry, guard, bodyLimitBytes: deps.bodyLimitBytes };
+  systemRoutes(api, { ping: deps.ping });
+  authRoutes(api, deps.tokens);
+  deviceRoutes(api, deps);
+  groupRoutes(api, deps.groups);
+  userRoutes(api, deps.users, deps.clock);
+  accountRoutes(api, deps.accounts, deps.unknownDevices, deps.onTimeZoneChanged);
+
+  let document: object | undefined;
+  docsRoutes(api.router, () => {
+    document ??= new OpenApiGeneratorV31(registry.definitions).generateDocument({
+      openapi: '3.1.0',
+      info: {
+        title: 'trackgate REST API',
+        version: deps.version ?? '0.1.0',
+        description: 'Wire-compatible with the Plaspy REST API (see CONTRACT.md). Fields marked ext are trackgate additions. Every response has `success`; failures add `error` and a stable `code`. Authenticated responses carry `apiUsage` (this minute) and `apiDailyUsage` (today, UTC).',
+      },
+    });
+    return document;
   });
-  app.use(secured.routes());
-  app.use(secured.allowedMethods({ throw: true }));
+
+  app.use(api.router.routes());
+  app.use(api.router.allowedMethods({ throw: true }));
   return app;
 }

@@ -11,6 +11,57 @@ import { readJsonBody } from './body.js';
 import { errorResponseSchema } from './schemas/common.schemas.js';
 import type { Principal } from '../core/model/user.js';
 
+/** JSON text already serialised (a stored location), embedded in an answer as it is. */
+export class JsonText {
+  constructor(readonly text: string) {}
+}
+
+export interface Usage {
+  minute: number;
+  day: number;
+}
+
+/**
+ * The answer's JSON as JSON.stringify writes it, except that JsonText values are embedded as they
+ * are, with the caller's usage last (`apiUsage`, `apiDailyUsage` in every authenticated answer).
+ */
+export function serialiseBody(body: Record<string, unknown>, usage: Usage | undefined): string {
+  let json = '';
+  for (const key in body) {
+    if (body[key] instanceof JsonText) {
+      json = withEmbeddedText(body);
+      break;
+    }
+  }
+  json ||= JSON.stringify(body);
+  if (!usage) return json;
+  const tail = `"apiUsage":${usage.minute},"apiDailyUsage":${usage.day}}`;
+  return json === '{}' ? `{${tail}` : `${json.slice(0, -1)},${tail}`;
+}
+
+function withEmbeddedText(body: Record<string, unknown>): string {
+  let out = '';
+  for (const key in body) {
+    const value = body[key];
+    const text = value instanceof JsonText ? value.text : JSON.stringify(value);
+    if (text !== undefined) out += `${out ? ',' : '{'}${JSON.stringify(key)}:${text}`;
+  }
+  return out ? `${out}}` : '{}';
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * Where routes go: the API's one router, the OpenAPI registry, the guard (bearer token, then the
+ * request limit) that runs before every route with `auth`, and the body size limit.
+ */
+export interface RouteTable {
+  router: Router;
+  registry: OpenAPIRegistry;
+  guard: (ctx: Context) => Promise<void>;
+  bodyLimitBytes: number;
+}
+
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 export interface RouteSpec<B extends z.ZodType | undefined, Q extends z.ZodType | undefined> {
@@ -49,11 +100,7 @@ function parse<T extends z.ZodType>(schema: T, value: unknown, where: 'body' | '
   return r.data;
 }
 
-export function addRoute<B extends z.ZodType | undefined, Q extends z.ZodType | undefined>(
-  router: Router,
-  registry: OpenAPIRegistry,
-  spec: RouteSpec<B, Q>,
-): void {
+export function addRoute<B extends z.ZodType | undefined, Q extends z.ZodType | undefined>(api: RouteTable, spec: RouteSpec<B, Q>): void {
   const auth = spec.auth ?? true;
   const paramNames = [...spec.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
   const responses: RouteConfig['responses'] = {};
@@ -67,7 +114,7 @@ export function addRoute<B extends z.ZodType | undefined, Q extends z.ZodType | 
   for (const [status, description] of Object.entries(errors)) {
     responses[status] ??= { description, content: { 'application/json': { schema: errorResponseSchema } } };
   }
-  registry.registerPath({
+  api.registry.registerPath({
     method: spec.method,
     path: spec.path,
     summary: spec.summary,
@@ -82,8 +129,9 @@ export function addRoute<B extends z.ZodType | undefined, Q extends z.ZodType | 
     responses,
   });
   const koaPath = spec.path.replace(/\{(\w+)\}/g, ':$1');
-  router[spec.method](koaPath, async (ctx) => {
-    const body = spec.body ? parse(spec.body, await readJsonBody(ctx, ctx.state.bodyLimitBytes as number), 'body') : undefined;
+  api.router[spec.method](koaPath, async (ctx) => {
+    if (auth) await api.guard(ctx);
+    const body = spec.body ? parse(spec.body, await readJsonBody(ctx, api.bodyLimitBytes), 'body') : undefined;
     const query = spec.query ? parse(spec.query, { ...ctx.query }, 'query') : undefined;
     const out = await spec.handler(ctx, {
       body: body as never,
@@ -92,6 +140,8 @@ export function addRoute<B extends z.ZodType | undefined, Q extends z.ZodType | 
       principal: ctx.state.principal as Principal,
     });
     ctx.status = out.status ?? 200;
-    ctx.body = out.body;
+    // The type first: Koa then leaves it alone instead of looking one up for the string.
+    ctx.set('Content-Type', JSON_TYPE);
+    ctx.body = serialiseBody(out.body, ctx.state.usage as Usage | undefined);
   });
 }

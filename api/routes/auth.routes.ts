@@ -1,7 +1,6 @@
-import type Router from '@koa/router';
-import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from '../schemas/zod.js';
 import { addRoute } from '../route.js';
+import type { RouteTable } from '../route.js';
 import type { TokensService } from '../../core/auth/tokens.service.js';
 
 const tokenRequest = z
@@ -19,8 +18,8 @@ const tokenResponse = z
   })
   .openapi('TokenResponse');
 
-export function authRoutes(router: Router, registry: OpenAPIRegistry, tokens: TokensService): void {
-  addRoute(router, registry, {
+export function authRoutes(api: RouteTable, tokens: TokensService): void {
+  addRoute(api, {
     method: 'post',
     path: '/api/Auth/Token',
     summary: 'Obtain a token',

@@ -1,6 +1,5 @@
-import type Router from '@koa/router';
-import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import { addRoute } from '../route.js';
+import { addRoute, JsonText } from '../route.js';
+import type { RouteTable } from '../route.js';
 import { okSchema } from '../schemas/common.schemas.js';
 import { applyJsonPatch } from '../patch.js';
 import { validationError } from '../route.js';
@@ -15,38 +14,37 @@ import type { AlertsService } from '../../core/alerts/alerts.service.js';
 const READ_ONLY = ['emailsSentToday', 'smsSentToday', 'expired', 'protocol', 'lastConnection', 'creation', 'groups', 'id'];
 
 export function deviceRoutes(
-  router: Router,
-  registry: OpenAPIRegistry,
+  api: RouteTable,
   s: { devices: DevicesService; locations: LocationsService; alerts: AlertsService },
 ): void {
   const tags = ['Devices'];
-  addRoute(router, registry, {
+  addRoute(api, {
     method: 'get', path: '/api/devices', tags, summary: 'List devices',
     description: 'The active devices the caller may see; ext `?status=expired|all`.',
     query: devicesListQuery,
     responses: { 200: { description: 'Devices.', schema: devicesResponse } },
     handler: async (_ctx, { principal, query }) => ({ body: { success: true, devices: await s.devices.list(principal, query.status ?? 'active') } }),
   });
-  addRoute(router, registry, {
+  addRoute(api, {
     method: 'post', path: '/api/devices', tags, summary: 'ext: create a device (admin)',
     description: 'Needs a free licence when the device is active (409 NO_LICENSE_AVAILABLE otherwise).',
     body: deviceCreateSchema,
     responses: { 201: { description: 'Created.', schema: deviceResponse }, 403: { description: 'Not an admin.' }, 409: { description: 'Id taken or no licence free.' } },
     handler: async (_ctx, { principal, body }) => ({ status: 201, body: { success: true, device: await s.devices.create(principal, body) } }),
   });
-  addRoute(router, registry, {
+  addRoute(api, {
     method: 'get', path: '/api/devices/{deviceId}', tags, summary: 'Get a device',
     responses: { 200: { description: 'The device.', schema: deviceResponse }, 404: { description: 'No such device in your account.' } },
     handler: async (_ctx, { principal, params }) => ({ body: { success: true, device: await s.devices.get(principal, params.deviceId) } }),
   });
-  addRoute(router, registry, {
+  addRoute(api, {
     method: 'put', path: '/api/devices/{deviceId}', tags, summary: 'ext: replace a device (admin)',
     description: 'Moving `expires` of an expired device to the future or null needs a free licence. Limits may change at any time. Absent optional fields take their defaults; an absent mqttPassword keeps the current one.',
     body: deviceUpdateSchema,
     responses: { 200: { description: 'Updated.', schema: deviceResponse }, 404: { description: 'No such device.' }, 409: { description: 'No licence free.' } },
     handler: async (_ctx, { principal, params, body }) => ({ body: { success: true, device: await s.devices.update(principal, params.deviceId, body) } }),
   });
-  addRoute(router, registry, {
+  addRoute(api, {
     method: 'patch', path: '/api/devices/{deviceId}', tags, summary: 'ext: change a device with JSON Patch (admin)',
     body: jsonPatchSchema,
     responses: { 200: { description: 'Updated.', schema: deviceResponse }, 404: { description: 'No such device.' }, 409: { description: 'A test op failed, or no licence free.' } },
@@ -57,7 +55,7 @@ export function deviceRoutes(
       return { body: { success: true, device: await s.devices.update(principal, params.deviceId, patched.data) } };
     },
   });
-  addRoute(router, registry, {
+  addRoute(api, {
     method: 'delete', path: '/api/devices/{deviceId}', tags, summary: 'ext: delete a device and its history (admin)',
     responses: { 200: { description: 'Deleted.', schema: okSchema }, 404: { description: 'No such device.' } },
     handler: async (_ctx, { principal, params }) => {
@@ -65,13 +63,13 @@ export function deviceRoutes(
       return { body: { success: true } };
     },
   });
-  addRoute(router, registry, {
+  addRoute(api, {
     method: 'get', path: '/api/devices/{deviceId}/lastLocation', tags, summary: 'Last location',
     description: 'The location with the latest dateTime (not the last received).',
     responses: { 200: { description: 'The last location.', schema: lastLocationResponse }, 404: { description: 'No such device, or it has no location yet.' } },
-    handler: async (_ctx, { principal, params }) => ({ body: { success: true, lastLocation: await s.locations.last(principal, params.deviceId) } }),
+    handler: async (_ctx, { principal, params }) => ({ body: { success: true, lastLocation: new JsonText(await s.locations.lastJson(principal, params.deviceId)) } }),
   });
-  addRoute(router, registry, {
+  addRoute(api, {
     method: 'post', path: '/api/devices/{deviceId}/locations', tags, summary: 'Report locations, or read a range',
     description: 'With `location` or `locations`: store them (201, idempotent on dateTime: a resend is not duplicated; needs `write`). With `from` and `to`: return locations in that range, oldest first, `limit` per page with `nextCursor`. Both: store, then return the range (200).',
     body: locationsBodySchema,
@@ -86,7 +84,7 @@ export function deviceRoutes(
       return { status: 201, body: { success: true, locations: stored } };
     },
   });
-  addRoute(router, registry, {
+  addRoute(api, {
     method: 'post', path: '/api/devices/{deviceId}/alerts', tags, summary: 'Raise an alert, or read a range',
     description: 'With `alert`: store it and notify it by e-mail and SMS within the daily limits (201, needs `write`). With `from`, `to` and optional `alertName`: return the alerts in that range, oldest first.',
     body: alertsBodySchema,

@@ -1,6 +1,5 @@
-import type Router from '@koa/router';
-import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { addRoute, validationError } from '../route.js';
+import type { RouteTable } from '../route.js';
 import { okSchema } from '../schemas/common.schemas.js';
 import { applyJsonPatch } from '../patch.js';
 import { groupInputSchema, groupResponse, groupsResponse, jsonPatchSchema } from '../schemas/groups-users.schemas.js';
@@ -8,31 +7,31 @@ import type { GroupsService } from '../../core/groups/groups.service.js';
 
 const READ_ONLY = ['id', 'creation', 'lastModified'];
 
-export function groupRoutes(router: Router, registry: OpenAPIRegistry, groups: GroupsService): void {
+export function groupRoutes(api: RouteTable, groups: GroupsService): void {
   const tags = ['Groups'];
-  addRoute(router, registry, {
+  addRoute(api, {
     method: 'get', path: '/api/groups', tags, summary: 'List groups',
     responses: { 200: { description: 'Groups.', schema: groupsResponse } },
     handler: async (_ctx, { principal }) => ({ body: { success: true, groups: await groups.list(principal) } }),
   });
-  addRoute(router, registry, {
+  addRoute(api, {
     method: 'post', path: '/api/groups', tags, summary: 'Create a group (write)',
     body: groupInputSchema,
     responses: { 201: { description: 'Created; the group is returned flattened.', schema: groupResponse } },
     handler: async (_ctx, { principal, body }) => ({ status: 201, body: { success: true, ...(await groups.create(principal, body)) } }),
   });
-  addRoute(router, registry, {
+  addRoute(api, {
     method: 'get', path: '/api/groups/{groupId}', tags, summary: 'Get a group',
     responses: { 200: { description: 'The group, flattened.', schema: groupResponse }, 404: { description: 'No such group.' } },
     handler: async (_ctx, { principal, params }) => ({ body: { success: true, ...(await groups.get(principal, params.groupId)) } }),
   });
-  addRoute(router, registry, {
+  addRoute(api, {
     method: 'put', path: '/api/groups/{groupId}', tags, summary: 'Replace a group (write)',
     body: groupInputSchema,
     responses: { 200: { description: 'Updated.', schema: groupResponse }, 404: { description: 'No such group.' } },
     handler: async (_ctx, { principal, params, body }) => ({ body: { success: true, ...(await groups.update(principal, params.groupId, body)) } }),
   });
-  addRoute(router, registry, {
+  addRoute(api, {
     method: 'patch', path: '/api/groups/{groupId}', tags, summary: 'Change a group with JSON Patch (write)',
     body: jsonPatchSchema,
     responses: { 200: { description: 'Updated.', schema: groupResponse }, 404: { description: 'No such group.' }, 409: { description: 'A test op failed.' } },
@@ -43,7 +42,7 @@ export function groupRoutes(router: Router, registry: OpenAPIRegistry, groups: G
       return { body: { success: true, ...(await groups.update(principal, params.groupId, patched.data)) } };
     },
   });
-  addRoute(router, registry, {
+  addRoute(api, {
     method: 'delete', path: '/api/groups/{groupId}', tags, summary: 'Delete a group (write)',
     responses: { 200: { description: 'Deleted.', schema: okSchema }, 404: { description: 'No such group.' } },
     handler: async (_ctx, { principal, params }) => {

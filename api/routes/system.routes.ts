@@ -1,14 +1,13 @@
-import type Router from '@koa/router';
-import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from '../schemas/zod.js';
 import { addRoute } from '../route.js';
+import type { RouteTable } from '../route.js';
 import { usageFields } from '../schemas/common.schemas.js';
 import type { AccountsService } from '../../core/accounts/accounts.service.js';
 import type { UnknownDevice } from '../../core/devices/unknown-devices.repository.js';
 import { requirePrivilege } from '../../core/access/access.js';
 
-export function systemRoutes(router: Router, registry: OpenAPIRegistry, deps: { ping: () => Promise<void> }): void {
-  addRoute(router, registry, {
+export function systemRoutes(api: RouteTable, deps: { ping: () => Promise<void> }): void {
+  addRoute(api, {
     method: 'get', path: '/api/health', tags: ['System'], summary: 'Health (no token)', auth: false,
     responses: {
       200: { description: 'Storage answers.', schema: z.object({ success: z.literal(true), status: z.literal('ok') }) },
@@ -50,8 +49,8 @@ const unknownResponse = z
   })
   .openapi('UnknownDevicesResponse');
 
-export function accountRoutes(router: Router, registry: OpenAPIRegistry, accounts: AccountsService, unknownDevices: (limit?: number) => Promise<UnknownDevice[]>, onTimeZoneChanged?: (accountId: string) => void): void {
-  addRoute(router, registry, {
+export function accountRoutes(api: RouteTable, accounts: AccountsService, unknownDevices: (limit?: number) => Promise<UnknownDevice[]>, onTimeZoneChanged?: (accountId: string) => void): void {
+  addRoute(api, {
     method: 'get', path: '/api/unknownDevices', tags: ['Account'], summary: 'ext: identifiers of trackers that tried to connect but are not active devices (admin)',
     description: 'Most recent first, at most 500: identifier, protocol, why it was refused (unknown or expired), remote address, first and last seen, attempts. Create a device with that id to let the tracker in.',
     query: z.object({ limit: z.coerce.number().int().min(1).max(500).optional() }),
@@ -62,13 +61,13 @@ export function accountRoutes(router: Router, registry: OpenAPIRegistry, account
     },
   });
 
-  addRoute(router, registry, {
+  addRoute(api, {
     method: 'get', path: '/api/account', tags: ['Account'], summary: "ext: the caller's account: licences total, used and free",
     description: 'A device uses a licence while it is not expired; the count is right at any instant.',
     responses: { 200: { description: 'The account.', schema: accountResponse } },
     handler: async (_ctx, { principal }) => ({ body: { success: true, account: await accounts.get(principal.accountId) } }),
   });
-  addRoute(router, registry, {
+  addRoute(api, {
     method: 'put', path: '/api/account', tags: ['Account'], summary: "ext: set the account's time zone (admin)",
     description: 'Daily e-mail and SMS counters start again at midnight in this zone (DST included).',
     body: z.object({ timeZone: z.string().min(1).max(64) }).openapi('AccountUpdate'),

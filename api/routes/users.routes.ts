@@ -1,6 +1,5 @@
-import type Router from '@koa/router';
-import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { addRoute, validationError } from '../route.js';
+import type { RouteTable } from '../route.js';
 import { okSchema } from '../schemas/common.schemas.js';
 import { applyJsonPatch } from '../patch.js';
 import { countriesResponse, jsonPatchSchema, timeZonesResponse, userInputSchema, userResponse, usersResponse } from '../schemas/groups-users.schemas.js';
@@ -10,25 +9,25 @@ import { countryList, timeZoneList } from '../../core/reference/reference-data.j
 
 const READ_ONLY = ['id', 'creation', 'modification', 'lastLogin'];
 
-export function userRoutes(router: Router, registry: OpenAPIRegistry, users: UsersService, clock: Clock): void {
+export function userRoutes(api: RouteTable, users: UsersService, clock: Clock): void {
   const tags = ['Users'];
-  addRoute(router, registry, {
+  addRoute(api, {
     method: 'get', path: '/api/users/countries', tags, summary: 'Countries (ISO 3166-1 alpha-2 → English name)',
     responses: { 200: { description: 'Countries.', schema: countriesResponse } },
     handler: async () => ({ body: { success: true, countries: countryList() } }),
   });
-  addRoute(router, registry, {
+  addRoute(api, {
     method: 'get', path: '/api/users/timeZones', tags, summary: 'Time zones (IANA id → label with its current UTC offset)',
     responses: { 200: { description: 'Time zones.', schema: timeZonesResponse } },
     handler: async () => ({ body: { success: true, timeZones: timeZoneList(clock.now()) } }),
   });
-  addRoute(router, registry, {
+  addRoute(api, {
     method: 'get', path: '/api/users', tags, summary: 'List users',
     description: 'Admins see every user of the account; others see themselves.',
     responses: { 200: { description: 'Users.', schema: usersResponse } },
     handler: async (_ctx, { principal }) => ({ body: { success: true, users: await users.list(principal) } }),
   });
-  addRoute(router, registry, {
+  addRoute(api, {
     method: 'post', path: '/api/users', tags, summary: 'Create a user (admin)',
     description: 'Returns the user flattened with its `apiKey`, shown this once.',
     body: userInputSchema,
@@ -38,18 +37,18 @@ export function userRoutes(router: Router, registry: OpenAPIRegistry, users: Use
       return { status: 201, body: { success: true, ...created.user, apiKey: created.apiKey } };
     },
   });
-  addRoute(router, registry, {
+  addRoute(api, {
     method: 'get', path: '/api/users/{userId}', tags, summary: 'Get a user',
     responses: { 200: { description: 'The user, flattened.', schema: userResponse }, 404: { description: 'No such user.' } },
     handler: async (_ctx, { principal, params }) => ({ body: { success: true, ...(await users.get(principal, params.userId)) } }),
   });
-  addRoute(router, registry, {
+  addRoute(api, {
     method: 'put', path: '/api/users/{userId}', tags, summary: 'Replace a user (admin)',
     body: userInputSchema,
     responses: { 200: { description: 'Updated.', schema: userResponse }, 404: { description: 'No such user.' } },
     handler: async (_ctx, { principal, params, body }) => ({ body: { success: true, ...(await users.update(principal, params.userId, body)) } }),
   });
-  addRoute(router, registry, {
+  addRoute(api, {
     method: 'patch', path: '/api/users/{userId}', tags, summary: 'Change a user with JSON Patch (admin)',
     body: jsonPatchSchema,
     responses: { 200: { description: 'Updated.', schema: userResponse }, 404: { description: 'No such user.' }, 409: { description: 'A test op failed.' } },
@@ -60,7 +59,7 @@ export function userRoutes(router: Router, registry: OpenAPIRegistry, users: Use
       return { body: { success: true, ...(await users.update(principal, params.userId, patched.data)) } };
     },
   });
-  addRoute(router, registry, {
+  addRoute(api, {
     method: 'delete', path: '/api/users/{userId}', tags, summary: 'Delete a user (admin)',
     responses: { 200: { description: 'Deleted.', schema: okSchema }, 404: { description: 'No such user.' } },
     handler: async (_ctx, { principal, params }) => {
@@ -68,7 +67,7 @@ export function userRoutes(router: Router, registry: OpenAPIRegistry, users: Use
       return { body: { success: true } };
     },
   });
-  addRoute(router, registry, {
+  addRoute(api, {
     method: 'post', path: '/api/users/{userId}/apiKey', tags, summary: 'ext: issue a new API key',
     description: 'Admins for any user of the account, anyone for themselves. The old key and every token made with it stop working at once.',
     responses: { 200: { description: 'The user with its new `apiKey`.', schema: userResponse }, 404: { description: 'No such user.' } },

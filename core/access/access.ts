@@ -22,8 +22,11 @@ export function requirePrivilege(p: Principal, needed: Privilege): void {
   }
 }
 
-/** A device is visible to users of its account, and to a group-restricted user only in that group. */
-async function checkScope(db: Db, p: Principal, deviceId: string, accountId: string | undefined): Promise<void> {
+/**
+ * A device is visible to users of its account, and to a group-restricted user only in that group.
+ * `accountId`: the device's account as already read (undefined: no such device); 404 otherwise.
+ */
+export async function checkScope(db: Db, p: Principal, deviceId: string, accountId: string | undefined): Promise<void> {
   const visible = accountId === p.accountId && (!p.groupId || (await devices.isInGroup(db, deviceId, p.groupId)));
   if (!visible) throw notFound('DEVICE_NOT_FOUND', `Device "${deviceId}"`);
 }

@@ -73,11 +73,20 @@ async function upsertLast(db: Q, rows: LocationRow[]): Promise<void> {
   }
 }
 
-export async function last(db: Q, deviceId: string): Promise<Location | undefined> {
+/**
+ * The device's owner and its last location as the stored JSON text (null when it has none yet),
+ * in one indexed read: the REST answer embeds the text as it is, without parsing it.
+ */
+export async function lastWithOwner(db: Q, deviceId: string): Promise<{ accountId: string; data: string | null } | undefined> {
   const fast = hotReads(db);
-  const r = (fast ? fast.get('select data from last_locations where device_id = ?', deviceId) : await db('last_locations').where({ device_id: deviceId }).first('data')) as { data: string } | undefined;
-  return r ? (JSON.parse(r.data) as Location) : undefined;
+  const r = (fast
+    ? fast.get(LAST_WITH_OWNER, deviceId)
+    : await db('devices').leftJoin('last_locations', 'last_locations.device_id', 'devices.id').where('devices.id', deviceId).first('devices.account_id', 'last_locations.data')) as
+    | { account_id: string | number; data: string | null }
+    | undefined;
+  return r ? { accountId: String(r.account_id), data: r.data } : undefined;
 }
+const LAST_WITH_OWNER = 'select d.account_id, l.data from devices d left join last_locations l on l.device_id = d.id where d.id = ?';
 
 export async function findMany(db: Q, deviceId: string, dateTimes: number[]): Promise<Location[]> {
   const out: Location[] = [];

@@ -4,15 +4,18 @@ import type { Principal } from '../model/user.js';
 import type { Location } from '../model/location.js';
 import { isExpired, type DeviceRecord } from '../model/device.js';
 import { DomainError, notFound } from '../errors.js';
-import { assertVisibleDevice, requirePrivilege, visibleDevice } from '../access/access.js';
+import { assertVisibleDevice, checkScope, requirePrivilege, visibleDevice } from '../access/access.js';
 import type { EventBus } from '../events/event-bus.js';
 import { decodeCursor, encodeCursor, rangeBounds, type TimeRange } from '../paging.js';
 import * as locations from './locations.repository.js';
+import { createLastLocationCache } from './last-location.cache.js';
 
 export interface LocationsDeps {
   db: Db;
   clock: Clock;
   events: EventBus;
+  /** Remember last locations in memory: only where this process is the database's only writer (SQLite). */
+  cacheLastLocations?: boolean;
 }
 
 /** A location as a client sends it: the REST shape, `dateTime` any ISO 8601 form. */
@@ -27,6 +30,9 @@ export function normaliseLocation(input: LocationInput, serverTime: string, prot
 
 export function createLocationsService(deps: LocationsDeps) {
   const { db, clock, events } = deps;
+  const cache = deps.cacheLastLocations ? createLastLocationCache() : undefined;
+  // Stored locations from every source (REST, trackers, MQTT) are announced after their commit.
+  if (cache) events.onLocations((items) => items.forEach((i) => cache.forget(i.deviceId)));
 
   /** Stores locations of a device already resolved; returns what is stored for each fix time. */
   async function store(device: DeviceRecord, inputs: LocationInput[], protocol: string): Promise<Location[]> {
@@ -60,14 +66,25 @@ export function createLocationsService(deps: LocationsDeps) {
     return { locations: page.locations, nextCursor: page.more && page.lastMs !== null ? encodeCursor({ t: page.lastMs }) : null };
   }
 
-  async function last(p: Principal, deviceId: string): Promise<Location> {
-    await assertVisibleDevice(db, p, deviceId);
-    const l = await locations.last(db, deviceId);
-    if (!l) throw notFound('LOCATION_NOT_FOUND', `A location of device "${deviceId}"`);
-    return l;
+  /** The last location as stored JSON text, for answers that embed it without re-serialising. */
+  async function lastJson(p: Principal, deviceId: string): Promise<string> {
+    let r = cache?.get(deviceId);
+    if (!r) {
+      const epoch = cache?.epoch() ?? 0;
+      r = await locations.lastWithOwner(db, deviceId);
+      if (r) cache?.remember(deviceId, r, epoch);
+    }
+    await checkScope(db, p, deviceId, r?.accountId);
+    if (!r?.data) throw notFound('LOCATION_NOT_FOUND', `A location of device "${deviceId}"`);
+    return r.data;
   }
 
-  return { store, report, query, last };
+  /** A device was changed or deleted (after its commit). */
+  function forgetDevice(deviceId: string): void {
+    cache?.forget(deviceId);
+  }
+
+  return { store, report, query, lastJson, forgetDevice };
 }
 
 export type LocationsService = ReturnType<typeof createLocationsService>;

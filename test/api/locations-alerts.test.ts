@@ -70,6 +70,34 @@ for (const backend of await backends()) {
     t.is(none.body.code, 'LOCATION_NOT_FOUND');
   });
 
+  test(`api.lastLocation (${backend}): every read sees the writes before it, through deletion and re-creation`, async (t) => {
+    const s = await startServer(backend);
+    t.teardown(() => s.stop());
+    await withDevice(s);
+    const token = s.adminToken;
+    const last = async (): Promise<{ status: number; body: any }> => s.request('GET', '/api/devices/dev1/lastLocation', { token });
+    const store = (minute: number) => s.request('POST', '/api/devices/dev1/locations', { token, body: { location: { dateTime: new Date(Date.UTC(2026, 2, 1, 0, minute)).toISOString(), latitude: minute, longitude: 1 } } });
+    t.is((await last()).body.code, 'LOCATION_NOT_FOUND');
+    await store(10);
+    t.is((await last()).body.lastLocation.latitude, 10, 'the first fix, right after a read of none');
+    await store(20);
+    t.is((await last()).body.lastLocation.latitude, 20);
+    await store(15);
+    t.is((await last()).body.lastLocation.latitude, 20, 'an older fix does not replace it');
+    // Reads racing with writes: once all are done, the answer is the latest fix.
+    const minutes = Array.from({ length: 40 }, (_, i) => 21 + i);
+    const reads: Promise<unknown>[] = [];
+    await Promise.all(minutes.map((m) => (reads.push(last()), store(m))));
+    await Promise.all(reads);
+    const after = await last();
+    t.is(after.body.lastLocation.latitude, 60);
+    t.is(typeof after.body.apiUsage, 'number', 'usage follows the embedded location');
+    t.is((await s.request('DELETE', '/api/devices/dev1', { token })).status, 200);
+    t.is((await last()).body.code, 'DEVICE_NOT_FOUND', 'a deleted device has no last location');
+    await withDevice(s);
+    t.is((await last()).body.code, 'LOCATION_NOT_FOUND', 'nor does the device created again with its id');
+  });
+
   test(`api.alerts (${backend}): raise an alert, read a range filtered by alertName`, async (t) => {
     const s = await startServer(backend);
     t.teardown(() => s.stop());

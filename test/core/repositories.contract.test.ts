@@ -43,8 +43,14 @@ for (const backend of await backends()) {
     t.deepEqual(first.map((r) => r.dateTime).sort(), [1000, 2000], 'a duplicate inside one batch is stored once');
     const again = await locations.insertMany(db, [loc('d1', 1000, 7), loc('d1', 500)]);
     t.deepEqual(again.map((r) => r.dateTime), [500]);
-    t.is((await locations.last(db, 'd1'))?.dateTime, new Date(2000).toISOString(), 'an older fix received later is not the last');
-    t.is((await locations.last(db, 'd1'))?.latitude, 1, 'the first stored wins');
+    const last = await locations.lastWithOwner(db, 'd1');
+    t.is(last?.accountId, dev('d1').accountId, 'the owner comes with it');
+    const lastLocation = JSON.parse(last!.data!) as { dateTime: string; latitude: number };
+    t.is(lastLocation.dateTime, new Date(2000).toISOString(), 'an older fix received later is not the last');
+    t.is(lastLocation.latitude, 1, 'the first stored wins');
+    await devices.insert(db, dev('d2'));
+    t.like(await locations.lastWithOwner(db, 'd2'), { data: null }, 'a device without locations');
+    t.is(await locations.lastWithOwner(db, 'ghost'), undefined, 'no such device');
     const page1 = await locations.range(db, { deviceId: 'd1', fromMs: 0, toMs: 5000, limit: 2 });
     t.deepEqual(page1.locations.map((l) => l.dateTime), [500, 1000].map((x) => new Date(x).toISOString()));
     t.true(page1.more);

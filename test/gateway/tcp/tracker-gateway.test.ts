@@ -37,6 +37,7 @@ test('gateway.teltonika: login, AVL frames acknowledged with their record count,
   await device(s);
   const { c, reply } = await teltonikaSession(t, s);
   t.deepEqual(reply, Buffer.from([0x01]));
+  t.is((await s.request('GET', `/api/devices/${IMEI}/lastLocation`, { token: s.adminToken })).body.code, 'LOCATION_NOT_FOUND', 'read (and remembered) before any fix');
   c.write(F.teltonikaAvl([fix(0), fix(1), fix(2)]));
   t.deepEqual(await c.read(4), Buffer.from('00000003', 'hex'));
   const stored = await range(s);
@@ -44,6 +45,10 @@ test('gateway.teltonika: login, AVL frames acknowledged with their record count,
   t.like(stored[0], { latitude: 40.4168, protocol: 'teltonika' });
   const last = await s.request('GET', `/api/devices/${IMEI}/lastLocation`, { token: s.adminToken });
   t.like(last.body.lastLocation, { dateTime: '2026-03-01T10:00:02.000Z', speed: 42, course: 90, satellites: 9, inputs: [true] });
+  c.write(F.teltonikaAvl([fix(5)]));
+  t.deepEqual(await c.read(4), Buffer.from('00000001', 'hex'));
+  const next = await s.request('GET', `/api/devices/${IMEI}/lastLocation`, { token: s.adminToken });
+  t.is(next.body.lastLocation.dateTime, '2026-03-01T10:00:05.000Z', 'a fix acknowledged to the tracker is the last location at once');
   const dev = await s.request('GET', `/api/devices/${IMEI}`, { token: s.adminToken });
   t.is(dev.body.device.protocol, 'teltonika');
   t.truthy(dev.body.device.lastConnection);
