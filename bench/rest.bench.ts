@@ -2,17 +2,17 @@
  * Issue 2: REST read path. Requests/s of `GET /api/devices/{id}/lastLocation` (bearer token) on a
  * real trackgate, for a device with 1,000 stored locations and one with 1,000,000, each beside a
  * bare Koa app answering the same JSON body on the same route; and `POST /api/Auth/Token` beside a
- * bare Koa POST route returning a token-shaped body. Server, baseline and autocannon each run in
- * their own process; same autocannon settings for both sides, after a warm-up of each.
+ * bare Koa POST route returning a token-shaped body. Both devices are stored before one server
+ * starts, so both are read from the same process. Server, baseline and autocannon each run in their
+ * own process; same autocannon settings for both sides, after a warm-up of each.
  */
+import os from 'node:os';
 import type { Db } from '../core/db/db.js';
 import * as locations from '../core/locations/locations.repository.js';
 import type { Location } from '../core/model/location.js';
 import { startChild, type Child } from './lib/child.js';
 import type { LoadResult } from './lib/autocannon-child.js';
-import { openStorage } from '../main.js';
-import { loadConfig } from '../config/config.js';
-import { ADMIN_KEY, adminToken, benchEnv, prepareDataDir, startServerProcess, tempDir, type ServerProcess } from './lib/trackgate.js';
+import { ADMIN_KEY, adminToken, prepareDataDir, startServerProcess, tempDir, type ServerProcess } from './lib/trackgate.js';
 import { QUICK, fmt, log, machine, pct, printTable, type Machine } from './lib/report.js';
 
 const CONNECTIONS = 50;
@@ -21,6 +21,14 @@ const WARMUP_S = QUICK ? 1 : 3;
 const SMALL = 1_000;
 const LARGE = QUICK ? 100_000 : 1_000_000;
 const LAST_LOCATION_GOAL = 0.7;
+/**
+ * With two or more CPUs the server (trackgate or the bare app, one at a time) runs on CPU 1 and
+ * autocannon on CPU 0 (taskset): left to the scheduler, the two sometimes share a core and a 10 s
+ * figure swings by a third either way.
+ */
+const PIN = os.cpus().length >= 2;
+const SERVER_CPUS = PIN ? '1' : undefined;
+const GENERATOR_CPUS = PIN ? '0' : undefined;
 
 const DEVICE_SMALL = '350000000001000';
 const DEVICE_LARGE = '350000001000000';
@@ -31,6 +39,8 @@ export interface Comparison {
   trackgate: LoadResult;
   baseline: LoadResult;
   ratio: number;
+  /** the pre-serialised-text bare route (lastLocation only): the cheapest answer Koa gives */
+  ceiling?: LoadResult;
   goal?: string;
   met?: boolean;
 }
@@ -38,7 +48,7 @@ export interface Comparison {
 export interface RestResult {
   name: 'rest';
   machine: Machine;
-  settings: { connections: number; durationS: number; warmupS: number };
+  settings: { connections: number; durationS: number; warmupS: number; serverCpus: string; generatorCpus: string };
   fill: { rows: number; seconds: number; rowsPerSec: number }[];
   comparisons: Comparison[];
   /** lastLocation 1M / 1k requests/s */
@@ -86,16 +96,16 @@ async function load(cannon: Child, t: Target, duration: number): Promise<LoadRes
   return r;
 }
 
-/** Warm both, then measure the baseline and trackgate back to back with the same settings. */
-async function compare(cannon: Child, scenario: string, tg: Target, bare: Target, goal?: number): Promise<Comparison> {
-  log(`${scenario}: warm-up ${WARMUP_S} s each, then ${DURATION_S} s each (baseline, trackgate)`);
-  await load(cannon, bare, WARMUP_S);
-  await load(cannon, tg, WARMUP_S);
+/** Warm each, then measure the baseline, trackgate (and the ceiling) back to back with the same settings. */
+async function compare(cannon: Child, scenario: string, tg: Target, bare: Target, goal?: number, text?: Target): Promise<Comparison> {
+  log(`${scenario}: warm-up ${WARMUP_S} s each, then ${DURATION_S} s each (baseline, trackgate${text ? ', pre-serialised baseline' : ''})`);
+  for (const t of [bare, tg, text]) if (t) await load(cannon, t, WARMUP_S);
   const baseline = await load(cannon, bare, DURATION_S);
   const trackgate = await load(cannon, tg, DURATION_S);
+  const ceiling = text ? await load(cannon, text, DURATION_S) : undefined;
   const ratio = trackgate.requestsPerSec / baseline.requestsPerSec;
   return {
-    scenario, trackgate, baseline, ratio,
+    scenario, trackgate, baseline, ratio, ceiling,
     ...(goal !== undefined && { goal: `>= ${pct(goal)} of the bare route`, met: ratio >= goal }),
   };
 }
@@ -107,25 +117,36 @@ async function getJson(url: string, token: string): Promise<object> {
   return body;
 }
 
-/** One server start: lastLocation of `deviceId` (and the token endpoint when asked) against the bare app. */
-async function measure(dataDir: string, deviceId: string, label: string, withToken: boolean, expectedLastMs: number): Promise<Comparison[]> {
-  const server: ServerProcess = await startServerProcess(dataDir);
-  const bare = await startChild('bare-koa.ts');
-  const cannon = await startChild('autocannon-child.ts');
+/** One server and one bare app: lastLocation of each device and the token endpoint, each against the bare route. */
+async function measure(dataDir: string): Promise<Comparison[]> {
+  const server: ServerProcess = await startServerProcess(dataDir, {}, SERVER_CPUS);
+  const bare = await startChild('bare-koa.ts', undefined, SERVER_CPUS);
+  const cannon = await startChild('autocannon-child.ts', undefined, GENERATOR_CPUS);
   try {
     const token = await adminToken(server.base);
-    const path = `/api/devices/${deviceId}/lastLocation`;
-    const body = (await getJson(server.base + path, token)) as { lastLocation: Location };
-    if (body.lastLocation.dateTime !== new Date(expectedLastMs).toISOString()) throw new Error(`lastLocation of ${deviceId} is ${body.lastLocation.dateTime}`);
-    const tokenBody = { success: true, token, expires: new Date(Date.now() + 3600_000).toISOString() };
-    const barePort = await bare.call<number>('start', { lastLocation: body, token: tokenBody });
-    const bareBase = `http://127.0.0.1:${barePort}`;
     const auth = { authorization: `Bearer ${token}` };
-    const out = [await compare(cannon, `GET lastLocation, ${label}`, { url: server.base + path, method: 'GET', headers: auth }, { url: bareBase + path, method: 'GET', headers: auth }, LAST_LOCATION_GOAL)];
-    if (withToken) {
-      const post = { method: 'POST' as const, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ userName: 'admin', apiKey: ADMIN_KEY }) };
-      out.push(await compare(cannon, 'POST /api/Auth/Token', { url: `${server.base}/api/Auth/Token`, ...post }, { url: `${bareBase}/api/Auth/Token`, ...post }));
+    const devices = [
+      { id: DEVICE_SMALL, label: `${fmt(SMALL)} stored locations`, lastMs: FIRST_FIX_MS + (SMALL - 1) * 1000 },
+      { id: DEVICE_LARGE, label: `${fmt(LARGE)} stored locations`, lastMs: FIRST_FIX_MS + (LARGE - 1) * 1000 },
+    ];
+    const bodies = [];
+    for (const d of devices) {
+      const body = (await getJson(`${server.base}/api/devices/${d.id}/lastLocation`, token)) as { lastLocation: Location };
+      if (body.lastLocation.dateTime !== new Date(d.lastMs).toISOString()) throw new Error(`lastLocation of ${d.id} is ${body.lastLocation.dateTime}`);
+      bodies.push(body);
     }
+    // The bare route answers the small device's body (the large one's differs only in digits).
+    const tokenBody = { success: true, token, expires: new Date(Date.now() + 3600_000).toISOString() };
+    const ports = await bare.call<{ plain: number; text: number }>('start', { lastLocation: bodies[0], token: tokenBody });
+    const bareBase = `http://127.0.0.1:${ports.plain}`;
+    const textBase = `http://127.0.0.1:${ports.text}`;
+    const out: Comparison[] = [];
+    for (const d of devices) {
+      const path = `/api/devices/${d.id}/lastLocation`;
+      out.push(await compare(cannon, `GET lastLocation, ${d.label}`, { url: server.base + path, method: 'GET', headers: auth }, { url: bareBase + path, method: 'GET', headers: auth }, LAST_LOCATION_GOAL, { url: textBase + path, method: 'GET', headers: auth }));
+    }
+    const post = { method: 'POST' as const, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ userName: 'admin', apiKey: ADMIN_KEY }) };
+    out.push(await compare(cannon, 'POST /api/Auth/Token', { url: `${server.base}/api/Auth/Token`, ...post }, { url: `${bareBase}/api/Auth/Token`, ...post }));
     return out;
   } finally {
     await cannon.stop();
@@ -139,29 +160,19 @@ export async function run(): Promise<RestResult> {
   const data = tempDir('rest');
   try {
     const fills: RestResult['fill'] = [];
-    log(`preparing: 2 devices, ${fmt(SMALL)} locations for ${DEVICE_SMALL}`);
+    log(`preparing: 2 devices, ${fmt(SMALL)} locations for ${DEVICE_SMALL} and ${fmt(LARGE)} for ${DEVICE_LARGE} (insertMany, 50,000 rows per transaction)`);
     await prepareDataDir(data.dir, [DEVICE_SMALL, DEVICE_LARGE], async (db) => {
       fills.push(await fill(db, DEVICE_SMALL, SMALL));
+      fills.push(await fill(db, DEVICE_LARGE, LARGE));
     });
-    const comparisons = await measure(data.dir, DEVICE_SMALL, `${fmt(SMALL)} stored locations`, true, FIRST_FIX_MS + (SMALL - 1) * 1000);
-
-    log(`filling ${fmt(LARGE)} locations for ${DEVICE_LARGE} (insertMany, 50,000 rows per transaction)`);
-    const db = await openStorage(loadConfig(benchEnv(data.dir)));
-    try {
-      const f = await fill(db, DEVICE_LARGE, LARGE);
-      fills.push(f);
-      log(`filled ${fmt(f.rows)} rows in ${f.seconds.toFixed(1)} s (${fmt(f.rowsPerSec)} rows/s)`);
-    } finally {
-      await db.destroy();
-    }
-    comparisons.push(...(await measure(data.dir, DEVICE_LARGE, `${fmt(LARGE)} stored locations`, false, FIRST_FIX_MS + (LARGE - 1) * 1000)));
-
-    const small = comparisons[0];
-    const large = comparisons[comparisons.length - 1];
+    const f = fills[1];
+    log(`filled ${fmt(f.rows)} rows in ${f.seconds.toFixed(1)} s (${fmt(f.rowsPerSec)} rows/s)`);
+    const comparisons = await measure(data.dir);
+    const [small, large] = comparisons;
     const result: RestResult = {
       name: 'rest',
       machine: atStart,
-      settings: { connections: CONNECTIONS, durationS: DURATION_S, warmupS: WARMUP_S },
+      settings: { connections: CONNECTIONS, durationS: DURATION_S, warmupS: WARMUP_S, serverCpus: SERVER_CPUS ?? 'any', generatorCpus: GENERATOR_CPUS ?? 'any' },
       fill: fills,
       comparisons,
       largeVsSmall: large.trackgate.requestsPerSec / small.trackgate.requestsPerSec,
@@ -175,10 +186,11 @@ export async function run(): Promise<RestResult> {
 
 export function printRest(r: RestResult): void {
   printTable(
-    `REST (autocannon, ${r.settings.connections} connections, ${r.settings.durationS} s each after ${r.settings.warmupS} s warm-up)`,
-    ['scenario', 'trackgate req/s', 'bare Koa req/s', 'ratio', 'goal', 'met', 'p99 ms (tg/bare)', 'generator CPU (tg/bare)'],
+    `REST (autocannon, ${r.settings.connections} connections, ${r.settings.durationS} s each after ${r.settings.warmupS} s warm-up; server on CPU ${r.settings.serverCpus}, generator on CPU ${r.settings.generatorCpus})`,
+    ['scenario', 'trackgate req/s', 'bare Koa req/s', 'ratio', 'goal', 'met', 'pre-serialised bare req/s (ratio)', 'p99 ms (tg/bare)', 'generator CPU (tg/bare)'],
     r.comparisons.map((c) => [
       c.scenario, fmt(c.trackgate.requestsPerSec), fmt(c.baseline.requestsPerSec), pct(c.ratio), c.goal ?? '-', c.met === undefined ? '-' : c.met ? 'yes' : 'NO',
+      c.ceiling ? `${fmt(c.ceiling.requestsPerSec)} (${pct(c.trackgate.requestsPerSec / c.ceiling.requestsPerSec)})` : '-',
       `${c.trackgate.latencyP99Ms} / ${c.baseline.latencyP99Ms}`, `${c.trackgate.generatorCpuPct.toFixed(0)} % / ${c.baseline.generatorCpuPct.toFixed(0)} %`,
     ]),
   );

@@ -4,7 +4,7 @@
  * child: `serveCommands({cmd: handler})`. Messages go over the IPC channel; every child is started
  * through bash with the open-file limit raised to the hard limit.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -14,14 +14,22 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 export function spawnNode(
   entry: string,
   args: string[],
-  options: { env?: NodeJS.ProcessEnv; stdio?: ('ignore' | 'inherit' | 'pipe' | 'ipc')[]; nodeArgs?: string[] } = {},
+  options: { env?: NodeJS.ProcessEnv; stdio?: ('ignore' | 'inherit' | 'pipe' | 'ipc')[]; nodeArgs?: string[]; cpus?: string } = {},
 ): ChildProcess {
-  const script = 'ulimit -n 65535 2>/dev/null || ulimit -n "$(ulimit -Hn)"; exec "$0" "$@"';
+  const pin = options.cpus && /^[0-9,-]+$/.test(options.cpus) && hasTaskset() ? `taskset -c ${options.cpus} ` : '';
+  const script = `ulimit -n 65535 2>/dev/null || ulimit -n "$(ulimit -Hn)"; exec ${pin}"$0" "$@"`;
   return spawn('bash', ['-c', script, process.execPath, ...(options.nodeArgs ?? []), '--import=tsx', entry, ...args], {
     cwd: ROOT,
     env: options.env ?? process.env,
     stdio: options.stdio ?? ['ignore', 'inherit', 'inherit', 'ipc'],
   });
+}
+
+let taskset: boolean | undefined;
+/** `taskset` (util-linux) pins a process to CPUs; without it, processes run where the kernel puts them. */
+function hasTaskset(): boolean {
+  taskset ??= spawnSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' }).status === 0;
+  return taskset;
 }
 
 export interface Child {
@@ -33,8 +41,8 @@ export interface Child {
 type Reply = { id: number; ok: true; result: unknown } | { id: number; ok: false; error: string } | { ready: true };
 
 /** Starts `bench/lib/<file>` in its own process and resolves once it reports ready. */
-export async function startChild(file: string, env?: NodeJS.ProcessEnv): Promise<Child> {
-  const proc = spawnNode(path.join(ROOT, 'bench/lib', file), [], { env });
+export async function startChild(file: string, env?: NodeJS.ProcessEnv, cpus?: string): Promise<Child> {
+  const proc = spawnNode(path.join(ROOT, 'bench/lib', file), [], { env, cpus });
   const waiting = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
   let next = 1;
   let exited = false;

@@ -78,13 +78,13 @@ export interface ServerProcess {
  * Starts `node --import=tsx main.ts` with benchEnv and waits for its `"msg":"listening"` line.
  * BENCH_PROFILE_DIR=<dir> writes a V8 CPU profile of each server process there (for diagnosis).
  */
-export async function startServerProcess(dataDir: string, extra: Record<string, string> = {}): Promise<ServerProcess> {
+export async function startServerProcess(dataDir: string, extra: Record<string, string> = {}, cpus?: string): Promise<ServerProcess> {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('TRACKGATE_')) env[k] = v;
   Object.assign(env, benchEnv(dataDir, extra));
   const profileDir = process.env.BENCH_PROFILE_DIR;
   const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`] : [];
-  const proc = spawnNode(path.join(ROOT, 'main.ts'), [], { env, stdio: ['ignore', 'pipe', 'inherit'], nodeArgs });
+  const proc = spawnNode(path.join(ROOT, 'main.ts'), [], { env, stdio: ['ignore', 'pipe', 'inherit'], nodeArgs, cpus });
   const lines: string[] = [];
   let exited = false;
   const exit = new Promise<void>((resolve) => proc.once('exit', () => ((exited = true), resolve())));
