@@ -41,6 +41,7 @@ import { createIngestService } from './core/ingest/ingest.service.js';
 import { startTrackerGateway, type TrackerGateway } from './gateway/tracker-gateway.js';
 import { startMqttGateway } from './gateway/mqtt/mqtt.gateway.js';
 import { relayEvents } from './core/events/event-relay.redis.js';
+import { lockDataDir } from './core/db/data-dir.lock.js';
 import { protocols } from './protocols/index.js';
 import { PROTOCOL_DEFAULT_PORTS } from './config/config.js';
 
@@ -181,7 +182,18 @@ function listen(server: http.Server, port: number, host: string): Promise<number
 export async function startTrackgate(config: Readonly<Config>, options: StartOptions = {}): Promise<Running> {
   const logger = options.logger ?? createLogger(config);
   const clock = options.clock ?? systemClock;
-  const db = await openStorage(config);
+  let unlock: (() => void) | undefined;
+  if (!config.databaseUrl) {
+    try {
+      unlock = lockDataDir(config.dataDir);
+    } catch (e) {
+      throw new ConfigError('TRACKGATE_DATA_DIR', `${config.dataDir} ${(e as Error).message}`);
+    }
+  }
+  const db = await openStorage(config).catch((e: unknown) => {
+    unlock?.();
+    throw e;
+  });
   const services = await createServices(config, db, clock, logger);
 
   const created = await services.accounts.bootstrap({
@@ -248,6 +260,7 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
       });
       await services.close();
       await closeDb(db);
+      unlock?.();
     },
   };
 }

@@ -1,9 +1,12 @@
 import test from 'ava';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
+import { testEnv } from '../helpers/server.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -41,3 +44,28 @@ test('cli: decode prints identity, messages and hex replies; a malformed frame e
   t.is(bad.stderr.trim().split('\n').length, 1);
   t.is(cli(['decode', '--protocol', 'nope', '00']).status, 1);
 });
+
+test('cli: serve refuses a data directory another live trackgate holds, and takes over one left by a killed process', async (t) => {
+  const env = { ...testEnv({ TRACKGATE_LOG_LEVEL: 'info' }), TRACKGATE_DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'tg-lock-')) };
+  const first = await listening(env);
+  t.teardown(() => first.kill('SIGKILL'));
+  const second = cli(['serve'], env);
+  t.is(second.status, 78);
+  t.regex(second.stderr, /TRACKGATE_DATA_DIR.*in use by another trackgate process \(pid \d+\)/);
+  first.kill('SIGKILL');
+  await once(first, 'exit');
+  const third = await listening(env);
+  t.teardown(() => third.kill('SIGKILL'));
+  t.pass('the pid file of a killed process is taken over');
+});
+
+/** `trackgate serve` in its own process, once it logs `listening`. */
+function listening(env: Record<string, string>): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import=tsx', 'cli.ts', 'serve'], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      if (line.includes('"msg":"listening"')) resolve(child);
+    });
+    child.once('exit', (code) => reject(new Error(`trackgate exited with ${code} before listening`)));
+  });
+}
