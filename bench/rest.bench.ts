@@ -170,9 +170,11 @@ export async function run(): Promise<RestResult> {
     log(`filled ${fmt(f.rows)} rows in ${f.seconds.toFixed(1)} s (${fmt(f.rowsPerSec)} rows/s)`);
     // The fill leaves hundreds of MB of dirty pages: written back now, not during the first measurement.
     spawnSync('sync');
-    // This process (idle while measuring) stays off the server's CPU too.
-    if (GENERATOR_CPUS) spawnSync('taskset', ['-a', '-p', '-c', GENERATOR_CPUS, String(process.pid)], { stdio: 'ignore' });
-    const comparisons = await measure(data.dir);
+    // This process (idle while measuring) stays off the server's CPU too, and lets go afterwards:
+    // the processes it starts later inherit its CPUs.
+    const pinSelf = (cpus: string) => spawnSync('taskset', ['-a', '-p', '-c', cpus, String(process.pid)], { stdio: 'ignore' });
+    if (GENERATOR_CPUS) pinSelf(GENERATOR_CPUS);
+    const comparisons = await measure(data.dir).finally(() => GENERATOR_CPUS && pinSelf(`0-${os.cpus().length - 1}`));
     const [small, large] = comparisons;
     const result: RestResult = {
       name: 'rest',
