@@ -27,7 +27,7 @@ import { groupRoutes } from './routes/groups.routes.js';
 import { userRoutes } from './routes/users.routes.js';
 import { accountRoutes, systemRoutes } from './routes/system.routes.js';
 import { docsRoutes } from './docs.js';
-import type { RouteTable } from './route.js';
+import { answerJson, type RouteTable } from './route.js';
 
 export interface ApiDeps {
   clock: Clock;
@@ -95,8 +95,7 @@ export function createApi(deps: ApiDeps): Koa {
         body = { success: false, error: 'Something went wrong on our side; it has been logged. Try again.', code: 'INTERNAL' };
       }
       if (ctx.status === 401) ctx.set('WWW-Authenticate', 'Bearer realm="trackgate", error="invalid_token"');
-      const usage = ctx.state.usage as { minute: number; day: number } | undefined;
-      ctx.body = usage ? { ...body, apiUsage: usage.minute, apiDailyUsage: usage.day } : body;
+      answerJson(ctx, body);
     }
   });
 

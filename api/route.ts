@@ -25,11 +25,12 @@ export interface Usage {
  * The answer's JSON as JSON.stringify writes it, except that JsonText values are embedded as they
  * are, with the caller's usage last (`apiUsage`, `apiDailyUsage` in every authenticated answer).
  */
-export function serialiseBody(body: Record<string, unknown>, usage: Usage | undefined): string {
+export function serialiseBody(body: object, usage: Usage | undefined): string {
+  const fields = body as Record<string, unknown>;
   let json = '';
-  for (const key in body) {
-    if (body[key] instanceof JsonText) {
-      json = withEmbeddedText(body);
+  for (const key in fields) {
+    if (fields[key] instanceof JsonText) {
+      json = withEmbeddedText(fields);
       break;
     }
   }
@@ -50,6 +51,13 @@ function withEmbeddedText(body: Record<string, unknown>): string {
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** Answers `body` as JSON, with the caller's usage when the request was authenticated (errors too). */
+export function answerJson(ctx: Context, body: object): void {
+  // The type first: Koa then leaves it alone instead of looking one up for the string.
+  ctx.set('Content-Type', JSON_TYPE);
+  ctx.body = serialiseBody(body, ctx.state.usage as Usage | undefined);
+}
 
 /**
  * Where routes go: the API's one router, the OpenAPI registry, the guard (bearer token, then the
@@ -140,8 +148,6 @@ export function addRoute<B extends z.ZodType | undefined, Q extends z.ZodType | 
       principal: ctx.state.principal as Principal,
     });
     ctx.status = out.status ?? 200;
-    // The type first: Koa then leaves it alone instead of looking one up for the string.
-    ctx.set('Content-Type', JSON_TYPE);
-    ctx.body = serialiseBody(out.body, ctx.state.usage as Usage | undefined);
+    answerJson(ctx, out.body);
   });
 }
