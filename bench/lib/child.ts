@@ -25,6 +25,14 @@ export function spawnNode(
   });
 }
 
+/** SIGTERM, then SIGKILL if the process has not exited (`exit`) within `graceMs`. */
+export async function terminate(proc: ChildProcess, exit: Promise<void>, graceMs: number): Promise<void> {
+  proc.kill('SIGTERM');
+  const timer = setTimeout(() => proc.kill('SIGKILL'), graceMs);
+  await exit;
+  clearTimeout(timer);
+}
+
 let taskset: boolean | undefined;
 /** `taskset` (util-linux) pins a process to CPUs; without it, processes run where the kernel puts them. */
 function hasTaskset(): boolean {
@@ -77,11 +85,7 @@ export async function startChild(file: string, env?: NodeJS.ProcessEnv, cpus?: s
       });
     },
     async stop() {
-      if (exited) return;
-      proc.kill('SIGTERM');
-      const timer = setTimeout(() => proc.kill('SIGKILL'), 5000);
-      await exit;
-      clearTimeout(timer);
+      if (!exited) await terminate(proc, exit, 5000);
     },
   };
 }

@@ -14,7 +14,7 @@ import { systemClock } from '../../core/clock.js';
 import { createAccountsService } from '../../core/accounts/accounts.service.js';
 import * as devices from '../../core/devices/devices.repository.js';
 import type { DeviceRecord } from '../../core/model/device.js';
-import { ROOT, memoryOf, spawnNode } from './child.js';
+import { ROOT, memoryOf, spawnNode, terminate } from './child.js';
 import { testEnv } from '../../test/helpers/server.js';
 
 export const ADMIN_KEY = 'bench-admin-key-0123456789abcdef';
@@ -109,11 +109,7 @@ export async function startServerProcess(dataDir: string, extra: Record<string, 
     memory: () => memoryOf(proc.pid!),
     log: () => [...lines],
     async stop() {
-      if (exited) return;
-      proc.kill('SIGTERM');
-      const timer = setTimeout(() => proc.kill('SIGKILL'), 15_000);
-      await exit;
-      clearTimeout(timer);
+      if (!exited) await terminate(proc, exit, 15_000);
     },
   };
 }
