@@ -3,7 +3,7 @@ import { readFileSync, existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 
-/** One line of ../shared/vectors/<protocol>.jsonl (see shared/PROTOCOLS.md §4). */
+/** One line of test/vectors/<protocol>.jsonl (see test/vectors/README.md). */
 export interface Vector {
   protocol: string;
   transport: 'tcp' | 'udp' | 'http';
@@ -24,11 +24,11 @@ export interface Vector {
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
-/** The folder holding the shared vectors: `TRACKGATE_VECTORS_DIR`, else ../shared/vectors beside the repo. */
+/** The folder holding the captured frames: `TRACKGATE_VECTORS_DIR`, else test/vectors in this repository. */
 export function vectorsDir(): string {
   const fromEnv = process.env.TRACKGATE_VECTORS_DIR;
   if (fromEnv) return fromEnv;
-  return path.resolve(here, '../../../shared/vectors');
+  return path.resolve(here, '../vectors');
 }
 
 export function loadVectors(protocol: string): Vector[] {
