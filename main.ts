@@ -194,75 +194,94 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
     unlock?.();
     throw e;
   });
-  const services = await createServices(config, db, clock, logger);
-
-  const created = await services.accounts.bootstrap({
-    name: 'Default account',
-    licenses: config.licenses,
-    adminUser: config.adminUser,
-    adminApiKey: config.adminApiKey,
-  });
-  if (created) {
-    const generated = config.adminApiKey === undefined;
-    logger.info(
-      generated ? { accountId: created.accountId, userName: created.userName, apiKey: created.apiKey } : { accountId: created.accountId, userName: created.userName },
-      generated ? 'first start: created the account and its admin; this API key is shown once, keep it' : 'first start: created the account and its admin',
-    );
-  }
-
-  const api = createApi({ ...services, clock, logger, bodyLimitBytes: config.bodyLimitBytes, ping: () => ping(db), unknownDevices: services.directory.recentUnknown, onTimeZoneChanged: services.notifications.forgetZone });
-  const server = http.createServer(api.callback());
-  server.keepAliveTimeout = 65_000;
-  const httpPort = await listen(server, config.httpPort, config.host);
-  const gateway = await startTrackerGateway({
-    host: config.host,
-    protocols,
-    ports: config.protocolPorts,
-    clock,
-    checksum: config.checksum,
-    idleTimeoutSeconds: config.idleTimeoutSeconds,
-    directory: services.directory,
-    ingest: services.ingest,
-    logger,
-  });
-  const mqtt = await startMqttGateway({
-    host: config.host,
-    port: config.mqttPort,
-    wsPort: config.mqttWsPort,
-    tlsPort: config.mqttTlsPort,
-    tlsCert: config.mqttTlsCert,
-    tlsKey: config.mqttTlsKey,
-    ...services,
-    db,
-    clock,
-    logger,
-  });
-  const relay = config.redisUrl ? await relayEvents(services.events, config.redisUrl, config.redisPrefix, logger, config.mqttPort !== 'off') : undefined;
-  const ports: Record<string, number> = { http: httpPort, ...gateway.ports, ...(mqtt.ports as Record<string, number>) };
-  const withoutDecoder = Object.keys(PROTOCOL_DEFAULT_PORTS).filter((p) => !(p in protocols));
-  if (withoutDecoder.length) logger.info({ protocols: withoutDecoder }, 'these protocols have no decoder in this version; no listener');
-  logger.info({ host: config.host, ports }, 'listening');
-
-  return {
-    config,
-    db,
-    ports,
-    gateway,
-    services,
-    bootstrap: created ? { accountId: created.accountId, userName: created.userName, apiKey: created.apiKey, generated: config.adminApiKey === undefined } : undefined,
-    async stop() {
-      await gateway.stop();
-      await mqtt.stop();
-      await relay?.close();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      await services.close();
+  // What is open so far, closed in reverse order by stop() or by a start that fails half-way.
+  const closers: (() => Promise<void>)[] = [
+    async () => {
       await closeDb(db);
       unlock?.();
     },
+  ];
+  const closeAll = async () => {
+    while (closers.length) await closers.pop()!().catch((e: Error) => logger.warn({ err: e.message }, 'closing failed'));
   };
+
+  try {
+    const services = await createServices(config, db, clock, logger);
+    closers.push(() => services.close());
+
+    // Every listener is bound before the first account exists: a port in use stops the first start
+    // before a generated API key is printed, so the key is never shown by a start that then dies.
+    const api = createApi({ ...services, clock, logger, bodyLimitBytes: config.bodyLimitBytes, ping: () => ping(db), unknownDevices: services.directory.recentUnknown, onTimeZoneChanged: services.notifications.forgetZone });
+    const server = http.createServer(api.callback());
+    server.keepAliveTimeout = 65_000;
+    const httpPort = await listen(server, config.httpPort, config.host);
+    closers.push(
+      () =>
+        new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        }),
+    );
+    const gateway = await startTrackerGateway({
+      host: config.host,
+      protocols,
+      ports: config.protocolPorts,
+      clock,
+      checksum: config.checksum,
+      idleTimeoutSeconds: config.idleTimeoutSeconds,
+      directory: services.directory,
+      ingest: services.ingest,
+      logger,
+    });
+    closers.push(() => gateway.stop());
+    const mqtt = await startMqttGateway({
+      host: config.host,
+      port: config.mqttPort,
+      wsPort: config.mqttWsPort,
+      tlsPort: config.mqttTlsPort,
+      tlsCert: config.mqttTlsCert,
+      tlsKey: config.mqttTlsKey,
+      ...services,
+      db,
+      clock,
+      logger,
+    });
+    closers.push(() => mqtt.stop());
+    const relay = config.redisUrl ? await relayEvents(services.events, config.redisUrl, config.redisPrefix, logger, config.mqttPort !== 'off') : undefined;
+    if (relay) closers.push(() => relay.close());
+
+    const created = await services.accounts.bootstrap({
+      name: 'Default account',
+      licenses: config.licenses,
+      adminUser: config.adminUser,
+      adminApiKey: config.adminApiKey,
+    });
+    if (created) {
+      const generated = config.adminApiKey === undefined;
+      logger.info(
+        generated ? { accountId: created.accountId, userName: created.userName, apiKey: created.apiKey } : { accountId: created.accountId, userName: created.userName },
+        generated ? 'first start: created the account and its admin; this API key is shown once, keep it' : 'first start: created the account and its admin',
+      );
+    }
+
+    const ports: Record<string, number> = { http: httpPort, ...gateway.ports, ...(mqtt.ports as Record<string, number>) };
+    const withoutDecoder = Object.keys(PROTOCOL_DEFAULT_PORTS).filter((p) => !(p in protocols));
+    if (withoutDecoder.length) logger.info({ protocols: withoutDecoder }, 'these protocols have no decoder in this version; no listener');
+    logger.info({ host: config.host, ports }, 'listening');
+
+    return {
+      config,
+      db,
+      ports,
+      gateway,
+      services,
+      bootstrap: created ? { accountId: created.accountId, userName: created.userName, apiKey: created.apiKey, generated: config.adminApiKey === undefined } : undefined,
+      stop: closeAll,
+    };
+  } catch (e) {
+    await closeAll();
+    throw e;
+  }
 }
 
 /** `npm start` / `trackgate serve`: one line naming the variable when configuration is wrong. */
