@@ -45,6 +45,36 @@ account
     }
   });
 
+account
+  .command('list')
+  .description('list the accounts; prints a JSON array of {id, name, licenses, timeZone, licensesUsed, creation}')
+  .action(async () => {
+    const db = await openStorage(loadConfig());
+    try {
+      process.stdout.write(`${JSON.stringify(await createAccountsService(db, systemClock).list())}\n`);
+    } finally {
+      await closeDb(db);
+    }
+  });
+
+account
+  .command('update')
+  .description("change an account's licences, name or time zone (a running trackgate sees licences at once, a new time zone within a minute); prints the account")
+  .requiredOption('--id <id>', 'account id (see trackgate account list)')
+  .option('--licenses <n>', 'licences of the account', wholeNumber)
+  .option('--name <name>', 'account name')
+  .option('--time-zone <zone>', "the account's IANA time zone (its day for daily limits)")
+  .action(async (o: { id: string; licenses?: number; name?: string; timeZone?: string }) => {
+    if (o.licenses === undefined && o.name === undefined && o.timeZone === undefined) fail('account update: say what to change (--licenses, --name or --time-zone)');
+    const db = await openStorage(loadConfig());
+    try {
+      const updated = await createAccountsService(db, systemClock).update(o.id, { licenses: o.licenses, name: o.name, timeZone: o.timeZone });
+      process.stdout.write(`${JSON.stringify(updated)}\n`);
+    } finally {
+      await closeDb(db);
+    }
+  });
+
 program
   .command('migrate')
   .description('bring the database schema up to date')

@@ -49,3 +49,15 @@ export async function listIds(db: Q): Promise<string[]> {
 export async function setTimeZone(db: Q, id: string, timeZone: string): Promise<void> {
   await db('accounts').where({ id }).update({ time_zone: timeZone });
 }
+
+export async function list(db: Q): Promise<Account[]> {
+  return (await db('accounts').select('*').orderBy([{ column: 'created_at' }, { column: 'id' }])).map(toAccount);
+}
+
+export async function update(db: Q, id: string, fields: Partial<Pick<Account, 'name' | 'licenses' | 'timeZone'>>): Promise<void> {
+  const row: Record<string, unknown> = {};
+  if (fields.name !== undefined) row.name = fields.name;
+  if (fields.licenses !== undefined) row.licenses = fields.licenses;
+  if (fields.timeZone !== undefined) row.time_zone = fields.timeZone;
+  if (Object.keys(row).length) await db('accounts').where({ id }).update(row);
+}

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/db.js';
 import type { Clock } from '../clock.js';
 import { DomainError } from '../errors.js';
+import type { Account } from '../model/account.js';
 import { isTimeZone } from '../reference/reference-data.js';
 import * as accounts from './accounts.repository.js';
 import * as users from '../users/users.repository.js';
@@ -29,6 +30,31 @@ export interface LicenseUsage {
   used: number;
   free: number;
 }
+
+export interface UpdateAccountInput {
+  name?: string;
+  licenses?: number;
+  timeZone?: string;
+}
+
+export interface OperatorAccountView {
+  id: string;
+  name: string;
+  licenses: number;
+  timeZone: string;
+  /** devices holding a licence now */
+  licensesUsed: number;
+  creation: string;
+}
+
+const operatorView = (a: Account, used: number): OperatorAccountView => ({
+  id: a.id,
+  name: a.name,
+  licenses: a.licenses,
+  timeZone: a.timeZone,
+  licensesUsed: used,
+  creation: new Date(a.createdAt).toISOString(),
+});
 
 export function createAccountsService(db: Db, clock: Clock, hooks: { onCreated?: (accountId: string) => Promise<void> } = {}) {
   async function create(input: CreateAccountInput): Promise<CreatedAccount> {
@@ -94,7 +120,31 @@ export function createAccountsService(db: Db, clock: Clock, hooks: { onCreated?:
     await accounts.setTimeZone(db, accountId, timeZone);
   }
 
-  return { create, bootstrap, licenseUsage, get, setTimeZone };
+  /** What the operator sees of every account (`trackgate account list`). */
+  async function list(): Promise<OperatorAccountView[]> {
+    const nowMs = clock.now().getTime();
+    const all = await accounts.list(db);
+    return Promise.all(all.map(async (a) => operatorView(a, await accounts.countActiveDevices(db, a.id, nowMs))));
+  }
+
+  /**
+   * The operator changes an account (`trackgate account update`): licences are the operator's to
+   * set, never an account admin's. Fewer licences than active devices is allowed: those devices
+   * keep working, and no device becomes active again until the count is below the new total.
+   */
+  async function update(accountId: string, input: UpdateAccountInput): Promise<OperatorAccountView> {
+    if (input.licenses !== undefined && (!Number.isInteger(input.licenses) || input.licenses < 0)) throw new DomainError('VALIDATION_FAILED', 'licenses must be a whole number ≥ 0.', { field: 'licenses' });
+    if (input.name !== undefined && !input.name.trim()) throw new DomainError('VALIDATION_FAILED', 'The account name must not be empty.', { field: 'name' });
+    if (input.timeZone !== undefined && !isTimeZone(input.timeZone)) throw new DomainError('VALIDATION_FAILED', `timeZone "${input.timeZone}" is not an IANA time zone.`, { field: 'timeZone' });
+    await db.transaction(async (trx) => {
+      if (!(await accounts.findForUpdate(trx, accountId))) throw new DomainError('NOT_FOUND', `There is no account ${accountId}; see trackgate account list.`);
+      await accounts.update(trx, accountId, input);
+    });
+    const account = (await accounts.findById(db, accountId))!;
+    return operatorView(account, await accounts.countActiveDevices(db, accountId, clock.now().getTime()));
+  }
+
+  return { create, bootstrap, licenseUsage, get, setTimeZone, list, update };
 }
 
 export type AccountsService = ReturnType<typeof createAccountsService>;

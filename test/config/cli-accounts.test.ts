@@ -1,0 +1,61 @@
+import test from 'ava';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import { backends } from '../helpers/backends.js';
+import { startServer } from '../helpers/server.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+function cli(args: string[], env: Record<string, string> = {}) {
+  return spawnSync(process.execPath, ['--import=tsx', 'cli.ts', ...args], { cwd: root, env: { ...process.env, TRACKGATE_LOG_LEVEL: 'silent', ...env }, encoding: 'utf8', timeout: 30_000 });
+}
+
+for (const backend of await backends()) {
+  test(`cli (${backend}): more licences given with account update are usable at once by a running trackgate`, async (t) => {
+    const s = await startServer(backend, { env: { TRACKGATE_LICENSES: '1' } });
+    t.teardown(() => s.stop());
+    t.is((await s.request('POST', '/api/devices', { token: s.adminToken, body: { id: 'd1', name: 'one' } })).status, 201);
+    const refused = await s.request('POST', '/api/devices', { token: s.adminToken, body: { id: 'd2', name: 'two' } });
+    t.is(refused.status, 409);
+    t.is(refused.body.code, 'NO_LICENSE_AVAILABLE');
+
+    const [account] = JSON.parse(cli(['account', 'list'], s.storageEnv).stdout) as { id: string; licenses: number; licensesUsed: number }[];
+    t.like(account, { licenses: 1, licensesUsed: 1 });
+    const r = cli(['account', 'update', '--id', account.id, '--licenses', '2'], s.storageEnv);
+    t.is(r.status, 0, r.stderr);
+    t.is((await s.request('POST', '/api/devices', { token: s.adminToken, body: { id: 'd2', name: 'two' } })).status, 201);
+    t.like((await s.request('GET', '/api/account', { token: s.adminToken })).body, { success: true });
+  });
+}
+
+test('cli: account list prints every account, account update changes licences, name and time zone', (t) => {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'tg-cli-acc-'));
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const env = { TRACKGATE_DATA_DIR: dataDir };
+  const created = JSON.parse(cli(['account', 'create', '--name', 'Acme', '--licenses', '5', '--admin-user', 'acme-admin'], env).stdout) as { accountId: string };
+  cli(['account', 'create', '--name', 'Globex', '--licenses', '2', '--admin-user', 'globex-admin'], env);
+
+  const list = cli(['account', 'list'], env);
+  t.is(list.status, 0, list.stderr);
+  const accounts = JSON.parse(list.stdout) as { id: string; name: string; licenses: number; timeZone: string; licensesUsed: number }[];
+  t.deepEqual(accounts.map((a) => [a.name, a.licenses, a.timeZone, a.licensesUsed]), [['Acme', 5, 'UTC', 0], ['Globex', 2, 'UTC', 0]]);
+
+  const updated = cli(['account', 'update', '--id', created.accountId, '--licenses', '12', '--name', 'Acme Ltd', '--time-zone', 'Europe/Madrid'], env);
+  t.is(updated.status, 0, updated.stderr);
+  t.like(JSON.parse(updated.stdout), { id: created.accountId, name: 'Acme Ltd', licenses: 12, timeZone: 'Europe/Madrid' });
+  t.like(JSON.parse(cli(['account', 'list'], env).stdout)[0], { name: 'Acme Ltd', licenses: 12 });
+
+  const unknown = cli(['account', 'update', '--id', 'no-such-account', '--licenses', '3'], env);
+  t.is(unknown.status, 1);
+  t.regex(unknown.stderr, /no account no-such-account/);
+  const nothing = cli(['account', 'update', '--id', created.accountId], env);
+  t.is(nothing.status, 1);
+  t.regex(nothing.stderr, /--licenses/);
+  const badZone = cli(['account', 'update', '--id', created.accountId, '--time-zone', 'Mars/Olympus'], env);
+  t.is(badZone.status, 1);
+  t.regex(badZone.stderr, /IANA/);
+  t.is(cli(['account', 'update', '--id', created.accountId, '--licenses', '-1'], env).status, 1);
+});
