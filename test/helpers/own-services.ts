@@ -115,15 +115,20 @@ export async function startOwnPostgres(): Promise<OwnServer> {
     async kill() {
       if (!child || child.exitCode !== null) return;
       const c = child;
-      c.kill('SIGCONT');
+      server.thaw();
       c.kill('SIGQUIT'); // immediate shutdown
       await once(c, 'exit');
     },
+    // the postmaster and every backend it forked: open connections hang too, as on a stalled host
     freeze() {
-      child?.kill('SIGSTOP');
+      if (!child?.pid) return;
+      child.kill('SIGSTOP');
+      spawnSync('pkill', ['-STOP', '-P', String(child.pid)]);
     },
     thaw() {
-      child?.kill('SIGCONT');
+      if (!child?.pid) return;
+      spawnSync('pkill', ['-CONT', '-P', String(child.pid)]);
+      child.kill('SIGCONT');
     },
     async stop() {
       await server.kill();
