@@ -20,7 +20,7 @@ import type { GroupsService } from '../core/groups/groups.service.js';
 import type { UsersService } from '../core/users/users.service.js';
 import type { AccountsService } from '../core/accounts/accounts.service.js';
 import type { Principal } from '../core/model/user.js';
-import type { UnknownDevice } from '../core/devices/unknown-devices.repository.js';
+import type { SightingScope, UnknownDevice } from '../core/devices/unknown-devices.repository.js';
 import { authRoutes } from './routes/auth.routes.js';
 import { deviceRoutes } from './routes/devices.routes.js';
 import { groupRoutes } from './routes/groups.routes.js';
@@ -42,7 +42,8 @@ export interface ApiDeps {
   users: UsersService;
   accounts: AccountsService;
   ping: () => Promise<void>;
-  unknownDevices: (limit?: number) => Promise<UnknownDevice[]>;
+  /** recent sightings of trackers refused at the gateway; the API always passes the caller's scope */
+  unknownDevices: (limit: number, scope: SightingScope) => Promise<UnknownDevice[]>;
   onTimeZoneChanged?: (accountId: string) => void;
   version?: string;
 }
@@ -169,6 +170,24 @@ export function createApi(deps: ApiDeps): Koa {
       },
     });
     return document;
+    // No privilege is no access: reads need `read` as much as writes need theirs.
+    if (principal.privileges.size === 0) {
+      throw new DomainError('FORBIDDEN', 'Your user has no privileges; ask an admin of your account to grant "read" or more.');
+    }
+  }
+
+  /**
+   * For answers no route gave (unknown path, method not allowed): the usage of a caller whose
+   * token is valid, counted like any request. A missing or bad token changes nothing here.
+   */
+  async function noteUsage(ctx: Context): Promise<void> {
+    if (ctx.state.usage || !ctx.get('authorization')) return;
+    try {
+      const principal = await authenticate(ctx);
+      ctx.state.usage = await deps.limiter.hit(principal.userId, deps.clock.now());
+    } catch {
+      // not authenticated: the answer goes out without usage
+    }
   });
 
   app.use(api.router.routes());
