@@ -20,7 +20,7 @@ import type { GroupsService } from '../core/groups/groups.service.js';
 import type { UsersService } from '../core/users/users.service.js';
 import type { AccountsService } from '../core/accounts/accounts.service.js';
 import type { Principal } from '../core/model/user.js';
-import type { UnknownDevice } from '../core/devices/unknown-devices.repository.js';
+import type { SightingScope, UnknownDevice } from '../core/devices/unknown-devices.repository.js';
 import { authRoutes } from './routes/auth.routes.js';
 import { deviceRoutes } from './routes/devices.routes.js';
 import { groupRoutes } from './routes/groups.routes.js';
@@ -42,7 +42,8 @@ export interface ApiDeps {
   users: UsersService;
   accounts: AccountsService;
   ping: () => Promise<void>;
-  unknownDevices: (limit?: number) => Promise<UnknownDevice[]>;
+  /** recent sightings of trackers refused at the gateway; the API always passes the caller's scope */
+  unknownDevices: (limit: number, scope: SightingScope) => Promise<UnknownDevice[]>;
   onTimeZoneChanged?: (accountId: string) => void;
   version?: string;
 }
@@ -61,6 +62,23 @@ function authFailure(err: { message?: string; originalError?: { name?: string; m
   return AUTH_MESSAGES.invalid;
 }
 
+/** The OpenAPI document's introduction: complete on its own (the README of the repository says more). */
+const API_DESCRIPTION = [
+  'Wire-compatible with the Plaspy REST API: a client written against it works by changing only the base address. Fields and endpoints marked *ext* are trackgate additions; a strict client ignores them.',
+  '',
+  '**Authentication**: `POST /api/Auth/Token` with `{"userName", "apiKey"}` answers `{success, token, expires}`; send `Authorization: Bearer <token>` with every other request and ask for a new token before `expires`. Repeated failures from one address are answered 429 for a while.',
+  '',
+  '**Envelope**: every body is JSON with `success`. A failure adds `error` (a sentence a person can act on) and a stable machine `code`; 400 answers name the field in `details.field`. Every authenticated answer, errors included, carries `apiUsage` (this user\'s requests this minute) and `apiDailyUsage` (today, UTC).',
+  '',
+  `**Codes**: ${Object.entries(STATUS_BY_CODE).map(([code, status]) => `\`${code}\` ${status}`).join(', ')}. A known path with another method answers 405 \`METHOD_NOT_ALLOWED\` with an \`Allow\` header.`,
+  '',
+  '**Privileges**: `admin` ⊇ `write` ⊇ `read`; a user without any privilege is refused (403) everywhere. A user with a `group` sees only that group\'s devices. Anything of another account answers 404.',
+  '',
+  '**PATCH** takes an RFC 6902 JSON Patch array, applied to the resource as GET shows it and then validated like PUT; read-only fields cannot change, whatever the path (a whole-document replace included).',
+  '',
+  'More (configuration, the tracker gateway, MQTT): the README of the trackgate repository.',
+].join('\n');
+
 export function createApi(deps: ApiDeps): Koa {
   const app = new Koa({ proxy: false });
   const registry = newRegistry();
@@ -70,8 +88,16 @@ export function createApi(deps: ApiDeps): Koa {
   app.use(async (ctx: Context, next: Next) => {
     try {
       await next();
-      if (ctx.status === 404 && ctx.body === undefined) {
-        throw new DomainError('NOT_FOUND', `There is no endpoint ${ctx.method} ${ctx.path}; see /api/openapi.json.`);
+      if ((ctx.status === 404 || ctx.status === 405 || ctx.status === 501) && ctx.body === undefined) {
+        // No route took the request. The answer still carries the caller's usage (CONTRACT.md §2:
+        // every authenticated response), so a valid token is looked at, and counted, here too.
+        await noteUsage(ctx);
+        const allow = ctx.response.get('Allow');
+        if (allow) {
+          throw new DomainError('METHOD_NOT_ALLOWED', `${ctx.method} is not allowed on ${ctx.path}; it takes ${allow}.`, { allow: allow.split(', ') });
+        }
+        ctx.remove('Allow');
+        throw new DomainError('NOT_FOUND', `There is no endpoint ${ctx.method} ${ctx.path}; see /docs or /api/openapi.json.`);
       }
     } catch (e) {
       const err = e as Error & { status?: number; expose?: boolean; originalError?: { name?: string; message?: string } };
@@ -83,9 +109,6 @@ export function createApi(deps: ApiDeps): Koa {
       } else if (err.status === 401) {
         ctx.status = 401;
         body = { success: false, error: authFailure(err), code: 'INVALID_TOKEN' };
-      } else if (err.status === 405 || err.status === 501) {
-        ctx.status = err.status;
-        body = { success: false, error: `${ctx.method} is not allowed on ${ctx.path}.`, code: 'NOT_FOUND' };
       } else if (err.status && err.status >= 400 && err.status < 500 && err.expose) {
         ctx.status = err.status;
         body = { success: false, error: err.message, code: 'VALIDATION_FAILED' };
@@ -147,6 +170,24 @@ export function createApi(deps: ApiDeps): Koa {
     if (!usage.allowed) {
       throw new DomainError('RATE_LIMITED', 'Too many requests this minute; wait for the next minute.', { retryAfterSeconds: usage.retryAfterSeconds });
     }
+    // No privilege is no access: reads need `read` as much as writes need theirs.
+    if (principal.privileges.size === 0) {
+      throw new DomainError('FORBIDDEN', 'Your user has no privileges; ask an admin of your account to grant "read" or more.');
+    }
+  }
+
+  /**
+   * For answers no route gave (unknown path, method not allowed): the usage of a caller whose
+   * token is valid, counted like any request. A missing or bad token changes nothing here.
+   */
+  async function noteUsage(ctx: Context): Promise<void> {
+    if (ctx.state.usage || !ctx.get('authorization')) return;
+    try {
+      const principal = await authenticate(ctx);
+      ctx.state.usage = await deps.limiter.hit(principal.userId, deps.clock.now());
+    } catch {
+      // not authenticated: the answer goes out without usage
+    }
   }
 
   // One router for the whole API: a request is matched once.
@@ -165,13 +206,14 @@ export function createApi(deps: ApiDeps): Koa {
       info: {
         title: 'trackgate REST API',
         version: deps.version ?? '0.1.0',
-        description: 'Wire-compatible with the Plaspy REST API (see CONTRACT.md). Fields marked ext are trackgate additions. Every response has `success`; failures add `error` and a stable `code`. Authenticated responses carry `apiUsage` (this minute) and `apiDailyUsage` (today, UTC).',
+        description: API_DESCRIPTION,
       },
     });
     return document;
   });
 
   app.use(api.router.routes());
-  app.use(api.router.allowedMethods({ throw: true }));
+  // Not thrown: the router then sets `Allow`, which the error handler above turns into a 405.
+  app.use(api.router.allowedMethods());
   return app;
 }

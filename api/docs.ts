@@ -21,6 +21,13 @@ const PAGE = `<!doctype html>
 const INIT = `window.ui = SwaggerUIBundle({ url: '/api/openapi.json', dom_id: '#swagger-ui', deepLinking: true });`;
 
 export function docsRoutes(router: Router, document: () => object): void {
+  // The service's root is where a person lands first: send a browser to the docs page; a client
+  // that does not follow redirects still reads, as JSON, where the docs and the document are.
+  router.get('/', (ctx) => {
+    ctx.redirect('/docs');
+    ctx.type = 'application/json; charset=utf-8';
+    ctx.body = JSON.stringify({ success: true, docs: '/docs', openapi: '/api/openapi.json', health: '/api/health' });
+  });
   router.get('/api/openapi.json', (ctx) => {
     ctx.body = document();
   });

@@ -11,6 +11,7 @@ export type ErrorCode =
   | 'INVALID_TOKEN'
   | 'FORBIDDEN'
   | 'NOT_FOUND'
+  | 'METHOD_NOT_ALLOWED'
   | 'DEVICE_NOT_FOUND'
   | 'GROUP_NOT_FOUND'
   | 'USER_NOT_FOUND'

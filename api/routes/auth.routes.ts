@@ -1,12 +1,12 @@
 import { z } from '../schemas/zod.js';
 import { addRoute } from '../route.js';
 import type { RouteTable } from '../route.js';
-import type { TokensService } from '../../core/auth/tokens.service.js';
+import { API_KEY_MAX, USER_NAME_MAX, type TokensService } from '../../core/auth/tokens.service.js';
 
 const tokenRequest = z
   .object({
-    userName: z.string().min(1, 'userName must not be empty'),
-    apiKey: z.string().min(1, 'apiKey must not be empty'),
+    userName: z.string().min(1, 'userName must not be empty').max(USER_NAME_MAX),
+    apiKey: z.string().min(1, 'apiKey must not be empty').max(API_KEY_MAX),
   })
   .openapi('TokenRequest');
 
@@ -23,7 +23,7 @@ export function authRoutes(api: RouteTable, tokens: TokensService): void {
     method: 'post',
     path: '/api/Auth/Token',
     summary: 'Obtain a token',
-    description: 'The path matches without regard to case. Repeated failures per user name and per address are rate limited (429).',
+    description: 'The path matches without regard to case. Repeated failures from one address, and for one user name from one address, are rate limited (429 with Retry-After); failures from other addresses never lock a user out.',
     tags: ['Auth'],
     auth: false,
     body: tokenRequest,

@@ -3,7 +3,7 @@ import { addRoute } from '../route.js';
 import type { RouteTable } from '../route.js';
 import { usageFields } from '../schemas/common.schemas.js';
 import type { AccountsService } from '../../core/accounts/accounts.service.js';
-import type { UnknownDevice } from '../../core/devices/unknown-devices.repository.js';
+import type { SightingScope, UnknownDevice } from '../../core/devices/unknown-devices.repository.js';
 import { requirePrivilege } from '../../core/access/access.js';
 
 export function systemRoutes(api: RouteTable, deps: { ping: () => Promise<void> }): void {
@@ -49,15 +49,15 @@ const unknownResponse = z
   })
   .openapi('UnknownDevicesResponse');
 
-export function accountRoutes(api: RouteTable, accounts: AccountsService, unknownDevices: (limit?: number) => Promise<UnknownDevice[]>, onTimeZoneChanged?: (accountId: string) => void): void {
+export function accountRoutes(api: RouteTable, accounts: AccountsService, unknownDevices: (limit: number, scope: SightingScope) => Promise<UnknownDevice[]>, onTimeZoneChanged?: (accountId: string) => void): void {
   addRoute(api, {
-    method: 'get', path: '/api/unknownDevices', tags: ['Account'], summary: 'ext: identifiers of trackers that tried to connect but are not active devices (admin)',
-    description: 'Most recent first, at most 500: identifier, protocol, why it was refused (unknown or expired), remote address, first and last seen, attempts. Create a device with that id to let the tracker in.',
+    method: 'get', path: '/api/unknownDevices', tags: ['Account'], summary: "ext: the account's expired devices whose trackers tried to connect (admin)",
+    description: "Most recent first, at most 500: identifier, protocol, why it was refused, remote address, first and last seen, attempts. Only the caller's account's devices (its group's, for a group-restricted admin) are listed; identifiers that match no device belong to no account and are shown to the operator only.",
     query: z.object({ limit: z.coerce.number().int().min(1).max(500).optional() }),
     responses: { 200: { description: 'Recent unknown identifiers.', schema: unknownResponse }, 403: { description: 'Not an admin.' } },
     handler: async (_ctx, { principal, query }) => {
       requirePrivilege(principal, 'admin');
-      return { body: { success: true, unknownDevices: await unknownDevices(query.limit ?? 100) } };
+      return { body: { success: true, unknownDevices: await unknownDevices(query.limit ?? 100, { accountId: principal.accountId, groupId: principal.groupId }) } };
     },
   });
 

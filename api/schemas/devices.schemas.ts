@@ -1,7 +1,7 @@
 import { z } from './zod.js';
 import { isoDateTime, stringMap, usageFields } from './common.schemas.js';
+import { emailSchema } from './groups-users.schemas.js';
 
-const email = z.string().max(320).regex(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'must be an e-mail address');
 const phone = z.string().regex(/^\+[1-9]\d{6,14}$/, 'must be a phone number in international form, e.g. +34600111222');
 
 export const deviceIdSchema = z.string().min(1).max(64).regex(/^[A-Za-z0-9_.:-]+$/, 'may hold only letters, digits and _ . : -');
@@ -14,7 +14,7 @@ const deviceWritable = {
   expires: isoDateTime.nullable().optional().openapi({ description: 'When the device expires; null: never (the "Expires" toggle off).' }),
   dailyEmailLimit: z.number().int().min(0).max(1_000_000).optional().openapi({ description: 'E-mails the device may send per day (default 10).' }),
   dailySmsLimit: z.number().int().min(0).max(1_000_000).optional().openapi({ description: 'SMS the device may send per day (default 10).' }),
-  alertEmails: z.array(email).max(50).optional().openapi({ description: "ext: addresses that receive this device's alert e-mails." }),
+  alertEmails: z.array(emailSchema).max(50).optional().openapi({ description: "ext: addresses that receive this device's alert e-mails." }),
   alertPhones: z.array(phone).max(50).optional().openapi({ description: 'ext: numbers that receive its alert SMS.' }),
   mqttPassword: z.string().min(8).max(200).nullable().optional().openapi({ description: 'ext, write-only: the password the device uses for MQTT.' }),
 };

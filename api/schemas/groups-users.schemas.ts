@@ -23,11 +23,23 @@ export const groupsResponse = z.object({ success: z.literal(true), groups: z.arr
 
 export const privilegeSchema = z.enum(['admin', 'write', 'read']);
 
+/** An e-mail address: something@somewhere. Local names such as admin@localhost are addresses too. */
+export const emailSchema = z.string().max(320).regex(/^[^\s@]+@[^\s@]+$/, 'must be an e-mail address');
+
+/**
+ * Privileges as an array, or as one string, comma-separated for several ("read,write"), as
+ * clients written for the platform send them; stored as an array without repeats.
+ */
+const privilegesInput = z
+  .union([z.array(z.string().max(100)).max(10), z.string().max(200)])
+  .transform((v) => [...new Set((Array.isArray(v) ? v : [v]).flatMap((p) => p.split(',')).map((p) => p.trim().toLowerCase()).filter(Boolean))])
+  .pipe(z.array(privilegeSchema));
+
 export const userInputSchema = z
   .object({
     name: z.string().trim().min(1).max(200),
-    email: z.string().max(320).regex(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'must be an e-mail address'),
-    country: z.string().length(2).openapi({ description: 'ISO 3166-1 alpha-2, see /api/users/countries.' }),
+    email: emailSchema,
+    country: z.string().min(2).max(100).openapi({ description: 'ISO 3166-1 alpha-2, see /api/users/countries; an alpha-3 code ("USA") or an English name is accepted too and stored as alpha-2.' }),
     timeZone: z.string().min(1).max(64).openapi({ description: 'IANA id, see /api/users/timeZones.' }),
     userName: z.string().trim().min(1).max(200).optional().openapi({ description: 'ext: login for the token endpoint (default: the e-mail).' }),
     description: z.string().max(2000).nullable().optional(),
@@ -35,8 +47,8 @@ export const userInputSchema = z
     disabled: z.boolean().optional(),
     disabledMessage: z.string().max(2000).nullable().optional(),
     tags: stringMap.optional(),
-    privileges: z.array(privilegeSchema).max(3).optional().openapi({ description: 'admin, write, read (default [read]).' }),
-    group: z.string().max(64).nullable().optional().openapi({ description: "Restricts the user to this group's devices." }),
+    privileges: privilegesInput.optional().openapi({ description: 'admin, write, read (default ["read"]); an array, or one string, comma-separated for several ("read,write"). An empty list gives no access at all.' }),
+    group: z.string().max(200).nullable().optional().openapi({ description: "Restricts the user to this group's devices: the group's id, or its name when no other group of the account has it." }),
     from: isoDateTime.nullable().optional(),
     expires: isoDateTime.nullable().optional(),
     password: z.string().min(8).max(200).nullable().optional().openapi({ description: 'Write-only; read back as null.' }),

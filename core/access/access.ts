@@ -27,8 +27,16 @@ export function requirePrivilege(p: Principal, needed: Privilege): void {
  * `accountId`: the device's account as already read (undefined: no such device); 404 otherwise.
  */
 export async function checkScope(db: Db, p: Principal, deviceId: string, accountId: string | undefined): Promise<void> {
-  const visible = accountId === p.accountId && (!p.groupId || (await devices.isInGroup(db, deviceId, p.groupId)));
-  if (!visible) throw notFound('DEVICE_NOT_FOUND', `Device "${deviceId}"`);
+  if (!(await inScope(db, p, deviceId, accountId))) throw notFound('DEVICE_NOT_FOUND', `Device "${deviceId}"`);
+}
+
+async function inScope(db: Db, p: Principal, deviceId: string, accountId: string | undefined): Promise<boolean> {
+  return accountId === p.accountId && (!p.groupId || (await devices.isInGroup(db, deviceId, p.groupId)));
+}
+
+/** Whether the caller may see the device; false alike for one that does not exist and one out of its scope. */
+export async function isVisibleDevice(db: Db, p: Principal, deviceId: string): Promise<boolean> {
+  return inScope(db, p, deviceId, await devices.accountOf(db, deviceId));
 }
 
 /** Throws 404 unless the caller may see the device (reads that need only the permission). */

@@ -4,13 +4,13 @@
  * user's key version, so issuing a new API key revokes every token made with the old one.
  */
 import jwt from 'jsonwebtoken';
-import { createSecretKey, type KeyObject } from 'node:crypto';
+import { createHash, createSecretKey, type KeyObject } from 'node:crypto';
 import type { Db } from '../db/db.js';
 import type { Clock } from '../clock.js';
 import type { Principal } from '../model/user.js';
 import { DomainError } from '../errors.js';
 import * as users from '../users/users.repository.js';
-import { apiKeyMatches } from './secrets.js';
+import { apiKeyMatches, generateApiKey, hashApiKey } from './secrets.js';
 import type { FailedLoginLimiter } from '../quota/rate-limiter.js';
 
 export interface TokenClaims {
@@ -28,12 +28,36 @@ export interface IssuedToken {
 
 const INVALID = 'Invalid userName or apiKey.';
 
+/** Longest user name the token endpoint takes: a user name defaults to an e-mail address (≤ 320). */
+export const USER_NAME_MAX = 320;
+/** Longest API key it takes (generated keys have 46 characters; configured ones at least 16). */
+export const API_KEY_MAX = 4096;
+
+/**
+ * Compared against when the user name is unknown, so that an unknown name costs the same digest
+ * and comparison as a wrong key: the answer's timing does not tell which user names exist.
+ */
+const DUMMY_KEY_HASH = hashApiKey(generateApiKey());
+
+/**
+ * The failed-request counters' keys: per address, and per (user name, address). A counter per user
+ * name alone would let anyone lock a user out by failing in its name; API keys are 256-bit random,
+ * so guessing one from many addresses gets nowhere. The name is digested: keys stay short, however
+ * long the name someone sends.
+ */
+export function failedLoginKeys(userName: string, remoteAddress: string): string[] {
+  const name = createHash('sha256').update(userName.toLowerCase(), 'utf8').digest('base64url').slice(0, 22);
+  return [`ip:${remoteAddress}`, `user-ip:${name}:${remoteAddress}`];
+}
+
 export interface TokensDeps {
   db: Db;
   clock: Clock;
   secret: string;
   ttlSeconds: number;
   failedLogins: FailedLoginLimiter;
+  /** how a presented key is checked against a stored digest (default apiKeyMatches); tests count its calls */
+  keyMatches?: (apiKey: string, storedHash: string) => boolean;
 }
 
 /** Principals are cached briefly: the hot path (every request) must not hit the database. */
@@ -41,20 +65,27 @@ const PRINCIPAL_TTL_MS = 1000;
 
 export function createTokensService(deps: TokensDeps) {
   const { db, clock, ttlSeconds, failedLogins } = deps;
+  const keyMatches = deps.keyMatches ?? apiKeyMatches;
   // A KeyObject, built once: given a string, jsonwebtoken first tries to parse it as a PEM key on
   // every sign and verify (about 330 µs each, against 7 µs).
   const secret: KeyObject = createSecretKey(Buffer.from(deps.secret, 'utf8'));
   const cache = new Map<string, { at: number; keyVersion: number; principal: Principal | null }>();
 
   async function issue(userName: string, apiKey: string, remoteAddress: string): Promise<IssuedToken> {
-    const keys = [`user:${userName.toLowerCase()}`, `ip:${remoteAddress}`];
+    if (userName.length > USER_NAME_MAX || apiKey.length > API_KEY_MAX) {
+      throw new DomainError('VALIDATION_FAILED', `userName may have at most ${USER_NAME_MAX} characters and apiKey at most ${API_KEY_MAX}.`);
+    }
+    const keys = failedLoginKeys(userName, remoteAddress);
     const retryAfter = await failedLogins.blockedFor(keys);
     if (retryAfter > 0) {
-      throw new DomainError('RATE_LIMITED', 'Too many failed token requests; try again later.', { retryAfterSeconds: retryAfter });
+      throw new DomainError('RATE_LIMITED', 'Too many failed token requests from your address; try again later.', { retryAfterSeconds: retryAfter });
     }
     const user = await users.findByUserName(db, userName);
     const nowMs = clock.now().getTime();
-    const ok = user !== undefined && apiKeyMatches(apiKey, user.apiKeyHash) && !user.disabled
+    // The key is checked whether or not the user exists (against a dummy digest if not), and
+    // before the other conditions: the same work for every failure.
+    const keyOk = keyMatches(apiKey, user?.apiKeyHash ?? DUMMY_KEY_HASH);
+    const ok = user !== undefined && keyOk && !user.disabled
       && (user.expiresAt === null || user.expiresAt > nowMs) && (user.fromAt === null || user.fromAt <= nowMs);
     if (!ok || !user) {
       await failedLogins.recordFailure(keys);
@@ -95,7 +126,10 @@ export function createTokensService(deps: TokensDeps) {
   async function principalForApiKey(userName: string, apiKey: string): Promise<Principal | null> {
     const user = await users.findByUserName(db, userName);
     const nowMs = clock.now().getTime();
-    if (!user || user.disabled || (user.expiresAt !== null && user.expiresAt <= nowMs) || !apiKeyMatches(apiKey, user.apiKeyHash)) return null;
+    const keyOk = keyMatches(apiKey, user?.apiKeyHash ?? DUMMY_KEY_HASH);
+    if (!user || !keyOk || user.disabled || (user.expiresAt !== null && user.expiresAt <= nowMs)) return null;
+    // No privilege is no access, over MQTT as over REST.
+    if (user.privileges.length === 0) return null;
     return { userId: user.id, accountId: user.accountId, userName: user.userName, privileges: new Set(user.privileges), groupId: user.groupId };
   }
 
@@ -103,7 +137,8 @@ export function createTokensService(deps: TokensDeps) {
   async function principalForToken(token: string): Promise<Principal | null> {
     try {
       const claims = jwt.verify(token, secret, { algorithms: ['HS256'], clockTimestamp: Math.floor(clock.now().getTime() / 1000) }) as TokenClaims;
-      return await principalFor(claims);
+      const principal = await principalFor(claims);
+      return principal && principal.privileges.size > 0 ? principal : null;
     } catch {
       return null;
     }

@@ -96,9 +96,10 @@ export function createDeviceDirectory(o: DirectoryOptions) {
       cache.delete(id);
       touched.delete(id);
     },
-    recentUnknown: async (limit = 100) => {
+    /** Recent sightings: every one for operators; with `scope`, only those of an account's devices. */
+    recentUnknown: async (limit = 100, scope?: unknown.SightingScope) => {
       await flush();
-      return unknown.recent(o.db, limit);
+      return unknown.recent(o.db, limit, scope);
     },
     async close(): Promise<void> {
       clearInterval(timer);

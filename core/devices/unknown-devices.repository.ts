@@ -34,8 +34,26 @@ export async function upsertMany(db: Q, sightings: Sighting[]): Promise<void> {
   }
 }
 
-export async function recent(db: Q, limit: number): Promise<UnknownDevice[]> {
-  const rows = await db('unknown_devices').orderBy('last_seen', 'desc').limit(limit);
+/** Whose sightings: an account's devices (only one group's, for a group-restricted user). */
+export interface SightingScope {
+  accountId: string;
+  groupId?: string | null;
+}
+
+/**
+ * The most recent sightings. Unscoped: all of them (for operators). Scoped: only identifiers that
+ * are the account's devices, seen since the device was created (an id reused after a delete does
+ * not show the former owner's sightings); an identifier that matches no device belongs to no account.
+ */
+export async function recent(db: Q, limit: number, scope?: SightingScope): Promise<UnknownDevice[]> {
+  const q = db('unknown_devices').orderBy('unknown_devices.last_seen', 'desc').limit(limit).select('unknown_devices.*');
+  if (scope) {
+    q.join('devices', 'devices.id', 'unknown_devices.identifier')
+      .where('devices.account_id', scope.accountId)
+      .andWhere('unknown_devices.last_seen', '>=', db.ref('devices.creation'));
+    if (scope.groupId) q.join('group_devices', 'group_devices.device_id', 'devices.id').andWhere('group_devices.group_id', scope.groupId);
+  }
+  const rows = await q;
   return rows.map((r: Record<string, unknown>) => ({
     identifier: String(r.identifier),
     protocol: String(r.protocol),

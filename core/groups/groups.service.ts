@@ -4,9 +4,8 @@ import type { Clock } from '../clock.js';
 import type { Principal } from '../model/user.js';
 import type { Group } from '../model/group.js';
 import { DomainError, notFound } from '../errors.js';
-import { requirePrivilege } from '../access/access.js';
+import { isVisibleDevice, requirePrivilege } from '../access/access.js';
 import * as groups from './groups.repository.js';
-import * as devices from '../devices/devices.repository.js';
 import * as users from '../users/users.repository.js';
 
 export interface GroupInput {
@@ -29,13 +28,17 @@ export function createGroupsService(deps: { db: Db; clock: Clock; onUsersChanged
     return records.map((g) => groups.toGroup(g, members.get(g.id) ?? []));
   }
 
-  /** Every listed device must be one of the caller's account. */
+  /**
+   * Every listed device must be one the caller can already see: its account's, and for a
+   * group-restricted user its group's (else it could pull any device into its group and then see
+   * it). A device out of sight gets the same answer as one that does not exist.
+   */
   async function checkDevices(p: Principal, ids: string[]): Promise<string[]> {
     const unique = [...new Set(ids)];
-    for (const [i, id] of unique.entries()) {
-      const d = await devices.findById(db, id);
-      if (!d || d.accountId !== p.accountId) {
-        throw new DomainError('VALIDATION_FAILED', `devices[${i}]: device "${id}" was not found in this account.`, { field: `devices[${i}]` });
+    for (const id of unique) {
+      if (!(await isVisibleDevice(db, p, id))) {
+        const field = `devices[${ids.indexOf(id)}]`;
+        throw new DomainError('VALIDATION_FAILED', `${field}: device "${id}" was not found.`, { field });
       }
     }
     return unique;

@@ -9,6 +9,8 @@ const MINUTE_MS = 60_000;
 const DAY_MS = 86_400_000;
 /** failed-login keys are chosen by callers (user names, addresses): expired ones are swept past this many */
 const SWEEP_ABOVE = 10_000;
+/** and the table never holds more than this many: the oldest windows go first (about 20 MB at most) */
+const MAX_FAILURE_KEYS = 100_000;
 
 interface UserCounts {
   /** minute number since the epoch (UTC), and requests in it */
@@ -58,6 +60,7 @@ export function createMemoryLimiters(s: LimitSettings): { requests: RequestLimit
   const windowMs = (s.failedWindowSeconds ?? 900) * 1000;
   const failures = new Map<string, { count: number; until: number }>();
   const failedOff = s.perMinute <= 0;
+  let sweepAbove = SWEEP_ABOVE;
 
   function current(key: string, nowMs: number): { count: number; until: number } | undefined {
     const f = failures.get(key);
@@ -82,7 +85,16 @@ export function createMemoryLimiters(s: LimitSettings): { requests: RequestLimit
     async recordFailure(keys) {
       if (failedOff) return;
       const nowMs = Date.now();
-      if (failures.size > SWEEP_ABOVE) for (const [k, f] of failures) if (f.until <= nowMs) failures.delete(k);
+      if (failures.size > sweepAbove) {
+        for (const [k, f] of failures) if (f.until <= nowMs) failures.delete(k);
+        // The next sweep waits until the table has doubled: a full table costs no sweep per failure.
+        sweepAbove = Math.max(SWEEP_ABOVE, failures.size * 2);
+      }
+      // Windows are opened in time order, so the Map's first keys are the oldest.
+      for (const k of failures.keys()) {
+        if (failures.size + keys.length <= MAX_FAILURE_KEYS) break;
+        failures.delete(k);
+      }
       for (const key of keys) {
         const f = current(key, nowMs);
         if (f) f.count++;

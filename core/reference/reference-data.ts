@@ -5,14 +5,42 @@ import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
 countries.registerLocale(require('i18n-iso-countries/langs/en.json'));
 
+/**
+ * Where the library's first English name is the formal long form, the name people use instead
+ * (its own second name): "United States", not "United States of America", as the platform shows
+ * them. Not its second name everywhere: for others that is an abbreviation ("UK", "UAE") or
+ * ambiguous (both Congos are "Congo").
+ */
+const COMMON_NAME_CODES = ['CN', 'CZ', 'IR', 'MK', 'PS', 'RU', 'TW', 'TZ', 'US'];
+
 let countryNames: Record<string, string> | undefined;
 
+/** ISO 3166-1 alpha-2 → the country's common English name, sorted by code. */
 export function countryList(): Record<string, string> {
-  countryNames ??= Object.fromEntries(Object.entries(countries.getNames('en', { select: 'official' })).sort(([a], [b]) => a.localeCompare(b)));
+  if (!countryNames) {
+    const all = countries.getNames('en', { select: 'all' });
+    countryNames = Object.fromEntries(Object.entries(all)
+      .map(([code, names]): [string, string] => [code, (COMMON_NAME_CODES.includes(code) && names[1]) || names[0]])
+      .sort(([a], [b]) => a.localeCompare(b)));
+  }
   return countryNames;
 }
 
 export const isCountry = (code: string): boolean => countries.isValid(code) && code.length === 2 && code === code.toUpperCase();
+
+/**
+ * A country as clients send it, as its alpha-2 code: alpha-2 in any case, alpha-3 (the platform's
+ * own example sends "USA") or an English name ("United States", "Colombia"); undefined when none fits.
+ */
+export function toAlpha2(value: string): string | undefined {
+  const v = value.trim();
+  if (v.length === 2) return isCountry(v.toUpperCase()) ? v.toUpperCase() : undefined;
+  if (v.length === 3 && /^[A-Za-z]{3}$/.test(v)) {
+    const code = countries.alpha3ToAlpha2(v.toUpperCase());
+    if (code) return code;
+  }
+  return countries.getAlpha2Code(v, 'en') ?? undefined;
+}
 
 const zoneIds = new Set<string>([...Intl.supportedValuesOf('timeZone'), 'UTC']);
 

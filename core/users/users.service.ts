@@ -8,7 +8,7 @@ import { can, requirePrivilege } from '../access/access.js';
 import * as users from './users.repository.js';
 import * as groups from '../groups/groups.repository.js';
 import { generateApiKey, hashApiKey, hashPassword } from '../auth/secrets.js';
-import { isCountry, isTimeZone } from '../reference/reference-data.js';
+import { isTimeZone, toAlpha2 } from '../reference/reference-data.js';
 
 export interface UserInput {
   name: string;
@@ -63,13 +63,23 @@ export function createUsersService(deps: { db: Db; clock: Clock; onChange?: (use
     return u;
   }
 
-  async function validate(p: Principal, input: UserInput): Promise<void> {
-    if (!isCountry(input.country)) throw new DomainError('VALIDATION_FAILED', `country: "${input.country}" is not an ISO 3166-1 alpha-2 code (see GET /api/users/countries).`, { field: 'country' });
+  /**
+   * The input as stored: `country` as its alpha-2 code, `group` as a group id. Clients written for
+   * the platform send alpha-3 codes ("USA") and group names ("Marketing"); both are taken.
+   */
+  async function validate(p: Principal, input: UserInput): Promise<UserInput> {
+    const country = toAlpha2(input.country);
+    if (!country) throw new DomainError('VALIDATION_FAILED', `country: "${input.country}" is not an ISO 3166-1 country code or name (see GET /api/users/countries).`, { field: 'country' });
     if (!isTimeZone(input.timeZone)) throw new DomainError('VALIDATION_FAILED', `timeZone: "${input.timeZone}" is not an IANA time zone (see GET /api/users/timeZones).`, { field: 'timeZone' });
-    if (input.group) {
-      const g = await groups.findById(db, input.group);
-      if (!g || g.accountId !== p.accountId) throw new DomainError('VALIDATION_FAILED', `group: group "${input.group}" was not found in this account.`, { field: 'group' });
+    if (!input.group) return { ...input, country };
+    const byId = await groups.findById(db, input.group);
+    if (byId && byId.accountId === p.accountId) return { ...input, country };
+    const byName = (await groups.listByAccount(db, p.accountId)).filter((g) => g.name === input.group);
+    if (byName.length !== 1) {
+      const why = byName.length > 1 ? `several groups are named "${input.group}"; give the group's id` : `group "${input.group}" was not found in this account`;
+      throw new DomainError('VALIDATION_FAILED', `group: ${why}.`, { field: 'group' });
     }
+    return { ...input, country, group: byName[0].id };
   }
 
   async function list(p: Principal): Promise<User[]> {
@@ -81,9 +91,9 @@ export function createUsersService(deps: { db: Db; clock: Clock; onChange?: (use
     return present(await visible(p, id));
   }
 
-  async function create(p: Principal, input: UserInput): Promise<{ user: User; apiKey: string }> {
+  async function create(p: Principal, raw: UserInput): Promise<{ user: User; apiKey: string }> {
     requirePrivilege(p, 'admin');
-    await validate(p, input);
+    const input = await validate(p, raw);
     const userName = input.userName ?? input.email;
     const apiKey = generateApiKey();
     const now = clock.now().getTime();
@@ -102,10 +112,10 @@ export function createUsersService(deps: { db: Db; clock: Clock; onChange?: (use
     return { user: present(record), apiKey };
   }
 
-  async function update(p: Principal, id: string, input: UserInput): Promise<User> {
+  async function update(p: Principal, id: string, raw: UserInput): Promise<User> {
     const current = await visible(p, id);
     requirePrivilege(p, 'admin');
-    await validate(p, input);
+    const input = await validate(p, raw);
     const userName = input.userName ?? current.userName;
     if (id === p.userId && !(input.privileges ?? current.privileges).includes('admin')) {
       throw new DomainError('VALIDATION_FAILED', 'privileges: you cannot remove your own admin privilege.', { field: 'privileges' });

@@ -86,3 +86,53 @@ for (const backend of await backends()) {
     t.is((await fetch(`${s.base}/docs/swagger-ui-bundle.js`)).status, 200);
   });
 }
+
+for (const backend of await backends()) {
+  test(`api.errors (${backend}): a known path with another method is 405 METHOD_NOT_ALLOWED with Allow, and usage when authenticated`, async (t) => {
+    const s = await startServer(backend);
+    t.teardown(() => s.stop());
+    const token = s.adminToken;
+    const cases: [string, string, string[]][] = [
+      ['DELETE', '/api/devices', ['GET', 'HEAD', 'POST']],
+      ['POST', '/api/health', ['GET', 'HEAD']],
+      ['PUT', '/api/auth/token', ['POST']],
+      ['PROPFIND', '/api/groups', ['GET', 'HEAD', 'POST']],
+    ];
+    for (const [method, path, allowed] of cases) {
+      const r = await s.request(method, path, { token });
+      t.is(r.status, 405, `${method} ${path}`);
+      t.like(r.body, { success: false, code: 'METHOD_NOT_ALLOWED' });
+      t.regex(r.body.error, new RegExp(`${method} is not allowed`));
+      t.deepEqual((r.headers.get('allow') ?? '').split(', ').sort(), allowed);
+      t.is(typeof r.body.apiUsage, 'number', 'usage in every authenticated answer');
+      t.is(typeof r.body.apiDailyUsage, 'number');
+    }
+    const anonymous = await s.request('DELETE', '/api/devices');
+    t.is(anonymous.status, 405);
+    t.false('apiUsage' in anonymous.body, 'no usage without a token');
+    const badToken = await s.request('DELETE', '/api/devices', { token: 'garbage' });
+    t.is(badToken.status, 405);
+    t.false('apiUsage' in badToken.body);
+    const unknown = await s.request('GET', '/api/nothing-here', { token });
+    t.like(unknown.body, { code: 'NOT_FOUND' });
+    t.is(unknown.headers.get('allow'), null);
+    t.is(typeof unknown.body.apiUsage, 'number', 'an unknown path answers an authenticated caller with its usage too');
+    t.is((await s.request('PROPFIND', '/nothing', { token })).status, 404, 'an unknown method on an unknown path is 404');
+  });
+
+  test(`api.system (${backend}): the root points to the docs, and the OpenAPI description stands on its own`, async (t) => {
+    const s = await startServer(backend);
+    t.teardown(() => s.stop());
+    const root = await fetch(`${s.base}/`, { redirect: 'manual' });
+    t.is(root.status, 302);
+    t.is(root.headers.get('location'), '/docs');
+    t.like(await root.json(), { success: true, docs: '/docs', openapi: '/api/openapi.json' });
+    const followed = await fetch(`${s.base}/`);
+    t.regex(await followed.text(), /swagger-ui/, 'a browser lands on the docs page');
+    const doc = (await s.request('GET', '/api/openapi.json')).body;
+    t.notRegex(doc.info.description, /CONTRACT\.md/, 'no reference to a file outside the repository');
+    t.regex(doc.info.description, /POST \/api\/Auth\/Token/);
+    t.regex(doc.info.description, /METHOD_NOT_ALLOWED/);
+    t.regex(doc.info.description, /README/);
+  });
+}

@@ -66,3 +66,56 @@ for (const backend of await backends()) {
     t.true(Object.keys(zones.body.timeZones).length > 300);
   });
 }
+
+for (const backend of await backends()) {
+  test(`api.users (${backend}): the first admin, with its generated admin@localhost address, survives a GET→PUT round trip and a PATCH`, async (t) => {
+    const s = await startServer(backend);
+    t.teardown(() => s.stop());
+    const token = s.adminToken;
+    const me = (await s.request('GET', '/api/users', { token })).body.users[0];
+    t.is(me.email, 'admin@localhost');
+    const { id, ...asShown } = me;
+    const put = await s.request('PUT', `/api/users/${id}`, { token, body: asShown });
+    t.is(put.status, 200, JSON.stringify(put.body));
+    t.like(put.body, { email: 'admin@localhost', userName: 'admin', privileges: me.privileges, country: me.country });
+    const patch = await s.request('PATCH', `/api/users/${id}`, { token, body: [{ op: 'replace', path: '/name', value: 'Operator' }] });
+    t.is(patch.status, 200, JSON.stringify(patch.body));
+    t.like(patch.body, { name: 'Operator', email: 'admin@localhost' });
+    t.is((await s.request('PATCH', `/api/users/${id}`, { token, body: [{ op: 'replace', path: '/email', value: 'ops@mail-host' }] })).status, 200, 'a host without a dot is an address too');
+    t.is((await s.request('PATCH', `/api/users/${id}`, { token, body: [{ op: 'replace', path: '/email', value: 'not an address' }] })).status, 400);
+    const device = await s.request('POST', '/api/devices', { token, body: { id: 'd1', name: 'd1', alertEmails: ['ops@localhost'] } });
+    t.is(device.status, 201, 'device alert addresses follow the same rule');
+  });
+
+  test(`api.users (${backend}): the platform's own user-creation example is accepted: alpha-3 country, group by name, privileges as a string`, async (t) => {
+    const s = await startServer(backend);
+    t.teardown(() => s.stop());
+    const token = s.adminToken;
+    const marketing = (await s.request('POST', '/api/groups', { token, body: { name: 'Marketing' } })).body.id as string;
+    // POST /api/users as the platform documents it, verbatim (read-only and unknown fields included).
+    const example = {
+      name: 'Jane Doe', email: 'jane.doe@example.com', country: 'USA', timeZone: 'America/Los_Angeles',
+      description: 'New user for the marketing department', tags: { role: 'user', department: 'marketing' },
+      privileges: ['read', 'write'], group: 'Marketing', deviceId: 'dev-12345', adminDevices: 2,
+      from: '2023-01-01T00:00:00Z', expires: '2024-01-01T00:00:00Z', password: 'P@ssw0rd123',
+      creation: '2023-01-01T00:00:00Z', modification: '2023-06-01T00:00:00Z', lastLogin: '2024-05-01T00:00:00Z',
+    };
+    const created = await s.request('POST', '/api/users', { token, body: example });
+    t.is(created.status, 201, JSON.stringify(created.body));
+    t.like(created.body, { country: 'US', group: marketing, privileges: ['read', 'write'], password: null, lastLogin: null });
+    const forms: [unknown, string[]][] = [['read', ['read']], ['read,write', ['read', 'write']], [' Write , read ,write', ['write', 'read']], [['admin'], ['admin']]];
+    for (const [i, [privileges, expected]] of forms.entries()) {
+      const r = await s.request('POST', '/api/users', { token, body: { name: 'P', email: `p${i}@example.com`, country: 'colombia', timeZone: 'UTC', privileges } });
+      t.is(r.status, 201, JSON.stringify(r.body));
+      t.deepEqual(r.body.privileges, expected, JSON.stringify(privileges));
+      t.is(r.body.country, 'CO', 'an English name is taken too');
+    }
+    for (const bad of [{ privileges: 'read,root' }, { privileges: 7 }, { country: 'XYZ' }, { country: 'Atlantis' }, { group: 'Sales' }]) {
+      const r = await s.request('POST', '/api/users', { token, body: { name: 'B', email: 'b@example.com', country: 'ES', timeZone: 'UTC', ...bad } });
+      t.is(r.status, 400, JSON.stringify(bad));
+      t.is(String(r.body.details.field).split('.')[0], Object.keys(bad)[0]);
+    }
+    const countries = (await s.request('GET', '/api/users/countries', { token })).body.countries;
+    t.like(countries, { US: 'United States', GB: 'United Kingdom', CA: 'Canada', AR: 'Argentina', BR: 'Brazil', CO: 'Colombia', RU: 'Russia', CN: 'China' }, "the platform's names");
+  });
+}

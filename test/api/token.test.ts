@@ -1,8 +1,10 @@
 import test from 'ava';
+import http from 'node:http';
 import jwt from 'jsonwebtoken';
 import { backends } from '../helpers/backends.js';
 import { ADMIN_KEY, startServer } from '../helpers/server.js';
 import { ManualClock } from '../../core/clock.js';
+import { failedLoginKeys } from '../../core/auth/tokens.service.js';
 
 for (const backend of await backends()) {
   test(`api.token (${backend}): valid credentials give a token whose exp equals expires`, async (t) => {
@@ -89,7 +91,7 @@ for (const backend of await backends()) {
     t.is((await s.request('GET', '/api/devices', { token: fresh })).status, 200);
   });
 
-  test(`api.token (${backend}): repeated failures for a user name are rate limited`, async (t) => {
+  test(`api.token (${backend}): repeated failures from one address are rate limited`, async (t) => {
     const s = await startServer(backend, { env: { TRACKGATE_FAILED_TOKEN_LIMIT: '3' } });
     t.teardown(() => s.stop());
     for (let i = 0; i < 3; i++) t.is((await s.request('POST', '/api/Auth/Token', { body: { userName: 'admin', apiKey: 'wrong' } })).status, 401);
@@ -97,5 +99,51 @@ for (const backend of await backends()) {
     t.is(blocked.status, 429);
     t.false('token' in blocked.body);
     t.true(Number(blocked.headers.get('retry-after')) > 0);
+  });
+}
+
+/** A token request sent from a chosen loopback address (the whole 127.0.0.0/8 is this machine's). */
+function tokenFrom(base: string, localAddress: string, body: unknown): Promise<{ status: number; body: any }> {
+  const payload = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = http.request(`${base}/api/Auth/Token`, {
+      method: 'POST', localAddress, agent: false,
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+    }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+for (const backend of await backends()) {
+  test(`api.token (${backend}): failures in a user's name from one address do not keep it out from another`, async (t) => {
+    const s = await startServer(backend, { env: { TRACKGATE_FAILED_TOKEN_LIMIT: '3' } });
+    t.teardown(() => s.stop());
+    for (let i = 0; i < 6; i++) await tokenFrom(s.base, '127.0.0.2', { userName: 'admin', apiKey: 'wrong' });
+    const attacker = await tokenFrom(s.base, '127.0.0.2', { userName: 'admin', apiKey: ADMIN_KEY });
+    t.is(attacker.status, 429, 'the failing address is held back');
+    const other = await tokenFrom(s.base, '127.0.0.2', { userName: 'someone-else', apiKey: 'x' });
+    t.is(other.status, 429, 'for every user name it tries');
+    const owner = await tokenFrom(s.base, '127.0.0.3', { userName: 'admin', apiKey: ADMIN_KEY });
+    t.is(owner.status, 200, 'the user logs in from its own address');
+    t.true(owner.body.success);
+  });
+
+  test(`api.token (${backend}): over-long user names are refused with 400 and leave nothing of their size behind`, async (t) => {
+    const s = await startServer(backend);
+    t.teardown(() => s.stop());
+    const long = await s.request('POST', '/api/Auth/Token', { body: { userName: 'x'.repeat(300_000), apiKey: 'wrong' } });
+    t.is(long.status, 400);
+    t.is(long.body.details.field, 'userName');
+    t.is((await s.request('POST', '/api/Auth/Token', { body: { userName: 'x'.repeat(321), apiKey: 'wrong' } })).status, 400);
+    t.is((await s.request('POST', '/api/Auth/Token', { body: { userName: 'x'.repeat(320), apiKey: 'wrong' } })).status, 401, 'an e-mail-long name is still a user name');
+    for (const key of failedLoginKeys('y'.repeat(1_000_000), '2001:db8::1')) t.true(key.length < 100, 'failure counters are keyed by a digest of the name');
+    t.not(failedLoginKeys('Alice', '192.0.2.1')[1], failedLoginKeys('Bob', '192.0.2.1')[1]);
+    t.is(failedLoginKeys('Alice', '192.0.2.1')[1], failedLoginKeys('alice', '192.0.2.1')[1], 'user names match without regard to case');
   });
 }
