@@ -5,6 +5,7 @@ import { openStorage, serve } from './main.js';
 import { migrate, closeDb } from './core/db/db.js';
 import { systemClock } from './core/clock.js';
 import { createAccountsService } from './core/accounts/accounts.service.js';
+import * as unknownDevices from './core/devices/unknown-devices.repository.js';
 import { DomainError } from './core/errors.js';
 import { decodeFrame } from './protocols/decode-frame.js';
 
@@ -70,6 +71,19 @@ account
     try {
       const updated = await createAccountsService(db, systemClock).update(o.id, { licenses: o.licenses, name: o.name, timeZone: o.timeZone });
       process.stdout.write(`${JSON.stringify(updated)}\n`);
+    } finally {
+      await closeDb(db);
+    }
+  });
+
+program
+  .command('unknown-devices')
+  .description('identifiers that trackers reported and that match no active device (any account), newest first; prints a JSON array')
+  .option('--limit <n>', 'how many at most', wholeNumber, 100)
+  .action(async (o: { limit: number }) => {
+    const db = await openStorage(loadConfig());
+    try {
+      process.stdout.write(`${JSON.stringify(await unknownDevices.recent(db, o.limit))}\n`);
     } finally {
       await closeDb(db);
     }

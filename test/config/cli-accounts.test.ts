@@ -59,3 +59,23 @@ test('cli: account list prints every account, account update changes licences, n
   t.regex(badZone.stderr, /IANA/);
   t.is(cli(['account', 'update', '--id', created.accountId, '--licenses', '-1'], env).status, 1);
 });
+
+test('cli: unknown-devices lists, for the operator, identifiers of every account and of none', async (t) => {
+  const s = await startServer('sqlite', { env: { TRACKGATE_GT06_PORT: '0' } });
+  t.teardown(() => s.stop());
+  const { connect } = await import('node:net');
+  // a GT06 login of an IMEI that is no device of any account
+  const socket = connect({ host: '127.0.0.1', port: s.running.ports.gt06 });
+  await new Promise((r) => socket.once('connect', r));
+  socket.write(Buffer.from('78780d01012345678901234500018cdd0d0a', 'hex'));
+  await new Promise((r) => setTimeout(r, 300));
+  socket.destroy();
+  await s.running.services.directory.flush();
+  const r = cli(['unknown-devices'], s.storageEnv);
+  t.is(r.status, 0, r.stderr);
+  const list = JSON.parse(r.stdout) as { identifier: string; protocol: string; reason: string }[];
+  t.like(list.find((u) => u.identifier === '123456789012345'), { protocol: 'gt06', reason: 'unknown' });
+  // and no account sees it
+  const api = await s.request('GET', '/api/unknownDevices', { token: s.adminToken });
+  t.false(JSON.stringify(api.body).includes('123456789012345'));
+});
