@@ -1,9 +1,11 @@
 /**
  * Reads a JSON request body with a size limit: 415 when it is not JSON, 413 when too large,
- * 400 when it does not parse. Nothing is stored before the body is whole and valid.
+ * 400 when it does not parse, nests deeper than MAX_JSON_DEPTH or holds a NUL character in any
+ * string (core/ingest/json.limits.ts says why). Nothing is stored before the body is whole and valid.
  */
 import type { Context } from 'koa';
 import { DomainError } from '../core/errors.js';
+import { jsonInputProblem } from '../core/ingest/json.limits.js';
 
 const JSON_TYPES = ['application/json', 'application/json-patch+json', 'application/merge-patch+json'];
 
@@ -41,9 +43,24 @@ export async function readJsonBody(ctx: Context, limitBytes: number): Promise<un
   }
   const text = (await readLimited(ctx, limitBytes)).toString('utf8');
   if (text.trim() === '') return undefined;
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (e) {
     throw new DomainError('INVALID_JSON', `The request body is not valid JSON (${(e as Error).message}).`);
   }
+  return checkInputBounds(value, 'body');
+}
+
+/**
+ * `value` (a parsed body, the query, a path parameter) when it is within the bounds of
+ * jsonInputProblem; otherwise a 400 naming the field. Path parameters and the query go through it
+ * too: a NUL in `/api/devices/a%00b` would reach PostgreSQL as well.
+ */
+export function checkInputBounds<T>(value: T, where: string): T {
+  if (typeof value === 'string' && !value.includes('\u0000')) return value;
+  const problem = jsonInputProblem(value);
+  if (!problem) return value;
+  const field = problem.field || where;
+  throw new DomainError('VALIDATION_FAILED', `${field}: ${problem.message}`, { field, issues: [{ field, message: problem.message }] });
 }

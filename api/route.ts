@@ -7,7 +7,7 @@ import type { Context } from 'koa';
 import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from './schemas/zod.js';
 import { DomainError } from '../core/errors.js';
-import { readJsonBody } from './body.js';
+import { readJsonBody, checkInputBounds } from './body.js';
 import { errorResponseSchema } from './schemas/common.schemas.js';
 import type { Principal } from '../core/model/user.js';
 
@@ -139,8 +139,9 @@ export function addRoute<B extends z.ZodType | undefined, Q extends z.ZodType | 
   const koaPath = spec.path.replace(/\{(\w+)\}/g, ':$1');
   api.router[spec.method](koaPath, async (ctx) => {
     if (auth) await api.guard(ctx);
+    for (const name of paramNames) checkInputBounds(ctx.params[name], name);
     const body = spec.body ? parse(spec.body, await readJsonBody(ctx, api.bodyLimitBytes), 'body') : undefined;
-    const query = spec.query ? parse(spec.query, { ...ctx.query }, 'query') : undefined;
+    const query = spec.query ? parse(spec.query, checkInputBounds({ ...ctx.query }, 'query'), 'query') : undefined;
     const out = await spec.handler(ctx, {
       body: body as never,
       query: query as never,

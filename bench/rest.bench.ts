@@ -60,8 +60,7 @@ function location(i: number): Location {
   const dateTime = new Date(FIRST_FIX_MS + i * 1000).toISOString();
   return {
     dateTime, latitude: 40.4168 + (i % 1000) * 1e-5, longitude: -3.7038 - (i % 700) * 1e-5, speed: 30 + (i % 60), course: i % 360,
-    altitude: 650, accuracy: null, satellites: 9, valid: true, battery: null, fuel: null, temperature: null, temperature2: null,
-    rpm: null, milleage: 123.456, alerts: [], hasCriticalAlert: false,
+    altitude: 650, satellites: 9, valid: true, milleage: 123.456, alerts: [], hasCriticalAlert: false,
     attributes: { priority: 0, sat: 9, event: 0, ignition: true, motion: true, rssi: 4, power: 12.5, battery: 4, odometer: 123456 },
     protocol: 'teltonika', inputs: [true], serverTime: dateTime,
   };

@@ -71,12 +71,12 @@ export function deviceRoutes(
   });
   addRoute(api, {
     method: 'post', path: '/api/devices/{deviceId}/locations', tags, summary: 'Report locations, or read a range',
-    description: 'With `location` or `locations`: store them (201, idempotent on dateTime: a resend is not duplicated; needs `write`). With `from` and `to`: return locations in that range, oldest first, `limit` per page with `nextCursor`. Both: store, then return the range (200).',
+    description: 'With `location` or `locations`: store them (201, needs `write`), one per dateTime: an identical resend changes nothing, one with other values replaces the stored one (a correction); the answer shows what is stored. Each location passes the same checks as a tracker\'s: dateTime from 2000 on and at most 25 h ahead of the server, |latitude| ≤ 90, |longitude| ≤ 180, speed ≥ 0, course 0–360 (400 naming the field, nothing stored). With `from` and `to`: return locations in that range, oldest first, `limit` per page with `nextCursor`. Both: store, then return the range (200).',
     body: locationsBodySchema,
     responses: { 200: { description: 'The range.', schema: locationsResponse }, 201: { description: 'Stored.', schema: locationsResponse }, 404: { description: 'No such device.' }, 409: { description: 'The device is expired.' } },
     handler: async (_ctx, { principal, params, body }) => {
       const toStore = body.locations ?? (body.location ? [body.location] : []);
-      const stored = toStore.length ? await s.locations.report(principal, params.deviceId, toStore) : [];
+      const stored = toStore.length ? await s.locations.report(principal, params.deviceId, toStore, body.locations ? 'locations' : 'location') : [];
       if (body.from && body.to) {
         const page = await s.locations.query(principal, params.deviceId, { from: body.from, to: body.to, limit: body.limit, cursor: body.cursor });
         return { body: { success: true, locations: page.locations, nextCursor: page.nextCursor } };

@@ -4,9 +4,30 @@ import { locationInput, MAX_LOCATIONS_PER_REQUEST } from '../../core/ingest/inpu
 
 export const locationInputSchema = locationInput.openapi('LocationInput');
 
-export const locationSchema = locationInputSchema
-  .extend({ serverTime: z.string().optional().openapi({ description: 'ext: when trackgate received it.' }), protocol: z.string().nullable().optional() })
-  .openapi('Location');
+/** The input's fields as answers show them: a field without a value is absent, never null. */
+function withoutNulls(shape: Record<string, z.ZodType>): Record<string, z.ZodType> {
+  const out: Record<string, z.ZodType> = {};
+  for (const [key, field] of Object.entries(shape)) {
+    let inner: z.ZodType = field;
+    if (inner instanceof z.ZodOptional) inner = inner.unwrap() as z.ZodType;
+    if (inner instanceof z.ZodNullable) inner = inner.unwrap() as z.ZodType;
+    if (inner === field) {
+      out[key] = field;
+      continue;
+    }
+    const description = field.description ?? inner.description;
+    out[key] = description ? inner.optional().describe(description) : inner.optional();
+  }
+  return out;
+}
+
+export const locationSchema = z
+  .object({
+    ...withoutNulls(locationInput.shape),
+    serverTime: z.string().optional().openapi({ description: 'ext: when trackgate received it.' }),
+    protocol: z.string().optional().openapi({ description: 'ext: how it came: rest, mqtt, owntracks or the tracker protocol.' }),
+  })
+  .openapi('Location', { description: 'A stored location. Fields without a value are left out (never null), whatever brought the location.' });
 
 export const locationsBodySchema = z
   .object({

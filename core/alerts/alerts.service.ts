@@ -8,6 +8,7 @@ import { assertVisibleDevice, requirePrivilege, visibleDevice } from '../access/
 import type { EventBus } from '../events/event-bus.js';
 import { decodeCursor, encodeCursor, rangeBounds, type TimeRange } from '../paging.js';
 import * as alerts from './alerts.repository.js';
+import { lastPosition } from '../locations/locations.repository.js';
 
 export interface AlertInput {
   dateTime?: string;
@@ -51,12 +52,14 @@ export function createAlertsService(deps: AlertsDeps) {
         duplicate = true;
         return same;
       }
+      // Raised without a position (an SOS button, a frame without a fix): where the device last was.
+      const at = input.latitude == null && input.longitude == null ? await lastPosition(trx, device.id) : undefined;
       const stored = await alerts.insert(trx, {
         deviceId: device.id,
         dateTime,
         alertName: input.alertName,
-        latitude: input.latitude ?? null,
-        longitude: input.longitude ?? null,
+        latitude: at?.latitude ?? input.latitude ?? null,
+        longitude: at?.longitude ?? input.longitude ?? null,
         text: input.text ?? null,
         alerts: input.alerts ?? [input.alertName],
         notifications: [],

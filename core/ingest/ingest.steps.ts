@@ -7,6 +7,8 @@ import type { PositionReport } from '../model/report.js';
 import type { Location } from '../model/location.js';
 import type { AlertInput } from '../alerts/alerts.service.js';
 import { ALERT_NAME_BY_ALARM, CRITICAL_ALARMS } from '../alerts/alarm-names.js';
+import { fixTimeProblem, positionProblem } from './location.checks.js';
+import { MAX_ATTRIBUTES_JSON } from './json.limits.js';
 
 export interface Draft {
   report: PositionReport;
@@ -17,74 +19,116 @@ export interface Draft {
   fixTime: Date;
   location?: Location;
   alerts: AlertInput[];
+  /** why the report's position is not stored (its alarms still become alerts) */
+  refused?: string;
   drop?: string;
 }
 
 type Step = (d: Draft) => void;
 
-const FUTURE_LIMIT_MS = 25 * 3600_000;
-
-/** Fix time: the device's, or the receive time when it sent none; a fix over 25 h ahead is refused. */
+/**
+ * Fix time: the device's, or the receive time when it sent none. A position whose fix time fails
+ * the shared checks (before 2000, more than 25 h ahead) is not stored; the report's alarms are
+ * still raised, at the receive time.
+ */
 const fixTime: Step = (d) => {
   d.fixTime = d.report.fixTime ?? d.receivedAt;
-  if (Number.isNaN(d.fixTime.getTime())) d.drop = 'invalid fix time';
-  else if (d.fixTime.getTime() > d.receivedAt.getTime() + FUTURE_LIMIT_MS) d.drop = 'fix time more than 25 h ahead';
+  const problem = fixTimeProblem(d.fixTime.getTime(), d.receivedAt.getTime());
+  if (!problem) return;
+  if (d.report.location) d.refused = `fix time ${Number.isNaN(d.fixTime.getTime()) ? 'invalid' : d.fixTime.toISOString()}: ${problem.message}`;
+  d.report = { ...d.report, location: undefined };
+  d.fixTime = d.receivedAt;
 };
 
-/** Coordinates must be possible; (0, 0) with an invalid fix is a tracker without a fix yet. */
+/**
+ * Coordinates, speed and course must pass the shared checks, or the position is not stored;
+ * (0, 0) with an invalid fix is a tracker without a fix yet.
+ */
 const sanity: Step = (d) => {
   const l = d.report.location;
   if (!l) return;
-  if (!Number.isFinite(l.latitudeDeg) || !Number.isFinite(l.longitudeDeg) || Math.abs(l.latitudeDeg) > 90 || Math.abs(l.longitudeDeg) > 180) {
+  const problem = positionProblem({ latitude: l.latitudeDeg, longitude: l.longitudeDeg, speed: l.speedKmh, course: l.courseDeg });
+  if (problem) {
+    d.refused = `${problem.field} ${problem.message}`;
     d.report = { ...d.report, location: undefined };
   } else if (!l.valid && l.latitudeDeg === 0 && l.longitudeDeg === 0) {
     d.report = { ...d.report, location: undefined };
   }
 };
 
+/**
+ * Decoders' attributes are flat: strings, finite numbers and booleans. Anything else is left out,
+ * NUL characters are taken out of strings (PostgreSQL cannot store them), and past
+ * MAX_ATTRIBUTES_JSON characters of JSON the remaining attributes are left out.
+ */
+const attributes: Step = (d) => {
+  const out: PositionReport['attributes'] = {};
+  let size = 2;
+  let changed = false;
+  for (const [key, value] of Object.entries(d.report.attributes ?? {})) {
+    let v: string | number | boolean | undefined;
+    if (typeof value === 'string') v = value.includes('\u0000') ? value.replaceAll('\u0000', '') : value;
+    else if ((typeof value === 'number' && Number.isFinite(value)) || typeof value === 'boolean') v = value;
+    const k = key.includes('\u0000') ? key.replaceAll('\u0000', '') : key;
+    size += k.length + 4 + (typeof v === 'string' ? v.length + 2 : String(v).length);
+    if (v === undefined || size > MAX_ATTRIBUTES_JSON) {
+      changed = true;
+      continue;
+    }
+    if (v !== value || k !== key) changed = true;
+    out[k] = v;
+  }
+  if (changed) d.report = { ...d.report, attributes: out };
+};
+
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 
-/** The REST location shape (CONTRACT.md "Location fields"), units already normalised by decoders. */
+/**
+ * The REST location shape (CONTRACT.md "Location fields"), units already normalised by decoders.
+ * A value the tracker did not report is left out, never null (the same rule as REST and MQTT).
+ */
 const toLocation: Step = (d) => {
   const l = d.report.location;
   if (!l) return;
   const a = d.report.attributes;
   const odometerM = num(a.odometer) ?? num(a.totalDistance);
-  const alertNames = d.report.alarms.map((x) => ALERT_NAME_BY_ALARM[x]);
   const loc: Location = {
     dateTime: d.fixTime.toISOString(),
     latitude: l.latitudeDeg,
     longitude: l.longitudeDeg,
-    speed: l.speedKmh !== undefined ? Math.max(0, l.speedKmh) : null,
-    course: l.courseDeg ?? null,
-    altitude: l.altitudeM ?? null,
-    accuracy: l.accuracyM ?? null,
-    satellites: l.satellites ?? num(a.sat) ?? null,
-    valid: l.valid,
-    battery: num(a.batteryLevel) ?? null,
-    fuel: num(a.fuel) ?? num(a.fuel1) ?? null,
-    temperature: num(a.temp1) ?? num(a.deviceTemp) ?? null,
-    temperature2: num(a.temp2) ?? null,
-    rpm: num(a.rpm) ?? null,
-    milleage: odometerM !== undefined ? odometerM / 1000 : null,
-    alerts: alertNames,
-    hasCriticalAlert: d.report.alarms.some((x) => CRITICAL_ALARMS.has(x)),
-    attributes: a,
-    serverTime: d.serverTime,
-    protocol: d.protocol,
   };
+  const put = <K extends keyof Location>(key: K, value: Location[K] | undefined) => {
+    if (value !== undefined) loc[key] = value;
+  };
+  put('speed', l.speedKmh);
+  put('course', l.courseDeg);
+  put('altitude', l.altitudeM);
+  put('accuracy', l.accuracyM);
+  put('satellites', l.satellites ?? num(a.sat));
+  put('valid', l.valid);
+  put('battery', num(a.batteryLevel));
+  put('fuel', num(a.fuel) ?? num(a.fuel1));
+  put('temperature', num(a.temp1) ?? num(a.deviceTemp));
+  put('temperature2', num(a.temp2));
+  put('rpm', num(a.rpm));
+  put('milleage', odometerM !== undefined ? odometerM / 1000 : undefined);
+  loc.alerts = d.report.alarms.map((x) => ALERT_NAME_BY_ALARM[x]);
+  loc.hasCriticalAlert = d.report.alarms.some((x) => CRITICAL_ALARMS.has(x));
+  loc.attributes = a;
   if (typeof a.ignition === 'boolean') loc.inputs = [a.ignition];
+  loc.serverTime = d.serverTime;
+  loc.protocol = d.protocol;
   d.location = loc;
 };
 
-/** Every alarm becomes an alert, at the fix's place and time. */
+/** Every alarm becomes an alert, at the fix's place and time (without a fix: the last location's place). */
 const toAlerts: Step = (d) => {
   const l = d.report.location;
   for (const alarm of new Set(d.report.alarms)) {
     d.alerts.push({
       dateTime: d.fixTime.toISOString(),
-      latitude: l?.latitudeDeg ?? null,
-      longitude: l?.longitudeDeg ?? null,
+      latitude: l?.latitudeDeg,
+      longitude: l?.longitudeDeg,
       alertName: ALERT_NAME_BY_ALARM[alarm],
       text: `${ALERT_NAME_BY_ALARM[alarm]} reported by the tracker (${d.protocol})`,
       alerts: [ALERT_NAME_BY_ALARM[alarm]],
@@ -92,7 +136,7 @@ const toAlerts: Step = (d) => {
   }
 };
 
-export const INGEST_STEPS: readonly Step[] = [fixTime, sanity, toLocation, toAlerts];
+export const INGEST_STEPS: readonly Step[] = [fixTime, sanity, attributes, toLocation, toAlerts];
 
 export function runSteps(report: PositionReport, protocol: string, receivedAt: Date, serverTime = receivedAt.toISOString()): Draft {
   const d: Draft = { report, protocol, receivedAt, serverTime, fixTime: receivedAt, alerts: [] };

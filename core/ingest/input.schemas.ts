@@ -4,13 +4,35 @@
  * Unknown fields are dropped.
  */
 import { z } from 'zod';
+import { jsonLength, MAX_ATTRIBUTES_JSON, MAX_JSON_DEPTH } from './json.limits.js';
 
-/** Any ISO 8601 date-time with a zone (`Z` or `±hh:mm`), e.g. 2026-03-01T10:00:00Z. */
+/**
+ * ISO 8601 date-time with a zone: date, `T`, hours and minutes, optional seconds and fraction,
+ * then `Z` or an offset. Written without flags (both cases spelled out), so that the same source
+ * is a valid ECMA-262 `pattern` in the OpenAPI document.
+ */
+export const ISO_DATE_TIME_PATTERN = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:[Zz]|[+-](\d{2}):?(\d{2}))$/;
+
+/**
+ * True when every part names a real instant: month 1–12, a day the month has, hour 0–23, minute
+ * and second 0–59, offset up to 23:59. `new Date()` would roll 2026-02-30 over to 2 March.
+ */
+export function isRealDateTime(s: string): boolean {
+  const m = ISO_DATE_TIME_PATTERN.exec(s);
+  if (!m) return false;
+  const [year, month, day, hour, minute, second, offsetH, offsetM] = m.slice(1).map((x) => Number(x ?? 0));
+  if (hour > 23 || minute > 59 || second > 59 || offsetH > 23 || offsetM > 59) return false;
+  const t = new Date(0);
+  t.setUTCFullYear(year, month - 1, day);
+  return t.getUTCFullYear() === year && t.getUTCMonth() === month - 1 && t.getUTCDate() === day && !Number.isNaN(new Date(s).getTime());
+}
+
+/** Any ISO 8601 date-time with a zone (`Z` or `±hh:mm`), e.g. 2026-03-01T10:00:00Z; a real one. */
 export const isoDateTime = z
   .string()
-  .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i, 'must be an ISO 8601 date-time with a zone, e.g. 2026-03-01T10:00:00Z')
-  .refine((s) => !Number.isNaN(new Date(s).getTime()), 'is not a real date')
-  .describe('ISO 8601 date-time with a zone, e.g. 2026-03-01T10:00:00Z');
+  .regex(ISO_DATE_TIME_PATTERN, 'must be an ISO 8601 date-time with a zone, e.g. 2026-03-01T10:00:00Z')
+  .refine(isRealDateTime, 'is not a real date and time (check the month, the day of the month, hours, minutes and seconds)')
+  .meta({ format: 'date-time', example: '2026-03-01T10:00:00Z', description: 'ISO 8601 date-time with a zone, e.g. 2026-03-01T10:00:00Z' });
 
 const num = () => z.number().finite().nullable().optional();
 const strings = () => z.array(z.string().max(500)).max(100).optional();
@@ -28,8 +50,16 @@ export const locationInput = z.object({
   milleage: num().describe('km (the platform spells it so).'),
   warningTexts: strings(), alertTexts: strings(), alerts: strings(), warnings: strings(),
   hasCriticalAlert: z.boolean().nullable().optional(),
-  attributes: z.record(z.string(), z.unknown()).optional(),
-  accessoriesAttributes: z.array(z.record(z.string(), z.unknown())).max(100).optional(),
+  attributes: z
+    .record(z.string(), z.unknown())
+    .refine((a) => jsonLength(a, MAX_ATTRIBUTES_JSON) <= MAX_ATTRIBUTES_JSON, `must be at most ${MAX_ATTRIBUTES_JSON} characters as JSON`)
+    .optional()
+    .describe(`Free-form values; at most ${MAX_ATTRIBUTES_JSON} characters as JSON, nested at most ${MAX_JSON_DEPTH} levels.`),
+  accessoriesAttributes: z
+    .array(z.record(z.string(), z.unknown()))
+    .max(100)
+    .refine((a) => jsonLength(a, MAX_ATTRIBUTES_JSON) <= MAX_ATTRIBUTES_JSON, `must be at most ${MAX_ATTRIBUTES_JSON} characters as JSON`)
+    .optional(),
   inputs: z.array(z.boolean()).max(64).optional(),
   outputs: z.array(z.boolean()).max(64).optional(),
   altitude: num().describe('ext: metres'),
@@ -40,11 +70,14 @@ export const locationInput = z.object({
 
 export const alertInput = z.object({
   dateTime: isoDateTime.optional().describe('When it happened (default: now).'),
-  latitude: z.number().min(-90).max(90).nullable().optional(),
+  latitude: z.number().min(-90).max(90).nullable().optional().describe('Where it happened; absent: the last location of the device, when it has one.'),
   longitude: z.number().min(-180).max(180).nullable().optional(),
   text: z.string().max(1000).nullable().optional(),
   alertName: z.string().trim().min(1).max(64).describe('One of the platform names: SOSButton, SpeedLimit, LowBattery, GPSUnplugged, Vibration, ForbiddenArea, HarshBraking, …'),
   alerts: z.array(z.string().max(64)).max(20).optional(),
+}).refine((a) => (a.latitude == null) === (a.longitude == null), {
+  message: 'latitude and longitude go together (send both, or neither to use the last location)',
+  path: ['longitude'],
 });
 
 /** As many locations per request or message as a client may send at once. */

@@ -10,65 +10,140 @@ export interface LocationRow {
   dateTime: number;
   serverTime: number;
   location: Location;
+  /** `location` as JSON text, when the caller serialised it already (see storedJson) */
+  json?: string;
 }
 
 const CHUNK = 500;
 
-/**
- * Stores rows; a row whose (device, fix time) is already stored is skipped.
- * Returns the rows actually inserted. Also moves each device's last location forward.
- */
+/** `location` as the JSON text stored and answered; throws for a value JSON cannot hold. */
+export const storedJson = (location: Location): string => JSON.stringify(location);
+
 const INSERT_ONE = 'insert into locations (device_id, date_time, server_time, data) values (?, ?, ?, ?) on conflict (device_id, date_time) do nothing';
-/** A device's last location moves forward only when the new fix is later. */
+const SELECT_ONE = 'select data from locations where device_id = ? and date_time = ?';
+const UPDATE_ONE = 'update locations set server_time = ?, data = ? where device_id = ? and date_time = ?';
+/**
+ * A device's last location moves forward only when the new fix is later, or is replaced by a
+ * correction of the same fix (identical resends never reach this: they are not written).
+ */
 const LAST_ON_CONFLICT = `on conflict (device_id) do update set date_time = excluded.date_time, data = excluded.data
-  where excluded.date_time > last_locations.date_time`;
+  where excluded.date_time >= last_locations.date_time`;
 const UPSERT_LAST_ONE = `insert into last_locations (device_id, date_time, data) values (?, ?, ?) ${LAST_ON_CONFLICT}`;
 
+/**
+ * Stores rows, one per device and fix time (CONTRACT.md §2 Locations): a new fix is inserted; a
+ * fix already stored is left alone when the resend is identical (serverTime aside) and replaced
+ * when its values differ (a correction). Of several rows with the same key, the last wins.
+ * Returns the rows written (inserted or replaced), in the order given, and moves each device's
+ * last location forward.
+ */
 export async function insertMany(db: Q, rows: LocationRow[]): Promise<LocationRow[]> {
+  const unique = lastPerKey(rows);
   const conn = await sqliteTransactionConnection(db);
+  let written: LocationRow[];
   if (conn) {
-    // SQLite inside a transaction: one kept statement run per row is the cheapest bulk insert.
+    // SQLite inside a transaction: kept statements run per row are the cheapest bulk write.
     const insert = keptStatement(conn, INSERT_ONE);
-    const inserted = rows.filter((r) => insert.run(r.deviceId, r.dateTime, r.serverTime, JSON.stringify(r.location)).changes === 1);
+    const select = keptStatement(conn, SELECT_ONE);
+    const update = keptStatement(conn, UPDATE_ONE);
+    written = unique.filter((r) => {
+      const json = r.json ?? storedJson(r.location);
+      if (insert.run(r.deviceId, r.dateTime, r.serverTime, json).changes === 1) return true;
+      const stored = select.get(r.deviceId, r.dateTime) as { data: string } | undefined;
+      if (stored && sameLocation(JSON.parse(stored.data), r.location)) return false;
+      update.run(r.serverTime, json, r.deviceId, r.dateTime);
+      return true;
+    });
     const upsert = keptStatement(conn, UPSERT_LAST_ONE);
-    for (const r of newestPerDevice(inserted)) upsert.run(r.deviceId, r.dateTime, JSON.stringify(r.location));
-    return inserted;
+    for (const r of newestPerDevice(written)) upsert.run(r.deviceId, r.dateTime, r.json ?? storedJson(r.location));
+    return written;
   }
-  const inserted: LocationRow[] = [];
-  for (let i = 0; i < rows.length; i += CHUNK) {
-    const chunk = rows.slice(i, i + CHUNK);
+  written = [];
+  for (let i = 0; i < unique.length; i += CHUNK) {
+    const chunk = unique.slice(i, i + CHUNK);
     const keys = (await db('locations')
-      .insert(chunk.map((r) => ({ device_id: r.deviceId, date_time: r.dateTime, server_time: r.serverTime, data: JSON.stringify(r.location) })))
+      .insert(chunk.map((r) => ({ device_id: r.deviceId, date_time: r.dateTime, server_time: r.serverTime, data: r.json ?? storedJson(r.location) })))
       .onConflict(['device_id', 'date_time'])
       .ignore()
       .returning(['device_id', 'date_time'])) as { device_id: string; date_time: number | string }[];
-    const fresh = new Set(keys.map((k) => `${k.device_id}\u0000${Number(k.date_time)}`));
-    // Within one statement the first row of a key is the one stored; later duplicates were skipped.
-    for (const r of chunk) if (fresh.delete(`${r.deviceId}\u0000${r.dateTime}`)) inserted.push(r);
+    const fresh = new Set(keys.map((k) => key(k.device_id, Number(k.date_time))));
+    const changed = await corrections(db, chunk.filter((r) => !fresh.has(key(r.deviceId, r.dateTime))));
+    for (const r of chunk) if (fresh.has(key(r.deviceId, r.dateTime)) || changed.has(r)) written.push(r);
   }
-  await upsertLast(db, newestPerDevice(inserted));
-  return inserted;
+  await upsertLast(db, newestPerDevice(written));
+  return written;
+}
+
+/** Of rows whose key is already stored, replaces those whose values differ; returns them. */
+async function corrections(db: Q, conflicting: LocationRow[]): Promise<Set<LocationRow>> {
+  const changed = new Set<LocationRow>();
+  const byDevice = new Map<string, LocationRow[]>();
+  for (const r of conflicting) byDevice.set(r.deviceId, [...(byDevice.get(r.deviceId) ?? []), r]);
+  for (const [deviceId, list] of byDevice) {
+    const stored = new Map<number, string>();
+    for (let i = 0; i < list.length; i += CHUNK) {
+      const found = (await db('locations').where('device_id', deviceId).whereIn('date_time', list.slice(i, i + CHUNK).map((r) => r.dateTime)).select('date_time', 'data')) as { date_time: number | string; data: string }[];
+      for (const f of found) stored.set(Number(f.date_time), f.data);
+    }
+    for (const r of list) {
+      const data = stored.get(r.dateTime);
+      if (data !== undefined && sameLocation(JSON.parse(data), r.location)) continue;
+      await db('locations').where({ device_id: r.deviceId, date_time: r.dateTime }).update({ server_time: r.serverTime, data: r.json ?? storedJson(r.location) });
+      changed.add(r);
+    }
+  }
+  return changed;
+}
+
+const key = (deviceId: string, dateTime: number): string => `${deviceId}\u0000${dateTime}`;
+
+/** One row per (device, fix time): the last given, at the place of the first. */
+function lastPerKey(rows: LocationRow[]): LocationRow[] {
+  const byKey = new Map<string, LocationRow>();
+  for (const r of rows) byKey.set(key(r.deviceId, r.dateTime), r);
+  return byKey.size === rows.length ? rows : [...byKey.values()];
+}
+
+/** Same values, whatever the order of keys; `serverTime` (when it was received) is not a value. */
+function sameLocation(stored: Location, incoming: Location): boolean {
+  const { serverTime: _a, ...a } = stored;
+  const { serverTime: _b, ...b } = incoming;
+  return sameJson(a, b);
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => sameJson(x, b[i]));
+  }
+  // null and absent both mean "no value" (locations stored before that rule held nulls)
+  const oa = a as Record<string, unknown>;
+  const ob = b as Record<string, unknown>;
+  const ka = Object.keys(oa).filter((k) => oa[k] != null);
+  const kb = Object.keys(ob).filter((k) => ob[k] != null);
+  return ka.length === kb.length && ka.every((k) => sameJson(oa[k], ob[k]));
 }
 
 function newestPerDevice(rows: LocationRow[]): LocationRow[] {
   const newest = new Map<string, LocationRow>();
   for (const r of rows) {
     const cur = newest.get(r.deviceId);
-    if (!cur || r.dateTime > cur.dateTime) newest.set(r.deviceId, r);
+    if (!cur || r.dateTime >= cur.dateTime) newest.set(r.deviceId, r);
   }
   return [...newest.values()];
 }
 
 /**
  * The last location is the one with the latest fix time, not the last received: one multi-row
- * upsert per chunk moves each device's row forward only when the new fix is later.
+ * upsert per chunk moves each device's row forward only when the new fix is later (or corrects it).
  */
 async function upsertLast(db: Q, rows: LocationRow[]): Promise<void> {
   for (let i = 0; i < rows.length; i += CHUNK) {
     const chunk = rows.slice(i, i + CHUNK);
     await db.raw(
       `insert into last_locations (device_id, date_time, data) values ${chunk.map(() => '(?, ?, ?)').join(', ')} ${LAST_ON_CONFLICT}`,
-      chunk.flatMap((r) => [r.deviceId, r.dateTime, JSON.stringify(r.location)]),
+      chunk.flatMap((r) => [r.deviceId, r.dateTime, r.json ?? storedJson(r.location)]),
     );
   }
 }
@@ -87,6 +162,14 @@ export async function lastWithOwner(db: Q, deviceId: string): Promise<{ accountI
   return r ? { accountId: String(r.account_id), data: r.data } : undefined;
 }
 const LAST_WITH_OWNER = 'select d.account_id, l.data from devices d left join last_locations l on l.device_id = d.id where d.id = ?';
+
+/** Latitude and longitude of the device's last location, when it has one. */
+export async function lastPosition(db: Q, deviceId: string): Promise<{ latitude: number; longitude: number } | undefined> {
+  const r = (await db('last_locations').where('device_id', deviceId).first('data')) as { data: string } | undefined;
+  if (!r) return undefined;
+  const l = JSON.parse(r.data) as Location;
+  return { latitude: l.latitude, longitude: l.longitude };
+}
 
 export async function findMany(db: Q, deviceId: string, dateTimes: number[]): Promise<Location[]> {
   const out: Location[] = [];
@@ -125,4 +208,17 @@ export async function range(db: Q, q: RangeQuery): Promise<{ locations: Location
     lastMs: page.length ? Number(page[page.length - 1].date_time) : null,
     more,
   };
+}
+
+/**
+ * True when the database refused what a statement carried (a value, a constraint), not when it
+ * could not be reached or was busy: PostgreSQL SQLSTATE classes 22 (data exception), 23 (integrity
+ * constraint violation) and 54 (program limit exceeded); SQLite's constraint, too-big and type
+ * mismatch results; a value JSON cannot hold. Only such a failure is worth retrying without some
+ * of the rows: the rest would fail the same way again.
+ */
+export function isRefusedRow(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return e instanceof TypeError || e instanceof RangeError;
+  return /^(22|23|54)[0-9A-Z]{3}$/.test(code) || /^SQLITE_(CONSTRAINT|TOOBIG|MISMATCH|RANGE)/.test(code);
 }

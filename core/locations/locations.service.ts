@@ -1,7 +1,7 @@
 import type { Db } from '../db/db.js';
 import type { Clock } from '../clock.js';
 import type { Principal } from '../model/user.js';
-import type { Location } from '../model/location.js';
+import type { Location, LocationInput } from '../model/location.js';
 import { isExpired, type DeviceRecord } from '../model/device.js';
 import { DomainError, notFound } from '../errors.js';
 import { assertVisibleDevice, checkScope, requirePrivilege, visibleDevice } from '../access/access.js';
@@ -9,6 +9,7 @@ import type { EventBus } from '../events/event-bus.js';
 import { decodeCursor, encodeCursor, rangeBounds, type TimeRange } from '../paging.js';
 import * as locations from './locations.repository.js';
 import { createLastLocationCache } from './last-location.cache.js';
+import { locationProblem } from '../ingest/location.checks.js';
 
 export interface LocationsDeps {
   db: Db;
@@ -18,14 +19,37 @@ export interface LocationsDeps {
   cacheLastLocations?: boolean;
 }
 
-/** A location as a client sends it: the REST shape, `dateTime` any ISO 8601 form. */
-export type LocationInput = Location;
+export type { LocationInput };
 
-/** `serverTime`: when the batch was received, already formatted (it is the same for every item). */
+/**
+ * A client's location as stored: `dateTime` in UTC, `serverTime` and `protocol` added, and every
+ * field without a value (null) left out, the same rule as for tracker reports.
+ * `serverTime`: when the batch was received, already formatted (it is the same for every item).
+ */
 export function normaliseLocation(input: LocationInput, serverTime: string, protocol: string): { dateTimeMs: number; location: Location } {
   const dateTimeMs = new Date(input.dateTime).getTime();
-  const location: Location = { ...input, dateTime: new Date(dateTimeMs).toISOString(), serverTime, protocol: input.protocol ?? protocol };
-  return { dateTimeMs, location };
+  const location = {} as Record<string, unknown>;
+  for (const k in input) {
+    const v = (input as Record<string, unknown>)[k];
+    if (v !== null && v !== undefined) location[k] = v;
+  }
+  location.dateTime = new Date(dateTimeMs).toISOString();
+  location.serverTime = serverTime;
+  location.protocol = input.protocol ?? protocol;
+  return { dateTimeMs, location: location as unknown as Location };
+}
+
+/**
+ * The first input that fails the checks every position passes (core/ingest/location.checks.ts),
+ * named as the request names it: `location.dateTime`, `locations.3.latitude`.
+ */
+export function firstLocationProblem(inputs: LocationInput[], nowMs: number, field: 'location' | 'locations'): { field: string; message: string } | undefined {
+  for (let i = 0; i < inputs.length; i++) {
+    const l = inputs[i];
+    const problem = locationProblem({ fixMs: new Date(l.dateTime).getTime(), latitude: l.latitude, longitude: l.longitude, speed: l.speed, course: l.course }, nowMs);
+    if (problem) return { field: field === 'location' ? `location.${problem.field}` : `locations.${i}.${problem.field}`, message: problem.message };
+  }
+  return undefined;
 }
 
 export function createLocationsService(deps: LocationsDeps) {
@@ -34,28 +58,34 @@ export function createLocationsService(deps: LocationsDeps) {
   // Stored locations from every source (REST, trackers, MQTT) are announced after their commit.
   if (cache) events.onLocations((items) => items.forEach((i) => cache.forget(i.deviceId)));
 
-  /** Stores locations of a device already resolved; returns what is stored for each fix time. */
-  async function store(device: DeviceRecord, inputs: LocationInput[], protocol: string): Promise<Location[]> {
+  /**
+   * Stores locations of a device already resolved; returns what is stored for each fix time. A
+   * location failing the checks stores nothing of the request (400 naming the field).
+   */
+  async function store(device: DeviceRecord, inputs: LocationInput[], protocol: string, field: 'location' | 'locations' = 'locations'): Promise<Location[]> {
     const now = clock.now();
     if (isExpired(device, now.getTime())) {
       throw new DomainError('DEVICE_EXPIRED', `Device "${device.id}" is expired; reactivate it to store its locations.`);
     }
+    const problem = firstLocationProblem(inputs, now.getTime(), field);
+    if (problem) throw new DomainError('VALIDATION_FAILED', `${problem.field}: ${problem.message}`, { field: problem.field, issues: [problem] });
     const serverTime = now.toISOString();
     const rows = inputs.map((i) => {
       const n = normaliseLocation(i, serverTime, protocol);
       return { deviceId: device.id, dateTime: n.dateTimeMs, serverTime: now.getTime(), location: n.location };
     });
-    const inserted = await db.transaction((trx) => locations.insertMany(trx, rows));
-    events.locationsStored(inserted.map((r) => ({ accountId: device.accountId, deviceId: device.id, location: r.location })));
-    if (inserted.length === rows.length) return rows.map((r) => r.location);
-    // Some were already stored: answer with what is stored, so a resend sees the original.
+    const written = await db.transaction((trx) => locations.insertMany(trx, rows));
+    events.locationsStored(written.map((r) => ({ accountId: device.accountId, deviceId: device.id, location: r.location })));
+    if (written.length === rows.length) return rows.map((r) => r.location);
+    // An identical resend (or a repeated dateTime): answer with what is stored.
     return locations.findMany(db, device.id, [...new Set(rows.map((r) => r.dateTime))]);
   }
 
-  async function report(p: Principal, deviceId: string, inputs: LocationInput[]): Promise<Location[]> {
+  /** `field`: how the request named them (`location` or `locations`), for the 400's field. */
+  async function report(p: Principal, deviceId: string, inputs: LocationInput[], field: 'location' | 'locations' = 'locations'): Promise<Location[]> {
     const device = await visibleDevice(db, p, deviceId);
     requirePrivilege(p, 'write');
-    return store(device, inputs, 'rest');
+    return store(device, inputs, 'rest', field);
   }
 
   async function query(p: Principal, deviceId: string, r: TimeRange): Promise<{ locations: Location[]; nextCursor: string | null }> {

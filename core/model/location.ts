@@ -1,35 +1,43 @@
-/** A location as the REST API shows it (CONTRACT.md §2 "Location fields"). */
+/**
+ * A location as the REST API shows it (CONTRACT.md §2 "Location fields"). A field without a value
+ * is absent, never null, whatever brought the location (REST, MQTT, a tracker frame).
+ */
 export interface Location {
   dateTime: string;
   latitude: number;
   longitude: number;
-  speed?: number | null;
-  course?: number | null;
-  battery?: number | null;
-  fuel?: number | null;
-  fuel2?: number | null;
-  temperature?: number | null;
-  temperature2?: number | null;
-  sensorTime1?: number | null;
-  sensorTime2?: number | null;
-  sensorTime3?: number | null;
-  sensorTime4?: number | null;
-  inactiveSeconds?: number | null;
-  rpm?: number | null;
-  milleage?: number | null;
+  speed?: number;
+  course?: number;
+  battery?: number;
+  fuel?: number;
+  fuel2?: number;
+  temperature?: number;
+  temperature2?: number;
+  sensorTime1?: number;
+  sensorTime2?: number;
+  sensorTime3?: number;
+  sensorTime4?: number;
+  inactiveSeconds?: number;
+  rpm?: number;
+  milleage?: number;
   warningTexts?: string[];
   alertTexts?: string[];
   alerts?: string[];
   warnings?: string[];
-  hasCriticalAlert?: boolean | null;
+  hasCriticalAlert?: boolean;
   attributes?: Record<string, unknown>;
   accessoriesAttributes?: Record<string, unknown>[];
   inputs?: boolean[];
   outputs?: boolean[];
-  altitude?: number | null;
-  accuracy?: number | null;
-  satellites?: number | null;
-  valid?: boolean | null;
+  altitude?: number;
+  accuracy?: number;
+  satellites?: number;
+  valid?: boolean;
   serverTime?: string;
-  protocol?: string | null;
+  protocol?: string;
 }
+
+/** A location as a client may send it: any optional field may also be null (unknown, so not stored). */
+export type LocationInput = Pick<Location, 'dateTime' | 'latitude' | 'longitude'> & {
+  [K in Exclude<keyof Location, 'dateTime' | 'latitude' | 'longitude'>]?: Location[K] | null;
+};

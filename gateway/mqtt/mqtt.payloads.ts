@@ -1,12 +1,13 @@
 /**
  * The JSON a device publishes to `devices/{id}/locations` and `devices/{id}/alerts`: the REST
  * bodies' `location` and `alert` objects (CONTRACT.md §2 "Location fields", "Alert fields"), one
- * object or an array, validated by the same schemas as the REST bodies (core/model/input.schemas.ts).
+ * object or an array, validated by the same schemas as the REST bodies (core/ingest/input.schemas.ts).
  */
 import { z } from 'zod';
-import type { Location } from '../../core/model/location.js';
+import type { LocationInput } from '../../core/model/location.js';
 import type { AlertInput } from '../../core/alerts/alerts.service.js';
 import { alertInput, locationInput, MAX_LOCATIONS_PER_REQUEST } from '../../core/ingest/input.schemas.js';
+import { jsonInputProblem } from '../../core/ingest/json.limits.js';
 
 /** As many locations per message as REST takes per request. */
 export const MAX_LOCATIONS_PER_MESSAGE = MAX_LOCATIONS_PER_REQUEST;
@@ -19,13 +20,20 @@ const oneAlert = alertInput.transform((a) => [a]);
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; reason: string };
 
-/** The payload as JSON, or why it is not JSON. */
+/**
+ * The payload as JSON, or why it is not JSON or cannot be taken: nested too deep, or a string
+ * holding NUL (the same bounds as REST bodies, core/ingest/json.limits.ts).
+ */
 export function parseJson(payload: Buffer): Parsed<unknown> {
+  let value: unknown;
   try {
-    return { ok: true, value: JSON.parse(payload.toString('utf8')) };
+    value = JSON.parse(payload.toString('utf8'));
   } catch (e) {
     return { ok: false, reason: `not JSON (${(e as Error).message})` };
   }
+  const problem = jsonInputProblem(value);
+  if (problem) return { ok: false, reason: problem.field ? `${problem.field}: ${problem.message}` : problem.message };
+  return { ok: true, value };
 }
 
 function firstIssue(error: z.ZodError): string {
@@ -35,11 +43,11 @@ function firstIssue(error: z.ZodError): string {
   return path ? `${path}: ${issue.message}` : issue.message;
 }
 
-export function parseLocations(payload: Buffer): Parsed<Location[]> {
+export function parseLocations(payload: Buffer): Parsed<LocationInput[]> {
   const json = parseJson(payload);
   if (!json.ok) return json;
   const r = Array.isArray(json.value) ? locationArraySchema.safeParse(json.value) : oneLocation.safeParse(json.value);
-  return r.success ? { ok: true, value: r.data as Location[] } : { ok: false, reason: firstIssue(r.error) };
+  return r.success ? { ok: true, value: r.data } : { ok: false, reason: firstIssue(r.error) };
 }
 
 export function parseAlerts(payload: Buffer): Parsed<AlertInput[]> {

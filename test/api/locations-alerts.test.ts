@@ -1,6 +1,9 @@
 import test from 'ava';
 import { backends } from '../helpers/backends.js';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { startSmtpReceiver } from '../helpers/receivers.js';
+import { TrackerClient } from '../helpers/tracker-client.js';
+import * as F from '../helpers/frames.js';
 
 async function withDevice(s: TestServer, id = 'dev1'): Promise<void> {
   const r = await s.request('POST', '/api/devices', { token: s.adminToken, body: { id, name: id } });
@@ -10,7 +13,7 @@ async function withDevice(s: TestServer, id = 'dev1'): Promise<void> {
 const times = (r: { body: { locations: { dateTime: string }[] } }): string[] => r.body.locations.map((l) => l.dateTime);
 
 for (const backend of await backends()) {
-  test(`api.locations (${backend}): store one or many, idempotent on dateTime, lastLocation is the latest fix`, async (t) => {
+  test(`api.locations (${backend}): store one or many, one per dateTime, lastLocation is the latest fix`, async (t) => {
     const s = await startServer(backend);
     t.teardown(() => s.stop());
     await withDevice(s);
@@ -29,13 +32,93 @@ for (const backend of await backends()) {
     const last = await s.request('GET', '/api/devices/dev1/lastLocation', { token });
     t.is(last.status, 200);
     t.is(last.body.lastLocation.dateTime, '2026-03-01T10:00:00.000Z');
-    const resend = await s.request('POST', '/api/devices/dev1/locations', { token, body: { location: { dateTime: '2026-03-01T10:00:00.000Z', latitude: 50, longitude: 50 } } });
-    t.is(resend.status, 201);
-    t.is(resend.body.locations[0].latitude, 40.4, 'a resend is not stored again; the original is returned');
     const range = await s.request('POST', '/api/devices/dev1/locations', { token, body: { from: '2026-03-01T00:00:00Z', to: '2026-03-02T00:00:00Z' } });
     t.is(range.status, 200);
     t.deepEqual(times(range), ['2026-03-01T07:00:00.000Z', '2026-03-01T08:00:00.000Z', '2026-03-01T10:00:00.000Z']);
     t.is(range.body.nextCursor, null);
+  });
+
+  test(`api.locations (${backend}): an identical resend changes nothing; other values for the same dateTime replace the stored location`, async (t) => {
+    const s = await startServer(backend);
+    t.teardown(() => s.stop());
+    await withDevice(s);
+    const token = s.adminToken;
+    const post = (location: object) => s.request('POST', '/api/devices/dev1/locations', { token, body: { location } });
+    const original = { dateTime: '2026-03-01T10:00:00Z', latitude: 40.4, longitude: -3.7, speed: 12.5, attributes: { ignition: true } };
+    const first = await post(original);
+    t.is(first.status, 201);
+    await new Promise((r) => setTimeout(r, 5)); // a later serverTime for the resends
+    const resend = await post({ ...original, dateTime: '2026-03-01T11:00:00+01:00' });
+    t.is(resend.status, 201);
+    t.deepEqual(resend.body.locations, first.body.locations, 'the same fix again: the stored one, serverTime included');
+    const correction = await post({ ...original, latitude: 41, speed: 20 });
+    t.is(correction.status, 201);
+    t.like(correction.body.locations[0], { dateTime: '2026-03-01T10:00:00.000Z', latitude: 41, speed: 20 }, 'the answer shows what is stored now');
+    t.not(correction.body.locations[0].serverTime, first.body.locations[0].serverTime);
+    t.deepEqual((await s.request('GET', '/api/devices/dev1/lastLocation', { token })).body.lastLocation, correction.body.locations[0], 'the last location follows the correction');
+    const range = await s.request('POST', '/api/devices/dev1/locations', { token, body: { from: '2026-03-01T00:00:00Z', to: '2026-03-02T00:00:00Z' } });
+    t.deepEqual(range.body.locations, correction.body.locations, 'one row for the dateTime, holding the correction');
+    const twice = await s.request('POST', '/api/devices/dev1/locations', { token, body: { locations: [{ ...original, dateTime: '2026-03-01T12:00:00Z' }, { ...original, dateTime: '2026-03-01T12:00:00Z', latitude: 42 }] } });
+    t.is(twice.status, 201);
+    t.deepEqual(twice.body.locations.map((l: { latitude: number }) => l.latitude), [42], 'the same dateTime twice in one request: the last wins');
+    t.is((await s.request('GET', '/api/devices/dev1/lastLocation', { token })).body.lastLocation.latitude, 42);
+  });
+
+  test(`api.locations (${backend}): a field without a value is left out, never null, whether the location came over REST or from a tracker`, async (t) => {
+    const s = await startServer(backend, { env: { TRACKGATE_TELTONIKA_PORT: '0' } });
+    t.teardown(() => s.stop());
+    const imei = '356307042441013';
+    await withDevice(s, imei);
+    const token = s.adminToken;
+    const rest = await s.request('POST', `/api/devices/${imei}/locations`, { token, body: { location: { dateTime: '2026-03-01T09:00:00Z', latitude: 1, longitude: 2, speed: null, course: 10, fuel: null } } });
+    t.is(rest.status, 201);
+    const c = await TrackerClient.connect(s.running.ports.teltonika);
+    t.teardown(() => c.end());
+    c.write(F.teltonikaLogin(imei));
+    t.deepEqual(await c.read(1), Buffer.from([1]));
+    c.write(F.teltonikaAvl([{ time: new Date('2026-03-01T10:00:00Z'), lat: 40.4, lon: -3.7, speedKmh: 42, course: 90 }]));
+    t.deepEqual(await c.read(4), Buffer.from('00000001', 'hex'));
+    const range = (await s.request('POST', `/api/devices/${imei}/locations`, { token, body: { from: '2026-03-01T00:00:00Z', to: '2026-03-02T00:00:00Z' } })).body.locations;
+    const last = (await s.request('GET', `/api/devices/${imei}/lastLocation`, { token })).body.lastLocation;
+    t.deepEqual(range.map((l: { protocol: string }) => l.protocol), ['rest', 'teltonika']);
+    for (const [what, l] of [['REST answer', rest.body.locations[0]], ['REST location read back', range[0]], ['tracker location', range[1]], ['lastLocation', last]]) {
+      t.deepEqual(Object.entries(l).filter(([, v]) => v === null).map(([k]) => k), [], `${what}: no null values`);
+    }
+    t.false('speed' in range[0], 'a null sent over REST is left out');
+    t.false('fuel' in range[1] || 'accuracy' in range[1], 'what the tracker did not report is left out');
+    t.like(range[1], { speed: 42, course: 90 });
+  });
+
+  test(`api.alerts (${backend}): an alert raised without a position takes the last location's, stored and in the e-mail`, async (t) => {
+    const smtp = await startSmtpReceiver();
+    const s = await startServer(backend, { env: { TRACKGATE_SMTP_URL: smtp.url } });
+    t.teardown(async () => {
+      await s.stop();
+      await smtp.close();
+    });
+    const token = s.adminToken;
+    t.is((await s.request('POST', '/api/devices', { token, body: { id: 'dev1', name: 'Truck 7', alertEmails: ['ops@example.com'] } })).status, 201);
+    const early = await s.request('POST', '/api/devices/dev1/alerts', { token, body: { alert: { dateTime: '2026-03-01T09:00:00Z', alertName: 'SOSButton' } } });
+    t.like(early.body.alerts[0], { latitude: null, longitude: null }, 'no location yet: no position');
+    await s.request('POST', '/api/devices/dev1/locations', { token, body: { locations: [
+      { dateTime: '2026-03-01T10:00:00Z', latitude: 40.4168, longitude: -3.7038 },
+      { dateTime: '2026-03-01T08:00:00Z', latitude: 1, longitude: 1 },
+    ] } });
+    const sos = await s.request('POST', '/api/devices/dev1/alerts', { token, body: { alert: { dateTime: '2026-03-01T10:05:00Z', alertName: 'SOSButton', text: 'Help' } } });
+    t.is(sos.status, 201);
+    t.like(sos.body.alerts[0], { latitude: 40.4168, longitude: -3.7038 });
+    const stored = await s.request('POST', '/api/devices/dev1/alerts', { token, body: { from: '2026-03-01T10:00:00Z', to: '2026-03-01T11:00:00Z' } });
+    t.like(stored.body.alerts[0], { latitude: 40.4168, longitude: -3.7038 }, 'stored with the position');
+    const given = await s.request('POST', '/api/devices/dev1/alerts', { token, body: { alert: { dateTime: '2026-03-01T10:06:00Z', alertName: 'SpeedLimit', latitude: 5, longitude: 6 } } });
+    t.like(given.body.alerts[0], { latitude: 5, longitude: 6 }, 'a position sent with the alert is kept');
+    const half = await s.request('POST', '/api/devices/dev1/alerts', { token, body: { alert: { alertName: 'SpeedLimit', latitude: 5 } } });
+    t.is(half.status, 400);
+    t.is(half.body.details.field, 'alert.longitude');
+    await s.running.services.notifications.drain();
+    const mail = smtp.mails.find((m) => /Help/.test(m.text));
+    t.truthy(mail);
+    t.regex(mail!.text, /Position: 40\.41680, -3\.70380/);
+    t.notRegex(mail!.text, /Position: unknown/);
   });
 
   test(`api.locations (${backend}): long ranges are read in pages with limit and cursor; store-and-read in one call`, async (t) => {

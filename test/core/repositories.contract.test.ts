@@ -40,23 +40,58 @@ for (const backend of await backends()) {
     const db = await openFresh(t, backend);
     await devices.insert(db, dev('d1'));
     const first = await locations.insertMany(db, [loc('d1', 2000), loc('d1', 1000), loc('d1', 2000, 9)]);
-    t.deepEqual(first.map((r) => r.dateTime).sort(), [1000, 2000], 'a duplicate inside one batch is stored once');
+    t.deepEqual(first.map((r) => [r.dateTime, r.location.latitude]), [[2000, 9], [1000, 1]], 'a duplicate inside one batch: the last wins');
     const again = await locations.insertMany(db, [loc('d1', 1000, 7), loc('d1', 500)]);
-    t.deepEqual(again.map((r) => r.dateTime), [500]);
+    t.deepEqual(again.map((r) => r.dateTime), [1000, 500], 'a correction and a new fix are written');
     const last = await locations.lastWithOwner(db, 'd1');
     t.is(last?.accountId, dev('d1').accountId, 'the owner comes with it');
     const lastLocation = JSON.parse(last!.data!) as { dateTime: string; latitude: number };
     t.is(lastLocation.dateTime, new Date(2000).toISOString(), 'an older fix received later is not the last');
-    t.is(lastLocation.latitude, 1, 'the first stored wins');
+    t.is(lastLocation.latitude, 9, 'the last of the batch was stored');
     await devices.insert(db, dev('d2'));
     t.like(await locations.lastWithOwner(db, 'd2'), { data: null }, 'a device without locations');
     t.is(await locations.lastWithOwner(db, 'ghost'), undefined, 'no such device');
     const page1 = await locations.range(db, { deviceId: 'd1', fromMs: 0, toMs: 5000, limit: 2 });
     t.deepEqual(page1.locations.map((l) => l.dateTime), [500, 1000].map((x) => new Date(x).toISOString()));
+    t.is(page1.locations[1].latitude, 7, 'the corrected values are stored');
     t.true(page1.more);
     const page2 = await locations.range(db, { deviceId: 'd1', fromMs: 0, toMs: 5000, limit: 2, afterMs: page1.lastMs! });
     t.deepEqual(page2.locations.map((l) => l.dateTime), [new Date(2000).toISOString()]);
     t.false(page2.more);
+  });
+
+  for (const where of ['in a transaction', 'outside a transaction'] as const) {
+    test(`repositories (${backend}): an identical resend changes nothing, another value corrects the stored fix and the last location (${where})`, async (t) => {
+      const db = await openFresh(t, backend);
+      await devices.insert(db, dev('d1'));
+      const write = (rows: ReturnType<typeof loc>[]) => (where === 'in a transaction' ? db.transaction((trx) => locations.insertMany(trx, rows)) : locations.insertMany(db, rows));
+      const at = (t0: number, lat: number, serverTime: string, extra: Record<string, unknown> = {}) => {
+        const r = loc('d1', t0, lat);
+        return { ...r, location: { ...r.location, serverTime, ...extra } };
+      };
+      t.is((await write([at(1000, 1, 'first'), at(2000, 2, 'first', { attributes: { a: 1, b: [1, 2] } })])).length, 2);
+      t.deepEqual(await write([at(2000, 2, 'later', { attributes: { b: [1, 2], a: 1 } })]), [], 'same values (serverTime and key order aside): nothing written');
+      const stored = JSON.parse((await locations.lastWithOwner(db, 'd1'))!.data!);
+      t.is(stored.serverTime, 'first', 'the identical resend left the stored row alone');
+      const nulls = JSON.parse(JSON.stringify({ ...at(1000, 1, 'later').location, speed: null }));
+      t.deepEqual(await write([{ ...loc('d1', 1000, 1), location: nulls }]), [], 'null is no value: the same as absent');
+      const corrected = await write([at(2000, 2.5, 'later')]);
+      t.deepEqual(corrected.map((r) => r.location.latitude), [2.5]);
+      const last = JSON.parse((await locations.lastWithOwner(db, 'd1'))!.data!);
+      t.like(last, { latitude: 2.5, serverTime: 'later' }, 'correcting the last fix corrects the last location');
+      t.false('attributes' in last, 'the correction replaces the whole location');
+      await write([at(1000, 1.5, 'later')]);
+      t.is(JSON.parse((await locations.lastWithOwner(db, 'd1'))!.data!).latitude, 2.5, 'correcting an older fix leaves the last location');
+      t.deepEqual((await locations.findMany(db, 'd1', [1000, 2000])).map((l) => l.latitude), [1.5, 2.5]);
+    });
+  }
+
+  test(`repositories (${backend}): a row the database refuses is told apart from an unreachable database`, async (t) => {
+    const db = await openFresh(t, backend);
+    const refused = await locations.insertMany(db, [{ ...loc('d1', 1000), deviceId: null as unknown as string }]).catch((e: unknown) => e);
+    t.true(locations.isRefusedRow(refused), String(refused));
+    t.false(locations.isRefusedRow(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })));
+    t.false(locations.isRefusedRow(Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' })));
   });
 
   test(`repositories (${backend}): devices by status and group; licences counted at an instant`, async (t) => {

@@ -1,0 +1,78 @@
+import test from 'ava';
+import { backends, type Backend } from '../../helpers/backends.js';
+import { startServer, type TestServer } from '../../helpers/server.js';
+import type { DeviceRecord } from '../../../core/model/device.js';
+import type { PositionReport } from '../../../core/model/report.js';
+
+/**
+ * Three accounts, one device each, on a real trackgate; the database refuses any location row
+ * holding the word "poison" (a trigger, as a constraint the row breaks would).
+ */
+async function setup(t: { teardown(fn: () => unknown): void }, backend: Backend): Promise<{ s: TestServer; devices: DeviceRecord[] }> {
+  const s = await startServer(backend);
+  t.teardown(() => s.stop());
+  const devices: DeviceRecord[] = [];
+  for (const name of ['a', 'b', 'c']) {
+    const account = await s.running.services.accounts.create({ name, licenses: 5, adminUser: `${name}-admin` });
+    const token = await s.token(account.userName, account.apiKey);
+    const r = await s.request('POST', '/api/devices', { token, body: { id: `dev-${name}`, name } });
+    if (r.status !== 201) throw new Error(JSON.stringify(r.body));
+    const resolved = await s.running.services.directory.resolve(`dev-${name}`, 'test', null);
+    if (resolved.status !== 'ok') throw new Error(resolved.status);
+    devices.push(resolved.device);
+  }
+  const db = s.running.db;
+  if (backend === 'postgres') {
+    await db.raw(`create function refuse_poison() returns trigger language plpgsql as $$
+      begin if new.data like '%poison%' then raise exception 'poisoned row' using errcode = 'check_violation'; end if; return new; end $$`);
+    await db.raw('create trigger refuse_poison before insert or update on locations for each row execute function refuse_poison()');
+  } else {
+    await db.raw(`create trigger refuse_poison before insert on locations when new.data like '%poison%' begin select raise(abort, 'poisoned row'); end`);
+  }
+  return { s, devices };
+}
+
+const report = (minute: number, note: string): PositionReport => ({
+  fixTime: new Date(Date.UTC(2026, 2, 1, 10, minute)),
+  location: { latitudeDeg: 40 + minute / 100, longitudeDeg: -3, valid: true },
+  alarms: [],
+  attributes: { note },
+});
+
+for (const backend of await backends()) {
+  test(`ingest.service (${backend}): a submission the database refuses fails alone; the rest of its batch is stored and acknowledged`, async (t) => {
+    const { s, devices } = await setup(t, backend);
+    const ingest = s.running.services.ingest;
+    // Submitted in one tick: one group-commit batch.
+    const results = await Promise.allSettled([
+      ingest.submit(devices[0], 'test', [report(1, 'fine')]),
+      ingest.submit(devices[1], 'test', [report(2, 'poison')]),
+      ingest.submit(devices[2], 'test', [report(3, 'fine'), report(4, 'fine')]),
+      ingest.submitLocations(devices[0], 'mqtt', [{ dateTime: '2026-03-01T10:05:00Z', latitude: 40.05, longitude: -3 }]),
+    ]);
+    t.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    const stored = async (deviceId: string) => (await s.running.db('locations').where('device_id', deviceId).orderBy('date_time').select('data')).map((r: { data: string }) => JSON.parse(r.data).latitude);
+    t.deepEqual(await stored('dev-a'), [40.01, 40.05]);
+    t.deepEqual(await stored('dev-b'), [], "nothing of the refused sender's rows");
+    t.deepEqual(await stored('dev-c'), [40.03, 40.04]);
+    t.deepEqual(await s.running.db('last_locations').orderBy('device_id').pluck('device_id'), ['dev-a', 'dev-c']);
+    // The next batch is not held back by what was refused.
+    await ingest.submit(devices[1], 'test', [report(6, 'fine')]);
+    t.deepEqual(await stored('dev-b'), [40.06]);
+  });
+
+  test(`ingest.service (${backend}): a location that cannot be serialised (attributes 6,000 levels deep) fails only its sender`, async (t) => {
+    const { s, devices } = await setup(t, backend);
+    const ingest = s.running.services.ingest;
+    const deep: Record<string, unknown> = {};
+    let cursor = deep;
+    for (let i = 0; i < 6000; i++) cursor = (cursor.a = {}) as Record<string, unknown>;
+    const results = await Promise.allSettled([
+      ingest.submit(devices[0], 'test', [report(1, 'fine')]),
+      ingest.submitLocations(devices[1], 'mqtt', [{ dateTime: '2026-03-01T10:02:00Z', latitude: 1, longitude: 2, attributes: deep }]),
+      ingest.submitLocations(devices[2], 'mqtt', [{ dateTime: '2026-03-01T10:03:00Z', latitude: 3, longitude: 4 }]),
+    ]);
+    t.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
+    t.deepEqual(await s.running.db('last_locations').orderBy('device_id').pluck('device_id'), ['dev-a', 'dev-c']);
+  });
+}
