@@ -67,7 +67,13 @@ export class DeviceConnection {
     socket.setNoDelay(true);
     socket.setKeepAlive(true, 60_000);
     socket.setTimeout(o.idleTimeoutMs, () => this.close('idle timeout'));
-    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    socket.on('data', (chunk: Buffer) => {
+      try {
+        this.onData(chunk);
+      } catch (e) {
+        this.internalError(e);
+      }
+    });
     socket.on('end', () => {
       this.closeReason ??= 'closed by the tracker';
     });
@@ -119,7 +125,7 @@ export class DeviceConnection {
       return;
     }
     if (frames.length) {
-      this.queue.push(...frames);
+      for (const frame of frames) this.queue.push(frame);
       if (this.queue.length > (this.o.maxQueuedFrames ?? 256)) this.socket.pause();
       this.pump().catch((e: unknown) => this.internalError(e));
     } else {
