@@ -1,4 +1,5 @@
 import test from 'ava';
+import dgram from 'node:dgram';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,6 +12,7 @@ import * as F from '../../helpers/frames.js';
 
 const IMEI = '356307042441013';
 const GT06_IMEI = '356307042441014';
+const UDP_IMEI = '356307042441015';
 const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
 const fix = (i: number): F.Fix => ({ time: new Date(T0 + i * 1000), lat: 40.4168 + i / 1e4, lon: -3.7038, speedKmh: 42, course: 90 });
 
@@ -18,6 +20,32 @@ async function storedTimes(s: TestServer, id: string): Promise<string[]> {
   const r = await s.request('POST', `/api/devices/${id}/locations`, { token: s.adminToken, body: { from: '2026-01-01T00:00:00Z', to: '2027-01-01T00:00:00Z', limit: 10000 } });
   if (r.status !== 200) throw new Error(`range: ${r.status} ${JSON.stringify(r.body)}`);
   return r.body.locations.map((l: { dateTime: string }) => l.dateTime);
+}
+
+/** A Teltonika UDP datagram (codec 8 data of `fixes`) from `imei`. */
+function teltonikaDatagram(imei: string, fixes: F.Fix[]): Buffer {
+  const avl = F.teltonikaAvl(fixes);
+  const data = avl.subarray(8, avl.length - 4);
+  const id = Buffer.from(imei, 'ascii');
+  const body = Buffer.concat([Buffer.from([0xca, 0xfe, 0x01, 0x07, 0x00, id.length]), id, data]);
+  return Buffer.concat([Buffer.from([body.length >> 8, body.length & 0xff]), body]);
+}
+
+/** Sends `datagram` and resolves with the reply, or undefined after `ms`. */
+function udpExchange(port: number, datagram: Buffer, ms: number): Promise<Buffer | undefined> {
+  const sock = dgram.createSocket('udp4');
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      sock.close();
+      resolve(undefined);
+    }, ms);
+    sock.once('message', (m) => {
+      clearTimeout(timer);
+      sock.close();
+      resolve(m);
+    });
+    sock.send(datagram, port, '127.0.0.1');
+  });
 }
 
 /** Resends `frame` every 500 ms, as a tracker does without an ack, until `n` ack bytes arrive. */
@@ -49,7 +77,7 @@ test('gateway: a PostgreSQL outage stops acks without stopping the process; REST
     logger,
   });
   t.teardown(() => s.stop());
-  for (const id of [IMEI, GT06_IMEI, 'phone-1']) t.is((await s.request('POST', '/api/devices', { token: s.adminToken, body: { id, name: id } })).status, 201);
+  for (const id of [IMEI, GT06_IMEI, UDP_IMEI, 'phone-1']) t.is((await s.request('POST', '/api/devices', { token: s.adminToken, body: { id, name: id } })).status, 201);
 
   const c = await TrackerClient.connect(s.running.ports.teltonika);
   t.teardown(() => c.end());
@@ -78,6 +106,8 @@ test('gateway: a PostgreSQL outage stops acks without stopping the process; REST
   t.true(await fresh.nothingFor(500), 'a login is not acknowledged either');
   const osmand = await fetch(`http://127.0.0.1:${s.running.ports.osmand}/?id=phone-1&lat=40.5&lon=-3.5&timestamp=${T0 / 1000}`, { signal: AbortSignal.timeout(5000) });
   t.is(osmand.status, 503, 'OsmAnd asks the phone to retry');
+  const udp = teltonikaDatagram(UDP_IMEI, [fix(0)]);
+  t.is(await udpExchange(s.running.ports['teltonika/udp'], udp, 1000), undefined, 'a UDP datagram is not acknowledged either');
   const rest = await s.request('GET', '/api/devices', { token: s.adminToken });
   t.is(rest.status, 503);
   t.is(rest.body.code, 'STORAGE_UNAVAILABLE');
@@ -88,6 +118,9 @@ test('gateway: a PostgreSQL outage stops acks without stopping the process; REST
   t.deepEqual(await resendUntilAcked(c, during, 4), Buffer.from('00000002', 'hex'), 'the resend is acknowledged once storage is back');
   t.deepEqual(await resendUntilAcked(g, F.gt06Position(fix(1), 3), 10), F.gt06Ack(0x22, 3));
   t.is((await s.request('GET', '/api/devices', { token: s.adminToken })).status, 200);
+  t.deepEqual(await udpExchange(s.running.ports['teltonika/udp'], udp, 5000), Buffer.from('00050000010701', 'hex'));
+  t.is((await fetch(`http://127.0.0.1:${s.running.ports.osmand}/?id=phone-1&lat=40.5&lon=-3.5&timestamp=${T0 / 1000}`)).status, 200);
   t.deepEqual(await storedTimes(s, IMEI), [0, 1, 2, 3].map((i) => new Date(T0 + i * 1000).toISOString()), 'every acknowledged position is stored');
   t.deepEqual(await storedTimes(s, GT06_IMEI), [0, 1].map((i) => new Date(T0 + i * 1000).toISOString()));
+  t.is((await storedTimes(s, UDP_IMEI)).length, 1);
 });
