@@ -7,10 +7,10 @@
 // Connections that cannot be opened or were cut (Node system errors, as pg and knex pass them on).
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 
-// PostgreSQL SQLSTATEs (PostgreSQL manual, appendix A): class 08 connection exception, 53
-// insufficient resources (disk full, out of memory, too many connections), 57P01–57P03 shutdown
-// and start-up.
-const PG_CODE = /^(08...|53...|57P0[123])$/;
+// PostgreSQL SQLSTATEs (PostgreSQL manual, appendix A): class 08 connection exception but 08P01
+// (protocol violation: what a NUL byte in a query gets, the request's fault), 53 insufficient
+// resources (disk full, out of memory, too many connections), 57P01–57P03 shutdown and start-up.
+const PG_CODE = /^(08(?!P01)...|53...|57P0[123])$/;
 
 // SQLite result codes (sqlite.org/rescode.html) for a database that is locked, full or unreadable.
 const SQLITE_CODE = /^SQLITE_(BUSY|LOCKED|FULL|IOERR|CANTOPEN|READONLY)(_|$)/;
