@@ -4,6 +4,7 @@
  */
 import http from 'node:http';
 import net from 'node:net';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
@@ -63,6 +64,34 @@ export interface Running {
 
 export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
   return pino({ level: config.logLevel, base: { service: 'trackgate' } }) as unknown as Logger;
+}
+
+/**
+ * What the start-up log says about the storage and Redis in use: kind and where, never a
+ * password (only the parts of each URL an operator needs to find the server).
+ */
+export function describeBackends(config: Pick<Config, 'databaseUrl' | 'dataDir' | 'redisUrl' | 'redisPrefix'>): { storage: Record<string, unknown>; redis: Record<string, unknown> } {
+  const where = (url: string, defaultPort: number) => {
+    try {
+      const u = new URL(url);
+      return { host: u.hostname, port: Number(u.port || defaultPort), path: decodeURIComponent(u.pathname.slice(1)), user: decodeURIComponent(u.username) };
+    } catch {
+      return { host: 'unreadable URL', port: defaultPort, path: '', user: '' };
+    }
+  };
+  let storage: Record<string, unknown>;
+  if (config.databaseUrl) {
+    const pg = where(config.databaseUrl, 5432);
+    storage = { kind: 'postgres', host: pg.host, port: pg.port, database: pg.path, ...(pg.user && { user: pg.user }) };
+  } else {
+    storage = { kind: 'sqlite', file: path.join(config.dataDir, 'trackgate.sqlite') };
+  }
+  let redis: Record<string, unknown> = { enabled: false };
+  if (config.redisUrl) {
+    const r = where(config.redisUrl, 6379);
+    redis = { enabled: true, host: r.host, port: r.port, db: Number(r.path || 0), tls: config.redisUrl.startsWith('rediss:'), prefix: config.redisPrefix };
+  }
+  return { storage, redis };
 }
 
 /** Opens the database and brings its schema up to date; a database that does not answer names the variable. */
@@ -194,6 +223,7 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
     unlock?.();
     throw e;
   });
+  logger.info(describeBackends(config), 'storage ready');
   // What is open so far, closed in reverse order by stop() or by a start that fails half-way.
   const closers: (() => Promise<void>)[] = [
     async () => {
@@ -284,13 +314,23 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
   }
 }
 
-/** `npm start` / `trackgate serve`: one line naming the variable when configuration is wrong. */
+/** how long stopping may take before the process exits anyway */
+const STOP_TIMEOUT_MS = 10_000;
+
+/**
+ * `npm start` / `trackgate serve`: one line naming the variable when configuration is wrong; from
+ * then on everything, stopping included, is a JSON log line.
+ *
+ * Process policy: an unhandled promise rejection is a bug in one request or connection; it is
+ * logged at error with its stack and the service keeps running (every other tracker and client
+ * carries on). An uncaught exception may have left state half-changed, so, as Node.js advises,
+ * the process logs it, stops cleanly (what was acknowledged is already stored) and exits with 1
+ * for its supervisor (Docker `--restart`, systemd `Restart=`) to start it again.
+ */
 export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   let config: Readonly<Config>;
-  let running: Running;
   try {
     config = loadConfig(env);
-    running = await startTrackgate(config);
   } catch (e) {
     if (e instanceof ConfigError) {
       process.stderr.write(`trackgate: configuration error: ${e.message}\n`);
@@ -299,16 +339,37 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void>
     process.stderr.write(`trackgate: could not start: ${(e as Error).message}\n`);
     process.exit(1);
   }
+  const logger = createLogger(config);
+  let running: Running | undefined;
   let stopping = false;
-  const stop = async (signal: string) => {
+  const stop = async (why: Record<string, unknown>, exitCode: number) => {
     if (stopping) return;
     stopping = true;
-    process.stderr.write(`trackgate: ${signal}, stopping\n`);
-    await running.stop().catch(() => {});
-    process.exit(0);
+    logger.info(why, 'stopping');
+    setTimeout(() => process.exit(exitCode), STOP_TIMEOUT_MS).unref();
+    await running?.stop().catch((e: unknown) => logger.error({ err: e }, 'stopping failed'));
+    logger.info({ exitCode }, 'stopped');
+    process.exit(exitCode);
   };
-  process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('unhandledRejection', (reason) => {
+    logger.error({ err: reason }, 'unhandled promise rejection (a bug): logged, the service keeps running');
+  });
+  process.on('uncaughtException', (err, origin) => {
+    logger.error({ err, origin }, 'uncaught exception (a bug): stopping; a supervisor should start trackgate again');
+    void stop({ reason: 'uncaught exception' }, 1);
+  });
+  try {
+    running = await startTrackgate(config, { logger });
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`trackgate: configuration error: ${e.message}\n`);
+      process.exit(78);
+    }
+    process.stderr.write(`trackgate: could not start: ${(e as Error).message}\n`);
+    process.exit(1);
+  }
+  process.on('SIGINT', () => void stop({ signal: 'SIGINT' }, 0));
+  process.on('SIGTERM', () => void stop({ signal: 'SIGTERM' }, 0));
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

@@ -7,7 +7,7 @@ import Router from '@koa/router';
 import koaJwt from 'koa-jwt';
 import { OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { newRegistry } from './schemas/zod.js';
-import { STATUS_BY_CODE, type ErrorBody } from './errors.js';
+import { STATUS_BY_CODE, STORAGE_RETRY_AFTER_SECONDS, storageUnavailableBody, type ErrorBody } from './errors.js';
 import { DomainError } from '../core/errors.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
@@ -102,7 +102,14 @@ export function createApi(deps: ApiDeps): Koa {
     } catch (e) {
       const err = e as Error & { status?: number; expose?: boolean; originalError?: { name?: string; message?: string } };
       let body: ErrorBody;
-      if (err instanceof DomainError) {
+      // koa-jwt turns a failed revocation lookup into a 401: an outage there is still a 503.
+      const outage = err instanceof DomainError ? undefined : (storageUnavailableBody(err) ?? storageUnavailableBody(err.originalError));
+      if (outage) {
+        deps.logger.warn({ err: err.message, method: ctx.method, path: ctx.path }, 'request failed: storage unavailable');
+        ctx.status = 503;
+        ctx.set('Retry-After', String(STORAGE_RETRY_AFTER_SECONDS));
+        body = outage;
+      } else if (err instanceof DomainError) {
         ctx.status = STATUS_BY_CODE[err.code];
         body = { success: false, error: err.message, code: err.code, ...(err.details ? { details: err.details } : {}) };
         if (err.code === 'RATE_LIMITED') ctx.set('Retry-After', String(err.details?.retryAfterSeconds ?? 60));

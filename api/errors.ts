@@ -1,5 +1,6 @@
 /** The one table that maps domain error codes to HTTP statuses (STYLE.md convention 8). */
 import type { ErrorCode } from '../core/errors.js';
+import { isStorageUnavailable } from '../core/db/storage-errors.js';
 
 export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   VALIDATION_FAILED: 400,
@@ -32,3 +33,14 @@ export interface ErrorBody {
   code: ErrorCode;
   details?: Record<string, unknown>;
 }
+
+/**
+ * A storage outage (the database refuses connections, is shutting down, is locked or full) is not
+ * a bug: it answers 503 STORAGE_UNAVAILABLE with Retry-After, so clients retry, instead of 500.
+ */
+export function storageUnavailableBody(e: unknown): ErrorBody | undefined {
+  if (!isStorageUnavailable(e)) return undefined;
+  return { success: false, error: 'Storage is not available right now; try again in a few seconds.', code: 'STORAGE_UNAVAILABLE' };
+}
+
+export const STORAGE_RETRY_AFTER_SECONDS = 5;

@@ -10,6 +10,8 @@ import { startTcpListener } from './tcp/tcp-listener.js';
 import type { GatewayDeps } from './tcp/frame-handler.js';
 import { startUdpListener } from './tcp/udp-listener.js';
 import { startOsmandServer } from './http/osmand-server.js';
+import { LISTENER_LOG } from './tcp/log-budget.js';
+import { storageFailureBudget } from './tcp/storage-failures.js';
 
 export interface TrackerGatewayOptions extends GatewayDeps {
   host: string;
@@ -32,11 +34,18 @@ export async function startTrackerGateway(o: TrackerGatewayOptions): Promise<Tra
   const registry = new ConnectionRegistry<DeviceConnection>();
   const ports: Record<string, number> = {};
   const closers: (() => Promise<void>)[] = [];
+  const storageFailures = storageFailureBudget(o.logger);
+  const flusher = setInterval(() => storageFailures.flush(), LISTENER_LOG.windowMs);
+  flusher.unref();
+  closers.push(async () => {
+    clearInterval(flusher);
+    storageFailures.flush();
+  });
   try {
     for (const [name, protocol] of Object.entries(o.protocols)) {
       const port = o.ports[name] ?? protocol.defaultPort;
       if (port === 'off') continue;
-      const common = { ...o, protocol };
+      const common = { ...o, protocol, storageFailures };
       if (protocol.transports.includes('http') && protocol.decodeHttp) {
         const s = await startOsmandServer(common, port, o.host);
         ports[name] = s.port;

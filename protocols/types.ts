@@ -25,6 +25,11 @@ export interface DecodeResult {
   rejection?: Buffer;
   /** non-fatal problems (e.g. a checksum mismatch accepted by policy), for the log */
   warnings?: string[];
+  /**
+   * The frame's checksum did not match (or was missing) and the frame was decoded anyway
+   * (`checksum: 'accept'`); also listed in `warnings`. The gateway logs it at warn.
+   */
+  checksumError?: string;
 }
 
 export interface DecodeContext {

@@ -11,7 +11,27 @@ import { isExpired, type DeviceRecord } from '../model/device.js';
 import * as devices from './devices.repository.js';
 import * as unknown from './unknown-devices.repository.js';
 
-export type Resolution = { status: 'ok'; device: DeviceRecord } | { status: 'unknown' | 'expired' };
+export type Resolution =
+  | { status: 'ok'; device: DeviceRecord }
+  | { status: 'unknown' | 'expired' }
+  /** an identifier no device can have and storage must not see (control characters, too long) */
+  | { status: 'invalid'; reason: string };
+
+/** device ids and recorded identifiers are at most this long (devices.id, unknown_devices.identifier) */
+const MAX_IDENTIFIER_LENGTH = 64;
+// C0 controls and DEL: PostgreSQL refuses NUL in text, and none belongs in an identifier.
+const CONTROL = /[\u0000-\u001f\u007f]/;
+// a lone UTF-16 surrogate cannot be stored as UTF-8
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/** Why `identifier` can never name a device, or undefined when it may. */
+export function identifierProblem(identifier: string): string | undefined {
+  if (identifier.length === 0) return 'empty identifier';
+  if (identifier.length > MAX_IDENTIFIER_LENGTH) return `identifier longer than ${MAX_IDENTIFIER_LENGTH} characters`;
+  if (CONTROL.test(identifier)) return 'identifier contains a control character';
+  if (LONE_SURROGATE.test(identifier)) return 'identifier is not well-formed Unicode';
+  return undefined;
+}
 
 export interface DirectoryOptions {
   db: Db;
@@ -53,8 +73,14 @@ export function createDeviceDirectory(o: DirectoryOptions) {
     }
   }
 
-  /** Resolves an identifier; anything but an active device is recorded as a sighting. */
+  /**
+   * Resolves an identifier; anything but an active device is recorded as a sighting. An identifier
+   * no device can have is refused before it reaches storage (and is not recorded). Rejects when
+   * storage fails: the caller must not acknowledge anything then.
+   */
   async function resolve(identifier: string, protocol: string, remoteAddress: string | null): Promise<Resolution> {
+    const problem = identifierProblem(identifier);
+    if (problem) return { status: 'invalid', reason: problem };
     const device = await lookup(identifier);
     if (!device) {
       note(identifier, protocol, 'unknown', remoteAddress);

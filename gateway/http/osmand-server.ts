@@ -1,33 +1,56 @@
 /**
  * OsmAnd / Traccar Client over HTTP (query string or JSON POST) on its own port. 200 only once
- * the position is stored; 400 for a request without a usable id or position; 404 for an unknown
- * or expired device (nothing stored); 503 when storage failed, so the app retries.
+ * the position is stored; 400 for a request without a usable id or position, or with an id no
+ * device can have; 404 for an unknown or expired device (nothing stored); 503 when storage
+ * failed, so the app retries. Bad requests and unknown devices are logged, a few per minute and
+ * then a summary count.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ProtocolModule } from '../../protocols/types.js';
+import type { HttpDecodeResult, ProtocolModule } from '../../protocols/types.js';
 import type { Clock } from '../../core/clock.js';
 import { handleDecoded, type GatewayDeps } from '../tcp/frame-handler.js';
+import { LISTENER_LOG, LogBudget } from '../tcp/log-budget.js';
+import { logStorageFailure } from '../tcp/storage-failures.js';
 
 export interface OsmandOptions extends GatewayDeps {
   protocol: ProtocolModule;
   clock: Clock;
   checksum: 'accept' | 'strict';
+  /** gateway-wide: the storage failures of every listener share one log budget */
+  storageFailures: LogBudget;
 }
 
 export function startOsmandServer(o: OsmandOptions, port: number, host: string): Promise<{ port: number; close(): Promise<void> }> {
   const limit = o.protocol.maxFrameBytes;
-  const server = http.createServer((req, res) => {
+  const protocol = o.protocol.name;
+  const summary = (what: string, level: 'info' | 'warn') => (count: number) => o.logger[level]({ protocol, count }, `${what} not logged one by one`);
+  const badLog = new LogBudget({ ...LISTENER_LOG, onSuppressed: summary('bad requests', 'warn') });
+  const unknownLog = new LogBudget({ ...LISTENER_LOG, onSuppressed: summary('requests of unknown or expired devices', 'info') });
+  const budgets = [badLog, unknownLog];
+  const flusher = setInterval(() => budgets.forEach((b) => b.flush()), LISTENER_LOG.windowMs);
+  flusher.unref();
+  const now = () => o.clock.now().getTime();
+
+  // Traccar's load tool and shell scripts send HTTP/1.1 without a Host header; Traccar takes them.
+  const server = http.createServer({ requireHostHeader: false }, (req, res) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    const remote = req.socket.remoteAddress ?? null;
     const answer = (status: number, text = '') => {
-      if (res.headersSent) return;
+      if (res.headersSent || res.destroyed) return;
       res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(text) });
       res.end(text);
     };
+    const bad = (reason: string, fields: Record<string, unknown> = {}) => {
+      if (badLog.take(now())) o.logger.warn({ protocol, remote, method: req.method, url: (req.url ?? '').slice(0, 200), ...fields, reason }, 'bad request');
+    };
+    req.on('error', () => {}); // a client that goes away mid-request: nothing to answer
+    res.on('error', () => {});
     req.on('data', (c: Buffer) => {
       size += c.length;
       if (size > limit) {
+        bad('request too large');
         answer(413, 'request too large\n');
         req.destroy();
         return;
@@ -35,24 +58,42 @@ export function startOsmandServer(o: OsmandOptions, port: number, host: string):
       chunks.push(c);
     });
     req.on('end', () => {
-      void (async () => {
-        const headers: Record<string, string | undefined> = {};
-        for (const [k, v] of Object.entries(req.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : v;
-        let result;
-        try {
-          result = o.protocol.decodeHttp!({ method: req.method ?? 'GET', url: req.url ?? '/', headers, body: Buffer.concat(chunks) }, { now: o.clock.now(), transport: 'http', checksum: o.checksum, session: {} });
-        } catch (e) {
-          o.logger.warn({ protocol: o.protocol.name, remote: req.socket.remoteAddress, reason: (e as Error).message }, 'malformed request');
-          return answer(400, 'malformed request\n');
-        }
-        if (result.status >= 400) return answer(result.status, 'missing or invalid id or position\n');
-        const outcome = await handleDecoded(o, o.protocol.name, result, {}, req.socket.remoteAddress ?? null);
-        if (outcome.kind === 'ok') return answer(200);
-        if (outcome.kind === 'rejected' || outcome.kind === 'anonymous') return answer(404, 'unknown device\n');
-        o.logger.error({ protocol: o.protocol.name, err: outcome.error }, 'storing failed: request not acknowledged');
-        return answer(503, 'storage unavailable, retry\n');
-      })();
+      handle(Buffer.concat(chunks)).catch((e: unknown) => {
+        o.logger.error({ protocol, remote, err: e }, 'handling an OsmAnd request failed unexpectedly');
+        answer(500, 'internal error\n');
+      });
     });
+
+    async function handle(body: Buffer): Promise<void> {
+      const headers: Record<string, string | undefined> = {};
+      for (const [k, v] of Object.entries(req.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+      let result: HttpDecodeResult;
+      try {
+        result = o.protocol.decodeHttp!({ method: req.method ?? 'GET', url: req.url ?? '/', headers, body }, { now: o.clock.now(), transport: 'http', checksum: o.checksum, session: {} });
+      } catch (e) {
+        bad((e as Error).message);
+        return answer(400, 'malformed request\n');
+      }
+      if (result.status >= 400) {
+        bad(result.warnings?.at(-1) ?? `HTTP ${result.status}`);
+        return answer(result.status, 'missing or invalid id or position\n');
+      }
+      const outcome = await handleDecoded(o, protocol, result, {}, remote);
+      switch (outcome.kind) {
+        case 'ok':
+          return answer(200);
+        case 'invalid':
+          bad(outcome.reason, { identifier: outcome.identity.slice(0, 80) });
+          return answer(400, 'invalid id\n');
+        case 'rejected':
+        case 'anonymous':
+          if (outcome.kind === 'rejected' && unknownLog.take(now())) o.logger.info({ protocol, remote, identifier: outcome.identity }, 'request of an unknown or expired device: not stored');
+          return answer(404, 'unknown device\n');
+        case 'failed':
+          logStorageFailure(o.storageFailures, o.logger, now(), outcome.error, { protocol, remote });
+          return answer(503, 'storage unavailable, retry\n');
+      }
+    }
   });
   server.requestTimeout = 30_000;
   return new Promise((resolve, reject) => {
@@ -61,7 +102,13 @@ export function startOsmandServer(o: OsmandOptions, port: number, host: string):
       server.off('error', reject);
       resolve({
         port: (server.address() as AddressInfo).port,
-        close: () => new Promise<void>((r) => { server.close(() => r()); server.closeAllConnections(); }),
+        close: () =>
+          new Promise<void>((r) => {
+            clearInterval(flusher);
+            budgets.forEach((b) => b.flush());
+            server.close(() => r());
+            server.closeAllConnections();
+          }),
       });
     });
   });

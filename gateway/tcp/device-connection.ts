@@ -2,12 +2,19 @@
  * One tracker's TCP connection: bytes -> splitter -> frames, processed strictly in order;
  * acknowledgements are written only after what they acknowledge is stored. Memory stays bounded:
  * the splitter holds at most one frame, and reading pauses while too many frames wait.
+ *
+ * What operators see: one info line when a tracker connects, identifies itself and disconnects;
+ * malformed frames, checksum mismatches and refused identities at warn/info, a few per connection
+ * and then one summary count (garbage must not turn into a log flood). A connection that sends
+ * only garbage is closed.
  */
 import type { Socket } from 'node:net';
-import { ProtocolError, type DecodeContext, type FrameSplitter, type ProtocolModule } from '../../protocols/types.js';
+import { ProtocolError, type DecodeContext, type DecodeResult, type FrameSplitter, type ProtocolModule } from '../../protocols/types.js';
 import type { Clock } from '../../core/clock.js';
 import type { ConnectionRegistry } from './connection-registry.js';
 import { handleDecoded, type GatewayDeps } from './frame-handler.js';
+import { CONNECTION_LOG, LogBudget } from './log-budget.js';
+import { logStorageFailure } from './storage-failures.js';
 
 export interface ConnectionOptions extends GatewayDeps {
   protocol: ProtocolModule;
@@ -17,53 +24,122 @@ export interface ConnectionOptions extends GatewayDeps {
   idleTimeoutMs: number;
   /** frames waiting beyond this pause reading */
   maxQueuedFrames?: number;
+  /** gateway-wide: the storage failures of every connection share one log budget */
+  storageFailures: LogBudget;
 }
+
+/** Malformed frames, without one good frame (see `proven`) between them, that close a connection. */
+export const MAX_MALFORMED_RUN = 20;
+/**
+ * Bytes received since the last good frame (see `proven`; with nothing waiting to be decoded) that
+ * close a connection: twice the protocol's largest frame, and at least 64 KiB, so a real frame
+ * always fits. A tracker that never names a known device is closed after that much, too.
+ */
+export const garbageLimitBytes = (protocol: ProtocolModule): number => Math.max(2 * protocol.maxFrameBytes, 65_536);
 
 export class DeviceConnection {
   private readonly splitter: FrameSplitter;
   private readonly session: Record<string, unknown> = {};
   private readonly queue: Buffer[] = [];
   private readonly remote: string;
+  private readonly openedAt: number;
   private identity?: string;
   private pumping = false;
   private closed = false;
-  private malformed = 0;
+  private closeReason?: string;
+  private frames = 0;
+  /** malformed frames since the last good one */
+  private malformedRun = 0;
+  /** bytes received since the last good frame */
+  private unprovenBytes = 0;
+  private readonly malformedLog: LogBudget;
+  private readonly checksumLog: LogBudget;
+  private readonly refusedLog: LogBudget;
 
   constructor(private readonly socket: Socket, private readonly o: ConnectionOptions) {
     this.splitter = o.protocol.createSplitter!();
     this.remote = `${socket.remoteAddress}:${socket.remotePort}`;
+    this.openedAt = o.clock.now().getTime();
+    const summary = (what: string) => (count: number) => o.logger.warn({ ...this.where(), count }, `${what} not logged one by one`);
+    this.malformedLog = new LogBudget({ ...CONNECTION_LOG, onSuppressed: summary('malformed frames') });
+    this.checksumLog = new LogBudget({ ...CONNECTION_LOG, onSuppressed: summary('checksum mismatches') });
+    this.refusedLog = new LogBudget({ ...CONNECTION_LOG, onSuppressed: summary('frames of unknown, expired or invalid identities') });
     socket.setNoDelay(true);
     socket.setKeepAlive(true, 60_000);
     socket.setTimeout(o.idleTimeoutMs, () => this.close('idle timeout'));
-    socket.on('data', (chunk: Buffer) => this.onData(chunk));
-    socket.on('error', (err) => o.logger.debug({ protocol: o.protocol.name, remote: this.remote, err: err.message }, 'tracker socket error'));
-    socket.on('close', () => {
-      this.closed = true;
-      this.queue.length = 0;
-      if (this.identity) o.registry.release(this.identity, this);
+    socket.on('data', (chunk: Buffer) => {
+      try {
+        this.onData(chunk);
+      } catch (e) {
+        this.internalError(e);
+      }
     });
+    socket.on('end', () => {
+      this.closeReason ??= 'closed by the tracker';
+    });
+    socket.on('error', (err) => {
+      this.closeReason ??= err.message;
+      o.logger.debug({ ...this.where(), err: err.message }, 'tracker socket error');
+    });
+    socket.on('close', () => this.onClose());
+    o.logger.info(this.where(), 'tracker connected');
   }
 
   close(reason: string): void {
     if (this.closed) return;
-    this.o.logger.debug({ protocol: this.o.protocol.name, remote: this.remote, device: this.identity, reason }, 'closing tracker connection');
+    this.closeReason ??= reason;
     this.closed = true;
     this.socket.destroy();
   }
 
+  private where(): { protocol: string; remote: string; device?: string } {
+    return { protocol: this.o.protocol.name, remote: this.remote, ...(this.identity !== undefined && { device: this.identity }) };
+  }
+
+  private now(): number {
+    return this.o.clock.now().getTime();
+  }
+
+  private onClose(): void {
+    this.closed = true;
+    this.queue.length = 0;
+    this.malformedLog.flush();
+    this.checksumLog.flush();
+    this.refusedLog.flush();
+    this.o.logger.info(
+      { ...this.where(), reason: this.closeReason ?? 'connection closed', frames: this.frames, seconds: Math.round((this.now() - this.openedAt) / 1000) },
+      'tracker disconnected',
+    );
+    if (this.identity) this.o.registry.release(this.identity, this);
+  }
+
   private onData(chunk: Buffer): void {
+    if (this.closed) return;
+    this.unprovenBytes += chunk.length;
     let frames: Buffer[];
     try {
       frames = this.splitter.push(chunk);
     } catch (e) {
-      this.logMalformed(e, chunk);
+      this.malformed(e, chunk);
       if (!(e instanceof ProtocolError) || e.framingLost) this.close('framing lost');
       return;
     }
-    if (frames.length === 0) return;
-    this.queue.push(...frames);
-    if (this.queue.length > (this.o.maxQueuedFrames ?? 256)) this.socket.pause();
-    void this.pump();
+    if (frames.length) {
+      for (const frame of frames) this.queue.push(frame);
+      if (this.queue.length > (this.o.maxQueuedFrames ?? 256)) this.socket.pause();
+      this.pump().catch((e: unknown) => this.internalError(e));
+    } else {
+      this.checkGarbage();
+    }
+  }
+
+  /** Closes a connection whose bytes, all decoded, held no good frame for too long. */
+  private checkGarbage(): void {
+    if (this.closed || this.pumping || this.queue.length) return;
+    if (this.unprovenBytes > garbageLimitBytes(this.o.protocol)) {
+      this.o.logger.warn({ ...this.where(), bytes: this.unprovenBytes }, 'closing a tracker connection that sends no good frame');
+      this.close('no good frame');
+    }
   }
 
   private async pump(): Promise<void> {
@@ -77,47 +153,95 @@ export class DeviceConnection {
     } finally {
       this.pumping = false;
     }
+    this.checkGarbage();
   }
 
-  private logMalformed(e: unknown, frame: Buffer): void {
-    this.malformed++;
-    const excerpt = e instanceof ProtocolError ? e.excerpt : frame.subarray(0, 32).toString('hex');
-    this.o.logger.warn({ protocol: this.o.protocol.name, remote: this.remote, device: this.identity, excerpt, reason: (e as Error).message }, 'malformed frame');
+  /** A bug, not the tracker's fault: logged, and this connection (only) is closed. */
+  private internalError(e: unknown): void {
+    this.o.logger.error({ ...this.where(), err: e }, 'tracker connection failed unexpectedly; closing it');
+    this.close('internal error');
+  }
+
+  private malformed(e: unknown, frame: Buffer): void {
+    this.malformedRun++;
+    if (this.malformedLog.take(this.now())) {
+      const excerpt = e instanceof ProtocolError ? e.excerpt : frame.subarray(0, 32).toString('hex');
+      this.o.logger.warn({ ...this.where(), excerpt, reason: (e as Error).message }, 'malformed frame');
+    }
+    if (this.malformedRun >= MAX_MALFORMED_RUN) {
+      this.o.logger.warn({ ...this.where(), malformed: this.malformedRun }, 'closing a tracker connection that sends only malformed frames');
+      this.close('only malformed frames');
+    }
+  }
+
+  private decoded(result: DecodeResult, frame: Buffer): void {
+    this.frames++;
+    if (result.checksumError && this.checksumLog.take(this.now())) {
+      this.o.logger.warn({ ...this.where(), reason: result.checksumError, excerpt: frame.subarray(0, 32).toString('hex') }, 'checksum mismatch: frame accepted (TRACKGATE_CHECKSUM=accept)');
+    }
+    if (result.warnings?.length) this.o.logger.debug({ ...this.where(), warnings: result.warnings }, 'frame accepted with warnings');
+  }
+
+  /**
+   * A good frame: one of a known device that reports something or asks for an answer. Garbage
+   * can look like a ping, an unrecognised sentence or a frame of no device, never like this.
+   */
+  private proven(): void {
+    this.malformedRun = 0;
+    this.unprovenBytes = 0;
+  }
+
+  private forgetIdentity(): void {
+    if (this.identity === undefined) return;
+    this.o.registry.release(this.identity, this);
+    this.identity = undefined;
   }
 
   private async handle(frame: Buffer): Promise<void> {
     const ctx: DecodeContext = { now: this.o.clock.now(), transport: 'tcp', deviceId: this.identity, checksum: this.o.checksum, session: this.session };
-    let result;
+    let result: DecodeResult;
     try {
       result = this.o.protocol.decode!(frame, ctx);
     } catch (e) {
-      this.logMalformed(e, frame);
+      this.malformed(e, frame);
       if (!(e instanceof ProtocolError)) this.close('decoder failure');
       return;
     }
-    if (result.warnings?.length) this.o.logger.debug({ protocol: this.o.protocol.name, remote: this.remote, warnings: result.warnings }, 'frame accepted with warnings');
+    this.decoded(result, frame);
     const outcome = await handleDecoded(this.o, this.o.protocol.name, result, { identity: this.identity }, this.socket.remoteAddress ?? null);
     if (this.closed) return;
     switch (outcome.kind) {
       case 'ok':
         if (this.identity !== outcome.device.id) {
-          if (this.identity) this.o.registry.release(this.identity, this);
+          this.forgetIdentity();
           this.identity = outcome.device.id;
           this.o.registry.claim(outcome.device.id, this);
+          this.o.logger.info(this.where(), 'tracker identified');
         }
+        if (result.messages.length > 0 || result.replies.length > 0) this.proven();
         for (const reply of outcome.replies) this.socket.write(reply);
         return;
       case 'rejected':
-        this.o.logger.info({ protocol: this.o.protocol.name, remote: this.remote, identifier: outcome.identity }, 'frame of an unknown or expired device: not stored');
-        if (this.identity === outcome.identity) {
-          this.o.registry.release(this.identity, this);
-          this.identity = undefined;
+      case 'invalid':
+        // Whatever this connection was before, it is not a known device now: a later frame
+        // without an identity of its own must not be stored under an earlier one.
+        this.forgetIdentity();
+        if (this.refusedLog.take(this.now())) {
+          if (outcome.kind === 'rejected') this.o.logger.info({ ...this.where(), identifier: outcome.identity }, 'frame of an unknown or expired device: not stored');
+          else this.o.logger.warn({ ...this.where(), identifier: outcome.identity.slice(0, 80), reason: outcome.reason }, 'frame with an invalid identity: not stored');
         }
         if (outcome.rejection) this.socket.write(outcome.rejection);
         return;
-      case 'failed':
-        this.o.logger.error({ protocol: this.o.protocol.name, remote: this.remote, device: this.identity, err: outcome.error }, 'storing failed: not acknowledged, the tracker will resend');
+      case 'failed': {
+        // Frames queued behind this one are not handled either: an acknowledgement of a later
+        // frame must never be taken for this one's (Teltonika acks carry only a count).
+        const dropped = this.queue.length;
+        this.queue.length = 0;
+        // our failure, not the tracker's: a known device keeps its connection while it resends
+        if (this.identity !== undefined) this.proven();
+        logStorageFailure(this.o.storageFailures, this.o.logger, this.now(), outcome.error, { ...this.where(), dropped });
         return;
+      }
       case 'anonymous':
         return;
     }

@@ -3,51 +3,97 @@
  * reply goes back to the sender only after what it acknowledges is stored.
  */
 import dgram from 'node:dgram';
-import { ProtocolError, type ProtocolModule } from '../../protocols/types.js';
+import { ProtocolError, type DecodeResult, type ProtocolModule } from '../../protocols/types.js';
 import type { Clock } from '../../core/clock.js';
 import { handleDecoded, type GatewayDeps } from './frame-handler.js';
+import { LISTENER_LOG, LogBudget } from './log-budget.js';
+import { logStorageFailure } from './storage-failures.js';
 
 export interface UdpOptions extends GatewayDeps {
   protocol: ProtocolModule;
   clock: Clock;
   checksum: 'accept' | 'strict';
+  /** gateway-wide: the storage failures of every listener share one log budget */
+  storageFailures: LogBudget;
 }
 
 export function startUdpListener(o: UdpOptions, port: number, host: string): Promise<{ port: number; close(): Promise<void> }> {
   const socket = dgram.createSocket({ type: host.includes(':') ? 'udp6' : 'udp4', reuseAddr: false });
+  const protocol = o.protocol.name;
+  // Any sender can send anything: one budget per kind of line for the whole listener.
+  const summary = (what: string) => (count: number) => o.logger.warn({ protocol, transport: 'udp', count }, `${what} not logged one by one`);
+  const malformedLog = new LogBudget({ ...LISTENER_LOG, onSuppressed: summary('malformed datagrams') });
+  const checksumLog = new LogBudget({ ...LISTENER_LOG, onSuppressed: summary('checksum mismatches') });
+  const refusedLog = new LogBudget({ ...LISTENER_LOG, onSuppressed: summary('datagrams of unknown, expired or invalid identities') });
+  const budgets = [malformedLog, checksumLog, refusedLog];
+  const flusher = setInterval(() => budgets.forEach((b) => b.flush()), LISTENER_LOG.windowMs);
+  flusher.unref();
+  const now = () => o.clock.now().getTime();
+
   // Datagrams of one sender are handled in order, like a stream.
   const chains = new Map<string, Promise<void>>();
   socket.on('message', (msg, rinfo) => {
     const key = `${rinfo.address}:${rinfo.port}`;
-    const next = (chains.get(key) ?? Promise.resolve()).then(() => handle(msg, rinfo)).catch(() => {});
+    const next = (chains.get(key) ?? Promise.resolve()).then(() => handle(msg, rinfo)).catch((e: unknown) => {
+      o.logger.error({ protocol, remote: key, err: e }, 'handling a datagram failed unexpectedly');
+    });
     chains.set(key, next);
     void next.then(() => {
       if (chains.get(key) === next) chains.delete(key);
     });
   });
-  socket.on('error', (err) => o.logger.warn({ protocol: o.protocol.name, err: err.message }, 'udp socket error'));
+  socket.on('error', (err) => o.logger.warn({ protocol, err: err.message }, 'udp socket error'));
 
   async function handle(msg: Buffer, rinfo: dgram.RemoteInfo): Promise<void> {
-    let result;
+    const remote = `${rinfo.address}:${rinfo.port}`;
+    let result: DecodeResult;
     try {
       result = o.protocol.decodeDatagram!(msg, { now: o.clock.now(), transport: 'udp', checksum: o.checksum, session: {} });
     } catch (e) {
-      const excerpt = e instanceof ProtocolError ? e.excerpt : msg.subarray(0, 32).toString('hex');
-      o.logger.warn({ protocol: o.protocol.name, remote: `${rinfo.address}:${rinfo.port}`, excerpt, reason: (e as Error).message }, 'malformed datagram');
+      if (malformedLog.take(now())) {
+        const excerpt = e instanceof ProtocolError ? e.excerpt : msg.subarray(0, 32).toString('hex');
+        o.logger.warn({ protocol, remote, excerpt, reason: (e as Error).message }, 'malformed datagram');
+      }
       return;
     }
-    const outcome = await handleDecoded(o, o.protocol.name, result, {}, rinfo.address);
+    if (result.checksumError && checksumLog.take(now())) {
+      o.logger.warn({ protocol, remote, reason: result.checksumError }, 'checksum mismatch: datagram accepted (TRACKGATE_CHECKSUM=accept)');
+    }
+    const outcome = await handleDecoded(o, protocol, result, {}, rinfo.address);
     const send = (b: Buffer) => socket.send(b, rinfo.port, rinfo.address);
-    if (outcome.kind === 'ok') outcome.replies.forEach(send);
-    else if (outcome.kind === 'rejected' && outcome.rejection) send(outcome.rejection);
-    else if (outcome.kind === 'failed') o.logger.error({ protocol: o.protocol.name, err: outcome.error }, 'storing failed: datagram not acknowledged');
+    switch (outcome.kind) {
+      case 'ok':
+        outcome.replies.forEach(send);
+        return;
+      case 'rejected':
+      case 'invalid':
+        if (refusedLog.take(now())) {
+          if (outcome.kind === 'rejected') o.logger.info({ protocol, remote, identifier: outcome.identity }, 'datagram of an unknown or expired device: not stored');
+          else o.logger.warn({ protocol, remote, identifier: outcome.identity.slice(0, 80), reason: outcome.reason }, 'datagram with an invalid identity: not stored');
+        }
+        if (outcome.rejection) send(outcome.rejection);
+        return;
+      case 'failed':
+        logStorageFailure(o.storageFailures, o.logger, now(), outcome.error, { protocol, remote, transport: 'udp' });
+        return;
+      case 'anonymous':
+        return;
+    }
   }
 
   return new Promise((resolve, reject) => {
     socket.once('error', reject);
     socket.bind(port, host, () => {
       socket.off('error', reject);
-      resolve({ port: socket.address().port, close: () => new Promise<void>((r) => socket.close(() => r())) });
+      resolve({
+        port: socket.address().port,
+        close: () =>
+          new Promise<void>((r) => {
+            clearInterval(flusher);
+            budgets.forEach((b) => b.flush());
+            socket.close(() => r());
+          }),
+      });
     });
   });
 }

@@ -96,8 +96,8 @@ function modelFlags(session: Record<string, unknown>): ModelFlags {
   };
 }
 
-/** CRC-16/X-25 over length..serial against the u16 before `0D 0A`; a warning, or an error when strict. */
-function checkCrc(frame: Buffer, headerLength: number, ctx: DecodeContext): string[] {
+/** CRC-16/X-25 over length..serial against the u16 before `0D 0A`; the problem, or an error when strict. */
+function checkCrc(frame: Buffer, headerLength: number, ctx: DecodeContext): string | undefined {
   const end = frame.length;
   let problem: string | undefined;
   if (end < headerLength + 1 + 6) problem = 'frame too short to carry serial and CRC';
@@ -106,9 +106,9 @@ function checkCrc(frame: Buffer, headerLength: number, ctx: DecodeContext): stri
     const actual = crc16X25(frame, 2, end - 4);
     if (expected !== actual) problem = `CRC mismatch: frame ${expected.toString(16).padStart(4, '0')}, computed ${actual.toString(16).padStart(4, '0')}`;
   }
-  if (!problem) return [];
+  if (!problem) return undefined;
   if (ctx.checksum === 'strict') throw new ProtocolError(PROTOCOL, problem, frame);
-  return [problem];
+  return problem;
 }
 
 /**
@@ -125,7 +125,7 @@ export function decodeGt06(frame: Buffer, ctx: DecodeContext): DecodeResult {
   if (frame.length < headerLength + 1) throw new ProtocolError(PROTOCOL, 'frame has no protocol number', frame);
   const length = extended ? frame.readUInt16BE(2) : frame[2];
   const type = frame[headerLength];
-  const warnings = checkCrc(frame, headerLength, ctx);
+  const checksumError = checkCrc(frame, headerLength, ctx);
   const tz = ctx.session[SESSION_TZ];
   const env: Gt06Env = {
     frame,
@@ -144,6 +144,9 @@ export function decodeGt06(frame: Buffer, ctx: DecodeContext): DecodeResult {
   const out = handler(reader, env);
   const result: DecodeResult = { messages: out.messages, replies: out.replies };
   if (out.identity !== undefined) result.identity = out.identity;
-  if (warnings.length) result.warnings = warnings;
+  if (checksumError) {
+    result.warnings = [checksumError];
+    result.checksumError = checksumError;
+  }
   return result;
 }

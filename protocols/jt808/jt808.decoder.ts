@@ -135,11 +135,13 @@ export function decodeJt808(input: Buffer, ctx: DecodeContext): DecodeResult {
   const r = new ByteReader(PROTOCOL, frame, 0, frame.length - 2);
   const header = readHeader(r);
   const warnings: string[] = [];
+  let checksumError: string | undefined;
   const checksum = xor8(frame, 1, frame.length - 2);
   if (checksum !== frame[frame.length - 2]) {
     const reason = `checksum ${frame[frame.length - 2].toString(16)} != computed ${checksum.toString(16)}`;
     if (ctx.checksum === 'strict') throw new ProtocolError(PROTOCOL, reason, frame);
     warnings.push(reason);
+    checksumError = reason;
   }
   const declared = header.attribute & ATTR_BODY_LENGTH_MASK;
   if (declared !== r.remaining) warnings.push(`${hex4(header.type)}: body is ${r.remaining} bytes, header says ${declared}`);
@@ -158,5 +160,6 @@ export function decodeJt808(input: Buffer, ctx: DecodeContext): DecodeResult {
     if (handler) result.messages = handler(r, c);
   }
   if (warnings.length) result.warnings = warnings;
+  if (checksumError) result.checksumError = checksumError;
   return result;
 }

@@ -38,7 +38,7 @@ function speedUnit(ctx: DecodeContext): SpeedUnit {
 /** request format -> decoder */
 const FORMATS: Readonly<Record<'json' | 'query', (request: HttpRequestLike, ctx: DecodeContext) => Outcome>> = {
   json: (request) => decodeJson(request.body.toString('utf8')),
-  query: (request, ctx) => decodeQuery(paramsOf(request), speedUnit(ctx)),
+  query: (request, ctx) => decodeQuery(paramsOf(request), speedUnit(ctx), ctx.now),
 };
 
 /**

@@ -202,8 +202,12 @@ function freeForm(value: string, s: QueryState, key: string): void {
   setAttribute(s.m.attributes, key, typed, s.warnings);
 }
 
-/** decodes OsmAnd query parameters (repeated keys allowed, empty values ignored) */
-export function decodeQuery(params: URLSearchParams, speedUnit: SpeedUnit): Outcome {
+/**
+ * decodes OsmAnd query parameters (repeated keys allowed, empty values ignored). Without a usable
+ * `timestamp` or `d` the fix time is `receivedAt` (Traccar sets the server's time too), so the
+ * simplest integrations (`?id=…&lat=…&lon=…`) are stored as received.
+ */
+export function decodeQuery(params: URLSearchParams, speedUnit: SpeedUnit, receivedAt: Date): Outcome {
   const s: QueryState = { m: { alarms: [], attributes: {} }, fields: {}, valid: true, net: new NetworkInfo(), speedUnit, warnings: [] };
   for (const [key, value] of params) {
     if (value === '') continue;
@@ -219,6 +223,7 @@ export function decodeQuery(params: URLSearchParams, speedUnit: SpeedUnit): Outc
     s.m.location = { latitudeDeg: s.lat, longitudeDeg: s.lon, valid: s.valid, ...s.fields };
     if (typeof s.m.attributes.sat === 'number') s.m.location.satellites = s.m.attributes.sat;
   }
+  s.m.fixTime ??= receivedAt;
   s.net.applyTo(s.m.attributes);
   return { identity: s.id, messages: [s.m], status: STATUS_OK, warnings: s.warnings };
 }

@@ -122,6 +122,7 @@ function decodeAvlFrame(frame: Buffer, ctx: DecodeContext): DecodeResult {
     messages: data.messages,
     replies: UNACKED_CODECS.has(data.codec) ? [] : [countAck(data.count)],
     ...(warnings.length > 0 && { warnings }),
+    ...(crcProblem && { checksumError: crcProblem }),
   };
 }
 

@@ -112,6 +112,12 @@ function decodeBeacons(d: ByteReader, a: Record<string, AttributeValue>): void {
 
 type TagField = (a: Record<string, AttributeValue>, tag: string, v: Buffer) => void;
 
+/** Sensors pad their names with NULs to a fixed width: the name ends at the first NUL. */
+function textToNul(v: Buffer): string {
+  const end = v.indexOf(0);
+  return v.subarray(0, end < 0 ? v.length : end).toString('utf8');
+}
+
 // BLE tag parameter ids, TeltonikaProtocolDecoder.decodeLocation (IOs 548, 10828, 10829, 10831, 11317)
 const TAG_FIELDS: Record<number, TagField> = {
   0: (a, t, v) => (a[`${t}Rssi`] = intBE(v.subarray(0, 1))),
@@ -121,7 +127,7 @@ const TAG_FIELDS: Record<number, TagField> = {
     if (v[0] & 0x40) a[`${t}LowBattery`] = true;
     if (v[0] & 0x80 && v.length >= 2) a[`${t}Voltage`] = v[1] * 10 + 2000;
   },
-  5: (a, t, v) => (a[`${t}Name`] = v.toString('utf8')),
+  5: (a, t, v) => (a[`${t}Name`] = textToNul(v)),
   6: (a, t, v) => (a[`${t}Temp`] = intBE(v.subarray(0, 2))),
   7: (a, t, v) => (a[`${t}Humidity`] = v[0]),
   8: (a, t, v) => (a[`${t}Magnet`] = v[0] > 0),

@@ -1,5 +1,8 @@
 import test from 'ava';
 import dgram from 'node:dgram';
+import net from 'node:net';
+import { ManualClock } from '../../../core/clock.js';
+import { backends } from '../../helpers/backends.js';
 import { startServer, type TestServer } from '../../helpers/server.js';
 import { TrackerClient } from '../../helpers/tracker-client.js';
 import * as F from '../../helpers/frames.js';
@@ -200,3 +203,71 @@ test('gateway: the listening line names every listener with its actual port', as
     t.true(Number.isInteger(s.running.ports[p]) && s.running.ports[p] > 0, p);
   }
 });
+
+test('gateway.gt06: a refused login for another IMEI ends the earlier identity; later positions are not stored under it', async (t) => {
+  const s = await start(t);
+  await device(s);
+  const c = await TrackerClient.connect(s.running.ports.gt06);
+  t.teardown(() => c.end());
+  c.write(F.gt06Login(IMEI, 1));
+  t.deepEqual(await c.read(10), F.gt06Ack(0x01, 1));
+  c.write(F.gt06Position(fix(0), 2));
+  t.deepEqual(await c.read(10), F.gt06Ack(0x22, 2));
+  c.write(F.gt06Login('999999999999999', 3));
+  t.true(await c.nothingFor(300), 'the login of an unknown IMEI is not acknowledged');
+  c.write(F.gt06Position(fix(1), 4));
+  t.true(await c.nothingFor(300), 'nor a position after it');
+  t.deepEqual((await range(s)).map((l) => l.dateTime), ['2026-03-01T10:00:00.000Z'], 'the earlier device got nothing more');
+  c.write(F.gt06Login(IMEI, 5));
+  t.deepEqual(await c.read(10), F.gt06Ack(0x01, 5), 'logging in again as a known device works');
+  c.write(F.gt06Position(fix(2), 6));
+  t.deepEqual(await c.read(10), F.gt06Ack(0x22, 6));
+});
+
+test('gateway.osmand: a bare `GET /?id=&lat=&lon=` over HTTP/1.1 without Host or timestamp is stored at the receive time', async (t) => {
+  const clock = new ManualClock(Date.UTC(2026, 2, 1, 12, 30, 0));
+  const s = await startServer('sqlite', { env: GATEWAY_ENV, clock });
+  t.teardown(() => s.stop());
+  await device(s, 'phone-1');
+  // What Traccar's load tool and `printf … | nc` integrations send: no Host header, no timestamp.
+  const answer = await rawHttp(s.running.ports.osmand, 'GET /?id=phone-1&lat=40.5&lon=-3.5 HTTP/1.1\r\n\r\n');
+  t.regex(answer, /^HTTP\/1\.1 200 /);
+  const stored = await range(s, 'phone-1');
+  t.is(stored.length, 1);
+  t.like(stored[0], { dateTime: '2026-03-01T12:30:00.000Z', latitude: 40.5, protocol: 'osmand' });
+});
+
+test('gateway.osmand: an id with a NUL byte or too long for any device is a 400, not recorded, and the listener lives on', async (t) => {
+  for (const backend of await backends()) {
+    const s = await startServer(backend, { env: GATEWAY_ENV });
+    t.teardown(() => s.stop());
+    await device(s, 'phone-1');
+    const base = `http://127.0.0.1:${s.running.ports.osmand}`;
+    for (const id of ['abc%00def', 'a'.repeat(65), '%01']) {
+      const r = await fetch(`${base}/?id=${id}&lat=40.5&lon=-3.5`);
+      t.is(r.status, 400, `${backend}: ${id}`);
+    }
+    t.is((await fetch(`${base}/?id=phone-1&lat=40.5&lon=-3.5`)).status, 200, `${backend}: the next request is served`);
+    const unknown = await s.request('GET', '/api/unknownDevices', { token: s.adminToken });
+    t.is(unknown.status, 200);
+    t.deepEqual(unknown.body.unknownDevices, [], `${backend}: nothing recorded`);
+  }
+});
+
+/** Sends `text` as it is and returns what the server answered before closing or within 2 s. */
+function rawHttp(port: number, text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ port, host: '127.0.0.1' }, () => socket.write(text));
+    let answer = '';
+    const timer = setTimeout(() => socket.destroy(), 2000);
+    socket.on('data', (d) => {
+      answer += d.toString('latin1');
+      if (/\r\n\r\n/.test(answer)) socket.destroy();
+    });
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve(answer);
+    });
+    socket.on('error', reject);
+  });
+}

@@ -130,3 +130,12 @@ test('osmand.decoder: decode() reads a URL, a bare query, a JSON body or a raw r
   t.throws(() => decode('/?lat=1&lon=2'), { instanceOf: ProtocolError });
   t.throws(() => decode(''), { instanceOf: ProtocolError });
 });
+
+test('osmand.decoder: a query without a usable timestamp is fixed at the receive time (ctx.now), as Traccar does', (t) => {
+  for (const url of ['/?id=1&lat=1&lon=2', '/?id=1&lat=1&lon=2&timestamp=soon']) {
+    const result = get(url);
+    t.is(result.status, 200, url);
+    t.deepEqual(result.messages[0].fixTime, NOW, url);
+  }
+  t.deepEqual(get('/?id=1&lat=1&lon=2&timestamp=1377177267').messages[0].fixTime, new Date(1377177267_000), 'a timestamp wins');
+});

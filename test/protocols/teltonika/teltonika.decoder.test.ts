@@ -166,3 +166,24 @@ test('teltonika.decoder: a UDP datagram names its device and acks with its AVL p
   t.regex(r.identity ?? '', /^\d{15}$/);
   t.true(r.messages.length > 0);
 });
+
+test('teltonika.decoder: BLE tag names end at their first NUL (sensors pad them)', (t) => {
+  // Codec 8E, one record without fixed-width IO, one NX element 548 (BLE tags): header, then two
+  // tags with parameter 5 (name): "TAG1" padded with four NULs, and "AB", NUL, "CD", NUL.
+  const tag = (name: Buffer): string => {
+    const body = Buffer.concat([Buffer.from([5, name.length]), name]);
+    return Buffer.concat([Buffer.from([body.length]), body]).toString('hex');
+  };
+  const tags = '01' + tag(Buffer.from('TAG1\0\0\0\0', 'latin1')) + tag(Buffer.from('AB\0CD\0', 'latin1'));
+  const nx = '0001' + '0224' + (tags.length / 2).toString(16).padStart(4, '0') + tags;
+  const record = '0000018c2b1e3a00' + '00' + '0ba0d2c0' + '1c9c3800' + '0064' + '005a' + '09' + '0032' + '0000' + '0001' + '0000'.repeat(4) + nx;
+  const data = Buffer.from('8e01' + record + '01', 'hex');
+  const head = Buffer.alloc(8);
+  head.writeUInt32BE(data.length, 4);
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(crc16Arc(data));
+  const r = teltonikaProtocol.decode!(Buffer.concat([head, data, crc]), ctx());
+  t.is(r.warnings, undefined);
+  t.is(r.messages[0].attributes.tag1Name, 'TAG1');
+  t.is(r.messages[0].attributes.tag2Name, 'AB');
+});

@@ -1,0 +1,32 @@
+/**
+ * Tells a storage outage (the database does not answer, refuses connections, is shutting down,
+ * its disk is full or locked) from a fault in the request or the code. An outage is temporary:
+ * REST answers 503 so clients retry, trackers get no acknowledgement so they resend.
+ */
+
+// Connections that cannot be opened or were cut (Node system errors, as pg and knex pass them on).
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+
+// PostgreSQL SQLSTATEs (PostgreSQL manual, appendix A): class 08 connection exception but 08P01
+// (protocol violation: what a NUL byte in a query gets, the request's fault), 53 insufficient
+// resources (disk full, out of memory, too many connections), 57P01–57P03 shutdown and start-up.
+const PG_CODE = /^(08(?!P01)...|53...|57P0[123])$/;
+
+// SQLite result codes (sqlite.org/rescode.html) for a database that is locked, full or unreadable.
+const SQLITE_CODE = /^SQLITE_(BUSY|LOCKED|FULL|IOERR|CANTOPEN|READONLY)(_|$)/;
+
+// pg reports a connection lost mid-query without a code.
+const PG_MESSAGE = /Connection terminated|connection error and is not queryable|timeout exceeded when trying to connect/i;
+
+export function isStorageUnavailable(e: unknown, depth = 0): boolean {
+  if (!e || typeof e !== 'object' || depth > 3) return false;
+  const err = e as { name?: unknown; code?: unknown; message?: unknown; errors?: unknown; cause?: unknown };
+  // knex: no connection could be taken from the pool in time
+  if (err.name === 'KnexTimeoutError') return true;
+  const code = typeof err.code === 'string' ? err.code : '';
+  if (NETWORK_CODES.has(code) || PG_CODE.test(code) || SQLITE_CODE.test(code)) return true;
+  if (typeof err.message === 'string' && PG_MESSAGE.test(err.message)) return true;
+  // Node reports a refused connection to every address of a host as one AggregateError.
+  if (Array.isArray(err.errors) && err.errors.some((x) => isStorageUnavailable(x, depth + 1))) return true;
+  return isStorageUnavailable(err.cause, depth + 1);
+}

@@ -1,0 +1,87 @@
+import test from 'ava';
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { backends, createStorage } from './helpers/backends.js';
+import { startServer, testEnv } from './helpers/server.js';
+import { redisUrl, testPrefix, useRedis } from './helpers/redis.js';
+import { capturingLogger } from './helpers/capture-logger.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+test('main: the start-up log names the storage (file, or host and database without the password) and Redis', async (t) => {
+  for (const backend of await backends()) {
+    const storage = await createStorage(backend);
+    t.teardown(() => storage.cleanup());
+    const env = { ...storage.env };
+    // trust authentication ignores the password: it is there to prove it is not logged
+    if (env.TRACKGATE_DATABASE_URL) env.TRACKGATE_DATABASE_URL = env.TRACKGATE_DATABASE_URL.replace('://postgres@', '://postgres:s3cret-pw@');
+    const withRedis = await useRedis('main start-up log');
+    const log = capturingLogger();
+    const s = await startServer(backend, { storageEnv: env, env: withRedis ? { TRACKGATE_REDIS_URL: `${redisUrl}/0`, TRACKGATE_REDIS_PREFIX: testPrefix() } : {}, logger: log });
+    await s.stop();
+    const line = log.at('info', 'storage ready');
+    t.is(line.length, 1, backend);
+    t.false(JSON.stringify(line[0]).includes('s3cret'), 'no password in the log');
+    if (backend === 'sqlite') t.deepEqual(line[0].storage, { kind: 'sqlite', file: path.join(env.TRACKGATE_DATA_DIR, 'trackgate.sqlite') });
+    else t.like(line[0].storage, { kind: 'postgres', host: '127.0.0.1', port: 5432, database: new URL(env.TRACKGATE_DATABASE_URL).pathname.slice(1), user: 'postgres' });
+    if (withRedis) t.like(line[0].redis, { enabled: true, host: new URL(redisUrl).hostname, port: Number(new URL(redisUrl).port || 6379), db: 0 });
+    const off = capturingLogger();
+    const plain = await startServer(backend, { storageEnv: env, logger: off });
+    await plain.stop();
+    t.deepEqual(off.at('info', 'storage ready')[0].redis, { enabled: false });
+  }
+});
+
+test('main.serve: an unhandled rejection is logged and the service keeps serving; SIGTERM stops it with JSON log lines only', async (t) => {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'trackgate-serve-'));
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const env = { ...process.env, ...testEnv({ TRACKGATE_DATA_DIR: dataDir, TRACKGATE_LOG_LEVEL: 'info' }) };
+  // serve() as `trackgate serve` runs it, then a bug somewhere: a promise rejected and never observed
+  const script = `const m = await import(${JSON.stringify(path.join(root, 'main.ts'))}); await m.serve(process.env); Promise.reject(new Error('a bug somewhere'));`;
+  const child = spawn(process.execPath, ['--import=tsx', '--input-type=module', '-e', script], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  t.teardown(() => child.kill('SIGKILL'));
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr += d));
+  const lines: string[] = [];
+  const entries: Record<string, unknown>[] = [];
+  const waiters: (() => void)[] = [];
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    lines.push(line);
+    try {
+      entries.push(JSON.parse(line) as Record<string, unknown>);
+    } catch {
+      /* counted below: every line must be JSON */
+    }
+    waiters.splice(0).forEach((w) => w());
+  });
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  const seen = async (msg: string | RegExp, ms = 20_000): Promise<Record<string, unknown> | undefined> => {
+    const until = Date.now() + ms;
+    for (;;) {
+      const e = entries.find((x) => (typeof msg === 'string' ? x.msg === msg : msg.test(String(x.msg))));
+      if (e || Date.now() > until || child.exitCode !== null) return e;
+      await new Promise<void>((r) => {
+        waiters.push(r);
+        setTimeout(r, 200);
+      });
+    }
+  };
+  const listening = await seen('listening');
+  t.truthy(listening, `listening (stderr: ${stderr})`);
+  const rejection = await seen(/^unhandled promise rejection/);
+  t.like(rejection, { level: 50, err: { message: 'a bug somewhere' } });
+  await new Promise((r) => setTimeout(r, 300));
+  t.is(child.exitCode, null, 'still running');
+  const ports = (listening as { ports: Record<string, number> }).ports;
+  t.is((await fetch(`http://127.0.0.1:${ports.http}/api/health`)).status, 200, 'and serving');
+  child.kill('SIGTERM');
+  t.is(await exited, 0);
+  t.like(entries.find((e) => e.msg === 'stopping'), { level: 30, signal: 'SIGTERM' });
+  t.truthy(entries.find((e) => e.msg === 'stopped'));
+  t.is(entries.length, lines.length, 'every stdout line is a JSON log line');
+  t.is(stderr, '', 'nothing on stderr');
+});
