@@ -19,6 +19,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { Aedes, type AedesPublishPacket, type Client, type Subscription } from 'aedes';
 import type { Db } from '../../core/db/db.js';
 import type { DeviceDirectory } from '../../core/devices/device-directory.js';
@@ -35,6 +37,7 @@ import { startLiveFeed, type LiveSubscriber } from './live.feed.js';
 import { deviceOfTopic, isLiveFilter, narrowDeviceFilter, LIVE_PREFIX } from './mqtt.topics.js';
 import { DEFAULT_RATE, PublishBucket, Semaphore, type RateOptions } from './publish.limits.js';
 import { listenTcp, listenTls, listenWebSocket, type Listener } from './mqtt.listeners.js';
+import { guardPacketSize } from './packet-size.guard.js';
 
 export interface MqttGatewayOptions {
   host: string;
@@ -62,7 +65,11 @@ export interface MqttGatewayOptions {
   maxPendingMessages?: number;
   /** how often a connected API user's credentials are checked again (default 60 s) */
   recheckUsersMs?: number;
+  /** the largest MQTT packet a client may send, fixed header included (default 256 KiB) */
+  maxPacketBytes?: number;
 }
+
+export const DEFAULT_MAX_PACKET_BYTES = 256 * 1024;
 
 export interface MqttGateway {
   /** { mqtt, 'mqtt/ws', 'mqtt/tls' }, those that listen */
@@ -247,7 +254,14 @@ export async function startMqttGateway(o: MqttGatewayOptions): Promise<MqttGatew
 
   const listeners: Listener[] = [];
   const ports: Record<string, number> = {};
-  const handle = (stream: Parameters<typeof broker.handle>[0], req?: Parameters<typeof broker.handle>[1]) => broker.handle(stream, req);
+  const maxPacketBytes = o.maxPacketBytes ?? DEFAULT_MAX_PACKET_BYTES;
+  const handle = (stream: Duplex, req?: IncomingMessage) => {
+    const guarded = guardPacketSize(stream, maxPacketBytes, (e) => {
+      const remoteAddress = req?.socket?.remoteAddress ?? (stream as { remoteAddress?: string }).remoteAddress ?? null;
+      logger.info({ remoteAddress, declaredBytes: e.declaredBytes, maxBytes: e.maxBytes }, 'mqtt: packet larger than the limit; closing the connection');
+    });
+    broker.handle(guarded, req);
+  };
   const socketError = (e: Error) => logger.debug({ err: e.message }, 'mqtt: socket error');
   try {
     if (o.port !== 'off') {
@@ -256,7 +270,7 @@ export async function startMqttGateway(o: MqttGatewayOptions): Promise<MqttGatew
       ports.mqtt = l.port;
     }
     if (o.wsPort !== 'off') {
-      const l = await listenWebSocket(handle, o.wsPort, o.host, socketError);
+      const l = await listenWebSocket(handle, o.wsPort, o.host, socketError, maxPacketBytes);
       listeners.push(l);
       ports['mqtt/ws'] = l.port;
     }
