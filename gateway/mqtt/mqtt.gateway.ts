@@ -34,6 +34,7 @@ import { isInGroup } from '../../core/devices/devices.repository.js';
 import { createAuthenticator, PROTOCOL, type Identity } from './mqtt.auth.js';
 import { createPublishHandler, type ClientState, type PublishStats } from './mqtt.publish.js';
 import { startLiveFeed, type LiveSubscriber } from './live.feed.js';
+import { LiveOutbox, type OutboxLimits } from './live.outbox.js';
 import { deviceOfTopic, isLiveFilter, narrowDeviceFilter, LIVE_PREFIX } from './mqtt.topics.js';
 import { DEFAULT_RATE, PublishBucket, Semaphore, type RateOptions } from './publish.limits.js';
 import { listenTcp, listenTls, listenWebSocket, type Listener } from './mqtt.listeners.js';
@@ -67,6 +68,10 @@ export interface MqttGatewayOptions {
   recheckUsersMs?: number;
   /** the largest MQTT packet a client may send, fixed header included (default 256 KiB) */
   maxPacketBytes?: number;
+  /** a client whose socket does not drain for this long is disconnected (default 10 s) */
+  drainTimeoutMs?: number;
+  /** per live subscriber: packets waiting for its socket (default: live.outbox.ts) */
+  liveOutbox?: OutboxLimits;
 }
 
 export const DEFAULT_MAX_PACKET_BYTES = 256 * 1024;
@@ -80,7 +85,10 @@ export interface MqttGateway {
 
 /** aedes options chosen for a gateway of many small devices and few subscribers. */
 const BROKER_LIMITS = {
-  /** a subscriber whose socket does not drain in 10 s is disconnected (aedes#88, PR #1060) */
+  /**
+   * a subscriber whose socket does not drain in 10 s is disconnected (aedes#88, PR #1060); live
+   * packets never wait on it (live.outbox.ts)
+   */
   drainTimeout: 10_000,
   /** parallel deliveries through the emitter */
   concurrency: 1000,
@@ -115,6 +123,7 @@ export async function startMqttGateway(o: MqttGatewayOptions): Promise<MqttGatew
 
   const broker = await Aedes.createBroker({
     ...BROKER_LIMITS,
+    drainTimeout: o.drainTimeoutMs ?? BROKER_LIMITS.drainTimeout,
 
     preConnect(client, packet, callback) {
       // [MQTT-3.1.3-6]: an empty client id with a clean session is assigned by the server
@@ -189,10 +198,14 @@ export async function startMqttGateway(o: MqttGatewayOptions): Promise<MqttGatew
         setImmediate(() => client.close());
         return null;
       }
-      return live.forward(identity.principal, packet);
+      const subscriber = liveSubscribers.get(client);
+      return subscriber ? live.forward(subscriber, packet) : null;
     }
-    if (identity.kind === 'device' && deviceOfTopic(packet.topic) === identity.deviceId) return packet;
-    return null;
+    if (identity.kind !== 'device' || deviceOfTopic(packet.topic) !== identity.deviceId) return null;
+    // A device's own echoes go through aedes' emitter, where a write to a socket that does not drain
+    // holds a delivery slot until drainTimeout (see live.outbox.ts): a backed-up socket gets none.
+    if ((client.conn as { writableNeedDrain?: boolean }).writableNeedDrain) return null;
+    return packet;
   }
 
   broker.on('clientReady', (client) => {
@@ -205,11 +218,18 @@ export async function startMqttGateway(o: MqttGatewayOptions): Promise<MqttGatew
       }).catch(() => {});
       return;
     }
+    const outbox = new LiveOutbox(
+      (packet, done) => client.publish(packet, done),
+      () => client.closed,
+      o.liveOutbox,
+      (dropped) => logger.warn({ clientId: client.id, dropped }, 'mqtt: live subscriber too slow; dropping its oldest packets'),
+    );
     const subscriber: LiveSubscriber = {
       principal: identity.principal,
       get closed() {
         return client.closed;
       },
+      outbox,
     };
     liveSubscribers.set(client, subscriber);
     live.add(subscriber);

@@ -98,6 +98,9 @@ export function guardPacketSize(inner: Duplex, maxBytes: number, onTooLarge: (e:
     },
   });
 
+  // aedes listens for errors on `outer` while the client lives; this keeps a late one (the inner
+  // stream failing after aedes let go) from being thrown as an unhandled 'error' event
+  outer.on('error', () => {});
   inner.on('data', (chunk: Buffer) => {
     const declared = meter.push(chunk);
     if (declared > 0) {
