@@ -64,7 +64,7 @@ export interface MqttGatewayOptions {
   publishRate?: RateOptions;
   /** messages handed to the core and not yet committed, over all clients (default 10000) */
   maxPendingMessages?: number;
-  /** how often a connected API user's credentials are checked again (default 60 s) */
+  /** how often a connected API user's credentials are checked again, besides on every change of the user (default 60 s) */
   recheckUsersMs?: number;
   /** the largest MQTT packet a client may send, fixed header included (default 256 KiB) */
   maxPacketBytes?: number;
@@ -119,6 +119,8 @@ export async function startMqttGateway(o: MqttGatewayOptions): Promise<MqttGatew
   const rate = o.publishRate ?? DEFAULT_RATE;
   const states = new WeakMap<Client, ClientState>();
   const liveSubscribers = new WeakMap<Client, LiveSubscriber>();
+  /** userId -> its connected clients (API users only) */
+  const userClients = new Map<string, Set<Client>>();
   const db = o.db;
 
   const broker = await Aedes.createBroker({
@@ -233,6 +235,9 @@ export async function startMqttGateway(o: MqttGatewayOptions): Promise<MqttGatew
     };
     liveSubscribers.set(client, subscriber);
     live.add(subscriber);
+    const mine = userClients.get(identity.principal.userId) ?? new Set<Client>();
+    mine.add(client);
+    userClients.set(identity.principal.userId, mine);
   });
 
   const dropSubscriber = (client: Client) => {
@@ -240,6 +245,9 @@ export async function startMqttGateway(o: MqttGatewayOptions): Promise<MqttGatew
     if (!s) return;
     live.remove(s);
     liveSubscribers.delete(client);
+    const mine = userClients.get(s.principal.userId);
+    mine?.delete(client);
+    if (mine?.size === 0) userClients.delete(s.principal.userId);
   };
   broker.on('clientDisconnect', dropSubscriber);
   broker.on('clientError', (client, err) => {
@@ -250,25 +258,39 @@ export async function startMqttGateway(o: MqttGatewayOptions): Promise<MqttGatew
   // aedes emits 'error' for failures of its background jobs (e.g. clearing wills); never crash on them
   (broker as unknown as NodeJS.EventEmitter).on('error', (err: Error) => logger.warn({ err }, 'mqtt: broker error'));
 
-  // A connected API user keeps its live feed only while its credentials still log in.
-  const recheckTimer = setInterval(() => {
-    for (const client of Object.values((broker as unknown as { clients: Record<string, Client> }).clients)) {
-      const s = liveSubscribers.get(client);
-      const identity = states.get(client)?.identity;
-      if (!s || !identity || identity.kind !== 'user') continue;
-      auth.recheck(identity).then(
-        (principal) => {
-          if (principal) {
-            identity.principal = principal;
-            s.principal = principal;
-            return;
-          }
-          logger.info({ clientId: client.id }, 'mqtt: user may no longer log in; closing its connection');
+  /**
+   * A connected API user keeps its live feed only while its credentials still log in: checked
+   * again when the user changes (deleted, new API key, group or privileges: the event bus, also
+   * for changes made on another instance) and every `recheckUsersMs` (expiry, disabled). A user who
+   * may no longer log in is disconnected; one whose group changed keeps its connection with the
+   * new scope, and what waited in its outbox under the old scope is dropped.
+   */
+  function recheckUser(client: Client): void {
+    const s = liveSubscribers.get(client);
+    const identity = states.get(client)?.identity;
+    if (!s || !identity || identity.kind !== 'user' || client.closed) return;
+    auth.recheck(identity).then(
+      (principal) => {
+        if (client.closed) return;
+        if (!principal) {
+          logger.info({ clientId: client.id, userId: identity.principal.userId }, 'mqtt: user may no longer log in; closing its connection');
           client.close();
-        },
-        () => {},
-      );
-    }
+          return;
+        }
+        if (principal.groupId !== s.principal.groupId) s.outbox.clear();
+        identity.principal = principal;
+        s.principal = principal;
+      },
+      (err: unknown) => logger.warn({ err, clientId: client.id }, 'mqtt: re-checking a user failed; checked again later'),
+    );
+  }
+  const recheckUserId = (userId: string) => {
+    for (const client of userClients.get(userId) ?? []) recheckUser(client);
+  };
+  // after every listener of the event ran (the tokens service forgets its cached principal in one)
+  const offUserChanged = o.events.onUserChanged((userId) => setImmediate(recheckUserId, userId));
+  const recheckTimer = setInterval(() => {
+    for (const userId of userClients.keys()) recheckUserId(userId);
   }, o.recheckUsersMs ?? 60_000);
   recheckTimer.unref();
 
@@ -310,6 +332,7 @@ export async function startMqttGateway(o: MqttGatewayOptions): Promise<MqttGatew
 
   async function stopAll(): Promise<void> {
     clearInterval(recheckTimer);
+    offUserChanged();
     live.stop();
     await new Promise<void>((resolve) => broker.close(() => resolve()));
     await Promise.all(listeners.map((l) => l.close()));

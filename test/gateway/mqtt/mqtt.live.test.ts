@@ -4,7 +4,7 @@ import vm from 'node:vm';
 import type { MqttClient } from 'mqtt';
 import type { PublishPacket } from 'aedes';
 import { LiveOutbox } from '../../../gateway/mqtt/live.outbox.js';
-import { startHarness, sleep, type Harness } from './mqtt-harness.js';
+import { startHarness, sleep, closed, type Harness } from './mqtt-harness.js';
 import { connectPacket, subscribePacket, rawConnect } from './raw-mqtt.js';
 
 v8.setFlagsFromString('--expose-gc');
@@ -129,4 +129,53 @@ test('mqtt.live: a subscriber that never reads holds up nobody, costs a bounded 
   t.is(all.of('dev1'), 0, 'a client without a subscription receives nothing');
   slow.resume();
   await new Promise((resolve) => (slow.destroyed ? resolve(null) : slow.once('close', resolve)));
+});
+
+test('mqtt.live: an API user deleted, given a new key or moved to a group through REST loses its feed or is narrowed at once', async (t) => {
+  // the periodic re-check is a minute away: only the change itself can act within the test
+  const h = await startHarness(t, { recheckUsersMs: 60_000 });
+  const { s } = h;
+  await h.device('dev1');
+  await h.device('dev2');
+  const groupOf2 = (await s.request('POST', '/api/groups', { token: s.adminToken, body: { name: 'only dev2', devices: ['dev2'] } })).body.id as string;
+  const deleted = await apiUser(h, 'deleted@example.com');
+  const rekeyed = await apiUser(h, 'rekeyed@example.com');
+  const byToken = await apiUser(h, 'token@example.com');
+  const moved = await apiUser(h, 'moved@example.com');
+  const watch = async (userName: string, password: string) => {
+    const c = await h.connect({ username: userName, password, clientId: `${userName}-live` });
+    await c.subscribeAsync('live/#');
+    return c;
+  };
+  const deletedClient = await watch(deleted.userName, deleted.apiKey);
+  const rekeyedClient = await watch(rekeyed.userName, rekeyed.apiKey);
+  const tokenClient = await watch(byToken.userName, await s.token(byToken.userName, byToken.apiKey));
+  const movedClient = await watch(moved.userName, moved.apiKey);
+  const movedSeen = counter(movedClient);
+
+  const within = async (c: MqttClient, what: string) => {
+    const started = Date.now();
+    await closed(c, 1000).catch(() => t.fail(`${what}: the connection stayed open`));
+    return Date.now() - started;
+  };
+  const gone1 = within(deletedClient, 'deleted user');
+  t.is((await s.request('DELETE', `/api/users/${deleted.id}`, { token: s.adminToken })).status, 200);
+  t.true((await gone1) < 1000);
+
+  const gone2 = within(rekeyedClient, 'new API key');
+  const gone3 = within(tokenClient, 'token of the old key');
+  t.is((await s.request('POST', `/api/users/${rekeyed.id}/apiKey`, { token: s.adminToken })).status, 200);
+  t.is((await s.request('POST', `/api/users/${byToken.id}/apiKey`, { token: s.adminToken })).status, 200);
+  await Promise.all([gone2, gone3]);
+
+  const store = (device: string, minute: number) => s.request('POST', `/api/devices/${device}/locations`, { token: s.adminToken, body: { location: { dateTime: `2026-03-02T10:${minute}:00Z`, latitude: 1, longitude: 2 } } });
+  await store('dev1', 10);
+  t.true(await movedSeen.reaches('dev1', 1, 2000), 'before the change it sees every device');
+  t.is((await s.request('PATCH', `/api/users/${moved.id}`, { token: s.adminToken, body: [{ op: 'replace', path: '/group', value: groupOf2 }] })).status, 200);
+  await sleep(300);
+  await store('dev1', 11);
+  await store('dev2', 12);
+  t.true(await movedSeen.reaches('dev2', 1, 2000), 'it still receives its group\'s device');
+  await sleep(200);
+  t.is(movedSeen.of('dev1'), 1, 'and no longer the device outside its group');
 });
