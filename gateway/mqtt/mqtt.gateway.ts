@@ -140,8 +140,15 @@ export async function startMqttGateway(o: MqttGatewayOptions): Promise<MqttGatew
       auth.authenticate(client.id, username, password, remoteAddress).then(
         (r) => {
           if (!r.ok) {
-            logger.info({ clientId: client.id, userName: username, remoteAddress, returnCode: r.returnCode, reason: r.reason }, 'mqtt: connection refused');
+            logger.info({ clientId: client.id, userName: username, deviceId: r.deviceId, remoteAddress, returnCode: r.returnCode, reason: r.reason }, 'mqtt: connection refused');
             return callback(Object.assign(new Error(r.reason), { returnCode: r.returnCode }), false);
+          }
+          // the client id is this connection's until it ends
+          const holding = r.holding;
+          if (holding) {
+            const conn = client.conn as Duplex;
+            if (client.closed || conn.destroyed) auth.release(holding);
+            else conn.once('close', () => auth.release(holding));
           }
           states.set(client, { identity: r.identity, bucket: new PublishBucket(rate, clock), tail: Promise.resolve(), remoteAddress });
           callback(null, true);
