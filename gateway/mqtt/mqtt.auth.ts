@@ -2,14 +2,16 @@
  * Who an MQTT client is (CONTRACT.md §3 "MQTT"): a device (user name = device id, password = its
  * MQTT password) or an API user (user name = userName, password = API key or a valid token).
  *
- * Who may use a client id (one identity must never take over another's session, nor hold
- * another out): a client id belongs to the identity whose name begins it, and when several do, to
- * the longest; a device wins over an API user of the same name. So an identity may use a client id
- * that starts with its user name (or OwnTracks' folded form, see clientIdPrefix) unless a device
- * whose id is longer (for a user: at least as long) also begins it: device `12` may not use
- * `123-1` once device `123` exists, and no user may use `<deviceId>-1`. While a connection uses a
- * client id no other identity with an equal or weaker claim may take it; when the connection ends
- * the client id is free again.
+ * Who may use a client id (no identity may hold a device out): a client id belongs to the
+ * identity whose name begins it, and when several do, to the longest; a device wins over an API
+ * user of the same name. So an identity may use a client id that starts with its user name (or
+ * OwnTracks' folded form, see clientIdPrefix) unless a device with a longer id also begins it:
+ * device `12` may not use `123-1` once device `123` exists. While a connection uses a client id,
+ * another identity may take it only with a stronger claim (the device whose id is that of a user
+ * of the same name takes `<id>-1` over from that user; aedes then closes the user's connection);
+ * when the connection ends the client id is free again. Taking over a session never leaks it:
+ * restored subscriptions go through authorizeSubscribe and queued messages through
+ * authorizeForward, both for the identity that connects.
  *
  * CONNACK return codes (MQTT 3.1.1 §3.2.2.3):
  * - 2 identifier rejected: the client id is not the identity's (above), or another identity's
@@ -174,7 +176,7 @@ export function createAuthenticator(deps: AuthDeps) {
     const prefix = clientIdPrefix(clientId, userName);
     if (prefix === null) return { ok: false, returnCode: 2, reason: 'client id must start with the user name' };
     const isDevice = result.identity.kind === 'device';
-    const owner = await longerDevice(clientId, isDevice ? prefix + 1 : prefix);
+    const owner = await longerDevice(clientId, prefix + 1);
     if (owner) return { ok: false, returnCode: 2, reason: `client id belongs to device ${owner}` };
     const holding: Holding = { clientId, holder: holderKey(result.identity), rank: prefix + (isDevice ? 0.5 : 0) };
     const current = holders.get(clientId);
@@ -185,7 +187,7 @@ export function createAuthenticator(deps: AuthDeps) {
     return { ...result, holding };
   }
 
-  /** A device, other than the identity's own, whose id begins the client id and is `fromLength` or longer. */
+  /** A device whose id begins the client id and is `fromLength` characters or longer. */
   async function longerDevice(clientId: string, fromLength: number): Promise<string | undefined> {
     const ids = deviceIdsBeginning(clientId, fromLength);
     const found = await Promise.all(ids.map((id) => directory.find(id)));

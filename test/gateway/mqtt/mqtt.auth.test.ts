@@ -3,7 +3,7 @@ import type { MqttClient } from 'mqtt';
 import type { Logger } from '../../../core/logger.js';
 import { startHarness, connackCode, closed, sleep, PASSWORD } from './mqtt-harness.js';
 
-test('mqtt.auth: a client id beginning with a device\'s id is that device\'s: another account\'s user or a device with a shorter id cannot take it', async (t) => {
+test('mqtt.auth: another account\'s user named like a device cannot hold it out of <deviceId>-1, and a device with a shorter id cannot take it', async (t) => {
   const h = await startHarness(t);
   const url = `mqtt://127.0.0.1:${h.port}`;
   await h.device('356307042441013');
@@ -12,11 +12,16 @@ test('mqtt.auth: a client id beginning with a device\'s id is that device\'s: an
   const otherToken = await h.s.token('356307042441013', other.apiKey);
   t.is((await h.s.request('POST', '/api/devices', { token: otherToken, body: { id: '3563070424410', name: 'short', mqttPassword: PASSWORD } })).status, 201);
 
-  t.is(await connackCode(url, { username: '356307042441013', password: other.apiKey, clientId: '356307042441013-1' }), 2);
-  t.is(await connackCode(url, { username: '3563070424410', password: PASSWORD, clientId: '356307042441013-1' }), 2);
+  // the user takes the client id first (its name begins it too) ...
+  const squatter = await h.connect({ username: '356307042441013', password: other.apiKey, clientId: '356307042441013-1' });
+  const kicked = closed(squatter);
+  // ... the device still gets in, and the user's connection is closed
   const device = await h.connect({ username: '356307042441013', password: PASSWORD, clientId: '356307042441013-1' });
+  await kicked;
   t.true(device.connected);
-  // the shorter device keeps its own client ids
+  t.is(await connackCode(url, { username: '356307042441013', password: other.apiKey, clientId: '356307042441013-1' }), 2);
+  // a device whose id is shorter may not use the longer device's client ids at all, but keeps its own
+  t.is(await connackCode(url, { username: '3563070424410', password: PASSWORD, clientId: '356307042441013-2' }), 2);
   t.is(await connackCode(url, { username: '3563070424410', password: PASSWORD, clientId: '3563070424410-1' }), 0);
 });
 
