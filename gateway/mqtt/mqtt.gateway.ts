@@ -8,14 +8,17 @@
  * protocolVersion > 4 before authentication); clients fall back to 3.1.1. Client ids of MQTT 3.1
  * may be 128 characters long (aedes' default of 23 refuses OwnTracks' default ids with code 2).
  *
- * The hooks, in the order a client meets them:
+ * Every connection first passes the packet-size guard (packet-size.guard.ts: a packet declared
+ * over `maxPacketBytes` closes it before its body is read). The hooks, in the order a client
+ * meets them:
  * - preConnect: a 3.1.1 client with an empty client id (clean session) gets `<user name>_<random>`,
  *   so the client id rule holds for server-assigned ids too;
  * - authenticate: mqtt.auth.ts (CONNACK 2, 4 or 5);
  * - authorizePublish: mqtt.publish.ts (PUBACK only after the commit);
  * - authorizeSubscribe: devices get their own topics (wildcards narrowed), API users `live/…`;
  * - authorizeForward: device topics reach only the same device's clients; live packets only
- *   users of the device's account (and group) — live.feed.ts.
+ *   users of the device's account (and group) — live.feed.ts — through each user's bounded
+ *   outbox (live.outbox.ts), so a subscriber that stops reading holds up nobody.
  */
 import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
