@@ -271,6 +271,7 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
       tlsPort: config.mqttTlsPort,
       tlsCert: config.mqttTlsCert,
       tlsKey: config.mqttTlsKey,
+      maxPacketBytes: config.mqttMaxPacketBytes,
       ...services,
       db,
       clock,

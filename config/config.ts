@@ -18,6 +18,8 @@ export interface Config {
   mqttTlsPort: number | 'off';
   mqttTlsCert?: string;
   mqttTlsKey?: string;
+  /** the largest MQTT packet a client may send, in bytes */
+  mqttMaxPacketBytes: number;
   /** protocol name -> port; `off` disables the listener */
   protocolPorts: Readonly<Record<string, number | 'off'>>;
   dataDir: string;
@@ -111,6 +113,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonl
     mqttTlsPort: port(env, 'TRACKGATE_MQTT_TLS_PORT', 8883),
     mqttTlsCert: text(env, 'TRACKGATE_MQTT_TLS_CERT'),
     mqttTlsKey: text(env, 'TRACKGATE_MQTT_TLS_KEY'),
+    // 1 KiB holds any CONNECT we accept; MQTT 3.1.1 §2.2.3 caps a packet at 256 MiB + 5 bytes
+    mqttMaxPacketBytes: integer(env, 'TRACKGATE_MQTT_MAX_PACKET', 256 * 1024, 1024, 268_435_460),
     protocolPorts: Object.freeze(protocolPorts),
     dataDir: path.resolve(cwd, text(env, 'TRACKGATE_DATA_DIR') ?? './data'),
     databaseUrl: url(env, 'TRACKGATE_DATABASE_URL', ['postgres:', 'postgresql:']),

@@ -116,6 +116,8 @@ export function createDeviceDirectory(o: DirectoryOptions) {
 
   return {
     resolve,
+    /** The device with this id, whatever its state, without recording a sighting (cached like resolve). */
+    find: lookup,
     touch,
     flush,
     forget(id: string): void {

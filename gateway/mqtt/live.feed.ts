@@ -9,16 +9,23 @@
  * emitter serialises packets). `allows()` reads them in authorizeForward; a live packet without
  * them is never delivered; they are stripped before the packet is written (MQTT 3.1.1 does not
  * carry properties anyway).
+ *
+ * Delivery goes through each subscriber's bounded outbox (live.outbox.ts): authorizeForward queues
+ * the packet there and answers null to aedes, and the outbox writes it with `client.publish`,
+ * marked with this process's `tg-release` secret so that the second authorizeForward lets it pass.
  */
+import { randomBytes } from 'node:crypto';
 import type { Aedes, AedesPublishPacket, PublishPacket } from 'aedes';
 import type { EventBus } from '../../core/events/event-bus.js';
 import type { Logger } from '../../core/logger.js';
 import type { Clock } from '../../core/clock.js';
 import type { Principal } from '../../core/model/user.js';
 import { liveTopic } from './mqtt.topics.js';
+import type { LiveOutbox } from './live.outbox.js';
 
 const ACCOUNT = 'tg-account';
 const GROUPS = 'tg-groups';
+const RELEASE = 'tg-release';
 const GROUP_CACHE_MS = 5000;
 
 /** Whether a device is in a group (devices.repository isInGroup, bound to the database). */
@@ -37,6 +44,8 @@ export interface LiveFeedDeps {
 export interface LiveSubscriber {
   principal: Principal;
   readonly closed: boolean;
+  /** where its live packets wait for its socket */
+  readonly outbox: LiveOutbox;
 }
 
 export function startLiveFeed(deps: LiveFeedDeps) {
@@ -46,6 +55,8 @@ export function startLiveFeed(deps: LiveFeedDeps) {
   /** accountId -> the tail of its publishes that wait for a group lookup (order kept per account) */
   const tails = new Map<string, Promise<void>>();
   const membership = new Map<string, { at: number; inGroup: boolean }>();
+  /** marks the packets an outbox writes: only this process knows it */
+  const releaseSecret = randomBytes(16).toString('hex');
 
   function add(s: LiveSubscriber): void {
     const set = subscribers.get(s.principal.accountId) ?? new Set();
@@ -134,9 +145,18 @@ export function startLiveFeed(deps: LiveFeedDeps) {
   return {
     add,
     remove,
-    /** authorizeForward for a live packet: the packet to write to this user, or null. */
-    forward(principal: Principal, packet: AedesPublishPacket): AedesPublishPacket | null {
+    /**
+     * authorizeForward for a live packet. A packet of the feed this user may see is queued in its
+     * outbox (null: aedes writes nothing and its delivery slot comes back at once); a packet the
+     * outbox releases is answered bare, to be written; anything else null.
+     */
+    forward(subscriber: LiveSubscriber, packet: AedesPublishPacket): AedesPublishPacket | null {
       const props = packet.properties?.userProperties;
+      if (props?.[RELEASE] === releaseSecret) {
+        const { properties: _mark, ...bare } = packet;
+        return bare as AedesPublishPacket;
+      }
+      const principal = subscriber.principal;
       const account = props?.[ACCOUNT];
       if (typeof account !== 'string' || account !== principal.accountId) return null;
       if (principal.groupId) {
@@ -144,8 +164,16 @@ export function startLiveFeed(deps: LiveFeedDeps) {
         const list = Array.isArray(groups) ? groups : typeof groups === 'string' ? [groups] : [];
         if (!list.includes(principal.groupId)) return null;
       }
-      const { properties: _scope, ...bare } = packet;
-      return bare as AedesPublishPacket;
+      subscriber.outbox.push({
+        cmd: 'publish',
+        topic: packet.topic,
+        payload: packet.payload,
+        qos: 0,
+        retain: false,
+        dup: false,
+        properties: { userProperties: { [RELEASE]: releaseSecret } },
+      });
+      return null;
     },
     stop(): void {
       for (const off of offs) off();

@@ -2,9 +2,20 @@
  * Who an MQTT client is (CONTRACT.md §3 "MQTT"): a device (user name = device id, password = its
  * MQTT password) or an API user (user name = userName, password = API key or a valid token).
  *
+ * Who may use a client id (no identity may hold a device out): a client id belongs to the
+ * identity whose name begins it, and when several do, to the longest; a device wins over an API
+ * user of the same name. So an identity may use a client id that starts with its user name (or
+ * OwnTracks' folded form, see clientIdPrefix) unless a device with a longer id also begins it:
+ * device `12` may not use `123-1` once device `123` exists. While a connection uses a client id,
+ * another identity may take it only with a stronger claim (the device whose id is that of a user
+ * of the same name takes `<id>-1` over from that user; aedes then closes the user's connection);
+ * when the connection ends the client id is free again. Taking over a session never leaks it:
+ * restored subscriptions go through authorizeSubscribe and queued messages through
+ * authorizeForward, both for the identity that connects.
+ *
  * CONNACK return codes (MQTT 3.1.1 §3.2.2.3):
- * - 2 identifier rejected: the client id does not start with the user name (one device must not
- *   take over another's session), or it is held by another identity;
+ * - 2 identifier rejected: the client id is not the identity's (above), or another identity's
+ *   connection uses it;
  * - 4 bad user name or password: no such device or user, or the password does not match;
  * - 5 not authorized: the device is expired, or too many failed logins for this user name from
  *   this address (10 in 5 minutes).
@@ -27,7 +38,9 @@ export type Identity =
       expiresAtMs: number | null;
     };
 
-export type AuthResult = { ok: true; identity: Identity } | { ok: false; returnCode: 2 | 4 | 5; reason: string };
+export type AuthResult =
+  | { ok: true; identity: Identity; holding?: Holding }
+  | { ok: false; returnCode: 2 | 4 | 5; reason: string; deviceId?: string };
 
 export const PROTOCOL = 'mqtt';
 
@@ -48,13 +61,37 @@ function tokenExpiry(token: string): number | null {
 }
 
 /**
- * The client id rule: it starts with the user name. OwnTracks' Android default client id is
- * `(username + deviceId)` with `\W` removed, lower-cased; that form is accepted too.
+ * How much of the client id the user name claims: the length of the user name when the client id
+ * starts with it, else of OwnTracks' Android default form (`(username + deviceId)` with `\W`
+ * removed, lower-cased), else null (not this identity's client id).
  */
-export function clientIdFits(clientId: string, userName: string): boolean {
-  if (clientId.startsWith(userName)) return true;
+export function clientIdPrefix(clientId: string, userName: string): number | null {
+  if (clientId.startsWith(userName)) return userName.length;
   const folded = userName.replace(/\W/g, '').toLowerCase();
-  return folded.length > 0 && clientId.startsWith(folded);
+  return folded.length > 0 && clientId.startsWith(folded) ? folded.length : null;
+}
+
+/** Device ids (api/schemas/devices.schemas.ts): 1–64 of letters, digits and `_ . : -`. */
+const DEVICE_ID_CHAR = /^[A-Za-z0-9_.:-]$/;
+const DEVICE_ID_MAX = 64;
+
+/** The prefixes of a client id, from `fromLength` characters on, that could be device ids. */
+export function deviceIdsBeginning(clientId: string, fromLength: number): string[] {
+  const ids: string[] = [];
+  const end = Math.min(clientId.length, DEVICE_ID_MAX);
+  for (let k = 1; k <= end; k++) {
+    if (!DEVICE_ID_CHAR.test(clientId[k - 1]!)) break;
+    if (k >= fromLength) ids.push(clientId.slice(0, k));
+  }
+  return ids;
+}
+
+/** A connection's claim on its client id, released when the connection ends. */
+export interface Holding {
+  readonly clientId: string;
+  readonly holder: string;
+  /** the strength of the claim: the name's length, a device a half point above a user */
+  readonly rank: number;
 }
 
 export interface AuthDeps {
@@ -66,11 +103,8 @@ export interface AuthDeps {
 export function createAuthenticator(deps: AuthDeps) {
   const { directory, tokens, clock } = deps;
   const failures = new Map<string, { count: number; since: number }>();
-  /**
-   * client id -> the identity that first used it in this process, so one identity cannot take
-   * over another's session even where one user name is a prefix of another ("12" and "123")
-   */
-  const holders = new Map<string, string>();
+  /** client id -> the claim of the connection that uses it (forgotten when that connection ends) */
+  const holders = new Map<string, Holding>();
 
   const holderKey = (i: Identity): string => (i.kind === 'device' ? `d:${i.deviceId}` : `u:${i.principal.userId}`);
 
@@ -120,8 +154,11 @@ export function createAuthenticator(deps: AuthDeps) {
     }
     const user = userFirst ? null : await asUser(userName, password);
     if (user) return { ok: true, identity: user };
-    if (r.status === 'expired') return { ok: false, returnCode: 5, reason: 'device expired' };
-    return { ok: false, returnCode: 4, reason: r.status === 'unknown' ? 'unknown device or user' : 'wrong password' };
+    if (r.status === 'expired') return { ok: false, returnCode: 5, reason: 'device expired', deviceId: userName };
+    if (r.status !== 'ok') return { ok: false, returnCode: 4, reason: 'unknown device or user' };
+    // mqttPassword is write-only on the device record: a device created without one cannot log in
+    if (!r.device.mqttPasswordHash) return { ok: false, returnCode: 4, reason: 'no MQTT password set', deviceId: r.device.id };
+    return { ok: false, returnCode: 4, reason: 'wrong password', deviceId: r.device.id };
   }
 
   async function authenticate(clientId: string, userName: string | undefined, password: Buffer | undefined, remoteAddress: string | null): Promise<AuthResult> {
@@ -136,13 +173,30 @@ export function createAuthenticator(deps: AuthDeps) {
       return result;
     }
     failures.delete(key);
-    if (!clientIdFits(clientId, userName)) return { ok: false, returnCode: 2, reason: 'client id must start with the user name' };
-    const holder = holders.get(clientId);
-    const me = holderKey(result.identity);
-    if (holder !== undefined && holder !== me) return { ok: false, returnCode: 2, reason: 'client id held by another identity' };
-    if (holders.size > 200_000) holders.delete(holders.keys().next().value as string);
-    holders.set(clientId, me);
-    return result;
+    const prefix = clientIdPrefix(clientId, userName);
+    if (prefix === null) return { ok: false, returnCode: 2, reason: 'client id must start with the user name' };
+    const isDevice = result.identity.kind === 'device';
+    const owner = await longerDevice(clientId, prefix + 1);
+    if (owner) return { ok: false, returnCode: 2, reason: `client id belongs to device ${owner}` };
+    const holding: Holding = { clientId, holder: holderKey(result.identity), rank: prefix + (isDevice ? 0.5 : 0) };
+    const current = holders.get(clientId);
+    if (current && current.holder !== holding.holder && current.rank >= holding.rank) {
+      return { ok: false, returnCode: 2, reason: 'client id in use by another identity' };
+    }
+    holders.set(clientId, holding);
+    return { ...result, holding };
+  }
+
+  /** A device whose id begins the client id and is `fromLength` characters or longer. */
+  async function longerDevice(clientId: string, fromLength: number): Promise<string | undefined> {
+    const ids = deviceIdsBeginning(clientId, fromLength);
+    const found = await Promise.all(ids.map((id) => directory.find(id)));
+    return found.find((d) => d !== undefined)?.id;
+  }
+
+  /** The connection holding a client id ended: the client id is free (unless another took it over). */
+  function release(holding: Holding): void {
+    if (holders.get(holding.clientId) === holding) holders.delete(holding.clientId);
   }
 
   /** Re-checks a connected API user; null when it may no longer log in. */
@@ -151,7 +205,7 @@ export function createAuthenticator(deps: AuthDeps) {
     return c.type === 'token' ? tokens.principalForToken(c.token) : tokens.principalForApiKey(identity.principal.userName, c.apiKey);
   }
 
-  return { authenticate, recheck };
+  return { authenticate, recheck, release };
 }
 
 export type Authenticator = ReturnType<typeof createAuthenticator>;

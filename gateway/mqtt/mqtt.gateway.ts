@@ -8,17 +8,22 @@
  * protocolVersion > 4 before authentication); clients fall back to 3.1.1. Client ids of MQTT 3.1
  * may be 128 characters long (aedes' default of 23 refuses OwnTracks' default ids with code 2).
  *
- * The hooks, in the order a client meets them:
+ * Every connection first passes the packet-size guard (packet-size.guard.ts: a packet declared
+ * over `maxPacketBytes` closes it before its body is read). The hooks, in the order a client
+ * meets them:
  * - preConnect: a 3.1.1 client with an empty client id (clean session) gets `<user name>_<random>`,
  *   so the client id rule holds for server-assigned ids too;
  * - authenticate: mqtt.auth.ts (CONNACK 2, 4 or 5);
  * - authorizePublish: mqtt.publish.ts (PUBACK only after the commit);
  * - authorizeSubscribe: devices get their own topics (wildcards narrowed), API users `live/…`;
  * - authorizeForward: device topics reach only the same device's clients; live packets only
- *   users of the device's account (and group) — live.feed.ts.
+ *   users of the device's account (and group) — live.feed.ts — through each user's bounded
+ *   outbox (live.outbox.ts), so a subscriber that stops reading holds up nobody.
  */
 import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { Aedes, type AedesPublishPacket, type Client, type Subscription } from 'aedes';
 import type { Db } from '../../core/db/db.js';
 import type { DeviceDirectory } from '../../core/devices/device-directory.js';
@@ -32,9 +37,11 @@ import { isInGroup } from '../../core/devices/devices.repository.js';
 import { createAuthenticator, PROTOCOL, type Identity } from './mqtt.auth.js';
 import { createPublishHandler, type ClientState, type PublishStats } from './mqtt.publish.js';
 import { startLiveFeed, type LiveSubscriber } from './live.feed.js';
+import { LiveOutbox, type OutboxLimits } from './live.outbox.js';
 import { deviceOfTopic, isLiveFilter, narrowDeviceFilter, LIVE_PREFIX } from './mqtt.topics.js';
 import { DEFAULT_RATE, PublishBucket, Semaphore, type RateOptions } from './publish.limits.js';
 import { listenTcp, listenTls, listenWebSocket, type Listener } from './mqtt.listeners.js';
+import { guardPacketSize } from './packet-size.guard.js';
 
 export interface MqttGatewayOptions {
   host: string;
@@ -60,9 +67,17 @@ export interface MqttGatewayOptions {
   publishRate?: RateOptions;
   /** messages handed to the core and not yet committed, over all clients (default 10000) */
   maxPendingMessages?: number;
-  /** how often a connected API user's credentials are checked again (default 60 s) */
+  /** how often a connected API user's credentials are checked again, besides on every change of the user (default 60 s) */
   recheckUsersMs?: number;
+  /** the largest MQTT packet a client may send, fixed header included (default 256 KiB) */
+  maxPacketBytes?: number;
+  /** a client whose socket does not drain for this long is disconnected (default 10 s) */
+  drainTimeoutMs?: number;
+  /** per live subscriber: packets waiting for its socket (default: live.outbox.ts) */
+  liveOutbox?: OutboxLimits;
 }
+
+export const DEFAULT_MAX_PACKET_BYTES = 256 * 1024;
 
 export interface MqttGateway {
   /** { mqtt, 'mqtt/ws', 'mqtt/tls' }, those that listen */
@@ -73,7 +88,10 @@ export interface MqttGateway {
 
 /** aedes options chosen for a gateway of many small devices and few subscribers. */
 const BROKER_LIMITS = {
-  /** a subscriber whose socket does not drain in 10 s is disconnected (aedes#88, PR #1060) */
+  /**
+   * a subscriber whose socket does not drain in 10 s is disconnected (aedes#88, PR #1060); live
+   * packets never wait on it (live.outbox.ts)
+   */
   drainTimeout: 10_000,
   /** parallel deliveries through the emitter */
   concurrency: 1000,
@@ -104,10 +122,13 @@ export async function startMqttGateway(o: MqttGatewayOptions): Promise<MqttGatew
   const rate = o.publishRate ?? DEFAULT_RATE;
   const states = new WeakMap<Client, ClientState>();
   const liveSubscribers = new WeakMap<Client, LiveSubscriber>();
+  /** userId -> its connected clients (API users only) */
+  const userClients = new Map<string, Set<Client>>();
   const db = o.db;
 
   const broker = await Aedes.createBroker({
     ...BROKER_LIMITS,
+    drainTimeout: o.drainTimeoutMs ?? BROKER_LIMITS.drainTimeout,
 
     preConnect(client, packet, callback) {
       // [MQTT-3.1.3-6]: an empty client id with a clean session is assigned by the server
@@ -122,8 +143,15 @@ export async function startMqttGateway(o: MqttGatewayOptions): Promise<MqttGatew
       auth.authenticate(client.id, username, password, remoteAddress).then(
         (r) => {
           if (!r.ok) {
-            logger.info({ clientId: client.id, userName: username, remoteAddress, returnCode: r.returnCode, reason: r.reason }, 'mqtt: connection refused');
+            logger.info({ clientId: client.id, userName: username, deviceId: r.deviceId, remoteAddress, returnCode: r.returnCode, reason: r.reason }, 'mqtt: connection refused');
             return callback(Object.assign(new Error(r.reason), { returnCode: r.returnCode }), false);
+          }
+          // the client id is this connection's until it ends
+          const holding = r.holding;
+          if (holding) {
+            const conn = client.conn as Duplex;
+            if (client.closed || conn.destroyed) auth.release(holding);
+            else conn.once('close', () => auth.release(holding));
           }
           states.set(client, { identity: r.identity, bucket: new PublishBucket(rate, clock), tail: Promise.resolve(), remoteAddress });
           callback(null, true);
@@ -182,10 +210,14 @@ export async function startMqttGateway(o: MqttGatewayOptions): Promise<MqttGatew
         setImmediate(() => client.close());
         return null;
       }
-      return live.forward(identity.principal, packet);
+      const subscriber = liveSubscribers.get(client);
+      return subscriber ? live.forward(subscriber, packet) : null;
     }
-    if (identity.kind === 'device' && deviceOfTopic(packet.topic) === identity.deviceId) return packet;
-    return null;
+    if (identity.kind !== 'device' || deviceOfTopic(packet.topic) !== identity.deviceId) return null;
+    // A device's own echoes go through aedes' emitter, where a write to a socket that does not drain
+    // holds a delivery slot until drainTimeout (see live.outbox.ts): a backed-up socket gets none.
+    if ((client.conn as { writableNeedDrain?: boolean }).writableNeedDrain) return null;
+    return packet;
   }
 
   broker.on('clientReady', (client) => {
@@ -198,14 +230,24 @@ export async function startMqttGateway(o: MqttGatewayOptions): Promise<MqttGatew
       }).catch(() => {});
       return;
     }
+    const outbox = new LiveOutbox(
+      (packet, done) => client.publish(packet, done),
+      () => client.closed,
+      o.liveOutbox,
+      (dropped) => logger.warn({ clientId: client.id, dropped }, 'mqtt: live subscriber too slow; dropping its oldest packets'),
+    );
     const subscriber: LiveSubscriber = {
       principal: identity.principal,
       get closed() {
         return client.closed;
       },
+      outbox,
     };
     liveSubscribers.set(client, subscriber);
     live.add(subscriber);
+    const mine = userClients.get(identity.principal.userId) ?? new Set<Client>();
+    mine.add(client);
+    userClients.set(identity.principal.userId, mine);
   });
 
   const dropSubscriber = (client: Client) => {
@@ -213,6 +255,9 @@ export async function startMqttGateway(o: MqttGatewayOptions): Promise<MqttGatew
     if (!s) return;
     live.remove(s);
     liveSubscribers.delete(client);
+    const mine = userClients.get(s.principal.userId);
+    mine?.delete(client);
+    if (mine?.size === 0) userClients.delete(s.principal.userId);
   };
   broker.on('clientDisconnect', dropSubscriber);
   broker.on('clientError', (client, err) => {
@@ -223,31 +268,52 @@ export async function startMqttGateway(o: MqttGatewayOptions): Promise<MqttGatew
   // aedes emits 'error' for failures of its background jobs (e.g. clearing wills); never crash on them
   (broker as unknown as NodeJS.EventEmitter).on('error', (err: Error) => logger.warn({ err }, 'mqtt: broker error'));
 
-  // A connected API user keeps its live feed only while its credentials still log in.
-  const recheckTimer = setInterval(() => {
-    for (const client of Object.values((broker as unknown as { clients: Record<string, Client> }).clients)) {
-      const s = liveSubscribers.get(client);
-      const identity = states.get(client)?.identity;
-      if (!s || !identity || identity.kind !== 'user') continue;
-      auth.recheck(identity).then(
-        (principal) => {
-          if (principal) {
-            identity.principal = principal;
-            s.principal = principal;
-            return;
-          }
-          logger.info({ clientId: client.id }, 'mqtt: user may no longer log in; closing its connection');
+  /**
+   * A connected API user keeps its live feed only while its credentials still log in: checked
+   * again when the user changes (deleted, new API key, group or privileges: the event bus, also
+   * for changes made on another instance) and every `recheckUsersMs` (expiry, disabled). A user who
+   * may no longer log in is disconnected; one whose group changed keeps its connection with the
+   * new scope, and what waited in its outbox under the old scope is dropped.
+   */
+  function recheckUser(client: Client): void {
+    const s = liveSubscribers.get(client);
+    const identity = states.get(client)?.identity;
+    if (!s || !identity || identity.kind !== 'user' || client.closed) return;
+    auth.recheck(identity).then(
+      (principal) => {
+        if (client.closed) return;
+        if (!principal) {
+          logger.info({ clientId: client.id, userId: identity.principal.userId }, 'mqtt: user may no longer log in; closing its connection');
           client.close();
-        },
-        () => {},
-      );
-    }
+          return;
+        }
+        if (principal.groupId !== s.principal.groupId) s.outbox.clear();
+        identity.principal = principal;
+        s.principal = principal;
+      },
+      (err: unknown) => logger.warn({ err, clientId: client.id }, 'mqtt: re-checking a user failed; checked again later'),
+    );
+  }
+  const recheckUserId = (userId: string) => {
+    for (const client of userClients.get(userId) ?? []) recheckUser(client);
+  };
+  // after every listener of the event ran (the tokens service forgets its cached principal in one)
+  const offUserChanged = o.events.onUserChanged((userId) => setImmediate(recheckUserId, userId));
+  const recheckTimer = setInterval(() => {
+    for (const userId of userClients.keys()) recheckUserId(userId);
   }, o.recheckUsersMs ?? 60_000);
   recheckTimer.unref();
 
   const listeners: Listener[] = [];
   const ports: Record<string, number> = {};
-  const handle = (stream: Parameters<typeof broker.handle>[0], req?: Parameters<typeof broker.handle>[1]) => broker.handle(stream, req);
+  const maxPacketBytes = o.maxPacketBytes ?? DEFAULT_MAX_PACKET_BYTES;
+  const handle = (stream: Duplex, req?: IncomingMessage) => {
+    const guarded = guardPacketSize(stream, maxPacketBytes, (e) => {
+      const remoteAddress = req?.socket?.remoteAddress ?? (stream as { remoteAddress?: string }).remoteAddress ?? null;
+      logger.info({ remoteAddress, declaredBytes: e.declaredBytes, maxBytes: e.maxBytes }, 'mqtt: packet larger than the limit; closing the connection');
+    });
+    broker.handle(guarded, req);
+  };
   const socketError = (e: Error) => logger.debug({ err: e.message }, 'mqtt: socket error');
   try {
     if (o.port !== 'off') {
@@ -256,7 +322,7 @@ export async function startMqttGateway(o: MqttGatewayOptions): Promise<MqttGatew
       ports.mqtt = l.port;
     }
     if (o.wsPort !== 'off') {
-      const l = await listenWebSocket(handle, o.wsPort, o.host, socketError);
+      const l = await listenWebSocket(handle, o.wsPort, o.host, socketError, maxPacketBytes);
       listeners.push(l);
       ports['mqtt/ws'] = l.port;
     }
@@ -276,6 +342,7 @@ export async function startMqttGateway(o: MqttGatewayOptions): Promise<MqttGatew
 
   async function stopAll(): Promise<void> {
     clearInterval(recheckTimer);
+    offUserChanged();
     live.stop();
     await new Promise<void>((resolve) => broker.close(() => resolve()));
     await Promise.all(listeners.map((l) => l.close()));

@@ -18,8 +18,6 @@ export interface Listener {
 }
 
 const MAX_CONNECTIONS = 200_000;
-/** An MQTT packet over WebSocket larger than this closes the socket (OwnTracks cards are a few KB). */
-const WS_MAX_PAYLOAD = 1024 * 1024;
 
 export function listenTcp(handle: Handle, port: number, host: string): Promise<Listener> {
   return listenStream((socket) => {
@@ -35,7 +33,11 @@ export function listenTls(handle: Handle, port: number, host: string, cert: Buff
   }, { port, host, tls: { cert, key, onError }, maxConnections: MAX_CONNECTIONS });
 }
 
-export async function listenWebSocket(handle: Handle, port: number, host: string, onError: (e: Error) => void): Promise<Listener> {
+/**
+ * `maxPacketBytes` also bounds one WebSocket message (MQTT clients send a packet per message):
+ * `ws` buffers a whole message before the packet guard behind it sees the bytes.
+ */
+export async function listenWebSocket(handle: Handle, port: number, host: string, onError: (e: Error) => void, maxPacketBytes: number): Promise<Listener> {
   const sockets = new Set<net.Socket>();
   const server = http.createServer((_req, res) => {
     res.writeHead(426, { 'content-type': 'text/plain; charset=utf-8', upgrade: 'websocket' });
@@ -46,7 +48,7 @@ export async function listenWebSocket(handle: Handle, port: number, host: string
     socket.once('close', () => sockets.delete(socket));
   });
   server.maxConnections = MAX_CONNECTIONS;
-  const wss = new WebSocketServer({ server, perMessageDeflate: false, maxPayload: WS_MAX_PAYLOAD });
+  const wss = new WebSocketServer({ server, perMessageDeflate: false, maxPayload: maxPacketBytes });
   wss.on('error', onError);
   wss.on('connection', (ws, req) => {
     const stream = createWebSocketStream(ws);

@@ -116,10 +116,11 @@ test('mqtt.gateway: wrong password and unknown device get CONNACK 4, an expired 
   t.is(await connackCode(url, { username: 'dev1', password: PASSWORD, clientId: 'dev1' }), 0);
   // an empty client id (clean session) is assigned one that starts with the user name
   t.is(await connackCode(url, { username: 'dev1', password: PASSWORD, clientId: '', clean: true }), 0);
-  // "dev1" may use "dev12-x" (it starts with "dev1"); device "dev12" then cannot take that session over
+  // "dev12-x" starts with "dev1" but belongs to device "dev12", the longer id that begins it
   await h.device('dev12');
-  t.is(await connackCode(url, { username: 'dev1', password: PASSWORD, clientId: 'dev12-x' }), 0);
-  t.is(await connackCode(url, { username: 'dev12', password: PASSWORD, clientId: 'dev12-x' }), 2);
+  t.is(await connackCode(url, { username: 'dev1', password: PASSWORD, clientId: 'dev12-x' }), 2);
+  t.is(await connackCode(url, { username: 'dev12', password: PASSWORD, clientId: 'dev12-x' }), 0);
+  t.is(await connackCode(url, { username: 'dev1', password: PASSWORD, clientId: 'dev1-x' }), 0);
 
   const v5 = await mosquitto('mosquitto_pub', ['-h', '127.0.0.1', '-p', String(h.port), '-V', 'mqttv5', '-i', 'dev1', '-u', 'dev1', '-P', PASSWORD, '-t', 'devices/dev1/locations', '-m', '{}']);
   t.not(v5.code, 0);

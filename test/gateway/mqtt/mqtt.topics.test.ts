@@ -1,6 +1,6 @@
 import test from 'ava';
 import { routeDevicePublish, narrowDeviceFilter, isLiveFilter, deviceOfTopic } from '../../../gateway/mqtt/mqtt.topics.js';
-import { clientIdFits } from '../../../gateway/mqtt/mqtt.auth.js';
+import { clientIdPrefix, deviceIdsBeginning } from '../../../gateway/mqtt/mqtt.auth.js';
 
 test('mqtt.topics: a device publishes to its own devices/ and owntracks/ topics only', (t) => {
   t.deepEqual(routeDevicePublish('devices/d1/locations', 'd1'), { kind: 'locations' });
@@ -32,10 +32,20 @@ test('mqtt.topics: API users subscribe to live/ filters only; device topics name
   t.is(deviceOfTopic('live/d1/alerts'), undefined);
 });
 
-test('mqtt.auth: a client id starts with the user name, or is OwnTracks\' folded default', (t) => {
-  t.true(clientIdFits('861234567890123', '861234567890123'));
-  t.true(clientIdFits('861234567890123-phone', '861234567890123'));
-  t.true(clientIdFits('abc123phone', 'ABC-123'));
-  t.false(clientIdFits('mqttjs_1234', 'dev1'));
-  t.false(clientIdFits('dev', 'dev1'));
+test('mqtt.auth: a client id starts with the user name, or is OwnTracks\' folded default; the prefix length is the claim', (t) => {
+  t.is(clientIdPrefix('861234567890123', '861234567890123'), 15);
+  t.is(clientIdPrefix('861234567890123-phone', '861234567890123'), 15);
+  t.is(clientIdPrefix('abc123phone', 'ABC-123'), 6);
+  t.is(clientIdPrefix('mqttjs_1234', 'dev1'), null);
+  t.is(clientIdPrefix('dev', 'dev1'), null);
+});
+
+test('mqtt.auth: the device ids that could own a client id are its prefixes made of device-id characters', (t) => {
+  t.deepEqual(deviceIdsBeginning('dev1-a', 5), ['dev1-', 'dev1-a']);
+  t.deepEqual(deviceIdsBeginning('dev1', 5), []);
+  // an e-mail user name: no device id holds '@'
+  t.deepEqual(deviceIdsBeginning('w@example.com-1', 1), ['w']);
+  t.deepEqual(deviceIdsBeginning('w@example.com-1', 2), []);
+  // no device id is longer than 64 characters
+  t.is(deviceIdsBeginning('x'.repeat(128), 1).length, 64);
 });

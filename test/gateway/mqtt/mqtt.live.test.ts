@@ -1,0 +1,181 @@
+import test from 'ava';
+import v8 from 'node:v8';
+import vm from 'node:vm';
+import type { MqttClient } from 'mqtt';
+import type { PublishPacket } from 'aedes';
+import { LiveOutbox } from '../../../gateway/mqtt/live.outbox.js';
+import { startHarness, sleep, closed, type Harness } from './mqtt-harness.js';
+import { connectPacket, subscribePacket, rawConnect } from './raw-mqtt.js';
+
+v8.setFlagsFromString('--expose-gc');
+const gc = vm.runInNewContext('gc') as () => void;
+const MiB = 1024 * 1024;
+/** Buffers alive, after a full collection (array buffers are swept in the background: twice, with a pause) */
+async function offHeap(): Promise<number> {
+  gc();
+  await sleep(100);
+  gc();
+  return process.memoryUsage().arrayBuffers;
+}
+
+async function apiUser(h: Harness, email: string, group?: string) {
+  const r = await h.s.request('POST', '/api/users', { token: h.s.adminToken, body: { name: email, email, country: 'ES', timeZone: 'UTC', privileges: ['read'], group } });
+  if (r.status !== 201) throw new Error(`user ${email}: ${r.status} ${JSON.stringify(r.body)}`);
+  return { id: r.body.id as string, userName: r.body.userName as string, apiKey: r.body.apiKey as string };
+}
+
+/** Counts the live messages a client receives, per device. */
+function counter(c: MqttClient) {
+  const seen = new Map<string, number>();
+  c.on('message', (topic) => {
+    const device = topic.split('/')[1];
+    seen.set(device, (seen.get(device) ?? 0) + 1);
+  });
+  return {
+    of: (device: string) => seen.get(device) ?? 0,
+    async reaches(device: string, n: number, ms: number): Promise<boolean> {
+      const until = Date.now() + ms;
+      while (Date.now() < until && (seen.get(device) ?? 0) < n) await sleep(20);
+      return (seen.get(device) ?? 0) >= n;
+    },
+  };
+}
+
+test('live.outbox: a full queue drops its oldest packets; no more than inFlightBytes are handed to the socket at once', (t) => {
+  const handed: string[] = [];
+  const pending: (() => void)[] = [];
+  const overflows: number[] = [];
+  const outbox = new LiveOutbox(
+    (packet, done) => {
+      handed.push(packet.topic);
+      pending.push(() => done());
+    },
+    () => false,
+    { maxMessages: 3, maxBytes: 1000, inFlightBytes: 20 },
+    (dropped) => overflows.push(dropped),
+  );
+  const packet = (n: number): PublishPacket => ({ cmd: 'publish', topic: `live/d/${n}`, payload: Buffer.alloc(10), qos: 0, retain: false, dup: false });
+  for (let n = 1; n <= 8; n++) outbox.push(packet(n));
+  t.deepEqual(handed, ['live/d/1', 'live/d/2'], 'two packets of 10 bytes fill 20 bytes in flight');
+  t.is(outbox.waiting, 3);
+  t.is(outbox.dropped, 3, 'packets 3, 4 and 5 were dropped, the oldest first');
+  t.deepEqual(overflows, [1], 'an overflow is reported once until the queue empties');
+  pending.shift()!();
+  pending.shift()!();
+  t.deepEqual(handed, ['live/d/1', 'live/d/2', 'live/d/6', 'live/d/7']);
+  pending.shift()!();
+  t.deepEqual(handed.slice(4), ['live/d/8']);
+  t.is(outbox.waiting, 0);
+  // with a byte limit, one large packet pushes out several small ones
+  outbox.push(packet(9));
+  outbox.push({ ...packet(10), payload: Buffer.alloc(995) });
+  t.is(outbox.waiting, 1);
+  t.is(outbox.dropped, 4);
+  t.deepEqual(overflows, [1, 4]);
+});
+
+test('mqtt.live: a subscriber that never reads holds up nobody, costs a bounded amount and cannot crash the process', async (t) => {
+  const h = await startHarness(t, { drainTimeoutMs: 7000 });
+  await h.device('dev1');
+  await h.device('dev2');
+  const user = await apiUser(h, 'watch@example.com');
+
+  // CONNECT and SUBSCRIBE live/#, read the CONNACK and SUBACK, then never read again
+  const slow = await rawConnect(h.port);
+  slow.on('error', () => {});
+  slow.write(Buffer.concat([connectPacket(`${user.userName}-slow`, user.userName, user.apiKey), subscribePacket('live/#')]));
+  await new Promise<void>((resolve) => {
+    let n = 0;
+    slow.on('data', (d) => {
+      n += d.length;
+      if (n >= 4 + 5) resolve();
+    });
+  });
+  slow.removeAllListeners('data');
+  slow.pause();
+
+  const all = counter(await h.connect({ username: user.userName, password: user.apiKey, clientId: `${user.userName}-all` }));
+  const other = await h.connect({ username: user.userName, password: user.apiKey, clientId: `${user.userName}-dev2` });
+  await other.subscribeAsync('live/dev2/#');
+  const dev2 = counter(other);
+  const allClient = await h.connect({ username: user.userName, password: user.apiKey, clientId: `${user.userName}-every` });
+  await allClient.subscribeAsync('live/#');
+  const every = counter(allClient);
+
+  // a burst of 24 × 1,000 stored locations of about 1 KB: far more than the slow socket's buffers
+  const before = await offHeap();
+  const pad = 'x'.repeat(900);
+  const batches = 24;
+  for (let b = 0; b < batches; b++) {
+    const locations = Array.from({ length: 1000 }, (_, i) => ({ dateTime: new Date(Date.UTC(2026, 2, 1) + (b * 1000 + i) * 1000).toISOString(), latitude: 1, longitude: 2, attributes: { pad } }));
+    t.is((await h.s.request('POST', '/api/devices/dev1/locations', { token: h.s.adminToken, body: { locations } })).status, 201);
+  }
+  const storeDev2 = (minute: number) => h.s.request('POST', '/api/devices/dev2/locations', { token: h.s.adminToken, body: { location: { dateTime: `2026-03-02T10:${minute}:00Z`, latitude: 1, longitude: 2 } } });
+  await storeDev2(10);
+
+  // the others receive everything at once, long before the slow one's drain timeout (7 s)
+  t.true(await every.reaches('dev1', batches * 1000, 5000), `a reading subscriber got ${every.of('dev1')} of ${batches * 1000}`);
+  t.true(await dev2.reaches('dev2', 1, 500), 'a subscriber of another device is not held up');
+  t.true(await every.reaches('dev2', 1, 500));
+  // what waits for the slow subscriber is bounded (4 MiB of queue, its socket buffers), not the burst (24 MB)
+  const grown = (await offHeap()) - before;
+  t.true(grown < 12 * MiB, `off-heap memory grew by ${Math.round(grown / MiB)} MiB`);
+
+  // past the drain timeout the slow subscriber is gone, and the process still serves
+  await sleep(7000);
+  await storeDev2(11);
+  t.true(await dev2.reaches('dev2', 2, 2000));
+  t.true(await every.reaches('dev2', 2, 2000));
+  t.is(all.of('dev1'), 0, 'a client without a subscription receives nothing');
+  slow.resume();
+  await new Promise((resolve) => (slow.destroyed ? resolve(null) : slow.once('close', resolve)));
+});
+
+test('mqtt.live: an API user deleted, given a new key or moved to a group through REST loses its feed or is narrowed at once', async (t) => {
+  // the periodic re-check is a minute away: only the change itself can act within the test
+  const h = await startHarness(t, { recheckUsersMs: 60_000 });
+  const { s } = h;
+  await h.device('dev1');
+  await h.device('dev2');
+  const groupOf2 = (await s.request('POST', '/api/groups', { token: s.adminToken, body: { name: 'only dev2', devices: ['dev2'] } })).body.id as string;
+  const deleted = await apiUser(h, 'deleted@example.com');
+  const rekeyed = await apiUser(h, 'rekeyed@example.com');
+  const byToken = await apiUser(h, 'token@example.com');
+  const moved = await apiUser(h, 'moved@example.com');
+  const watch = async (userName: string, password: string) => {
+    const c = await h.connect({ username: userName, password, clientId: `${userName}-live` });
+    await c.subscribeAsync('live/#');
+    return c;
+  };
+  const deletedClient = await watch(deleted.userName, deleted.apiKey);
+  const rekeyedClient = await watch(rekeyed.userName, rekeyed.apiKey);
+  const tokenClient = await watch(byToken.userName, await s.token(byToken.userName, byToken.apiKey));
+  const movedClient = await watch(moved.userName, moved.apiKey);
+  const movedSeen = counter(movedClient);
+
+  const within = async (c: MqttClient, what: string) => {
+    const started = Date.now();
+    await closed(c, 1000).catch(() => t.fail(`${what}: the connection stayed open`));
+    return Date.now() - started;
+  };
+  const gone1 = within(deletedClient, 'deleted user');
+  t.is((await s.request('DELETE', `/api/users/${deleted.id}`, { token: s.adminToken })).status, 200);
+  t.true((await gone1) < 1000);
+
+  const gone2 = within(rekeyedClient, 'new API key');
+  const gone3 = within(tokenClient, 'token of the old key');
+  t.is((await s.request('POST', `/api/users/${rekeyed.id}/apiKey`, { token: s.adminToken })).status, 200);
+  t.is((await s.request('POST', `/api/users/${byToken.id}/apiKey`, { token: s.adminToken })).status, 200);
+  await Promise.all([gone2, gone3]);
+
+  const store = (device: string, minute: number) => s.request('POST', `/api/devices/${device}/locations`, { token: s.adminToken, body: { location: { dateTime: `2026-03-02T10:${minute}:00Z`, latitude: 1, longitude: 2 } } });
+  await store('dev1', 10);
+  t.true(await movedSeen.reaches('dev1', 1, 2000), 'before the change it sees every device');
+  t.is((await s.request('PATCH', `/api/users/${moved.id}`, { token: s.adminToken, body: [{ op: 'replace', path: '/group', value: groupOf2 }] })).status, 200);
+  await sleep(300);
+  await store('dev1', 11);
+  await store('dev2', 12);
+  t.true(await movedSeen.reaches('dev2', 1, 2000), 'it still receives its group\'s device');
+  await sleep(200);
+  t.is(movedSeen.of('dev1'), 1, 'and no longer the device outside its group');
+});
