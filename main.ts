@@ -79,17 +79,15 @@ export async function openStorage(config: Readonly<Config>): Promise<Db> {
   return db;
 }
 
-/** An outbound TCP connection without Nagle's algorithm (SMTP: see createSmtpNotifier). */
-function connectNoDelay(host: string, port: number): Promise<net.Socket> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect({ host, port, noDelay: true, timeout: 10_000 });
-    socket.once('connect', () => {
-      socket.setTimeout(0);
-      resolve(socket);
-    });
-    socket.once('timeout', () => socket.destroy(new Error(`connecting to ${host}:${port} timed out`)));
-    socket.once('error', reject);
-  });
+/**
+ * An outbound TCP connection without Nagle's algorithm (SMTP: see createSmtpNotifier), returned
+ * while it connects: nodemailer's connection and greeting timeouts and error handling apply to it.
+ */
+function connectNoDelay(host: string, port: number): net.Socket {
+  const socket = net.connect({ host, port, noDelay: true });
+  // nodemailer listens for errors while it uses the socket; one after it let go must not stop the process.
+  socket.on('error', () => {});
+  return socket;
 }
 
 /** Redis when configured: waits a few seconds for it, then carries on (stores fail over as documented). */
