@@ -93,8 +93,9 @@ function connectNoDelay(host: string, port: number): net.Socket {
 /** Redis when configured: waits a few seconds for it, then carries on (stores fail over as documented). */
 async function openRedis(config: Readonly<Config>, logger: Logger): Promise<RedisClient | undefined> {
   if (!config.redisUrl) return undefined;
-  // No offline queue: while Redis is down a command fails at once and the caller's fallback applies.
-  const redis = connectRedis(config.redisUrl, { enableOfflineQueue: false });
+  // No offline queue: while Redis is down a command fails at once and the caller's fallback applies;
+  // while it hangs, after the command timeout.
+  const redis = connectRedis(config.redisUrl, { enableOfflineQueue: false, commandTimeout: config.redisTimeoutMs });
   let lastError = '';
   redis.on('error', (e: Error) => {
     if (e.message !== lastError) logger.warn({ err: e.message }, 'redis');
@@ -132,10 +133,10 @@ export async function createServices(config: Readonly<Config>, db: Db, clock: Cl
     await licenses.load(accountId, await devicesRepo.licenseHolders(db, accountId)).catch((e: Error) => logger.warn({ err: e.message }, 'licence store not loaded'));
   }
   const notifications = createNotificationsService({
-    db, clock, logger, quota,
+    db, clock, logger, quota, sendTimeoutMs: config.notifyTimeoutMs,
     channels: {
-      Email: config.smtpUrl ? createSmtpNotifier({ url: config.smtpUrl, from: config.mailFrom, openSocket: connectNoDelay }) : undefined,
-      SMS: config.smsUrl ? createSmsHttpNotifier({ url: config.smsUrl }) : undefined,
+      Email: config.smtpUrl ? createSmtpNotifier({ url: config.smtpUrl, from: config.mailFrom, timeoutMs: config.notifyTimeoutMs, openSocket: connectNoDelay }) : undefined,
+      SMS: config.smsUrl ? createSmsHttpNotifier({ url: config.smsUrl, timeoutMs: config.notifyTimeoutMs }) : undefined,
     },
   });
   const tokens = createTokensService({ db, clock, secret, ttlSeconds: config.tokenTtlSeconds, failedLogins: limiters.failedLogins });
@@ -235,7 +236,7 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
     clock,
     logger,
   });
-  const relay = config.redisUrl ? await relayEvents(services.events, config.redisUrl, config.redisPrefix, logger, config.mqttPort !== 'off') : undefined;
+  const relay = config.redisUrl ? await relayEvents(services.events, config.redisUrl, config.redisPrefix, logger, { live: config.mqttPort !== 'off', timeoutMs: config.redisTimeoutMs }) : undefined;
   const ports: Record<string, number> = { http: httpPort, ...gateway.ports, ...(mqtt.ports as Record<string, number>) };
   const withoutDecoder = Object.keys(PROTOCOL_DEFAULT_PORTS).filter((p) => !(p in protocols));
   if (withoutDecoder.length) logger.info({ protocols: withoutDecoder }, 'these protocols have no decoder in this version; no listener');

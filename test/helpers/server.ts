@@ -2,7 +2,7 @@
 import { loadConfig, PROTOCOL_DEFAULT_PORTS } from '../../config/config.js';
 import { startTrackgate, type Running } from '../../main.js';
 import type { Clock } from '../../core/clock.js';
-import { silentLogger } from '../../core/logger.js';
+import { silentLogger, type Logger } from '../../core/logger.js';
 import { createStorage, type Backend } from './backends.js';
 
 export const ADMIN_KEY = 'test-admin-key-0123456789abcdef';
@@ -41,11 +41,11 @@ export function testEnv(extra: Record<string, string> = {}): Record<string, stri
   };
 }
 
-export async function startServer(backend: Backend, options: { env?: Record<string, string>; clock?: Clock; storageEnv?: Record<string, string> } = {}): Promise<TestServer> {
+export async function startServer(backend: Backend, options: { env?: Record<string, string>; clock?: Clock; storageEnv?: Record<string, string>; logger?: Logger } = {}): Promise<TestServer> {
   const storage = options.storageEnv ? undefined : await createStorage(backend);
   const storageEnv = options.storageEnv ?? storage!.env;
   const config = loadConfig(testEnv({ ...storageEnv, ...options.env }));
-  const running = await startTrackgate(config, { logger: silentLogger, clock: options.clock });
+  const running = await startTrackgate(config, { logger: options.logger ?? silentLogger, clock: options.clock });
   const base = `http://127.0.0.1:${running.ports.http}`;
 
   async function request(method: string, path: string, o: { body?: unknown; raw?: string; token?: string; headers?: Record<string, string> } = {}): Promise<Reply> {
