@@ -16,6 +16,7 @@ import * as settings from './core/settings/settings.repository.js';
 import { randomSecret } from './core/auth/secrets.js';
 import { createMemoryLimiters } from './core/quota/rate-limiter.memory.js';
 import { createRedisLimiters } from './core/quota/rate-limiter.redis.js';
+import { keepDailyUsage } from './core/quota/daily-usage.keeper.js';
 import { createMemoryQuotaStore } from './core/quota/quota-store.memory.js';
 import { createRedisQuotaStore } from './core/quota/quota-store.redis.js';
 import type { QuotaStore } from './core/quota/quota-store.js';
@@ -120,7 +121,10 @@ export async function createServices(config: Readonly<Config>, db: Db, clock: Cl
   const secret = config.jwtSecret ?? (await settings.setIfAbsent(db, 'jwt_secret', randomSecret()));
   const redis = await openRedis(config, logger);
   const limitSettings = { perMinute: config.rateLimitPerMinute, failedTokenLimit: config.failedTokenLimit };
-  const limiters = redis ? createRedisLimiters(redis, config.redisPrefix, limitSettings) : createMemoryLimiters(limitSettings);
+  const memoryLimiters = redis ? undefined : createMemoryLimiters(limitSettings);
+  const limiters = memoryLimiters ?? createRedisLimiters(redis!, config.redisPrefix, limitSettings);
+  // Without Redis, today's request counts are saved now and then, so apiDailyUsage survives a restart.
+  const usageKeeper = memoryLimiters ? await keepDailyUsage({ db, clock, logger, limiters: memoryLimiters }) : undefined;
   const memoryQuota = redis ? undefined : createMemoryQuotaStore({ clock });
   const quota: QuotaStore = redis ? createRedisQuotaStore(redis, config.redisPrefix) : memoryQuota!;
   const licenses = redis ? createRedisLicenseStore(redis, config.redisPrefix) : createMemoryLicenseStore();
@@ -161,6 +165,7 @@ export async function createServices(config: Readonly<Config>, db: Db, clock: Cl
     limiter: limiters.requests, logger,
     async close(): Promise<void> {
       await notifications.stop();
+      await usageKeeper?.close();
       await directory.close();
       memoryQuota?.close();
       if (redis) await closeRedis(redis);
