@@ -44,7 +44,7 @@ async function setup(t: { teardown(fn: () => unknown): void }, backend: 'sqlite'
   const clock = new ManualClock(Date.now());
   const s = await startServer(backend, {
     clock,
-    env: { TRACKGATE_REDIS_URL: redis.url, TRACKGATE_SMTP_URL: smtp.url, TRACKGATE_REDIS_TIMEOUT_MS: String(REDIS_TIMEOUT_MS), TRACKGATE_TOKEN_TTL: '86400' },
+    env: { TRACKGATE_REDIS_URL: redis.url, TRACKGATE_SMTP_URL: smtp.url, TRACKGATE_REDIS_TIMEOUT_MS: String(REDIS_TIMEOUT_MS), TRACKGATE_TOKEN_TTL: '86400', TRACKGATE_LICENSES: '2' },
   });
   t.teardown(async () => {
     redis.thaw();
@@ -75,6 +75,9 @@ for (const backend of available ? await backends() : []) {
     t.true(list.value.body.apiUsage >= 1, 'usage counted in memory meanwhile, as when Redis refuses');
     const one = await timed(bound, 'GET /api/devices/d1', () => s.request('GET', '/api/devices/d1', { token: s.adminToken }));
     t.like(one.value.body.device, { emailsSentToday: 1 }, 'counters read from the outbox meanwhile');
+    const created = await timed(bound, 'POST /api/devices', () => s.request('POST', '/api/devices', { token: s.adminToken, body: { id: 'd2', name: 'd2' } }));
+    t.is(created.value.status, 503, 'a licence cannot be claimed meanwhile');
+    t.is(created.value.body.code, 'STORAGE_UNAVAILABLE');
 
     // More alerts at once than PostgreSQL's pool has connections, while the health check (one
     // database round trip, no Redis) is asked again and again: it must never wait for a
@@ -111,6 +114,9 @@ for (const backend of available ? await backends() : []) {
     t.is(decided.filter((a) => a.notifications.includes('Email')).length, 3);
     t.is(decided.filter((a) => a.suppressed.Email === 'dailyLimitReached').length, 10);
     t.like((await s.request('GET', '/api/devices/d1', { token: s.adminToken })).body.device, { emailsSentToday: 3 });
+    // Two licences: d1 holds one; the claim for d2 that Redis carried out after thawing was undone,
+    // so the other is free for d3.
+    t.is((await s.request('POST', '/api/devices', { token: s.adminToken, body: { id: 'd3', name: 'd3' } })).status, 201);
   });
 }
 
@@ -134,5 +140,8 @@ if (available) {
     await s.running.services.notifications.drain();
     t.is(smtp.mails.length, 3, 'nothing over the limit');
     t.like((await s.request('GET', '/api/devices/d1', { token: s.adminToken })).body.device, { emailsSentToday: 3 });
+    // Two licences: d1 holds one; the claim for d2 that Redis carried out after thawing was undone,
+    // so the other is free for d3.
+    t.is((await s.request('POST', '/api/devices', { token: s.adminToken, body: { id: 'd3', name: 'd3' } })).status, 201);
   });
 }
