@@ -49,9 +49,9 @@ export function createRedisLimiters(redis: Redis, prefix: string, s: LimitSettin
   const failedLogins: FailedLoginLimiter = {
     async blockedFor(keys) {
       if (failedOff) return 0;
+      // All keys at once: a Redis that hangs costs one command timeout, not one per key.
       let wait = 0;
-      for (const key of keys) {
-        const res = await failed.get(key);
+      for (const res of await Promise.all(keys.map((key) => failed.get(key)))) {
         if (res && res.consumedPoints >= s.failedTokenLimit) wait = Math.max(wait, Math.ceil(res.msBeforeNext / 1000));
       }
       return wait;

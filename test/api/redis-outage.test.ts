@@ -3,7 +3,7 @@
  * comes back empty, on a Redis of the test's own (test/helpers/own-services.ts).
  */
 import test from 'ava';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { ADMIN_KEY, startServer, type TestServer } from '../helpers/server.js';
 import { backends } from '../helpers/backends.js';
 import { useRedis } from '../helpers/redis.js';
 import { startOwnRedis, type OwnServer } from '../helpers/own-services.js';
@@ -75,6 +75,10 @@ for (const backend of available ? await backends() : []) {
     t.true(list.value.body.apiUsage >= 1, 'usage counted in memory meanwhile, as when Redis refuses');
     const one = await timed(bound, 'GET /api/devices/d1', () => s.request('GET', '/api/devices/d1', { token: s.adminToken }));
     t.like(one.value.body.device, { emailsSentToday: 1 }, 'counters read from the outbox meanwhile');
+    const token = await timed(bound, 'POST /api/Auth/Token', () => s.request('POST', '/api/Auth/Token', { body: { userName: 'admin', apiKey: ADMIN_KEY } }));
+    t.is(token.value.status, 200, 'a token is issued meanwhile');
+    const wrong = await timed(bound, 'POST /api/Auth/Token', () => s.request('POST', '/api/Auth/Token', { body: { userName: 'admin', apiKey: 'not-the-key-0123456789' } }));
+    t.is(wrong.value.status, 401);
     const created = await timed(bound, 'POST /api/devices', () => s.request('POST', '/api/devices', { token: s.adminToken, body: { id: 'd2', name: 'd2' } }));
     t.is(created.value.status, 503, 'a licence cannot be claimed meanwhile');
     t.is(created.value.body.code, 'STORAGE_UNAVAILABLE');
