@@ -232,24 +232,28 @@ export function createNotificationsService(deps: NotificationsDeps) {
   async function pump(): Promise<void> {
     const width = deps.concurrency ?? 8;
     const active = new Set<Promise<void>>();
-    do {
-      again = false;
-      while (!stopped) {
-        const free = width - active.size;
-        if (free > 0) {
-          const now = clock.now().getTime();
-          for (const row of await outbox.leaseDue(db, now, now + leaseMs, free)) {
-            const sending: Promise<void> = deliver(row)
-              .catch((e) => logger.error({ err: e }, 'outbox delivery step failed'))
-              .finally(() => active.delete(sending));
-            active.add(sending);
+    try {
+      do {
+        again = false;
+        while (!stopped) {
+          const free = width - active.size;
+          if (free > 0) {
+            const now = clock.now().getTime();
+            for (const row of await outbox.leaseDue(db, now, now + leaseMs, free)) {
+              const sending: Promise<void> = deliver(row)
+                .catch((e) => logger.error({ err: e }, 'outbox delivery step failed'))
+                .finally(() => active.delete(sending));
+              active.add(sending);
+            }
           }
+          if (active.size === 0) break;
+          await Promise.race(active);
         }
-        if (active.size === 0) break;
-        await Promise.race(active);
-      }
-    } while (again && !stopped);
-    await Promise.all(active);
+      } while (again && !stopped);
+    } finally {
+      // Also when leasing failed: the next run starts only once these sends are over.
+      await Promise.all(active);
+    }
   }
 
   function kick(): void {
