@@ -17,6 +17,7 @@ import * as settings from './core/settings/settings.repository.js';
 import { randomSecret } from './core/auth/secrets.js';
 import { createMemoryLimiters } from './core/quota/rate-limiter.memory.js';
 import { createRedisLimiters } from './core/quota/rate-limiter.redis.js';
+import { keepDailyUsage } from './core/quota/daily-usage.keeper.js';
 import { createMemoryQuotaStore } from './core/quota/quota-store.memory.js';
 import { createRedisQuotaStore } from './core/quota/quota-store.redis.js';
 import type { QuotaStore } from './core/quota/quota-store.js';
@@ -108,24 +109,23 @@ export async function openStorage(config: Readonly<Config>): Promise<Db> {
   return db;
 }
 
-/** An outbound TCP connection without Nagle's algorithm (SMTP: see createSmtpNotifier). */
-function connectNoDelay(host: string, port: number): Promise<net.Socket> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect({ host, port, noDelay: true, timeout: 10_000 });
-    socket.once('connect', () => {
-      socket.setTimeout(0);
-      resolve(socket);
-    });
-    socket.once('timeout', () => socket.destroy(new Error(`connecting to ${host}:${port} timed out`)));
-    socket.once('error', reject);
-  });
+/**
+ * An outbound TCP connection without Nagle's algorithm (SMTP: see createSmtpNotifier), returned
+ * while it connects: nodemailer's connection and greeting timeouts and error handling apply to it.
+ */
+function connectNoDelay(host: string, port: number): net.Socket {
+  const socket = net.connect({ host, port, noDelay: true });
+  // nodemailer listens for errors while it uses the socket; one after it let go must not stop the process.
+  socket.on('error', () => {});
+  return socket;
 }
 
 /** Redis when configured: waits a few seconds for it, then carries on (stores fail over as documented). */
 async function openRedis(config: Readonly<Config>, logger: Logger): Promise<RedisClient | undefined> {
   if (!config.redisUrl) return undefined;
-  // No offline queue: while Redis is down a command fails at once and the caller's fallback applies.
-  const redis = connectRedis(config.redisUrl, { enableOfflineQueue: false });
+  // No offline queue: while Redis is down a command fails at once and the caller's fallback applies;
+  // while it hangs, after the command timeout.
+  const redis = connectRedis(config.redisUrl, { enableOfflineQueue: false, commandTimeout: config.redisTimeoutMs });
   let lastError = '';
   redis.on('error', (e: Error) => {
     if (e.message !== lastError) logger.warn({ err: e.message }, 'redis');
@@ -150,7 +150,10 @@ export async function createServices(config: Readonly<Config>, db: Db, clock: Cl
   const secret = config.jwtSecret ?? (await settings.setIfAbsent(db, 'jwt_secret', randomSecret()));
   const redis = await openRedis(config, logger);
   const limitSettings = { perMinute: config.rateLimitPerMinute, failedTokenLimit: config.failedTokenLimit };
-  const limiters = redis ? createRedisLimiters(redis, config.redisPrefix, limitSettings) : createMemoryLimiters(limitSettings);
+  const memoryLimiters = redis ? undefined : createMemoryLimiters(limitSettings);
+  const limiters = memoryLimiters ?? createRedisLimiters(redis!, config.redisPrefix, limitSettings);
+  // Without Redis, today's request counts are saved now and then, so apiDailyUsage survives a restart.
+  const usageKeeper = memoryLimiters ? await keepDailyUsage({ db, clock, logger, limiters: memoryLimiters }) : undefined;
   const memoryQuota = redis ? undefined : createMemoryQuotaStore({ clock });
   const quota: QuotaStore = redis ? createRedisQuotaStore(redis, config.redisPrefix) : memoryQuota!;
   const licenses = redis ? createRedisLicenseStore(redis, config.redisPrefix) : createMemoryLicenseStore();
@@ -163,10 +166,10 @@ export async function createServices(config: Readonly<Config>, db: Db, clock: Cl
     await licenses.load(accountId, await devicesRepo.licenseHolders(db, accountId)).catch((e: Error) => logger.warn({ err: e.message }, 'licence store not loaded'));
   }
   const notifications = createNotificationsService({
-    db, clock, logger, quota,
+    db, clock, logger, quota, sendTimeoutMs: config.notifyTimeoutMs,
     channels: {
-      Email: config.smtpUrl ? createSmtpNotifier({ url: config.smtpUrl, from: config.mailFrom, openSocket: connectNoDelay }) : undefined,
-      SMS: config.smsUrl ? createSmsHttpNotifier({ url: config.smsUrl }) : undefined,
+      Email: config.smtpUrl ? createSmtpNotifier({ url: config.smtpUrl, from: config.mailFrom, timeoutMs: config.notifyTimeoutMs, openSocket: connectNoDelay }) : undefined,
+      SMS: config.smsUrl ? createSmsHttpNotifier({ url: config.smsUrl, timeoutMs: config.notifyTimeoutMs }) : undefined,
     },
   });
   const tokens = createTokensService({ db, clock, secret, ttlSeconds: config.tokenTtlSeconds, failedLogins: limiters.failedLogins });
@@ -191,6 +194,7 @@ export async function createServices(config: Readonly<Config>, db: Db, clock: Cl
     limiter: limiters.requests, logger,
     async close(): Promise<void> {
       await notifications.stop();
+      await usageKeeper?.close();
       await directory.close();
       memoryQuota?.close();
       if (redis) await closeRedis(redis);
@@ -278,7 +282,7 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
       logger,
     });
     closers.push(() => mqtt.stop());
-    const relay = config.redisUrl ? await relayEvents(services.events, config.redisUrl, config.redisPrefix, logger, config.mqttPort !== 'off') : undefined;
+    const relay = config.redisUrl ? await relayEvents(services.events, config.redisUrl, config.redisPrefix, logger, { live: config.mqttPort !== 'off', timeoutMs: config.redisTimeoutMs }) : undefined;
     if (relay) closers.push(() => relay.close());
 
     const created = await services.accounts.bootstrap({

@@ -26,6 +26,8 @@ export interface Config {
   databaseUrl?: string;
   redisUrl?: string;
   redisPrefix: string;
+  /** longest wait for one Redis command (or connection) before the caller's fallback applies */
+  redisTimeoutMs: number;
   adminUser: string;
   adminApiKey?: string;
   licenses: number;
@@ -37,6 +39,8 @@ export interface Config {
   smtpUrl?: string;
   mailFrom: string;
   smsUrl?: string;
+  /** longest wait for one e-mail or SMS hand-over before it counts as failed (and is retried) */
+  notifyTimeoutMs: number;
   logLevel: string;
   checksum: 'accept' | 'strict';
   idleTimeoutSeconds: number;
@@ -120,6 +124,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonl
     databaseUrl: url(env, 'TRACKGATE_DATABASE_URL', ['postgres:', 'postgresql:']),
     redisUrl: url(env, 'TRACKGATE_REDIS_URL', ['redis:', 'rediss:']),
     redisPrefix: text(env, 'TRACKGATE_REDIS_PREFIX') ?? 'trackgate:',
+    redisTimeoutMs: integer(env, 'TRACKGATE_REDIS_TIMEOUT_MS', 1000, 50, 60_000),
     adminUser,
     adminApiKey,
     licenses: integer(env, 'TRACKGATE_LICENSES', 10, 0, 10_000_000),
@@ -131,6 +136,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonl
     smtpUrl: url(env, 'TRACKGATE_SMTP_URL', ['smtp:', 'smtps:']),
     mailFrom: text(env, 'TRACKGATE_MAIL_FROM') ?? 'trackgate@localhost',
     smsUrl: url(env, 'TRACKGATE_SMS_URL', ['http:', 'https:']),
+    notifyTimeoutMs: integer(env, 'TRACKGATE_NOTIFY_TIMEOUT_MS', 30_000, 100, 600_000),
     logLevel: text(env, 'TRACKGATE_LOG_LEVEL') ?? 'info',
     checksum,
     idleTimeoutSeconds: integer(env, 'TRACKGATE_IDLE_TIMEOUT', 600, 10, 86400),

@@ -19,12 +19,24 @@ export interface AlertInput {
   alerts?: string[];
 }
 
+/** What deciding an alert's notifications needs to know of it (it has no id yet). */
+export type PlannedAlert = Pick<Alert, 'alertName' | 'text' | 'latitude' | 'longitude'> & { dateTime: number };
+
+export interface NotificationPlan extends Pick<Alert, 'notifications' | 'suppressed'> {
+  /** inside the alert's transaction: records what is to be sent */
+  write(trx: Knex.Transaction, alertId: number): Promise<void>;
+  /** gives reserved places back: the transaction failed, or the alert was a repeat */
+  undo(): Promise<void>;
+}
+
 /**
- * Decides, in the alert's own transaction, which channels will notify and why others will not;
- * the notification module provides it (durable outbox). Without it an alert is only stored.
+ * Decides which channels will notify and why others will not (daily limits reserved), just before
+ * the alert's transaction: the counter store may be Redis, and a network call inside a database
+ * transaction would hold a connection (on SQLite the only writer) for as long as Redis hangs. The
+ * notification module provides it (durable outbox). Without it an alert is only stored.
  */
 export interface AlertNotifier {
-  plan(trx: Knex.Transaction, device: DeviceRecord, alert: Alert): Promise<Pick<Alert, 'notifications' | 'suppressed'> & { undo(): Promise<void> }>;
+  plan(device: DeviceRecord, alert: PlannedAlert): Promise<NotificationPlan>;
   /** after commit: deliver what was planned */
   kick(): void;
 }
@@ -43,41 +55,46 @@ export function createAlertsService(deps: AlertsDeps) {
   async function record(device: DeviceRecord, input: AlertInput, options: { dedupe?: boolean } = {}): Promise<Alert> {
     const now = clock.now();
     const dateTime = input.dateTime ? new Date(input.dateTime).getTime() : now.getTime();
+    // Raised without a position (an SOS button, a frame without a fix): where the device last was,
+    // read before the notification is planned so that the message names it too.
+    const at = input.latitude == null && input.longitude == null ? await lastPosition(db, device.id) : undefined;
+    const row = {
+      deviceId: device.id,
+      dateTime,
+      alertName: input.alertName,
+      latitude: at?.latitude ?? input.latitude ?? null,
+      longitude: at?.longitude ?? input.longitude ?? null,
+      text: input.text ?? null,
+      alerts: input.alerts ?? [input.alertName],
+      createdAt: now.getTime(),
+    };
+    // A tracker that resends an unacknowledged alarm frame must not raise the alert twice; checked
+    // here before anything is reserved, and again in the transaction.
+    if (options.dedupe) {
+      const same = await alerts.findSame(db, device.id, dateTime, input.alertName);
+      if (same) return same;
+    }
+    const plan = deps.notifier ? await deps.notifier.plan(device, row) : undefined;
     let duplicate = false;
-    let undo: (() => Promise<void>) | undefined;
     const alert = await db.transaction(async (trx) => {
-      // A tracker that resends an unacknowledged alarm frame must not raise the alert twice.
       const same = options.dedupe ? await alerts.findSame(trx, device.id, dateTime, input.alertName) : undefined;
       if (same) {
         duplicate = true;
         return same;
       }
-      // Raised without a position (an SOS button, a frame without a fix): where the device last was.
-      const at = input.latitude == null && input.longitude == null ? await lastPosition(trx, device.id) : undefined;
-      const stored = await alerts.insert(trx, {
-        deviceId: device.id,
-        dateTime,
-        alertName: input.alertName,
-        latitude: at?.latitude ?? input.latitude ?? null,
-        longitude: at?.longitude ?? input.longitude ?? null,
-        text: input.text ?? null,
-        alerts: input.alerts ?? [input.alertName],
-        notifications: [],
-        suppressed: {},
-        createdAt: now.getTime(),
-      });
-      if (!deps.notifier) return stored;
-      const planned = await deps.notifier.plan(trx, device, stored);
-      undo = planned.undo;
-      await alerts.setNotifications(trx, stored.id, planned.notifications, planned.suppressed);
-      return { ...stored, notifications: planned.notifications, suppressed: planned.suppressed };
+      const stored = await alerts.insert(trx, { ...row, notifications: plan?.notifications ?? [], suppressed: plan?.suppressed ?? {} });
+      await plan?.write(trx, stored.id);
+      return stored;
     }).catch(async (e: unknown) => {
       // The transaction failed after places in the daily count were reserved: give them back.
-      await undo?.();
+      await plan?.undo();
       throw e;
     });
-    if (duplicate) return alert;
-    deps.notifier?.kick();
+    if (duplicate) {
+      await plan?.undo();
+      return alert;
+    }
+    if (plan) deps.notifier?.kick();
     events.alertStored({ accountId: device.accountId, deviceId: device.id, alert });
     return alert;
   }

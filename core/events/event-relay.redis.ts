@@ -11,12 +11,20 @@ import { connectRedis, closeRedis } from '../redis/redis-client.redis.js';
 
 type Envelope = { o: string; l?: StoredLocation[]; a?: StoredAlert; u?: string };
 
-/** `live`: also relay stored locations and alerts (only the MQTT live feed needs them). */
-export async function relayEvents(bus: EventBus, url: string, prefix: string, logger: Logger, live = true): Promise<{ close(): Promise<void> }> {
+export interface RelayOptions {
+  /** also relay stored locations and alerts (only the MQTT live feed needs them); default true */
+  live?: boolean;
+  /** longest wait for one Redis command: a Redis that hangs must not hold start or stop */
+  timeoutMs?: number;
+}
+
+export async function relayEvents(bus: EventBus, url: string, prefix: string, logger: Logger, options: RelayOptions = {}): Promise<{ close(): Promise<void> }> {
+  const live = options.live ?? true;
   const origin = randomUUID();
   const channel = `${prefix}events`;
-  const pub = connectRedis(url, { enableOfflineQueue: false });
-  const sub = connectRedis(url);
+  const timeouts = options.timeoutMs === undefined ? {} : { commandTimeout: options.timeoutMs };
+  const pub = connectRedis(url, { enableOfflineQueue: false, ...timeouts });
+  const sub = connectRedis(url, timeouts);
   for (const c of [pub, sub]) c.on('error', () => {});
   const send = (e: Envelope) => {
     pub.publish(channel, JSON.stringify(e)).catch((err: Error) => logger.debug({ err: err.message }, 'live event not relayed'));

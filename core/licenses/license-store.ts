@@ -14,6 +14,7 @@ export interface LicenseStore {
   /**
    * Atomically: a device that holds a licence at `nowMs` gets its new expiry and true; otherwise
    * it takes a free one (holders at `nowMs` < `total`) and true; otherwise false and nothing changes.
+   * When it throws, nothing changed, even if the store carries the command out later.
    */
   claim(accountId: string, deviceId: string, expiresAtMs: number | null, total: number, nowMs: number): Promise<boolean>;
   /** Records an expiry without checking the total (moving expiry earlier, an expired device edited). */

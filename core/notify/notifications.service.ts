@@ -1,10 +1,12 @@
 /**
- * Alert notifications: which channels an alert uses is decided in the alert's own transaction
- * (daily limit reserved, one outbox row per recipient); a worker then delivers the outbox with
- * retries and backoff, on any instance, across restarts. A delivered message is marked sent and
- * never sent again; a message that finally fails gives its place in the day's count back. When
- * the counter store is unreachable, messages wait in the outbox uncounted and are counted (or
- * suppressed) before they are sent: nothing is ever sent uncounted.
+ * Alert notifications: which channels an alert uses is decided just before the alert's own
+ * transaction (daily limit reserved: the counter store may be Redis, and no network call waits
+ * inside a database transaction), and the transaction writes one outbox row per recipient; a
+ * worker then delivers the outbox with retries and backoff, on any instance, across restarts. A
+ * delivered message is marked sent and never sent again; a message that finally fails gives its
+ * place in the day's count back. When the counter store is unreachable, messages wait in the
+ * outbox uncounted and are counted (or suppressed) before they are sent: nothing is ever sent
+ * uncounted. No send holds the worker for longer than its timeout, and stop() ends in bounded time.
  */
 import type { Knex } from 'knex';
 import type { Db } from '../db/db.js';
@@ -14,7 +16,7 @@ import type { Alert, NotificationChannel, SuppressionReason } from '../model/ale
 import { isExpired, type DeviceRecord } from '../model/device.js';
 import type { QuotaStore } from '../quota/quota-store.js';
 import type { Notifier } from './notifier.js';
-import type { AlertNotifier } from '../alerts/alerts.service.js';
+import type { AlertNotifier, NotificationPlan, PlannedAlert } from '../alerts/alerts.service.js';
 import type { SentCounters } from '../devices/devices.service.js';
 import * as outbox from './outbox.repository.js';
 import * as alerts from '../alerts/alerts.repository.js';
@@ -34,16 +36,36 @@ export interface NotificationsDeps {
   backoffMs?: number;
   pollMs?: number;
   concurrency?: number;
+  /** the notifiers' own timeout for one send; the worker gives up on a send a second after it */
+  sendTimeoutMs?: number;
+  /** how long stop() lets sends in flight finish before it closes the notifiers under them */
+  stopGraceMs?: number;
 }
 
 const CHANNELS: NotificationChannel[] = ['Email', 'SMS'];
-const LEASE_MS = 60_000;
 const MAX_BACKOFF_MS = 10 * 60_000;
+/** a day in a time zone lasts at most 25 hours (DST); a counter's rows are no older than this before its end */
+const LONGEST_DAY_MS = 26 * 3600_000;
+
+/** Rejects with `message` once `ms` have passed; the promise given may still settle later. */
+function within<T>(p: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), ms);
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
+
+const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
 export function createNotificationsService(deps: NotificationsDeps) {
   const { db, clock, logger, quota, channels } = deps;
   const maxAttempts = deps.maxAttempts ?? 8;
   const backoffMs = deps.backoffMs ?? 5000;
+  const sendDeadlineMs = (deps.sendTimeoutMs ?? 30_000) + 1000;
+  // A lease outlasts any send, so no other instance takes a message while this one still tries it.
+  const leaseMs = Math.max(60_000, 2 * sendDeadlineMs);
+  const stopGraceMs = deps.stopGraceMs ?? 2000;
   const zones = new Map<string, { at: number; zone: string }>();
 
   async function timeZoneOf(q: Knex | Knex.Transaction, accountId: string): Promise<string> {
@@ -57,22 +79,26 @@ export function createNotificationsService(deps: NotificationsDeps) {
 
   const recipientsOf = (d: DeviceRecord, c: NotificationChannel) => (c === 'Email' ? d.alertEmails : d.alertPhones);
   const limitOf = (d: DeviceRecord, c: NotificationChannel) => (c === 'Email' ? d.dailyEmailLimit : d.dailySmsLimit);
+  /** What the outbox says a counter holds: where a counter the store lost (or never had) starts. */
+  const holding = (key: string, deviceId: string, dayEnd: number) => () => outbox.countHolding(db, key, deviceId, dayEnd - LONGEST_DAY_MS);
 
-  /** Runs inside the alert's transaction. `undo` gives reserved places back if that transaction fails. */
-  async function plan(trx: Knex.Transaction, device: DeviceRecord, alert: Alert) {
+  /** Runs before the alert's transaction; `write` runs inside it, `undo` if it fails. */
+  async function plan(device: DeviceRecord, alert: PlannedAlert): Promise<NotificationPlan> {
     const now = clock.now();
     const notifications: NotificationChannel[] = [];
     const suppressed: Partial<Record<NotificationChannel, SuppressionReason>> = {};
     const reserved: string[] = [];
     if (isExpired(device, now.getTime())) {
-      return { notifications, suppressed: { Email: 'deviceExpired', SMS: 'deviceExpired' } as Alert['suppressed'], undo: async () => {} };
+      return { notifications, suppressed: { Email: 'deviceExpired', SMS: 'deviceExpired' }, write: async () => {}, undo: async () => {} };
     }
-    const timeZone = await timeZoneOf(trx, device.accountId);
+    const timeZone = await timeZoneOf(db, device.accountId);
     const day = dayIn(now, timeZone);
     const notice = { deviceName: device.name, deviceId: device.id, alertName: alert.alertName, text: alert.text, dateTime: new Date(alert.dateTime), latitude: alert.latitude, longitude: alert.longitude, timeZone };
     const email = formatAlertEmail(notice);
     const sms = formatAlertSms(notice);
-    const rows: outbox.NewOutboxRow[] = [];
+    const rows: Omit<outbox.NewOutboxRow, 'alertId'>[] = [];
+    // Once the store fails, the alert's other messages wait uncounted too: one timeout per alert, not one per recipient.
+    let storeDown = false;
     for (const channel of CHANNELS) {
       const recipients = [...new Set(recipientsOf(device, channel))];
       if (!channels[channel]) {
@@ -89,10 +115,13 @@ export function createNotificationsService(deps: NotificationsDeps) {
       let deferred = 0;
       for (const to of recipients) {
         let ok: boolean | undefined;
-        try {
-          ok = (await quota.reserve(key, limit, day.end)).ok;
-        } catch (e) {
-          logger.warn({ err: (e as Error).message, device: device.id }, 'daily counter store unreachable: the message waits in the outbox, uncounted');
+        if (!storeDown) {
+          try {
+            ok = (await quota.reserve(key, limit, day.end, holding(key, device.id, day.end.getTime()))).ok;
+          } catch (e) {
+            storeDown = true;
+            logger.warn({ err: (e as Error).message, device: device.id }, 'daily counter store unreachable: the message waits in the outbox, uncounted');
+          }
         }
         if (ok === false) continue;
         if (ok) {
@@ -100,7 +129,7 @@ export function createNotificationsService(deps: NotificationsDeps) {
           counted++;
         } else deferred++;
         rows.push({
-          alertId: alert.id, deviceId: device.id, channel, recipient: to, alertName: alert.alertName,
+          deviceId: device.id, channel, recipient: to, alertName: alert.alertName,
           subject: channel === 'Email' ? email.subject : null, body: channel === 'Email' ? email.text : sms, html: channel === 'Email' ? email.html : null,
           quotaKey: ok ? key : null, quotaLimit: limit, quotaExpiresAt: day.end.getTime(), nextAttemptAt: now.getTime(), createdAt: now.getTime(),
         });
@@ -108,10 +137,10 @@ export function createNotificationsService(deps: NotificationsDeps) {
       if (counted > 0) notifications.push(channel);
       else if (deferred === 0) suppressed[channel] = 'dailyLimitReached';
     }
-    await outbox.insertMany(trx, rows);
     return {
       notifications,
       suppressed,
+      write: (trx, alertId) => outbox.insertMany(trx, rows.map((r) => ({ ...r, alertId }))),
       undo: async () => {
         for (const key of reserved) await quota.release(key).catch(() => {});
       },
@@ -142,9 +171,10 @@ export function createNotificationsService(deps: NotificationsDeps) {
     if (key === null) {
       const timeZone = await timeZoneOf(db, (await devices.findById(db, row.deviceId))?.accountId ?? '');
       key = quotaKey(row.channel, row.deviceId, dayIn(new Date(row.createdAt), timeZone).date);
+      const expiresAt = row.quotaExpiresAt ?? now + 86_400_000;
       let ok: boolean;
       try {
-        ok = (await quota.reserve(key, row.quotaLimit ?? 0, new Date(row.quotaExpiresAt ?? now + 86_400_000))).ok;
+        ok = (await quota.reserve(key, row.quotaLimit ?? 0, new Date(expiresAt), holding(key, row.deviceId, expiresAt))).ok;
       } catch (e) {
         await outbox.markRetry(db, row.id, row.attempts, now + backoffMs, `counter store unreachable: ${(e as Error).message}`);
         return;
@@ -154,46 +184,76 @@ export function createNotificationsService(deps: NotificationsDeps) {
         await refreshAlert(row.alertId);
         return;
       }
-      await outbox.setQuota(db, row.id, key, row.quotaLimit ?? 0, row.quotaExpiresAt ?? now + 86_400_000);
+      await outbox.setQuota(db, row.id, key, row.quotaLimit ?? 0, expiresAt);
       await refreshAlert(row.alertId);
     }
     const notifier = channels[row.channel];
+    const where = { device: row.deviceId, alert: row.alertId, channel: row.channel };
     try {
       if (!notifier) throw new Error(`the ${row.channel} channel is no longer configured`);
-      await notifier.send({ channel: row.channel, to: row.recipient, subject: row.subject ?? undefined, text: row.body, html: row.html ?? undefined, deviceId: row.deviceId, alertName: row.alertName });
-      await outbox.markSent(db, row.id, clock.now().getTime());
+      const sending = notifier.send({ channel: row.channel, to: row.recipient, subject: row.subject ?? undefined, text: row.body, html: row.html ?? undefined, deviceId: row.deviceId, alertName: row.alertName });
+      // The notifiers keep their own timeouts; this one holds even if a library does not.
+      await within(sending, sendDeadlineMs, `no answer within ${sendDeadlineMs} ms`);
     } catch (e) {
-      const attempts = row.attempts + 1;
       const reason = (e as Error).message;
+      if (stopped) {
+        // Shutting down let go of it: not the receiver's failure, so no attempt is counted, and
+        // it is due again at once (for the next start, or another instance).
+        await outbox.markRetry(db, row.id, row.attempts, clock.now().getTime(), reason);
+        logger.warn({ ...where, to: row.recipient, err: reason }, 'notification interrupted by shutdown; sent after the next start');
+        return;
+      }
+      const attempts = row.attempts + 1;
       if (attempts >= maxAttempts) {
         await outbox.markFinal(db, row.id, 'failed', attempts, reason);
         await quota.release(key).catch(() => {});
-        logger.error({ channel: row.channel, to: row.recipient, device: row.deviceId, attempts, err: reason }, 'notification failed for good; its place in the daily count is freed');
+        logger.error({ ...where, to: row.recipient, attempts, err: reason }, 'notification failed for good; its place in the daily count is freed');
       } else {
         const delay = Math.min(MAX_BACKOFF_MS, backoffMs * 2 ** (attempts - 1)) * (0.8 + Math.random() * 0.4);
         await outbox.markRetry(db, row.id, attempts, clock.now().getTime() + Math.round(delay), reason);
-        logger.warn({ channel: row.channel, to: row.recipient, device: row.deviceId, attempts, err: reason }, 'notification failed; will retry');
+        logger.warn({ ...where, to: row.recipient, attempts, retryInMs: Math.round(delay), err: reason }, 'notification failed; will retry');
       }
+      return;
     }
+    await outbox.markSent(db, row.id, clock.now().getTime());
+    // Who was notified of what, never the message itself: an outbox row has one recipient.
+    logger.info({ ...where, recipients: 1, attempts: row.attempts + 1 }, row.channel === 'Email' ? 'alert e-mail delivered' : 'alert SMS delivered');
   }
 
   let running: Promise<void> | undefined;
   let again = false;
   let stopped = false;
 
+  /**
+   * Up to `concurrency` sends at a time. A message is leased only when a slot is free to send it
+   * at once, so its lease never runs out while it waits behind slow sends; a slow or hanging
+   * receiver holds one slot for at most its timeout and never the others.
+   */
   async function pump(): Promise<void> {
-    do {
-      again = false;
-      for (;;) {
-        const now = clock.now().getTime();
-        const due = await outbox.leaseDue(db, now, now + LEASE_MS, 50);
-        if (due.length === 0 || stopped) break;
-        const width = deps.concurrency ?? 8;
-        for (let i = 0; i < due.length; i += width) {
-          await Promise.all(due.slice(i, i + width).map((r) => deliver(r).catch((e) => logger.error({ err: e }, 'outbox delivery step failed'))));
+    const width = deps.concurrency ?? 8;
+    const active = new Set<Promise<void>>();
+    try {
+      do {
+        again = false;
+        while (!stopped) {
+          const free = width - active.size;
+          if (free > 0) {
+            const now = clock.now().getTime();
+            for (const row of await outbox.leaseDue(db, now, now + leaseMs, free)) {
+              const sending: Promise<void> = deliver(row)
+                .catch((e) => logger.error({ err: e }, 'outbox delivery step failed'))
+                .finally(() => active.delete(sending));
+              active.add(sending);
+            }
+          }
+          if (active.size === 0) break;
+          await Promise.race(active);
         }
-      }
-    } while (again && !stopped);
+      } while (again && !stopped);
+    } finally {
+      // Also when leasing failed: the next run starts only once these sends are over.
+      await Promise.all(active);
+    }
   }
 
   function kick(): void {
@@ -215,19 +275,21 @@ export function createNotificationsService(deps: NotificationsDeps) {
   /** Today's sent counters on the device record, from the counter store (or the outbox if it is down). */
   const counters: SentCounters = {
     async sentToday(list) {
-      const out = new Map<string, { email: number; sms: number }>();
       const now = clock.now();
+      const wanted: { id: string; key: string; dayEnd: number }[] = [];
       for (const d of list) {
         const day = dayIn(now, await timeZoneOf(db, d.accountId));
-        const keys = [quotaKey('Email', d.id, day.date), quotaKey('SMS', d.id, day.date)];
-        let counts: number[];
-        try {
-          counts = await quota.get(keys);
-        } catch {
-          counts = await Promise.all(keys.map((k) => outbox.countHolding(db, k)));
-        }
-        out.set(d.id, { email: counts[0] ?? 0, sms: counts[1] ?? 0 });
+        for (const channel of CHANNELS) wanted.push({ id: d.id, key: quotaKey(channel, d.id, day.date), dayEnd: day.end.getTime() });
       }
+      // One read for the whole list: a store that hangs costs one timeout, not one per device.
+      let counts: number[];
+      try {
+        counts = await quota.get(wanted.map((w) => w.key));
+      } catch {
+        counts = await Promise.all(wanted.map((w) => holding(w.key, w.id, w.dayEnd)()));
+      }
+      const out = new Map<string, { email: number; sms: number }>();
+      for (let i = 0; i < list.length; i++) out.set(list[i].id, { email: counts[2 * i] ?? 0, sms: counts[2 * i + 1] ?? 0 });
       return out;
     },
   };
@@ -244,11 +306,17 @@ export function createNotificationsService(deps: NotificationsDeps) {
       while (running) await running;
     },
     forgetZone: (accountId: string) => zones.delete(accountId),
+    /**
+     * Stops the worker: sends in flight get `stopGraceMs` to finish, then the notifiers are closed
+     * under them (their messages stay pending, due at once); returns within about twice that.
+     */
     async stop(): Promise<void> {
       stopped = true;
       clearInterval(timer);
-      if (running) await running;
+      if (running) await Promise.race([running, pause(stopGraceMs)]);
       await Promise.all(Object.values(channels).map((c) => c?.close().catch(() => {})));
+      if (running) await Promise.race([running, pause(stopGraceMs)]);
+      if (running) logger.warn({}, 'notification worker still busy at shutdown; its messages are sent again once their lease runs out');
     },
   };
 }

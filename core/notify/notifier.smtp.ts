@@ -8,9 +8,6 @@ import type { Notifier } from './notifier.js';
 const DEFAULTS: Record<string, string> = {
   pool: 'true',
   maxConnections: '3',
-  connectionTimeout: '10000',
-  greetingTimeout: '10000',
-  socketTimeout: '30000',
 };
 
 export interface SmtpSettings {
@@ -19,32 +16,92 @@ export interface SmtpSettings {
   /** the From address, e.g. `trackgate <alerts@example.com>` */
   from: string;
   /**
-   * Opens the TCP connection to the server. Given one that disables Nagle's algorithm, a message's
-   * last line does not wait for the server's delayed ACK (about 40 ms a message otherwise).
+   * Longest wait for one message, from asking for a connection to the server's acceptance of it
+   * (connecting and the greeting get at most 10 s of it). Past it send() throws, and the
+   * connections in use are dropped for fresh ones: a server that stops answering mid-session
+   * must not hold pool slots for ever.
    */
-  openSocket?: (host: string, port: number) => Promise<unknown>;
+  timeoutMs?: number;
+  /**
+   * Opens the TCP connection to the server and returns the socket at once, still connecting:
+   * nodemailer then applies its own connection and greeting timeouts and error handling to it.
+   * Given one that disables Nagle's algorithm, a message's last line does not wait for the
+   * server's delayed ACK (about 40 ms a message otherwise).
+   */
+  openSocket?: (host: string, port: number) => unknown;
 }
 
-export function createSmtpNotifier({ url, from, openSocket }: SmtpSettings): Notifier {
+export function createSmtpNotifier({ url, from, timeoutMs = 30_000, openSocket }: SmtpSettings): Notifier {
   const parsed = new URL(url);
   if (parsed.protocol !== 'smtp:' && parsed.protocol !== 'smtps:') throw new Error(`SMTP URL must start with smtp:// or smtps://, not ${parsed.protocol}//`);
-  for (const [key, value] of Object.entries(DEFAULTS)) if (!parsed.searchParams.has(key)) parsed.searchParams.set(key, value);
-  // nodemailer reads options from the URL query only when given the URL as a string.
-  const transport = nodemailer.createTransport(parsed.toString(), { from });
-  if (openSocket) {
-    const port = Number(parsed.port || (parsed.protocol === 'smtps:' ? 465 : 587));
-    // nodemailer's hook for a socket of our own; it still does the TLS upgrade for smtps://.
-    (transport.transporter as unknown as { getSocket: (o: unknown, cb: (e: Error | null, s?: { connection: unknown }) => void) => void }).getSocket = (_o, cb) => {
-      openSocket(parsed.hostname, port).then((connection) => cb(null, { connection }), (e: Error) => cb(e));
-    };
+  const defaults: Record<string, string> = {
+    ...DEFAULTS,
+    connectionTimeout: String(Math.min(10_000, timeoutMs)),
+    greetingTimeout: String(Math.min(10_000, timeoutMs)),
+    socketTimeout: String(timeoutMs),
+  };
+  for (const [key, value] of Object.entries(defaults)) if (!parsed.searchParams.has(key)) parsed.searchParams.set(key, value);
+  const port = Number(parsed.port || (parsed.protocol === 'smtps:' ? 465 : 587));
+  // Error messages name the server without its credentials.
+  const where = `${parsed.hostname}:${port}`;
+
+  function makeTransport() {
+    // nodemailer reads options from the URL query only when given the URL as a string.
+    const transport = nodemailer.createTransport(parsed.toString(), { from });
+    if (openSocket) {
+      // nodemailer's hook for a socket of our own; it still does the TLS upgrade for smtps://. The
+      // socket is handed over while it connects: an error passed back through this callback
+      // would leave the pool slot taken for good (nodemailer 7 PoolResource.connect).
+      (transport.transporter as unknown as { getSocket: (o: unknown, cb: (e: Error | null, s?: { connection: unknown }) => void) => void }).getSocket = (_o, cb) => {
+        let connection: unknown;
+        try {
+          connection = openSocket(parsed.hostname, port);
+        } catch {
+          return cb(null, undefined); // nodemailer connects by itself instead
+        }
+        cb(null, { connection });
+      };
+    }
+    return transport;
+  }
+
+  let transport = makeTransport();
+  let closed = false;
+  /** rejecters of the sends in flight, so close() can let go of them */
+  const inFlight = new Set<(e: Error) => void>();
+
+  /** Drops a transport that let a send run past its time, unless it was already replaced. */
+  function replace(stale: typeof transport): void {
+    if (transport !== stale || closed) return;
+    transport = makeTransport();
+    stale.close();
   }
 
   return {
-    async send(m) {
-      await transport.sendMail({ to: m.to, subject: m.subject ?? `${m.alertName}: ${m.deviceId}`, text: m.text, html: m.html });
+    send(m) {
+      if (closed) return Promise.reject(new Error('the SMTP notifier is closed'));
+      const used = transport;
+      return new Promise<void>((resolve, reject) => {
+        const settle = (e?: Error) => {
+          if (!inFlight.delete(fail)) return;
+          clearTimeout(timer);
+          if (e) reject(e);
+          else resolve();
+        };
+        const fail = (e: Error) => settle(e);
+        inFlight.add(fail);
+        const timer = setTimeout(() => {
+          settle(new Error(`SMTP server ${where} did not accept the message within ${timeoutMs} ms`));
+          replace(used);
+        }, timeoutMs);
+        used.sendMail({ to: m.to, subject: m.subject ?? `${m.alertName}: ${m.deviceId}`, text: m.text, html: m.html }).then(() => settle(), (e: Error) => settle(e));
+      });
     },
     async close() {
+      closed = true;
       transport.close();
+      // nodemailer never calls back the messages still queued in a closed pool.
+      for (const fail of [...inFlight]) fail(new Error('the SMTP notifier was closed while sending'));
     },
   };
 }

@@ -3,6 +3,8 @@
  * address, one SMS per alertPhones number). Two implementations share one contract: SMTP and an
  * HTTP SMS gateway. send() resolves once the receiver accepted the message and throws otherwise,
  * so the outbox can retry, and release the daily-limit place of a message that finally failed.
+ * Every send ends within the notifier's timeout, whatever the receiver does (refuses, never
+ * greets, never answers).
  */
 import type { NotificationChannel } from '../model/alert.js';
 
@@ -19,6 +21,6 @@ export interface OutgoingMessage {
 
 export interface Notifier {
   send(message: OutgoingMessage): Promise<void>;
-  /** Closes pooled connections; send() must not be called afterwards. */
+  /** Closes pooled connections; sends still in flight throw at once, later ones too. */
   close(): Promise<void>;
 }

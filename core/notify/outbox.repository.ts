@@ -105,9 +105,18 @@ export async function forAlert(db: Q, alertId: number): Promise<OutboxRow[]> {
   return (await db('outbox').where({ alert_id: alertId }).orderBy('id')).map(toRow);
 }
 
-
-/** Messages holding a place in the counter `key` (what the counter store would say). */
-export async function countHolding(db: Q, key: string): Promise<number> {
-  const r = await db('outbox').where({ quota_key: key }).whereIn('status', ['pending', 'sent']).count({ n: '*' }).first();
+/**
+ * Messages holding a place in the counter `key` of `deviceId` (what the counter store should say):
+ * to start a counter the store does not have. `sinceMs`: no earlier than the key's day began, so
+ * the (device_id, created_at) index bounds the read.
+ */
+export async function countHolding(db: Q, key: string, deviceId: string, sinceMs: number): Promise<number> {
+  const r = await db('outbox')
+    .where({ device_id: deviceId })
+    .andWhere('created_at', '>=', sinceMs)
+    .andWhere({ quota_key: key })
+    .whereIn('status', ['pending', 'sent'])
+    .count({ n: '*' })
+    .first();
   return Number(r?.n ?? 0);
 }

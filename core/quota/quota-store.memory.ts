@@ -17,6 +17,8 @@ interface Counter {
 export function createMemoryQuotaStore(options: { clock?: Clock; sweepMs?: number } = {}): MemoryQuotaStore {
   const clock = options.clock ?? systemClock;
   const counters = new Map<string, Counter>();
+  /** initial() calls in flight: concurrent reserves of a missing counter share one */
+  const starting = new Map<string, Promise<number>>();
 
   // Expiry is checked on every read, so the sweep only bounds memory: yesterday's keys are never read again.
   const live = (key: string): Counter | undefined => {
@@ -43,8 +45,20 @@ export function createMemoryQuotaStore(options: { clock?: Clock; sweepMs?: numbe
   timer.unref();
 
   return {
-    async reserve(key, limit, expiresAt) {
-      const c = live(key);
+    async reserve(key, limit, expiresAt, initial) {
+      let c = live(key);
+      if (!c && initial) {
+        let started = starting.get(key);
+        if (!started) {
+          started = initial().finally(() => starting.delete(key));
+          starting.set(key, started);
+        }
+        const start = await started;
+        // The first reserve back from the wait starts the counter; the others find it. One started
+        // at 0 is kept too, so initial() runs once per key even at a limit of 0.
+        c = live(key);
+        if (!c) counters.set(key, (c = { count: start, expiresAtMs: expiresAt.getTime() }));
+      }
       const count = c?.count ?? 0;
       if (count >= limit) return { ok: false, count };
       counters.set(key, { count: count + 1, expiresAtMs: expiresAt.getTime() });

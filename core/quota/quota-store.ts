@@ -11,8 +11,14 @@ export interface Reservation {
 }
 
 export interface QuotaStore {
-  /** Atomically takes one place if the counter is below `limit` (passed each time: limits change mid-day). */
-  reserve(key: string, limit: number, expiresAt: Date): Promise<Reservation>;
+  /**
+   * Atomically takes one place if the counter is below `limit` (passed each time: limits change
+   * mid-day). A counter the store does not hold (the day's first message, or a store that lost
+   * its data, e.g. a Redis restarted empty) first starts from `initial()` when given: what the
+   * caller's own records say was already sent or reserved today.
+   * When it throws, no place was taken, even if the store carries the command out later.
+   */
+  reserve(key: string, limit: number, expiresAt: Date, initial?: () => Promise<number>): Promise<Reservation>;
   /** Gives one place back (a message that finally failed); never below 0. */
   release(key: string): Promise<void>;
   /** Current counts, 0 for a missing or expired key. */

@@ -2,8 +2,26 @@
  * In-process request accounting (embedded default): plain counters in a Map, no timers and no
  * promises beyond the interface's. It sits on every authenticated request, so it is kept to a
  * few field updates; the Redis implementation (rate-limiter.redis.ts) shares the contract.
+ * Today's per-user counts can be taken out and put back (daily-usage.keeper.ts saves them), so
+ * `apiDailyUsage` goes on counting across a restart.
  */
 import type { FailedLoginLimiter, LimitSettings, RequestLimiter, RequestUsage } from './rate-limiter.js';
+
+/** Requests per user on one UTC day. */
+export interface DailyUsage {
+  /** UTC day number since the epoch */
+  day: number;
+  users: Record<string, number>;
+}
+
+export interface MemoryLimiters {
+  requests: RequestLimiter;
+  failedLogins: FailedLoginLimiter;
+  /** today's counts, or undefined when nothing was counted since the last call */
+  takeDailyUsage(): DailyUsage | undefined;
+  /** adds saved counts of a day (those of another day are ignored once a later day was counted) */
+  restoreDailyUsage(saved: DailyUsage): void;
+}
 
 const MINUTE_MS = 60_000;
 const DAY_MS = 86_400_000;
@@ -21,9 +39,10 @@ interface UserCounts {
   dayCount: number;
 }
 
-export function createMemoryLimiters(s: LimitSettings): { requests: RequestLimiter; failedLogins: FailedLoginLimiter } {
+export function createMemoryLimiters(s: LimitSettings): MemoryLimiters {
   const users = new Map<string, UserCounts>();
   let usersDay = 0;
+  let counted = false;
 
   const requests: RequestLimiter = {
     async hit(userId, now): Promise<RequestUsage> {
@@ -51,6 +70,7 @@ export function createMemoryLimiters(s: LimitSettings): { requests: RequestLimit
       const allowed = s.perMinute <= 0 || c.minuteCount < s.perMinute;
       c.minuteCount++;
       c.dayCount++;
+      counted = true;
       const retryAfterSeconds = allowed ? 0 : 60 - Math.floor((ms % MINUTE_MS) / 1000);
       return { allowed, minute: c.minuteCount, day: c.dayCount, retryAfterSeconds };
     },
@@ -102,5 +122,24 @@ export function createMemoryLimiters(s: LimitSettings): { requests: RequestLimit
       }
     },
   };
-  return { requests, failedLogins };
+  function takeDailyUsage(): DailyUsage | undefined {
+    if (!counted) return undefined;
+    counted = false;
+    const today: Record<string, number> = {};
+    for (const [id, c] of users) if (c.day === usersDay) today[id] = c.dayCount;
+    return { day: usersDay, users: today };
+  }
+
+  function restoreDailyUsage(saved: DailyUsage): void {
+    if (saved.day < usersDay) return;
+    usersDay = saved.day;
+    for (const [id, n] of Object.entries(saved.users)) {
+      if (!Number.isSafeInteger(n) || n <= 0) continue;
+      const c = users.get(id);
+      if (c && c.day === saved.day) c.dayCount += n;
+      else users.set(id, { minute: 0, minuteCount: 0, day: saved.day, dayCount: n });
+    }
+  }
+
+  return { requests, failedLogins, takeDailyUsage, restoreDailyUsage };
 }

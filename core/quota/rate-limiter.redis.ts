@@ -26,7 +26,8 @@ async function consume(limiter: RateLimiterAbstract, key: string): Promise<{ res
 /** `prefix` namespaces every key (e.g. `trackgate:`); the client stays the caller's to close. */
 export function createRedisLimiters(redis: Redis, prefix: string, s: LimitSettings): { requests: RequestLimiter; failedLogins: FailedLoginLimiter } {
   // useRedisPackage false: ioredis, whose multi().exec() replies are [err, value] pairs.
-  // While Redis is unreachable each instance counts in memory, so the API keeps answering.
+  // While Redis is unreachable each instance counts in memory, so the API keeps answering: at once
+  // while it is disconnected (no offline queue), after the client's command timeout while it hangs.
   const make = (keyPrefix: string, points: number, duration: number): RateLimiterAbstract => new RateLimiterRedis({
     storeClient: redis, keyPrefix: prefix + keyPrefix, points, duration, useRedisPackage: false,
     insuranceLimiter: new RateLimiterMemory({ keyPrefix, points, duration }),
@@ -48,9 +49,9 @@ export function createRedisLimiters(redis: Redis, prefix: string, s: LimitSettin
   const failedLogins: FailedLoginLimiter = {
     async blockedFor(keys) {
       if (failedOff) return 0;
+      // All keys at once: a Redis that hangs costs one command timeout, not one per key.
       let wait = 0;
-      for (const key of keys) {
-        const res = await failed.get(key);
+      for (const res of await Promise.all(keys.map((key) => failed.get(key)))) {
         if (res && res.consumedPoints >= s.failedTokenLimit) wait = Math.max(wait, Math.ceil(res.msBeforeNext / 1000));
       }
       return wait;

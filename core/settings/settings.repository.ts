@@ -10,3 +10,8 @@ export async function setIfAbsent(db: Db, key: string, value: string): Promise<s
   await db('settings').insert({ key, value }).onConflict('key').ignore();
   return (await get(db, key)) ?? value;
 }
+
+/** Stores a value, replacing the key's previous one. */
+export async function put(db: Db, key: string, value: string): Promise<void> {
+  await db('settings').insert({ key, value }).onConflict('key').merge();
+}

@@ -64,3 +64,10 @@ test('config: an unreachable database stops the process with one line naming TRA
   t.is(lines.length, 1, r.stderr);
   t.regex(lines[0], /TRACKGATE_DATABASE_URL: the database does not answer/);
 });
+
+test('config: the Redis and notification timeouts are milliseconds with defaults and bounds', (t) => {
+  t.like(loadConfig({}), { redisTimeoutMs: 1000, notifyTimeoutMs: 30_000 });
+  t.like(loadConfig({ TRACKGATE_REDIS_TIMEOUT_MS: '250', TRACKGATE_NOTIFY_TIMEOUT_MS: '5000' }), { redisTimeoutMs: 250, notifyTimeoutMs: 5000 });
+  t.is(t.throws(() => loadConfig({ TRACKGATE_REDIS_TIMEOUT_MS: '0' }), { instanceOf: ConfigError })?.variable, 'TRACKGATE_REDIS_TIMEOUT_MS');
+  t.is(t.throws(() => loadConfig({ TRACKGATE_NOTIFY_TIMEOUT_MS: '2s' }), { instanceOf: ConfigError })?.variable, 'TRACKGATE_NOTIFY_TIMEOUT_MS');
+});

@@ -136,7 +136,8 @@ for (const backend of await backends()) {
     t.is((await outbox.leaseDue(db, 2000, 62_000, 50)).length, 0, 'leases hold');
     t.is((await outbox.leaseDue(db, 61_001, 121_000, 50)).length, 20, 'expired leases are taken again');
     await outbox.markSent(db, a[0]?.id ?? b[0].id, 5);
-    t.is(await outbox.countHolding(db, 'k'), 20);
+    t.is(await outbox.countHolding(db, 'k', 'd1', 0), 20);
+    t.is(await outbox.countHolding(db, 'k', 'd1', 1), 0, 'rows older than the day asked for are not read');
   });
 
   test(`repositories (${backend}): unknown identifiers add up their attempts`, async (t) => {

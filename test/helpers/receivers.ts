@@ -21,8 +21,8 @@ export interface SmtpReceiver {
   close(): Promise<void>;
 }
 
-/** `rejectRecipients`: every RCPT TO answers 550, as a server refusing the address would. */
-export async function startSmtpReceiver(options: { rejectRecipients?: boolean } = {}): Promise<SmtpReceiver> {
+/** `rejectRecipients`: every RCPT TO answers 550, as a server refusing the address would. `port`: a given one instead of a free one. */
+export async function startSmtpReceiver(options: { rejectRecipients?: boolean; port?: number } = {}): Promise<SmtpReceiver> {
   const mails: ReceivedMail[] = [];
   const server = new SMTPServer({
     authOptional: true,
@@ -46,7 +46,7 @@ export async function startSmtpReceiver(options: { rejectRecipients?: boolean } 
       });
     },
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const { port } = server.server.address() as { port: number };
   return { url: `smtp://127.0.0.1:${port}`, mails, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }

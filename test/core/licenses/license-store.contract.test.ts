@@ -4,6 +4,8 @@ import type { LicenseStore } from '../../../core/licenses/license-store.js';
 import { createMemoryLicenseStore } from '../../../core/licenses/license-store.memory.js';
 import { createRedisLicenseStore } from '../../../core/licenses/license-store.redis.js';
 import { testRedis, useRedis } from '../../helpers/redis.js';
+import { startOwnRedis } from '../../helpers/own-services.js';
+import { closeRedis, connectRedis } from '../../../core/redis/redis-client.redis.js';
 
 const NOW = Date.UTC(2026, 2, 1, 12);
 const HOUR = 3_600_000;
@@ -116,5 +118,24 @@ if (implementations.redis) {
     t.is(results.filter(Boolean).length, 1);
     t.is(await b.used('acc', NOW), 2);
     t.is(await a.used('acc', NOW + HOUR), 1, 'the winner expires by time alone');
+  });
+
+  test('license-store (redis): a claim that timed out on a frozen Redis changes nothing when Redis carries it out later', async (t) => {
+    const own = await startOwnRedis();
+    t.teardown(() => own.stop());
+    const client = connectRedis(own.url, { commandTimeout: 200 });
+    client.on('error', () => {});
+    t.teardown(() => closeRedis(client));
+    const s = createRedisLicenseStore(client, 'tg:');
+    await s.load('acc', [{ id: 'held', expiresAt: NOW + HOUR }, { id: 'expired', expiresAt: NOW - HOUR }]);
+    own.freeze();
+    await t.throwsAsync(s.claim('acc', 'new', null, 3, NOW), { message: /timed out/i });
+    await t.throwsAsync(s.claim('acc', 'expired', null, 3, NOW), { message: /timed out/i });
+    await t.throwsAsync(s.claim('acc', 'held', null, 3, NOW), { message: /timed out/i });
+    own.thaw();
+    await new Promise((r) => setTimeout(r, 200));
+    t.is(await s.used('acc', NOW), 1, 'neither the newcomer nor the expired device holds a licence');
+    t.is(await s.used('acc', NOW + 2 * HOUR), 0, 'the holder kept its expiry');
+    t.true(await s.claim('acc', 'new', null, 2, NOW));
   });
 }

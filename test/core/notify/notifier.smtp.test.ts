@@ -1,4 +1,5 @@
 import test from 'ava';
+import net from 'node:net';
 import { formatAlertEmail } from '../../../core/notify/message.format.js';
 import { createSmtpNotifier } from '../../../core/notify/notifier.smtp.js';
 import { closedPort, startSmtpReceiver } from '../../helpers/receivers.js';
@@ -42,6 +43,21 @@ test('notifier.smtp: an unreachable server makes send throw', async (t) => {
   const notifier = createSmtpNotifier({ url: `smtp://127.0.0.1:${await closedPort()}`, from: 'alerts@example.com' });
   t.teardown(() => notifier.close());
   await t.throwsAsync(notifier.send({ channel: 'Email', to: 'ops@example.com', subject: 's', text: 't', deviceId: 'd', alertName: 'a' }), { message: /ECONNREFUSED|connect/i });
+});
+
+test('notifier.smtp: refused connections through its own sockets leave no pool slot taken; sends work once the server is up', async (t) => {
+  const port = await closedPort();
+  const openSocket = (host: string, p: number) => net.connect({ host, port: p, noDelay: true }).on('error', () => {});
+  const notifier = createSmtpNotifier({ url: `smtp://127.0.0.1:${port}`, from: 'alerts@example.com', timeoutMs: 2000, openSocket });
+  const mail = { channel: 'Email' as const, to: 'ops@example.com', subject: 's', text: 't', deviceId: 'd', alertName: 'a' };
+  for (let i = 0; i < 5; i++) await t.throwsAsync(notifier.send(mail), { message: /ECONNREFUSED/ }, `refusal ${i + 1}, more than the pool's 3 connections`);
+  const rx = await startSmtpReceiver({ port });
+  t.teardown(async () => {
+    await notifier.close();
+    await rx.close();
+  });
+  await notifier.send(mail);
+  t.is(rx.mails.length, 1);
 });
 
 test('notifier.smtp: only smtp:// and smtps:// URLs are accepted', (t) => {

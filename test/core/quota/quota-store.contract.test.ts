@@ -5,6 +5,8 @@ import type { QuotaStore } from '../../../core/quota/quota-store.js';
 import { createMemoryQuotaStore } from '../../../core/quota/quota-store.memory.js';
 import { createRedisQuotaStore } from '../../../core/quota/quota-store.redis.js';
 import { testRedis, useRedis } from '../../helpers/redis.js';
+import { startOwnRedis } from '../../helpers/own-services.js';
+import { closeRedis, connectRedis } from '../../../core/redis/redis-client.redis.js';
 
 interface Fixture {
   store: QuotaStore;
@@ -83,6 +85,26 @@ for (const [name, make] of Object.entries(implementations)) {
     t.deepEqual(await fx.store.get([]), []);
   });
 
+  test(`quota-store (${name}): a counter it does not hold starts from initial(), asked once`, async (t) => {
+    const fx = fixture(t);
+    const key = 'sent:email:d4:2026-03-01';
+    let asked = 0;
+    const initial = async () => {
+      asked++;
+      await sleep(20);
+      return 3;
+    };
+    const results = await Promise.all(Array.from({ length: 10 }, () => fx.store.reserve(key, 5, endOfDay(fx), initial)));
+    t.is(results.filter((r) => r.ok).length, 2, 'three already sent today, limit five');
+    t.deepEqual(await fx.store.get([key]), [5]);
+    t.is(asked, 1, 'concurrent reserves of one missing counter ask once');
+    await fx.store.reserve(key, 5, endOfDay(fx), initial);
+    t.is(asked, 1, 'not asked again once the counter is held');
+    let zeroAsked = 0;
+    for (let i = 0; i < 3; i++) t.false((await fx.store.reserve('sent:sms:d4:2026-03-01', 0, endOfDay(fx), async () => (zeroAsked++, 0))).ok);
+    t.is(zeroAsked, 1, 'a counter started at 0 is held too (a limit of 0 asks once)');
+  });
+
   test(`quota-store (${name}): a counter resets once its expiry has passed`, async (t) => {
     const fx = fixture(t);
     const key = 'sent:email:d3:2026-03-01';
@@ -127,8 +149,29 @@ if (implementations.redis) {
     const store = createRedisQuotaStore(client, r.prefix);
     const expiresAt = new Date(Date.now() + 3_600_000);
     await store.reserve('sent:email:ttl:2026-03-01', 5, expiresAt);
-    const keys = await client.keys(`${r.prefix}*`);
+    const keys = await client.keys(`${r.prefix}quota:*`);
     t.is(keys.length, 1);
     t.is(await client.pexpiretime(keys[0]), expiresAt.getTime());
+  });
+}
+
+if (implementations.redis) {
+  test('quota-store (redis): a reservation that timed out on a frozen Redis takes no place when Redis carries it out later', async (t) => {
+    const own = await startOwnRedis();
+    t.teardown(() => own.stop());
+    const client = connectRedis(own.url, { commandTimeout: 200 });
+    client.on('error', () => {});
+    t.teardown(() => closeRedis(client));
+    const store = createRedisQuotaStore(client, 'tg:');
+    const key = 'sent:email:frozen:2026-03-01';
+    const end = new Date(Date.now() + 3_600_000);
+    t.like(await store.reserve(key, 3, end), { ok: true, count: 1 });
+    own.freeze();
+    await t.throwsAsync(store.reserve(key, 3, end), { message: /timed out/i });
+    await t.throwsAsync(store.reserve(key, 3, end, async () => 0), { message: /timed out/i });
+    own.thaw();
+    await new Promise((r) => setTimeout(r, 200));
+    t.deepEqual(await store.get([key]), [1], 'only the reservation that was answered counts');
+    t.like(await store.reserve(key, 3, end), { ok: true, count: 2 });
   });
 }
