@@ -84,24 +84,34 @@ export function createDevicesService(deps: DevicesDeps) {
   }
 
   /**
-   * Licence rule: a device becoming active needs a free licence of its account. Checked twice,
-   * both atomically: in the database under the account's row lock, and in the licence store
-   * (shared by every instance). Returns the undo for the store's claim, should the write fail.
+   * Licence rule: a device becoming active needs a free licence of its account. Checked twice:
+   * first in the licence store (shared by every instance, possibly Redis), before the database
+   * transaction so that no Redis call ever holds a database connection; then, as the authority, in
+   * the transaction under the account's row lock. Returns the undo for the store's claim, should
+   * the transaction fail.
    */
-  async function ensureLicense(trx: Knex.Transaction, accountId: string, deviceId: string, expiresAt: number | null, nowMs: number): Promise<() => Promise<void>> {
-    const account = await accounts.findForUpdate(trx, accountId);
+  async function claimLicense(accountId: string, deviceId: string, expiresAt: number | null, nowMs: number): Promise<() => Promise<void>> {
+    const account = await accounts.findById(db, accountId);
     if (!account) throw new DomainError('NOT_FOUND', 'Account was not found.');
-    const used = await accounts.countActiveDevices(trx, accountId, nowMs);
-    const noLicense = () => new DomainError('NO_LICENSE_AVAILABLE', `All ${account.licenses} licences of this account are in use; expire or delete a device first.`, { licenses: account.licenses, used });
-    if (used >= account.licenses) throw noLicense();
     let claimed: boolean;
     try {
       claimed = await deps.licenses.claim(accountId, deviceId, expiresAt, account.licenses, nowMs);
     } catch (e) {
       throw new DomainError('STORAGE_UNAVAILABLE', `Licences cannot be checked right now (${(e as Error).message}); try again shortly.`);
     }
-    if (!claimed) throw noLicense();
+    if (!claimed) throw noLicense(account.licenses, account.licenses);
     return () => deps.licenses.release(accountId, deviceId).catch(() => {});
+  }
+
+  const noLicense = (licenses: number, used: number) =>
+    new DomainError('NO_LICENSE_AVAILABLE', `All ${licenses} licences of this account are in use; expire or delete a device first.`, { licenses, used });
+
+  /** The authoritative check, inside the transaction that activates the device. */
+  async function checkLicense(trx: Knex.Transaction, accountId: string, nowMs: number): Promise<void> {
+    const account = await accounts.findForUpdate(trx, accountId);
+    if (!account) throw new DomainError('NOT_FOUND', 'Account was not found.');
+    const used = await accounts.countActiveDevices(trx, accountId, nowMs);
+    if (used >= account.licenses) throw noLicense(account.licenses, used);
   }
 
   /** Records a change that needs no licence check (expiry moved, an expired device edited). */
@@ -135,12 +145,14 @@ export function createDevicesService(deps: DevicesDeps) {
       creation: nowMs,
       modification: nowMs,
     };
-    let undo: (() => Promise<void>) | undefined;
+    if (await devices.findById(db, record.id)) throw new DomainError('DEVICE_EXISTS', `A device with id "${record.id}" already exists.`);
+    const active = !isExpired(record, nowMs);
+    const undo = active ? await claimLicense(p.accountId, record.id, record.expiresAt, nowMs) : undefined;
     await db.transaction(async (trx) => {
       if (await devices.findById(trx, record.id)) {
         throw new DomainError('DEVICE_EXISTS', `A device with id "${record.id}" already exists.`);
       }
-      if (!isExpired(record, nowMs)) undo = await ensureLicense(trx, p.accountId, record.id, record.expiresAt, nowMs);
+      if (active) await checkLicense(trx, p.accountId, nowMs);
       await devices.insert(trx, record);
     }).catch(async (e: unknown) => {
       await undo?.();
@@ -158,7 +170,12 @@ export function createDevicesService(deps: DevicesDeps) {
       throw new DomainError('VALIDATION_FAILED', 'id: a device id cannot be changed; create a new device instead.', { field: 'id' });
     }
     const nowMs = clock.now().getTime();
-    let undo: (() => Promise<void>) | undefined;
+    // Whether this update activates an expired device: decided before the transaction for the
+    // licence store's claim, and again inside it, where the database check is the authority.
+    const before = await devices.findById(db, id);
+    const activates = (current: DeviceRecord) => isExpired(current, nowMs) && !isExpired({ ...current, expiresAt: expiresMs(input, null) }, nowMs);
+    const undo = before && activates(before) ? await claimLicense(before.accountId, id, expiresMs(input, null), nowMs) : undefined;
+    let claimedInStore = undo !== undefined;
     let next: DeviceRecord | undefined;
     await db.transaction(async (trx) => {
       const current = await devices.findById(trx, id);
@@ -177,13 +194,14 @@ export function createDevicesService(deps: DevicesDeps) {
         mqttPasswordHash: input.mqttPassword === undefined ? current.mqttPasswordHash : input.mqttPassword === null ? null : hashDevicePassword(input.mqttPassword),
         modification: nowMs,
       };
-      if (isExpired(current, nowMs) && !isExpired(next, nowMs)) undo = await ensureLicense(trx, current.accountId, id, next.expiresAt, nowMs);
+      if (activates(current)) await checkLicense(trx, current.accountId, nowMs);
+      else claimedInStore = false;
       await devices.update(trx, next);
     }).catch(async (e: unknown) => {
       await undo?.();
       throw e;
     });
-    if (!undo && next) await recordExpiry(next.accountId, id, next.expiresAt);
+    if (!claimedInStore && next) await recordExpiry(next.accountId, id, next.expiresAt);
     deps.onChange?.(id);
     return get(p, id);
   }

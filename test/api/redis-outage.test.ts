@@ -37,14 +37,14 @@ interface Setup {
   clock: ManualClock;
 }
 
-async function setup(t: { teardown(fn: () => unknown): void }, backend: 'sqlite' | 'postgres'): Promise<Setup> {
+async function setup(t: { teardown(fn: () => unknown): void }, backend: 'sqlite' | 'postgres', env: Record<string, string> = {}): Promise<Setup> {
   const redis = await startOwnRedis();
   const smtp = await startSmtpReceiver();
   // Redis keeps real expiries, so the clock starts now; tests move it only to make retries due.
   const clock = new ManualClock(Date.now());
   const s = await startServer(backend, {
     clock,
-    env: { TRACKGATE_REDIS_URL: redis.url, TRACKGATE_SMTP_URL: smtp.url, TRACKGATE_REDIS_TIMEOUT_MS: String(REDIS_TIMEOUT_MS), TRACKGATE_TOKEN_TTL: '86400', TRACKGATE_LICENSES: '2' },
+    env: { TRACKGATE_REDIS_URL: redis.url, TRACKGATE_SMTP_URL: smtp.url, TRACKGATE_REDIS_TIMEOUT_MS: String(REDIS_TIMEOUT_MS), TRACKGATE_TOKEN_TTL: '86400', TRACKGATE_LICENSES: '2', ...env },
   });
   t.teardown(async () => {
     redis.thaw();
@@ -121,6 +121,29 @@ for (const backend of available ? await backends() : []) {
     // Two licences: d1 holds one; the claim for d2 that Redis carried out after thawing was undone,
     // so the other is free for d3.
     t.is((await s.request('POST', '/api/devices', { token: s.adminToken, body: { id: 'd3', name: 'd3' } })).status, 201);
+  });
+}
+
+for (const backend of available ? await backends() : []) {
+  test(`redis outage (${backend}): a licence claim waiting on a hung Redis holds no database connection or account lock`, async (t) => {
+    // Every REST request first waits one Redis timeout for its usage count, then the activation's
+    // licence claim waits another: probe the database in the middle of the second wait.
+    const timeoutMs = 2000;
+    const { s, redis } = await setup(t, backend, { TRACKGATE_REDIS_TIMEOUT_MS: String(timeoutMs) });
+    await s.request('POST', '/api/devices', { token: s.adminToken, body: { id: 'd1', name: 'd1' } });
+    redis.freeze();
+    const bound = 4 * timeoutMs;
+    const activation = timed(bound, 'POST /api/devices', () => s.request('POST', '/api/devices', { token: s.adminToken, body: { id: 'd2', name: 'd2' } }));
+    await new Promise((r) => setTimeout(r, timeoutMs * 1.3));
+    // The database serves others at once: the health check, and the operator renaming the same
+    // account (which takes its row lock, as an activation's transaction does).
+    const health = await timed(bound, 'health', () => s.request('GET', '/api/health'));
+    t.is(health.value.status, 200);
+    t.true(health.took < timeoutMs / 4, `the health check took ${health.took} ms while a licence claim waited on Redis`);
+    const rename = await timed(bound, 'account update', () => s.running.services.accounts.update(s.running.bootstrap!.accountId, { name: 'Renamed' }));
+    t.is(rename.value.name, 'Renamed');
+    t.true(rename.took < timeoutMs / 4, `the account row was free after ${rename.took} ms`);
+    t.is((await activation).value.status, 503, 'the claim itself cannot be decided meanwhile');
   });
 }
 
