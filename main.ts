@@ -277,7 +277,6 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
       tlsKey: config.mqttTlsKey,
       maxPacketBytes: config.mqttMaxPacketBytes,
       ...services,
-      db,
       clock,
       logger,
     });

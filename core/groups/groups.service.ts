@@ -7,6 +7,7 @@ import { DomainError, notFound } from '../errors.js';
 import { isVisibleDevice, requirePrivilege } from '../access/access.js';
 import * as groups from './groups.repository.js';
 import * as users from '../users/users.repository.js';
+import * as devices from '../devices/devices.repository.js';
 
 export interface GroupInput {
   name: string;
@@ -89,7 +90,15 @@ export function createGroupsService(deps: { db: Db; clock: Clock; onUsersChanged
     deps.onUsersChanged?.(restricted);
   }
 
-  return { list, get, create, update, remove };
+  /**
+   * Whether a group holds a device, for scopes decided outside a request: the MQTT live feed asks
+   * it for users restricted to a group (CONTRACT.md "Who may do what").
+   */
+  async function includesDevice(groupId: string, deviceId: string): Promise<boolean> {
+    return devices.isInGroup(db, deviceId, groupId);
+  }
+
+  return { list, get, create, update, remove, includesDevice };
 }
 
 export type GroupsService = ReturnType<typeof createGroupsService>;

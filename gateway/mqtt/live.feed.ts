@@ -20,6 +20,7 @@ import type { EventBus } from '../../core/events/event-bus.js';
 import type { Logger } from '../../core/logger.js';
 import type { Clock } from '../../core/clock.js';
 import type { Principal } from '../../core/model/user.js';
+import type { GroupsService } from '../../core/groups/groups.service.js';
 import { liveTopic } from './mqtt.topics.js';
 import type { LiveOutbox } from './live.outbox.js';
 
@@ -28,16 +29,13 @@ const GROUPS = 'tg-groups';
 const RELEASE = 'tg-release';
 const GROUP_CACHE_MS = 5000;
 
-/** Whether a device is in a group (devices.repository isInGroup, bound to the database). */
-export type GroupMembership = (deviceId: string, groupId: string) => Promise<boolean>;
-
 export interface LiveFeedDeps {
   broker: Aedes;
   events: EventBus;
   logger: Logger;
   clock: Clock;
-  /** absent: users restricted to a group receive nothing (fails closed) */
-  isInGroup?: GroupMembership;
+  /** which devices the groups of group-restricted users hold */
+  groups: Pick<GroupsService, 'includesDevice'>;
 }
 
 /** A connected API user, as the feed needs it. */
@@ -88,12 +86,11 @@ export function startLiveFeed(deps: LiveFeedDeps) {
   }
 
   async function inGroup(deviceId: string, groupId: string): Promise<boolean> {
-    if (!deps.isInGroup) return false;
     const key = `${groupId}\u0000${deviceId}`;
     const now = clock.now().getTime();
     const hit = membership.get(key);
     if (hit && now - hit.at < GROUP_CACHE_MS) return hit.inGroup;
-    const value = await deps.isInGroup(deviceId, groupId);
+    const value = await deps.groups.includesDevice(groupId, deviceId);
     if (membership.size > 100_000) membership.clear();
     membership.set(key, { at: now, inGroup: value });
     return value;

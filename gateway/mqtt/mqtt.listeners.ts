@@ -10,7 +10,8 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, createWebSocketStream } from 'ws';
 import { listenStream } from '../tcp/stream-server.js';
 
-export type Handle = (stream: Duplex, req?: http.IncomingMessage) => unknown;
+/** Takes one accepted connection: its stream, where it comes from, and for WebSocket the upgrade request. */
+export type Handle = (stream: Duplex, remoteAddress: string | null, req?: http.IncomingMessage) => unknown;
 
 export interface Listener {
   port: number;
@@ -22,14 +23,14 @@ const MAX_CONNECTIONS = 200_000;
 export function listenTcp(handle: Handle, port: number, host: string): Promise<Listener> {
   return listenStream((socket) => {
     socket.setNoDelay(true);
-    handle(socket);
+    handle(socket, socket.remoteAddress ?? null);
   }, { port, host, maxConnections: MAX_CONNECTIONS });
 }
 
 export function listenTls(handle: Handle, port: number, host: string, cert: Buffer, key: Buffer, onError: (e: Error) => void): Promise<Listener> {
   return listenStream((socket) => {
     socket.setNoDelay(true);
-    handle(socket);
+    handle(socket, socket.remoteAddress ?? null);
   }, { port, host, tls: { cert, key, onError }, maxConnections: MAX_CONNECTIONS });
 }
 
@@ -53,7 +54,7 @@ export async function listenWebSocket(handle: Handle, port: number, host: string
   wss.on('connection', (ws, req) => {
     const stream = createWebSocketStream(ws);
     stream.on('error', onError);
-    handle(stream, req);
+    handle(stream, req.socket.remoteAddress ?? null, req);
   });
   const actual = await new Promise<number>((resolve, reject) => {
     server.once('error', reject);

@@ -20,11 +20,12 @@ import type { AlertsService } from '../../core/alerts/alerts.service.js';
 import type { DeviceRecord } from '../../core/model/device.js';
 import type { Logger } from '../../core/logger.js';
 import type { Identity } from './mqtt.auth.js';
+import type { Session } from './mqtt.sessions.js';
 import { PROTOCOL } from './mqtt.auth.js';
 import { routeDevicePublish, type DevicePublishRoute } from './mqtt.topics.js';
 import { parseAlerts, parseJson, parseLocations, excerpt } from './mqtt.payloads.js';
 import { decodeOwnTracks } from './owntracks.decoder.js';
-import { PublishBucket, Semaphore, sleep } from './publish.limits.js';
+import { Semaphore, sleep } from './publish.limits.js';
 
 export const OWNTRACKS_PROTOCOL = 'owntracks';
 
@@ -39,14 +40,6 @@ export interface PublishStats {
   refused: number;
   /** storage failed: not acknowledged, connection closed, the client resends */
   failed: number;
-}
-
-/** Per connected client: who it is, and its publish order and rate. */
-export interface ClientState {
-  identity: Identity;
-  bucket: PublishBucket;
-  tail: Promise<unknown>;
-  remoteAddress: string | null;
 }
 
 export interface PublishDeps {
@@ -104,9 +97,9 @@ export function createPublishHandler(deps: PublishDeps) {
     }
   }
 
-  async function currentDevice(state: ClientState, protocol: string): Promise<DeviceRecord> {
-    const id = state.identity as Extract<Identity, { kind: 'device' }>;
-    const r = await directory.resolve(id.deviceId, protocol, state.remoteAddress);
+  async function currentDevice(session: Session, protocol: string): Promise<DeviceRecord> {
+    const id = session.identity as Extract<Identity, { kind: 'device' }>;
+    const r = await directory.resolve(id.deviceId, protocol, session.remoteAddress);
     if (r.status !== 'ok') throw new Refused(`device ${r.status}`);
     // a new MQTT password ends the sessions opened with the old one
     if (r.device.mqttPasswordHash !== id.passwordHash) throw new Refused('device credentials changed');
@@ -114,11 +107,35 @@ export function createPublishHandler(deps: PublishDeps) {
   }
 
   /**
-   * authorizePublish for a client with an identity. A will (published while its client closes)
-   * goes the same way; wills of unknown clients are handled by the gateway.
+   * Runs `step` once the client's previous step has run, so publishes reach the core in arrival
+   * order; the next step does not wait for what this one answers (a commit) to settle.
    */
-  function authorize(client: Client, state: ClientState, packet: PublishPacket, callback: (error?: Error | null) => void): void {
-    const identity = state.identity;
+  function inArrivalOrder<T>(session: Session, step: () => Promise<T>): Promise<T> {
+    const run = session.tail.then(step);
+    session.tail = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Throttles, checks the device is still active, takes a slot and hands over; settles with the commit. */
+  async function handOver(session: Session, work: Exclude<Work, { kind: 'rejected' }>, protocol: string, waitMs: number): Promise<void> {
+    const { committed } = await inArrivalOrder(session, async () => {
+      if (waitMs > 0) await sleep(waitMs);
+      if (work.kind === 'ignored') return { committed: Promise.resolve(0) };
+      const device = await currentDevice(session, protocol);
+      await pending.acquire();
+      const committed = work.run(device).finally(() => pending.release());
+      void directory.touch(device, protocol);
+      return { committed };
+    });
+    await committed;
+  }
+
+  /**
+   * authorizePublish for a client with a session. A will (published while its client closes)
+   * goes the same way; wills of clients no longer connected are handled in mqtt.authorize-publish.ts.
+   */
+  function authorize(client: Client, session: Session, packet: PublishPacket, callback: (error?: Error | null) => void): void {
+    const identity = session.identity;
     const refuse = (reason: string) => {
       stats.refused++;
       logger.warn({ clientId: client.id, topic: packet.topic, reason }, 'mqtt: publish refused; closing the connection');
@@ -130,8 +147,8 @@ export function createPublishHandler(deps: PublishDeps) {
     // Device messages are stored, not kept: no retained copy in the broker (OwnTracks retains by default).
     packet.retain = false;
 
-    const wait = client.closed ? 0 : state.bucket.take();
-    if (wait < 0) return refuse('publish rate exceeded');
+    const waitMs = client.closed ? 0 : session.bucket.take();
+    if (waitMs < 0) return refuse('publish rate exceeded');
     const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);
     const work = plan(route, payload);
     if (work.kind === 'rejected') {
@@ -140,34 +157,22 @@ export function createPublishHandler(deps: PublishDeps) {
       return callback(null);
     }
     const protocol = route.kind === 'owntracks' ? OWNTRACKS_PROTOCOL : PROTOCOL;
-
-    // In arrival order: throttle, check the device is still active, take a slot, hand over.
-    const started = state.tail.then(async () => {
-      if (wait > 0) await sleep(wait);
-      if (work.kind === 'ignored') return { done: Promise.resolve(0) };
-      const device = await currentDevice(state, protocol);
-      await pending.acquire();
-      const done = work.run(device).finally(() => pending.release());
-      void directory.touch(device, protocol);
-      return { done };
-    });
-    state.tail = started.catch(() => undefined);
-    started
-      .then((s) => s.done)
-      .then(
-        () => {
-          if (work.kind === 'ignored') stats.ignored++;
-          else stats.accepted++;
-          callback(null);
-        },
-        (err: unknown) => {
-          if (err instanceof Refused) return refuse(err.message);
-          stats.failed++;
-          logger.error({ err, deviceId: identity.deviceId, topic: packet.topic }, 'mqtt: storing failed; not acknowledged, closing the connection');
-          callback(err instanceof Error ? err : new Error(String(err)));
-        },
-      );
+    handOver(session, work, protocol, waitMs).then(
+      () => {
+        if (work.kind === 'ignored') stats.ignored++;
+        else stats.accepted++;
+        callback(null);
+      },
+      (err: unknown) => {
+        if (err instanceof Refused) return refuse(err.message);
+        stats.failed++;
+        logger.error({ err, deviceId: identity.deviceId, topic: packet.topic }, 'mqtt: storing failed; not acknowledged, closing the connection');
+        callback(err instanceof Error ? err : new Error(String(err)));
+      },
+    );
   }
 
   return { authorize, stats };
 }
+
+export type PublishHandler = ReturnType<typeof createPublishHandler>;

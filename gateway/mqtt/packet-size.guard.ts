@@ -121,8 +121,5 @@ export function guardPacketSize(inner: Duplex, maxBytes: number, onTooLarge: (e:
   inner.on('close', () => {
     if (!outer.destroyed) outer.destroy();
   });
-
-  // where the connection comes from, for logs and login throttling (net.Socket, tls.TLSSocket)
-  Object.defineProperty(outer, 'remoteAddress', { get: () => (inner as { remoteAddress?: string }).remoteAddress, enumerable: true });
   return outer;
 }

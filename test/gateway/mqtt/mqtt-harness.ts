@@ -31,7 +31,6 @@ export async function startHarness(t: ExecutionContext, options: Partial<MqttGat
     wsPort: 0,
     tlsPort: 'off',
     ...s.running.services,
-    db: s.running.db,
     clock: systemClock,
     logger: silentLogger,
     ...options,

@@ -221,12 +221,13 @@ test('mqtt.gateway: devices may not subscribe to live/ nor to other devices; Own
   await sleep(300);
   t.deepEqual(got, ['owntracks/dev1/phone'], 'its own topic only');
 
-  // an API user may not publish, not even to the live feed
+  // an API user may not publish, not even to the live feed: the publish is refused, which closes the connection
   const user = await h.connect({ username: 'admin', password: h.s.adminToken, clientId: 'admin-1' });
+  const refusedBefore = h.gw.stats.refused;
   const gone = closed(user);
   user.publish('live/dev1/locations', JSON.stringify(location));
   await gone;
-  t.pass();
+  t.is(h.gw.stats.refused, refusedBefore + 1, 'closed as a refused publish');
 });
 
 test('mqtt.gateway: when storage fails the publish is not acknowledged and the connection closes', async (t) => {
@@ -317,13 +318,17 @@ test('mqtt.gateway: wills go through the same rules: OwnTracks lwt is ignored, a
   t.deepEqual(seen, []);
 });
 
-test('mqtt.gateway: an API user whose key is replaced loses its connection', async (t) => {
+test('mqtt.gateway: an API user whose key is replaced loses its connection, and the old key is refused with CONNACK 4', async (t) => {
   const h = await startHarness(t, { recheckUsersMs: 100 });
   const r = await h.s.request('POST', '/api/users', { token: h.s.adminToken, body: { name: 'W', email: 'w@example.com', country: 'ES', timeZone: 'UTC', privileges: ['read'] } });
-  const c = await h.connect({ username: r.body.userName, password: r.body.apiKey, clientId: `${r.body.userName}-1` });
+  const userName = r.body.userName as string;
+  const c = await h.connect({ username: userName, password: r.body.apiKey, clientId: `${userName}-1` });
   await c.subscribeAsync('live/#');
   const gone = closed(c);
-  t.is((await h.s.request('POST', `/api/users/${r.body.id}/apiKey`, { token: h.s.adminToken })).status, 200);
+  const rekeyed = await h.s.request('POST', `/api/users/${r.body.id}/apiKey`, { token: h.s.adminToken });
+  t.is(rekeyed.status, 200);
   await gone;
-  t.pass();
+  const url = `mqtt://127.0.0.1:${h.port}`;
+  t.is(await connackCode(url, { username: userName, password: r.body.apiKey, clientId: `${userName}-2` }), 4);
+  t.is(await connackCode(url, { username: userName, password: rekeyed.body.apiKey, clientId: `${userName}-3` }), 0);
 });

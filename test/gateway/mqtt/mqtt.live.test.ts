@@ -4,7 +4,7 @@ import vm from 'node:vm';
 import type { MqttClient } from 'mqtt';
 import type { PublishPacket } from 'aedes';
 import { LiveOutbox } from '../../../gateway/mqtt/live.outbox.js';
-import { startHarness, sleep, closed, type Harness } from './mqtt-harness.js';
+import { startHarness, sleep, closed, connackCode, type Harness } from './mqtt-harness.js';
 import { connectPacket, subscribePacket, rawConnect } from './raw-mqtt.js';
 
 v8.setFlagsFromString('--expose-gc');
@@ -149,7 +149,8 @@ test('mqtt.live: an API user deleted, given a new key or moved to a group throug
   };
   const deletedClient = await watch(deleted.userName, deleted.apiKey);
   const rekeyedClient = await watch(rekeyed.userName, rekeyed.apiKey);
-  const tokenClient = await watch(byToken.userName, await s.token(byToken.userName, byToken.apiKey));
+  const tokenOfOldKey = await s.token(byToken.userName, byToken.apiKey);
+  const tokenClient = await watch(byToken.userName, tokenOfOldKey);
   const movedClient = await watch(moved.userName, moved.apiKey);
   const movedSeen = counter(movedClient);
 
@@ -167,6 +168,11 @@ test('mqtt.live: an API user deleted, given a new key or moved to a group throug
   t.is((await s.request('POST', `/api/users/${rekeyed.id}/apiKey`, { token: s.adminToken })).status, 200);
   t.is((await s.request('POST', `/api/users/${byToken.id}/apiKey`, { token: s.adminToken })).status, 200);
   await Promise.all([gone2, gone3]);
+  // they were closed because their credentials no longer log in: logging in again with them is refused
+  const url = `mqtt://127.0.0.1:${h.port}`;
+  t.is(await connackCode(url, { username: deleted.userName, password: deleted.apiKey, clientId: `${deleted.userName}-again` }), 4);
+  t.is(await connackCode(url, { username: rekeyed.userName, password: rekeyed.apiKey, clientId: `${rekeyed.userName}-again` }), 4);
+  t.is(await connackCode(url, { username: byToken.userName, password: tokenOfOldKey, clientId: `${byToken.userName}-again` }), 4);
 
   const store = (device: string, minute: number) => s.request('POST', `/api/devices/${device}/locations`, { token: s.adminToken, body: { location: { dateTime: `2026-03-02T10:${minute}:00Z`, latitude: 1, longitude: 2 } } });
   await store('dev1', 10);

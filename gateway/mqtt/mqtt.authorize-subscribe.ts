@@ -1,0 +1,26 @@
+/**
+ * aedes' authorizeSubscribe handler (docs/Aedes.md "Handler: authorizeSubscribe"; also run for
+ * the subscriptions a persistent session restores). A device gets its own topics, a wildcard in
+ * the device level narrowed to its id (OwnTracks subscribes to `owntracks/+/+`); an API user gets
+ * `live/…` filters, scoped per packet in authorizeForward. Anything else is answered null, which
+ * aedes turns into SUBACK return code 0x80, failure (MQTT 3.1.1 §3.9.3).
+ */
+import type { Client, Subscription } from 'aedes';
+import type { MqttContext } from './mqtt.context.js';
+import type { Identity } from './mqtt.auth.js';
+import { isLiveFilter, narrowDeviceFilter } from './mqtt.topics.js';
+
+export function authorizeSubscribe(gw: MqttContext, client: Client, sub: Subscription, done: (error: Error | null, sub?: Subscription | null) => void): void {
+  const identity = gw.sessions.get(client)?.identity;
+  const granted = identity ? grant(identity, sub) : null;
+  if (!granted) gw.logger.info({ clientId: client.id, topic: sub.topic }, 'mqtt: subscription refused');
+  done(null, granted);
+}
+
+function grant(identity: Identity, sub: Subscription): Subscription | null {
+  if (identity.kind === 'device') {
+    const topic = narrowDeviceFilter(sub.topic, identity.deviceId);
+    return topic ? { ...sub, topic } : null;
+  }
+  return isLiveFilter(sub.topic) ? sub : null;
+}
