@@ -137,9 +137,9 @@ function runTracker(o: { port: number; imei: string; account: Account; ledger: L
   })();
 }
 
-/** An MQTT device publishing QoS 1 locations; a PUBACK is an acknowledgement. */
+/** An MQTT device publishing QoS 1 locations; a PUBACK is an acknowledgement. It retries after a refused login too (CONNACK 3 while the database is down), as devices do. */
 function runMqttDevice(o: { port: number; id: string; account: Account; ledger: Ledger; stop: () => boolean; intervalMs: number; firstFixMs: number }): Promise<void> {
-  const client: MqttClient = mqtt.connect(`mqtt://127.0.0.1:${o.port}`, { clientId: o.id, username: o.id, password: MQTT_PASSWORD, reconnectPeriod: 500, connectTimeout: 5000, clean: true });
+  const client: MqttClient = mqtt.connect(`mqtt://127.0.0.1:${o.port}`, { clientId: o.id, username: o.id, password: MQTT_PASSWORD, reconnectPeriod: 500, connectTimeout: 5000, clean: true, reconnectOnConnackError: true });
   client.on('error', () => {});
   let fix = o.firstFixMs;
   return (async () => {
