@@ -31,7 +31,8 @@ const ctx = (transport: 'tcp' | 'udp', model?: string): DecodeContext => ({
   now: new Date(Date.UTC(2024, 0, 1)),
   transport,
   checksum: 'accept',
-  session: model ? { 'teltonika.model': model, 'teltonika.extended': false } : {},
+  session: {},
+  ...(model && { model }),
 });
 
 function onlyProtocolErrors(run: () => unknown): string | undefined {
