@@ -108,3 +108,24 @@ test('gt06.decoder: command responses 0x80-0x82 get no ack and unknown 0x7979 ty
   t.deepEqual(decode(Buffer.from('79790005840016bb1a0d0a', 'hex'), ctx()).replies, []);
   t.is(decode(frame78(0x08, '00'), ctx()).replies.length, 1, 'an unknown 0x7878 type is still acknowledged');
 });
+
+test('gt06.decoder: a photo chunk decoded twice (the gateway decodes again for a changed model) is counted once', (t) => {
+  const session: Record<string, unknown> = {};
+  // 0x35 photo info: time, fix, lat, lon, camera, source, format (18 bytes), size 2048, picture id 7
+  const info = decode(frame78(0x35, '00'.repeat(18) + '00000800' + '00000007'), ctx(session));
+  const requestedOffset = (reply: Buffer): number => reply.readUInt32BE(4 + 4);
+  t.is(requestedOffset(info.replies[0]), 0);
+  // 0x7979 0x36 photo data: picture id 7, offset 0, 1024 bytes
+  const content = Buffer.concat([Buffer.from('00000007' + '00000000' + '0400', 'hex'), Buffer.alloc(1024, 0xab)]);
+  const body = Buffer.concat([Buffer.from([0x79, 0x79, 0, 0, 0x36]), content, Buffer.from([0, 2])]);
+  body.writeUInt16BE(body.length - 4 + 2, 2);
+  const crc = Buffer.alloc(2);
+  crc.writeUInt16BE(crc16X25(body, 2, body.length));
+  const data = Buffer.concat([body, crc, Buffer.from([0x0d, 0x0a])]);
+  for (const time of ['first', 'second']) {
+    const r = decode(data, ctx(session));
+    t.is(r.warnings, undefined, time);
+    t.is(r.replies.length, 1, `${time}: the next chunk is asked for`);
+    t.is(requestedOffset(r.replies[0]), 1024, `${time}: from offset 1024`);
+  }
+});
