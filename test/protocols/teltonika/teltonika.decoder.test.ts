@@ -1,8 +1,8 @@
 import test from 'ava';
 import { teltonikaProtocol } from '../../../protocols/teltonika/teltonika.protocol.js';
 import { ProtocolError, type DecodeContext } from '../../../protocols/types.js';
-import { crc16Arc } from '../../../protocols/shared/crc.js';
 import { loadVectors, frameBytes } from '../../helpers/vectors.js';
+import { teltonikaFrame } from '../../helpers/frames.js';
 import { decodeVector, runVectors } from '../../helpers/vector-runner.js';
 
 const vectors = loadVectors('teltonika');
@@ -62,11 +62,7 @@ test('teltonika.decoder: IO elements become Traccar attributes in their units', 
       '00' + '08' + '03' + 'ef01' + 'f001' + '1504' + '04' + '423039' + '430fac' + 'b5000c' + 'b60009' + '01' + '100001e240' + '00' + '01',
     'hex',
   );
-  const head = Buffer.alloc(8);
-  head.writeUInt32BE(data.length, 4);
-  const crc = Buffer.alloc(4);
-  crc.writeUInt32BE(crc16Arc(data));
-  const r = teltonikaProtocol.decode!(Buffer.concat([head, data, crc]), ctx());
+  const r = teltonikaProtocol.decode!(teltonikaFrame(data), ctx());
   t.is(r.warnings, undefined);
   const m = r.messages[0];
   t.like(m.attributes, { ignition: true, motion: true, rssi: 4, power: 12.345, battery: 4.012, pdop: 1.2, hdop: 0.9, odometer: 123456 });
@@ -98,11 +94,7 @@ test('teltonika.decoder: BLE tag names end at their first NUL (sensors pad them)
   const nx = '0001' + '0224' + (tags.length / 2).toString(16).padStart(4, '0') + tags;
   const record = '0000018c2b1e3a00' + '00' + '0ba0d2c0' + '1c9c3800' + '0064' + '005a' + '09' + '0032' + '0000' + '0001' + '0000'.repeat(4) + nx;
   const data = Buffer.from('8e01' + record + '01', 'hex');
-  const head = Buffer.alloc(8);
-  head.writeUInt32BE(data.length, 4);
-  const crc = Buffer.alloc(4);
-  crc.writeUInt32BE(crc16Arc(data));
-  const r = teltonikaProtocol.decode!(Buffer.concat([head, data, crc]), ctx());
+  const r = teltonikaProtocol.decode!(teltonikaFrame(data), ctx());
   t.is(r.warnings, undefined);
   t.is(r.messages[0].attributes.tag1Name, 'TAG1');
   t.is(r.messages[0].attributes.tag2Name, 'AB');
