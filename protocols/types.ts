@@ -41,8 +41,16 @@ export interface DecodeContext {
   /** `strict`: a checksum mismatch throws ProtocolError; `accept` (default): decoded, with a warning */
   checksum: 'accept' | 'strict';
   /**
-   * Per-connection state a decoder may keep between frames (e.g. a time zone from a login).
-   * Owned by the connection; decoders read and write only their own keys.
+   * The model of the device that sent the frame, as its record names it (*ext* `model`, set by the
+   * operator), once the gateway knows the device; Traccar's device model (`setModelOverride` in its
+   * tests). No protocol reports a model the decoders could use, so it comes only from the record.
+   * Teltonika, GT06 and JT808 read it: there the model decides frame layouts and which codes mean
+   * which alarm.
+   */
+  model?: string;
+  /**
+   * Per-connection state a decoder keeps between frames (e.g. a time zone from a login). Owned by
+   * the connection; each decoder reads only keys it wrote itself (the gateway writes none).
    */
   session: Record<string, unknown>;
 }

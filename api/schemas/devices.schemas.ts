@@ -6,6 +6,15 @@ const phone = z.string().regex(/^\+[1-9]\d{6,14}$/, 'must be a phone number in i
 
 export const deviceIdSchema = z.string().min(1).max(64).regex(/^[A-Za-z0-9_.:-]+$/, 'may hold only letters, digits and _ . : -');
 
+const modelSchema = z.string().trim().min(1).max(64).openapi({
+  description:
+    "ext: the tracker's model as its maker names it (any case for GT06), e.g. `FMB920`, `VL103`, `MV710G`; absent or null: none. " +
+    'The gateway decodes the frames of Teltonika, GT06 and JT808 devices with it, because there the model decides ' +
+    'which codes mean which alarm and how some frames are laid out (e.g. Teltonika FMB models report a crash ' +
+    '(IO 247) as an `Accident` alert only when the model names an FM device; a GT06 alarm code 0x09 is `Tow` on a ' +
+    'VL103 and `Vibration` otherwise). No tracker reports its model, so it is set here.',
+});
+
 const deviceWritable = {
   name: z.string().trim().min(1).max(200),
   description: z.string().max(2000).nullable().optional(),
@@ -16,6 +25,7 @@ const deviceWritable = {
   dailySmsLimit: z.number().int().min(0).max(1_000_000).optional().openapi({ description: 'SMS the device may send per day (default 10).' }),
   alertEmails: z.array(emailSchema).max(50).optional().openapi({ description: "ext: addresses that receive this device's alert e-mails." }),
   alertPhones: z.array(phone).max(50).optional().openapi({ description: 'ext: numbers that receive its alert SMS.' }),
+  model: modelSchema.nullable().optional(),
   mqttPassword: z.string().min(8).max(200).nullable().optional().openapi({ description: 'ext, write-only: the password the device uses for MQTT.' }),
 };
 
@@ -37,6 +47,7 @@ export const deviceSchema = z
     expired: z.boolean().openapi({ description: 'ext, read-only.' }),
     protocol: z.string().nullable().openapi({ description: 'ext, read-only: protocol of the last connection.' }),
     lastConnection: z.string().nullable().openapi({ description: 'ext, read-only.' }),
+    model: modelSchema.nullable(),
     creation: z.string(),
     alertEmails: z.array(z.string()),
     alertPhones: z.array(z.string()),

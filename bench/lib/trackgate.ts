@@ -39,7 +39,7 @@ export function deviceRecord(id: string, accountId: string, nowMs: number): Devi
   return {
     id, accountId, name: `bench ${id}`, description: null, min: null, tags: {}, expiresAt: null,
     dailyEmailLimit: 10, dailySmsLimit: 10, alertEmails: [], alertPhones: [], protocol: null,
-    lastConnection: null, mqttPasswordHash: null, creation: nowMs, modification: nowMs,
+    lastConnection: null, model: null, mqttPasswordHash: null, creation: nowMs, modification: nowMs,
   };
 }
 

@@ -24,6 +24,8 @@ export interface DeviceInput {
   dailySmsLimit?: number;
   alertEmails?: string[];
   alertPhones?: string[];
+  /** the tracker's model (absent or null: none) */
+  model?: string | null;
   /** write-only; absent keeps the current one, null removes it */
   mqttPassword?: string | null;
 }
@@ -68,6 +70,7 @@ export function createDevicesService(deps: DevicesDeps) {
       expired: isExpired(r, nowMs),
       protocol: r.protocol,
       lastConnection: iso(r.lastConnection),
+      model: r.model,
       creation: isoRequired(r.creation),
       alertEmails: r.alertEmails,
       alertPhones: r.alertPhones,
@@ -141,6 +144,7 @@ export function createDevicesService(deps: DevicesDeps) {
       alertPhones: input.alertPhones ?? [],
       protocol: null,
       lastConnection: null,
+      model: input.model ?? null,
       mqttPasswordHash: input.mqttPassword ? hashDevicePassword(input.mqttPassword) : null,
       creation: nowMs,
       modification: nowMs,
@@ -191,6 +195,7 @@ export function createDevicesService(deps: DevicesDeps) {
         dailySmsLimit: input.dailySmsLimit ?? DEFAULT_DAILY_LIMIT,
         alertEmails: input.alertEmails ?? [],
         alertPhones: input.alertPhones ?? [],
+        model: input.model ?? null,
         mqttPasswordHash: input.mqttPassword === undefined ? current.mqttPasswordHash : input.mqttPassword === null ? null : hashDevicePassword(input.mqttPassword),
         modification: nowMs,
       };

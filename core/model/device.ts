@@ -13,6 +13,8 @@ export interface Device {
   expired: boolean;
   protocol: string | null;
   lastConnection: string | null;
+  /** the tracker's model as its maker names it (e.g. FMB920, VL103): decoders read some frames by it */
+  model: string | null;
   creation: string;
   alertEmails: string[];
   alertPhones: string[];
@@ -34,6 +36,8 @@ export interface DeviceRecord {
   alertPhones: string[];
   protocol: string | null;
   lastConnection: number | null;
+  /** set by the operator; the gateway decodes the device's frames with it (DecodeContext.model) */
+  model: string | null;
   mqttPasswordHash: string | null;
   creation: number;
   modification: number;

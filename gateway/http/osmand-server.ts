@@ -67,9 +67,13 @@ export function startOsmandServer(o: OsmandOptions, port: number, host: string):
     async function handle(body: Buffer): Promise<void> {
       const headers: Record<string, string | undefined> = {};
       for (const [k, v] of Object.entries(req.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+      const request = { method: req.method ?? 'GET', url: req.url ?? '/', headers, body };
+      const received = o.clock.now();
+      const decode = (model: string | undefined): HttpDecodeResult =>
+        o.protocol.decodeHttp!(request, { now: received, transport: 'http', model, checksum: o.checksum, session: {} });
       let result: HttpDecodeResult;
       try {
-        result = o.protocol.decodeHttp!({ method: req.method ?? 'GET', url: req.url ?? '/', headers, body }, { now: o.clock.now(), transport: 'http', checksum: o.checksum, session: {} });
+        result = decode(undefined);
       } catch (e) {
         bad((e as Error).message);
         return answer(400, 'malformed request\n');
@@ -78,7 +82,7 @@ export function startOsmandServer(o: OsmandOptions, port: number, host: string):
         bad(result.warnings?.at(-1) ?? `HTTP ${result.status}`);
         return answer(result.status, 'missing or invalid id or position\n');
       }
-      const outcome = await handleDecoded(o, protocol, result, {}, remote);
+      const outcome = await handleDecoded(o, protocol, result, {}, remote, decode);
       switch (outcome.kind) {
         case 'ok':
           return answer(200);
@@ -92,6 +96,9 @@ export function startOsmandServer(o: OsmandOptions, port: number, host: string):
         case 'failed':
           logStorageFailure(o.storageFailures, o.logger, now(), outcome.error, { protocol, remote });
           return answer(503, 'storage unavailable, retry\n');
+        case 'malformed':
+          bad((outcome.error as Error).message);
+          return answer(400, 'malformed request\n');
       }
     }
   });

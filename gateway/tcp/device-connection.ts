@@ -9,7 +9,7 @@
  * only garbage is closed.
  */
 import type { Socket } from 'node:net';
-import { ProtocolError, type DecodeContext, type DecodeResult, type FrameSplitter, type ProtocolModule } from '../../protocols/types.js';
+import { ProtocolError, type DecodeResult, type FrameSplitter, type ProtocolModule } from '../../protocols/types.js';
 import type { Clock } from '../../core/clock.js';
 import type { ConnectionRegistry } from './connection-registry.js';
 import { handleDecoded, type GatewayDeps } from './frame-handler.js';
@@ -44,6 +44,8 @@ export class DeviceConnection {
   private readonly remote: string;
   private readonly openedAt: number;
   private identity?: string;
+  /** the identified device's model as its record said at the last frame: the next frame is decoded with it */
+  private model?: string;
   private pumping = false;
   private closed = false;
   private closeReason?: string;
@@ -162,6 +164,12 @@ export class DeviceConnection {
     this.close('internal error');
   }
 
+  /** A frame that cannot be decoded: logged; a decoder bug (not a ProtocolError) closes the connection. */
+  private undecodable(e: unknown, frame: Buffer): void {
+    this.malformed(e, frame);
+    if (!(e instanceof ProtocolError)) this.close('decoder failure');
+  }
+
   private malformed(e: unknown, frame: Buffer): void {
     this.malformedRun++;
     if (this.malformedLog.take(this.now())) {
@@ -195,20 +203,23 @@ export class DeviceConnection {
     if (this.identity === undefined) return;
     this.o.registry.release(this.identity, this);
     this.identity = undefined;
+    this.model = undefined;
   }
 
   private async handle(frame: Buffer): Promise<void> {
-    const ctx: DecodeContext = { now: this.o.clock.now(), transport: 'tcp', deviceId: this.identity, checksum: this.o.checksum, session: this.session };
+    const now = this.o.clock.now();
+    const decode = (model: string | undefined): DecodeResult =>
+      this.o.protocol.decode!(frame, { now, transport: 'tcp', deviceId: this.identity, model, checksum: this.o.checksum, session: this.session });
+    const known = { identity: this.identity, model: this.model };
     let result: DecodeResult;
     try {
-      result = this.o.protocol.decode!(frame, ctx);
+      result = decode(known.model);
     } catch (e) {
-      this.malformed(e, frame);
-      if (!(e instanceof ProtocolError)) this.close('decoder failure');
+      this.undecodable(e, frame);
       return;
     }
     this.decoded(result, frame);
-    const outcome = await handleDecoded(this.o, this.o.protocol.name, result, { identity: this.identity }, this.socket.remoteAddress ?? null);
+    const outcome = await handleDecoded(this.o, this.o.protocol.name, result, known, this.socket.remoteAddress ?? null, decode);
     if (this.closed) return;
     switch (outcome.kind) {
       case 'ok':
@@ -218,6 +229,7 @@ export class DeviceConnection {
           this.o.registry.claim(outcome.device.id, this);
           this.o.logger.info(this.where(), 'tracker identified');
         }
+        this.model = outcome.device.model ?? undefined;
         if (result.messages.length > 0 || result.replies.length > 0) this.proven();
         for (const reply of outcome.replies) this.socket.write(reply);
         return;
@@ -242,6 +254,9 @@ export class DeviceConnection {
         logStorageFailure(this.o.storageFailures, this.o.logger, this.now(), outcome.error, { ...this.where(), dropped });
         return;
       }
+      case 'malformed':
+        this.undecodable(outcome.error, frame);
+        return;
       case 'anonymous':
         return;
     }

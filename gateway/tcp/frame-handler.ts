@@ -3,6 +3,13 @@
  * request): resolve the identity through core, store the messages through the one ingest path,
  * and only then hand back the replies that acknowledge them. It never rejects: every failure,
  * storage outages included, comes back as an outcome the caller answers (no acknowledgement).
+ *
+ * A frame is stored as decoded for its device's model (DecodeContext.model), as the device record
+ * says when the frame arrives. The caller decodes with the model it expects (the one its channel's
+ * device had at the last frame; none before the device is known, as for a datagram or an HTTP
+ * request); when the resolved device's model differs (another device, or the operator changed
+ * it), the frame is decoded again with that model before anything is stored. Decoders allow
+ * this: what a frame writes to the session is the same however often it is decoded.
  */
 import type { DecodeResult } from '../../protocols/types.js';
 import type { DeviceRecord } from '../../core/model/device.js';
@@ -25,16 +32,29 @@ export type FrameOutcome =
   | { kind: 'invalid'; identity: string; reason: string; rejection?: Buffer }
   /** no identity yet on this channel: nothing stored, nothing sent */
   | { kind: 'anonymous' }
+  /** the frame cannot be decoded for its device's model: nothing stored, nothing sent */
+  | { kind: 'malformed'; error: unknown }
   /** storage failed (looking the device up or writing): nothing acknowledged, the tracker resends */
   | { kind: 'failed'; error: unknown };
+
+/** The device already known on a channel, and the model the frame was decoded with. */
+export interface KnownDevice {
+  identity?: string;
+  model?: string;
+}
+
+/** Decodes the frame at hand again, for a device of `model`. */
+export type Redecode = (model: string | undefined) => DecodeResult;
 
 export async function handleDecoded(
   deps: GatewayDeps,
   protocol: string,
-  result: DecodeResult,
-  known: { identity?: string },
+  decoded: DecodeResult,
+  known: KnownDevice,
   remoteAddress: string | null,
+  redecode: Redecode,
 ): Promise<FrameOutcome> {
+  let result = decoded;
   const identity = result.identity ?? known.identity;
   if (identity === undefined) return { kind: 'anonymous' };
   let resolution;
@@ -46,6 +66,14 @@ export async function handleDecoded(
   if (resolution.status === 'invalid') return { kind: 'invalid', identity, reason: resolution.reason, rejection: result.rejection };
   if (resolution.status !== 'ok') return { kind: 'rejected', identity, rejection: result.rejection };
   const device = resolution.device;
+  const model = device.model ?? undefined;
+  if (model !== known.model) {
+    try {
+      result = redecode(model);
+    } catch (error) {
+      return { kind: 'malformed', error };
+    }
+  }
   // Best effort, off the acknowledgement path: a failure is logged by the directory.
   deps.directory.touch(device, protocol).catch((e: unknown) => deps.logger.warn({ err: (e as Error).message }, 'recording last connection failed'));
   if (result.messages.length) {

@@ -1,6 +1,7 @@
 /**
  * Datagram trackers (Teltonika, H02, GPS103 over UDP): every datagram names its device; the
- * reply goes back to the sender only after what it acknowledges is stored.
+ * reply goes back to the sender only after what it acknowledges is stored. A datagram is decoded
+ * before its device is known, and again with the device's model when the record names one.
  */
 import dgram from 'node:dgram';
 import { ProtocolError, type DecodeResult, type ProtocolModule } from '../../protocols/types.js';
@@ -46,20 +47,25 @@ export function startUdpListener(o: UdpOptions, port: number, host: string): Pro
 
   async function handle(msg: Buffer, rinfo: dgram.RemoteInfo): Promise<void> {
     const remote = `${rinfo.address}:${rinfo.port}`;
+    const received = o.clock.now();
+    const decode = (model: string | undefined): DecodeResult =>
+      o.protocol.decodeDatagram!(msg, { now: received, transport: 'udp', model, checksum: o.checksum, session: {} });
+    const malformed = (e: unknown): void => {
+      if (!malformedLog.take(now())) return;
+      const excerpt = e instanceof ProtocolError ? e.excerpt : msg.subarray(0, 32).toString('hex');
+      o.logger.warn({ protocol, remote, excerpt, reason: (e as Error).message }, 'malformed datagram');
+    };
     let result: DecodeResult;
     try {
-      result = o.protocol.decodeDatagram!(msg, { now: o.clock.now(), transport: 'udp', checksum: o.checksum, session: {} });
+      result = decode(undefined);
     } catch (e) {
-      if (malformedLog.take(now())) {
-        const excerpt = e instanceof ProtocolError ? e.excerpt : msg.subarray(0, 32).toString('hex');
-        o.logger.warn({ protocol, remote, excerpt, reason: (e as Error).message }, 'malformed datagram');
-      }
+      malformed(e);
       return;
     }
     if (result.checksumError && checksumLog.take(now())) {
       o.logger.warn({ protocol, remote, reason: result.checksumError }, 'checksum mismatch: datagram accepted (TRACKGATE_CHECKSUM=accept)');
     }
-    const outcome = await handleDecoded(o, protocol, result, {}, rinfo.address);
+    const outcome = await handleDecoded(o, protocol, result, {}, rinfo.address, decode);
     const send = (b: Buffer) => socket.send(b, rinfo.port, rinfo.address);
     switch (outcome.kind) {
       case 'ok':
@@ -75,6 +81,9 @@ export function startUdpListener(o: UdpOptions, port: number, host: string): Pro
         return;
       case 'failed':
         logStorageFailure(o.storageFailures, o.logger, now(), outcome.error, { protocol, remote, transport: 'udp' });
+        return;
+      case 'malformed':
+        malformed(outcome.error);
         return;
       case 'anonymous':
         return;

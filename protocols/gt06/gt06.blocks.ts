@@ -132,7 +132,7 @@ export function decodeGps(r: ByteReader, pos: Pos, env: Gt06Env, o: GpsOptions =
   if (!(flags & 0x0400)) latitude = -latitude;
   if (flags & 0x0800) longitude = -longitude;
   if (flags & 0x4000) pos.set('ignition', (flags & 0x8000) !== 0);
-  // beyond the globe means the layout was misread (e.g. a model-specific frame without `gt06.model`)
+  // beyond the globe means the layout was misread (e.g. a model-specific frame without its model)
   if (Math.abs(latitude) > 90 || Math.abs(longitude) > 180) return true;
   const course = flags & 0x03ff;
   const location: DecodedLocation = { latitudeDeg: latitude, longitudeDeg: longitude, valid: (flags & 0x1000) !== 0 };

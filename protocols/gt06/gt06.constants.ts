@@ -112,7 +112,7 @@ export const NT_MODELS: ReadonlySet<string> = new Set(['NT11', 'NT20', 'NT26', '
 export const VL_MODELS: ReadonlySet<string> = new Set(['VL103', 'LL303', 'VL512', 'G18']);
 
 export interface ModelFlags {
-  /** upper-cased model name, when the gateway passed one */
+  /** upper-cased DecodeContext.model, when the device record names one */
   model?: string;
   lw: boolean;
   seeworld: boolean;
@@ -207,7 +207,6 @@ export const AZ735_ALARMS: Readonly<Record<number, Alarm>> = {
   0xa5: 'door',
 };
 
-/** Session keys this decoder reads and writes (DecodeContext.session). */
+/** Session keys this decoder writes and reads back on later frames (DecodeContext.session). */
 export const SESSION_TZ = 'gt06.tzOffsetMin';
-export const SESSION_MODEL = 'gt06.model';
 export const SESSION_PHOTOS = 'gt06.photos';

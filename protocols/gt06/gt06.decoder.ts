@@ -4,7 +4,7 @@ import { ByteReader } from '../shared/byte-reader.js';
 import { ack, outcome, type Gt06Env, type Outcome } from './gt06.blocks.js';
 import * as C from './gt06.constants.js';
 import {
-  BASIC_VARIANTS, LOCATION_RFID_LENGTH, NT_MODELS, PROTOCOL, SESSION_MODEL, SESSION_TZ, VL_MODELS,
+  BASIC_VARIANTS, LOCATION_RFID_LENGTH, NT_MODELS, PROTOCOL, SESSION_TZ, VL_MODELS,
   type ModelFlags, type Variant,
 } from './gt06.constants.js';
 import * as M from './gt06.messages.js';
@@ -84,9 +84,8 @@ function detectVariant(frame: Buffer, extended: boolean, length: number, type: n
   return 'STANDARD';
 }
 
-function modelFlags(session: Record<string, unknown>): ModelFlags {
-  const raw = session[SESSION_MODEL];
-  const model = typeof raw === 'string' && raw ? raw.toUpperCase() : undefined;
+function modelFlags(raw: string | undefined): ModelFlags {
+  const model = raw ? raw.toUpperCase() : undefined;
   return {
     model,
     lw: model?.startsWith('LW') ?? false,
@@ -113,8 +112,9 @@ function checkCrc(frame: Buffer, headerLength: number, ctx: DecodeContext): stri
 
 /**
  * Decodes one frame as cut by the splitter: `78 78 | u8 len | type | content | serial | CRC | 0D 0A`
- * or `79 79 | u16 len | ...` (PROTOCOLS.md 3.2). Session keys: `gt06.tzOffsetMin` (set by login),
- * `gt06.model` (set by the gateway from the device model, e.g. "LW4G", "VL103", "XT40").
+ * or `79 79 | u16 len | ...` (PROTOCOLS.md 3.2). `ctx.model` (the device record's model, e.g.
+ * "LW4G", "VL103", "XT40"; any case) picks model-specific layouts and alarm meanings; the login
+ * writes the session key `gt06.tzOffsetMin`.
  */
 export function decodeGt06(frame: Buffer, ctx: DecodeContext): DecodeResult {
   if (frame.length < 5) throw new ProtocolError(PROTOCOL, 'frame shorter than its header', frame);
@@ -135,7 +135,7 @@ export function decodeGt06(frame: Buffer, ctx: DecodeContext): DecodeResult {
     dataLength: length - 5,
     serial: frame.length >= headerLength + 1 + 6 ? frame.readUInt16BE(frame.length - 6) : undefined,
     variant: detectVariant(frame, extended, length, type),
-    models: modelFlags(ctx.session),
+    models: modelFlags(ctx.model),
     tzOffsetMin: typeof tz === 'number' && Number.isFinite(tz) ? tz : 0,
     ctx,
   };

@@ -43,12 +43,13 @@ export function decodePhotoInfo(r: ByteReader, env: Gt06Env): Outcome {
 /** 0x7979 0x36 photo data: picture id, offset, u16 length, bytes; asks for the next chunk until complete. */
 export function decodePhotoData(r: ByteReader, env: Gt06Env): Outcome {
   const pictureId = r.i32();
-  r.u32(); // offset
+  const offset = r.u32();
   const chunk = r.bytes(r.u16(), 'photo chunk');
   const all = photos(env);
   const p = all[String(pictureId)];
   if (!p) return outcome(undefined);
-  p.received = Math.min(p.size, p.received + chunk.length);
+  // by the chunk's own offset, so a chunk decoded twice (or resent) is counted once
+  p.received = Math.min(p.size, Math.max(p.received, offset + chunk.length));
   if (p.received < p.size && chunk.length > 0) return outcome(undefined, [photoRequest(pictureId, p)]);
   delete all[String(pictureId)];
   return outcome(undefined);

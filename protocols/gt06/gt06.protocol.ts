@@ -3,10 +3,10 @@ import { decodeGt06 } from './gt06.decoder.js';
 import { createGt06Splitter, GT06_MAX_FRAME_BYTES } from './gt06.frame.js';
 
 /**
- * GT06 / Concox / Jimi (PROTOCOLS.md 3.2), TCP. Session keys the gateway may rely on:
- * `gt06.tzOffsetMin` (device clock offset from the login packet), `gt06.model` (set by the gateway
- * to the device model when frames differ by model: LW*, SEEWORLD, NT20/XT40..., VL103/G18..., R11,
- * QH302R), `gt06.photos` (photo transfers in progress).
+ * GT06 / Concox / Jimi (PROTOCOLS.md 3.2), TCP. `ctx.model`, the device record's model, matters
+ * where frames or alarm codes differ by model (LW*, SEEWORLD, NT20/XT40..., VL103/G18..., R11,
+ * QH302R): the GT06 login names no model. The decoder keeps `gt06.tzOffsetMin` (the device clock's
+ * offset, from the login packet) and `gt06.photos` (photo transfers in progress) in the session.
  */
 export const gt06Protocol: ProtocolModule = {
   name: 'gt06',

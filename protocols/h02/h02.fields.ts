@@ -79,9 +79,6 @@ export function decodeBattery(value: number): number | undefined {
 
 const pad = (n: number, width = 2): string => String(n).padStart(width, '0');
 
-/** `HHmmss` in UTC (R12 acknowledgement) */
-export const utcHhmmss = (d: Date): string => pad(d.getUTCHours()) + pad(d.getUTCMinutes()) + pad(d.getUTCSeconds());
-
 /** `yyyyMMddHHmmss` in UTC (V4 acknowledgements) */
 export const utcStamp = (d: Date): string =>
-  pad(d.getUTCFullYear(), 4) + pad(d.getUTCMonth() + 1) + pad(d.getUTCDate()) + utcHhmmss(d);
+  pad(d.getUTCFullYear(), 4) + pad(d.getUTCMonth() + 1) + pad(d.getUTCDate()) + pad(d.getUTCHours()) + pad(d.getUTCMinutes()) + pad(d.getUTCSeconds());

@@ -3,7 +3,7 @@ import { ProtocolError } from '../types.js';
 import { knotsToKmh } from '../shared/units.js';
 import { bcdBytes, bcdNibbles, nibbleAt } from '../shared/bcd.js';
 import { BINARY_LONG_ID, BINARY_SHORT, MARKER_BINARY, PROTOCOL } from './h02.constants.js';
-import { decodeBattery, decodeStatus, isDigits, isHex8, textDate, utcDate, utcHhmmss, utcStamp } from './h02.fields.js';
+import { decodeBattery, decodeStatus, isDigits, isHex8, textDate, utcDate, utcStamp } from './h02.fields.js';
 import { parsePositionBlock, type TextPosition } from './h02.position.js';
 
 /** A text frame `*<maker>,<id>,<type>,<fields...>#`, cut into fields. */
@@ -31,11 +31,6 @@ const text = (s: string): Buffer => Buffer.from(s, 'latin1');
 
 /** `*HQ,<id>,V4,<type>,<yyyyMMddHHmmss>#`, H02ProtocolDecoder.sendResponse */
 const v4Reply = (id: string, type: string, now: Date): Buffer => text(`*HQ,${id},V4,${type},${utcStamp(now)}#`);
-
-/** `*HQ,<id>,R12,<HHmmss>#`, sent after positions when `h02.ack` is set */
-const r12Reply = (id: string, now: Date): Buffer => text(`*HQ,${id},R12,${utcHhmmss(now)}#`);
-
-const ackEnabled = (ctx: DecodeContext): boolean => ctx.session['h02.ack'] === true;
 
 /** a report without a position: time from `ddmmyy`/`hhmmss`, alarms and attributes from the status word */
 function statusReport(status: string, ddmmyy: string, hhmmss: string, attributes: Record<string, AttributeValue>): Decoded {
@@ -82,19 +77,17 @@ export const decodeTextPosition: TextHandler = (t, ctx) => {
   checkRange(p, t.frame);
   const replies: Buffer[] = [];
   if (t.id && t.type === 'V1') replies.push(v4Reply(t.id, 'V1', ctx.now));
-  else if (t.id && ackEnabled(ctx)) replies.push(r12Reply(t.id, ctx.now));
   return { messages: [positionMessage(p)], replies, warnings: positionWarnings(p) };
 };
 
 /** V4: a command response `V4,<response...>,<position block>`, H02ProtocolDecoder PATTERN */
-export const decodeResponse: TextHandler = (t, ctx) => {
+export const decodeResponse: TextHandler = (t) => {
   for (let k = t.fields.length - 1; k >= 1; k--) {
     const p = parsePositionBlock(t.fields, k);
     if (typeof p === 'string') continue;
     checkRange(p, t.frame);
-    const replies = t.id && ackEnabled(ctx) ? [r12Reply(t.id, ctx.now)] : [];
     const result = t.fields.slice(0, k).join(',');
-    return { messages: [positionMessage(p, { result })], replies, warnings: positionWarnings(p) };
+    return { messages: [positionMessage(p, { result })], replies: [], warnings: positionWarnings(p) };
   }
   return { messages: [{ alarms: [], attributes: { result: t.payload } }], replies: [] };
 };
@@ -167,7 +160,7 @@ export const decodeNothing: TextHandler = () => ({ messages: [], replies: [] });
  * battery u8, lon DDDMM.MMMM + flags nibble (5 bytes), speed 3 digits (knots) + course 3 digits,
  * status u32.
  */
-export function decodeBinaryPosition(frame: Buffer, ctx: DecodeContext): DecodeResult {
+export function decodeBinaryPosition(frame: Buffer): DecodeResult {
   if (frame.length < BINARY_SHORT) fail(`binary frame of ${frame.length} bytes, need ${BINARY_SHORT}`, frame);
   const idBytes = frame[0] === MARKER_BINARY && frame.length === BINARY_LONG_ID ? 8 : 5;
   const id = frame.subarray(1, 1 + idBytes).toString('hex').slice(0, idBytes === 8 ? 15 : 10);
@@ -205,6 +198,5 @@ export function decodeBinaryPosition(frame: Buffer, ctx: DecodeContext): DecodeR
     alarms: status.alarms,
     attributes: { ...(battery === undefined ? {} : { batteryLevel: battery }), ...status.attributes },
   };
-  const replies = ackEnabled(ctx) ? [r12Reply(id, ctx.now)] : [];
-  return { identity: id, messages: [message], replies, ...(warnings.length ? { warnings } : {}) };
+  return { identity: id, messages: [message], replies: [], ...(warnings.length ? { warnings } : {}) };
 }

@@ -7,8 +7,9 @@ import { createH02Splitter } from './h02.frame.js';
  * H02 (SinoTrack ST-90x and similar), PROTOCOLS.md §3.3. TCP and UDP: a UDP datagram is one frame,
  * decoded the same way.
  *
- * Session keys (ctx.session): `h02.ack` = true sends `*HQ,<id>,R12,<HHmmss>#` after positions
- * (Traccar's `h02.ack`). A fixed binary frame length (Traccar's `h02.messageLength`) is an option of
+ * Positions other than V1 get no reply: Traccar's server-wide `h02.ack` (an `R12` reply after each
+ * position, off by default) is not offered, as no device record or frame says a tracker wants it.
+ * A fixed binary frame length (Traccar's `h02.messageLength`) is an option of
  * `createH02Splitter({ messageLength })`; `createSplitter` auto-detects 32 or 45 bytes.
  */
 export const h02Protocol: ProtocolModule = {

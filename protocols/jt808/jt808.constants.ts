@@ -57,9 +57,7 @@ export const ESCAPE = 0x7d;
 /** JT/T 808 device clocks run on Beijing time unless configured otherwise (Traccar default "GMT+8") */
 export const DEFAULT_UTC_OFFSET_MINUTES = 8 * 60;
 
-/** Session keys this protocol reads or writes (DecodeContext.session). */
-export const SESSION_MODEL = 'jt808.model';
-export const SESSION_UTC_OFFSET = 'jt808.utcOffsetMinutes';
+/** Session key this protocol writes (DecodeContext.session). */
 export const SESSION_TERMINAL_ID = 'jt808.terminalId';
 
 /** Model families whose alarm DWORD or extras differ (Traccar `Jt808ProtocolDecoder`). */

@@ -3,7 +3,7 @@ import { xor8 } from '../shared/crc.js';
 import { ProtocolError, type DecodeContext, type DecodeResult } from '../types.js';
 import {
   ATTR_BODY_LENGTH_MASK, ATTR_SUBPACKAGE, ATTR_VERSION, DEFAULT_UTC_OFFSET_MINUTES, DELIMITER, DELIMITER_ALT, ESCAPE,
-  MSG, SESSION_MODEL, SESSION_TERMINAL_ID, SESSION_UTC_OFFSET,
+  MSG, SESSION_TERMINAL_ID,
 } from './jt808.constants.js';
 import { decodeTerminalId, type Jt808Context, type Jt808Header } from './jt808.fields.js';
 import { unescapeFrame } from './jt808.frame.js';
@@ -103,16 +103,8 @@ function decodeText(frame: Buffer, ctx: DecodeContext): DecodeResult {
 }
 
 function contextFor(header: Jt808Header, ctx: DecodeContext, warnings: string[]): Jt808Context {
-  const model = ctx.session[SESSION_MODEL];
-  const offset = ctx.session[SESSION_UTC_OFFSET];
-  const c: Jt808Context = {
-    ctx,
-    header,
-    utcOffsetMinutes: typeof offset === 'number' && Number.isFinite(offset) ? offset : DEFAULT_UTC_OFFSET_MINUTES,
-    replies: [],
-    warnings,
-  };
-  if (typeof model === 'string' && model) c.model = model;
+  const c: Jt808Context = { ctx, header, utcOffsetMinutes: DEFAULT_UTC_OFFSET_MINUTES, replies: [], warnings };
+  if (ctx.model) c.model = ctx.model;
   return c;
 }
 

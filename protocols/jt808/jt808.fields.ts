@@ -24,9 +24,9 @@ export interface Jt808Header {
 export interface Jt808Context {
   ctx: DecodeContext;
   header: Jt808Header;
-  /** device model override (session `jt808.model`): some models remap alarms and extras */
+  /** the device record's model (DecodeContext.model): some models remap alarms and extras */
   model?: string;
-  /** device clock offset from UTC (session `jt808.utcOffsetMinutes`, default GMT+8) */
+  /** device clock offset from UTC: GMT+8, as JT/T 808 devices keep Beijing time (Traccar's default) */
   utcOffsetMinutes: number;
   replies: Buffer[];
   warnings: string[];

@@ -5,12 +5,12 @@ import { createJt808Splitter, MAX_FRAME_BYTES } from './jt808.frame.js';
 /**
  * JT/T 808 (2013 and 2019), the Chinese national standard used by many 4G trackers and dashcams.
  *
- * Session keys (DecodeContext.session), all optional:
- * - `jt808.model` (string, set by the gateway from the device's model): models whose alarm bits or
- *   extras differ, e.g. `G-360P`, `GL100`, `JC371`, `MV710G`, `VL300` (Traccar's model override).
- * - `jt808.utcOffsetMinutes` (number): the device clock's offset; default 480 (GMT+8, as Traccar).
- * - `jt808.terminalId` (string, written by the decoder): the terminal id as sent, zero-padded;
- *   `identity` is the same id without leading zeros (Traccar tries both, stripped first).
+ * `ctx.model`, the device record's model, names models whose alarm bits or extras differ, e.g.
+ * `G-360P`, `GL100`, `JC371`, `MV710G`, `VL300` (Traccar's model override); the registration's own
+ * model field is the maker's free text, not these names. Device clocks are read as GMT+8 (Beijing
+ * time, Traccar's default). The decoder writes the session key `jt808.terminalId`: the terminal
+ * id as sent, zero-padded; `identity` is the same id without leading zeros (Traccar tries both,
+ * stripped first).
  *
  * `decode` takes splitter output (delimiters kept, escaping reversed); a raw captured frame that is
  * still escaped is recognised by its body length, so `trackgate decode` accepts either.

@@ -9,15 +9,6 @@ export const MAX_BODY_BYTES = 64 * 1024;
 /** attributes kept from one request's free-form keys */
 export const MAX_ATTRIBUTES = 200;
 
-/**
- * Session keys (DecodeContext.session), optional:
- * `osmand.speedUnit`: unit of the query `speed` parameter, `kn` (default, as Traccar's `osmand.speed`),
- * `kmh`, `mps` or `mph`. JSON (Transistorsoft) speeds are always m/s.
- */
-export const SESSION_SPEED_UNIT = 'osmand.speedUnit';
-export type SpeedUnit = 'kn' | 'kmh' | 'mps' | 'mph';
-export const DEFAULT_SPEED_UNIT: SpeedUnit = 'kn';
-
 /** `LC` logging codes of French OsmAnd-speaking trackers (Traccar `translateLoggingCode`) */
 export const LOGGING_CODES: Readonly<Record<number, string>> = {
   0x01: 'Réinitialisation quotidienne',

@@ -1,11 +1,7 @@
 import { ProtocolError, type DecodeContext, type DecodeResult, type HttpDecodeResult, type HttpRequestLike } from '../types.js';
-import {
-  DEFAULT_SPEED_UNIT, MAX_BODY_BYTES, SESSION_SPEED_UNIT, STATUS_BAD_REQUEST, STATUS_OK, type SpeedUnit,
-} from './osmand.constants.js';
+import { MAX_BODY_BYTES, STATUS_BAD_REQUEST, STATUS_OK } from './osmand.constants.js';
 import { decodeJson, decodeQuery, type Outcome } from './osmand.messages.js';
 import { requestFromFrame } from './osmand.request.js';
-
-const SPEED_UNITS: readonly SpeedUnit[] = ['kn', 'kmh', 'mps', 'mph'];
 
 function header(request: HttpRequestLike, name: string): string | undefined {
   const key = Object.keys(request.headers).find((k) => k.toLowerCase() === name);
@@ -30,15 +26,10 @@ function isJson(request: HttpRequestLike): boolean {
   return ![...queryOf(request.url).keys()].length && request.body.toString('utf8').trimStart().startsWith('{');
 }
 
-function speedUnit(ctx: DecodeContext): SpeedUnit {
-  const unit = ctx.session[SESSION_SPEED_UNIT];
-  return SPEED_UNITS.includes(unit as SpeedUnit) ? (unit as SpeedUnit) : DEFAULT_SPEED_UNIT;
-}
-
 /** request format -> decoder */
 const FORMATS: Readonly<Record<'json' | 'query', (request: HttpRequestLike, ctx: DecodeContext) => Outcome>> = {
   json: (request) => decodeJson(request.body.toString('utf8')),
-  query: (request, ctx) => decodeQuery(paramsOf(request), speedUnit(ctx), ctx.now),
+  query: (request, ctx) => decodeQuery(paramsOf(request), ctx.now),
 };
 
 /**

@@ -1,9 +1,9 @@
 import { isAlarm } from '../../core/model/alarm.js';
 import { NetworkInfo } from '../shared/network.js';
-import { knotsToKmh, mphToKmh, mpsToKmh } from '../shared/units.js';
+import { knotsToKmh, mpsToKmh } from '../shared/units.js';
 import type { AttributeValue, DecodedLocation, DecodedMessage } from '../types.js';
 import {
-  LOGGING_CODE_ALARMS, LOGGING_CODE_RANGES, LOGGING_CODES, MAX_ATTRIBUTES, STATUS_BAD_REQUEST, STATUS_OK, type SpeedUnit,
+  LOGGING_CODE_ALARMS, LOGGING_CODE_RANGES, LOGGING_CODES, MAX_ATTRIBUTES, STATUS_BAD_REQUEST, STATUS_OK,
 } from './osmand.constants.js';
 
 /** What one request decodes to, before it becomes an HttpDecodeResult. */
@@ -26,13 +26,6 @@ function parseInteger(value: string, radix = 10): number | undefined {
   const pattern = radix === 16 ? /^[+-]?[0-9a-fA-F]+$/ : /^[+-]?\d+$/;
   return pattern.test(value) ? Number.parseInt(value, radix) : undefined;
 }
-
-const SPEED_TO_KMH: Readonly<Record<SpeedUnit, (v: number) => number>> = {
-  kn: knotsToKmh,
-  kmh: (v) => v,
-  mps: mpsToKmh,
-  mph: mphToKmh,
-};
 
 /** a free-form key becomes an attribute; `__proto__` never does */
 function setAttribute(attributes: Record<string, AttributeValue>, key: string, value: AttributeValue, warnings: string[]): void {
@@ -96,7 +89,6 @@ interface QueryState {
   lat?: number;
   lon?: number;
   net: NetworkInfo;
-  speedUnit: SpeedUnit;
   warnings: string[];
   /** why the request is a bad request */
   error?: string;
@@ -158,8 +150,9 @@ const PARAMS: Readonly<Record<string, ParamHandler>> = {
     if (!mac || signal === undefined) s.warnings.push(`wifi ${v} is not mac,rssi`);
     else s.net.addWifi(mac.replaceAll('-', ':'), signal);
   },
-  speed: number((n, s) => { if (n >= 0) s.fields.speedKmh = SPEED_TO_KMH[s.speedUnit](n); }),
-  s: number((n, s) => { if (n >= 0) s.fields.speedKmh = SPEED_TO_KMH[s.speedUnit](n); }),
+  // knots, as Traccar Client and the OsmAnd protocol send it (Traccar's `osmand.speed` default)
+  speed: number((n, s) => { if (n >= 0) s.fields.speedKmh = knotsToKmh(n); }),
+  s: number((n, s) => { if (n >= 0) s.fields.speedKmh = knotsToKmh(n); }),
   bearing: course,
   heading: course,
   altitude: number((n, s) => { s.fields.altitudeM = n; }),
@@ -207,8 +200,8 @@ function freeForm(value: string, s: QueryState, key: string): void {
  * `timestamp` or `d` the fix time is `receivedAt` (Traccar sets the server's time too), so the
  * simplest integrations (`?id=…&lat=…&lon=…`) are stored as received.
  */
-export function decodeQuery(params: URLSearchParams, speedUnit: SpeedUnit, receivedAt: Date): Outcome {
-  const s: QueryState = { m: { alarms: [], attributes: {} }, fields: {}, valid: true, net: new NetworkInfo(), speedUnit, warnings: [] };
+export function decodeQuery(params: URLSearchParams, receivedAt: Date): Outcome {
+  const s: QueryState = { m: { alarms: [], attributes: {} }, fields: {}, valid: true, net: new NetworkInfo(), warnings: [] };
   for (const [key, value] of params) {
     if (value === '') continue;
     const handler = Object.hasOwn(PARAMS, key) ? PARAMS[key] : freeForm;

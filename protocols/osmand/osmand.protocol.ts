@@ -14,7 +14,8 @@ import { decodeOsmAndFrame, decodeOsmAndHttp } from './osmand.decoder.js';
  * whole raw HTTP request. A request that would get 400 throws ProtocolError (exit 1). The
  * `tcp` transport is not offered: `decode` exists for captured requests only.
  *
- * Session key `osmand.speedUnit` (`kn` default, `kmh`, `mps`, `mph`): the unit of the query `speed`.
+ * The query `speed` is always knots (Traccar's `osmand.speed` default, what Traccar Client sends):
+ * no request says otherwise, so a per-server unit would be right for some apps and wrong for others.
  */
 export const osmandProtocol: ProtocolModule = {
   name: 'osmand',

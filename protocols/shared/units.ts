@@ -1,11 +1,9 @@
 /** Unit conversions at the decoder boundary. */
 export const KMH_PER_KNOT = 1.852;
 export const KMH_PER_MPS = 3.6;
-export const KMH_PER_MPH = 1.609344;
 
 export const knotsToKmh = (knots: number): number => knots * KMH_PER_KNOT;
 export const mpsToKmh = (mps: number): number => mps * KMH_PER_MPS;
-export const mphToKmh = (mph: number): number => mph * KMH_PER_MPH;
 
 /** `DDMM.MMMM` / `DDDMM.MMMM` (NMEA style) to decimal degrees. */
 export function nmeaToDeg(value: number): number {

@@ -21,10 +21,6 @@ export const SERIAL_TYPE_CAMERA = 0x0d;
 /** GH3000 times count from 2007-01-01 00:00:00 UTC */
 export const GH3000_EPOCH_S = 1167609600;
 
-/** Session keys a gateway may set: the device model (gates FM-only IOs and alarms), and `protocol.extended`. */
-export const SESSION_MODEL = 'teltonika.model';
-export const SESSION_EXTENDED = 'teltonika.extended';
-
 /** What one AVL record decodes into while its IO elements are read. */
 export interface RecordState {
   attributes: Record<string, AttributeValue>;

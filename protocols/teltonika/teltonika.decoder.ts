@@ -3,7 +3,7 @@ import { ProtocolError } from '../types.js';
 import { ByteReader } from '../shared/byte-reader.js';
 import { crc16Arc } from '../shared/crc.js';
 import {
-  CODEC_8, CODEC_8_EXT, CODEC_12, CODEC_13, CODEC_16, CODEC_GH3000, PROTOCOL, SESSION_EXTENDED, SESSION_MODEL,
+  CODEC_8, CODEC_8_EXT, CODEC_12, CODEC_13, CODEC_16, CODEC_GH3000, PROTOCOL,
 } from './teltonika.constants.js';
 import {
   decodeAvlRecord, decodeCommandResponseRecord, decodeGh3000Record, decodeSerialRecord,
@@ -34,12 +34,7 @@ interface AvlData {
 }
 
 function recordOptions(codec: number, ctx: DecodeContext): RecordOptions {
-  const model = ctx.session[SESSION_MODEL];
-  return {
-    codec,
-    model: typeof model === 'string' && model ? model : undefined,
-    extended: ctx.session[SESSION_EXTENDED] === true,
-  };
+  return { codec, model: ctx.model || undefined };
 }
 
 /** `codec u8 | N1 u8 | records | N2 u8` */

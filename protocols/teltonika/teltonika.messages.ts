@@ -10,10 +10,8 @@ import {
 /** How the records of one AVL packet are read. */
 export interface RecordOptions {
   codec: number;
-  /** device model, e.g. FMB130: enables FM-only IO meanings and alarms */
+  /** device model (DecodeContext.model), e.g. FMB130: enables FM-only IO meanings and alarms */
   model?: string;
-  /** Traccar `protocol.extended`: a group of 16-byte IO values follows the 8-byte group */
-  extended: boolean;
 }
 
 export type RecordDecoder = (r: ByteReader, o: RecordOptions) => DecodedMessage | undefined;
@@ -70,10 +68,6 @@ function readIoGroups(r: ByteReader, s: RecordState, o: RecordOptions, widths: n
         decodeIo(s, ioId, value, o);
       }
     }
-  }
-  if (o.extended) {
-    const n = count();
-    for (let j = 0; j < n; j++) s.attributes[`io${id()}`] = r.bytes(16, '16-byte io').toString('hex');
   }
 }
 

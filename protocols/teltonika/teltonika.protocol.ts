@@ -4,9 +4,10 @@ import { TELTONIKA_MAX_FRAME_BYTES, createTeltonikaSplitter } from './teltonika.
 
 /**
  * Teltonika FMB/FMC/FMM/GH (Codec 7, 8, 8E, 12, 13, 16) over TCP and UDP; PROTOCOLS.md §3.1.
- * Session keys read (set by the gateway when known): `teltonika.model` (e.g. "FMB130", enables the
- * FM-only IO meanings and alarms 175/246/247/249/251/252) and `teltonika.extended` (Traccar's
- * `protocol.extended`: 16-byte IO group present).
+ * `ctx.model` (the device record's model, e.g. "FMB130") enables the FM-only IO meanings and the
+ * alarms 175/246/247/249/251/252: other models use those IO ids for other things. Traccar's
+ * server-wide `teltonika.extended` (a group of 16-byte IO values after the 8-byte group, a firmware
+ * variant no device announces) is not supported: such a frame is malformed here.
  */
 export const teltonikaProtocol: ProtocolModule = {
   name: 'teltonika',

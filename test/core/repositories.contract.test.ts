@@ -25,7 +25,7 @@ async function openFresh(t: { teardown(fn: () => unknown): void }, backend: Back
 
 const dev = (id: string, expiresAt: number | null = null): DeviceRecord => ({
   id, accountId: 'acc', name: id, description: null, min: null, tags: {}, expiresAt, dailyEmailLimit: 10, dailySmsLimit: 10,
-  alertEmails: [], alertPhones: [], protocol: null, lastConnection: null, mqttPasswordHash: null, creation: 0, modification: 0,
+  alertEmails: [], alertPhones: [], protocol: null, lastConnection: null, model: null, mqttPasswordHash: null, creation: 0, modification: 0,
 });
 
 const loc = (deviceId: string, t: number, lat = 1) => ({ deviceId, dateTime: t, serverTime: 5, location: { dateTime: new Date(t).toISOString(), latitude: lat, longitude: 2 } });

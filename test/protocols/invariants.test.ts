@@ -1,21 +1,15 @@
 import test from 'ava';
 import { protocols } from '../../protocols/index.js';
-import type { DecodeContext, DecodeResult } from '../../protocols/types.js';
-import { loadVectors, frameBytes, type Vector } from '../helpers/vectors.js';
+import type { DecodeResult } from '../../protocols/types.js';
+import { loadVectors, type Vector } from '../helpers/vectors.js';
+import { decodeVector } from '../helpers/vector-runner.js';
 
 // STYLE.md convention 4: every decoded position of every protocol passes the same sanity checks.
 const NOW = new Date();
 
-function decodeVector(name: string, v: Vector): DecodeResult | undefined {
-  const p = protocols[name];
-  const ctx: DecodeContext = { now: NOW, transport: v.transport, checksum: 'accept', session: {}, deviceId: '123456789012345' };
+function decoded(name: string, v: Vector): DecodeResult | undefined {
   try {
-    if (v.transport === 'http' && p.decodeHttp && typeof v.frame !== 'string') {
-      const f = v.frame;
-      return p.decodeHttp({ method: f.method, url: f.uri, headers: Object.fromEntries(Object.entries(f.headers ?? {}).map(([k, x]) => [k.toLowerCase(), x])), body: Buffer.from(f.body ?? '') }, ctx);
-    }
-    if (v.transport === 'udp' && p.decodeDatagram) return p.decodeDatagram(frameBytes(v), ctx);
-    return p.decode?.(frameBytes(v), ctx);
+    return decodeVector(protocols[name], v, NOW);
   } catch {
     return undefined;
   }
@@ -25,7 +19,7 @@ for (const name of Object.keys(protocols)) {
   test(`${name}: every decoded position passes the shared invariants`, (t) => {
     let checked = 0;
     for (const v of loadVectors(name).filter((x) => x.test_kind === 'decoder')) {
-      const result = decodeVector(name, v);
+      const result = decoded(name, v);
       for (const m of result?.messages ?? []) {
         if (m.fixTime) {
           t.true(m.fixTime.getTime() > Date.UTC(2000, 0, 1) || !m.location, `line ${v.line}: fix time after 2000`);

@@ -2,12 +2,14 @@ import type { Knex } from 'knex';
 import * as m001 from './001-initial.js';
 import * as m002 from './002-unknown-devices.js';
 import * as m003 from './003-outbox.js';
+import * as m004 from './004-device-model.js';
 
 /** Every migration, in order. Adding one is a new file and one line here. */
 const migrations: Record<string, Knex.Migration> = {
   '001-initial': m001,
   '002-unknown-devices': m002,
   '003-outbox': m003,
+  '004-device-model': m004,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

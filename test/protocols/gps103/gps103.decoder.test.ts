@@ -1,91 +1,11 @@
-import test, { type ExecutionContext } from 'ava';
+import test from 'ava';
 import { gps103Protocol } from '../../../protocols/gps103/gps103.protocol.js';
-import { ProtocolError, type DecodeContext, type DecodeResult, type DecodedMessage } from '../../../protocols/types.js';
-import { loadVectors, frameBytes, type Vector, vectorTime, vectorValue } from '../../helpers/vectors.js';
+import { ProtocolError, type DecodeContext, type DecodeResult } from '../../../protocols/types.js';
+import { runVectors } from '../../helpers/vector-runner.js';
 
-const vectors = loadVectors('gps103');
 const NOW = new Date();
 
-/** Vectors this decoder cannot pass, by line, with the reason. Keep empty. */
-const KNOWN_FAILURES: Record<number, string> = {};
-
-/** GPS103 vectors need no decoder state (`setup` is never set for them). */
-function sessionFor(): Record<string, unknown> {
-  return {};
-}
-
-function decodeVector(v: Vector): DecodeResult {
-  const ctx: DecodeContext = { now: NOW, transport: v.transport, checksum: 'accept', session: sessionFor() };
-  const frame = frameBytes(v);
-  return v.transport === 'udp' ? gps103Protocol.decodeDatagram!(frame, ctx) : gps103Protocol.decode!(frame, ctx);
-}
-
-function assertPosition(t: ExecutionContext, m: DecodedMessage | undefined, e: Record<string, unknown>): void {
-  t.truthy(m?.location, 'a message with a location');
-  if (!m?.location) return;
-  if (typeof e.time === 'string') t.is(m.fixTime && vectorTime(m.fixTime), e.time);
-  if (typeof e.valid === 'boolean') t.is(m.location.valid, e.valid);
-  if (typeof e.lat === 'number') t.true(Math.abs(m.location.latitudeDeg - e.lat) < 1e-5, `lat ${m.location.latitudeDeg}`);
-  if (typeof e.lon === 'number') t.true(Math.abs(m.location.longitudeDeg - e.lon) < 1e-5, `lon ${m.location.longitudeDeg}`);
-}
-
-/** These decoders report satellites on the location; the vectors name them `sat`. */
-function attributeOf(m: DecodedMessage, key: string): unknown {
-  return key === 'sat' ? (m.attributes.sat ?? m.location?.satellites) : vectorValue(m, key);
-}
-
-function assertExpectation(t: ExecutionContext, v: Vector, r: DecodeResult): void {
-  const e = v.expect;
-  switch (e.assert) {
-    case 'position':
-      assertPosition(t, r.messages.find((m) => m.location), e);
-      break;
-    case 'positions':
-      t.true(r.messages.length > 0, 'at least one message');
-      if (e.checkLocation !== false) for (const m of r.messages) t.truthy(m.location, 'every message has a location');
-      break;
-    case 'attribute': {
-      const actual = attributeOf(r.messages[0] ?? { alarms: [], attributes: {} }, String(e.key));
-      if (typeof e.value === 'number' && typeof actual === 'number') t.true(Math.abs(actual - e.value) < 1e-3, `${String(e.key)}=${actual}`);
-      else t.deepEqual(actual, e.value);
-      break;
-    }
-    case 'attributes':
-      t.true(r.messages.some((m) => Object.keys(m.attributes).length > 0), 'a message with attributes');
-      break;
-    case 'null':
-      t.is(r.messages.length, 0);
-      break;
-    case 'notNull':
-      t.true(r.messages.length > 0 || r.identity !== undefined);
-      break;
-    default:
-      t.fail(`unknown assertion ${e.assert}`);
-  }
-  if (v.ack) {
-    const ack = v.ack.encoding === 'hex' ? Buffer.from(v.ack.data, 'hex') : Buffer.from(v.ack.data, 'latin1');
-    t.deepEqual(Buffer.concat(r.replies).toString('hex'), ack.toString('hex'), 'ack bytes');
-  }
-}
-
-for (const v of vectors) {
-  const title = `gps103.decoder: vector line ${v.line} (${v.kind}, ${v.expect.assert}, ${v.transport})`;
-  // encoder vectors (server -> device commands) are out of scope for a decoder
-  if (v.test_kind === 'encoder') continue;
-  if (KNOWN_FAILURES[v.line]) {
-    test.failing(`${title}: ${KNOWN_FAILURES[v.line]}`, (t) => assertExpectation(t, v, decodeVector(v)));
-    continue;
-  }
-  if (v.test_kind === 'frame_decoder') {
-    test(title, (t) => {
-      const frames = gps103Protocol.createSplitter!().push(frameBytes(v));
-      if (v.expect.assert === 'null') t.is(frames.length, 0);
-      else t.is(frames[0]?.toString('hex'), String(v.expect.frame_out ?? v.frame_out).toLowerCase());
-    });
-    continue;
-  }
-  test(title, (t) => assertExpectation(t, v, decodeVector(v)));
-}
+runVectors(gps103Protocol, { now: NOW });
 
 const ctx = (over: Partial<DecodeContext> = {}): DecodeContext => ({ now: NOW, transport: 'tcp', checksum: 'accept', session: {}, ...over });
 const decodeText = (s: string, c = ctx()): DecodeResult => gps103Protocol.decode!(Buffer.from(s, 'latin1'), c);

@@ -1,8 +1,8 @@
 import test from 'ava';
 import { gps103Protocol } from '../../../protocols/gps103/gps103.protocol.js';
-import { ProtocolError, type DecodeContext } from '../../../protocols/types.js';
+import type { DecodeContext } from '../../../protocols/types.js';
 import { loadVectors, frameBytes } from '../../helpers/vectors.js';
-import { prng } from '../../helpers/fuzz.js';
+import { fuzzSplitter, onlyProtocolErrors, prng } from '../../helpers/fuzz.js';
 
 
 const real = loadVectors('gps103').filter((v) => v.test_kind === 'decoder').map(frameBytes);
@@ -31,15 +31,6 @@ function mutate(rand: () => number, src: Buffer): Buffer {
 
 const ctx: DecodeContext = { now: new Date(Date.UTC(2024, 0, 1)), transport: 'tcp', checksum: 'accept', session: {} };
 
-function onlyProtocolErrors(run: () => unknown): string | undefined {
-  try {
-    run();
-    return undefined;
-  } catch (e) {
-    return e instanceof ProtocolError ? undefined : String((e as Error)?.stack ?? e);
-  }
-}
-
 test('gps103.fuzz: the decoder throws nothing but ProtocolError on mutated and random sentences', (t) => {
   const rand = prng(0x103);
   const started = Date.now();
@@ -60,22 +51,12 @@ test('gps103.fuzz: a hostile alternative report does not backtrack for long', (t
 
 test('gps103.fuzz: the splitter stays bounded and its frames decode or throw ProtocolError', (t) => {
   const rand = prng(7);
-  const max = gps103Protocol.maxFrameBytes;
-  const s = gps103Protocol.createSplitter!();
   const started = Date.now();
-  for (let i = 0; i < 4000; i++) {
-    const data = mutate(rand, real[i % real.length]);
-    for (let off = 0; off < data.length; ) {
-      const n = 1 + Math.floor(rand() * 64);
-      const frames = s.push(data.subarray(off, off + n));
-      off += n;
-      t.true(s.buffered <= max, 'bounded buffer');
-      for (const f of frames) {
-        t.true(f.length <= max);
-        const problem = onlyProtocolErrors(() => gps103Protocol.decode!(f, ctx));
-        if (problem) return t.fail(`frame ${JSON.stringify(f.toString('latin1'))}: ${problem}`);
-      }
-    }
-  }
+  fuzzSplitter(t, {
+    protocol: gps103Protocol, rand, rounds: 4000,
+    input: (i) => mutate(rand, real[i % real.length]),
+    decode: (f) => gps103Protocol.decode!(f, ctx),
+    show: (f) => JSON.stringify(f.toString('latin1')),
+  });
   t.true(Date.now() - started < 30_000, 'finishes quickly');
 });

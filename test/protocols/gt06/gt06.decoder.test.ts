@@ -1,102 +1,18 @@
-import test, { type ExecutionContext } from 'ava';
+import test from 'ava';
 import { gt06Protocol } from '../../../protocols/gt06/gt06.protocol.js';
-import { createGt06Splitter } from '../../../protocols/gt06/gt06.frame.js';
 import { crc16X25 } from '../../../protocols/shared/crc.js';
-import { ProtocolError, type DecodeContext, type DecodedMessage, type DecodeResult } from '../../../protocols/types.js';
-import { loadVectors, frameBytes, type Vector, vectorTime, vectorValue } from '../../helpers/vectors.js';
+import { ProtocolError, type DecodeContext } from '../../../protocols/types.js';
+import { loadVectors, frameBytes } from '../../helpers/vectors.js';
+import { runVectors } from '../../helpers/vector-runner.js';
 
 const NOW = new Date(Date.UTC(2026, 10, 21, 8, 9, 10));
 const decode = gt06Protocol.decode!;
-
-/** Vectors this decoder cannot pass, by line, with the reason. Kept empty on purpose. */
-const KNOWN_FAILURES: Record<number, string> = {};
 
 function ctx(session: Record<string, unknown> = {}, checksum: DecodeContext['checksum'] = 'accept'): DecodeContext {
   return { now: NOW, transport: 'tcp', checksum, session };
 }
 
-/** `decoder.setModelOverride("X")` in a vector's setup becomes the `gt06.model` session key */
-function sessionFor(v: Vector): Record<string, unknown> {
-  const session: Record<string, unknown> = {};
-  for (const line of [v.setup ?? []].flat()) {
-    const m = /setModelOverride\("([^"]*)"\)/.exec(line);
-    if (m) session['gt06.model'] = m[1];
-  }
-  return session;
-}
-
-function checkPosition(t: ExecutionContext, m: DecodedMessage | undefined, e: Record<string, unknown>, where: string): void {
-  t.truthy(m?.location, `${where}: a message with a location`);
-  if (!m?.location) return;
-  const l = m.location;
-  t.true(Math.abs(l.latitudeDeg) <= 90 && Math.abs(l.longitudeDeg) <= 180, `${where}: lat/lon in range`);
-  if (l.speedKmh !== undefined) t.true(l.speedKmh >= 0 && l.speedKmh / 1.852 <= 869, `${where}: speed 0-869 kn`);
-  if (l.courseDeg !== undefined) t.true(l.courseDeg >= 0 && l.courseDeg <= 360, `${where}: course 0-360`);
-  if (m.fixTime) t.true(m.fixTime.getTime() > Date.UTC(1999, 0, 1), `${where}: time after 1999`);
-  if (typeof e.time === 'string') t.is(m.fixTime && vectorTime(m.fixTime), e.time, `${where}: time`);
-  if (typeof e.valid === 'boolean') t.is(l.valid, e.valid, `${where}: valid`);
-  if (typeof e.lat === 'number') t.true(Math.abs(l.latitudeDeg - e.lat) < 1e-5, `${where}: lat ${l.latitudeDeg}`);
-  if (typeof e.lon === 'number') t.true(Math.abs(l.longitudeDeg - e.lon) < 1e-5, `${where}: lon ${l.longitudeDeg}`);
-}
-
-function checkExpect(t: ExecutionContext, v: Vector, r: DecodeResult): void {
-  const e = v.expect;
-  const where = `line ${v.line}`;
-  switch (e.assert) {
-    case 'position':
-      checkPosition(t, r.messages.find((m) => m.location), e, where);
-      break;
-    case 'positions':
-      t.true(r.messages.length > 0, `${where}: positions`);
-      if (e.checkLocation !== false) {
-        for (const m of r.messages) checkPosition(t, m, (e.appliesTo as Record<string, unknown>) ?? {}, where);
-      }
-      break;
-    case 'attributes':
-      t.true(r.messages.some((m) => Object.keys(m.attributes).length > 0), `${where}: non-empty attributes`);
-      break;
-    case 'attribute': {
-      t.true(r.messages.length > 0, `${where}: a message`);
-      const actual = r.messages[0] && vectorValue(r.messages[0], String(e.key));
-      if (e.value === null) t.is(actual, undefined, `${where}: no ${String(e.key)}`);
-      else if (typeof e.value === 'number' && typeof actual === 'number') {
-        t.true(Math.abs(actual - e.value) <= 1e-6 * Math.max(1, Math.abs(e.value)), `${where}: ${String(e.key)} ${actual} vs ${e.value}`);
-      } else t.deepEqual(actual, e.value, `${where}: ${String(e.key)}`);
-      break;
-    }
-    case 'null':
-      t.is(r.messages.length, 0, `${where}: no messages`);
-      break;
-    case 'notNull':
-      t.true(r.messages.length > 0 || r.identity !== undefined, `${where}: a message or an identity`);
-      break;
-    default:
-      t.fail(`${where}: unknown assert ${e.assert}`);
-  }
-  if (v.ack) t.is(r.replies[0]?.toString('hex'), v.ack.data.toLowerCase(), `${where}: ack`);
-}
-
-// Encoder vectors (server -> device commands) are out of scope for a decoder and are not run here.
-for (const v of loadVectors('gt06')) {
-  if (v.test_kind === 'encoder') continue;
-  const title = `gt06.decoder: vector line ${v.line} (${v.msg_type ?? v.kind}, ${v.test_kind}, ${v.expect.assert})`;
-  if (KNOWN_FAILURES[v.line]) {
-    test.skip(`${title}: ${KNOWN_FAILURES[v.line]}`, () => {});
-    continue;
-  }
-  if (v.test_kind === 'frame_decoder') {
-    test(title, (t) => {
-      const frames = createGt06Splitter().push(frameBytes(v));
-      if (v.expect.assert === 'null') t.is(frames.length, 0);
-      else t.deepEqual(frames.map((f) => f.toString('hex')), [(v.expect.frame_out as string | string[] | undefined) ?? v.frame_out ?? []].flat().map((h) => h.toLowerCase()));
-    });
-    continue;
-  }
-  test(title, (t) => {
-    const r = decode(frameBytes(v), ctx(sessionFor(v)));
-    checkExpect(t, v, r);
-  });
-}
+runVectors(gt06Protocol, { now: NOW });
 
 // ---------------------------------------------------------------------------------------------
 
@@ -191,4 +107,25 @@ test('gt06.decoder: command responses 0x80-0x82 get no ack and unknown 0x7979 ty
   t.deepEqual(decode(frame78(0x81, '0300000000'), ctx()).replies, []);
   t.deepEqual(decode(Buffer.from('79790005840016bb1a0d0a', 'hex'), ctx()).replies, []);
   t.is(decode(frame78(0x08, '00'), ctx()).replies.length, 1, 'an unknown 0x7878 type is still acknowledged');
+});
+
+test('gt06.decoder: a photo chunk decoded twice (the gateway decodes again for a changed model) is counted once', (t) => {
+  const session: Record<string, unknown> = {};
+  // 0x35 photo info: time, fix, lat, lon, camera, source, format (18 bytes), size 2048, picture id 7
+  const info = decode(frame78(0x35, '00'.repeat(18) + '00000800' + '00000007'), ctx(session));
+  const requestedOffset = (reply: Buffer): number => reply.readUInt32BE(4 + 4);
+  t.is(requestedOffset(info.replies[0]), 0);
+  // 0x7979 0x36 photo data: picture id 7, offset 0, 1024 bytes
+  const content = Buffer.concat([Buffer.from('00000007' + '00000000' + '0400', 'hex'), Buffer.alloc(1024, 0xab)]);
+  const body = Buffer.concat([Buffer.from([0x79, 0x79, 0, 0, 0x36]), content, Buffer.from([0, 2])]);
+  body.writeUInt16BE(body.length - 4 + 2, 2);
+  const crc = Buffer.alloc(2);
+  crc.writeUInt16BE(crc16X25(body, 2, body.length));
+  const data = Buffer.concat([body, crc, Buffer.from([0x0d, 0x0a])]);
+  for (const time of ['first', 'second']) {
+    const r = decode(data, ctx(session));
+    t.is(r.warnings, undefined, time);
+    t.is(r.replies.length, 1, `${time}: the next chunk is asked for`);
+    t.is(requestedOffset(r.replies[0]), 1024, `${time}: from offset 1024`);
+  }
 });

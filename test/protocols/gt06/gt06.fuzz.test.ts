@@ -37,9 +37,8 @@ function mutate(rand: () => number, src: Buffer): Buffer {
 function ctxFor(rand: () => number): DecodeContext {
   const session: Record<string, unknown> = {};
   const model = MODELS[Math.floor(rand() * MODELS.length)];
-  if (model) session['gt06.model'] = model;
   if (rand() < 0.3) session['gt06.tzOffsetMin'] = Math.floor(rand() * 1440) - 720;
-  return { now: new Date(Date.UTC(2026, 0, 1)), transport: 'tcp', checksum: rand() < 0.2 ? 'strict' : 'accept', session };
+  return { now: new Date(Date.UTC(2026, 0, 1)), transport: 'tcp', checksum: rand() < 0.2 ? 'strict' : 'accept', session, ...(model && { model }) };
 }
 
 function decodeOnlyProtocolErrors(frame: Buffer, ctx: DecodeContext): boolean {

@@ -1,111 +1,25 @@
-import test, { type ExecutionContext } from 'ava';
+import test from 'ava';
 import { h02Protocol } from '../../../protocols/h02/h02.protocol.js';
 import { createH02Splitter } from '../../../protocols/h02/h02.frame.js';
-import { ProtocolError, type DecodeContext, type DecodedMessage, type DecodeResult } from '../../../protocols/types.js';
-import { loadVectors, frameBytes, type Vector, vectorTime, vectorValue } from '../../helpers/vectors.js';
+import { ProtocolError, type DecodeContext } from '../../../protocols/types.js';
+import { runVectors } from '../../helpers/vector-runner.js';
 
 const NOW = new Date(Date.UTC(2026, 0, 2, 3, 4, 5));
 const decode = h02Protocol.decode!;
 
-/** Vectors this decoder cannot pass, by line, with the reason. Kept empty on purpose. */
-const KNOWN_FAILURES: Record<number, string> = {};
-
-function ctx(session: Record<string, unknown> = {}, transport: DecodeContext['transport'] = 'tcp'): DecodeContext {
-  return { now: NOW, transport, checksum: 'accept', session };
+function ctx(transport: DecodeContext['transport'] = 'tcp'): DecodeContext {
+  return { now: NOW, transport, checksum: 'accept', session: {} };
 }
 
-function checkGeneric(t: ExecutionContext, m: DecodedMessage, where: string): void {
-  const l = m.location;
-  if (!l) return;
-  if (m.fixTime) {
-    t.true(m.fixTime.getTime() > Date.UTC(1999, 0, 1), `${where}: time after 1999`);
-    t.true(m.fixTime.getTime() < Date.now() + 25 * 3600_000, `${where}: time under now+25h`);
-  }
-  t.true(Math.abs(l.latitudeDeg) <= 90 && Math.abs(l.longitudeDeg) <= 180, `${where}: lat/lon in range`);
-  if (l.speedKmh !== undefined) t.true(l.speedKmh >= 0 && l.speedKmh / 1.852 <= 869, `${where}: speed 0-869 kn`);
-  if (l.courseDeg !== undefined) t.true(l.courseDeg >= 0 && l.courseDeg <= 360, `${where}: course 0-360`);
-}
-
-function checkPosition(t: ExecutionContext, m: DecodedMessage | undefined, e: Record<string, unknown>, where: string): void {
-  t.truthy(m?.location, `${where}: a message with a location`);
-  if (!m?.location) return;
-  checkGeneric(t, m, where);
-  if (typeof e.time === 'string') t.is(m.fixTime && vectorTime(m.fixTime), e.time, `${where}: time`);
-  if (typeof e.valid === 'boolean') t.is(m.location.valid, e.valid, `${where}: valid`);
-  if (typeof e.lat === 'number') t.true(Math.abs(m.location.latitudeDeg - e.lat) < 1e-5, `${where}: lat ${m.location.latitudeDeg}`);
-  if (typeof e.lon === 'number') t.true(Math.abs(m.location.longitudeDeg - e.lon) < 1e-5, `${where}: lon ${m.location.longitudeDeg}`);
-}
-
-function checkExpect(t: ExecutionContext, v: Vector, r: DecodeResult): void {
-  const e = v.expect;
-  const where = `line ${v.line}`;
-  switch (e.assert) {
-    case 'position':
-      checkPosition(t, r.messages.find((m) => m.location), e, where);
-      break;
-    case 'positions':
-      t.true(r.messages.length > 0, `${where}: positions`);
-      if (e.checkLocation !== false) r.messages.forEach((m) => checkPosition(t, m, (e.appliesTo as Record<string, unknown>) ?? {}, where));
-      break;
-    case 'attributes':
-      t.true(r.messages.some((m) => Object.keys(m.attributes).length > 0), `${where}: non-empty attributes`);
-      break;
-    case 'attribute': {
-      const actual = r.messages[0] && vectorValue(r.messages[0], String(e.key));
-      if (typeof e.value === 'number' && typeof actual === 'number') {
-        t.true(Math.abs(actual - e.value) <= Math.max(1e-6, Math.abs(e.value) * 1e-9), `${where}: ${String(e.key)} ${actual} vs ${e.value}`);
-      } else {
-        t.deepEqual(actual, e.value, `${where}: ${String(e.key)}`);
-      }
-      break;
-    }
-    case 'null':
-      t.is(r.messages.length, 0, `${where}: no messages`);
-      break;
-    case 'notNull':
-      t.true(r.messages.length > 0 || r.identity !== undefined, `${where}: something decoded`);
-      break;
-    default:
-      t.fail(`${where}: unknown assert ${e.assert}`);
-  }
-  if (v.ack) {
-    const expected = v.ack.encoding === 'hex' ? Buffer.from(v.ack.data, 'hex') : Buffer.from(v.ack.data, 'latin1');
-    t.deepEqual(r.replies.map((b) => b.toString('hex')), [expected.toString('hex')], `${where}: ack`);
-  }
-}
-
-/** `new H02FrameDecoder(N)`: N is h02.messageLength (0 = auto-detect) */
-function splitterFor(v: Vector) {
-  const m = /H02FrameDecoder\((\d+)\)/.exec(v.test_ctor ?? '');
-  const messageLength = m ? Number(m[1]) : 0;
-  return createH02Splitter(messageLength ? { messageLength } : {});
-}
-
-for (const v of loadVectors('h02')) {
-  const title = `h02.decoder: vector line ${v.line} (${v.msg_type ?? v.kind}, ${v.test_kind}) meets "${v.expect.assert}"`;
-  if (v.test_kind === 'encoder') continue; // server->device commands are out of scope for the decoder
-  if (KNOWN_FAILURES[v.line]) {
-    test.skip(`${title}: ${KNOWN_FAILURES[v.line]}`, () => {});
-    continue;
-  }
-  if (v.test_kind === 'frame_decoder') {
-    test(title, (t) => {
-      const frames = splitterFor(v).push(frameBytes(v));
-      if (v.expect.assert === 'null') {
-        t.is(frames.length, 0);
-        return;
-      }
-      const out = Array.isArray(v.frame_out) ? v.frame_out : [v.frame_out ?? v.expect.frame_out];
-      const want = out.map((o) => (v.encoding === 'hex' ? String(o).toLowerCase() : Buffer.from(String(o), 'latin1').toString('hex')));
-      t.deepEqual(frames.slice(0, want.length).map((f) => f.toString('hex')), want);
-    });
-    continue;
-  }
-  test(title, (t) => {
-    const r = v.transport === 'udp' ? h02Protocol.decodeDatagram!(frameBytes(v), ctx({}, 'udp')) : decode(frameBytes(v), ctx());
-    checkExpect(t, v, r);
-  });
-}
+runVectors(h02Protocol, {
+  now: NOW,
+  // `new H02FrameDecoder(N)` in Traccar's frame tests: N is the fixed binary length (0 = auto-detect)
+  splitterFor: (v) => {
+    const m = /H02FrameDecoder\((\d+)\)/.exec(v.test_ctor ?? '');
+    const messageLength = m ? Number(m[1]) : 0;
+    return createH02Splitter(messageLength ? { messageLength } : {});
+  },
+});
 
 const text = (s: string): Buffer => Buffer.from(s, 'latin1');
 
@@ -135,13 +49,13 @@ test('h02.decoder: NBR is acked with V4,NBR and the UTC date-time', (t) => {
   t.is(r.messages[0].fixTime!.toISOString(), '2019-10-29T16:04:53.000Z');
 });
 
-test('h02.decoder: with h02.ack set, other positions are acked with R12', (t) => {
-  const session = { 'h02.ack': true };
-  const v2 = decode(text('*HQ,353505221264507,V2,100220,0,5238.26259,N,00507.33983,E,0.25,0,280917,FFFFFFFF#'), ctx(session));
-  t.deepEqual(v2.replies.map(String), ['*HQ,353505221264507,R12,030405#']);
-  const bin = decode(Buffer.from('2441060116601245431311165035313006004318210e000000fffffbffff0024', 'hex'), ctx(session));
-  t.deepEqual(bin.replies.map(String), ['*HQ,4106011660,R12,030405#']);
-  t.deepEqual(decode(Buffer.from('2441060116601245431311165035313006004318210e000000fffffbffff0024', 'hex'), ctx()).replies, []);
+test('h02.decoder: positions other than V1 get no reply (Traccar\'s optional R12 acknowledgement is not sent)', (t) => {
+  const v2 = decode(text('*HQ,353505221264507,V2,100220,0,5238.26259,N,00507.33983,E,0.25,0,280917,FFFFFFFF#'), ctx());
+  t.is(v2.messages.length, 1);
+  t.deepEqual(v2.replies, []);
+  const bin = decode(Buffer.from('2441060116601245431311165035313006004318210e000000fffffbffff0024', 'hex'), ctx());
+  t.is(bin.messages.length, 1);
+  t.deepEqual(bin.replies, []);
 });
 
 test('h02.decoder: status alarms are active when their bit is 0', (t) => {
@@ -177,7 +91,7 @@ test('h02.decoder: an X frame has the binary layout and names its device', (t) =
 });
 
 test('h02.decoder: a UDP datagram decodes like a TCP frame', (t) => {
-  const r = h02Protocol.decodeDatagram!(text('*HQ,4210051415,V1,164549,A,0956.3869,N,08406.7068,W,000.00,000,221215,FFFFFBFF#'), ctx({}, 'udp'));
+  const r = h02Protocol.decodeDatagram!(text('*HQ,4210051415,V1,164549,A,0956.3869,N,08406.7068,W,000.00,000,221215,FFFFFBFF#'), ctx('udp'));
   t.true(Math.abs(r.messages[0].location!.longitudeDeg + 84.11178) < 1e-5);
 });
 

@@ -9,7 +9,7 @@ const corpus = loadVectors('h02')
   .filter((v) => v.test_kind !== 'encoder')
   .map((v) => frameBytes(v));
 
-const ctx = (): DecodeContext => ({ now: new Date(Date.UTC(2026, 0, 1)), transport: 'tcp', checksum: 'accept', session: { 'h02.ack': true } });
+const ctx = (): DecodeContext => ({ now: new Date(Date.UTC(2026, 0, 1)), transport: 'tcp', checksum: 'accept', session: {} });
 
 function mutate(rand: () => number, input: Buffer): Buffer {
   const int = (n: number) => Math.floor(rand() * n);

@@ -1,59 +1,21 @@
 import test from 'ava';
 import { jt808Protocol } from '../../../protocols/jt808/jt808.protocol.js';
 import { ProtocolError, type DecodeContext } from '../../../protocols/types.js';
-import { frameBytes, loadVectors, type Vector, vectorTime } from '../../helpers/vectors.js';
-import { checkVector } from './jt808.expect.js';
+import { loadVectors, vectorTime } from '../../helpers/vectors.js';
+import { decodeVector, runVectors } from '../../helpers/vector-runner.js';
 
 const NOW = new Date('2026-07-01T00:00:00Z');
 
-/** `decoder.setModelOverride("X")` in a vector's setup becomes the `jt808.model` session key */
-function sessionFor(v: Vector): Record<string, unknown> {
-  const session: Record<string, unknown> = {};
-  for (const line of [v.setup ?? []].flat()) {
-    const model = /setModelOverride\("([^"]*)"\)/.exec(line);
-    if (model) session['jt808.model'] = model[1];
-  }
-  return session;
-}
+const ctx = (checksum: 'accept' | 'strict' = 'accept'): DecodeContext => ({ now: NOW, transport: 'tcp', checksum, session: {} });
 
-const ctxFor = (v: Vector, checksum: 'accept' | 'strict' = 'accept'): DecodeContext => ({
-  now: NOW, transport: 'tcp', checksum, session: sessionFor(v),
-});
-
-const decode = (frame: Buffer, ctx: DecodeContext) => jt808Protocol.decode!(frame, ctx);
-
-// vectors this decoder cannot pass, with the reason (none)
-const SKIPPED = new Map<number, string>();
+const decode = (frame: Buffer, c: DecodeContext) => jt808Protocol.decode!(frame, c);
 
 const vectors = loadVectors('jt808');
 
-for (const v of vectors.filter((x) => x.test_kind === 'decoder')) {
-  test(`jt808.decoder: vector line ${v.line} (${v.msg_type ?? v.kind}) ${v.expect.assert}`, (t) => {
-    if (SKIPPED.has(v.line)) {
-      t.log(`skipped: ${SKIPPED.get(v.line)}`);
-      t.pass();
-      return;
-    }
-    checkVector(t, v, decode(frameBytes(v), ctxFor(v)));
-  });
-}
-
-for (const v of vectors.filter((x) => x.test_kind === 'frame_decoder')) {
-  test(`jt808.decoder: frame vector line ${v.line} goes through the splitter`, (t) => {
-    const frames = jt808Protocol.createSplitter!().push(frameBytes(v));
-    if (v.expect.assert === 'null' || v.frame_out === undefined) {
-      t.is(frames.length, 0);
-      return;
-    }
-    const expected = [v.frame_out].flat().map((f) => (v.encoding === 'hex' ? f.toLowerCase() : Buffer.from(f, 'latin1').toString('hex')));
-    t.deepEqual(frames.map((f) => f.toString('hex')), expected);
-  });
-}
-
-// 'encoder' vectors (server -> device commands) are out of scope for a decoder: not run.
+runVectors(jt808Protocol, { now: NOW });
 
 test('jt808.decoder: a heartbeat names its terminal and is acknowledged with 0x8001', (t) => {
-  const result = decode(Buffer.from('7e0002000004304832546500b7ca7e', 'hex'), ctxFor({} as Vector));
+  const result = decode(Buffer.from('7e0002000004304832546500b7ca7e', 'hex'), ctx());
   t.is(result.identity, '43048325465');
   t.deepEqual(result.messages, []);
   t.is(result.replies[0].toString('hex'), '7e80010005043048325465000000b70002004e7e');
@@ -61,10 +23,10 @@ test('jt808.decoder: a heartbeat names its terminal and is acknowledged with 0x8
 
 test('jt808.decoder: registration returns identity, no message, 0x8100 and a refusal for unknown terminals', (t) => {
   const frame = Buffer.from('7e0100002d0141305678720024002c012f373031313142534a2d41362d424400000000000000000000003035363738373201d4c14238383838386d7e', 'hex');
-  const ctx = ctxFor({} as Vector);
-  const result = decode(frame, ctx);
+  const c = ctx();
+  const result = decode(frame, c);
   t.is(result.identity, '14130567872');
-  t.is(ctx.session['jt808.terminalId'], '014130567872');
+  t.is(c.session['jt808.terminalId'], '014130567872');
   t.deepEqual(result.messages, []);
   t.is(result.replies[0].toString('hex'), '7e8100000f0141305678720000002400303134313330353637383732887e');
   t.is(result.rejection?.toString('hex').slice(0, 10), '7e81000003');
@@ -76,19 +38,17 @@ test('jt808.decoder: a 2019 frame carries the version byte and a 10-byte id into
   let x = 0;
   for (const b of content) x ^= b;
   const frame = Buffer.concat([Buffer.from([0x7e]), content, Buffer.from([x, 0x7e])]);
-  const result = decode(frame, ctxFor({} as Vector));
+  const result = decode(frame, ctx());
   t.is(result.identity, '141305678');
   const reply = result.replies[0].toString('hex');
   t.true(reply.startsWith('7e8001400501000000000001413056780000'), reply);
   t.true(reply.endsWith('0007000200' + reply.slice(-4)), reply);
 });
 
-test('jt808.decoder: a location report is Beijing time by default and follows jt808.utcOffsetMinutes', (t) => {
+test('jt808.decoder: a location report is read in Beijing time (GMT+8), the JT/T 808 device clock', (t) => {
   const frame = Buffer.from('7e020000220014012499170007000000000000400e012af16f02cbd2ba000000000000150101194257010400000077a97e', 'hex');
-  const beijing = decode(frame, ctxFor({} as Vector)).messages[0];
+  const beijing = decode(frame, ctx()).messages[0];
   t.is(vectorTime(beijing.fixTime!), '2015-01-01 11:42:57.000');
-  const utc = decode(frame, { now: NOW, transport: 'tcp', checksum: 'accept', session: { 'jt808.utcOffsetMinutes': 0 } }).messages[0];
-  t.is(vectorTime(utc.fixTime!), '2015-01-01 19:42:57.000');
   // status 0x400e: fixed, south, west
   t.true(Math.abs(beijing.location!.latitudeDeg + 19.591535) < 1e-6);
   t.true(Math.abs(beijing.location!.longitudeDeg + 46.912186) < 1e-6);
@@ -96,38 +56,38 @@ test('jt808.decoder: a location report is Beijing time by default and follows jt
 
 test('jt808.decoder: a checksum mismatch is a warning by default and an error when strict', (t) => {
   const frame = Buffer.from('7e0002000004304832546500b7cb7e', 'hex');
-  const accepted = decode(frame, ctxFor({} as Vector));
+  const accepted = decode(frame, ctx());
   t.is(accepted.warnings?.length, 1);
-  t.throws(() => decode(frame, ctxFor({} as Vector, 'strict')), { instanceOf: ProtocolError });
+  t.throws(() => decode(frame, ctx('strict')), { instanceOf: ProtocolError });
 });
 
 test('jt808.decoder: a frame still escaped as captured on the wire is unescaped by its length', (t) => {
   // vector 12's ack as a device frame: 0x8001 whose checksum 7E is escaped as 7D 02
   const raw = Buffer.from('7e800100050120400000040000019c0200007d027e', 'hex');
-  const result = decode(raw, ctxFor({} as Vector));
+  const result = decode(raw, ctx());
   t.is(result.identity, '12040000004');
   t.falsy(result.warnings);
 });
 
 test('jt808.decoder: a Jimi BASE,2 text asks for the time and gets it back', (t) => {
-  const result = decode(Buffer.from('(794104004140,1,001,BASE,2,TIME)'), ctxFor({} as Vector));
+  const result = decode(Buffer.from('(794104004140,1,001,BASE,2,TIME)'), ctx());
   t.deepEqual(result.messages, []);
   t.is(result.replies[0].toString(), '(794104004140,1,001,BASE,2,20260701000000)');
 });
 
 test('jt808.decoder: truncated and foreign frames throw ProtocolError', (t) => {
   for (const hex of ['7e', '7e7e', '7e0200', '7e02000022001401249917000700000000007e', '00112233', '28']) {
-    t.throws(() => decode(Buffer.from(hex, 'hex'), ctxFor({} as Vector)), { instanceOf: ProtocolError }, hex);
+    t.throws(() => decode(Buffer.from(hex, 'hex'), ctx()), { instanceOf: ProtocolError }, hex);
   }
 });
 
 test('jt808.decoder: batches are acknowledged, JT701 reports answer 0x4401 when asked', (t) => {
   const batch = vectors.find((v) => v.msg_type?.startsWith('0x0704'))!;
-  const batchReply = decode(frameBytes(batch), ctxFor(batch)).replies[0].toString('hex');
+  const batchReply = decodeVector(jt808Protocol, batch, NOW).replies[0].toString('hex');
   t.true(batchReply.startsWith('7e80010005'), batchReply);
   t.true(batchReply.includes('0704'), batchReply);
   const jt701 = vectors.find((v) => v.msg_type?.startsWith('0x5501') && v.checksum_ok)!;
-  const reply = decode(frameBytes(jt701), ctxFor(jt701)).replies[0].toString('hex');
+  const reply = decodeVector(jt808Protocol, jt701, NOW).replies[0].toString('hex');
   t.true(reply.startsWith('7e44010003'), reply);
   t.true(reply.includes('01550100'), reply);
 });
@@ -136,7 +96,7 @@ test('jt808.decoder: the E7 delimiter carries a 7-byte terminal id, and the repl
   const content = Buffer.from('00020000' + '01234567890123' + '0005', 'hex');
   let x = 0;
   for (const b of content) x ^= b;
-  const result = decode(Buffer.concat([Buffer.from([0xe7]), content, Buffer.from([x, 0xe7])]), ctxFor({} as Vector));
+  const result = decode(Buffer.concat([Buffer.from([0xe7]), content, Buffer.from([x, 0xe7])]), ctx());
   t.is(result.identity, '1234567890123');
   const reply = result.replies[0];
   t.is(reply[0], 0xe7);

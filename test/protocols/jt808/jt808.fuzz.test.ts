@@ -48,7 +48,7 @@ test('jt808.fuzz: mutated real frames decode or throw ProtocolError, quickly', (
   for (let i = 0; i < 20000; i++) {
     const base = REAL[Math.floor(rand() * REAL.length)];
     const model = MODELS[Math.floor(rand() * MODELS.length)];
-    const ctx: DecodeContext = { now: new Date(0), transport: 'tcp', checksum: rand() < 0.5 ? 'accept' : 'strict', session: model ? { 'jt808.model': model } : {} };
+    const ctx: DecodeContext = { now: new Date(0), transport: 'tcp', checksum: rand() < 0.5 ? 'accept' : 'strict', session: {}, ...(model && { model }) };
     decodeSafely(t, mutate(base, rand), ctx);
   }
   t.true(Date.now() - started < 20_000, 'finishes in time');

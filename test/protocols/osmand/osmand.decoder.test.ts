@@ -1,39 +1,16 @@
 import test from 'ava';
 import { osmandProtocol } from '../../../protocols/osmand/osmand.protocol.js';
-import { ProtocolError, type DecodeContext, type HttpRequestLike } from '../../../protocols/types.js';
-import { loadVectors, type Vector, vectorTime } from '../../helpers/vectors.js';
-import { checkVector } from '../jt808/jt808.expect.js';
+import { ProtocolError, type DecodeContext } from '../../../protocols/types.js';
+import { vectorTime } from '../../helpers/vectors.js';
+import { runVectors } from '../../helpers/vector-runner.js';
 
 const NOW = new Date('2026-07-01T00:00:00Z');
-const ctx = (session: Record<string, unknown> = {}): DecodeContext => ({ now: NOW, transport: 'http', checksum: 'accept', session });
+const ctx = (): DecodeContext => ({ now: NOW, transport: 'http', checksum: 'accept', session: {} });
 
-function requestOf(v: Vector): HttpRequestLike {
-  if (typeof v.frame === 'string') throw new Error('osmand vectors are HTTP requests');
-  const headers = Object.fromEntries(Object.entries(v.frame.headers ?? {}).map(([k, x]) => [k.toLowerCase(), x]));
-  return { method: v.frame.method, url: v.frame.uri, headers, body: Buffer.from(v.frame.body ?? '') };
-}
+const get = (url: string) => osmandProtocol.decodeHttp!({ method: 'GET', url, headers: {}, body: Buffer.alloc(0) }, ctx());
 
-const get = (url: string, session: Record<string, unknown> = {}) =>
-  osmandProtocol.decodeHttp!({ method: 'GET', url, headers: {}, body: Buffer.alloc(0) }, ctx(session));
-
-// vectors this decoder cannot pass, with the reason (none)
-const SKIPPED = new Map<number, string>();
-
-for (const v of loadVectors('osmand').filter((x) => x.test_kind === 'decoder')) {
-  test(`osmand.decoder: vector line ${v.line} (${typeof v.frame === 'string' ? '' : v.frame.method}) ${v.expect.assert}`, (t) => {
-    if (SKIPPED.has(v.line)) {
-      t.log(`skipped: ${SKIPPED.get(v.line)}`);
-      t.pass();
-      return;
-    }
-    const result = osmandProtocol.decodeHttp!(requestOf(v), ctx());
-    t.is(result.status, 200, `line ${v.line}: status`);
-    t.truthy(result.identity, `line ${v.line}: identity`);
-    checkVector(t, v, result);
-  });
-}
-
-// 'encoder' vectors (server -> device commands) are out of scope for a decoder: none exist for osmand.
+// every OsmAnd request carries its device's id
+runVectors(osmandProtocol, { now: NOW, everyFrameNamesItsDevice: true });
 
 test('osmand.decoder: a query names the device, and its speed is knots by default', (t) => {
   const result = get('/?id=123456&timestamp=1377177267&lat=60.0&lon=30.0&speed=10&bearing=90&altitude=12&accuracy=5&batt=80');
@@ -45,9 +22,9 @@ test('osmand.decoder: a query names the device, and its speed is knots by defaul
   t.is(m.attributes.batteryLevel, 80);
 });
 
-test('osmand.decoder: osmand.speedUnit changes the unit of the query speed', (t) => {
-  t.is(get('/?id=1&lat=1&lon=2&speed=36', { 'osmand.speedUnit': 'kmh' }).messages[0].location?.speedKmh, 36);
-  t.is(get('/?id=1&lat=1&lon=2&speed=10', { 'osmand.speedUnit': 'mps' }).messages[0].location?.speedKmh, 36);
+test('osmand.decoder: the query speed is always knots, whatever the request', (t) => {
+  t.true(Math.abs(get('/?id=1&lat=1&lon=2&speed=36').messages[0].location!.speedKmh! - 36 * 1.852) < 1e-9);
+  t.true(Math.abs(get('/?id=1&lat=1&lon=2&speed=10').messages[0].location!.speedKmh! - 18.52) < 1e-9);
 });
 
 test('osmand.decoder: a missing id or unreadable coordinates answer 400 with no message', (t) => {

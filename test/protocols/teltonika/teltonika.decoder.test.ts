@@ -1,99 +1,19 @@
-import test, { type ExecutionContext } from 'ava';
+import test from 'ava';
 import { teltonikaProtocol } from '../../../protocols/teltonika/teltonika.protocol.js';
-import { ProtocolError, type DecodeContext, type DecodeResult, type DecodedMessage } from '../../../protocols/types.js';
-import { crc16Arc } from '../../../protocols/shared/crc.js';
-import { loadVectors, frameBytes, type Vector, vectorTime, vectorValue } from '../../helpers/vectors.js';
+import { ProtocolError, type DecodeContext } from '../../../protocols/types.js';
+import { loadVectors, frameBytes } from '../../helpers/vectors.js';
+import { teltonikaFrame } from '../../helpers/frames.js';
+import { decodeVector, runVectors } from '../../helpers/vector-runner.js';
 
 const vectors = loadVectors('teltonika');
 const NOW = new Date();
 
-/** Vectors this decoder cannot pass, by line, with the reason. Keep empty. */
-const KNOWN_FAILURES: Record<number, string> = {};
-
-/** `decoder.setModelOverride("FMB130")` and `decoder.setExtended(true)` become session keys. */
-function sessionFor(v: Vector): Record<string, unknown> {
-  const session: Record<string, unknown> = {};
-  for (const s of [v.setup ?? []].flat()) {
-    const model = /setModelOverride\("([^"]*)"\)/.exec(s);
-    if (model) session['teltonika.model'] = model[1];
-    const extended = /setExtended\((true|false)\)/.exec(s);
-    if (extended) session['teltonika.extended'] = extended[1] === 'true';
-  }
-  return session;
-}
-
-function decodeVector(v: Vector): DecodeResult {
-  const ctx: DecodeContext = { now: NOW, transport: v.transport, checksum: 'accept', session: sessionFor(v) };
-  const frame = frameBytes(v);
-  return v.transport === 'udp' ? teltonikaProtocol.decodeDatagram!(frame, ctx) : teltonikaProtocol.decode!(frame, ctx);
-}
-
-function assertPosition(t: ExecutionContext, m: DecodedMessage | undefined, e: Record<string, unknown>): void {
-  t.truthy(m?.location, 'a message with a location');
-  if (!m?.location) return;
-  if (typeof e.time === 'string') t.is(m.fixTime && vectorTime(m.fixTime), e.time);
-  if (typeof e.valid === 'boolean') t.is(m.location.valid, e.valid);
-  if (typeof e.lat === 'number') t.true(Math.abs(m.location.latitudeDeg - e.lat) < 1e-5, `lat ${m.location.latitudeDeg}`);
-  if (typeof e.lon === 'number') t.true(Math.abs(m.location.longitudeDeg - e.lon) < 1e-5, `lon ${m.location.longitudeDeg}`);
-}
-
-/** These decoders report satellites on the location; the vectors name them `sat`. */
-function attributeOf(m: DecodedMessage, key: string): unknown {
-  return key === 'sat' ? (m.attributes.sat ?? m.location?.satellites) : vectorValue(m, key);
-}
-
-function assertExpectation(t: ExecutionContext, v: Vector, r: DecodeResult): void {
-  const e = v.expect;
-  switch (e.assert) {
-    case 'position':
-      assertPosition(t, r.messages.find((m) => m.location), e);
-      break;
-    case 'positions':
-      t.true(r.messages.length > 0, 'at least one message');
-      if (e.checkLocation !== false) for (const m of r.messages) t.truthy(m.location, 'every message has a location');
-      break;
-    case 'attribute': {
-      const actual = attributeOf(r.messages[0] ?? { alarms: [], attributes: {} }, String(e.key));
-      if (typeof e.value === 'number' && typeof actual === 'number') t.true(Math.abs(actual - e.value) < 1e-3, `${String(e.key)}=${actual}`);
-      else t.deepEqual(actual, e.value);
-      break;
-    }
-    case 'attributes':
-      t.true(r.messages.some((m) => Object.keys(m.attributes).length > 0), 'a message with attributes');
-      break;
-    case 'null':
-      t.is(r.messages.length, 0);
-      break;
-    case 'notNull':
-      t.true(r.messages.length > 0 || r.identity !== undefined);
-      break;
-    default:
-      t.fail(`unknown assertion ${e.assert}`);
-  }
-  if (v.ack) {
-    const ack = v.ack.encoding === 'hex' ? Buffer.from(v.ack.data, 'hex') : Buffer.from(v.ack.data, 'latin1');
-    t.deepEqual(Buffer.concat(r.replies).toString('hex'), ack.toString('hex'), 'ack bytes');
-  }
-}
-
-for (const v of vectors) {
-  const title = `teltonika.decoder: vector line ${v.line} (${v.kind}, ${v.expect.assert}, ${v.transport})`;
-  // encoder vectors (server -> device commands) are out of scope for a decoder
-  if (v.test_kind === 'encoder') continue;
-  if (KNOWN_FAILURES[v.line]) {
-    test.failing(`${title}: ${KNOWN_FAILURES[v.line]}`, (t) => assertExpectation(t, v, decodeVector(v)));
-    continue;
-  }
-  if (v.test_kind === 'frame_decoder') {
-    test(title, (t) => {
-      const frames = teltonikaProtocol.createSplitter!().push(frameBytes(v));
-      if (v.expect.assert === 'null') t.is(frames.length, 0);
-      else t.is(frames[0]?.toString('hex'), String(v.expect.frame_out ?? v.frame_out).toLowerCase());
-    });
-    continue;
-  }
-  test(title, (t) => assertExpectation(t, v, decodeVector(v)));
-}
+runVectors(teltonikaProtocol, {
+  now: NOW,
+  knownFailures: {
+    36: 'needs Traccar\'s server-wide teltonika.extended (a 16-byte IO group no device announces), which trackgate does not offer',
+  },
+});
 
 const ctx = (over: Partial<DecodeContext> = {}): DecodeContext => ({ now: NOW, transport: 'tcp', checksum: 'accept', session: {}, ...over });
 const imeiLogin = (imei: string): Buffer => Buffer.concat([Buffer.from([0x00, imei.length]), Buffer.from(imei, 'latin1')]);
@@ -130,7 +50,7 @@ test('teltonika.decoder: a truncated AVL packet throws ProtocolError', (t) => {
 test('teltonika.decoder: FM-only alarms need a known FM model', (t) => {
   const v = vectors.find((x) => (x as unknown as { alarm_io_hits?: { model_gated: boolean }[] }).alarm_io_hits?.some((h) => h.model_gated))!;
   const without = teltonikaProtocol.decode!(frameBytes(v), ctx());
-  const withModel = teltonikaProtocol.decode!(frameBytes(v), ctx({ session: { 'teltonika.model': 'FMB920' } }));
+  const withModel = teltonikaProtocol.decode!(frameBytes(v), ctx({ model: 'FMB920' }));
   t.false(without.messages.some((m) => m.alarms.includes('accident')));
   t.true(withModel.messages.some((m) => m.alarms.includes('accident')));
 });
@@ -142,11 +62,7 @@ test('teltonika.decoder: IO elements become Traccar attributes in their units', 
       '00' + '08' + '03' + 'ef01' + 'f001' + '1504' + '04' + '423039' + '430fac' + 'b5000c' + 'b60009' + '01' + '100001e240' + '00' + '01',
     'hex',
   );
-  const head = Buffer.alloc(8);
-  head.writeUInt32BE(data.length, 4);
-  const crc = Buffer.alloc(4);
-  crc.writeUInt32BE(crc16Arc(data));
-  const r = teltonikaProtocol.decode!(Buffer.concat([head, data, crc]), ctx());
+  const r = teltonikaProtocol.decode!(teltonikaFrame(data), ctx());
   t.is(r.warnings, undefined);
   const m = r.messages[0];
   t.like(m.attributes, { ignition: true, motion: true, rssi: 4, power: 12.345, battery: 4.012, pdop: 1.2, hdop: 0.9, odometer: 123456 });
@@ -156,13 +72,13 @@ test('teltonika.decoder: IO elements become Traccar attributes in their units', 
 
 test('teltonika.decoder: codec 12 and 13 responses get no ack', (t) => {
   for (const v of vectors.filter((x) => x.test_kind === 'decoder' && /^0{8}/.test(String(x.frame)) && /^(0c|0d)$/i.test(String(x.frame).substring(16, 18)))) {
-    t.deepEqual(decodeVector(v).replies, [], `line ${v.line}`);
+    t.deepEqual(decodeVector(teltonikaProtocol, v, NOW).replies, [], `line ${v.line}`);
   }
 });
 
 test('teltonika.decoder: a UDP datagram names its device and acks with its AVL packet id', (t) => {
   const v = vectors.find((x) => x.transport === 'udp' && x.test_kind === 'decoder')!;
-  const r = decodeVector(v);
+  const r = decodeVector(teltonikaProtocol, v, NOW);
   t.regex(r.identity ?? '', /^\d{15}$/);
   t.true(r.messages.length > 0);
 });
@@ -178,11 +94,7 @@ test('teltonika.decoder: BLE tag names end at their first NUL (sensors pad them)
   const nx = '0001' + '0224' + (tags.length / 2).toString(16).padStart(4, '0') + tags;
   const record = '0000018c2b1e3a00' + '00' + '0ba0d2c0' + '1c9c3800' + '0064' + '005a' + '09' + '0032' + '0000' + '0001' + '0000'.repeat(4) + nx;
   const data = Buffer.from('8e01' + record + '01', 'hex');
-  const head = Buffer.alloc(8);
-  head.writeUInt32BE(data.length, 4);
-  const crc = Buffer.alloc(4);
-  crc.writeUInt32BE(crc16Arc(data));
-  const r = teltonikaProtocol.decode!(Buffer.concat([head, data, crc]), ctx());
+  const r = teltonikaProtocol.decode!(teltonikaFrame(data), ctx());
   t.is(r.warnings, undefined);
   t.is(r.messages[0].attributes.tag1Name, 'TAG1');
   t.is(r.messages[0].attributes.tag2Name, 'AB');

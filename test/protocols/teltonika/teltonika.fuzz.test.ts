@@ -1,8 +1,8 @@
 import test from 'ava';
 import { teltonikaProtocol } from '../../../protocols/teltonika/teltonika.protocol.js';
-import { ProtocolError, type DecodeContext } from '../../../protocols/types.js';
+import type { DecodeContext } from '../../../protocols/types.js';
 import { loadVectors, frameBytes } from '../../helpers/vectors.js';
-import { prng } from '../../helpers/fuzz.js';
+import { fuzzSplitter, onlyProtocolErrors, prng } from '../../helpers/fuzz.js';
 
 
 const real = loadVectors('teltonika').filter((v) => v.test_kind === 'decoder').map((v) => ({ transport: v.transport, frame: frameBytes(v) }));
@@ -31,17 +31,9 @@ const ctx = (transport: 'tcp' | 'udp', model?: string): DecodeContext => ({
   now: new Date(Date.UTC(2024, 0, 1)),
   transport,
   checksum: 'accept',
-  session: model ? { 'teltonika.model': model, 'teltonika.extended': false } : {},
+  session: {},
+  ...(model && { model }),
 });
-
-function onlyProtocolErrors(run: () => unknown): string | undefined {
-  try {
-    run();
-    return undefined;
-  } catch (e) {
-    return e instanceof ProtocolError ? undefined : String((e as Error)?.stack ?? e);
-  }
-}
 
 test('teltonika.fuzz: the decoder throws nothing but ProtocolError on mutated and random frames', (t) => {
   const rand = prng(0x5eed);
@@ -60,22 +52,12 @@ test('teltonika.fuzz: the decoder throws nothing but ProtocolError on mutated an
 
 test('teltonika.fuzz: the splitter stays bounded and its frames decode or throw ProtocolError', (t) => {
   const rand = prng(42);
-  const max = teltonikaProtocol.maxFrameBytes;
-  const s = teltonikaProtocol.createSplitter!();
   const started = Date.now();
-  for (let i = 0; i < 3000; i++) {
-    const data = mutate(rand, tcp[i % tcp.length]);
-    for (let off = 0; off < data.length; ) {
-      const n = 1 + Math.floor(rand() * 64);
-      const frames = s.push(data.subarray(off, off + n));
-      off += n;
-      t.true(s.buffered <= max, 'bounded buffer');
-      for (const f of frames) {
-        t.true(f.length <= max);
-        const problem = onlyProtocolErrors(() => teltonikaProtocol.decode!(f, ctx('tcp')));
-        if (problem) return t.fail(`frame ${f.toString('hex')}: ${problem}`);
-      }
-    }
-  }
+  fuzzSplitter(t, {
+    protocol: teltonikaProtocol, rand, rounds: 3000,
+    input: (i) => mutate(rand, tcp[i % tcp.length]),
+    decode: (f) => teltonikaProtocol.decode!(f, ctx('tcp')),
+    show: (f) => f.toString('hex'),
+  });
   t.true(Date.now() - started < 30_000, 'finishes quickly');
 });

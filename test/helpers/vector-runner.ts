@@ -1,0 +1,189 @@
+/**
+ * The one runner of the captured frames (test/vectors/<protocol>.jsonl, PROTOCOLS.md §4): every
+ * decoder and frame-decoder vector of a protocol becomes one test, checked by the same rules for
+ * every protocol. Encoder vectors (server -> device commands) are not decoder checks and are not
+ * run here.
+ */
+import test, { type ExecutionContext } from 'ava';
+import type { DecodeContext, DecodeResult, DecodedMessage, FrameSplitter, HttpDecodeResult, ProtocolModule } from '../../protocols/types.js';
+import { frameBytes, loadVectors, vectorTime, vectorValue, type Vector } from './vectors.js';
+
+/** Latitude and longitude match within 1e-5 degrees, absolute: the vectors' documented tolerance. */
+export const DEGREES_TOLERANCE = 1e-5;
+
+/**
+ * Every other number matches within one millionth of the expected value (absolute below 1). Traccar
+ * compares exactly, but we convert at the decoder boundary and the vectors keep Traccar's units
+ * (speed goes knots -> km/h -> knots, a voltage may be mV / 1000 where Traccar writes mV * 0.001),
+ * which moves the last bits; a real decoding error (wrong scale, wrong byte) is far larger.
+ */
+export const RELATIVE_TOLERANCE = 1e-6;
+
+export const closeTo = (actual: number, expected: number): boolean =>
+  Math.abs(actual - expected) <= RELATIVE_TOLERANCE * Math.max(1, Math.abs(expected));
+
+/** Traccar's `ProtocolTest` bounds on every decoded position (PROTOCOLS.md §2). */
+const MAX_SPEED_KNOTS = 869;
+const ALTITUDE_M = [-12262, 18000];
+const EARLIEST_FIX = Date.UTC(1999, 0, 1);
+const MAX_AHEAD_MS = 25 * 3600_000;
+
+/**
+ * The decoder state a vector's `setup` asks for. `setModelOverride("X")` is the device record's
+ * model (DecodeContext.model); any other setter has no counterpart in trackgate, and its vector
+ * must be a known failure. Later setters win, as in the Traccar test.
+ */
+export function setupOf(v: Vector): { model?: string; unsupported: string[] } {
+  const out: { model?: string; unsupported: string[] } = { unsupported: [] };
+  for (const line of [v.setup ?? []].flat()) {
+    const model = /^decoder\.setModelOverride\("([^"]*)"\)$/.exec(line);
+    if (model) out.model = model[1];
+    else out.unsupported.push(line);
+  }
+  return out;
+}
+
+/** Decodes a vector's frame the way its transport is decoded: HTTP request, UDP datagram or TCP frame. */
+export function decodeVector(p: ProtocolModule, v: Vector, now: Date): DecodeResult | HttpDecodeResult {
+  const { model } = setupOf(v);
+  const ctx: DecodeContext = { now, transport: v.transport, checksum: 'accept', session: {}, ...(model !== undefined && { model }) };
+  if (v.transport === 'http') {
+    if (typeof v.frame === 'string' || !p.decodeHttp) throw new Error(`line ${v.line}: an HTTP vector needs a request and decodeHttp`);
+    const headers = Object.fromEntries(Object.entries(v.frame.headers ?? {}).map(([k, x]) => [k.toLowerCase(), x]));
+    return p.decodeHttp({ method: v.frame.method, url: v.frame.uri, headers, body: Buffer.from(v.frame.body ?? '') }, ctx);
+  }
+  const decode = v.transport === 'udp' ? p.decodeDatagram : p.decode;
+  if (!decode) throw new Error(`line ${v.line}: ${p.name} has no ${v.transport} decoder`);
+  return decode(frameBytes(v), ctx);
+}
+
+function checkPosition(t: ExecutionContext, m: DecodedMessage | undefined, e: Record<string, unknown>, where: string): void {
+  t.truthy(m?.location, `${where}: a message with a location`);
+  if (!m?.location) return;
+  const l = m.location;
+  if (m.fixTime) {
+    t.true(m.fixTime.getTime() > EARLIEST_FIX, `${where}: fix time after 1999`);
+    t.true(m.fixTime.getTime() < Date.now() + MAX_AHEAD_MS, `${where}: fix time under now + 25 h`);
+  }
+  t.true(Math.abs(l.latitudeDeg) <= 90 && Math.abs(l.longitudeDeg) <= 180, `${where}: lat/lon in range`);
+  if (l.speedKmh !== undefined) t.true(l.speedKmh >= 0 && l.speedKmh / 1.852 <= MAX_SPEED_KNOTS, `${where}: speed 0-869 kn`);
+  if (l.courseDeg !== undefined) t.true(l.courseDeg >= 0 && l.courseDeg <= 360, `${where}: course 0-360`);
+  if (l.altitudeM !== undefined) t.true(l.altitudeM >= ALTITUDE_M[0] && l.altitudeM <= ALTITUDE_M[1], `${where}: altitude in range`);
+  if (typeof e.time === 'string') t.is(m.fixTime && vectorTime(m.fixTime), e.time, `${where}: time`);
+  if (typeof e.valid === 'boolean') t.is(l.valid, e.valid, `${where}: valid`);
+  if (typeof e.lat === 'number') t.true(Math.abs(l.latitudeDeg - e.lat) <= DEGREES_TOLERANCE, `${where}: lat ${l.latitudeDeg} vs ${e.lat}`);
+  if (typeof e.lon === 'number') t.true(Math.abs(l.longitudeDeg - e.lon) <= DEGREES_TOLERANCE, `${where}: lon ${l.longitudeDeg} vs ${e.lon}`);
+}
+
+/** The bytes an `ack` names; an HTTP ack names a status instead. */
+function ackBytes(ack: NonNullable<Vector['ack']>): Buffer {
+  return ack.encoding === 'hex' ? Buffer.from(ack.data, 'hex') : Buffer.from(ack.data, 'latin1');
+}
+
+/**
+ * The expectation of a decoder vector (PROTOCOLS.md §4), then its derived `ack`: every reply the
+ * frame gets, joined, is exactly the ack (an HTTP ack: the answer has its status).
+ */
+export function checkVector(t: ExecutionContext, v: Vector, r: DecodeResult | HttpDecodeResult): void {
+  const e = v.expect;
+  const where = `line ${v.line}`;
+  switch (e.assert) {
+    case 'position':
+      checkPosition(t, r.messages.find((m) => m.location), e, where);
+      break;
+    case 'positions':
+      t.true(r.messages.length > 0, `${where}: positions`);
+      if (e.checkLocation !== false) r.messages.forEach((m, i) => checkPosition(t, m, (e.appliesTo as Record<string, unknown>) ?? {}, `${where} #${i}`));
+      break;
+    case 'attributes':
+      t.true(r.messages.some((m) => Object.keys(m.attributes).length > 0), `${where}: a message with attributes`);
+      break;
+    case 'attribute': {
+      const first = r.messages[0];
+      t.truthy(first, `${where}: a message`);
+      if (!first) break;
+      const actual = vectorValue(first, String(e.key));
+      if (e.value === null) t.is(actual, undefined, `${where}: no ${String(e.key)}`);
+      else if (typeof e.value === 'number' && typeof actual === 'number') t.true(closeTo(actual, e.value), `${where}: ${String(e.key)} ${actual} vs ${e.value}`);
+      else t.deepEqual(actual, e.value, `${where}: ${String(e.key)}`);
+      break;
+    }
+    case 'null':
+      t.is(r.messages.length, 0, `${where}: no messages`);
+      break;
+    case 'notNull':
+      t.true(r.messages.length > 0 || r.identity !== undefined, `${where}: a message or an identity`);
+      break;
+    default:
+      t.fail(`${where}: unknown assert ${e.assert}`);
+  }
+  if (!v.ack) return;
+  if (v.ack.encoding === 'http') {
+    const status = /^HTTP (\d{3})/.exec(v.ack.data);
+    t.truthy(status, `${where}: the ack names an HTTP status`);
+    t.is((r as HttpDecodeResult).status, Number(status?.[1]), `${where}: ack status`);
+  } else {
+    t.is(Buffer.concat(r.replies).toString('hex'), ackBytes(v.ack).toString('hex'), `${where}: ack (every reply, joined)`);
+  }
+}
+
+/**
+ * A frame-decoder vector: the first frames the splitter cuts from `frame` are `frame_out` (nothing
+ * yet for `null`). What the input holds after them may make more frames: Traccar's frame decoder
+ * returns one frame per call and its test checks that one.
+ */
+export function checkFrames(t: ExecutionContext, v: Vector, splitter: FrameSplitter): void {
+  const frames = splitter.push(frameBytes(v)).map((f) => f.toString('hex'));
+  if (v.expect.assert === 'null') {
+    t.deepEqual(frames, [], `line ${v.line}: no frame yet`);
+    return;
+  }
+  const out = [(v.expect.frame_out as string | string[] | undefined) ?? v.frame_out ?? []].flat();
+  const want = out.map((o) => (v.encoding === 'hex' ? o.toLowerCase() : Buffer.from(o, 'latin1').toString('hex')));
+  t.deepEqual(frames.slice(0, want.length), want, `line ${v.line}: frames`);
+}
+
+export interface VectorRunOptions {
+  /** `ctx.now` of every decode (time-dependent replies); the 25 h check uses the wall clock, as Traccar's does */
+  now?: Date;
+  /** vectors this decoder cannot pass, by line, with the reason: they run as `test.failing` */
+  knownFailures?: Readonly<Record<number, string>>;
+  /**
+   * The splitter for a frame-decoder vector. Per protocol because some Traccar frame decoders
+   * take constructor options (`new H02FrameDecoder(45)`: a fixed binary length); default
+   * `protocol.createSplitter()`.
+   */
+  splitterFor?: (v: Vector) => FrameSplitter;
+  /**
+   * Every decoded vector must name its device. Per protocol because only some frames carry the
+   * identity themselves (every OsmAnd request does); elsewhere it comes from an earlier login.
+   */
+  everyFrameNamesItsDevice?: boolean;
+}
+
+/** Registers one test per decoder and frame-decoder vector of `protocol`. */
+export function runVectors(protocol: ProtocolModule, o: VectorRunOptions = {}): void {
+  const now = o.now ?? new Date();
+  const knownFailures = o.knownFailures ?? {};
+  const vectors = loadVectors(protocol.name).filter((v) => v.test_kind !== 'encoder');
+  for (const line of Object.keys(knownFailures)) {
+    if (!vectors.some((v) => v.line === Number(line))) throw new Error(`${protocol.name}: known failure line ${line} is no decoder vector`);
+  }
+  for (const v of vectors) {
+    const title = `${protocol.name}.decoder: vector line ${v.line} (${v.msg_type ?? v.kind}, ${v.test_kind}, ${v.expect.assert}, ${v.transport})`;
+    const run = (t: ExecutionContext): void => {
+      if (v.test_kind === 'frame_decoder') {
+        checkFrames(t, v, o.splitterFor?.(v) ?? protocol.createSplitter!());
+        return;
+      }
+      const unsupported = setupOf(v).unsupported;
+      if (unsupported.length) t.fail(`line ${v.line}: setup ${unsupported.join('; ')} has no trackgate counterpart; list the vector as a known failure`);
+      const result = decodeVector(protocol, v, now);
+      if (o.everyFrameNamesItsDevice) t.truthy(result.identity, `line ${v.line}: identity`);
+      checkVector(t, v, result);
+    };
+    const reason = knownFailures[v.line];
+    if (reason) test.failing(`${title}: known failure: ${reason}`, run);
+    else test(title, run);
+  }
+}
