@@ -4,7 +4,6 @@
  */
 import Koa, { type Context, type Next } from 'koa';
 import Router from '@koa/router';
-import koaJwt from 'koa-jwt';
 import { OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { newRegistry } from './schemas/zod.js';
 import { STATUS_BY_CODE, STORAGE_RETRY_AFTER_SECONDS, storageUnavailableBody, type ErrorBody } from './errors.js';
@@ -12,7 +11,7 @@ import { DomainError } from '../core/errors.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { RequestLimiter } from '../core/quota/rate-limiter.js';
-import type { TokenClaims, TokensService } from '../core/auth/tokens.service.js';
+import type { TokenFailure, TokensService } from '../core/auth/tokens.service.js';
 import type { DevicesService } from '../core/devices/devices.service.js';
 import type { LocationsService } from '../core/locations/locations.service.js';
 import type { AlertsService } from '../core/alerts/alerts.service.js';
@@ -48,25 +47,36 @@ export interface ApiDeps {
   version?: string;
 }
 
-const AUTH_MESSAGES: Record<string, string> = {
+/** The 401 answer for each reason the token verifier (core/auth/tokens.service.ts) gives. */
+export const TOKEN_FAILURE_MESSAGES: Record<TokenFailure, string> = {
   missing: 'Send a token in the header "Authorization: Bearer <token>"; get one from POST /api/Auth/Token.',
-  TokenExpiredError: 'The token has expired; request a new one from POST /api/Auth/Token.',
+  expired: 'The token has expired; request a new one from POST /api/Auth/Token.',
   revoked: 'The token is no longer valid (its API key was replaced or its user changed); request a new one.',
   invalid: 'The token is not valid; request a new one from POST /api/Auth/Token.',
 };
 
-function authFailure(err: { message?: string; originalError?: { name?: string; message?: string } }): string {
-  if (err.message === 'Token not found') return AUTH_MESSAGES.missing;
-  if (err.originalError?.name === 'TokenExpiredError') return AUTH_MESSAGES.TokenExpiredError;
-  if (err.originalError?.message === 'Token revoked') return AUTH_MESSAGES.revoked;
-  return AUTH_MESSAGES.invalid;
+/**
+ * RFC 6750 §3.1: a request without credentials gets the challenge alone, one with a bad token
+ * also `error="invalid_token"`.
+ */
+const CHALLENGE = 'Bearer realm="trackgate"';
+const CHALLENGE_INVALID = `${CHALLENGE}, error="invalid_token"`;
+
+/**
+ * The token of an `Authorization` header (RFC 6750 §2.1; the scheme is case-insensitive): '' when
+ * there is no header, undefined when it holds no bearer token.
+ */
+function bearerToken(header: string): string | undefined {
+  if (!header) return '';
+  const token = /^bearer\s/i.test(header) ? header.slice(7).trim() : '';
+  return token || undefined;
 }
 
 /** The OpenAPI document's introduction: complete on its own (the README of the repository says more). */
 const API_DESCRIPTION = [
   'Wire-compatible with the Plaspy REST API: a client written against it works by changing only the base address. Fields and endpoints marked *ext* are trackgate additions; a strict client ignores them.',
   '',
-  '**Authentication**: `POST /api/Auth/Token` with `{"userName", "apiKey"}` answers `{success, token, expires}`; send `Authorization: Bearer <token>` with every other request and ask for a new token before `expires`. Repeated failures from one address are answered 429 for a while.',
+  '**Authentication**: `POST /api/Auth/Token` with `{"userName", "apiKey"}` answers `{success, token, expires}`; send `Authorization: Bearer <token>` with every other request and ask for a new token before `expires`. Repeated failures from one address are answered 429 for a while. A request without a valid token gets 401 `INVALID_TOKEN` with `WWW-Authenticate: Bearer` and *ext* `details.reason`: `missing`, `invalid` (not a token of this service: bad signature, another algorithm than HS256, malformed), `expired`, or `revoked` (a new API key was issued, or the user was disabled, deleted or is outside its `from`..`expires` window).',
   '',
   '**Envelope**: every body is JSON with `success`. A failure adds `error` (a sentence a person can act on) and a stable machine `code`; 400 answers name the field in `details.field`. Every authenticated answer, errors included, carries `apiUsage` (this user\'s requests this minute) and `apiDailyUsage` (today, UTC).',
   '',
@@ -100,10 +110,9 @@ export function createApi(deps: ApiDeps): Koa {
         throw new DomainError('NOT_FOUND', `There is no endpoint ${ctx.method} ${ctx.path}; see /docs or /api/openapi.json.`);
       }
     } catch (e) {
-      const err = e as Error & { status?: number; expose?: boolean; originalError?: { name?: string; message?: string } };
+      const err = e as Error & { status?: number; expose?: boolean };
       let body: ErrorBody;
-      // koa-jwt turns a failed revocation lookup into a 401: an outage there is still a 503.
-      const outage = err instanceof DomainError ? undefined : (storageUnavailableBody(err) ?? storageUnavailableBody(err.originalError));
+      const outage = err instanceof DomainError ? undefined : storageUnavailableBody(err);
       if (outage) {
         deps.logger.warn({ err: err.message, method: ctx.method, path: ctx.path }, 'request failed: storage unavailable');
         ctx.status = 503;
@@ -113,9 +122,6 @@ export function createApi(deps: ApiDeps): Koa {
         ctx.status = STATUS_BY_CODE[err.code];
         body = { success: false, error: err.message, code: err.code, ...(err.details ? { details: err.details } : {}) };
         if (err.code === 'RATE_LIMITED') ctx.set('Retry-After', String(err.details?.retryAfterSeconds ?? 60));
-      } else if (err.status === 401) {
-        ctx.status = 401;
-        body = { success: false, error: authFailure(err), code: 'INVALID_TOKEN' };
       } else if (err.status && err.status >= 400 && err.status < 500 && err.expose) {
         ctx.status = err.status;
         body = { success: false, error: err.message, code: 'VALIDATION_FAILED' };
@@ -124,44 +130,24 @@ export function createApi(deps: ApiDeps): Koa {
         ctx.status = 500;
         body = { success: false, error: 'Something went wrong on our side; it has been logged. Try again.', code: 'INTERNAL' };
       }
-      if (ctx.status === 401) ctx.set('WWW-Authenticate', 'Bearer realm="trackgate", error="invalid_token"');
+      if (ctx.status === 401) {
+        const missing = err instanceof DomainError && err.details?.reason === 'missing';
+        ctx.set('WWW-Authenticate', missing ? CHALLENGE : CHALLENGE_INVALID);
+      }
       answerJson(ctx, body);
     }
   });
 
-  // Bearer tokens through koa-jwt: HS256 only; a revoked key, a deleted or disabled user is a 401.
-  const jwtOptions: Record<string, unknown> = {
-    secret: deps.tokens.secret,
-    algorithms: ['HS256'],
-    key: 'claims',
-    debug: true,
-    isRevoked: async (ctx: Context, claims: object) => {
-      const principal = await deps.tokens.principalFor(claims as TokenClaims);
-      ctx.state.principal = principal;
-      return principal === null;
-    },
-  };
-  // jsonwebtoken reads clockTimestamp from these options on every verify: expiry follows our Clock.
-  Object.defineProperty(jwtOptions, 'clockTimestamp', { enumerable: true, get: () => Math.floor(deps.clock.now().getTime() / 1000) });
-  const requireToken = koaJwt(jwtOptions as unknown as Parameters<typeof koaJwt>[0]);
-
-  // A token verified once is remembered by its exact string (a forged token is another string);
-  // its expiry is still checked against the clock, and revocation through the principal, each time.
-  const verified = new Map<string, TokenClaims>();
+  /**
+   * The bearer token's principal, from the one token verifier (core's tokens.verify, which MQTT
+   * logins use too); a 401 worded by the verifier's reason otherwise.
+   */
   async function authenticate(ctx: Context): Promise<Principal> {
-    const header = ctx.get('authorization');
-    const token = header.startsWith('Bearer ') ? header.slice(7) : '';
-    const known = token ? verified.get(token) : undefined;
-    if (known && known.exp * 1000 > deps.clock.now().getTime()) {
-      const principal = await deps.tokens.principalFor(known);
-      if (principal) return principal;
-    }
-    // koa-jwt throws 401 unless the token verifies and isRevoked (above) found its principal.
-    await requireToken(ctx, async () => {
-      if (verified.size >= 50_000) verified.clear();
-      verified.set(token, ctx.state.claims as TokenClaims);
-    });
-    return ctx.state.principal as Principal;
+    const token = bearerToken(ctx.get('authorization'));
+    const checked = token === undefined ? undefined : await deps.tokens.verify(token);
+    if (checked?.ok) return checked.principal;
+    const reason = checked?.reason ?? 'invalid';
+    throw new DomainError('INVALID_TOKEN', TOKEN_FAILURE_MESSAGES[reason], { reason });
   }
 
   /**

@@ -2,12 +2,14 @@
  * The token endpoint's rules (CONTRACT.md "Token"): valid credentials give a JWT whose `exp` is
  * the `expires` returned; anything else is one indistinguishable failure. Each token carries the
  * user's key version, so issuing a new API key revokes every token made with the old one.
+ * `verify` is the one token verifier: the REST guard (api/app.ts) and MQTT logins (password = token)
+ * both ask it; the REST 401 is worded from the reason it gives.
  */
 import jwt from 'jsonwebtoken';
 import { createHash, createSecretKey, type KeyObject } from 'node:crypto';
 import type { Db } from '../db/db.js';
 import type { Clock } from '../clock.js';
-import type { Principal } from '../model/user.js';
+import type { Principal, UserRecord } from '../model/user.js';
 import { DomainError } from '../errors.js';
 import * as users from '../users/users.repository.js';
 import { apiKeyMatches, generateApiKey, hashApiKey } from './secrets.js';
@@ -62,6 +64,36 @@ export interface TokensDeps {
 
 /** Principals are cached briefly: the hot path (every request) must not hit the database. */
 const PRINCIPAL_TTL_MS = 1000;
+/** Tokens whose signature was checked, by their exact text; cleared when this many are held. */
+const VERIFIED_MAX = 50_000;
+
+/** Why a token was refused: callers word their answer from this, never from a library's message. */
+export type TokenFailure = 'missing' | 'invalid' | 'expired' | 'revoked';
+
+export type TokenCheck = { ok: true; principal: Principal; claims: TokenClaims } | { ok: false; reason: TokenFailure };
+
+const REFUSED: Record<TokenFailure, TokenCheck> = {
+  missing: Object.freeze({ ok: false, reason: 'missing' }),
+  invalid: Object.freeze({ ok: false, reason: 'invalid' }),
+  expired: Object.freeze({ ok: false, reason: 'expired' }),
+  revoked: Object.freeze({ ok: false, reason: 'revoked' }),
+};
+
+/** Our tokens always carry these claims (issue below); a payload without them was not made here. */
+function isTokenClaims(payload: unknown): payload is TokenClaims {
+  const c = payload as Partial<TokenClaims> | null;
+  return typeof c === 'object' && c !== null && typeof c.sub === 'string' && typeof c.acc === 'string'
+    && Number.isInteger(c.kv) && typeof c.exp === 'number';
+}
+
+/** A user may log in (token, API key) only while enabled and inside its `from`..`expires` window. */
+function usable(user: UserRecord, nowMs: number): boolean {
+  return !user.disabled && (user.expiresAt === null || user.expiresAt > nowMs) && (user.fromAt === null || user.fromAt <= nowMs);
+}
+
+const principalOf = (user: UserRecord): Principal => ({
+  userId: user.id, accountId: user.accountId, userName: user.userName, privileges: new Set(user.privileges), groupId: user.groupId,
+});
 
 export function createTokensService(deps: TokensDeps) {
   const { db, clock, ttlSeconds, failedLogins } = deps;
@@ -70,6 +102,9 @@ export function createTokensService(deps: TokensDeps) {
   // every sign and verify (about 330 µs each, against 7 µs).
   const secret: KeyObject = createSecretKey(Buffer.from(deps.secret, 'utf8'));
   const cache = new Map<string, { at: number; keyVersion: number; principal: Principal | null }>();
+  // A token verified once is remembered by its exact text (a forged token is another text), so
+  // the request path does not check the signature again; expiry and revocation are checked each time.
+  const verified = new Map<string, TokenClaims>();
 
   async function issue(userName: string, apiKey: string, remoteAddress: string): Promise<IssuedToken> {
     if (userName.length > USER_NAME_MAX || apiKey.length > API_KEY_MAX) {
@@ -85,9 +120,7 @@ export function createTokensService(deps: TokensDeps) {
     // The key is checked whether or not the user exists (against a dummy digest if not), and
     // before the other conditions: the same work for every failure.
     const keyOk = keyMatches(apiKey, user?.apiKeyHash ?? DUMMY_KEY_HASH);
-    const ok = user !== undefined && keyOk && !user.disabled
-      && (user.expiresAt === null || user.expiresAt > nowMs) && (user.fromAt === null || user.fromAt <= nowMs);
-    if (!ok || !user) {
+    if (!user || !keyOk || !usable(user, nowMs)) {
       await failedLogins.recordFailure(keys);
       throw new DomainError('INVALID_CREDENTIALS', INVALID);
     }
@@ -100,21 +133,53 @@ export function createTokensService(deps: TokensDeps) {
   }
 
   /**
-   * The principal a verified token speaks for, or null when the token was revoked (new API key),
-   * the user was deleted, disabled or expired.
+   * The principal a token with a valid signature speaks for, or null when the token was revoked
+   * (new API key), the user was deleted, disabled or is outside its `from`..`expires` window.
    */
-  async function principalFor(claims: TokenClaims): Promise<Principal | null> {
-    const nowMs = clock.now().getTime();
+  async function principalFor(claims: TokenClaims, nowMs: number): Promise<Principal | null> {
     const hit = cache.get(claims.sub);
     if (hit && nowMs - hit.at < PRINCIPAL_TTL_MS) return hit.keyVersion === claims.kv ? hit.principal : null;
     const user = await users.findById(db, claims.sub);
-    const usable = user && !user.disabled && (user.expiresAt === null || user.expiresAt > nowMs);
-    const principal: Principal | null = usable
-      ? { userId: user.id, accountId: user.accountId, userName: user.userName, privileges: new Set(user.privileges), groupId: user.groupId }
-      : null;
+    const principal = user && usable(user, nowMs) ? principalOf(user) : null;
     if (cache.size > 100_000) cache.clear();
     cache.set(claims.sub, { at: nowMs, keyVersion: user?.keyVersion ?? -1, principal });
     return user?.keyVersion === claims.kv ? principal : null;
+  }
+
+  /** The claims of a token signed with our secret by HS256 (no other algorithm), not expired at nowMs. */
+  function checkSignature(token: string, nowMs: number): TokenClaims | 'invalid' | 'expired' {
+    try {
+      const payload = jwt.verify(token, secret, { algorithms: ['HS256'], clockTimestamp: Math.floor(nowMs / 1000) });
+      return isTokenClaims(payload) ? payload : 'invalid';
+    } catch (e) {
+      // jsonwebtoken checks the signature before `exp`: an expired token is one we signed.
+      return e instanceof jwt.TokenExpiredError ? 'expired' : 'invalid';
+    }
+  }
+
+  /**
+   * The one token verifier, for REST bearer tokens and MQTT passwords alike: the signature (HS256,
+   * our secret), `exp` against the injected clock, then revocation through the user (key version,
+   * disabled, deleted, outside its window). The principal may have no privilege: callers refuse it
+   * as they word it (403 over REST). A storage failure is thrown, not answered as a bad token.
+   */
+  async function verify(token: string): Promise<TokenCheck> {
+    if (!token) return REFUSED.missing;
+    const nowMs = clock.now().getTime();
+    let claims = verified.get(token);
+    if (claims === undefined) {
+      const checked = checkSignature(token, nowMs);
+      if (typeof checked === 'string') return REFUSED[checked];
+      claims = checked;
+      if (verified.size >= VERIFIED_MAX) verified.clear();
+      verified.set(token, claims);
+    } else if (claims.exp * 1000 <= nowMs) {
+      // the same bound as jsonwebtoken's: expired from the second `exp` names
+      verified.delete(token);
+      return REFUSED.expired;
+    }
+    const principal = await principalFor(claims, nowMs);
+    return principal ? { ok: true, principal, claims } : REFUSED.revoked;
   }
 
   /** Forgets a cached user at once (its key, privileges or group changed). */
@@ -127,24 +192,19 @@ export function createTokensService(deps: TokensDeps) {
     const user = await users.findByUserName(db, userName);
     const nowMs = clock.now().getTime();
     const keyOk = keyMatches(apiKey, user?.apiKeyHash ?? DUMMY_KEY_HASH);
-    if (!user || !keyOk || user.disabled || (user.expiresAt !== null && user.expiresAt <= nowMs)) return null;
+    if (!user || !keyOk || !usable(user, nowMs)) return null;
     // No privilege is no access, over MQTT as over REST.
     if (user.privileges.length === 0) return null;
-    return { userId: user.id, accountId: user.accountId, userName: user.userName, privileges: new Set(user.privileges), groupId: user.groupId };
+    return principalOf(user);
   }
 
-  /** Verifies a token outside HTTP (MQTT password = token). */
+  /** MQTT password = token: the same verifier as REST; a user without privileges may not log in. */
   async function principalForToken(token: string): Promise<Principal | null> {
-    try {
-      const claims = jwt.verify(token, secret, { algorithms: ['HS256'], clockTimestamp: Math.floor(clock.now().getTime() / 1000) }) as TokenClaims;
-      const principal = await principalFor(claims);
-      return principal && principal.privileges.size > 0 ? principal : null;
-    } catch {
-      return null;
-    }
+    const checked = await verify(token);
+    return checked.ok && checked.principal.privileges.size > 0 ? checked.principal : null;
   }
 
-  return { issue, principalFor, forget, principalForApiKey, principalForToken, secret };
+  return { issue, verify, forget, principalForApiKey, principalForToken };
 }
 
 export type TokensService = ReturnType<typeof createTokensService>;

@@ -1,10 +1,16 @@
 import test from 'ava';
 import http from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import jwt from 'jsonwebtoken';
 import { backends } from '../helpers/backends.js';
 import { ADMIN_KEY, startServer } from '../helpers/server.js';
 import { ManualClock } from '../../core/clock.js';
 import { failedLoginKeys } from '../../core/auth/tokens.service.js';
+import { TOKEN_FAILURE_MESSAGES } from '../../api/app.js';
+import { closed, connackCode, sleep, startHarness } from '../gateway/mqtt/mqtt-harness.js';
+import { startOwnPostgres } from '../helpers/own-services.js';
 
 for (const backend of await backends()) {
   test(`api.token (${backend}): valid credentials give a token whose exp equals expires`, async (t) => {
@@ -147,3 +153,103 @@ for (const backend of await backends()) {
     t.is(failedLoginKeys('Alice', '192.0.2.1')[1], failedLoginKeys('alice', '192.0.2.1')[1], 'user names match without regard to case');
   });
 }
+
+for (const backend of await backends()) {
+  test(`api.token (${backend}): REST and MQTT refuse a token revoked or expired in core alike, each worded from the verifier's reason`, async (t) => {
+    const clock = new ManualClock(Date.now());
+    const s = await startServer(backend, { clock, env: { TRACKGATE_MQTT_PORT: '0' } });
+    t.teardown(() => s.stop());
+    const tokens = s.running.services.tokens;
+    const created = await s.request('POST', '/api/users', { token: s.adminToken, body: { name: 'Ops', email: 'ops@example.com', country: 'ES', timeZone: 'UTC', privileges: ['read'] } });
+    t.is(created.status, 201);
+    let n = 0;
+    const mqttLogin = (token: string) => connackCode(`mqtt://127.0.0.1:${s.running.ports.mqtt}`, { username: 'ops@example.com', password: token, clientId: `ops@example.com-${++n}` });
+    const refusedAlike = async (token: string, reason: string) => {
+      t.deepEqual(await tokens.verify(token), { ok: false, reason }, `core: ${reason}`);
+      const r = await s.request('GET', '/api/devices', { token });
+      t.is(r.status, 401, `REST: ${reason}`);
+      t.is(r.body.code, 'INVALID_TOKEN');
+      t.is(r.body.error, TOKEN_FAILURE_MESSAGES[reason as keyof typeof TOKEN_FAILURE_MESSAGES]);
+      t.deepEqual(r.body.details, { reason });
+      t.is(r.headers.get('www-authenticate'), 'Bearer realm="trackgate", error="invalid_token"');
+      t.is(await mqttLogin(token), 4, `MQTT: ${reason} is bad credentials`);
+    };
+
+    const oldToken = await s.token('ops@example.com', created.body.apiKey);
+    t.is((await s.request('GET', '/api/devices', { token: oldToken })).status, 200);
+    t.is(await mqttLogin(oldToken), 0);
+    // Revoked through core, not through the REST API: a new API key from the users service.
+    const admin = await tokens.verify(s.adminToken);
+    if (!admin.ok) return t.fail('the admin token verifies');
+    const { apiKey } = await s.running.services.users.newApiKey(admin.principal, created.body.id);
+    await refusedAlike(oldToken, 'revoked');
+
+    const token = await s.token('ops@example.com', apiKey);
+    t.is((await s.request('GET', '/api/devices', { token })).status, 200);
+    t.is(await mqttLogin(token), 0);
+    clock.advance(3600_000);
+    await refusedAlike(token, 'expired');
+  });
+
+  test(`api.token (${backend}): no token gets the bare Bearer challenge; a header that holds no bearer token is an invalid token`, async (t) => {
+    const s = await startServer(backend);
+    t.teardown(() => s.stop());
+    const none = await s.request('GET', '/api/devices');
+    t.is(none.status, 401);
+    t.is(none.body.error, TOKEN_FAILURE_MESSAGES.missing);
+    t.deepEqual(none.body.details, { reason: 'missing' });
+    t.is(none.headers.get('www-authenticate'), 'Bearer realm="trackgate"', 'RFC 6750 §3.1: no error code without credentials');
+    for (const authorization of [`Basic ${Buffer.from('admin:x').toString('base64')}`, 'Bearer', 'Bearer   ', s.adminToken]) {
+      const r = await s.request('GET', '/api/devices', { headers: { authorization } });
+      t.is(r.status, 401, authorization);
+      t.deepEqual(r.body.details, { reason: 'invalid' }, authorization);
+      t.is(r.headers.get('www-authenticate'), 'Bearer realm="trackgate", error="invalid_token"');
+    }
+    const lower = await s.request('GET', '/api/devices', { headers: { authorization: `bearer ${s.adminToken}` } });
+    t.is(lower.status, 200, 'the scheme is case-insensitive (RFC 7235 §2.1)');
+  });
+}
+
+test('api.token: during a storage outage a token check answers 503 over REST and "server unavailable" over MQTT, never a bad token', async (t) => {
+  const pg = await startOwnPostgres();
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'trackgate-token-outage-'));
+  t.teardown(async () => {
+    await pg.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  const clock = new ManualClock(Date.now());
+  const s = await startServer('postgres', { clock, storageEnv: { TRACKGATE_DATA_DIR: dataDir, TRACKGATE_DATABASE_URL: pg.url }, env: { TRACKGATE_MQTT_PORT: '0' } });
+  t.teardown(() => s.stop());
+  const url = `mqtt://127.0.0.1:${s.running.ports.mqtt}`;
+  t.is(await connackCode(url, { username: 'admin', password: s.adminToken, clientId: 'admin-1' }), 0);
+  await pg.kill();
+  clock.advance(2000); // past the 1 s user cache: the token's user is read from the database
+  const rest = await s.request('GET', '/api/devices', { token: s.adminToken });
+  t.is(rest.status, 503);
+  t.is(rest.body.code, 'STORAGE_UNAVAILABLE');
+  t.is(await connackCode(url, { username: 'admin', password: s.adminToken, clientId: 'admin-2' }), 3, 'MQTT 3.1.1 §3.2.2.3: server unavailable');
+  await pg.start();
+  t.is((await s.request('GET', '/api/devices', { token: s.adminToken })).status, 200, 'the same token works once storage is back');
+});
+
+test('api.token: an MQTT subscriber logged in with a token keeps its connection while its user cannot be read, and loses it once the token is revoked', async (t) => {
+  const h = await startHarness(t, { recheckUsersMs: 100 });
+  const r = await h.s.request('POST', '/api/users', { token: h.s.adminToken, body: { name: 'W', email: 'w@example.com', country: 'ES', timeZone: 'UTC', privileges: ['read'] } });
+  const token = await h.s.token('w@example.com', r.body.apiKey);
+  const c = await h.connect({ username: 'w@example.com', password: token, clientId: 'w@example.com-1' });
+  await c.subscribeAsync('live/#');
+  let gone = false;
+  c.on('close', () => (gone = true));
+  // A storage failure under the recheck (past the 1 s user cache): the token is not taken for revoked.
+  await h.s.running.db.schema.renameTable('users', 'users_away');
+  try {
+    await sleep(1500);
+  } finally {
+    await h.s.running.db.schema.renameTable('users_away', 'users');
+  }
+  t.false(gone, 'still connected');
+  const dropped = closed(c);
+  t.is((await h.s.request('POST', `/api/users/${r.body.id}/apiKey`, { token: h.s.adminToken })).status, 200);
+  await dropped;
+  t.true(gone, 'a new API key ends the token login');
+});

@@ -1,11 +1,14 @@
-import test from 'ava';
-import { backends, createStorage } from '../../helpers/backends.js';
+import test, { type ExecutionContext } from 'ava';
+import jwt from 'jsonwebtoken';
+import { backends, createStorage, type Backend } from '../../helpers/backends.js';
 import { closeDb, migrate, openDb } from '../../../core/db/db.js';
 import { ManualClock } from '../../../core/clock.js';
 import { createAccountsService } from '../../../core/accounts/accounts.service.js';
 import { createTokensService } from '../../../core/auth/tokens.service.js';
 import { apiKeyMatches } from '../../../core/auth/secrets.js';
 import { createMemoryLimiters } from '../../../core/quota/rate-limiter.memory.js';
+import * as users from '../../../core/users/users.repository.js';
+import type { UserRecord } from '../../../core/model/user.js';
 
 const KEY = 'tokens-test-key-0123456789abcdef';
 
@@ -44,5 +47,118 @@ for (const backend of await backends()) {
     t.truthy(issued.token);
     t.is(checked.length, 4);
     t.is(admin.userName, 'alice');
+  });
+}
+
+const SECRET = 'a-secret-of-at-least-thirty-two-characters';
+
+/** A migrated database with account A and its admin alice, and a tokens service on a ManualClock. */
+async function setUp(t: ExecutionContext, backend: Backend) {
+  const storage = await createStorage(backend);
+  const db = openDb({ databaseUrl: storage.env.TRACKGATE_DATABASE_URL, dataDir: storage.env.TRACKGATE_DATA_DIR });
+  let open = true;
+  t.teardown(async () => {
+    if (open) await closeDb(db);
+    await storage.cleanup();
+  });
+  await migrate(db);
+  const clock = new ManualClock(Date.UTC(2026, 2, 1, 12));
+  const admin = await createAccountsService(db, clock).create({ name: 'A', licenses: 1, adminUser: 'alice', adminApiKey: KEY });
+  const tokens = createTokensService({
+    db, clock, secret: SECRET, ttlSeconds: 3600,
+    failedLogins: createMemoryLimiters({ perMinute: 0, failedTokenLimit: 10 }).failedLogins,
+  });
+  const close = async () => {
+    open = false;
+    await closeDb(db);
+  };
+  return { db, clock, tokens, userId: admin.userId, close };
+}
+
+for (const backend of await backends()) {
+  test(`tokens.verify (${backend}): only an HS256 token signed with our secret passes; every other refusal is "invalid" or "missing"`, async (t) => {
+    const { tokens, userId } = await setUp(t, backend);
+    const { token } = await tokens.issue('alice', KEY, '192.0.2.1');
+    const ok = await tokens.verify(token);
+    t.true(ok.ok);
+    if (ok.ok) {
+      t.is(ok.principal.userId, userId);
+      t.is(ok.principal.userName, 'alice');
+      t.is(ok.claims.sub, userId);
+    }
+    const claims = jwt.decode(token) as Record<string, unknown>;
+    const [h, , sig] = token.split('.');
+    const cases: Record<string, string> = {
+      'alg none': jwt.sign(claims, '', { algorithm: 'none' as jwt.Algorithm }),
+      'HS512 with our secret': jwt.sign(claims, SECRET, { algorithm: 'HS512' }),
+      'another secret': jwt.sign(claims, 'another-secret-another-secret-another', { algorithm: 'HS256' }),
+      'a payload changed under our signature': [h, Buffer.from(JSON.stringify({ ...claims, acc: 'other' })).toString('base64url'), sig].join('.'),
+      'our signature on claims we never issue': jwt.sign({ sub: userId, exp: claims.exp }, SECRET, { algorithm: 'HS256', noTimestamp: true }),
+      'not a JWT': 'garbage',
+    };
+    for (const [what, forged] of Object.entries(cases)) t.deepEqual(await tokens.verify(forged), { ok: false, reason: 'invalid' }, what);
+    t.deepEqual(await tokens.verify(''), { ok: false, reason: 'missing' });
+    t.true((await tokens.verify(token)).ok, 'the genuine token still passes after the forged ones');
+  });
+
+  test(`tokens.verify (${backend}): expiry follows the injected clock, for a token seen before and one never seen`, async (t) => {
+    const { tokens, clock } = await setUp(t, backend);
+    const { token, expires } = await tokens.issue('alice', KEY, '192.0.2.1');
+    t.true((await tokens.verify(token)).ok);
+    const claims = jwt.decode(token) as { exp: number };
+    const unseen = jwt.sign({ ...claims, exp: claims.exp - 1 }, SECRET, { algorithm: 'HS256', noTimestamp: true });
+    const forged = jwt.sign(claims, 'another-secret-another-secret-another', { algorithm: 'HS256', noTimestamp: true });
+    clock.set(new Date(expires).getTime() - 1001);
+    t.true((await tokens.verify(token)).ok, 'valid up to its last second');
+    clock.set(expires);
+    t.deepEqual(await tokens.verify(token), { ok: false, reason: 'expired' }, 'a token verified before expires from the second exp names');
+    t.deepEqual(await tokens.verify(unseen), { ok: false, reason: 'expired' }, 'a token never seen expires the same way');
+    t.deepEqual(await tokens.verify(forged), { ok: false, reason: 'invalid' }, 'an expired token with a bad signature is invalid, not expired');
+    t.is(await tokens.principalForToken(token), null, 'MQTT logins with it end too');
+  });
+
+  test(`tokens.verify (${backend}): a new key version, a disabled, deleted or not yet valid user revokes the token at once`, async (t) => {
+    const { db, tokens, clock, userId } = await setUp(t, backend);
+    const fresh = async () => (await tokens.issue('alice', KEY, '192.0.2.1')).token;
+    const change = async (patch: Partial<UserRecord>) => {
+      const user = await users.findById(db, userId);
+      await users.update(db, { ...user!, ...patch });
+      tokens.forget(userId);
+    };
+    const revoked = { ok: false, reason: 'revoked' };
+
+    let token = await fresh();
+    t.true((await tokens.verify(token)).ok);
+    await change({ keyVersion: 2 });
+    t.deepEqual(await tokens.verify(token), revoked, 'a new API key');
+    t.is(await tokens.principalForToken(token), null);
+
+    token = await fresh();
+    t.true((await tokens.verify(token)).ok, 'a token of the new key passes');
+    await change({ disabled: true });
+    t.deepEqual(await tokens.verify(token), revoked, 'disabled');
+    await change({ disabled: false });
+    t.true((await tokens.verify(token)).ok, 'enabled again');
+
+    await change({ fromAt: clock.now().getTime() + 86_400_000 });
+    t.deepEqual(await tokens.verify(token), revoked, 'a `from` moved into the future');
+    t.is(await tokens.principalForToken(token), null, 'for MQTT token logins');
+    t.is(await tokens.principalForApiKey('alice', KEY), null, 'and MQTT API key logins, as for the token endpoint');
+    await t.throwsAsync(tokens.issue('alice', KEY, '192.0.2.1'), { message: /Invalid userName or apiKey/ });
+    await change({ fromAt: null });
+
+    await users.remove(db, userId);
+    tokens.forget(userId);
+    t.deepEqual(await tokens.verify(token), revoked, 'deleted');
+  });
+
+  test(`tokens.verify (${backend}): a storage failure is thrown, not taken for a bad token, for MQTT token logins too`, async (t) => {
+    const { tokens, clock, close } = await setUp(t, backend);
+    const { token } = await tokens.issue('alice', KEY, '192.0.2.1');
+    t.true((await tokens.verify(token)).ok);
+    clock.advance(2000); // past the 1 s user cache: the next check reads the database
+    await close();
+    await t.throwsAsync(tokens.verify(token));
+    await t.throwsAsync(tokens.principalForToken(token), undefined, 'an MQTT token login is not refused as bad credentials');
   });
 }
