@@ -321,6 +321,16 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
 /** how long stopping may take before the process exits anyway */
 const STOP_TIMEOUT_MS = 10_000;
 
+/** A start that cannot go on: one line naming the cause, exit 78 for configuration (EX_CONFIG), else 1. */
+function exitOnStartError(e: unknown): never {
+  if (e instanceof ConfigError) {
+    process.stderr.write(`trackgate: configuration error: ${e.message}\n`);
+    process.exit(78);
+  }
+  process.stderr.write(`trackgate: could not start: ${(e as Error).message}\n`);
+  process.exit(1);
+}
+
 /**
  * `npm start` / `trackgate serve`: one line naming the variable when configuration is wrong; from
  * then on everything, stopping included, is a JSON log line.
@@ -336,12 +346,7 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void>
   try {
     config = loadConfig(env);
   } catch (e) {
-    if (e instanceof ConfigError) {
-      process.stderr.write(`trackgate: configuration error: ${e.message}\n`);
-      process.exit(78);
-    }
-    process.stderr.write(`trackgate: could not start: ${(e as Error).message}\n`);
-    process.exit(1);
+    exitOnStartError(e);
   }
   const logger = createLogger(config);
   let running: Running | undefined;
@@ -365,12 +370,7 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void>
   try {
     running = await startTrackgate(config, { logger });
   } catch (e) {
-    if (e instanceof ConfigError) {
-      process.stderr.write(`trackgate: configuration error: ${e.message}\n`);
-      process.exit(78);
-    }
-    process.stderr.write(`trackgate: could not start: ${(e as Error).message}\n`);
-    process.exit(1);
+    exitOnStartError(e);
   }
   process.on('SIGINT', () => void stop({ signal: 'SIGINT' }, 0));
   process.on('SIGTERM', () => void stop({ signal: 'SIGTERM' }, 0));

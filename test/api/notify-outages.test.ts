@@ -11,36 +11,10 @@ import { SMTPServer } from 'smtp-server';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { closedPort, startSmtpReceiver, type SmtpReceiver } from '../helpers/receivers.js';
 import { ManualClock } from '../../core/clock.js';
-import type { Logger } from '../../core/logger.js';
+import { capturingLogger } from '../helpers/capture-logger.js';
+import { until as waitUntil } from '../helpers/wait.js';
 
-interface Line {
-  level: string;
-  obj: Record<string, unknown>;
-  msg: string;
-}
-
-function recordingLogger(): Logger & { lines: Line[]; count(msg: RegExp): number } {
-  const lines: Line[] = [];
-  const at = (level: string) => (obj: object | string, msg?: string) => {
-    lines.push(typeof obj === 'string' ? { level, obj: {}, msg: obj } : { level, obj: obj as Record<string, unknown>, msg: msg ?? '' });
-  };
-  const logger = {
-    lines,
-    info: at('info'), warn: at('warn'), error: at('error'), debug: at('debug'),
-    child: () => logger,
-    count: (msg: RegExp) => lines.filter((l) => msg.test(l.msg)).length,
-  };
-  return logger;
-}
-
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 8000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`${what}: not within ${timeoutMs} ms`);
-}
+const until = (what: string, check: () => boolean | Promise<boolean>, timeoutMs = 8000) => waitUntil(what, check, timeoutMs);
 
 type SmtpMode = 'refuse' | 'silent' | 'stall' | 'ok';
 
@@ -127,7 +101,7 @@ test('notify: an SMTP relay that refuses, then never greets, then stalls in DATA
   const smtp = await flakySmtp();
   t.teardown(() => smtp.close());
   const clock = new ManualClock('2026-03-01T12:00:00Z');
-  const log = recordingLogger();
+  const log = capturingLogger();
   const s = await startServer('sqlite', { clock, logger: log, env: { TRACKGATE_SMTP_URL: smtp.url, TRACKGATE_NOTIFY_TIMEOUT_MS: '500', TRACKGATE_TOKEN_TTL: '86400' } });
   t.teardown(() => s.stop());
   for (const id of ['d1', 'd2', 'd3', 'd4']) await device(s, { id, alertEmails: ['ops@example.com'] });
@@ -135,7 +109,7 @@ test('notify: an SMTP relay that refuses, then never greets, then stalls in DATA
   const attempts = async (n: number) => (await outboxRows(s)).every((r: { attempts: number }) => Number(r.attempts) >= n);
 
   for (const id of ['d1', 'd2', 'd3']) await raise(s, id);
-  await until('three refused attempts', () => log.count(/will retry/) >= 3);
+  await until('three refused attempts', () => log.entries.filter((e) => /will retry/.test(e.msg)).length >= 3);
 
   await smtp.set('silent');
   clock.advance(60_000);
@@ -160,15 +134,15 @@ test('notify: an SMTP relay that refuses, then never greets, then stalls in DATA
   t.deepEqual((await outboxRows(s)).map((r: { status: string }) => r.status), ['sent', 'sent', 'sent', 'sent']);
   for (const id of ['d1', 'd2', 'd3', 'd4']) t.like((await s.request('GET', `/api/devices/${id}`, { token: s.adminToken })).body.device, { emailsSentToday: 1 });
 
-  const retries = log.lines.filter((l) => /will retry/.test(l.msg));
+  const retries = log.entries.filter((e) => /will retry/.test(e.msg));
   t.true(retries.every((l) => l.level === 'warn'), 'failures are logged at warn');
   t.is(retries.length, 9, 'three failed tries for each of the first three alerts');
-  t.true(retries.some((l) => /ECONNREFUSED/.test(String(l.obj.err))));
-  t.true(retries.some((l) => /Greeting never received|did not accept|timeout/i.test(String(l.obj.err))));
-  const delivered = log.lines.filter((l) => /e-mail delivered/.test(l.msg));
+  t.true(retries.some((l) => /ECONNREFUSED/.test(String(l.err))));
+  t.true(retries.some((l) => /Greeting never received|did not accept|timeout/i.test(String(l.err))));
+  const delivered = log.entries.filter((e) => /e-mail delivered/.test(e.msg));
   t.is(delivered.length, 4);
   t.true(delivered.every((l) => l.level === 'info'));
-  t.like(delivered.find((l) => l.obj.alert === later)?.obj, { device: 'd4', channel: 'Email', recipients: 1 });
+  t.like(delivered.find((l) => l.alert === later), { device: 'd4', channel: 'Email', recipients: 1 });
   t.false(JSON.stringify(delivered).includes('Driver pressed SOS'), 'the message itself is not logged');
 });
 
@@ -202,7 +176,7 @@ test('notify: an SMS gateway that never answers holds up neither e-mail nor its 
     await smtp.close();
   });
   const clock = new ManualClock('2026-03-01T12:00:00Z');
-  const log = recordingLogger();
+  const log = capturingLogger();
   const s = await startServer('sqlite', { clock, logger: log, env: { TRACKGATE_SMTP_URL: smtp.url, TRACKGATE_SMS_URL: sms.url, TRACKGATE_NOTIFY_TIMEOUT_MS: '500', TRACKGATE_TOKEN_TTL: '86400' } });
   t.teardown(() => s.stop());
   await device(s, { id: 'phone', alertPhones: ['+34600111222'] });
@@ -211,13 +185,13 @@ test('notify: an SMS gateway that never answers holds up neither e-mail nor its 
   await until('the SMS gateway has the request', () => sms.received.length >= 1);
   await raise(s, 'mail');
   await until('the e-mail goes out while the SMS hangs', () => smtp.mails.length >= 1, 2000);
-  await until('the hanging SMS counts as failed', () => log.count(/will retry/) >= 1);
-  t.regex(String(log.lines.find((l) => /will retry/.test(l.msg))?.obj.err), /did not answer within 500 ms/);
+  await until('the hanging SMS counts as failed', () => log.entries.filter((e) => /will retry/.test(e.msg)).length >= 1);
+  t.regex(String(log.entries.find((e) => /will retry/.test(e.msg))?.err), /did not answer within 500 ms/);
 
   sms.hang = false;
   clock.advance(60_000);
   s.running.services.notifications.kick();
-  await until('the SMS is delivered once the gateway answers', () => log.count(/SMS delivered/) >= 1);
+  await until('the SMS is delivered once the gateway answers', () => log.entries.filter((e) => /SMS delivered/.test(e.msg)).length >= 1);
   t.is(sms.received.length, 2, 'tried twice');
   t.like((await s.request('GET', '/api/devices/phone', { token: s.adminToken })).body.device, { smsSentToday: 1 });
 });

@@ -9,26 +9,10 @@ import { useRedis } from '../helpers/redis.js';
 import { startOwnRedis, type OwnServer } from '../helpers/own-services.js';
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/receivers.js';
 import { ManualClock } from '../../core/clock.js';
+import { timed, until } from '../helpers/wait.js';
 
 const available = await useRedis('redis outages');
 const REDIS_TIMEOUT_MS = 1000;
-
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${what}: not within ${timeoutMs} ms`);
-}
-
-/** A request that must answer within `ms`; how long it took. */
-async function timed<T>(ms: number, what: string, run: () => Promise<T>): Promise<{ value: T; took: number }> {
-  const started = Date.now();
-  let timer: NodeJS.Timeout | undefined;
-  const value = await Promise.race([run(), new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms)))]).finally(() => clearTimeout(timer));
-  return { value, took: Date.now() - started };
-}
 
 interface Setup {
   s: TestServer;

@@ -14,13 +14,18 @@ function capturingLogger(lines: { msg?: string; obj: Record<string, unknown> }[]
   return logger;
 }
 
-test('first start: a listener that cannot bind stops the start before the one-time API key is made, and the next start shows it', async (t) => {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'tg-first-'));
-  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+/** A port something else holds for the length of the test. */
+async function occupiedPort(t: { teardown(fn: () => void): void }): Promise<number> {
   const taken = net.createServer();
   await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
   t.teardown(() => taken.close());
-  const busyPort = (taken.address() as net.AddressInfo).port;
+  return (taken.address() as net.AddressInfo).port;
+}
+
+test('first start: a listener that cannot bind stops the start before the one-time API key is made, and the next start shows it', async (t) => {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'tg-first-'));
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const busyPort = await occupiedPort(t);
   const env = testEnv({ TRACKGATE_DATA_DIR: dataDir });
   delete env.TRACKGATE_ADMIN_API_KEY;
 
@@ -39,10 +44,7 @@ test('first start: a listener that cannot bind stops the start before the one-ti
 test('first start: a start that fails half-way releases the data directory and the ports it had bound', async (t) => {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'tg-first-'));
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
-  const taken = net.createServer();
-  await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
-  t.teardown(() => taken.close());
-  const busyPort = (taken.address() as net.AddressInfo).port;
+  const busyPort = await occupiedPort(t);
   const free = net.createServer();
   await new Promise<void>((r) => free.listen(0, '127.0.0.1', r));
   const httpPort = (free.address() as net.AddressInfo).port;
