@@ -56,7 +56,30 @@ const operatorView = (a: Account, used: number): OperatorAccountView => ({
   creation: new Date(a.createdAt).toISOString(),
 });
 
-export function createAccountsService(db: Db, clock: Clock, hooks: { onCreated?: (accountId: string) => Promise<void> } = {}) {
+/** Accounts: the operator's (command line, first start) and an account's own view of itself. */
+export interface AccountsService {
+  /** Creates an account with its admin user (`trackgate account create`). */
+  create(input: CreateAccountInput): Promise<CreatedAccount>;
+  /** First start: creates the first account unless one exists; a configured admin key replaces the stored one. */
+  bootstrap(input: CreateAccountInput): Promise<CreatedAccount | undefined>;
+  /** The account's licences: total, held by active devices, free. */
+  licenseUsage(accountId: string): Promise<LicenseUsage>;
+  /** The account as its own users see it. */
+  get(accountId: string): Promise<{ id: string; name: string; timeZone: string; licenses: LicenseUsage }>;
+  /** Sets the zone in which the account's day (daily limits) starts at midnight. */
+  setTimeZone(accountId: string, timeZone: string): Promise<void>;
+  /** What the operator sees of every account (`trackgate account list`). */
+  list(): Promise<OperatorAccountView[]>;
+  /** The operator changes an account (`trackgate account update`), licences included. */
+  update(accountId: string, input: UpdateAccountInput): Promise<OperatorAccountView>;
+}
+
+export interface AccountsHooks {
+  /** called after an account was created (its licence state starts empty) */
+  onCreated?: (accountId: string) => Promise<void>;
+}
+
+export function createAccountsService(db: Db, clock: Clock, hooks: AccountsHooks = {}): AccountsService {
   async function create(input: CreateAccountInput): Promise<CreatedAccount> {
     const timeZone = input.timeZone ?? 'UTC';
     if (!isTimeZone(timeZone)) throw new DomainError('VALIDATION_FAILED', `timeZone "${timeZone}" is not an IANA time zone.`);
@@ -146,5 +169,3 @@ export function createAccountsService(db: Db, clock: Clock, hooks: { onCreated?:
 
   return { create, bootstrap, licenseUsage, get, setTimeZone, list, update };
 }
-
-export type AccountsService = ReturnType<typeof createAccountsService>;

@@ -95,7 +95,21 @@ const principalOf = (user: UserRecord): Principal => ({
   userId: user.id, accountId: user.accountId, userName: user.userName, privileges: new Set(user.privileges), groupId: user.groupId,
 });
 
-export function createTokensService(deps: TokensDeps) {
+/** Issues and checks tokens; the one place that says who a token or an API key speaks for. */
+export interface TokensService {
+  /** The token endpoint: a JWT for valid credentials; INVALID_CREDENTIALS, or RATE_LIMITED after repeated failures. */
+  issue(userName: string, apiKey: string, remoteAddress: string): Promise<IssuedToken>;
+  /** The one token verifier (REST bearer tokens, MQTT passwords): signature, expiry, then revocation. */
+  verify(token: string): Promise<TokenCheck>;
+  /** Forgets a cached user at once (its key, privileges or group changed). */
+  forget(userId: string): void;
+  /** For API users logging into MQTT with their API key; null when refused or without privileges. */
+  principalForApiKey(userName: string, apiKey: string): Promise<Principal | null>;
+  /** For MQTT logins whose password is a token; null when refused or without privileges. */
+  principalForToken(token: string): Promise<Principal | null>;
+}
+
+export function createTokensService(deps: TokensDeps): TokensService {
   const { db, clock, ttlSeconds, failedLogins } = deps;
   const keyMatches = deps.keyMatches ?? apiKeyMatches;
   // A KeyObject, built once: given a string, jsonwebtoken first tries to parse it as a PEM key on
@@ -206,5 +220,3 @@ export function createTokensService(deps: TokensDeps) {
 
   return { issue, verify, forget, principalForApiKey, principalForToken };
 }
-
-export type TokensService = ReturnType<typeof createTokensService>;

@@ -49,7 +49,24 @@ export interface DevicesDeps {
   onChange?: (deviceId: string) => void;
 }
 
-export function createDevicesService(deps: DevicesDeps) {
+/**
+ * The account's devices (CONTRACT.md "Devices"). A device out of the caller's sight (another
+ * account's, or outside its group) answers DEVICE_NOT_FOUND; activating one needs a free licence.
+ */
+export interface DevicesService {
+  /** The devices the caller may see, by status (default: active, i.e. not expired). */
+  list(p: Principal, status?: 'active' | 'expired' | 'all'): Promise<Device[]>;
+  /** One device the caller may see. */
+  get(p: Principal, id: string): Promise<Device>;
+  /** Creates a device (admin only); an active one takes a licence, else NO_LICENSE_AVAILABLE. */
+  create(p: Principal, input: DeviceInput & { id: string }): Promise<Device>;
+  /** Replaces a device's fields (admin only); the id never changes, and reactivating takes a licence. */
+  update(p: Principal, id: string, input: DeviceInput): Promise<Device>;
+  /** Deletes a device (admin only) and frees its licence. */
+  remove(p: Principal, id: string): Promise<void>;
+}
+
+export function createDevicesService(deps: DevicesDeps): DevicesService {
   const { db, clock } = deps;
   const counters = (): SentCounters => deps.counters ?? noCounters;
 
@@ -219,7 +236,5 @@ export function createDevicesService(deps: DevicesDeps) {
     deps.onChange?.(id);
   }
 
-  return { list, get, create, update, remove, present };
+  return { list, get, create, update, remove };
 }
-
-export type DevicesService = ReturnType<typeof createDevicesService>;

@@ -15,7 +15,33 @@ export interface GroupInput {
   devices?: string[];
 }
 
-export function createGroupsService(deps: { db: Db; clock: Clock; onUsersChanged?: (userIds: string[]) => void }) {
+/**
+ * The account's device groups (CONTRACT.md "Groups and users"). A user restricted to a group sees
+ * only that group; any other group, or one of another account, answers GROUP_NOT_FOUND.
+ */
+export interface GroupsService {
+  /** The groups the caller may see, each with its device ids. */
+  list(p: Principal): Promise<Group[]>;
+  /** One group the caller may see. */
+  get(p: Principal, id: string): Promise<Group>;
+  /** Creates a group (write privilege, no group restriction) of devices the caller can see. */
+  create(p: Principal, input: GroupInput): Promise<Group>;
+  /** Replaces a group's name, description and devices (write privilege). */
+  update(p: Principal, id: string, input: GroupInput): Promise<Group>;
+  /** Deletes a group (write privilege, no group restriction); its users are no longer restricted. */
+  remove(p: Principal, id: string): Promise<void>;
+  /** Whether a group holds a device, for scopes decided outside a request (the MQTT live feed). */
+  includesDevice(groupId: string, deviceId: string): Promise<boolean>;
+}
+
+export interface GroupsDeps {
+  db: Db;
+  clock: Clock;
+  /** called with the users a deleted group restricted (cached principals elsewhere) */
+  onUsersChanged?: (userIds: string[]) => void;
+}
+
+export function createGroupsService(deps: GroupsDeps): GroupsService {
   const { db, clock } = deps;
 
   async function visible(p: Principal, id: string): Promise<groups.GroupRecord> {
@@ -100,5 +126,3 @@ export function createGroupsService(deps: { db: Db; clock: Clock; onUsersChanged
 
   return { list, get, create, update, remove, includesDevice };
 }
-
-export type GroupsService = ReturnType<typeof createGroupsService>;

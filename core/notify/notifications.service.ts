@@ -58,7 +58,25 @@ function within<T>(p: Promise<T>, ms: number, message: string): Promise<T> {
 
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
-export function createNotificationsService(deps: NotificationsDeps) {
+export interface NotificationsService {
+  /** What the alert service asks before each alert's transaction (plan) and after it (kick). */
+  notifier: AlertNotifier;
+  /** Today's sent counters for device records, from the counter store (or the outbox if it is down). */
+  counters: SentCounters;
+  /** Wakes the outbox worker now instead of at its next poll. */
+  kick(): void;
+  /** Waits until the outbox has nothing due (tests). */
+  drain(): Promise<void>;
+  /** Forgets an account's cached time zone (it changed). */
+  forgetZone(accountId: string): void;
+  /**
+   * Stops the worker: sends in flight get `stopGraceMs` to finish, then the notifiers are closed
+   * under them (their messages stay pending, due at once); returns within about twice that.
+   */
+  stop(): Promise<void>;
+}
+
+export function createNotificationsService(deps: NotificationsDeps): NotificationsService {
   const { db, clock, logger, quota, channels } = deps;
   const maxAttempts = deps.maxAttempts ?? 8;
   const backoffMs = deps.backoffMs ?? 5000;
@@ -300,16 +318,13 @@ export function createNotificationsService(deps: NotificationsDeps) {
     notifier,
     counters,
     kick,
-    /** waits until the outbox has nothing due (tests) */
     async drain(): Promise<void> {
       kick();
       while (running) await running;
     },
-    forgetZone: (accountId: string) => zones.delete(accountId),
-    /**
-     * Stops the worker: sends in flight get `stopGraceMs` to finish, then the notifiers are closed
-     * under them (their messages stay pending, due at once); returns within about twice that.
-     */
+    forgetZone: (accountId: string) => {
+      zones.delete(accountId);
+    },
     async stop(): Promise<void> {
       stopped = true;
       clearInterval(timer);
@@ -320,5 +335,3 @@ export function createNotificationsService(deps: NotificationsDeps) {
     },
   };
 }
-
-export type NotificationsService = ReturnType<typeof createNotificationsService>;

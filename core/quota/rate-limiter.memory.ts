@@ -5,7 +5,7 @@
  * Today's per-user counts can be taken out and put back (daily-usage.keeper.ts saves them), so
  * `apiDailyUsage` goes on counting across a restart.
  */
-import type { FailedLoginLimiter, LimitSettings, RequestLimiter, RequestUsage } from './rate-limiter.js';
+import type { FailedLoginLimiter, LimitSettings, Limiters, RequestLimiter, RequestUsage } from './rate-limiter.js';
 
 /** Requests per user on one UTC day. */
 export interface DailyUsage {
@@ -14,9 +14,7 @@ export interface DailyUsage {
   users: Record<string, number>;
 }
 
-export interface MemoryLimiters {
-  requests: RequestLimiter;
-  failedLogins: FailedLoginLimiter;
+export interface MemoryLimiters extends Limiters {
   /** today's counts, or undefined when nothing was counted since the last call */
   takeDailyUsage(): DailyUsage | undefined;
   /** adds saved counts of a day (those of another day are ignored once a later day was counted) */

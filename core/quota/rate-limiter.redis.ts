@@ -1,7 +1,7 @@
 /** Request accounting in Redis, shared by every process on the same prefix (same contract as rate-limiter.memory.ts). */
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import type { FailedLoginLimiter, LimitSettings, RequestLimiter, RequestUsage } from './rate-limiter.js';
+import type { FailedLoginLimiter, LimitSettings, Limiters, RequestLimiter, RequestUsage } from './rate-limiter.js';
 
 const UNLIMITED = Number.MAX_SAFE_INTEGER;
 
@@ -24,7 +24,7 @@ async function consume(limiter: RateLimiterAbstract, key: string): Promise<{ res
 }
 
 /** `prefix` namespaces every key (e.g. `trackgate:`); the client stays the caller's to close. */
-export function createRedisLimiters(redis: Redis, prefix: string, s: LimitSettings): { requests: RequestLimiter; failedLogins: FailedLoginLimiter } {
+export function createRedisLimiters(redis: Redis, prefix: string, s: LimitSettings): Limiters {
   // useRedisPackage false: ioredis, whose multi().exec() replies are [err, value] pairs.
   // While Redis is unreachable each instance counts in memory, so the API keeps answering: at once
   // while it is disconnected (no offline queue), after the client's command timeout while it hangs.

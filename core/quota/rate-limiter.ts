@@ -23,6 +23,12 @@ export interface FailedLoginLimiter {
   recordFailure(keys: string[]): Promise<void>;
 }
 
+/** Both limiters of one implementation, made together from the same settings. */
+export interface Limiters {
+  requests: RequestLimiter;
+  failedLogins: FailedLoginLimiter;
+}
+
 export interface LimitSettings {
   /** requests per user per minute; 0: unlimited (still counted) */
   perMinute: number;

@@ -53,7 +53,33 @@ export const present = (u: UserRecord): User => ({
 
 const ms = (v: string | null | undefined): number | null => (v ? new Date(v).getTime() : null);
 
-export function createUsersService(deps: { db: Db; clock: Clock; onChange?: (userId: string) => void }) {
+/**
+ * The account's users (CONTRACT.md "Groups and users", "Who may do what"). Each call is made as a
+ * principal: a non-admin sees only itself; a user of another account answers USER_NOT_FOUND.
+ */
+export interface UsersService {
+  /** Every user of the caller's account for an admin, else just the caller. */
+  list(p: Principal): Promise<User[]>;
+  /** One user the caller may see. */
+  get(p: Principal, id: string): Promise<User>;
+  /** Creates a user (admin only) and returns it with its first API key, shown only this once. */
+  create(p: Principal, input: UserInput): Promise<{ user: User; apiKey: string }>;
+  /** Replaces a user's fields (admin only); an admin cannot take its own admin privilege away. */
+  update(p: Principal, id: string, input: UserInput): Promise<User>;
+  /** Deletes a user (admin only), never the caller itself. */
+  remove(p: Principal, id: string): Promise<void>;
+  /** Issues a new API key (the caller's own, or any as an admin): the old key and its tokens stop working at once. */
+  newApiKey(p: Principal, id: string): Promise<{ user: User; apiKey: string }>;
+}
+
+export interface UsersDeps {
+  db: Db;
+  clock: Clock;
+  /** called after a user changed or was deleted (cached principals elsewhere) */
+  onChange?: (userId: string) => void;
+}
+
+export function createUsersService(deps: UsersDeps): UsersService {
   const { db, clock } = deps;
 
   async function visible(p: Principal, id: string): Promise<UserRecord> {
@@ -145,7 +171,6 @@ export function createUsersService(deps: { db: Db; clock: Clock; onChange?: (use
     deps.onChange?.(id);
   }
 
-  /** Issues a new API key: the old key and every token made with it stop working at once. */
   async function newApiKey(p: Principal, id: string): Promise<{ user: User; apiKey: string }> {
     const current = await visible(p, id);
     const apiKey = generateApiKey();
@@ -157,5 +182,3 @@ export function createUsersService(deps: { db: Db; clock: Clock; onChange?: (use
 
   return { list, get, create, update, remove, newApiKey };
 }
-
-export type UsersService = ReturnType<typeof createUsersService>;

@@ -2,6 +2,7 @@ import test from 'ava';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { ManualClock, type Clock } from '../../core/clock.js';
 import { backends } from '../helpers/backends.js';
 import { redisUrl, testPrefix, testRedis, useRedis } from '../helpers/redis.js';
 import { startSmtpReceiver, closedPort } from '../helpers/receivers.js';
@@ -9,13 +10,13 @@ import mqtt from 'mqtt';
 
 const runs = (await backends()).includes('postgres') && (await useRedis('scale-out (two instances on PostgreSQL and Redis)'));
 
-async function pair(t: { teardown(fn: () => unknown): void }, env: Record<string, string>): Promise<[TestServer, TestServer]> {
+async function pair(t: { teardown(fn: () => unknown): void }, env: Record<string, string>, clock?: Clock): Promise<[TestServer, TestServer]> {
   const prefix = testPrefix();
   const r = testRedis(prefix);
   t.teardown(() => r.cleanup());
   const shared = { TRACKGATE_REDIS_URL: redisUrl, TRACKGATE_REDIS_PREFIX: prefix, ...env };
-  const a = await startServer('postgres', { env: shared });
-  const b = await startServer('postgres', { env: shared, storageEnv: a.storageEnv });
+  const a = await startServer('postgres', { env: shared, clock });
+  const b = await startServer('postgres', { env: shared, storageEnv: a.storageEnv, clock });
   t.teardown(async () => {
     await b.running.stop();
     await a.stop();
@@ -85,16 +86,24 @@ if (runs) {
   });
 
   test('scale-out: request limits and usage are shared by the instances', async (t) => {
-    const [a, b] = await pair(t, { TRACKGATE_RATE_LIMIT: '6' });
-    const usage: number[] = [];
-    for (let i = 0; i < 6; i++) {
-      const r = await (i % 2 ? a : b).request('GET', '/api/devices', { token: a.adminToken });
-      if (r.status === 200) usage.push(r.body.apiUsage);
+    // One clock for both instances, fixed in the middle of a minute: every request falls in the
+    // same minute, so a count that is not shared has no minute boundary to hide behind.
+    const clock = new ManualClock('2026-03-01T10:00:30Z');
+    const [a, b] = await pair(t, { TRACKGATE_RATE_LIMIT: '6' }, clock);
+    const replies = [];
+    for (let i = 0; i < 6; i++) replies.push(await (i % 2 ? a : b).request('GET', '/api/devices', { token: a.adminToken }));
+    t.deepEqual(replies.map((r) => r.status), [200, 200, 200, 200, 200, 200]);
+    t.deepEqual(replies.map((r) => r.body.apiUsage), [1, 2, 3, 4, 5, 6], 'each instance counts the requests the other answered');
+    t.deepEqual(replies.map((r) => r.body.apiDailyUsage), [1, 2, 3, 4, 5, 6]);
+    for (const s of [a, b]) {
+      const limited = await s.request('GET', '/api/devices', { token: a.adminToken });
+      t.is(limited.status, 429, 'past six requests in the minute, either instance refuses');
+      t.is(limited.headers.get('retry-after'), '30', 'until the minute ends');
     }
-    if (usage.length !== 6 || usage[5] !== usage[0] + 5) return t.pass('a minute boundary was crossed; nothing to conclude');
-    const limited = await a.request('GET', '/api/devices', { token: a.adminToken });
-    t.is(limited.status, 429);
-    t.true(Number(limited.headers.get('retry-after')) > 0);
+    clock.advance(30_000);
+    const next = await b.request('GET', '/api/devices', { token: a.adminToken });
+    t.is(next.status, 200, 'a new minute starts a new count');
+    t.is(next.body.apiUsage, 1);
   });
 }
 

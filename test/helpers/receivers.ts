@@ -18,18 +18,22 @@ export interface ReceivedMail {
 export interface SmtpReceiver {
   url: string;
   mails: ReceivedMail[];
+  /** RCPT TO addresses answered 550 (with `rejectRecipients`) */
+  rejected: string[];
   close(): Promise<void>;
 }
 
 /** `rejectRecipients`: every RCPT TO answers 550, as a server refusing the address would. `port`: a given one instead of a free one. */
 export async function startSmtpReceiver(options: { rejectRecipients?: boolean; port?: number } = {}): Promise<SmtpReceiver> {
   const mails: ReceivedMail[] = [];
+  const rejected: string[] = [];
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS'],
     logger: false,
     onRcptTo(address, _session, callback) {
       if (options.rejectRecipients) {
+        rejected.push(address.address);
         const err = Object.assign(new Error(`mailbox ${address.address} unavailable`), { responseCode: 550 });
         return callback(err);
       }
@@ -48,7 +52,7 @@ export async function startSmtpReceiver(options: { rejectRecipients?: boolean; p
   });
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const { port } = server.server.address() as { port: number };
-  return { url: `smtp://127.0.0.1:${port}`, mails, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return { url: `smtp://127.0.0.1:${port}`, mails, rejected, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
 
 export interface SmsRequest {
@@ -56,6 +60,8 @@ export interface SmsRequest {
   path: string;
   headers: http.IncomingHttpHeaders;
   body: unknown;
+  /** the status the receiver answered this request with */
+  status: number;
 }
 
 export interface HttpReceiver {
@@ -76,9 +82,10 @@ export async function startSmsReceiver(options: { status?: number; body?: string
       try {
         body = JSON.parse(text);
       } catch {}
-      requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body });
+      const status = options.status ?? 200;
+      requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, status });
       setTimeout(() => {
-        res.writeHead(options.status ?? 200, { 'content-type': 'text/plain' });
+        res.writeHead(status, { 'content-type': 'text/plain' });
         res.end(options.body ?? 'queued');
       }, options.delayMs ?? 0);
     });

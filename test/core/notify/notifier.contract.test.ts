@@ -12,6 +12,8 @@ interface Fixture {
   message: OutgoingMessage;
   /** recipients the receiver has accepted so far */
   delivered(): string[];
+  /** recipients the receiver was asked for and refused so far */
+  refused(): string[];
   close(): Promise<void>;
 }
 
@@ -52,6 +54,7 @@ const implementations: Record<string, Implementation> = {
         notifier,
         message: { ...base, channel: 'Email', to: 'ops@example.com', subject: 'SOSButton: Truck 1' },
         delivered: () => rx.mails.flatMap((m) => m.recipients),
+        refused: () => [...rx.rejected],
         close: async () => { await notifier.close(); await rx.close(); },
       };
     },
@@ -68,7 +71,8 @@ const implementations: Record<string, Implementation> = {
       return {
         notifier,
         message: { ...base, channel: 'SMS', to: '+34600111222' },
-        delivered: () => (failing ? [] : rx.requests.map((r) => (r.body as { to: string }).to)),
+        delivered: () => rx.requests.filter((r) => r.status < 300).map((r) => (r.body as { to: string }).to),
+        refused: () => rx.requests.filter((r) => r.status >= 300).map((r) => (r.body as { to: string }).to),
         close: async () => { await notifier.close(); await rx.close(); },
       };
     },
@@ -86,12 +90,16 @@ for (const [name, { make, silent }] of Object.entries(implementations)) {
     t.teardown(() => fx.close());
     await fx.notifier.send(fx.message);
     t.deepEqual(fx.delivered(), [fx.message.to]);
+    t.deepEqual(fx.refused(), []);
   });
 
-  test(`notifier (${name}): send throws when the receiver refuses`, async (t) => {
+  test(`notifier (${name}): send throws when the receiver refuses, having asked it once`, async (t) => {
     const fx = await make(true);
     t.teardown(() => fx.close());
     await t.throwsAsync(fx.notifier.send(fx.message), { instanceOf: Error });
+    // The receiver itself said no, once: not a send that failed before reaching it, nor one retried
+    // behind the outbox's back (the outbox owns retries and the daily count).
+    t.deepEqual(fx.refused(), [fx.message.to]);
     t.deepEqual(fx.delivered(), []);
   });
 

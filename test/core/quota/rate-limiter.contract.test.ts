@@ -1,11 +1,10 @@
 /** One contract for request accounting: in-process and Redis (real server). */
 import test from 'ava';
 import { createMemoryLimiters } from '../../../core/quota/rate-limiter.memory.js';
-import type { FailedLoginLimiter, LimitSettings, RequestLimiter } from '../../../core/quota/rate-limiter.js';
+import type { LimitSettings, Limiters } from '../../../core/quota/rate-limiter.js';
 import { createRedisLimiters } from '../../../core/quota/rate-limiter.redis.js';
 import { testRedis, useRedis } from '../../helpers/redis.js';
 
-type Limiters = { requests: RequestLimiter; failedLogins: FailedLoginLimiter };
 type Make = (t: { teardown(fn: () => Promise<void>): void }, settings: LimitSettings) => Limiters;
 
 const implementations: Record<string, Make> = {
