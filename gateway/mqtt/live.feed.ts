@@ -46,7 +46,18 @@ export interface LiveSubscriber {
   readonly outbox: LiveOutbox;
 }
 
-export function startLiveFeed(deps: LiveFeedDeps) {
+/** The live feed of stored locations and alerts, scoped per API user (CONTRACT.md §3 "live/…"). */
+export interface LiveFeed {
+  /** a connected API user starts receiving its account's feed */
+  add(subscriber: LiveSubscriber): void;
+  /** the user's connection ended */
+  remove(subscriber: LiveSubscriber): void;
+  /** authorizeForward for a live packet: queue it in the subscriber's outbox, or let a released one through */
+  forward(subscriber: LiveSubscriber, packet: AedesPublishPacket): AedesPublishPacket | null;
+  stop(): void;
+}
+
+export function startLiveFeed(deps: LiveFeedDeps): LiveFeed {
   const { broker, events, logger, clock } = deps;
   /** accountId -> its connected API users */
   const subscribers = new Map<string, Set<LiveSubscriber>>();
@@ -179,4 +190,3 @@ export function startLiveFeed(deps: LiveFeedDeps) {
   };
 }
 
-export type LiveFeed = ReturnType<typeof startLiveFeed>;

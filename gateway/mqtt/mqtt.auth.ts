@@ -100,7 +100,17 @@ export interface AuthDeps {
   clock: Clock;
 }
 
-export function createAuthenticator(deps: AuthDeps) {
+/** Who may connect over MQTT and with which client id (CONTRACT.md §3, MQTT 3.1.1 §3.1.3). */
+export interface Authenticator {
+  /** checks a CONNECT's credentials and client id; on success the connection holds the client id until `release` */
+  authenticate(clientId: string, userName: string | undefined, password: Buffer | undefined, remoteAddress: string | null): Promise<AuthResult>;
+  /** an API user's principal as it is now (null: the user or its credential no longer logs in) */
+  recheck(identity: Extract<Identity, { kind: 'user' }>): Promise<Principal | null>;
+  /** the connection holding a client id has ended */
+  release(holding: Holding): void;
+}
+
+export function createAuthenticator(deps: AuthDeps): Authenticator {
   const { directory, tokens, clock } = deps;
   const failures = new Map<string, { count: number; since: number }>();
   /** client id -> the claim of the connection that uses it (forgotten when that connection ends) */
@@ -208,4 +218,3 @@ export function createAuthenticator(deps: AuthDeps) {
   return { authenticate, recheck, release };
 }
 
-export type Authenticator = ReturnType<typeof createAuthenticator>;
