@@ -5,13 +5,13 @@
 import type { ProtocolModule } from '../protocols/types.js';
 import type { Clock } from '../core/clock.js';
 import { ConnectionRegistry } from './tcp/connection-registry.js';
-import type { DeviceConnection } from './tcp/device-connection.js';
-import { startTcpListener } from './tcp/tcp-listener.js';
-import type { GatewayDeps } from './tcp/frame-handler.js';
-import { startUdpListener } from './tcp/udp-listener.js';
+import { DeviceConnection } from './tcp/device-connection.js';
+import { startUdpListener } from './udp/udp-listener.js';
 import { startOsmandServer } from './http/osmand-server.js';
-import { LISTENER_LOG } from './tcp/log-budget.js';
-import { storageFailureBudget } from './tcp/storage-failures.js';
+import type { GatewayDeps } from './shared/frame-handler.js';
+import { LISTENER_LOG } from './shared/log-budget.js';
+import { storageFailureBudget } from './shared/storage-failures.js';
+import { listenStream } from './shared/stream-server.js';
 
 export interface TrackerGatewayOptions extends GatewayDeps {
   host: string;
@@ -53,12 +53,13 @@ export async function startTrackerGateway(o: TrackerGatewayOptions): Promise<Tra
         continue;
       }
       if (protocol.transports.includes('tcp') && protocol.decode && protocol.createSplitter) {
-        const t = await startTcpListener({ ...common, registry, idleTimeoutMs: o.idleTimeoutSeconds * 1000 }, port, o.host);
+        const connection = { ...common, registry, idleTimeoutMs: o.idleTimeoutSeconds * 1000 };
+        const t = await listenStream((socket) => new DeviceConnection(socket, connection), { port, host: o.host });
         ports[name] = t.port;
         closers.push(t.close);
       }
       if (protocol.transports.includes('udp') && protocol.decodeDatagram) {
-        const u = await startUdpListener(common, port === 0 ? 0 : port, o.host);
+        const u = await startUdpListener(common, port, o.host);
         ports[`${name}/udp`] = u.port;
         closers.push(u.close);
       }

@@ -6,12 +6,12 @@
  * then a summary count.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { HttpDecodeResult, ProtocolModule } from '../../protocols/types.js';
 import type { Clock } from '../../core/clock.js';
-import { handleDecoded, type GatewayDeps } from '../tcp/frame-handler.js';
-import { LISTENER_LOG, LogBudget } from '../tcp/log-budget.js';
-import { logStorageFailure } from '../tcp/storage-failures.js';
+import { handleDecoded, type GatewayDeps } from '../shared/frame-handler.js';
+import { listen, type Listener } from '../shared/listen.js';
+import { LISTENER_LOG, LogBudget } from '../shared/log-budget.js';
+import { logStorageFailure } from '../shared/storage-failures.js';
 
 export interface OsmandOptions extends GatewayDeps {
   protocol: ProtocolModule;
@@ -21,7 +21,7 @@ export interface OsmandOptions extends GatewayDeps {
   storageFailures: LogBudget;
 }
 
-export function startOsmandServer(o: OsmandOptions, port: number, host: string): Promise<{ port: number; close(): Promise<void> }> {
+export async function startOsmandServer(o: OsmandOptions, port: number, host: string): Promise<Listener> {
   const limit = o.protocol.maxFrameBytes;
   const protocol = o.protocol.name;
   const summary = (what: string, level: 'info' | 'warn') => (count: number) => o.logger[level]({ protocol, count }, `${what} not logged one by one`);
@@ -103,20 +103,13 @@ export function startOsmandServer(o: OsmandOptions, port: number, host: string):
     }
   });
   server.requestTimeout = 30_000;
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve({
-        port: (server.address() as AddressInfo).port,
-        close: () =>
-          new Promise<void>((r) => {
-            clearInterval(flusher);
-            budgets.forEach((b) => b.flush());
-            server.close(() => r());
-            server.closeAllConnections();
-          }),
-      });
-    });
-  });
+  const listener = await listen(server, { port, host });
+  return {
+    port: listener.port,
+    close: async () => {
+      clearInterval(flusher);
+      budgets.forEach((b) => b.flush());
+      await listener.close();
+    },
+  };
 }
