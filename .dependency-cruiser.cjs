@@ -8,11 +8,13 @@ module.exports = {
   forbidden: [
     { name: 'config-imports-nothing-of-ours', severity: 'error', from: { path: '^config/' }, to: { path: '^(protocols|core|gateway|api)/|^(main|cli)\\.ts$' } },
     { name: 'protocols-are-pure', severity: 'error', from: { path: '^protocols/' }, to: { path: '^(gateway|api|config)/|^core/(?!model/)|^(main|cli)\\.ts$' } },
+    { name: 'protocols-take-only-types-from-core-model', severity: 'error', from: { path: '^protocols/' }, to: { path: '^core/model/', dependencyTypesNot: ['type-only'] } },
     {
       name: 'protocols-no-io', severity: 'error', from: { path: '^protocols/' },
       to: { dependencyTypes: ['core'], path: '^(net|dgram|http|https|tls|fs|fs/promises|child_process|worker_threads|cluster)$' },
     },
     { name: 'protocols-no-libraries', severity: 'error', from: { path: '^protocols/' }, to: { dependencyTypes: ['npm', 'npm-dev'] } },
+    { name: 'core-model-imports-nothing', severity: 'error', from: { path: '^core/model/' }, to: { pathNot: '^core/model/' } },
     { name: 'core-imports-only-core', severity: 'error', from: { path: '^core/' }, to: { path: '^(protocols|gateway|api|config)/|^(main|cli)\\.ts$' } },
     { name: 'gateway-not-api', severity: 'error', from: { path: '^gateway/' }, to: { path: '^(api|config)/|^(main|cli)\\.ts$' } },
     { name: 'api-not-gateway-or-protocols', severity: 'error', from: { path: '^api/' }, to: { path: '^(gateway|protocols|config)/|^(main|cli)\\.ts$' } },
