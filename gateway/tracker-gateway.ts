@@ -16,7 +16,7 @@ import { listenStream } from './shared/stream-server.js';
 export interface TrackerGatewayOptions extends GatewayDeps {
   host: string;
   protocols: Record<string, ProtocolModule>;
-  /** protocol name -> port or off */
+  /** protocol name -> port or off, for every protocol (config.protocolPorts) */
   ports: Readonly<Record<string, number | 'off'>>;
   clock: Clock;
   checksum: 'accept' | 'strict';
@@ -43,7 +43,9 @@ export async function startTrackerGateway(o: TrackerGatewayOptions): Promise<Tra
   });
   try {
     for (const [name, protocol] of Object.entries(o.protocols)) {
-      const port = o.ports[name] ?? protocol.defaultPort;
+      const port = o.ports[name];
+      // config/config.ts PROTOCOL_DEFAULT_PORTS names every protocol: a missing one is a bug, not "off"
+      if (port === undefined) throw new Error(`no port configured for protocol ${name}`);
       if (port === 'off') continue;
       const common = { ...o, protocol, storageFailures };
       if (protocol.transports.includes('http') && protocol.decodeHttp) {
