@@ -9,7 +9,7 @@ import { DeviceConnection } from './tcp/device-connection.js';
 import { startUdpListener } from './udp/udp-listener.js';
 import { startOsmandServer } from './http/osmand-server.js';
 import type { GatewayDeps } from './shared/frame-handler.js';
-import { LISTENER_LOG } from './shared/log-budget.js';
+import { flushEveryWindow } from './shared/log-budget.js';
 import { storageFailureBudget } from './shared/storage-failures.js';
 import { listenStream } from './shared/stream-server.js';
 
@@ -35,12 +35,8 @@ export async function startTrackerGateway(o: TrackerGatewayOptions): Promise<Tra
   const ports: Record<string, number> = {};
   const closers: (() => Promise<void>)[] = [];
   const storageFailures = storageFailureBudget(o.logger);
-  const flusher = setInterval(() => storageFailures.flush(), LISTENER_LOG.windowMs);
-  flusher.unref();
-  closers.push(async () => {
-    clearInterval(flusher);
-    storageFailures.flush();
-  });
+  const flushing = flushEveryWindow([storageFailures]);
+  closers.push(async () => flushing.stop());
   try {
     for (const [name, protocol] of Object.entries(o.protocols)) {
       const port = o.ports[name];

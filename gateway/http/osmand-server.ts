@@ -10,7 +10,7 @@ import type { HttpDecodeResult, ProtocolModule } from '../../protocols/types.js'
 import type { Clock } from '../../core/clock.js';
 import { handleDecoded, type GatewayDeps } from '../shared/frame-handler.js';
 import { listen, type Listener } from '../shared/listen.js';
-import { LISTENER_LOG, LogBudget } from '../shared/log-budget.js';
+import { flushEveryWindow, LISTENER_LOG, LogBudget } from '../shared/log-budget.js';
 import { logStorageFailure } from '../shared/storage-failures.js';
 
 export interface OsmandOptions extends GatewayDeps {
@@ -27,9 +27,7 @@ export async function startOsmandServer(o: OsmandOptions, port: number, host: st
   const summary = (what: string, level: 'info' | 'warn') => (count: number) => o.logger[level]({ protocol, count }, `${what} not logged one by one`);
   const badLog = new LogBudget({ ...LISTENER_LOG, onSuppressed: summary('bad requests', 'warn') });
   const unknownLog = new LogBudget({ ...LISTENER_LOG, onSuppressed: summary('requests of unknown or expired devices', 'info') });
-  const budgets = [badLog, unknownLog];
-  const flusher = setInterval(() => budgets.forEach((b) => b.flush()), LISTENER_LOG.windowMs);
-  flusher.unref();
+  const flushing = flushEveryWindow([badLog, unknownLog]);
   const now = () => o.clock.now().getTime();
 
   // Traccar's load tool and shell scripts send HTTP/1.1 without a Host header; Traccar takes them.
@@ -106,10 +104,9 @@ export async function startOsmandServer(o: OsmandOptions, port: number, host: st
   const listener = await listen(server, { port, host });
   return {
     port: listener.port,
-    close: async () => {
-      clearInterval(flusher);
-      budgets.forEach((b) => b.flush());
-      await listener.close();
+    close: () => {
+      flushing.stop();
+      return listener.close();
     },
   };
 }

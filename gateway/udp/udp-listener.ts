@@ -8,7 +8,7 @@ import { ProtocolError, type DecodeResult, type ProtocolModule } from '../../pro
 import type { Clock } from '../../core/clock.js';
 import { handleDecoded, type GatewayDeps } from '../shared/frame-handler.js';
 import { listen, type Listener } from '../shared/listen.js';
-import { LISTENER_LOG, LogBudget } from '../shared/log-budget.js';
+import { flushEveryWindow, LISTENER_LOG, LogBudget } from '../shared/log-budget.js';
 import { logStorageFailure } from '../shared/storage-failures.js';
 
 export interface UdpOptions extends GatewayDeps {
@@ -27,9 +27,7 @@ export async function startUdpListener(o: UdpOptions, port: number, host: string
   const malformedLog = new LogBudget({ ...LISTENER_LOG, onSuppressed: summary('malformed datagrams') });
   const checksumLog = new LogBudget({ ...LISTENER_LOG, onSuppressed: summary('checksum mismatches') });
   const refusedLog = new LogBudget({ ...LISTENER_LOG, onSuppressed: summary('datagrams of unknown, expired or invalid identities') });
-  const budgets = [malformedLog, checksumLog, refusedLog];
-  const flusher = setInterval(() => budgets.forEach((b) => b.flush()), LISTENER_LOG.windowMs);
-  flusher.unref();
+  const flushing = flushEveryWindow([malformedLog, checksumLog, refusedLog]);
   const now = () => o.clock.now().getTime();
 
   // Datagrams of one sender are handled in order, like a stream.
@@ -94,10 +92,9 @@ export async function startUdpListener(o: UdpOptions, port: number, host: string
   const listener = await listen(socket, { port, host });
   return {
     port: listener.port,
-    close: async () => {
-      clearInterval(flusher);
-      budgets.forEach((b) => b.flush());
-      await listener.close();
+    close: () => {
+      flushing.stop();
+      return listener.close();
     },
   };
 }
