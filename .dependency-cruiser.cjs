@@ -8,15 +8,27 @@ module.exports = {
   forbidden: [
     { name: 'config-imports-nothing-of-ours', severity: 'error', from: { path: '^config/' }, to: { path: '^(protocols|core|gateway|api)/|^(main|cli)\\.ts$' } },
     { name: 'protocols-are-pure', severity: 'error', from: { path: '^protocols/' }, to: { path: '^(gateway|api|config)/|^core/(?!model/)|^(main|cli)\\.ts$' } },
+    { name: 'protocols-take-only-types-from-core-model', severity: 'error', from: { path: '^protocols/' }, to: { path: '^core/model/', dependencyTypesNot: ['type-only'] } },
     {
       name: 'protocols-no-io', severity: 'error', from: { path: '^protocols/' },
       to: { dependencyTypes: ['core'], path: '^(net|dgram|http|https|tls|fs|fs/promises|child_process|worker_threads|cluster)$' },
     },
     { name: 'protocols-no-libraries', severity: 'error', from: { path: '^protocols/' }, to: { dependencyTypes: ['npm', 'npm-dev'] } },
+    { name: 'core-model-imports-nothing', severity: 'error', from: { path: '^core/model/' }, to: { pathNot: '^core/model/' } },
     { name: 'core-imports-only-core', severity: 'error', from: { path: '^core/' }, to: { path: '^(protocols|gateway|api|config)/|^(main|cli)\\.ts$' } },
     { name: 'gateway-not-api', severity: 'error', from: { path: '^gateway/' }, to: { path: '^(api|config)/|^(main|cli)\\.ts$' } },
     { name: 'api-not-gateway-or-protocols', severity: 'error', from: { path: '^api/' }, to: { path: '^(gateway|protocols|config)/|^(main|cli)\\.ts$' } },
-    { name: 'net-only-in-gateway-tcp', severity: 'error', from: { path: '^(?!gateway/tcp/|main\\.ts)' }, to: { dependencyTypes: ['core'], dependencyTypesNot: ['type-only'], path: '^(net|dgram)$' } },
+    // Node's servers stay in the gateway's corners (types may be named anywhere): net and tls in the one
+    // stream server (trackers and MQTT), dgram in the UDP listener, http in the OsmAnd server, MQTT's
+    // WebSocket port and main.ts, which serves the Koa app of api/ (api/ builds the app, never a server).
+    // main.ts also opens the SMTP socket with net (see connectNoDelay).
+    { name: 'net-only-in-stream-server', severity: 'error', from: { path: '^(?!gateway/shared/stream-server\\.ts$|main\\.ts$)' }, to: { dependencyTypes: ['core'], dependencyTypesNot: ['type-only'], path: '^(node:)?net$' } },
+    { name: 'tls-only-in-stream-server', severity: 'error', from: { path: '^(?!gateway/shared/stream-server\\.ts$)' }, to: { dependencyTypes: ['core'], dependencyTypesNot: ['type-only'], path: '^(node:)?tls$' } },
+    { name: 'dgram-only-in-gateway-udp', severity: 'error', from: { path: '^(?!gateway/udp/)' }, to: { dependencyTypes: ['core'], dependencyTypesNot: ['type-only'], path: '^(node:)?dgram$' } },
+    {
+      name: 'http-only-in-http-listeners', severity: 'error', from: { path: '^(?!gateway/http/|gateway/mqtt/mqtt\\.listeners\\.ts$|main\\.ts$)' },
+      to: { dependencyTypes: ['core'], dependencyTypesNot: ['type-only'], path: '^(node:)?(http|https|http2)$' },
+    },
     { name: 'aedes-only-in-gateway-mqtt', severity: 'error', from: { path: '^(?!gateway/mqtt/)' }, to: { path: lib(['aedes', 'aedes-[^/]+', 'mqemitter[^/]*', 'ws']) } },
     { name: 'koa-only-in-api', severity: 'error', from: { path: '^(?!api/)' }, to: { path: lib(['koa', '@koa/[^/]+', 'koa-[^/]+']) } },
     { name: 'knex-only-in-db-and-repositories', severity: 'error', from: { path: '^(?!core/db/|core/.+\\.repository\\.ts$)' }, to: { path: lib(['knex', 'better-sqlite3', 'pg']), dependencyTypesNot: ['type-only'] } },

@@ -5,7 +5,6 @@
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
-import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { loadConfig, ConfigError, type Config } from './config/config.js';
@@ -42,6 +41,7 @@ import { createDeviceDirectory } from './core/devices/device-directory.js';
 import { createIngestService } from './core/ingest/ingest.service.js';
 import { startTrackerGateway, type TrackerGateway } from './gateway/tracker-gateway.js';
 import { startMqttGateway } from './gateway/mqtt/mqtt.gateway.js';
+import { listen } from './gateway/shared/listen.js';
 import { relayEvents } from './core/events/event-relay.redis.js';
 import { lockDataDir } from './core/db/data-dir.lock.js';
 import { protocols } from './protocols/index.js';
@@ -202,16 +202,6 @@ export async function createServices(config: Readonly<Config>, db: Db, clock: Cl
   };
 }
 
-function listen(server: http.Server, port: number, host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve((server.address() as AddressInfo).port);
-    });
-  });
-}
-
 export async function startTrackgate(config: Readonly<Config>, options: StartOptions = {}): Promise<Running> {
   const logger = options.logger ?? createLogger(config);
   const clock = options.clock ?? systemClock;
@@ -246,16 +236,11 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
     // Every listener is bound before the first account exists: a port in use stops the first start
     // before a generated API key is printed, so the key is never shown by a start that then dies.
     const api = createApi({ ...services, clock, logger, bodyLimitBytes: config.bodyLimitBytes, ping: () => ping(db), unknownDevices: services.directory.recentUnknown, onTimeZoneChanged: services.notifications.forgetZone });
+    // The API's server is made here, beside every other listener: api/ builds the Koa app only.
     const server = http.createServer(api.callback());
     server.keepAliveTimeout = 65_000;
-    const httpPort = await listen(server, config.httpPort, config.host);
-    closers.push(
-      () =>
-        new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeAllConnections();
-        }),
-    );
+    const apiListener = await listen(server, { port: config.httpPort, host: config.host });
+    closers.push(() => apiListener.close());
     const gateway = await startTrackerGateway({
       host: config.host,
       protocols,
@@ -298,7 +283,7 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
       );
     }
 
-    const ports: Record<string, number> = { http: httpPort, ...gateway.ports, ...(mqtt.ports as Record<string, number>) };
+    const ports: Record<string, number> = { http: apiListener.port, ...gateway.ports, ...(mqtt.ports as Record<string, number>) };
     const withoutDecoder = Object.keys(PROTOCOL_DEFAULT_PORTS).filter((p) => !(p in protocols));
     if (withoutDecoder.length) logger.info({ protocols: withoutDecoder }, 'these protocols have no decoder in this version; no listener');
     logger.info({ host: config.host, ports }, 'listening');

@@ -5,18 +5,18 @@
 import type { ProtocolModule } from '../protocols/types.js';
 import type { Clock } from '../core/clock.js';
 import { ConnectionRegistry } from './tcp/connection-registry.js';
-import type { DeviceConnection } from './tcp/device-connection.js';
-import { startTcpListener } from './tcp/tcp-listener.js';
-import type { GatewayDeps } from './tcp/frame-handler.js';
-import { startUdpListener } from './tcp/udp-listener.js';
+import { DeviceConnection } from './tcp/device-connection.js';
+import { startUdpListener } from './udp/udp-listener.js';
 import { startOsmandServer } from './http/osmand-server.js';
-import { LISTENER_LOG } from './tcp/log-budget.js';
-import { storageFailureBudget } from './tcp/storage-failures.js';
+import type { GatewayDeps } from './shared/frame-handler.js';
+import { flushEveryWindow } from './shared/log-budget.js';
+import { storageFailureBudget } from './shared/storage-failures.js';
+import { listenStream } from './shared/stream-server.js';
 
 export interface TrackerGatewayOptions extends GatewayDeps {
   host: string;
   protocols: Record<string, ProtocolModule>;
-  /** protocol name -> port or off */
+  /** protocol name -> port or off, for every protocol (config.protocolPorts) */
   ports: Readonly<Record<string, number | 'off'>>;
   clock: Clock;
   checksum: 'accept' | 'strict';
@@ -35,15 +35,13 @@ export async function startTrackerGateway(o: TrackerGatewayOptions): Promise<Tra
   const ports: Record<string, number> = {};
   const closers: (() => Promise<void>)[] = [];
   const storageFailures = storageFailureBudget(o.logger);
-  const flusher = setInterval(() => storageFailures.flush(), LISTENER_LOG.windowMs);
-  flusher.unref();
-  closers.push(async () => {
-    clearInterval(flusher);
-    storageFailures.flush();
-  });
+  const flushing = flushEveryWindow([storageFailures]);
+  closers.push(async () => flushing.stop());
   try {
     for (const [name, protocol] of Object.entries(o.protocols)) {
-      const port = o.ports[name] ?? protocol.defaultPort;
+      const port = o.ports[name];
+      // config/config.ts PROTOCOL_DEFAULT_PORTS names every protocol: a missing one is a bug, not "off"
+      if (port === undefined) throw new Error(`no port configured for protocol ${name}`);
       if (port === 'off') continue;
       const common = { ...o, protocol, storageFailures };
       if (protocol.transports.includes('http') && protocol.decodeHttp) {
@@ -53,12 +51,13 @@ export async function startTrackerGateway(o: TrackerGatewayOptions): Promise<Tra
         continue;
       }
       if (protocol.transports.includes('tcp') && protocol.decode && protocol.createSplitter) {
-        const t = await startTcpListener({ ...common, registry, idleTimeoutMs: o.idleTimeoutSeconds * 1000 }, port, o.host);
+        const connection = { ...common, registry, idleTimeoutMs: o.idleTimeoutSeconds * 1000 };
+        const t = await listenStream((socket) => new DeviceConnection(socket, connection), { port, host: o.host });
         ports[name] = t.port;
         closers.push(t.close);
       }
       if (protocol.transports.includes('udp') && protocol.decodeDatagram) {
-        const u = await startUdpListener(common, port === 0 ? 0 : port, o.host);
+        const u = await startUdpListener(common, port, o.host);
         ports[`${name}/udp`] = u.port;
         closers.push(u.close);
       }

@@ -76,11 +76,13 @@ export interface HttpDecodeResult extends DecodeResult {
   status: number;
 }
 
+/**
+ * One protocol: pure functions over bytes. The port it is served on is configuration, not the
+ * protocol's: config/config.ts PROTOCOL_DEFAULT_PORTS holds every usual port (CONTRACT.md §1).
+ */
 export interface ProtocolModule {
   name: string;
   transports: Transport[];
-  /** the port deployed trackers are configured for (CONTRACT.md §1) */
-  defaultPort: number;
   /** no frame is longer; a longer one means framing is lost */
   maxFrameBytes: number;
   /** how `trackgate decode` reads a FRAME argument */

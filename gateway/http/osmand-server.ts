@@ -6,12 +6,12 @@
  * then a summary count.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { HttpDecodeResult, ProtocolModule } from '../../protocols/types.js';
 import type { Clock } from '../../core/clock.js';
-import { handleDecoded, type GatewayDeps } from '../tcp/frame-handler.js';
-import { LISTENER_LOG, LogBudget } from '../tcp/log-budget.js';
-import { logStorageFailure } from '../tcp/storage-failures.js';
+import { handleDecoded, type GatewayDeps } from '../shared/frame-handler.js';
+import { listen, type Listener } from '../shared/listen.js';
+import { flushEveryWindow, LISTENER_LOG, LogBudget } from '../shared/log-budget.js';
+import { logStorageFailure } from '../shared/storage-failures.js';
 
 export interface OsmandOptions extends GatewayDeps {
   protocol: ProtocolModule;
@@ -21,15 +21,13 @@ export interface OsmandOptions extends GatewayDeps {
   storageFailures: LogBudget;
 }
 
-export function startOsmandServer(o: OsmandOptions, port: number, host: string): Promise<{ port: number; close(): Promise<void> }> {
+export async function startOsmandServer(o: OsmandOptions, port: number, host: string): Promise<Listener> {
   const limit = o.protocol.maxFrameBytes;
   const protocol = o.protocol.name;
   const summary = (what: string, level: 'info' | 'warn') => (count: number) => o.logger[level]({ protocol, count }, `${what} not logged one by one`);
   const badLog = new LogBudget({ ...LISTENER_LOG, onSuppressed: summary('bad requests', 'warn') });
   const unknownLog = new LogBudget({ ...LISTENER_LOG, onSuppressed: summary('requests of unknown or expired devices', 'info') });
-  const budgets = [badLog, unknownLog];
-  const flusher = setInterval(() => budgets.forEach((b) => b.flush()), LISTENER_LOG.windowMs);
-  flusher.unref();
+  const flushing = flushEveryWindow([badLog, unknownLog]);
   const now = () => o.clock.now().getTime();
 
   // Traccar's load tool and shell scripts send HTTP/1.1 without a Host header; Traccar takes them.
@@ -103,20 +101,12 @@ export function startOsmandServer(o: OsmandOptions, port: number, host: string):
     }
   });
   server.requestTimeout = 30_000;
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve({
-        port: (server.address() as AddressInfo).port,
-        close: () =>
-          new Promise<void>((r) => {
-            clearInterval(flusher);
-            budgets.forEach((b) => b.flush());
-            server.close(() => r());
-            server.closeAllConnections();
-          }),
-      });
-    });
-  });
+  const listener = await listen(server, { port, host });
+  return {
+    port: listener.port,
+    close: () => {
+      flushing.stop();
+      return listener.close();
+    },
+  };
 }

@@ -3,20 +3,16 @@
  * package on its own HTTP port, any path; MQTT.js and OwnTracks' `ws: true` use sub-protocol
  * `mqtt`), and TLS when a certificate and key are given.
  */
-import type net from 'node:net';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, createWebSocketStream } from 'ws';
-import { listenStream } from '../tcp/stream-server.js';
+import { listen, type Listener } from '../shared/listen.js';
+import { listenStream } from '../shared/stream-server.js';
 
 /** Takes one accepted connection: its stream, where it comes from, and for WebSocket the upgrade request. */
 export type Handle = (stream: Duplex, remoteAddress: string | null, req?: http.IncomingMessage) => unknown;
 
-export interface Listener {
-  port: number;
-  close(): Promise<void>;
-}
+export type { Listener };
 
 const MAX_CONNECTIONS = 200_000;
 
@@ -39,14 +35,9 @@ export function listenTls(handle: Handle, port: number, host: string, cert: Buff
  * `ws` buffers a whole message before the packet guard behind it sees the bytes.
  */
 export async function listenWebSocket(handle: Handle, port: number, host: string, onError: (e: Error) => void, maxPacketBytes: number): Promise<Listener> {
-  const sockets = new Set<net.Socket>();
   const server = http.createServer((_req, res) => {
     res.writeHead(426, { 'content-type': 'text/plain; charset=utf-8', upgrade: 'websocket' });
     res.end('MQTT over WebSocket: connect with a WebSocket client (sub-protocol "mqtt").\n');
-  });
-  server.on('connection', (socket: net.Socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
   });
   server.maxConnections = MAX_CONNECTIONS;
   const wss = new WebSocketServer({ server, perMessageDeflate: false, maxPayload: maxPacketBytes });
@@ -56,22 +47,13 @@ export async function listenWebSocket(handle: Handle, port: number, host: string
     stream.on('error', onError);
     handle(stream, req.socket.remoteAddress ?? null, req);
   });
-  const actual = await new Promise<number>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ port, host, backlog: 4096 }, () => {
-      server.off('error', reject);
-      resolve((server.address() as AddressInfo).port);
-    });
-  });
+  const listener = await listen(server, { port, host });
   return {
-    port: actual,
+    port: listener.port,
     close: async () => {
       for (const ws of wss.clients) ws.terminate();
       await new Promise<void>((resolve) => wss.close(() => resolve()));
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        for (const s of sockets) s.destroy();
-      });
+      await listener.close();
     },
   };
 }

@@ -12,9 +12,9 @@ import type { Socket } from 'node:net';
 import { ProtocolError, type DecodeResult, type FrameSplitter, type ProtocolModule } from '../../protocols/types.js';
 import type { Clock } from '../../core/clock.js';
 import type { ConnectionRegistry } from './connection-registry.js';
-import { handleDecoded, type GatewayDeps } from './frame-handler.js';
-import { CONNECTION_LOG, LogBudget } from './log-budget.js';
-import { logStorageFailure } from './storage-failures.js';
+import { handleDecoded, type GatewayDeps } from '../shared/frame-handler.js';
+import { CONNECTION_LOG, LogBudget } from '../shared/log-budget.js';
+import { logStorageFailure } from '../shared/storage-failures.js';
 
 export interface ConnectionOptions extends GatewayDeps {
   protocol: ProtocolModule;

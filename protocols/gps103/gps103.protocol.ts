@@ -10,7 +10,6 @@ import { createGps103Splitter } from './gps103.frame.js';
 export const gps103Protocol: ProtocolModule = {
   name: 'gps103',
   transports: ['tcp', 'udp'],
-  defaultPort: 5001,
   maxFrameBytes: GPS103_MAX_FRAME_BYTES,
   frameEncoding: 'text',
   createSplitter: (maxFrameBytes = GPS103_MAX_FRAME_BYTES) => createGps103Splitter(maxFrameBytes),

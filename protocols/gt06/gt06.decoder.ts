@@ -7,10 +7,11 @@ import {
   BASIC_VARIANTS, LOCATION_RFID_LENGTH, NT_MODELS, PROTOCOL, SESSION_TZ, VL_MODELS,
   type ModelFlags, type Variant,
 } from './gt06.constants.js';
-import * as M from './gt06.messages.js';
-import * as I from './gt06.info.js';
-import * as N from './gt06.network.js';
-import * as P from './gt06.media.js';
+import * as S from './gt06.session.messages.js';
+import * as L from './gt06.position.messages.js';
+import * as I from './gt06.info.messages.js';
+import * as N from './gt06.network.messages.js';
+import * as P from './gt06.media.messages.js';
 
 type Handler = (r: ByteReader, env: Gt06Env) => Outcome;
 
@@ -21,24 +22,26 @@ const decodeUnknown: Handler = (_r, env) => {
 };
 
 /** A type of the GPS/LBS/status family, when it is not one of the layouts named before it. */
-const family: Handler = (r, env) => (M.isPositionFamily(env) ? M.decodePositionFamily(r, env) : decodeUnknown(r, env));
+const family: Handler = (r, env) => (L.isPositionFamily(env) ? L.decodePositionFamily(r, env) : decodeUnknown(r, env));
 
 /**
  * One handler per protocol number. Several numbers mean different things by start (0x7878 or
  * 0x7979), length variant or model; those handlers choose (Traccar `Gt06ProtocolDecoder.decode`).
+ * The handlers live by message family in gt06.<family>.messages.ts: S session, L position (and
+ * alarm), I information, N cell and Wi-Fi lists, P photos.
  */
 const HANDLERS: Record<number, Handler> = {
-  [C.MSG_LOGIN]: M.decodeLogin,
-  [C.MSG_HEARTBEAT]: M.decodeHeartbeat,
-  [C.MSG_ADDRESS_REQUEST]: () => M.decodeAddressRequest(),
-  [C.MSG_TIME_REQUEST]: M.decodeTimeRequest,
-  [C.MSG_X1_GPS]: (r, env) => (env.variant === 'SL4X' ? N.decodeLbsMultiple(r, env) : M.decodeX1Gps(r, env)),
+  [C.MSG_LOGIN]: S.decodeLogin,
+  [C.MSG_HEARTBEAT]: S.decodeHeartbeat,
+  [C.MSG_ADDRESS_REQUEST]: () => S.decodeAddressRequest(),
+  [C.MSG_TIME_REQUEST]: S.decodeTimeRequest,
+  [C.MSG_X1_GPS]: (r, env) => (env.variant === 'SL4X' ? N.decodeLbsMultiple(r, env) : L.decodeX1Gps(r, env)),
   [C.MSG_X1_PHOTO_INFO]: P.decodePhotoInfo,
   [C.MSG_WIFI]: (r, env) => (env.variant === 'RFID' ? family(r, env) : N.decodeWifi(r, env)),
   [C.MSG_WIFI_2]: N.decodeWifi,
   [C.MSG_WIFI_4]: N.decodeWifi,
-  [C.MSG_INFO]: (r, env) => (env.extended ? I.decodeInfo(r, env) : M.decodeInfoBasic(r)),
-  [C.MSG_LBS_MULTIPLE_3]: (r, env) => (env.variant === 'SR411_MINI' ? M.decodeSr411(r, env) : N.decodeLbsMultiple(r, env)),
+  [C.MSG_INFO]: (r, env) => (env.extended ? I.decodeInfo(r, env) : I.decodeInfoBasic(r)),
+  [C.MSG_LBS_MULTIPLE_3]: (r, env) => (env.variant === 'SR411_MINI' ? L.decodeSr411(r, env) : N.decodeLbsMultiple(r, env)),
   [C.MSG_LBS_MULTIPLE_1]: N.decodeLbsMultiple,
   [C.MSG_LBS_MULTIPLE_2]: N.decodeLbsMultiple,
   [C.MSG_LBS_EXTEND]: N.decodeLbsMultiple,
@@ -48,18 +51,18 @@ const HANDLERS: Record<number, Handler> = {
   [C.MSG_WIFI_3]: (r, env) => (env.variant === 'LW4G' ? family(r, env) : N.decodeLbsMultiple(r, env)),
   [C.MSG_WIFI_5]: (r, env) => (env.extended ? I.decodeAz735(r, env) : N.decodeLbsMultiple(r, env)),
   [C.MSG_AZ735_GPS]: (r, env) => (env.extended ? I.decodeAz735(r, env) : family(r, env)),
-  [C.MSG_BLUETOOTH_CLOCK]: M.decodeBluetoothClock,
-  [C.MSG_STRING]: M.decodeString,
-  [C.MSG_BMS]: M.decodeBms,
-  [C.MSG_STATUS]: (r, env) => (r.remaining === 22 ? M.decodeStatusTemperature(r, env) : family(r, env)),
-  [C.MSG_IBUTTON]: M.decodeIButton,
+  [C.MSG_BLUETOOTH_CLOCK]: I.decodeBluetoothClock,
+  [C.MSG_STRING]: I.decodeString,
+  [C.MSG_BMS]: I.decodeBms,
+  [C.MSG_STATUS]: (r, env) => (r.remaining === 22 ? L.decodeStatusTemperature(r, env) : family(r, env)),
+  [C.MSG_IBUTTON]: L.decodeIButton,
   [C.MSG_X1_PHOTO_DATA]: (r, env) => {
     if (env.extended) return P.decodePhotoData(r, env);
     // VL103 GPS + LBS + RFID starts with a date; the Jimi 4G heartbeat with modules does not
     const located = env.length === LOCATION_RFID_LENGTH || (env.models.vl && env.dataLength >= 18 + 9);
-    return located && plausibleDate(env.frame, r.offset) ? M.decodeLocationRfid(r, env) : family(r, env);
+    return located && plausibleDate(env.frame, r.offset) ? L.decodeLocationRfid(r, env) : family(r, env);
   },
-  [C.MSG_ALARM]: M.decodeJcAlarm,
+  [C.MSG_ALARM]: L.decodeJcAlarm,
   [C.MSG_STRING_INFO]: I.decodeStringInfo,
   [C.MSG_OBD]: I.decodeObd,
   [C.MSG_GPS_MODULAR]: I.decodeModular,
@@ -67,7 +70,7 @@ const HANDLERS: Record<number, Handler> = {
   [C.MSG_SERIAL]: I.decodeSerial,
   [C.MSG_PERIPHERAL]: I.decodeStatusItems,
   [C.MSG_DEVICE_STATUS]: I.decodeStatusItems,
-  [C.MSG_GPS_LBS_8]: M.decodeGpsLbs8,
+  [C.MSG_GPS_LBS_8]: L.decodeGpsLbs8,
 };
 
 /** `YY MM DD hh mm ss` at `offset` is a calendar date and time */

@@ -11,7 +11,6 @@ import { createGt06Splitter, GT06_MAX_FRAME_BYTES } from './gt06.frame.js';
 export const gt06Protocol: ProtocolModule = {
   name: 'gt06',
   transports: ['tcp'],
-  defaultPort: 5023,
   maxFrameBytes: GT06_MAX_FRAME_BYTES,
   frameEncoding: 'hex',
   createSplitter: (maxFrameBytes) => createGt06Splitter(maxFrameBytes),

@@ -5,9 +5,6 @@ import type { Alarm } from '../../core/model/alarm.js';
 
 export const PROTOCOL = 'h02';
 
-/** the port SinoTrack and other H02 trackers are configured for (Traccar PortConfigSuffix) */
-export const DEFAULT_PORT = 5013;
-
 /**
  * No frame is longer. The longest real text frames (NBR/V3 cell lists, SMS replies) stay
  * under 400 bytes; binary frames are 32-48 bytes.

@@ -1,5 +1,5 @@
 import type { ProtocolModule } from '../types.js';
-import { DEFAULT_PORT, MAX_FRAME_BYTES, PROTOCOL } from './h02.constants.js';
+import { MAX_FRAME_BYTES, PROTOCOL } from './h02.constants.js';
 import { decode } from './h02.decoder.js';
 import { createH02Splitter } from './h02.frame.js';
 
@@ -15,7 +15,6 @@ import { createH02Splitter } from './h02.frame.js';
 export const h02Protocol: ProtocolModule = {
   name: PROTOCOL,
   transports: ['tcp', 'udp'],
-  defaultPort: DEFAULT_PORT,
   maxFrameBytes: MAX_FRAME_BYTES,
   // Text frames (`*HQ,…#`) are given as text. A binary frame is given as hex: a FRAME of hex digits
   // only, of even length, starting with `24` (`$`) or `58` (`X`) is binary (the CLI detects it).

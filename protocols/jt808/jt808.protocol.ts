@@ -18,7 +18,6 @@ import { createJt808Splitter, MAX_FRAME_BYTES } from './jt808.frame.js';
 export const jt808Protocol: ProtocolModule = {
   name: 'jt808',
   transports: ['tcp'],
-  defaultPort: 5015,
   maxFrameBytes: MAX_FRAME_BYTES,
   frameEncoding: 'hex',
   createSplitter: (maxFrameBytes = MAX_FRAME_BYTES) => createJt808Splitter(maxFrameBytes),

@@ -1,4 +1,4 @@
-import { isAlarm } from '../../core/model/alarm.js';
+import { isAlarm } from '../shared/alarms.js';
 import { NetworkInfo } from '../shared/network.js';
 import { knotsToKmh, mpsToKmh } from '../shared/units.js';
 import type { AttributeValue, DecodedLocation, DecodedMessage } from '../types.js';

@@ -20,7 +20,6 @@ import { decodeOsmAndFrame, decodeOsmAndHttp } from './osmand.decoder.js';
 export const osmandProtocol: ProtocolModule = {
   name: 'osmand',
   transports: ['http'],
-  defaultPort: 5055,
   maxFrameBytes: MAX_BODY_BYTES,
   frameEncoding: 'http',
   decodeHttp: decodeOsmAndHttp,

@@ -12,7 +12,6 @@ import { TELTONIKA_MAX_FRAME_BYTES, createTeltonikaSplitter } from './teltonika.
 export const teltonikaProtocol: ProtocolModule = {
   name: 'teltonika',
   transports: ['tcp', 'udp'],
-  defaultPort: 5027,
   maxFrameBytes: TELTONIKA_MAX_FRAME_BYTES,
   frameEncoding: 'hex',
   createSplitter: (maxFrameBytes = TELTONIKA_MAX_FRAME_BYTES) => createTeltonikaSplitter(maxFrameBytes),

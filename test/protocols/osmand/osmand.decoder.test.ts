@@ -91,6 +91,14 @@ test('osmand.decoder: JSON speeds are m/s, battery level a fraction, and a locat
   t.is(result.messages[1].location?.courseDeg, undefined);
 });
 
+test('osmand.decoder: a JSON alarm that is no canonical alarm name stays an attribute', (t) => {
+  const location = (alarm: string) => ({ timestamp: '2021-07-21T08:06:34.444Z', coords: { latitude: -6.11, longitude: 106.68 }, alarm });
+  const body = JSON.stringify({ device_id: 'abc', location: [location('overspeed'), location('doorOpenedTwice'), location('toString')] });
+  const result = osmandProtocol.decodeHttp!({ method: 'POST', url: '/', headers: { 'content-type': 'application/json' }, body: Buffer.from(body) }, ctx());
+  t.deepEqual(result.messages.map((m) => m.alarms), [['overspeed'], [], []]);
+  t.deepEqual(result.messages.map((m) => m.attributes.alarm), [undefined, 'doorOpenedTwice', 'toString']);
+});
+
 test('osmand.decoder: JSON without device_id, or not JSON, answers 400', (t) => {
   for (const body of ['{"location":{}}', '{not json', '[]', '{"device_id":"1","location":{"coords":{"latitude":"x","longitude":1}}}']) {
     const result = osmandProtocol.decodeHttp!({ method: 'POST', url: '/', headers: { 'content-type': 'application/json' }, body: Buffer.from(body) }, ctx());

@@ -3,12 +3,12 @@ import dgram from 'node:dgram';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ManualClock } from '../../../core/clock.js';
-import { startOwnPostgres } from '../../helpers/own-services.js';
-import { startServer, type TestServer } from '../../helpers/server.js';
-import { TrackerClient } from '../../helpers/tracker-client.js';
-import { capturingLogger } from '../../helpers/capture-logger.js';
-import * as F from '../../helpers/frames.js';
+import { ManualClock } from '../../core/clock.js';
+import { startOwnPostgres } from '../helpers/own-services.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { TrackerClient } from '../helpers/tracker-client.js';
+import { capturingLogger } from '../helpers/capture-logger.js';
+import * as F from '../helpers/frames.js';
 
 const IMEI = '356307042441013';
 const GT06_IMEI = '356307042441014';

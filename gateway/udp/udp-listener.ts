@@ -6,9 +6,10 @@
 import dgram from 'node:dgram';
 import { ProtocolError, type DecodeResult, type ProtocolModule } from '../../protocols/types.js';
 import type { Clock } from '../../core/clock.js';
-import { handleDecoded, type GatewayDeps } from './frame-handler.js';
-import { LISTENER_LOG, LogBudget } from './log-budget.js';
-import { logStorageFailure } from './storage-failures.js';
+import { handleDecoded, type GatewayDeps } from '../shared/frame-handler.js';
+import { listen, type Listener } from '../shared/listen.js';
+import { flushEveryWindow, LISTENER_LOG, LogBudget } from '../shared/log-budget.js';
+import { logStorageFailure } from '../shared/storage-failures.js';
 
 export interface UdpOptions extends GatewayDeps {
   protocol: ProtocolModule;
@@ -18,7 +19,7 @@ export interface UdpOptions extends GatewayDeps {
   storageFailures: LogBudget;
 }
 
-export function startUdpListener(o: UdpOptions, port: number, host: string): Promise<{ port: number; close(): Promise<void> }> {
+export async function startUdpListener(o: UdpOptions, port: number, host: string): Promise<Listener> {
   const socket = dgram.createSocket({ type: host.includes(':') ? 'udp6' : 'udp4', reuseAddr: false });
   const protocol = o.protocol.name;
   // Any sender can send anything: one budget per kind of line for the whole listener.
@@ -26,9 +27,7 @@ export function startUdpListener(o: UdpOptions, port: number, host: string): Pro
   const malformedLog = new LogBudget({ ...LISTENER_LOG, onSuppressed: summary('malformed datagrams') });
   const checksumLog = new LogBudget({ ...LISTENER_LOG, onSuppressed: summary('checksum mismatches') });
   const refusedLog = new LogBudget({ ...LISTENER_LOG, onSuppressed: summary('datagrams of unknown, expired or invalid identities') });
-  const budgets = [malformedLog, checksumLog, refusedLog];
-  const flusher = setInterval(() => budgets.forEach((b) => b.flush()), LISTENER_LOG.windowMs);
-  flusher.unref();
+  const flushing = flushEveryWindow([malformedLog, checksumLog, refusedLog]);
   const now = () => o.clock.now().getTime();
 
   // Datagrams of one sender are handled in order, like a stream.
@@ -90,19 +89,12 @@ export function startUdpListener(o: UdpOptions, port: number, host: string): Pro
     }
   }
 
-  return new Promise((resolve, reject) => {
-    socket.once('error', reject);
-    socket.bind(port, host, () => {
-      socket.off('error', reject);
-      resolve({
-        port: socket.address().port,
-        close: () =>
-          new Promise<void>((r) => {
-            clearInterval(flusher);
-            budgets.forEach((b) => b.flush());
-            socket.close(() => r());
-          }),
-      });
-    });
-  });
+  const listener = await listen(socket, { port, host });
+  return {
+    port: listener.port,
+    close: () => {
+      flushing.stop();
+      return listener.close();
+    },
+  };
 }

@@ -1,9 +1,11 @@
+/**
+ * The network family: cell and Wi-Fi lists a tracker reports instead of (or beside) a GPS fix
+ * (0x17 0x69 0xF3, 0x18 0x24 0x28 0x2C 0x2E 0x33 0x34 0xA1 0xA2 0xA9).
+ */
 import type { ByteReader } from '../shared/byte-reader.js';
 import { ack, outcome, Pos, readBcdDate, readDate, u24, u64n, type Gt06Env, type Outcome } from './gt06.blocks.js';
 import * as C from './gt06.constants.js';
 import { decodeAlarm } from './gt06.constants.js';
-
-// Cell and Wi-Fi lists (0x17 0x69 0xF3, 0x18 0x24 0x28 0x2C 0x2E 0x33 0x34 0xA1 0xA2 0xA9)
 
 /** 0x17/0x69/0xF3 Wi-Fi: BCD time, access points, cells; 0x17/0x69 echoed `78 78 00 type time 0D 0A`. */
 export function decodeWifi(r: ByteReader, env: Gt06Env): Outcome {

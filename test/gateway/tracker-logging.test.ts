@@ -1,9 +1,9 @@
 import test from 'ava';
-import { ManualClock } from '../../../core/clock.js';
-import { startServer, type TestServer } from '../../helpers/server.js';
-import { TrackerClient } from '../../helpers/tracker-client.js';
-import { capturingLogger, type CapturingLogger, type Entry } from '../../helpers/capture-logger.js';
-import * as F from '../../helpers/frames.js';
+import { ManualClock } from '../../core/clock.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { TrackerClient } from '../helpers/tracker-client.js';
+import { capturingLogger, type CapturingLogger, type Entry } from '../helpers/capture-logger.js';
+import * as F from '../helpers/frames.js';
 
 const GATEWAY_ENV = { TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_GT06_PORT: '0', TRACKGATE_H02_PORT: '0', TRACKGATE_GPS103_PORT: '0', TRACKGATE_JT808_PORT: '0', TRACKGATE_OSMAND_PORT: '0' };
 const IMEI = '356307042441013';

@@ -1,3 +1,8 @@
+/**
+ * The information family: what a tracker reports besides its position (0x7979 information,
+ * strings, OBD, modules, multimedia, external devices, status items; on 0x7878 command answers,
+ * power, Bluetooth punch clocks and the WD-209 battery).
+ */
 import { ByteReader } from '../shared/byte-reader.js';
 import { knotsToKmh } from '../shared/units.js';
 import {
@@ -290,4 +295,67 @@ function decodeDeviceStatusItem(id: number, r: ByteReader, pos: Pos): void {
     case 0x000b: pos.set('batteryTemp', round2(m.u16() / 10)); break;
     default: break;
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 0x7878 information packets
+
+/** 0x15 command response: length, server flag u32, ASCII text (`<ICCID:...>` gives the ICCID). */
+export function decodeString(r: ByteReader, env: Gt06Env): Outcome {
+  const pos = new Pos();
+  const commandLength = r.u8();
+  if (commandLength > 0) {
+    r.u32(); // server flag
+    const data = r.bytes(commandLength - 4, 'text').toString('ascii');
+    if (data.startsWith('<ICCID:')) pos.set('iccid', data.substring(7, 27));
+    else pos.set('result', data);
+  }
+  return outcome(pos, ack(env));
+}
+
+/** 0x94 on 0x7878: external power (V x 100). */
+export function decodeInfoBasic(r: ByteReader): Outcome {
+  const pos = new Pos();
+  pos.set('power', r.i16() / 100);
+  return outcome(pos);
+}
+
+/** 0xB2 Bluetooth punch clock (Jimi IoT 4G). */
+export function decodeBluetoothClock(r: ByteReader, env: Gt06Env): Outcome {
+  const pos = new Pos();
+  pos.fixTime = readDate(r, env);
+  pos.set('rssi', r.i8());
+  pos.set('tagMac', hex(r.bytes(6)));
+  pos.set('tagUuid', hex(r.bytes(16)));
+  pos.set('tagMajor', r.u16());
+  pos.set('tagMinor', r.u16());
+  pos.set('tagBattery', r.u16() / 100);
+  pos.set('clock', (r.u8() >> 2) & 0x0f);
+  return outcome(pos, ack(env));
+}
+
+/** 0x40 battery management system (WD-209). */
+export function decodeBms(r: ByteReader, env: Gt06Env): Outcome {
+  const pos = new Pos();
+  r.skip(8); // serial number
+  pos.fixTime = new Date(r.u32() * 1000);
+  pos.set('relativeCapacity', r.u8());
+  pos.set('remainingCapacity', r.u16());
+  pos.set('absoluteCapacity', r.u8());
+  pos.set('fullCapacity', r.u16());
+  pos.set('batteryHealth', r.u8());
+  pos.set('batteryTemp', round2(r.u16() / 10 - 273.1));
+  pos.set('current', r.u16());
+  pos.set('battery', r.u16() / 1000);
+  pos.set('cycleIndex', r.u16());
+  for (let i = 1; i <= 14; i++) pos.set(`batteryCell${i}`, r.u16() / 1000);
+  pos.set('currentChargeInterval', r.u16());
+  pos.set('maxChargeInterval', r.u16());
+  pos.set('barcode', r.bytes(16).toString('ascii').trim());
+  pos.set('batteryVersion', r.u16());
+  pos.set('manufacturer', r.bytes(16).toString('ascii').trim());
+  pos.set('batteryStatus', r.u32());
+  pos.set('controllerStatus', r.u32());
+  pos.set('controllerFault', r.u32());
+  return outcome(pos, ack(env));
 }

@@ -4,11 +4,11 @@
  */
 import test, { type ExecutionContext } from 'ava';
 import dgram from 'node:dgram';
-import { startServer, type TestServer } from '../../helpers/server.js';
-import { TrackerClient } from '../../helpers/tracker-client.js';
-import { capturingLogger, type CapturingLogger } from '../../helpers/capture-logger.js';
-import { frameBytes, loadVectors } from '../../helpers/vectors.js';
-import * as F from '../../helpers/frames.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { TrackerClient } from '../helpers/tracker-client.js';
+import { capturingLogger, type CapturingLogger } from '../helpers/capture-logger.js';
+import { frameBytes, loadVectors } from '../helpers/vectors.js';
+import * as F from '../helpers/frames.js';
 
 const PORTS = { TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_GT06_PORT: '0', TRACKGATE_JT808_PORT: '0' };
 const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);

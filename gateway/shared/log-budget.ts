@@ -46,3 +46,19 @@ export class LogBudget {
 export const CONNECTION_LOG = { perWindow: 5, windowMs: 10 * 60_000 } as const;
 /** Per listener (UDP, OsmAnd HTTP) and gateway-wide: many sources share it. */
 export const LISTENER_LOG = { perWindow: 20, windowMs: 60_000 } as const;
+
+/**
+ * Reports the budgets' summaries once a window, so a quiet listener still says what it held back;
+ * `stop()` (when the listener closes) reports what is left.
+ */
+export function flushEveryWindow(budgets: LogBudget[], windowMs: number = LISTENER_LOG.windowMs): { stop(): void } {
+  const flushAll = () => budgets.forEach((b) => b.flush());
+  const timer = setInterval(flushAll, windowMs);
+  timer.unref();
+  return {
+    stop() {
+      clearInterval(timer);
+      flushAll();
+    },
+  };
+}

@@ -4,12 +4,12 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
-import { createStorage } from '../../helpers/backends.js';
-import { ADMIN_KEY, startServer, testEnv } from '../../helpers/server.js';
-import { TrackerClient } from '../../helpers/tracker-client.js';
-import * as F from '../../helpers/frames.js';
+import { createStorage } from '../helpers/backends.js';
+import { ADMIN_KEY, startServer, testEnv } from '../helpers/server.js';
+import { TrackerClient } from '../helpers/tracker-client.js';
+import * as F from '../helpers/frames.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const IMEI = '356307042441013';
 
 function spawnTrackgate(env: Record<string, string>): Promise<{ child: ChildProcess; ports: Record<string, number> }> {

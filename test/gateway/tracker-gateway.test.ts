@@ -1,11 +1,11 @@
 import test from 'ava';
 import dgram from 'node:dgram';
 import net from 'node:net';
-import { ManualClock } from '../../../core/clock.js';
-import { backends } from '../../helpers/backends.js';
-import { startServer, type TestServer } from '../../helpers/server.js';
-import { TrackerClient } from '../../helpers/tracker-client.js';
-import * as F from '../../helpers/frames.js';
+import { ManualClock } from '../../core/clock.js';
+import { backends } from '../helpers/backends.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { TrackerClient } from '../helpers/tracker-client.js';
+import * as F from '../helpers/frames.js';
 
 const GATEWAY_ENV = { TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_GT06_PORT: '0', TRACKGATE_H02_PORT: '0', TRACKGATE_GPS103_PORT: '0', TRACKGATE_JT808_PORT: '0', TRACKGATE_OSMAND_PORT: '0' };
 const IMEI = '356307042441013';

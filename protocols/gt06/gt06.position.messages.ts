@@ -1,10 +1,14 @@
+/**
+ * The position family: every packet that says where the tracker is, or raises an alarm with its
+ * position (the GPS/LBS/status packets, the single-layout position packets, 0x95 alarms).
+ */
 import type { ByteReader } from '../shared/byte-reader.js';
 import {
-  ack, decodeGps, decodeLbs, decodeStatus, hex, outcome, Pos, readDate, response, round2, u24,
+  ack, decodeGps, decodeLbs, decodeStatus, hex, outcome, Pos, readDate, round2, u24,
   type Gt06Env, type Outcome,
 } from './gt06.blocks.js';
 import * as C from './gt06.constants.js';
-import { decodeAlarm, JC_ALARM_EVENTS, SESSION_TZ } from './gt06.constants.js';
+import { decodeAlarm, JC_ALARM_EVENTS } from './gt06.constants.js';
 
 // ---------------------------------------------------------------------------------------------
 // Type tests of the GPS/LBS/status family (Traccar `hasGps`, `hasLbs`, `hasStatus`)
@@ -42,52 +46,6 @@ const hasStatus = (env: Gt06Env): boolean =>
   env.type === C.MSG_FENCE_SINGLE ? env.variant === 'SEEWORLD' : STATUS_TYPES.has(env.type) || isNtGps(env);
 
 export const isPositionFamily = (env: Gt06Env): boolean => hasGps(env) || hasLbs(env) || hasStatus(env);
-
-// ---------------------------------------------------------------------------------------------
-// 0x01 login, 0x23 heartbeat, 0x2A address request, 0x8A time request
-
-/** 0x01 login, GT06 protocol manual 5.1: BCD IMEI (8 bytes), type id u16, time zone/language u16. */
-export function decodeLogin(r: ByteReader, env: Gt06Env): Outcome {
-  const identity = hex(r.bytes(8, 'imei')).substring(1);
-  const session = env.ctx.session;
-  delete session[SESSION_TZ];
-  if (env.dataLength > 10 && r.remaining >= 4 + 6) {
-    r.u16(); // type identification code
-    const bits = r.u16(); // bits 4-15: offset as hhmm, bit 3: west
-    const hhmm = bits >> 4;
-    const minutes = Math.trunc(hhmm / 100) * 60 + (hhmm % 100);
-    session[SESSION_TZ] = bits & 0x08 ? -minutes : minutes;
-  }
-  return { identity, messages: [], replies: ack(env) };
-}
-
-/** 0x23 heartbeat (GK310): status, battery u16 (V x 100), rssi. */
-export function decodeHeartbeat(r: ByteReader, env: Gt06Env): Outcome {
-  const pos = new Pos();
-  const status = r.u8();
-  pos.set('armed', (status & 0x01) !== 0);
-  pos.set('ignition', (status & 0x02) !== 0);
-  pos.set('charge', (status & 0x04) !== 0);
-  if (r.remaining >= 2 + 6) pos.set('battery', r.u16() / 100);
-  if (r.remaining >= 1 + 6) pos.set('rssi', r.u8());
-  return outcome(pos, ack(env));
-}
-
-/** 0x2A address request (GK310): answered 0x97 with an empty address. */
-export function decodeAddressRequest(): Outcome {
-  const text = Buffer.from('NA&&NA&&0##', 'ascii');
-  const content = Buffer.concat([Buffer.from([text.length, 0, 0, 0, 0]), text]);
-  return { messages: [], replies: [response(true, C.MSG_ADDRESS_RESPONSE, 0, content)] };
-}
-
-/** 0x8A time request (GK310): answered with the UTC date and time. */
-export function decodeTimeRequest(_r: ByteReader, env: Gt06Env): Outcome {
-  const n = env.ctx.now;
-  const content = Buffer.from([
-    n.getUTCFullYear() - 2000, n.getUTCMonth() + 1, n.getUTCDate(), n.getUTCHours(), n.getUTCMinutes(), n.getUTCSeconds(),
-  ]);
-  return { messages: [], replies: [response(false, C.MSG_TIME_REQUEST, 0, content)] };
-}
 
 // ---------------------------------------------------------------------------------------------
 // The GPS/LBS/status family (0x10 0x11 0x12 0x16 0x19 0x22 0x25 0x26 0x27 0x2D 0x31 0x32 0x37 0xA0 ...)
@@ -395,7 +353,7 @@ export function decodeX1Gps(r: ByteReader, env: Gt06Env): Outcome {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Alarms and other 0x7878 packets
+// 0x95 alarm
 
 /** 0x95 alarm (JC100/JC400): time or GPS, JC400 power, event, event data, event file names. */
 export function decodeJcAlarm(r: ByteReader, env: Gt06Env): Outcome {
@@ -418,65 +376,5 @@ export function decodeJcAlarm(r: ByteReader, env: Gt06Env): Outcome {
   pos.addAlarm(event === 0x01 ? (extendedAlarm ? 'sos' : 'general') : JC_ALARM_EVENTS[event]);
   const filesLength = r.remaining - 6;
   if (filesLength > 0) pos.set('eventFiles', r.bytes(filesLength).toString('ascii'));
-  return outcome(pos, ack(env));
-}
-
-/** 0x15 command response: length, server flag u32, ASCII text (`<ICCID:...>` gives the ICCID). */
-export function decodeString(r: ByteReader, env: Gt06Env): Outcome {
-  const pos = new Pos();
-  const commandLength = r.u8();
-  if (commandLength > 0) {
-    r.u32(); // server flag
-    const data = r.bytes(commandLength - 4, 'text').toString('ascii');
-    if (data.startsWith('<ICCID:')) pos.set('iccid', data.substring(7, 27));
-    else pos.set('result', data);
-  }
-  return outcome(pos, ack(env));
-}
-
-/** 0x94 on 0x7878: external power (V x 100). */
-export function decodeInfoBasic(r: ByteReader): Outcome {
-  const pos = new Pos();
-  pos.set('power', r.i16() / 100);
-  return outcome(pos);
-}
-
-/** 0xB2 Bluetooth punch clock (Jimi IoT 4G). */
-export function decodeBluetoothClock(r: ByteReader, env: Gt06Env): Outcome {
-  const pos = new Pos();
-  pos.fixTime = readDate(r, env);
-  pos.set('rssi', r.i8());
-  pos.set('tagMac', hex(r.bytes(6)));
-  pos.set('tagUuid', hex(r.bytes(16)));
-  pos.set('tagMajor', r.u16());
-  pos.set('tagMinor', r.u16());
-  pos.set('tagBattery', r.u16() / 100);
-  pos.set('clock', (r.u8() >> 2) & 0x0f);
-  return outcome(pos, ack(env));
-}
-
-/** 0x40 battery management system (WD-209). */
-export function decodeBms(r: ByteReader, env: Gt06Env): Outcome {
-  const pos = new Pos();
-  r.skip(8); // serial number
-  pos.fixTime = new Date(r.u32() * 1000);
-  pos.set('relativeCapacity', r.u8());
-  pos.set('remainingCapacity', r.u16());
-  pos.set('absoluteCapacity', r.u8());
-  pos.set('fullCapacity', r.u16());
-  pos.set('batteryHealth', r.u8());
-  pos.set('batteryTemp', round2(r.u16() / 10 - 273.1));
-  pos.set('current', r.u16());
-  pos.set('battery', r.u16() / 1000);
-  pos.set('cycleIndex', r.u16());
-  for (let i = 1; i <= 14; i++) pos.set(`batteryCell${i}`, r.u16() / 1000);
-  pos.set('currentChargeInterval', r.u16());
-  pos.set('maxChargeInterval', r.u16());
-  pos.set('barcode', r.bytes(16).toString('ascii').trim());
-  pos.set('batteryVersion', r.u16());
-  pos.set('manufacturer', r.bytes(16).toString('ascii').trim());
-  pos.set('batteryStatus', r.u32());
-  pos.set('controllerStatus', r.u32());
-  pos.set('controllerFault', r.u32());
   return outcome(pos, ack(env));
 }

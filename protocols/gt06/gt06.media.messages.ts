@@ -1,9 +1,11 @@
+/**
+ * The media family: photos sent in parts (0x35 information, 0x7979 0x36 data); the session tracks
+ * how much of each picture arrived.
+ */
 import type { ByteReader } from '../shared/byte-reader.js';
 import { outcome, response, type Gt06Env, type Outcome } from './gt06.blocks.js';
 import * as C from './gt06.constants.js';
 import { SESSION_PHOTOS } from './gt06.constants.js';
-
-// Photos (0x35 info, 0x7979 0x36 data): the session tracks how much of each picture arrived
 
 interface PhotoState { size: number; received: number }
 const MAX_PHOTO_BYTES = 16 * 1024 * 1024;

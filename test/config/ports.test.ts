@@ -1,0 +1,38 @@
+import { readFileSync } from 'node:fs';
+import test from 'ava';
+import { PROTOCOL_DEFAULT_PORTS } from '../../config/config.js';
+import { protocols } from '../../protocols/index.js';
+
+/** CONTRACT.md §1 "Usual protocol ports", as written there. */
+const CONTRACT_PORTS = `teltonika 5027, gt06 5023, h02 5013, gps103 5001, tk103 5002, jt808 5015, gl200 5004,
+meitrack 5020, suntech 5011, watch 5093, ruptela 5046, osmand 5055 (HTTP).`;
+
+const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+
+function section(markdown: string, heading: string): string {
+  const start = markdown.indexOf(`\n## ${heading}\n`);
+  if (start < 0) throw new Error(`no section "${heading}"`);
+  const end = markdown.indexOf('\n## ', start + 1);
+  return markdown.slice(start, end < 0 ? undefined : end);
+}
+
+test('config.PROTOCOL_DEFAULT_PORTS: every usual port of CONTRACT.md §1, and no other', (t) => {
+  const contract = Object.fromEntries([...CONTRACT_PORTS.matchAll(/([a-z0-9]+) (\d+)/g)].map(([, name, port]) => [name, Number(port)]));
+  t.is(Object.keys(contract).length, 12);
+  t.deepEqual({ ...PROTOCOL_DEFAULT_PORTS }, contract);
+});
+
+test('config.PROTOCOL_DEFAULT_PORTS: the README "Tracker gateway" section gives each protocol the same port', (t) => {
+  const text = section(README, 'Tracker gateway');
+  const readme: Record<string, number> = {};
+  // the table rows: | `gt06` | 5023 | TCP | ...
+  for (const [, name, port] of text.matchAll(/^\| `([a-z0-9]+)` \| (\d+) \|/gm)) readme[name] = Number(port);
+  // the protocols without a decoder: `tk103` (5002), ...
+  for (const [, name, port] of text.matchAll(/`([a-z0-9]+)`\s+\((\d+)\)/g)) readme[name] = Number(port);
+  t.deepEqual(readme, { ...PROTOCOL_DEFAULT_PORTS });
+});
+
+test('config.PROTOCOL_DEFAULT_PORTS: every protocol with a decoder has its usual port there', (t) => {
+  const missing = Object.keys(protocols).filter((name) => !Object.hasOwn(PROTOCOL_DEFAULT_PORTS, name));
+  t.deepEqual(missing, []);
+});
