@@ -55,8 +55,11 @@ export function firstLocationProblem(inputs: LocationInput[], nowMs: number, fie
 export function createLocationsService(deps: LocationsDeps) {
   const { db, clock, events } = deps;
   const cache = deps.cacheLastLocations ? createLastLocationCache() : undefined;
-  // Stored locations from every source (REST, trackers, MQTT) are announced after their commit.
-  if (cache) events.onLocations((items) => items.forEach((i) => cache.forget(i.deviceId)));
+  if (cache) {
+    // Announced after their commit: locations stored from every source, and changed or deleted devices.
+    events.onLocations((items) => items.forEach((i) => cache.forget(i.deviceId)));
+    events.onDeviceChanged((deviceId) => cache.forget(deviceId));
+  }
 
   /**
    * Stores locations of a device already resolved; returns what is stored for each fix time. A
@@ -109,12 +112,7 @@ export function createLocationsService(deps: LocationsDeps) {
     return r.data;
   }
 
-  /** A device was changed or deleted (after its commit). */
-  function forgetDevice(deviceId: string): void {
-    cache?.forget(deviceId);
-  }
-
-  return { store, report, query, lastJson, forgetDevice };
+  return { store, report, query, lastJson };
 }
 
 export type LocationsService = ReturnType<typeof createLocationsService>;
