@@ -35,6 +35,7 @@ import { createAccountsService } from './core/accounts/accounts.service.js';
 import { createDevicesService } from './core/devices/devices.service.js';
 import { createLocationsService } from './core/locations/locations.service.js';
 import { createAlertsService } from './core/alerts/alerts.service.js';
+import { createAlertRecorder } from './core/alerts/alert.recorder.js';
 import { createGroupsService } from './core/groups/groups.service.js';
 import { createUsersService } from './core/users/users.service.js';
 import { createApi } from './api/app.js';
@@ -176,10 +177,10 @@ export async function createServices(config: Readonly<Config>, db: Db, clock: Cl
   const accounts = createAccountsService(db, clock, { onCreated: (id) => licenses.load(id, []) });
   const directory = createDeviceDirectory({ db, clock, logger, events });
   const devices = createDevicesService({ db, clock, licenses, counters: notifications.counters, onChange: (id) => events.deviceChanged(id) });
+  const ingest = createIngestService({ db, clock, events, alerts: createAlertRecorder({ db, clock, events, notifier: notifications.notifier }), logger });
   // On SQLite this process is the only writer, so the REST read path may remember last locations.
-  const locations = createLocationsService({ db, clock, events, cacheLastLocations: !config.databaseUrl });
-  const alerts = createAlertsService({ db, clock, events, notifier: notifications.notifier });
-  const ingest = createIngestService({ db, clock, events, alerts, logger });
+  const locations = createLocationsService({ db, clock, events, ingest, cacheLastLocations: !config.databaseUrl });
+  const alerts = createAlertsService({ db, ingest });
   // Every cache is cleared through the event bus (and so, with Redis, on every instance).
   events.onUserChanged((userId) => tokens.forget(userId));
   events.onAccountChanged((accountId) => notifications.forgetZone(accountId));
