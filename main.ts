@@ -34,6 +34,7 @@ import { createAccountsService } from './core/accounts/accounts.service.js';
 import { createDevicesService } from './core/devices/devices.service.js';
 import { createLocationsService } from './core/locations/locations.service.js';
 import { createAlertsService } from './core/alerts/alerts.service.js';
+import { createAlertRecorder } from './core/alerts/alert.recorder.js';
 import { createGroupsService } from './core/groups/groups.service.js';
 import { createUsersService } from './core/users/users.service.js';
 import { createApi } from './api/app.js';
@@ -174,19 +175,15 @@ export async function createServices(config: Readonly<Config>, db: Db, clock: Cl
   });
   const tokens = createTokensService({ db, clock, secret, ttlSeconds: config.tokenTtlSeconds, failedLogins: limiters.failedLogins });
   const accounts = createAccountsService(db, clock, { onCreated: (id) => licenses.load(id, []) });
-  const directory = createDeviceDirectory({ db, clock, logger });
+  const directory = createDeviceDirectory({ db, clock, logger, events });
+  const devices = createDevicesService({ db, clock, licenses, counters: notifications.counters, onChange: (id) => events.deviceChanged(id) });
+  const ingest = createIngestService({ db, clock, events, alerts: createAlertRecorder({ db, clock, events, notifier: notifications.notifier }), logger });
   // On SQLite this process is the only writer, so the REST read path may remember last locations.
-  const locations = createLocationsService({ db, clock, events, cacheLastLocations: !config.databaseUrl });
-  const devices = createDevicesService({
-    db, clock, licenses, counters: notifications.counters,
-    onChange: (id) => {
-      directory.forget(id);
-      locations.forgetDevice(id);
-    },
-  });
-  const alerts = createAlertsService({ db, clock, events, notifier: notifications.notifier });
-  const ingest = createIngestService({ db, clock, events, alerts, logger });
+  const locations = createLocationsService({ db, clock, events, ingest, cacheLastLocations: !config.databaseUrl });
+  const alerts = createAlertsService({ db, ingest });
+  // Every cache is cleared through the event bus (and so, with Redis, on every instance).
   events.onUserChanged((userId) => tokens.forget(userId));
+  events.onAccountChanged((accountId) => notifications.forgetZone(accountId));
   const groups = createGroupsService({ db, clock, onUsersChanged: (ids) => ids.forEach((id) => events.userChanged(id)) });
   const users = createUsersService({ db, clock, onChange: (id) => events.userChanged(id) });
   return {
@@ -235,7 +232,7 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
 
     // Every listener is bound before the first account exists: a port in use stops the first start
     // before a generated API key is printed, so the key is never shown by a start that then dies.
-    const api = createApi({ ...services, clock, logger, bodyLimitBytes: config.bodyLimitBytes, ping: () => ping(db), unknownDevices: services.directory.recentUnknown, onTimeZoneChanged: services.notifications.forgetZone });
+    const api = createApi({ ...services, clock, logger, bodyLimitBytes: config.bodyLimitBytes, ping: () => ping(db), unknownDevices: services.directory.recentUnknown, onTimeZoneChanged: (accountId) => services.events.accountChanged(accountId) });
     // The API's server is made here, beside every other listener: api/ builds the Koa app only.
     const server = http.createServer(api.callback());
     server.keepAliveTimeout = 65_000;

@@ -46,7 +46,7 @@ export async function assertVisibleDevice(db: Db, p: Principal, deviceId: string
 
 /** The device if the caller may see it; otherwise 404, whether it exists elsewhere or not. */
 export async function visibleDevice(db: Db, p: Principal, deviceId: string): Promise<DeviceRecord> {
-  const d = await devices.findById(db, deviceId);
+  const d = await devices.lookup(db, deviceId);
   await checkScope(db, p, deviceId, d?.accountId);
   return d!;
 }

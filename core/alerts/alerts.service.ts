@@ -1,108 +1,32 @@
-import type { Knex } from 'knex';
+/**
+ * Alerts over REST: raised through the one ingest path (which records them with
+ * alert.recorder.ts), read by range.
+ */
 import type { Db } from '../db/db.js';
-import type { Clock } from '../clock.js';
 import type { Principal } from '../model/user.js';
-import type { Alert } from '../model/alert.js';
-import type { DeviceRecord } from '../model/device.js';
+import type { Alert, AlertInput } from '../model/alert.js';
 import { assertVisibleDevice, requirePrivilege, visibleDevice } from '../access/access.js';
-import type { EventBus } from '../events/event-bus.js';
+import type { IngestService } from '../ingest/ingest.service.js';
+import { alertReport } from '../ingest/input.reports.js';
 import { decodeCursor, encodeCursor, rangeBounds, type TimeRange } from '../paging.js';
 import * as alerts from './alerts.repository.js';
-import { lastPosition } from '../locations/locations.repository.js';
 
-export interface AlertInput {
-  dateTime?: string;
-  latitude?: number | null;
-  longitude?: number | null;
-  text?: string | null;
-  alertName: string;
-  alerts?: string[];
-}
-
-/** What deciding an alert's notifications needs to know of it (it has no id yet). */
-export type PlannedAlert = Pick<Alert, 'alertName' | 'text' | 'latitude' | 'longitude'> & { dateTime: number };
-
-export interface NotificationPlan extends Pick<Alert, 'notifications' | 'suppressed'> {
-  /** inside the alert's transaction: records what is to be sent */
-  write(trx: Knex.Transaction, alertId: number): Promise<void>;
-  /** gives reserved places back: the transaction failed, or the alert was a repeat */
-  undo(): Promise<void>;
-}
-
-/**
- * Decides which channels will notify and why others will not (daily limits reserved), just before
- * the alert's transaction: the counter store may be Redis, and a network call inside a database
- * transaction would hold a connection (on SQLite the only writer) for as long as Redis hangs. The
- * notification module provides it (durable outbox). Without it an alert is only stored.
- */
-export interface AlertNotifier {
-  plan(device: DeviceRecord, alert: PlannedAlert): Promise<NotificationPlan>;
-  /** after commit: deliver what was planned */
-  kick(): void;
-}
+export type { AlertInput };
+export type { AlertNotifier, NotificationPlan, PlannedAlert } from './alert.recorder.js';
 
 export interface AlertsDeps {
   db: Db;
-  clock: Clock;
-  events: EventBus;
-  notifier?: AlertNotifier;
+  ingest: IngestService;
 }
 
 export function createAlertsService(deps: AlertsDeps) {
-  const { db, clock, events } = deps;
-
-  /** The one path every alert takes, whatever raised it (REST, tracker frame, MQTT). */
-  async function record(device: DeviceRecord, input: AlertInput, options: { dedupe?: boolean } = {}): Promise<Alert> {
-    const now = clock.now();
-    const dateTime = input.dateTime ? new Date(input.dateTime).getTime() : now.getTime();
-    // Raised without a position (an SOS button, a frame without a fix): where the device last was,
-    // read before the notification is planned so that the message names it too.
-    const at = input.latitude == null && input.longitude == null ? await lastPosition(db, device.id) : undefined;
-    const row = {
-      deviceId: device.id,
-      dateTime,
-      alertName: input.alertName,
-      latitude: at?.latitude ?? input.latitude ?? null,
-      longitude: at?.longitude ?? input.longitude ?? null,
-      text: input.text ?? null,
-      alerts: input.alerts ?? [input.alertName],
-      createdAt: now.getTime(),
-    };
-    // A tracker that resends an unacknowledged alarm frame must not raise the alert twice; checked
-    // here before anything is reserved, and again in the transaction.
-    if (options.dedupe) {
-      const same = await alerts.findSame(db, device.id, dateTime, input.alertName);
-      if (same) return same;
-    }
-    const plan = deps.notifier ? await deps.notifier.plan(device, row) : undefined;
-    let duplicate = false;
-    const alert = await db.transaction(async (trx) => {
-      const same = options.dedupe ? await alerts.findSame(trx, device.id, dateTime, input.alertName) : undefined;
-      if (same) {
-        duplicate = true;
-        return same;
-      }
-      const stored = await alerts.insert(trx, { ...row, notifications: plan?.notifications ?? [], suppressed: plan?.suppressed ?? {} });
-      await plan?.write(trx, stored.id);
-      return stored;
-    }).catch(async (e: unknown) => {
-      // The transaction failed after places in the daily count were reserved: give them back.
-      await plan?.undo();
-      throw e;
-    });
-    if (duplicate) {
-      await plan?.undo();
-      return alert;
-    }
-    if (plan) deps.notifier?.kick();
-    events.alertStored({ accountId: device.accountId, deviceId: device.id, alert });
-    return alert;
-  }
+  const { db, ingest } = deps;
 
   async function raise(p: Principal, deviceId: string, input: AlertInput): Promise<Alert> {
     const device = await visibleDevice(db, p, deviceId);
     requirePrivilege(p, 'write');
-    return record(device, input);
+    const result = await ingest.submit(device, 'rest', [alertReport(input)], { dedupeAlerts: false });
+    return result.alerts[0];
   }
 
   async function query(p: Principal, deviceId: string, r: TimeRange & { alertName?: string }): Promise<{ alerts: Alert[]; nextCursor: string | null }> {
@@ -117,7 +41,7 @@ export function createAlertsService(deps: AlertsDeps) {
     };
   }
 
-  return { record, raise, query };
+  return { raise, query };
 }
 
 export type AlertsService = ReturnType<typeof createAlertsService>;

@@ -10,8 +10,30 @@ import pg from 'pg';
 import Database from 'better-sqlite3';
 import { migrationSource } from './migrations/index.js';
 
-export type Db = Knex;
 export type DbKind = 'sqlite' | 'postgres';
+
+type Row = Record<string, unknown>;
+
+/**
+ * Hot reads: the few lookups made on every request or frame (a device, a user, a last location),
+ * outside any transaction. On SQLite a second, read-only connection with its prepared statements
+ * kept, so a lookup costs microseconds instead of a knex round trip; in WAL mode it sees every
+ * committed transaction. On PostgreSQL the same pool as everything else.
+ */
+export interface Reads {
+  /** The first row `sql` selects (`?` placeholders), or undefined. */
+  first(sql: string, ...params: unknown[]): Promise<Row | undefined>;
+  close(): void;
+}
+
+/**
+ * The storage: knex for writes, transactions and every other read, and `read` for hot reads. A
+ * transaction has no `read` (what it reads must include its own writes), so a repository function
+ * that reads through `read` takes a Db, and the compiler refuses a transaction there.
+ */
+export interface Db extends Knex {
+  readonly read: Reads;
+}
 
 export interface DbOptions {
   /** postgres://… ; absent: SQLite under dataDir */
@@ -22,61 +44,66 @@ export interface DbOptions {
   poolMax?: number;
 }
 
-// PostgreSQL returns int8 as strings by default; our int8 columns are epoch milliseconds and
-// counters, all far below 2^53.
-pg.types.setTypeParser(20, (v: string) => Number(v));
-
-export function dbKind(db: Db): DbKind {
+export function dbKind(db: Knex): DbKind {
   return db.client.config.client === 'pg' ? 'postgres' : 'sqlite';
 }
 
 // knex prints connection failures itself; the caller reports them once, in its own words.
 const quiet = { warn() {}, error() {}, deprecate() {}, debug() {} };
 
+const INT8_OID = 20;
 /**
- * Hot reads (a few lookups made on every request or frame) on SQLite: a second, read-only
- * connection with its prepared statements kept, so a lookup costs microseconds instead of a knex
- * round trip. In WAL mode a reader sees every committed transaction. Reads inside a transaction
- * (a Knex.Transaction, not the Db itself) and every read on PostgreSQL go through knex.
+ * Type parsers of this pool's connections. PostgreSQL returns int8 as strings by default; our int8
+ * columns are epoch milliseconds and counters, all far below 2^53.
  */
-export interface HotReads {
-  get(sql: string, ...params: unknown[]): Record<string, unknown> | undefined;
+const pgTypes: Knex.PgCustomTypesConfig = {
+  getTypeParser: (oid, format) => (oid === INT8_OID ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text' | 'binary')),
+};
+
+/** Hot reads on PostgreSQL: the pool, through knex. */
+function poolReads(knex: Knex): Reads {
+  return {
+    first: async (sql, ...params) => ((await knex.raw(sql, params as Knex.RawBinding[])) as { rows: Row[] }).rows[0],
+    close() {},
+  };
 }
 
-const hot = new WeakMap<object, HotReads>();
-const sqliteFiles = new WeakMap<object, { filename: string; reader?: Database.Database }>();
-
-export function hotReads(db: unknown): HotReads | undefined {
-  const known = hot.get(db as object);
-  if (known) return known;
-  const file = sqliteFiles.get(db as object);
-  if (!file || !existsSync(file.filename)) return undefined;
-  const reader = new Database(file.filename, { readonly: true });
-  file.reader = reader;
+/**
+ * Hot reads on SQLite: a read-only connection to the file, opened at the first read once the file
+ * exists (until then, and for ':memory:', the one knex connection answers).
+ */
+function sqliteReads(knex: Knex, filename: string): Reads {
+  let reader: Database.Database | undefined;
+  let closed = false;
   const statements = new Map<string, Database.Statement>();
-  const reads: HotReads = {
-    get(sql, ...params) {
+  return {
+    async first(sql, ...params) {
+      if (closed) throw new Error('the database is closed');
+      if (!reader && filename !== ':memory:' && existsSync(filename)) reader = new Database(filename, { readonly: true });
+      if (!reader) return ((await knex.raw(sql, params as Knex.RawBinding[])) as Row[])[0];
       let st = statements.get(sql);
-      if (!st) {
-        st = reader.prepare(sql);
-        statements.set(sql, st);
-      }
-      return st.get(...params) as Record<string, unknown> | undefined;
+      if (!st) statements.set(sql, (st = reader.prepare(sql)));
+      return st.get(...params) as Row | undefined;
+    },
+    close() {
+      closed = true;
+      reader?.close();
+      reader = undefined;
+      statements.clear();
     },
   };
-  hot.set(db as object, reads);
-  return reads;
 }
 
 export function openDb(options: DbOptions): Db {
   if (options.databaseUrl) {
-    return knexFactory({
+    const knex = knexFactory({
       log: quiet,
       client: 'pg',
-      connection: { connectionString: options.databaseUrl, application_name: 'trackgate' },
+      connection: { connectionString: options.databaseUrl, application_name: 'trackgate', types: pgTypes },
       pool: { min: 0, max: options.poolMax ?? 10 },
       acquireConnectionTimeout: 10_000,
     });
+    return Object.assign(knex, { read: poolReads(knex) });
   }
   const file = options.sqliteFile ?? 'trackgate.sqlite';
   let filename = file;
@@ -85,7 +112,7 @@ export function openDb(options: DbOptions): Db {
     mkdirSync(dir, { recursive: true });
     filename = path.join(dir, file);
   }
-  const db = knexFactory({
+  const knex = knexFactory({
     log: quiet,
     client: 'better-sqlite3',
     connection: { filename },
@@ -104,8 +131,7 @@ export function openDb(options: DbOptions): Db {
       },
     },
   });
-  if (filename !== ':memory:') sqliteFiles.set(db, { filename });
-  return db;
+  return Object.assign(knex, { read: sqliteReads(knex, filename) });
 }
 
 /** Applies every pending migration; returns the names applied. */
@@ -138,9 +164,7 @@ export async function sqliteTransactionConnection(q: unknown): Promise<Database.
 
 /** Closes the database (and its hot-read connection). */
 export async function closeDb(db: Db): Promise<void> {
-  sqliteFiles.get(db)?.reader?.close();
-  sqliteFiles.delete(db);
-  hot.delete(db);
+  db.read.close();
   await db.destroy();
 }
 

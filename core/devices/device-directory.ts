@@ -1,12 +1,15 @@
 /**
  * How the gateway knows a tracker: by the identifier its protocol reports, which is its device
  * `id`. Lookups are cached for a few seconds (a reconnect storm must not hammer the database);
- * a device changed through the API is forgotten at once. Unknown, deleted and expired devices are
+ * a device changed or deleted is forgotten as soon as the event bus announces it (on every
+ * instance when Redis relays events; should a relayed event be lost, the few seconds still bound
+ * how stale a record can be). Unknown, deleted and expired devices are
  * recorded for operators, aggregated in memory and written every few seconds.
  */
 import type { Db } from '../db/db.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
+import type { EventBus } from '../events/event-bus.js';
 import { isExpired, type DeviceRecord } from '../model/device.js';
 import * as devices from './devices.repository.js';
 import * as unknown from './unknown-devices.repository.js';
@@ -37,6 +40,7 @@ export interface DirectoryOptions {
   db: Db;
   clock: Clock;
   logger: Logger;
+  events: EventBus;
   cacheMs?: number;
   flushMs?: number;
 }
@@ -48,12 +52,21 @@ export function createDeviceDirectory(o: DirectoryOptions) {
   const cache = new Map<string, { at: number; device: DeviceRecord | undefined }>();
   const pending = new Map<string, unknown.Sighting>();
   const touched = new Map<string, number>();
+  // Moves with every change announced: a lookup that overlapped one is not cached (it may have read the old record).
+  let epoch = 0;
+  const offDeviceChanged = o.events.onDeviceChanged((id) => {
+    epoch++;
+    cache.delete(id);
+    touched.delete(id);
+  });
 
   async function lookup(identifier: string): Promise<DeviceRecord | undefined> {
     const now = o.clock.now().getTime();
     const hit = cache.get(identifier);
     if (hit && now - hit.at < cacheMs) return hit.device;
-    const device = await devices.findById(o.db, identifier);
+    const readAt = epoch;
+    const device = await devices.lookup(o.db, identifier);
+    if (readAt !== epoch) return device;
     if (cache.size > 200_000) cache.clear();
     cache.set(identifier, { at: now, device });
     return device;
@@ -120,16 +133,13 @@ export function createDeviceDirectory(o: DirectoryOptions) {
     find: lookup,
     touch,
     flush,
-    forget(id: string): void {
-      cache.delete(id);
-      touched.delete(id);
-    },
     /** Recent sightings: every one for operators; with `scope`, only those of an account's devices. */
     recentUnknown: async (limit = 100, scope?: unknown.SightingScope) => {
       await flush();
       return unknown.recent(o.db, limit, scope);
     },
     async close(): Promise<void> {
+      offDeviceChanged();
       clearInterval(timer);
       await flush();
     },

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { DeviceRecord } from '../model/device.js';
 import { parseJson, toJson, toNum } from '../db/json.js';
-import { hotReads } from '../db/db.js';
+import type { Db } from '../db/db.js';
 
 type Q = Knex | Knex.Transaction;
 
@@ -54,9 +54,15 @@ export async function update(db: Q, d: DeviceRecord): Promise<void> {
   await db('devices').where({ id }).update(rest);
 }
 
+/** The device as a transaction (or a write about to start one) sees it. */
 export async function findById(db: Q, id: string): Promise<DeviceRecord | undefined> {
-  const fast = hotReads(db);
-  const r = fast ? fast.get('select * from devices where id = ?', id) : await db('devices').where({ id }).first();
+  const r = await db('devices').where({ id }).first();
+  return r ? toRecord(r) : undefined;
+}
+
+/** The device, through the hot-read connection: the gateway's and the API's lookup on every frame and request. */
+export async function lookup(db: Db, id: string): Promise<DeviceRecord | undefined> {
+  const r = await db.read.first('select * from devices where id = ?', id);
   return r ? toRecord(r) : undefined;
 }
 
@@ -90,16 +96,13 @@ export async function groupsOf(db: Q, deviceIds: string[]): Promise<Map<string, 
 }
 
 /** The account a device belongs to, or undefined: the cheap check of who may see it. */
-export async function accountOf(db: Q, id: string): Promise<string | undefined> {
-  const fast = hotReads(db);
-  const r = fast ? fast.get('select account_id from devices where id = ?', id) : await db('devices').where({ id }).first('account_id');
+export async function accountOf(db: Db, id: string): Promise<string | undefined> {
+  const r = await db.read.first('select account_id from devices where id = ?', id);
   return r ? String(r.account_id) : undefined;
 }
 
-export async function isInGroup(db: Q, deviceId: string, groupId: string): Promise<boolean> {
-  const fast = hotReads(db);
-  if (fast) return fast.get('select 1 as x from group_devices where device_id = ? and group_id = ?', deviceId, groupId) !== undefined;
-  return (await db('group_devices').where({ device_id: deviceId, group_id: groupId }).first()) !== undefined;
+export async function isInGroup(db: Db, deviceId: string, groupId: string): Promise<boolean> {
+  return (await db.read.first('select 1 as x from group_devices where device_id = ? and group_id = ?', deviceId, groupId)) !== undefined;
 }
 
 /** Removes a device and everything recorded for it. */

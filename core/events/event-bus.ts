@@ -1,6 +1,8 @@
 /**
- * Stored locations and alerts, announced after they are committed, whatever their source
- * (REST, TCP trackers, MQTT). The MQTT live feed listens here.
+ * What changed, announced after its commit: stored locations and alerts, whatever their source
+ * (REST, TCP trackers, MQTT), which the MQTT live feed and the last-location cache listen to; and
+ * changed devices, users and accounts, the one way every cache of them is cleared. With Redis the
+ * event relay (event-relay.redis.ts) carries them to the other instances.
  */
 import { EventEmitter } from 'node:events';
 import type { Location } from '../model/location.js';
@@ -42,6 +44,26 @@ export class EventBus {
   onUserChanged(fn: (userId: string, remote: boolean) => void): () => void {
     this.emitter.on('user', fn);
     return () => this.emitter.off('user', fn);
+  }
+
+  /** A device was changed (expiry, credentials, model, …) or deleted: cached records must be dropped everywhere. */
+  deviceChanged(deviceId: string, remote = false): void {
+    this.emitter.emit('device', deviceId, remote);
+  }
+
+  onDeviceChanged(fn: (deviceId: string, remote: boolean) => void): () => void {
+    this.emitter.on('device', fn);
+    return () => this.emitter.off('device', fn);
+  }
+
+  /** An account's settings (its time zone) changed. */
+  accountChanged(accountId: string, remote = false): void {
+    this.emitter.emit('account', accountId, remote);
+  }
+
+  onAccountChanged(fn: (accountId: string, remote: boolean) => void): () => void {
+    this.emitter.on('account', fn);
+    return () => this.emitter.off('account', fn);
   }
 
   onLocations(fn: (items: StoredLocation[], remote: boolean) => void): () => void {

@@ -1,15 +1,17 @@
 /**
  * Several instances side by side: what one stores, the others announce too (the MQTT live feed
- * of a user connected to another instance), and a user changed on one (new API key) is forgotten
- * by every instance's principal cache at once. Stored events go out on one Redis pub/sub channel and
- * come back into each other instance's EventBus marked remote, so they are never relayed twice.
+ * of a user connected to another instance), and a user, device or account changed on one (a new
+ * API key, a device's expiry, a time zone) is forgotten by every instance's caches at once. Events
+ * go out on one Redis pub/sub channel and come back into each other instance's EventBus marked
+ * remote, so they are never relayed twice.
  */
 import { randomUUID } from 'node:crypto';
 import type { EventBus, StoredAlert, StoredLocation } from './event-bus.js';
 import type { Logger } from '../logger.js';
 import { connectRedis, closeRedis } from '../redis/redis-client.redis.js';
 
-type Envelope = { o: string; l?: StoredLocation[]; a?: StoredAlert; u?: string };
+/** o: origin; l, a: stored locations, alert; u, d, c: changed user, device, account */
+type Envelope = { o: string; l?: StoredLocation[]; a?: StoredAlert; u?: string; d?: string; c?: string };
 
 export interface RelayOptions {
   /** also relay stored locations and alerts (only the MQTT live feed needs them); default true */
@@ -38,6 +40,12 @@ export async function relayEvents(bus: EventBus, url: string, prefix: string, lo
   const offUser = bus.onUserChanged((userId, remote) => {
     if (!remote) send({ o: origin, u: userId });
   });
+  const offDevice = bus.onDeviceChanged((deviceId, remote) => {
+    if (!remote) send({ o: origin, d: deviceId });
+  });
+  const offAccount = bus.onAccountChanged((accountId, remote) => {
+    if (!remote) send({ o: origin, c: accountId });
+  });
   sub.on('message', (_channel: string, message: string) => {
     try {
       const e = JSON.parse(message) as Envelope;
@@ -45,6 +53,8 @@ export async function relayEvents(bus: EventBus, url: string, prefix: string, lo
       if (e.l) bus.locationsStored(e.l, true);
       if (e.a) bus.alertStored(e.a, true);
       if (e.u) bus.userChanged(e.u, true);
+      if (e.d) bus.deviceChanged(e.d, true);
+      if (e.c) bus.accountChanged(e.c, true);
     } catch {
       /* not ours */
     }
@@ -55,6 +65,8 @@ export async function relayEvents(bus: EventBus, url: string, prefix: string, lo
       offLocations();
       offAlert();
       offUser();
+      offDevice();
+      offAccount();
       await Promise.all([closeRedis(pub), closeRedis(sub)]);
     },
   };

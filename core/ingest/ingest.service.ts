@@ -1,9 +1,10 @@
 /**
- * The one path tracker data takes into the core (TCP, UDP, OsmAnd HTTP and MQTT alike):
- * reports go through INGEST_STEPS, locations are written with group commit (every submission
- * that arrives while a write is running joins the next transaction), alarms become alerts
- * through the same alert path as REST. `submit` resolves only once everything is committed, so
- * a caller acknowledges only what is durable; it rejects when the write failed.
+ * The one path into the core for everything a device or a client reports (TCP, UDP, OsmAnd HTTP,
+ * MQTT, OwnTracks and REST alike): reports go through INGEST_STEPS, locations are written with
+ * group commit (every submission that arrives while a write is running joins the next
+ * transaction), then alerts are recorded. `submit` resolves only once everything is committed, so
+ * a caller acknowledges only what is durable; it rejects when the write failed. Submissions are
+ * written in the order they arrive: of two with the same device and fix time, the later is stored.
  *
  * One sender's bad data must not cost the others their acknowledgement: each submission is
  * serialised before it joins a batch (a value JSON cannot hold fails only its sender), and a batch
@@ -15,33 +16,53 @@ import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import type { EventBus } from '../events/event-bus.js';
 import type { DeviceRecord } from '../model/device.js';
-import type { PositionReport } from '../model/report.js';
-import type { LocationInput } from '../model/location.js';
-import type { AlertsService, AlertInput } from '../alerts/alerts.service.js';
-import { firstLocationProblem, normaliseLocation } from '../locations/locations.service.js';
+import type { Report } from '../model/report.js';
+import type { Location } from '../model/location.js';
+import type { Alert, AlertInput } from '../model/alert.js';
+import type { AlertRecorder } from '../alerts/alert.recorder.js';
 import * as locations from '../locations/locations.repository.js';
-import { runSteps } from './ingest.steps.js';
+import { runSteps, type Draft } from './ingest.steps.js';
 
 export interface IngestDeps {
   db: Db;
   clock: Clock;
   events: EventBus;
-  alerts: AlertsService;
+  alerts: AlertRecorder;
   logger: Logger;
   /** rows per transaction at most */
   maxBatchRows?: number;
 }
 
+export interface SubmitOptions {
+  /**
+   * A client's message (a REST request, an MQTT message in the REST shape) is one unit: when a
+   * position in it fails the checks, nothing of it is stored and `refused` names the first. A
+   * tracker's reports each stand alone: a position that fails is dropped and logged.
+   */
+  allOrNothing?: boolean;
+  /**
+   * Default true: a tracker or an MQTT client resends what was not acknowledged, so an alert
+   * already stored (same device, time and name) is not raised again. REST answers every request,
+   * so it raises every one.
+   */
+  dedupeAlerts?: boolean;
+}
+
 export interface IngestResult {
-  locations: number;
-  alerts: number;
+  /** the locations written, in the order given: new fixes and corrections (an identical resend is not written again) */
+  locations: Location[];
+  /** the alerts raised (for a resend, the one already stored) */
+  alerts: Alert[];
+  /** why positions were not stored */
   dropped: string[];
+  /** allOrNothing: the position that failed the checks (its index and field); nothing was stored */
+  refused?: { index: number; field: string; message: string };
 }
 
 interface Pending {
   device: DeviceRecord;
   rows: locations.LocationRow[];
-  resolve: () => void;
+  resolve: (written: Location[]) => void;
   reject: (e: unknown) => void;
 }
 
@@ -85,13 +106,15 @@ export function createIngestService(deps: IngestDeps) {
       for (const p of batch) p.reject(e);
       return;
     }
-    for (const p of batch) p.resolve();
+    const stored = new Set(written);
+    for (const p of batch) p.resolve(p.rows.filter((r) => stored.has(r)).map((r) => r.location));
     const accountOf = new Map(batch.map((p) => [p.device.id, p.device.accountId]));
     events.locationsStored(written.map((r) => ({ accountId: accountOf.get(r.deviceId)!, deviceId: r.deviceId, location: r.location })));
   }
 
-  function commit(device: DeviceRecord, rows: locations.LocationRow[]): Promise<void> {
-    if (rows.length === 0) return Promise.resolve();
+  /** Resolves with the locations written once they are committed. */
+  function commit(device: DeviceRecord, rows: locations.LocationRow[]): Promise<Location[]> {
+    if (rows.length === 0) return Promise.resolve([]);
     try {
       // Serialised here, outside the shared transaction: a value JSON cannot hold fails only its sender.
       for (const r of rows) r.json = locations.storedJson(r.location);
@@ -99,7 +122,7 @@ export function createIngestService(deps: IngestDeps) {
       logger.warn({ err: e, deviceId: device.id }, 'a location cannot be serialised; it is not stored');
       return Promise.reject(e);
     }
-    return new Promise<void>((resolve, reject) => {
+    return new Promise<Location[]>((resolve, reject) => {
       queue.push({ device, rows, resolve, reject });
       if (!flushing && !scheduled) {
         scheduled = true;
@@ -111,55 +134,46 @@ export function createIngestService(deps: IngestDeps) {
     });
   }
 
-  async function raise(device: DeviceRecord, alerts: AlertInput[]): Promise<void> {
-    for (const a of alerts) await deps.alerts.record(device, a, { dedupe: true });
+  async function raise(device: DeviceRecord, alerts: AlertInput[], dedupe: boolean): Promise<Alert[]> {
+    const raised: Alert[] = [];
+    for (const a of alerts) raised.push(await deps.alerts.record(device, a, { dedupe }));
+    return raised;
   }
 
-  /** Tracker reports (decoded frames, OwnTracks): steps, group-committed locations, then alerts. */
-  async function submit(device: DeviceRecord, protocol: string, reports: PositionReport[]): Promise<IngestResult> {
+  /** Reports of a device already resolved: steps, group-committed locations, then alerts. */
+  async function submit(device: DeviceRecord, protocol: string, reports: readonly Report[], options: SubmitOptions = {}): Promise<IngestResult> {
     const receivedAt = clock.now();
     const serverTime = receivedAt.toISOString();
     const rows: locations.LocationRow[] = [];
     const alerts: AlertInput[] = [];
     const dropped: string[] = [];
-    for (const report of reports) {
-      const d = runSteps(report, protocol, receivedAt, serverTime);
+    for (let i = 0; i < reports.length; i++) {
+      const d = runSteps(reports[i], protocol, receivedAt, serverTime);
+      if (d.refused && options.allOrNothing) {
+        return { locations: [], alerts: [], dropped: [why(d)], refused: { index: i, field: d.refused.field, message: d.refused.message } };
+      }
       if (d.drop) {
         dropped.push(d.drop);
         continue;
       }
-      if (d.refused) dropped.push(d.refused);
+      if (d.refused) dropped.push(why(d));
       if (d.location) rows.push({ deviceId: device.id, dateTime: d.fixTime.getTime(), serverTime: receivedAt.getTime(), location: d.location });
       alerts.push(...d.alerts);
     }
     if (dropped.length) logger.warn({ deviceId: device.id, protocol, dropped }, 'positions that fail the checks are not stored');
-    await commit(device, rows);
-    await raise(device, alerts);
-    return { locations: rows.length, alerts: alerts.length, dropped };
+    const written = await commit(device, rows);
+    return { locations: written, alerts: await raise(device, alerts, options.dedupeAlerts ?? true), dropped };
   }
 
-  /**
-   * Locations already in the REST shape (MQTT `devices/{id}/locations`), group-committed. They
-   * pass the same checks as REST; when one fails, nothing of the message is stored (resolves 0:
-   * the message is acknowledged and refused, as a malformed one is).
-   */
-  async function submitLocations(device: DeviceRecord, protocol: string, inputs: LocationInput[]): Promise<number> {
-    const now = clock.now();
-    const problem = firstLocationProblem(inputs, now.getTime(), 'locations');
-    if (problem) {
-      logger.warn({ deviceId: device.id, protocol, field: problem.field, reason: problem.message }, 'locations refused: they fail the checks');
-      return 0;
-    }
-    const serverTime = now.toISOString();
-    const rows = inputs.map((i) => {
-      const n = normaliseLocation(i, serverTime, protocol);
-      return { deviceId: device.id, dateTime: n.dateTimeMs, serverTime: now.getTime(), location: n.location };
-    });
-    await commit(device, rows);
-    return rows.length;
-  }
+  return { submit };
+}
 
-  return { submit, submitLocations };
+/** The check a report's position failed, for the log: field, the fix time it had, reason. */
+function why(d: Draft): string {
+  const r = d.refused!;
+  if (r.field !== 'dateTime') return `${r.field} ${r.message}`;
+  const fix = d.report.fixTime?.getTime() ?? NaN;
+  return `fix time ${Number.isNaN(fix) ? 'invalid' : new Date(fix).toISOString()}: ${r.message}`;
 }
 
 export type IngestService = ReturnType<typeof createIngestService>;

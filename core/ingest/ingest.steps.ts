@@ -1,17 +1,18 @@
 /**
- * THE ordered list of steps a tracker report goes through before it is stored. Each step reads
- * and adds to the draft; a step that sets `drop` stops the report. Adding a step is a new
- * function and one line in INGEST_STEPS.
+ * THE ordered list of steps every report goes through before it is stored, whatever carried it
+ * (a tracker frame, OwnTracks, REST, MQTT in the REST shape). Each step reads and adds to the
+ * draft; a step that sets `drop` stops the report. Adding a step is a new function and one line
+ * in INGEST_STEPS.
  */
-import type { PositionReport } from '../model/report.js';
+import type { PositionReport, Report } from '../model/report.js';
 import type { Location } from '../model/location.js';
-import type { AlertInput } from '../alerts/alerts.service.js';
+import type { AlertInput } from '../model/alert.js';
 import { ALERT_NAME_BY_ALARM, CRITICAL_ALARMS } from '../alerts/alarm-names.js';
-import { fixTimeProblem, positionProblem } from './location.checks.js';
+import { fixTimeProblem, positionProblem, type Checked } from './location.checks.js';
 import { MAX_ATTRIBUTES_JSON } from './json.limits.js';
 
 export interface Draft {
-  report: PositionReport;
+  report: Report;
   protocol: string;
   receivedAt: Date;
   /** receivedAt as ISO 8601, formatted once per batch */
@@ -19,8 +20,8 @@ export interface Draft {
   fixTime: Date;
   location?: Location;
   alerts: AlertInput[];
-  /** why the report's position is not stored (its alarms still become alerts) */
-  refused?: string;
+  /** the check the report's position failed: it is not stored (its alarms still become alerts) */
+  refused?: Checked;
   drop?: string;
 }
 
@@ -35,7 +36,7 @@ const fixTime: Step = (d) => {
   d.fixTime = d.report.fixTime ?? d.receivedAt;
   const problem = fixTimeProblem(d.fixTime.getTime(), d.receivedAt.getTime());
   if (!problem) return;
-  if (d.report.location) d.refused = `fix time ${Number.isNaN(d.fixTime.getTime()) ? 'invalid' : d.fixTime.toISOString()}: ${problem.message}`;
+  if (d.report.location) d.refused = problem;
   d.report = { ...d.report, location: undefined };
   d.fixTime = d.receivedAt;
 };
@@ -49,7 +50,7 @@ const sanity: Step = (d) => {
   if (!l) return;
   const problem = positionProblem({ latitude: l.latitudeDeg, longitude: l.longitudeDeg, speed: l.speedKmh, course: l.courseDeg });
   if (problem) {
-    d.refused = `${problem.field} ${problem.message}`;
+    d.refused = problem;
     d.report = { ...d.report, location: undefined };
   } else if (!l.valid && l.latitudeDeg === 0 && l.longitudeDeg === 0) {
     d.report = { ...d.report, location: undefined };
@@ -59,7 +60,8 @@ const sanity: Step = (d) => {
 /**
  * Decoders' attributes are flat: strings, finite numbers and booleans. Anything else is left out,
  * NUL characters are taken out of strings (PostgreSQL cannot store them), and past
- * MAX_ATTRIBUTES_JSON characters of JSON the remaining attributes are left out.
+ * MAX_ATTRIBUTES_JSON characters of JSON the remaining attributes are left out. (A client's
+ * attributes are part of the location it gave, bounded by the input schemas where it arrived.)
  */
 const attributes: Step = (d) => {
   const out: PositionReport['attributes'] = {};
@@ -84,12 +86,17 @@ const attributes: Step = (d) => {
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 
 /**
- * The REST location shape (CONTRACT.md "Location fields"), units already normalised by decoders.
- * A value the tracker did not report is left out, never null (the same rule as REST and MQTT).
+ * The REST location shape (CONTRACT.md "Location fields"): a client's location as given, a
+ * tracker's made of its report, units already normalised by decoders. A value the sender did not
+ * report is left out, never null.
  */
 const toLocation: Step = (d) => {
   const l = d.report.location;
   if (!l) return;
+  if (d.report.given) {
+    d.location = { ...d.report.given, dateTime: d.fixTime.toISOString(), serverTime: d.serverTime, protocol: d.protocol };
+    return;
+  }
   const a = d.report.attributes;
   const odometerM = num(a.odometer) ?? num(a.totalDistance);
   const loc: Location = {
@@ -121,7 +128,10 @@ const toLocation: Step = (d) => {
   d.location = loc;
 };
 
-/** Every alarm becomes an alert, at the fix's place and time (without a fix: the last location's place). */
+/**
+ * Every alarm becomes an alert, at the fix's place and time (without a fix: the last location's
+ * place); an alert a client raised is taken as it is.
+ */
 const toAlerts: Step = (d) => {
   const l = d.report.location;
   for (const alarm of new Set(d.report.alarms)) {
@@ -134,11 +144,12 @@ const toAlerts: Step = (d) => {
       alerts: [ALERT_NAME_BY_ALARM[alarm]],
     });
   }
+  if (d.report.raised) d.alerts.push(...d.report.raised);
 };
 
 export const INGEST_STEPS: readonly Step[] = [fixTime, sanity, attributes, toLocation, toAlerts];
 
-export function runSteps(report: PositionReport, protocol: string, receivedAt: Date, serverTime = receivedAt.toISOString()): Draft {
+export function runSteps(report: Report, protocol: string, receivedAt: Date, serverTime = receivedAt.toISOString()): Draft {
   const d: Draft = { report, protocol, receivedAt, serverTime, fixTime: receivedAt, alerts: [] };
   for (const step of INGEST_STEPS) {
     step(d);

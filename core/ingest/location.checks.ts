@@ -4,8 +4,10 @@
  * same invariants for decoders). A fix dated 9999 would otherwise stay the last location for ever,
  * since the last location is the one with the latest fix time.
  *
- * What a failed check does depends on the way in: REST answers 400 naming the field, MQTT
- * acknowledges and stores nothing of the message, a tracker's report is dropped and logged.
+ * INGEST_STEPS run them on every report. What a failed check does depends on the way in: REST
+ * answers 400 naming the field, MQTT acknowledges and stores nothing of the message (both store
+ * nothing of a request or message with a failing position), a tracker's position is dropped and
+ * logged.
  */
 
 /** Fixes before this are a tracker's unset clock (GPS week rollovers land in 1980 and 1999). */
@@ -20,8 +22,6 @@ export interface Checked {
 }
 
 export interface PositionToCheck {
-  /** fix time, epoch ms */
-  fixMs: number;
   latitude: number;
   longitude: number;
   /** km/h; absent or null: unknown */
@@ -42,15 +42,10 @@ export function fixTimeProblem(fixMs: number, nowMs: number): Checked | undefine
 const known = (v: number | null | undefined): v is number => v !== undefined && v !== null;
 
 /** Coordinates, speed and course a position can have. */
-export function positionProblem(p: Omit<PositionToCheck, 'fixMs'>): Checked | undefined {
+export function positionProblem(p: PositionToCheck): Checked | undefined {
   if (!Number.isFinite(p.latitude) || Math.abs(p.latitude) > 90) return { field: 'latitude', message: 'must be a number from -90 to 90' };
   if (!Number.isFinite(p.longitude) || Math.abs(p.longitude) > 180) return { field: 'longitude', message: 'must be a number from -180 to 180' };
   if (known(p.speed) && !(Number.isFinite(p.speed) && p.speed >= 0)) return { field: 'speed', message: 'must be a number of at least 0 (km/h)' };
   if (known(p.course) && !(Number.isFinite(p.course) && p.course >= 0 && p.course <= 360)) return { field: 'course', message: 'must be a number from 0 to 360 (degrees)' };
   return undefined;
-}
-
-/** The first check the position fails, or undefined. */
-export function locationProblem(p: PositionToCheck, nowMs: number): Checked | undefined {
-  return fixTimeProblem(p.fixMs, nowMs) ?? positionProblem(p);
 }

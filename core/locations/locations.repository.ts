@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Location } from '../model/location.js';
-import { hotReads, keptStatement, sqliteTransactionConnection } from '../db/db.js';
+import { keptStatement, sqliteTransactionConnection, type Db } from '../db/db.js';
 
 type Q = Knex | Knex.Transaction;
 
@@ -152,13 +152,8 @@ async function upsertLast(db: Q, rows: LocationRow[]): Promise<void> {
  * The device's owner and its last location as the stored JSON text (null when it has none yet),
  * in one indexed read: the REST answer embeds the text as it is, without parsing it.
  */
-export async function lastWithOwner(db: Q, deviceId: string): Promise<{ accountId: string; data: string | null } | undefined> {
-  const fast = hotReads(db);
-  const r = (fast
-    ? fast.get(LAST_WITH_OWNER, deviceId)
-    : await db('devices').leftJoin('last_locations', 'last_locations.device_id', 'devices.id').where('devices.id', deviceId).first('devices.account_id', 'last_locations.data')) as
-    | { account_id: string | number; data: string | null }
-    | undefined;
+export async function lastWithOwner(db: Db, deviceId: string): Promise<{ accountId: string; data: string | null } | undefined> {
+  const r = (await db.read.first(LAST_WITH_OWNER, deviceId)) as { account_id: string | number; data: string | null } | undefined;
   return r ? { accountId: String(r.account_id), data: r.data } : undefined;
 }
 const LAST_WITH_OWNER = 'select d.account_id, l.data from devices d left join last_locations l on l.device_id = d.id where d.id = ?';

@@ -13,3 +13,13 @@ export interface Alert {
   notifications: NotificationChannel[];
   suppressed: Partial<Record<NotificationChannel, SuppressionReason>>;
 }
+
+/** An alert as a client raises it (REST body, MQTT payload) or the ingest steps make it of a tracker's alarm. */
+export interface AlertInput {
+  dateTime?: string;
+  latitude?: number | null;
+  longitude?: number | null;
+  text?: string | null;
+  alertName: string;
+  alerts?: string[];
+}

@@ -1,4 +1,6 @@
 import type { Alarm } from './alarm.js';
+import type { AlertInput } from './alert.js';
+import type { Location } from './location.js';
 
 /**
  * What a tracker reported, in the core's units: the shape every decoder returns
@@ -19,4 +21,20 @@ export interface PositionReport {
   };
   alarms: Alarm[];
   attributes: Record<string, string | number | boolean>;
+}
+
+/**
+ * The one report type the ingest takes (core/ingest/ingest.service.ts), whatever carried it: a
+ * tracker's PositionReport as decoded, or what a client sent in the REST shapes (REST bodies, MQTT
+ * `devices/{id}/locations` and `/alerts`), converted where it arrived (core/ingest/input.reports.ts).
+ * INGEST_STEPS check, store and raise both alike.
+ */
+export interface Report extends PositionReport {
+  /**
+   * The location as a client sent it in the REST shape, fields without a value left out: stored
+   * as given. `fixTime` and `location` carry its position for the checks.
+   */
+  given?: Location;
+  /** alerts a client raised by name */
+  raised?: AlertInput[];
 }

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { Privilege, UserRecord } from '../model/user.js';
 import { parseJson, toBool, toJson, toNum } from '../db/json.js';
-import { hotReads } from '../db/db.js';
+import type { Db } from '../db/db.js';
 
 type Q = Knex | Knex.Transaction;
 
@@ -65,9 +65,9 @@ export async function update(db: Q, u: UserRecord): Promise<void> {
   await db('users').where({ id }).update(rest);
 }
 
-export async function findById(db: Q, id: string): Promise<UserRecord | undefined> {
-  const fast = hotReads(db);
-  const r = fast ? fast.get('select * from users where id = ?', id) : await db('users').where({ id }).first();
+/** Through the hot-read connection: the token check reads the user on every request it has not cached. */
+export async function findById(db: Db, id: string): Promise<UserRecord | undefined> {
+  const r = await db.read.first('select * from users where id = ?', id);
   return r ? toRecord(r) : undefined;
 }
 

@@ -27,7 +27,6 @@ import type { Duplex } from 'node:stream';
 import { Aedes } from 'aedes';
 import type { DeviceDirectory } from '../../core/devices/device-directory.js';
 import type { IngestService } from '../../core/ingest/ingest.service.js';
-import type { AlertsService } from '../../core/alerts/alerts.service.js';
 import type { TokensService } from '../../core/auth/tokens.service.js';
 import type { GroupsService } from '../../core/groups/groups.service.js';
 import type { EventBus } from '../../core/events/event-bus.js';
@@ -63,7 +62,6 @@ export interface MqttGatewayOptions {
   tlsKey?: string;
   directory: DeviceDirectory;
   ingest: IngestService;
-  alerts: AlertsService;
   tokens: TokensService;
   events: EventBus;
   logger: Logger;
@@ -116,7 +114,7 @@ const BROKER_LIMITS = {
 export async function startMqttGateway(o: MqttGatewayOptions): Promise<MqttGateway> {
   const logger = o.logger.child({ component: 'mqtt' });
   const broker = await Aedes.createBroker({ ...BROKER_LIMITS, drainTimeout: o.drainTimeoutMs ?? BROKER_LIMITS.drainTimeout });
-  const publisher = createPublishHandler({ directory: o.directory, ingest: o.ingest, alerts: o.alerts, logger, pending: new Semaphore(o.maxPendingMessages ?? 10_000) });
+  const publisher = createPublishHandler({ directory: o.directory, ingest: o.ingest, logger, pending: new Semaphore(o.maxPendingMessages ?? 10_000) });
   const gw: MqttContext = {
     logger,
     clock: o.clock,

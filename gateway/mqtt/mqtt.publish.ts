@@ -16,7 +16,7 @@
 import type { Client, PublishPacket } from 'aedes';
 import type { DeviceDirectory } from '../../core/devices/device-directory.js';
 import type { IngestService } from '../../core/ingest/ingest.service.js';
-import type { AlertsService } from '../../core/alerts/alerts.service.js';
+import { alertReport, locationReport } from '../../core/ingest/input.reports.js';
 import type { DeviceRecord } from '../../core/model/device.js';
 import type { Logger } from '../../core/logger.js';
 import type { Identity } from './mqtt.auth.js';
@@ -45,7 +45,6 @@ export interface PublishStats {
 export interface PublishDeps {
   directory: DeviceDirectory;
   ingest: IngestService;
-  alerts: AlertsService;
   logger: Logger;
   /** messages handed to the core and not yet committed, over all clients */
   pending: Semaphore;
@@ -59,28 +58,34 @@ type Work =
 class Refused extends Error {}
 
 export function createPublishHandler(deps: PublishDeps) {
-  const { directory, ingest, alerts, logger, pending } = deps;
+  const { directory, ingest, logger, pending } = deps;
   const stats: PublishStats = { accepted: 0, rejected: 0, ignored: 0, refused: 0, failed: 0 };
 
-  /** Decodes the payload for its route (synchronously, so work keeps arrival order). */
+  /**
+   * Decodes the payload for its route into the core's reports (synchronously, so work keeps
+   * arrival order). QoS 1 is at least once: the ingest raises a resent alert only once.
+   */
   function plan(route: DevicePublishRoute, payload: Buffer): Work {
     switch (route.kind) {
       case 'locations': {
         const p = parseLocations(payload);
         if (!p.ok) return { kind: 'rejected', reason: p.reason };
-        return { kind: 'store', run: (d) => ingest.submitLocations(d, PROTOCOL, p.value) };
+        const reports = p.value.map(locationReport);
+        return {
+          kind: 'store',
+          run: async (d) => {
+            // One message is one unit, as one REST request is: acknowledged, and refused whole.
+            const r = await ingest.submit(d, PROTOCOL, reports, { allOrNothing: true });
+            if (r.refused) logger.warn({ deviceId: d.id, protocol: PROTOCOL, index: r.refused.index, field: r.refused.field, reason: r.refused.message }, 'locations refused: they fail the checks');
+            return r.locations.length;
+          },
+        };
       }
       case 'alerts': {
         const p = parseAlerts(payload);
         if (!p.ok) return { kind: 'rejected', reason: p.reason };
-        return {
-          kind: 'store',
-          run: async (d) => {
-            // QoS 1 is at-least-once: a resent alert must not be raised twice
-            for (const a of p.value) await alerts.record(d, a, { dedupe: true });
-            return p.value.length;
-          },
-        };
+        const reports = p.value.map(alertReport);
+        return { kind: 'store', run: async (d) => (await ingest.submit(d, PROTOCOL, reports)).alerts.length };
       }
       case 'owntracks': {
         const json = parseJson(payload);
@@ -90,7 +95,7 @@ export function createPublishHandler(deps: PublishDeps) {
         if (bad && bad.kind === 'malformed') return { kind: 'rejected', reason: bad.reason };
         const reports = decoded.flatMap((d) => (d.kind === 'location' ? [d.report] : []));
         if (reports.length === 0) return { kind: 'ignored', what: decoded.map((d) => (d.kind === 'ignored' ? d.type : '')).join(',') };
-        return { kind: 'store', run: async (d) => (await ingest.submit(d, OWNTRACKS_PROTOCOL, reports)).locations };
+        return { kind: 'store', run: async (d) => (await ingest.submit(d, OWNTRACKS_PROTOCOL, reports)).locations.length };
       }
       case 'owntracks-other':
         return { kind: 'ignored', what: route.subtopic };

@@ -3,6 +3,7 @@ import { backends, type Backend } from '../../helpers/backends.js';
 import { startServer, type TestServer } from '../../helpers/server.js';
 import type { DeviceRecord } from '../../../core/model/device.js';
 import type { PositionReport } from '../../../core/model/report.js';
+import { locationReport } from '../../../core/ingest/input.reports.js';
 
 /**
  * Three accounts, one device each, on a real trackgate; the database refuses any location row
@@ -48,7 +49,7 @@ for (const backend of await backends()) {
       ingest.submit(devices[0], 'test', [report(1, 'fine')]),
       ingest.submit(devices[1], 'test', [report(2, 'poison')]),
       ingest.submit(devices[2], 'test', [report(3, 'fine'), report(4, 'fine')]),
-      ingest.submitLocations(devices[0], 'mqtt', [{ dateTime: '2026-03-01T10:05:00Z', latitude: 40.05, longitude: -3 }]),
+      ingest.submit(devices[0], 'mqtt', [locationReport({ dateTime: '2026-03-01T10:05:00Z', latitude: 40.05, longitude: -3 })], { allOrNothing: true }),
     ]);
     t.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
     const stored = async (deviceId: string) => (await s.running.db('locations').where('device_id', deviceId).orderBy('date_time').select('data')).map((r: { data: string }) => JSON.parse(r.data).latitude);
@@ -69,8 +70,8 @@ for (const backend of await backends()) {
     for (let i = 0; i < 6000; i++) cursor = (cursor.a = {}) as Record<string, unknown>;
     const results = await Promise.allSettled([
       ingest.submit(devices[0], 'test', [report(1, 'fine')]),
-      ingest.submitLocations(devices[1], 'mqtt', [{ dateTime: '2026-03-01T10:02:00Z', latitude: 1, longitude: 2, attributes: deep }]),
-      ingest.submitLocations(devices[2], 'mqtt', [{ dateTime: '2026-03-01T10:03:00Z', latitude: 3, longitude: 4 }]),
+      ingest.submit(devices[1], 'mqtt', [locationReport({ dateTime: '2026-03-01T10:02:00Z', latitude: 1, longitude: 2, attributes: deep })], { allOrNothing: true }),
+      ingest.submit(devices[2], 'mqtt', [locationReport({ dateTime: '2026-03-01T10:03:00Z', latitude: 3, longitude: 4 })], { allOrNothing: true }),
     ]);
     t.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
     t.deepEqual(await s.running.db('last_locations').orderBy('device_id').pluck('device_id'), ['dev-a', 'dev-c']);

@@ -1,0 +1,36 @@
+import test from 'ava';
+import pg from 'pg';
+import { closeDb, migrate, openDb } from '../../../core/db/db.js';
+import { backends, createStorage, type Backend } from '../../helpers/backends.js';
+
+async function open(t: { teardown(fn: () => unknown): void }, backend: Backend) {
+  const storage = await createStorage(backend);
+  const db = openDb({ databaseUrl: storage.env.TRACKGATE_DATABASE_URL, dataDir: storage.env.TRACKGATE_DATA_DIR });
+  t.teardown(() => storage.cleanup());
+  await migrate(db);
+  return db;
+}
+
+const INT8_OID = 20;
+const covered = await backends();
+
+for (const backend of covered) {
+  test(`db (${backend}): hot reads see every committed write and end with the database`, async (t) => {
+    const db = await open(t, backend);
+    t.is(await db.read.first('select id from accounts where id = ?', 'a1'), undefined);
+    await db.transaction((trx) => trx('accounts').insert({ id: 'a1', name: 'A', licenses: 1, time_zone: 'UTC', created_at: 1 }));
+    t.deepEqual(await db.read.first('select id, licenses from accounts where id = ?', 'a1'), { id: 'a1', licenses: 1 });
+    await closeDb(db);
+    await t.throwsAsync(db.read.first('select id from accounts where id = ?', 'a1'));
+  });
+}
+
+if (covered.includes('postgres')) {
+  test('db (postgres): the pool reads int8 as numbers, without changing the pg module for anyone else', async (t) => {
+    const db = await open(t, 'postgres');
+    t.teardown(() => closeDb(db));
+    t.deepEqual((await db.raw('select 9007199254740991::int8 as n')).rows[0], { n: 9007199254740991 });
+    t.is(pg.types.getTypeParser(INT8_OID, 'text')('42'), '42', "pg's own default parser is left as it is");
+    t.deepEqual(await db.read.first('select 42::int8 as n'), { n: 42 });
+  });
+}
