@@ -144,12 +144,9 @@ export function createDevicesService(deps: DevicesDeps): DevicesService {
     return input.expires === null ? null : new Date(input.expires).getTime();
   }
 
-  async function create(p: Principal, input: DeviceInput & { id: string }): Promise<Device> {
-    requirePrivilege(p, 'admin');
-    const nowMs = clock.now().getTime();
-    const record: DeviceRecord = {
-      id: input.id,
-      accountId: p.accountId,
+  /** The fields a create or a full update (PUT) sets from its input; what is left out takes its default. */
+  function editable(input: DeviceInput) {
+    return {
       name: input.name,
       description: input.description ?? null,
       min: input.min ?? null,
@@ -159,9 +156,19 @@ export function createDevicesService(deps: DevicesDeps): DevicesService {
       dailySmsLimit: input.dailySmsLimit ?? DEFAULT_DAILY_LIMIT,
       alertEmails: input.alertEmails ?? [],
       alertPhones: input.alertPhones ?? [],
+      model: input.model ?? null,
+    };
+  }
+
+  async function create(p: Principal, input: DeviceInput & { id: string }): Promise<Device> {
+    requirePrivilege(p, 'admin');
+    const nowMs = clock.now().getTime();
+    const record: DeviceRecord = {
+      id: input.id,
+      accountId: p.accountId,
+      ...editable(input),
       protocol: null,
       lastConnection: null,
-      model: input.model ?? null,
       mqttPasswordHash: input.mqttPassword ? hashDevicePassword(input.mqttPassword) : null,
       creation: nowMs,
       modification: nowMs,
@@ -203,16 +210,7 @@ export function createDevicesService(deps: DevicesDeps): DevicesService {
       if (!current) throw notFound('DEVICE_NOT_FOUND', `Device "${id}"`);
       next = {
         ...current,
-        name: input.name,
-        description: input.description ?? null,
-        min: input.min ?? null,
-        tags: input.tags ?? {},
-        expiresAt: expiresMs(input, null),
-        dailyEmailLimit: input.dailyEmailLimit ?? DEFAULT_DAILY_LIMIT,
-        dailySmsLimit: input.dailySmsLimit ?? DEFAULT_DAILY_LIMIT,
-        alertEmails: input.alertEmails ?? [],
-        alertPhones: input.alertPhones ?? [],
-        model: input.model ?? null,
+        ...editable(input),
         mqttPasswordHash: input.mqttPassword === undefined ? current.mqttPasswordHash : input.mqttPassword === null ? null : hashDevicePassword(input.mqttPassword),
         modification: nowMs,
       };

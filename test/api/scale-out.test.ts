@@ -2,31 +2,19 @@ import test from 'ava';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { ManualClock, type Clock } from '../../core/clock.js';
+import { startPair } from '../helpers/instances.js';
+import { ManualClock } from '../../core/clock.js';
 import { backends } from '../helpers/backends.js';
-import { redisUrl, testPrefix, testRedis, useRedis } from '../helpers/redis.js';
+import { useRedis } from '../helpers/redis.js';
 import { startSmtpReceiver, closedPort } from '../helpers/receivers.js';
 import mqtt from 'mqtt';
 
 const runs = (await backends()).includes('postgres') && (await useRedis('scale-out (two instances on PostgreSQL and Redis)'));
 
-async function pair(t: { teardown(fn: () => unknown): void }, env: Record<string, string>, clock?: Clock): Promise<[TestServer, TestServer]> {
-  const prefix = testPrefix();
-  const r = testRedis(prefix);
-  t.teardown(() => r.cleanup());
-  const shared = { TRACKGATE_REDIS_URL: redisUrl, TRACKGATE_REDIS_PREFIX: prefix, ...env };
-  const a = await startServer('postgres', { env: shared, clock });
-  const b = await startServer('postgres', { env: shared, storageEnv: a.storageEnv, clock });
-  t.teardown(async () => {
-    await b.running.stop();
-    await a.stop();
-  });
-  return [a, b];
-}
 
 if (runs) {
   test('scale-out: 20 concurrent reactivations over two instances with one free licence let exactly one through', async (t) => {
-    const [a, b] = await pair(t, { TRACKGATE_LICENSES: '1' });
+    const [a, b] = await startPair(t, { TRACKGATE_LICENSES: '1' });
     for (let i = 0; i < 20; i++) {
       const r = await a.request('POST', '/api/devices', { token: a.adminToken, body: { id: `d${i}`, name: `d${i}`, expires: '2020-01-01T00:00:00Z' } });
       t.is(r.status, 201);
@@ -43,7 +31,7 @@ if (runs) {
   test('scale-out: 200 concurrent alerts over two instances on a device with limit 10 send exactly 10 e-mails', async (t) => {
     const smtp = await startSmtpReceiver();
     t.teardown(() => smtp.close());
-    const [a, b] = await pair(t, { TRACKGATE_SMTP_URL: smtp.url });
+    const [a, b] = await startPair(t, { TRACKGATE_SMTP_URL: smtp.url });
     await a.request('POST', '/api/devices', { token: a.adminToken, body: { id: 'd1', name: 'd1', alertEmails: ['ops@example.com'], dailyEmailLimit: 10 } });
     const results = await Promise.all(
       Array.from({ length: 200 }, (_, i) => (i % 2 ? a : b).request('POST', '/api/devices/d1/alerts', { token: (i % 2 ? a : b).adminToken, body: { alert: { alertName: 'SOSButton' } } })),
@@ -57,7 +45,7 @@ if (runs) {
   });
 
   test('scale-out: an API user subscribed to the live feed on one instance receives what another instance stored', async (t) => {
-    const [a, b] = await pair(t, { TRACKGATE_MQTT_PORT: '0' });
+    const [a, b] = await startPair(t, { TRACKGATE_MQTT_PORT: '0' });
     await a.request('POST', '/api/devices', { token: a.adminToken, body: { id: 'd1', name: 'd1' } });
     const client = await mqtt.connectAsync(`mqtt://127.0.0.1:${b.running.ports.mqtt}`, { username: 'admin', password: b.adminToken, clientId: 'admin-live', reconnectPeriod: 0 });
     t.teardown(() => client.endAsync());
@@ -72,7 +60,7 @@ if (runs) {
   });
 
   test('scale-out: a new API key stops the old tokens on every instance at once', async (t) => {
-    const [a, b] = await pair(t, {});
+    const [a, b] = await startPair(t, {});
     const created = await a.request('POST', '/api/users', { token: a.adminToken, body: { name: 'Ops', email: 'ops@example.com', country: 'ES', timeZone: 'UTC' } });
     const old = await b.token('ops@example.com', created.body.apiKey);
     t.is((await b.request('GET', '/api/devices', { token: old })).status, 200, 'the token works on instance B (and is cached there)');
@@ -89,7 +77,7 @@ if (runs) {
     // One clock for both instances, fixed in the middle of a minute: every request falls in the
     // same minute, so a count that is not shared has no minute boundary to hide behind.
     const clock = new ManualClock('2026-03-01T10:00:30Z');
-    const [a, b] = await pair(t, { TRACKGATE_RATE_LIMIT: '6' }, clock);
+    const [a, b] = await startPair(t, { TRACKGATE_RATE_LIMIT: '6' }, clock);
     const replies = [];
     for (let i = 0; i < 6; i++) replies.push(await (i % 2 ? a : b).request('GET', '/api/devices', { token: a.adminToken }));
     t.deepEqual(replies.map((r) => r.status), [200, 200, 200, 200, 200, 200]);

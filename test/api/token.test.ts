@@ -1,8 +1,5 @@
 import test from 'ava';
 import http from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import jwt from 'jsonwebtoken';
 import { backends } from '../helpers/backends.js';
 import { ADMIN_KEY, startServer } from '../helpers/server.js';
@@ -10,7 +7,7 @@ import { ManualClock } from '../../core/clock.js';
 import { failedLoginKeys } from '../../core/auth/tokens.service.js';
 import { TOKEN_FAILURE_MESSAGES } from '../../api/app.js';
 import { closed, connackCode, sleep, startHarness } from '../gateway/mqtt/mqtt-harness.js';
-import { startOwnPostgres } from '../helpers/own-services.js';
+import { startOnOwnPostgres } from '../helpers/instances.js';
 
 for (const backend of await backends()) {
   test(`api.token (${backend}): valid credentials give a token whose exp equals expires`, async (t) => {
@@ -211,15 +208,8 @@ for (const backend of await backends()) {
 }
 
 test('api.token: during a storage outage a token check answers 503 over REST and "server unavailable" over MQTT, never a bad token', async (t) => {
-  const pg = await startOwnPostgres();
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'trackgate-token-outage-'));
-  t.teardown(async () => {
-    await pg.stop();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
   const clock = new ManualClock(Date.now());
-  const s = await startServer('postgres', { clock, storageEnv: { TRACKGATE_DATA_DIR: dataDir, TRACKGATE_DATABASE_URL: pg.url }, env: { TRACKGATE_MQTT_PORT: '0' } });
-  t.teardown(() => s.stop());
+  const { s, pg } = await startOnOwnPostgres(t, { clock, env: { TRACKGATE_MQTT_PORT: '0' } });
   const url = `mqtt://127.0.0.1:${s.running.ports.mqtt}`;
   t.is(await connackCode(url, { username: 'admin', password: s.adminToken, clientId: 'admin-1' }), 0);
   await pg.kill();

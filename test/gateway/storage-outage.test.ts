@@ -1,11 +1,8 @@
 import test from 'ava';
 import dgram from 'node:dgram';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { ManualClock } from '../../core/clock.js';
-import { startOwnPostgres } from '../helpers/own-services.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { type TestServer } from '../helpers/server.js';
+import { startOnOwnPostgres } from '../helpers/instances.js';
 import { TrackerClient } from '../helpers/tracker-client.js';
 import { capturingLogger } from '../helpers/capture-logger.js';
 import * as F from '../helpers/frames.js';
@@ -62,21 +59,13 @@ async function resendUntilAcked(c: TrackerClient, frame: Buffer, n: number, ms =
 }
 
 test('gateway: a PostgreSQL outage stops acks without stopping the process; REST answers 503; after it returns the resend is stored and nothing acked is lost', async (t) => {
-  const pg = await startOwnPostgres();
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'trackgate-outage-'));
-  t.teardown(async () => {
-    await pg.stop();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
   const clock = new ManualClock(Date.UTC(2026, 2, 1, 12));
   const logger = capturingLogger();
-  const s = await startServer('postgres', {
-    storageEnv: { TRACKGATE_DATA_DIR: dataDir, TRACKGATE_DATABASE_URL: pg.url },
+  const { s, pg } = await startOnOwnPostgres(t, {
     env: { TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_GT06_PORT: '0', TRACKGATE_OSMAND_PORT: '0' },
     clock,
     logger,
   });
-  t.teardown(() => s.stop());
   for (const id of [IMEI, GT06_IMEI, UDP_IMEI, 'phone-1']) t.is((await s.request('POST', '/api/devices', { token: s.adminToken, body: { id, name: id } })).status, 201);
 
   const c = await TrackerClient.connect(s.running.ports.teltonika);

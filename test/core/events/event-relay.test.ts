@@ -1,28 +1,12 @@
 import test from 'ava';
 import { ManualClock } from '../../../core/clock.js';
-import { startServer, type TestServer } from '../../helpers/server.js';
+import type { TestServer } from '../../helpers/server.js';
+import { startPair } from '../../helpers/instances.js';
 import { backends } from '../../helpers/backends.js';
-import { redisUrl, testPrefix, testRedis, useRedis } from '../../helpers/redis.js';
+import { useRedis } from '../../helpers/redis.js';
 
 const runs = (await backends()).includes('postgres') && (await useRedis('event relay (two instances on PostgreSQL and Redis)'));
 
-/**
- * Two instances on one PostgreSQL database and one Redis, with a clock that does not move: a cache
- * entry can only go because an event cleared it, never because its time ran out.
- */
-async function pair(t: { teardown(fn: () => unknown): void }, clock: ManualClock): Promise<[TestServer, TestServer]> {
-  const prefix = testPrefix();
-  const r = testRedis(prefix);
-  t.teardown(() => r.cleanup());
-  const shared = { TRACKGATE_REDIS_URL: redisUrl, TRACKGATE_REDIS_PREFIX: prefix, TRACKGATE_OSMAND_PORT: '0' };
-  const a = await startServer('postgres', { env: shared, clock });
-  const b = await startServer('postgres', { env: shared, storageEnv: a.storageEnv, clock });
-  t.teardown(async () => {
-    await b.running.stop();
-    await a.stop();
-  });
-  return [a, b];
-}
 
 /** Status of an OsmAnd position sent to the instance's tracker port. */
 async function osmand(s: TestServer, deviceId: string, clock: ManualClock): Promise<number> {
@@ -34,7 +18,7 @@ async function osmand(s: TestServer, deviceId: string, clock: ManualClock): Prom
 if (runs) {
   test('event-relay: a device expired through one instance is refused at once by the tracker port of another', async (t) => {
     const clock = new ManualClock(Date.now());
-    const [a, b] = await pair(t, clock);
+    const [a, b] = await startPair(t, { TRACKGATE_OSMAND_PORT: '0' }, clock);
     t.is((await a.request('POST', '/api/devices', { token: a.adminToken, body: { id: 'd1', name: 'd1' } })).status, 201);
     t.is(await osmand(b, 'd1', clock), 200, 'instance B stores its position (and caches the device)');
 

@@ -5,24 +5,13 @@
  * before the outage.
  */
 import test from 'ava';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import mqtt from 'mqtt';
-import { startOwnPostgres } from '../../helpers/own-services.js';
-import { startServer } from '../../helpers/server.js';
+import { startOnOwnPostgres } from '../../helpers/instances.js';
 
 const PASSWORD = 'device-password-1';
 
 test('mqtt: a PostgreSQL outage withholds PUBACKs and refuses logins with CONNACK 3; afterwards the resend is stored and nothing acknowledged is lost', async (t) => {
-  const pg = await startOwnPostgres();
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'trackgate-mqtt-outage-'));
-  t.teardown(async () => {
-    await pg.stop();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
-  const s = await startServer('postgres', { storageEnv: { TRACKGATE_DATA_DIR: dataDir, TRACKGATE_DATABASE_URL: pg.url }, env: { TRACKGATE_MQTT_PORT: '0' } });
-  t.teardown(() => s.stop());
+  const { s, pg } = await startOnOwnPostgres(t, { env: { TRACKGATE_MQTT_PORT: '0' } });
   t.is((await s.request('POST', '/api/devices', { token: s.adminToken, body: { id: 'm1', name: 'm1', mqttPassword: PASSWORD } })).status, 201);
   const url = `mqtt://127.0.0.1:${s.running.ports.mqtt}`;
   const location = (i: number) => JSON.stringify({ dateTime: new Date(Date.UTC(2026, 2, 1, 10, 0, i)).toISOString(), latitude: 40 + i / 1000, longitude: -3 });
