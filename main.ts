@@ -20,26 +20,28 @@ import { keepDailyUsage } from './core/quota/daily-usage.keeper.js';
 import { createMemoryQuotaStore } from './core/quota/quota-store.memory.js';
 import { createRedisQuotaStore } from './core/quota/quota-store.redis.js';
 import type { QuotaStore } from './core/quota/quota-store.js';
+import type { RequestLimiter } from './core/quota/rate-limiter.js';
+import type { LicenseStore } from './core/licenses/license-store.js';
 import { createMemoryLicenseStore } from './core/licenses/license-store.memory.js';
 import { createRedisLicenseStore } from './core/licenses/license-store.redis.js';
 import { connectRedis, closeRedis, type RedisClient } from './core/redis/redis-client.redis.js';
 import { createSmtpNotifier } from './core/notify/notifier.smtp.js';
 import { createSmsHttpNotifier } from './core/notify/notifier.sms-http.js';
-import { createNotificationsService } from './core/notify/notifications.service.js';
+import { createNotificationsService, type NotificationsService } from './core/notify/notifications.service.js';
 import * as outboxRepo from './core/notify/outbox.repository.js';
 import * as accountsRepo from './core/accounts/accounts.repository.js';
 import * as devicesRepo from './core/devices/devices.repository.js';
-import { createTokensService } from './core/auth/tokens.service.js';
-import { createAccountsService } from './core/accounts/accounts.service.js';
-import { createDevicesService } from './core/devices/devices.service.js';
-import { createLocationsService } from './core/locations/locations.service.js';
-import { createAlertsService } from './core/alerts/alerts.service.js';
+import { createTokensService, type TokensService } from './core/auth/tokens.service.js';
+import { createAccountsService, type AccountsService } from './core/accounts/accounts.service.js';
+import { createDevicesService, type DevicesService } from './core/devices/devices.service.js';
+import { createLocationsService, type LocationsService } from './core/locations/locations.service.js';
+import { createAlertsService, type AlertsService } from './core/alerts/alerts.service.js';
 import { createAlertRecorder } from './core/alerts/alert.recorder.js';
-import { createGroupsService } from './core/groups/groups.service.js';
-import { createUsersService } from './core/users/users.service.js';
+import { createGroupsService, type GroupsService } from './core/groups/groups.service.js';
+import { createUsersService, type UsersService } from './core/users/users.service.js';
 import { createApi } from './api/app.js';
-import { createDeviceDirectory } from './core/devices/device-directory.js';
-import { createIngestService } from './core/ingest/ingest.service.js';
+import { createDeviceDirectory, type DeviceDirectory } from './core/devices/device-directory.js';
+import { createIngestService, type IngestService } from './core/ingest/ingest.service.js';
 import { startTrackerGateway, type TrackerGateway } from './gateway/tracker-gateway.js';
 import { startMqttGateway } from './gateway/mqtt/mqtt.gateway.js';
 import { listen } from './gateway/shared/listen.js';
@@ -53,12 +55,48 @@ export interface StartOptions {
   clock?: Clock;
 }
 
+/** Everything createServices made: the core's services and stores, shared by the API and the gateways. */
+export interface Services {
+  /** The in-process event bus (relayed through Redis when configured). */
+  events: EventBus;
+  /** Issues and checks tokens and API keys. */
+  tokens: TokensService;
+  /** Accounts, their licences and the first start's bootstrap. */
+  accounts: AccountsService;
+  /** The gateway's view of devices by identifier, and the unknown devices seen. */
+  directory: DeviceDirectory;
+  /** The one path into the core for every report. */
+  ingest: IngestService;
+  /** Devices over REST. */
+  devices: DevicesService;
+  /** Locations over REST. */
+  locations: LocationsService;
+  /** Alerts over REST. */
+  alerts: AlertsService;
+  /** Groups over REST. */
+  groups: GroupsService;
+  /** Users over REST. */
+  users: UsersService;
+  /** The notification outbox and its worker. */
+  notifications: NotificationsService;
+  /** Daily per-device send counters (in-process, or Redis). */
+  quota: QuotaStore;
+  /** Where licences are counted (in-process, or Redis). */
+  licenses: LicenseStore;
+  /** REST requests per user per minute and day (in-process, or Redis). */
+  limiter: RequestLimiter;
+  /** The process's logger. */
+  logger: Logger;
+  /** Stops the outbox worker and timers, flushes what is pending and closes Redis. */
+  close(): Promise<void>;
+}
+
 export interface Running {
   config: Readonly<Config>;
   db: Db;
   ports: Record<string, number>;
   gateway: TrackerGateway;
-  services: Awaited<ReturnType<typeof createServices>>;
+  services: Services;
   /** set when this start created the first account */
   bootstrap?: { accountId: string; userName: string; apiKey: string; generated: boolean };
   stop(): Promise<void>;
@@ -146,7 +184,7 @@ async function openRedis(config: Readonly<Config>, logger: Logger): Promise<Redi
   return redis;
 }
 
-export async function createServices(config: Readonly<Config>, db: Db, clock: Clock, logger: Logger) {
+export async function createServices(config: Readonly<Config>, db: Db, clock: Clock, logger: Logger): Promise<Services> {
   const events = new EventBus();
   const secret = config.jwtSecret ?? (await settings.setIfAbsent(db, 'jwt_secret', randomSecret()));
   const redis = await openRedis(config, logger);

@@ -41,10 +41,15 @@ export interface AlertRecorderDeps {
   notifier?: AlertNotifier;
 }
 
-export function createAlertRecorder(deps: AlertRecorderDeps) {
+/** Records the alerts the ingest raises (see the file's comment). */
+export interface AlertRecorder {
+  /** Stores the alert, plans and starts its notifications, announces it; with `dedupe`, answers the one already stored (same device, time and name) instead. */
+  record(device: DeviceRecord, input: AlertInput, options?: { dedupe?: boolean }): Promise<Alert>;
+}
+
+export function createAlertRecorder(deps: AlertRecorderDeps): AlertRecorder {
   const { db, clock, events } = deps;
 
-  /** Stores the alert, plans and starts its notifications, announces it. */
   async function record(device: DeviceRecord, input: AlertInput, options: { dedupe?: boolean } = {}): Promise<Alert> {
     const now = clock.now();
     const dateTime = input.dateTime ? new Date(input.dateTime).getTime() : now.getTime();
@@ -94,5 +99,3 @@ export function createAlertRecorder(deps: AlertRecorderDeps) {
 
   return { record };
 }
-
-export type AlertRecorder = ReturnType<typeof createAlertRecorder>;

@@ -19,7 +19,15 @@ export interface AlertsDeps {
   ingest: IngestService;
 }
 
-export function createAlertsService(deps: AlertsDeps) {
+/** A device's alerts over REST. A device out of the caller's sight answers DEVICE_NOT_FOUND. */
+export interface AlertsService {
+  /** Raises an alert (write privilege) through the one ingest path, every request anew (no dedupe); answers it as stored. */
+  raise(p: Principal, deviceId: string, input: AlertInput): Promise<Alert>;
+  /** One page of a device's alerts in a time range (optionally of one name), and the cursor of the next page (null after the last). */
+  query(p: Principal, deviceId: string, r: TimeRange & { alertName?: string }): Promise<{ alerts: Alert[]; nextCursor: string | null }>;
+}
+
+export function createAlertsService(deps: AlertsDeps): AlertsService {
   const { db, ingest } = deps;
 
   async function raise(p: Principal, deviceId: string, input: AlertInput): Promise<Alert> {
@@ -43,5 +51,3 @@ export function createAlertsService(deps: AlertsDeps) {
 
   return { raise, query };
 }
-
-export type AlertsService = ReturnType<typeof createAlertsService>;

@@ -45,9 +45,29 @@ export interface DirectoryOptions {
   flushMs?: number;
 }
 
+/** The gateway's view of devices by identifier (see the file's comment). */
+export interface DeviceDirectory {
+  /**
+   * Resolves an identifier; anything but an active device is recorded as a sighting. An identifier
+   * no device can have is refused before it reaches storage (and is not recorded). Rejects when
+   * storage fails: the caller must not acknowledge anything then.
+   */
+  resolve(identifier: string, protocol: string, remoteAddress: string | null): Promise<Resolution>;
+  /** The device with this id, whatever its state, without recording a sighting (cached like resolve). */
+  find(identifier: string): Promise<DeviceRecord | undefined>;
+  /** Records the device's protocol and last connection, at most once a minute per device. */
+  touch(device: DeviceRecord, protocol: string): Promise<void>;
+  /** Writes the sightings gathered since the last flush (also done every few seconds). */
+  flush(): Promise<void>;
+  /** The `limit` (default 100) most recent sightings: every one for operators; with `scope`, only those of an account's devices. */
+  recentUnknown(limit?: number, scope?: unknown.SightingScope): Promise<unknown.UnknownDevice[]>;
+  /** Stops listening for changes and the flush timer, then writes what is pending. */
+  close(): Promise<void>;
+}
+
 const TOUCH_EVERY_MS = 60_000;
 
-export function createDeviceDirectory(o: DirectoryOptions) {
+export function createDeviceDirectory(o: DirectoryOptions): DeviceDirectory {
   const cacheMs = o.cacheMs ?? 5000;
   const cache = new Map<string, { at: number; device: DeviceRecord | undefined }>();
   const pending = new Map<string, unknown.Sighting>();
@@ -86,11 +106,6 @@ export function createDeviceDirectory(o: DirectoryOptions) {
     }
   }
 
-  /**
-   * Resolves an identifier; anything but an active device is recorded as a sighting. An identifier
-   * no device can have is refused before it reaches storage (and is not recorded). Rejects when
-   * storage fails: the caller must not acknowledge anything then.
-   */
   async function resolve(identifier: string, protocol: string, remoteAddress: string | null): Promise<Resolution> {
     const problem = identifierProblem(identifier);
     if (problem) return { status: 'invalid', reason: problem };
@@ -106,7 +121,6 @@ export function createDeviceDirectory(o: DirectoryOptions) {
     return { status: 'ok', device };
   }
 
-  /** Records the device's protocol and last connection, at most once a minute per device. */
   async function touch(device: DeviceRecord, protocol: string): Promise<void> {
     const now = o.clock.now().getTime();
     if (now - (touched.get(device.id) ?? 0) < TOUCH_EVERY_MS && device.protocol === protocol) return;
@@ -129,21 +143,17 @@ export function createDeviceDirectory(o: DirectoryOptions) {
 
   return {
     resolve,
-    /** The device with this id, whatever its state, without recording a sighting (cached like resolve). */
     find: lookup,
     touch,
     flush,
-    /** Recent sightings: every one for operators; with `scope`, only those of an account's devices. */
-    recentUnknown: async (limit = 100, scope?: unknown.SightingScope) => {
+    recentUnknown: async (limit = 100, scope) => {
       await flush();
       return unknown.recent(o.db, limit, scope);
     },
-    async close(): Promise<void> {
+    async close() {
       offDeviceChanged();
       clearInterval(timer);
       await flush();
     },
   };
 }
-
-export type DeviceDirectory = ReturnType<typeof createDeviceDirectory>;

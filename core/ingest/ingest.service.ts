@@ -66,7 +66,13 @@ interface Pending {
   reject: (e: unknown) => void;
 }
 
-export function createIngestService(deps: IngestDeps) {
+/** The one way into the core for reports (see the file's comment). */
+export interface IngestService {
+  /** Reports of a device already resolved: steps, group-committed locations, then alerts; resolves once all is committed, rejects when the write failed. */
+  submit(device: DeviceRecord, protocol: string, reports: readonly Report[], options?: SubmitOptions): Promise<IngestResult>;
+}
+
+export function createIngestService(deps: IngestDeps): IngestService {
   const { db, clock, events, logger } = deps;
   const maxBatchRows = deps.maxBatchRows ?? 2000;
   let queue: Pending[] = [];
@@ -140,7 +146,6 @@ export function createIngestService(deps: IngestDeps) {
     return raised;
   }
 
-  /** Reports of a device already resolved: steps, group-committed locations, then alerts. */
   async function submit(device: DeviceRecord, protocol: string, reports: readonly Report[], options: SubmitOptions = {}): Promise<IngestResult> {
     const receivedAt = clock.now();
     const serverTime = receivedAt.toISOString();
@@ -175,5 +180,3 @@ function why(d: Draft): string {
   const fix = d.report.fixTime?.getTime() ?? NaN;
   return `fix time ${Number.isNaN(fix) ? 'invalid' : new Date(fix).toISOString()}: ${r.message}`;
 }
-
-export type IngestService = ReturnType<typeof createIngestService>;

@@ -23,7 +23,24 @@ export interface LocationsDeps {
 
 export type { LocationInput };
 
-export function createLocationsService(deps: LocationsDeps) {
+/**
+ * A device's locations over REST: reported through the one ingest path, read by range or the last
+ * one. A device out of the caller's sight answers DEVICE_NOT_FOUND.
+ */
+export interface LocationsService {
+  /**
+   * A client reports locations: through the one ingest path, as one unit. A location failing the
+   * checks stores nothing of the request (400 naming the field, as the request names it:
+   * `location.dateTime`, `locations.3.latitude`). Answers what is stored for each fix time.
+   */
+  report(p: Principal, deviceId: string, inputs: LocationInput[], field?: 'location' | 'locations'): Promise<Location[]>;
+  /** One page of a device's locations in a time range, and the cursor of the next page (null after the last). */
+  query(p: Principal, deviceId: string, r: TimeRange): Promise<{ locations: Location[]; nextCursor: string | null }>;
+  /** The last location as stored JSON text, for answers that embed it without re-serialising. */
+  lastJson(p: Principal, deviceId: string): Promise<string>;
+}
+
+export function createLocationsService(deps: LocationsDeps): LocationsService {
   const { db, clock, events, ingest } = deps;
   const cache = deps.cacheLastLocations ? createLastLocationCache() : undefined;
   if (cache) {
@@ -32,11 +49,6 @@ export function createLocationsService(deps: LocationsDeps) {
     events.onDeviceChanged((deviceId) => cache.forget(deviceId));
   }
 
-  /**
-   * A client reports locations: through the one ingest path, as one unit. A location failing the
-   * checks stores nothing of the request (400 naming the field, as the request names it:
-   * `location.dateTime`, `locations.3.latitude`). Answers what is stored for each fix time.
-   */
   async function report(p: Principal, deviceId: string, inputs: LocationInput[], field: 'location' | 'locations' = 'locations'): Promise<Location[]> {
     const device = await visibleDevice(db, p, deviceId);
     requirePrivilege(p, 'write');
@@ -62,7 +74,6 @@ export function createLocationsService(deps: LocationsDeps) {
     return { locations: page.locations, nextCursor: page.more && page.lastMs !== null ? encodeCursor({ t: page.lastMs }) : null };
   }
 
-  /** The last location as stored JSON text, for answers that embed it without re-serialising. */
   async function lastJson(p: Principal, deviceId: string): Promise<string> {
     let r = cache?.get(deviceId);
     if (!r) {
@@ -77,5 +88,3 @@ export function createLocationsService(deps: LocationsDeps) {
 
   return { report, query, lastJson };
 }
-
-export type LocationsService = ReturnType<typeof createLocationsService>;

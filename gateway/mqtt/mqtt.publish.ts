@@ -57,7 +57,19 @@ type Work =
 
 class Refused extends Error {}
 
-export function createPublishHandler(deps: PublishDeps) {
+/** What becomes of a device's PUBLISH (see the file's comment). */
+export interface PublishHandler {
+  /**
+   * authorizePublish for a client with a session, settled as the table above says. A will
+   * (published while its client closes) goes the same way; wills of clients no longer connected
+   * are handled in mqtt.authorize-publish.ts.
+   */
+  authorize(client: Client, session: Session, packet: PublishPacket, callback: (error?: Error | null) => void): void;
+  /** What became of the publishes so far, counted as they settle. */
+  readonly stats: Readonly<PublishStats>;
+}
+
+export function createPublishHandler(deps: PublishDeps): PublishHandler {
   const { directory, ingest, logger, pending } = deps;
   const stats: PublishStats = { accepted: 0, rejected: 0, ignored: 0, refused: 0, failed: 0 };
 
@@ -135,10 +147,6 @@ export function createPublishHandler(deps: PublishDeps) {
     await committed;
   }
 
-  /**
-   * authorizePublish for a client with a session. A will (published while its client closes)
-   * goes the same way; wills of clients no longer connected are handled in mqtt.authorize-publish.ts.
-   */
   function authorize(client: Client, session: Session, packet: PublishPacket, callback: (error?: Error | null) => void): void {
     const identity = session.identity;
     const refuse = (reason: string) => {
@@ -179,5 +187,3 @@ export function createPublishHandler(deps: PublishDeps) {
 
   return { authorize, stats };
 }
-
-export type PublishHandler = ReturnType<typeof createPublishHandler>;
