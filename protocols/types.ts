@@ -30,6 +30,67 @@ export interface DecodeResult {
    * (`checksum: 'accept'`); also listed in `warnings`. The gateway logs it at warn.
    */
   checksumError?: string;
+  /**
+   * What the device answered to a command sent to it (Teltonika Codec 12 type 0x06, GT06 0x15 and
+   * 0x21, H02 V4, JT808 0x0001 and text replies). Kept apart from `messages`: an answer is matched to
+   * the command it answers, not stored as a report (a report the same frame carries is in `messages`).
+   */
+  commandResults?: CommandResult[];
+}
+
+/** Result of a JT808 0x0001 terminal general response (JT/T 808-2013 8.1: 0 ok, 1 failed, 2 bad message, 3 unsupported). */
+export type CommandResultStatus = 'ok' | 'failed' | 'badMessage' | 'unsupported';
+
+/**
+ * What the device echoes of the command it answers, by protocol: GT06 the server flag, JT808 the
+ * serial and message id, H02 the command word and the `hhmmss` it was sent with. Teltonika and
+ * GPS103 answers echo nothing: the next answer on the connection is the answer.
+ */
+export interface CommandMatch {
+  /** GT06: the u32 server flag of the 0x80 command */
+  serverFlag?: number;
+  /** JT808: the serial of the platform message answered */
+  replySerial?: number;
+  /** JT808: the id of the platform message answered (0x8300, 0x8105, 0x8900) */
+  replyMessageId?: number;
+  /** H02: the command word (`S20`) */
+  command?: string;
+  /** H02: the `hhmmss` the command carried */
+  commandTime?: string;
+}
+
+/** A device's answer to a command, as the frame carries it. */
+export interface CommandResult extends CommandMatch {
+  /** the answer's text ('' when the answer is only a status, as a JT808 0x0001 is) */
+  text: string;
+  /** JT808 0x0001: what the terminal says it did */
+  status?: CommandResultStatus;
+}
+
+/** Everything an encoder needs besides the command text. Encoders read no clock and keep no counter. */
+export interface CommandContext {
+  /** the device's identifier, as the decoder's `identity` names it (IMEI, terminal id) */
+  deviceId: string;
+  /** when the command is sent: H02 writes its `hhmmss` (UTC) into the frame */
+  now: Date;
+  /** the connection's command counter (0-65535), kept by the gateway: GT06 and JT808 frame serials */
+  serial: number;
+  /** GT06: the u32 server flag the device echoes in its answer; default `serial` */
+  serverFlag?: number;
+  /** the device record's model, as DecodeContext.model: JT808 Jimi models take text another way */
+  model?: string;
+  /**
+   * The connection's decoder session (DecodeContext.session), read only: what the decoder learned
+   * that the frame must repeat (the JT808 protocol version).
+   */
+  session?: Readonly<Record<string, unknown>>;
+}
+
+/** A command as bytes for the device's connection, and what its answer will echo. */
+export interface EncodedCommand {
+  bytes: Buffer;
+  /** the keys a CommandResult answering this command carries with these values; `{}` when answers echo nothing */
+  match: CommandMatch;
 }
 
 export interface DecodeContext {
@@ -94,6 +155,38 @@ export interface ProtocolModule {
   decodeDatagram?(datagram: Buffer, ctx: DecodeContext): DecodeResult;
   /** decodes one HTTP request (OsmAnd) */
   decodeHttp?(request: HttpRequestLike, ctx: DecodeContext): HttpDecodeResult;
+  /**
+   * Wraps a `Text` command (CONTRACT.md "Commands") in the protocol's own command framing. Pure:
+   * throws CommandError for a text the framing cannot carry. Absent: the protocol carries no
+   * commands (OsmAnd).
+   */
+  encodeCommand?(text: string, ctx: CommandContext): EncodedCommand;
+}
+
+/** Why a command text cannot be encoded. Stable: callers map it to an API error. */
+export type CommandErrorReason =
+  /** nothing to send */
+  | 'EMPTY'
+  /** the text holds a byte the protocol uses to delimit frames or fields it may not hold */
+  | 'DELIMITER'
+  /** longer than the framing (or the device) takes */
+  | 'TOO_LONG'
+  /** a character the protocol's text cannot carry (control characters; non-ASCII where the protocol is ASCII) */
+  | 'CHARSET'
+  /** the device id cannot be written in the frame (not digits, too long) */
+  | 'DEVICE_ID';
+
+/** A command text the protocol cannot carry, with the problem named. */
+export class CommandError extends Error {
+  readonly protocol: string;
+  readonly reason: CommandErrorReason;
+
+  constructor(protocol: string, reason: CommandErrorReason, message: string) {
+    super(`${protocol}: ${message}`);
+    this.name = 'CommandError';
+    this.protocol = protocol;
+    this.reason = reason;
+  }
 }
 
 /** A frame that cannot be decoded. Carries the protocol and a short hex excerpt for the log. */

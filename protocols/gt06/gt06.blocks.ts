@@ -1,5 +1,5 @@
 import type { Alarm } from '../../core/model/alarm.js';
-import type { AttributeValue, DecodeContext, DecodedLocation, DecodedMessage } from '../types.js';
+import type { AttributeValue, CommandResult, DecodeContext, DecodedLocation, DecodedMessage } from '../types.js';
 import { crc16X25 } from '../shared/crc.js';
 import type { ByteReader } from '../shared/byte-reader.js';
 import { NetworkInfo } from '../shared/network.js';
@@ -31,6 +31,8 @@ export interface Outcome {
   identity?: string;
   messages: DecodedMessage[];
   replies: Buffer[];
+  /** the device's answers to 0x80 commands (0x15, 0x21) */
+  commandResults?: CommandResult[];
 }
 
 export type { CellTower, WifiAccessPoint } from '../shared/network.js';

@@ -147,6 +147,7 @@ export function decodeGt06(frame: Buffer, ctx: DecodeContext): DecodeResult {
   const out = handler(reader, env);
   const result: DecodeResult = { messages: out.messages, replies: out.replies };
   if (out.identity !== undefined) result.identity = out.identity;
+  if (out.commandResults?.length) result.commandResults = out.commandResults;
   if (checksumError) {
     result.warnings = [checksumError];
     result.checksumError = checksumError;

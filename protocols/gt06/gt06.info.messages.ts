@@ -4,6 +4,7 @@
  * power, Bluetooth punch clocks and the WD-209 battery).
  */
 import { ByteReader } from '../shared/byte-reader.js';
+import type { CommandResult } from '../types.js';
 import { knotsToKmh } from '../shared/units.js';
 import {
   ack, decodeGps, decodeLbs, hex, isPrintable, outcome, Pos, readDate, round2, u24, type Gt06Env, type Outcome,
@@ -23,7 +24,7 @@ const PATTERN_FUEL = /!AIOIL,\d+,\d+\.\d+,(\d+\.\d+),[^,]+,\d\d\d\d,(\d+\.\d+),[
 /** 0x21 string information (0x7979): server flag, encoding (1 ASCII, else UTF-16BE), text. */
 export function decodeStringInfo(r: ByteReader, env: Gt06Env): Outcome {
   const pos = new Pos();
-  r.u32(); // server flag
+  const serverFlag = r.u32();
   const ascii = r.u8() === 1;
   const raw = r.bytes(r.remaining - 6, 'text');
   const data = ascii ? raw.toString('ascii') : utf16be(raw);
@@ -38,7 +39,8 @@ export function decodeStringInfo(r: ByteReader, env: Gt06Env): Outcome {
   } else {
     pos.set('result', data);
   }
-  return outcome(pos, ack(env));
+  // every 0x21 answers a command, a position too (the answer to WHERE#)
+  return { ...outcome(pos, ack(env)), commandResults: [{ text: data, serverFlag }] };
 }
 
 function utf16be(raw: Buffer): string {
@@ -300,17 +302,29 @@ function decodeDeviceStatusItem(id: number, r: ByteReader, pos: Pos): void {
 // ---------------------------------------------------------------------------------------------
 // 0x7878 information packets
 
-/** 0x15 command response: length, server flag u32, ASCII text (`<ICCID:...>` gives the ICCID). */
+/**
+ * 0x15 command response: length, server flag u32, ASCII text (`<ICCID:...>` gives the ICCID), then
+ * language and serial. Some devices write length 0 and a NUL-padded text (the captured `DYD=Success!`
+ * answer): Traccar stores nothing of it; its text is still the command's answer.
+ */
 export function decodeString(r: ByteReader, env: Gt06Env): Outcome {
   const pos = new Pos();
   const commandLength = r.u8();
+  let answer: CommandResult | undefined;
   if (commandLength > 0) {
-    r.u32(); // server flag
+    const serverFlag = r.u32();
     const data = r.bytes(commandLength - 4, 'text').toString('ascii');
     if (data.startsWith('<ICCID:')) pos.set('iccid', data.substring(7, 27));
     else pos.set('result', data);
+    answer = { text: data, serverFlag };
+  } else if (r.remaining >= 4 + 6) {
+    const serverFlag = r.u32();
+    const padded = r.bytes(r.remaining - 6, 'text');
+    const end = padded.indexOf(0);
+    const text = padded.subarray(0, end < 0 ? padded.length : end).toString('ascii').trim();
+    if (text) answer = { text, serverFlag };
   }
-  return outcome(pos, ack(env));
+  return { ...outcome(pos, ack(env)), ...(answer && { commandResults: [answer] }) };
 }
 
 /** 0x94 on 0x7878: external power (V x 100). */

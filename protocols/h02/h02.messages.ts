@@ -1,4 +1,4 @@
-import type { AttributeValue, DecodeContext, DecodedMessage, DecodeResult } from '../types.js';
+import type { AttributeValue, CommandResult, DecodeContext, DecodedMessage, DecodeResult } from '../types.js';
 import { ProtocolError } from '../types.js';
 import { knotsToKmh } from '../shared/units.js';
 import { bcdBytes, bcdNibbles, nibbleAt } from '../shared/bcd.js';
@@ -80,16 +80,29 @@ export const decodeTextPosition: TextHandler = (t, ctx) => {
   return { messages: [positionMessage(p)], replies, warnings: positionWarnings(p) };
 };
 
+/**
+ * The confirmation `V4,<CMD>[,<answer...>],<the command's hhmmss>` (PROTOCOLS.md §5): the command
+ * word and the time the server sent, echoed, tie it to its command; the text is the whole response.
+ */
+function v4Answer(response: string[]): CommandResult {
+  const answer: CommandResult = { text: response.join(',') };
+  if (response[0]) answer.command = response[0];
+  const time = response.length > 1 ? response[response.length - 1] : undefined;
+  if (time && isDigits(time, 6)) answer.commandTime = time;
+  return answer;
+}
+
 /** V4: a command response `V4,<response...>,<position block>`, H02ProtocolDecoder PATTERN */
 export const decodeResponse: TextHandler = (t) => {
   for (let k = t.fields.length - 1; k >= 1; k--) {
     const p = parsePositionBlock(t.fields, k);
     if (typeof p === 'string') continue;
     checkRange(p, t.frame);
-    const result = t.fields.slice(0, k).join(',');
-    return { messages: [positionMessage(p, { result })], replies: [], warnings: positionWarnings(p) };
+    const response = t.fields.slice(0, k);
+    const result = response.join(',');
+    return { messages: [positionMessage(p, { result })], replies: [], warnings: positionWarnings(p), commandResults: [v4Answer(response)] };
   }
-  return { messages: [{ alarms: [], attributes: { result: t.payload } }], replies: [] };
+  return { messages: [{ alarms: [], attributes: { result: t.payload } }], replies: [], commandResults: [v4Answer(t.fields)] };
 };
 
 /** V0 / HTBT heartbeat: the header is echoed back; `HTBT,<battery %>` also reports the battery */
@@ -149,7 +162,11 @@ export const decodeVp1: TextHandler = (t) => {
 };
 
 /** SMS: a device's text reply, kept whole as the command result */
-export const decodeSms: TextHandler = (t) => ({ messages: [{ alarms: [], attributes: { result: t.payload } }], replies: [] });
+export const decodeSms: TextHandler = (t) => ({
+  messages: [{ alarms: [], attributes: { result: t.payload } }],
+  replies: [],
+  commandResults: [{ text: t.payload }],
+});
 
 /** types this decoder knows and reports nothing for (BS, BASE, XT ...) */
 export const decodeNothing: TextHandler = () => ({ messages: [], replies: [] });

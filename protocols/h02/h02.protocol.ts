@@ -1,6 +1,7 @@
 import type { ProtocolModule } from '../types.js';
 import { MAX_FRAME_BYTES, PROTOCOL } from './h02.constants.js';
 import { decode } from './h02.decoder.js';
+import { encodeH02Command } from './h02.encoder.js';
 import { createH02Splitter } from './h02.frame.js';
 
 /**
@@ -11,6 +12,9 @@ import { createH02Splitter } from './h02.frame.js';
  * position, off by default) is not offered, as no device record or frame says a tracker wants it.
  * A fixed binary frame length (Traccar's `h02.messageLength`) is an option of
  * `createH02Splitter({ messageLength })`; `createSplitter` auto-detects 32 or 45 bytes.
+ *
+ * Commands: a Text command `<CMD>[,<params>]` goes as `*HQ,<id>,<CMD>,<hhmmss>[,<params>]#`; the
+ * device's `V4` confirmation (and an `SMS` text reply) comes back in `commandResults`.
  */
 export const h02Protocol: ProtocolModule = {
   name: PROTOCOL,
@@ -22,4 +26,5 @@ export const h02Protocol: ProtocolModule = {
   createSplitter: (maxFrameBytes?: number) => createH02Splitter({ maxFrameBytes: maxFrameBytes ?? MAX_FRAME_BYTES }),
   decode,
   decodeDatagram: decode,
+  encodeCommand: encodeH02Command,
 };

@@ -33,7 +33,18 @@ export const MSG = {
   GENERAL_RESPONSE_2: 0x4401, // JT701 general response, one-byte serial (Traccar)
   TERMINAL_REGISTER_RESPONSE: 0x8100, // 8.6 terminal registration response
   TIME_SYNC_RESPONSE: 0x8109, // vendor time sync response (Traccar)
+  TERMINAL_CONTROL: 0x8105, // 8.16 terminal control
+  TEXT_MESSAGE: 0x8300, // 8.27 text message
+  TRANSPARENT_DOWNLINK: 0x8900, // 8.61 downlink data pass-through
 } as const;
+
+/** 8.1 terminal general response 0x0001, result byte */
+export const TERMINAL_RESULTS: Readonly<Record<number, 'ok' | 'failed' | 'badMessage' | 'unsupported'>> = {
+  0: 'ok',
+  1: 'failed',
+  2: 'badMessage',
+  3: 'unsupported',
+};
 
 /** 8.2 / 8.6 result byte: 0 success */
 export const RESULT_SUCCESS = 0;
@@ -57,8 +68,10 @@ export const ESCAPE = 0x7d;
 /** JT/T 808 device clocks run on Beijing time unless configured otherwise (Traccar default "GMT+8") */
 export const DEFAULT_UTC_OFFSET_MINUTES = 8 * 60;
 
-/** Session key this protocol writes (DecodeContext.session). */
+/** Session keys this protocol writes (DecodeContext.session). */
 export const SESSION_TERMINAL_ID = 'jt808.terminalId';
+/** the 2019 protocol version byte of the terminal's last frame; absent for 2013 frames */
+export const SESSION_VERSION = 'jt808.version';
 
 /** Model families whose alarm DWORD or extras differ (Traccar `Jt808ProtocolDecoder`). */
 export const PADLOCK_MODELS = new Set(['G-360P', 'G-508P']);

@@ -3,7 +3,7 @@ import { xor8 } from '../shared/crc.js';
 import { ProtocolError, type DecodeContext, type DecodeResult } from '../types.js';
 import {
   ATTR_BODY_LENGTH_MASK, ATTR_SUBPACKAGE, ATTR_VERSION, DEFAULT_UTC_OFFSET_MINUTES, DELIMITER, DELIMITER_ALT, ESCAPE,
-  MSG, SESSION_TERMINAL_ID,
+  MSG, SESSION_TERMINAL_ID, SESSION_VERSION,
 } from './jt808.constants.js';
 import { decodeTerminalId, type Jt808Context, type Jt808Header } from './jt808.fields.js';
 import { unescapeFrame } from './jt808.frame.js';
@@ -17,6 +17,7 @@ const TEXT_END = 0x29;
 
 /** Message id -> handler. Ids not listed decode to no message and no reply (as Traccar does). */
 const HANDLERS: Readonly<Record<number, messages.Jt808Handler>> = {
+  [MSG.TERMINAL_GENERAL_RESPONSE]: messages.terminalResponse,
   [MSG.TERMINAL_REGISTER]: messages.register,
   [MSG.TERMINAL_AUTH]: messages.acknowledgeOnly,
   [MSG.TERMINAL_LOGOUT]: messages.acknowledgeOnly,
@@ -99,11 +100,11 @@ function decodeText(frame: Buffer, ctx: DecodeContext): DecodeResult {
   if (sentence.includes('BASE,2')) {
     return { messages: [], replies: [Buffer.from(sentence.replaceAll('TIME', formatUtc(ctx.now)), 'latin1')] };
   }
-  return { messages: [{ alarms: [], attributes: { result: sentence } }], replies: [] };
+  return { messages: [{ alarms: [], attributes: { result: sentence } }], replies: [], commandResults: [{ text: sentence }] };
 }
 
 function contextFor(header: Jt808Header, ctx: DecodeContext, warnings: string[]): Jt808Context {
-  const c: Jt808Context = { ctx, header, utcOffsetMinutes: DEFAULT_UTC_OFFSET_MINUTES, replies: [], warnings };
+  const c: Jt808Context = { ctx, header, utcOffsetMinutes: DEFAULT_UTC_OFFSET_MINUTES, replies: [], warnings, commandResults: [] };
   if (ctx.model) c.model = ctx.model;
   return c;
 }
@@ -139,6 +140,9 @@ export function decodeJt808(input: Buffer, ctx: DecodeContext): DecodeResult {
   if (declared !== r.remaining) warnings.push(`${hex4(header.type)}: body is ${r.remaining} bytes, header says ${declared}`);
 
   ctx.session[SESSION_TERMINAL_ID] = header.terminalId;
+  // the encoder writes commands in the version the terminal speaks (jt808.encoder.ts)
+  if (header.version !== undefined) ctx.session[SESSION_VERSION] = header.version;
+  else delete ctx.session[SESSION_VERSION];
   const c = contextFor(header, ctx, warnings);
   const result: DecodeResult = { identity: identityOf(header.terminalId), messages: [], replies: c.replies };
   if (header.type === MSG.TERMINAL_REGISTER) result.rejection = registerResponse(header, false);
@@ -153,5 +157,6 @@ export function decodeJt808(input: Buffer, ctx: DecodeContext): DecodeResult {
   }
   if (warnings.length) result.warnings = warnings;
   if (checksumError) result.checksumError = checksumError;
+  if (c.commandResults.length) result.commandResults = c.commandResults;
   return result;
 }

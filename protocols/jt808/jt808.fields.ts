@@ -2,7 +2,7 @@ import type { Alarm } from '../../core/model/alarm.js';
 import type { ByteReader } from '../shared/byte-reader.js';
 import { bcdBytes } from '../shared/bcd.js';
 import type { NetworkInfo } from '../shared/network.js';
-import { ProtocolError, type DecodeContext, type DecodedLocation, type DecodedMessage } from '../types.js';
+import { ProtocolError, type CommandResult, type DecodeContext, type DecodedLocation, type DecodedMessage } from '../types.js';
 import { DOOR_MODELS } from './jt808.constants.js';
 
 /** What one frame's handlers share: the header, the decode context, and what they answer. */
@@ -30,6 +30,8 @@ export interface Jt808Context {
   utcOffsetMinutes: number;
   replies: Buffer[];
   warnings: string[];
+  /** answers to platform commands (0x0001 and the text replies) */
+  commandResults: CommandResult[];
 }
 
 /** What an additional-information handler gets besides its value bytes. */

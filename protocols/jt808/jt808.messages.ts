@@ -1,6 +1,6 @@
 import type { ByteReader } from '../shared/byte-reader.js';
 import type { DecodedMessage } from '../types.js';
-import { ATTR_RESPONSE_REQUIRED } from './jt808.constants.js';
+import { ATTR_RESPONSE_REQUIRED, TERMINAL_RESULTS } from './jt808.constants.js';
 import {
   ascii, javaTrim, newMessage, readTime, setTime, signMagnitude16, textDecode, tolerant, type Jt808Context,
 } from './jt808.fields.js';
@@ -12,6 +12,18 @@ export type Jt808Handler = (r: ByteReader, c: Jt808Context) => DecodedMessage[];
 
 const ack = (c: Jt808Context): void => {
   c.replies.push(generalResponse(c.header));
+};
+
+/**
+ * 8.1 terminal general response 0x0001: the serial and id of the platform message answered, and a
+ * result (0 ok, 1 failed, 2 bad message, 3 unsupported). Nothing to store; not answered back.
+ */
+export const terminalResponse: Jt808Handler = (r, c) => {
+  const replySerial = r.u16();
+  const replyMessageId = r.u16();
+  const status = TERMINAL_RESULTS[r.u8()];
+  c.commandResults.push({ text: '', replySerial, replyMessageId, ...(status && { status }) });
+  return [];
 };
 
 /** 8.5 terminal registration -> 8.6 0x8100 with the terminal id as auth code */
@@ -118,21 +130,24 @@ export const textReport: Jt808Handler = (r, c) => {
   const m = newMessage();
   r.u8(); // encoding
   m.attributes.result = textDecode(r.bytes(r.remaining), 'gbk');
+  c.commandResults.push({ text: m.attributes.result });
   return [m];
 };
 
 /** vendor text response 0x1300: answered serial, then UTF-16BE text */
-export const textResponse: Jt808Handler = (r) => {
+export const textResponse: Jt808Handler = (r, c) => {
   const m = newMessage();
-  r.u16(); // answered serial
+  const replySerial = r.u16();
   m.attributes.result = textDecode(r.bytes(r.remaining), 'utf-16be').trim();
+  c.commandResults.push({ text: m.attributes.result, replySerial });
   return [m];
 };
 
 /** 0x0701 used for command results: length u32, ASCII text */
-export const commandResponse: Jt808Handler = (r) => {
+export const commandResponse: Jt808Handler = (r, c) => {
   const m = newMessage();
   m.attributes.result = ascii(r.bytes(r.u32(), 'command result'));
+  c.commandResults.push({ text: m.attributes.result });
   return [m];
 };
 

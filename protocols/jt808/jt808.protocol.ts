@@ -1,5 +1,6 @@
 import type { ProtocolModule } from '../types.js';
 import { decodeJt808 } from './jt808.decoder.js';
+import { encodeJt808Command } from './jt808.encoder.js';
 import { createJt808Splitter, MAX_FRAME_BYTES } from './jt808.frame.js';
 
 /**
@@ -8,12 +9,16 @@ import { createJt808Splitter, MAX_FRAME_BYTES } from './jt808.frame.js';
  * `ctx.model`, the device record's model, names models whose alarm bits or extras differ, e.g.
  * `G-360P`, `GL100`, `JC371`, `MV710G`, `VL300` (Traccar's model override); the registration's own
  * model field is the maker's free text, not these names. Device clocks are read as GMT+8 (Beijing
- * time, Traccar's default). The decoder writes the session key `jt808.terminalId`: the terminal
+ * time, Traccar's default). The decoder writes the session keys `jt808.terminalId`: the terminal
  * id as sent, zero-padded; `identity` is the same id without leading zeros (Traccar tries both,
- * stripped first).
+ * stripped first); and `jt808.version`: the 2019 version byte, which commands repeat.
  *
  * `decode` takes splitter output (delimiters kept, escaping reversed); a raw captured frame that is
  * still escaped is recognised by its body length, so `trackgate decode` accepts either.
+ *
+ * Commands: a Text command goes as 0x8300 text message (Jimi JC371: 0x8900 pass-through) with the
+ * connection's serial; the terminal's 0x0001 general response (and its text replies 0x6006, 0x1300,
+ * 0x0701, Jimi `( … )`) come back in `commandResults`.
  */
 export const jt808Protocol: ProtocolModule = {
   name: 'jt808',
@@ -22,4 +27,5 @@ export const jt808Protocol: ProtocolModule = {
   frameEncoding: 'hex',
   createSplitter: (maxFrameBytes = MAX_FRAME_BYTES) => createJt808Splitter(maxFrameBytes),
   decode: decodeJt808,
+  encodeCommand: encodeJt808Command,
 };

@@ -5,17 +5,20 @@ import { escapeFrame } from './jt808.frame.js';
 
 /**
  * A platform message to the terminal that sent `h` (Traccar `formatMessage`): same delimiter, version
- * and terminal id, serial 0000 (or the one-byte 01 of JT701 replies), XOR check, then 4.4 escaping.
+ * and terminal id, serial `serial` (0000 for replies; the one-byte 01 of JT701 replies), XOR check,
+ * then 4.4 escaping.
  */
-export function formatMessage(h: Jt808Header, type: number, body: Buffer, shortIndex = false): Buffer {
+export function formatMessage(
+  h: Pick<Jt808Header, 'delimiter' | 'version' | 'id'>, type: number, body: Buffer, shortIndex = false, serial = 0,
+): Buffer {
   const versioned = h.version !== undefined;
   const head = Buffer.alloc(versioned ? 6 : 5);
   head[0] = h.delimiter;
   head.writeUInt16BE(type, 1);
   head.writeUInt16BE(body.length | (versioned ? ATTR_VERSION : 0), 3);
   if (versioned) head[5] = h.version ?? 0;
-  const serial = shortIndex ? Buffer.from([0x01]) : Buffer.from([0x00, 0x00]);
-  const frame = Buffer.concat([head, h.id, serial, body, Buffer.from([0, h.delimiter])]);
+  const index = shortIndex ? Buffer.from([0x01]) : Buffer.from([serial >> 8, serial & 0xff]);
+  const frame = Buffer.concat([head, h.id, index, body, Buffer.from([0, h.delimiter])]);
   frame[frame.length - 2] = xor8(frame, 1, frame.length - 2);
   return escapeFrame(frame);
 }

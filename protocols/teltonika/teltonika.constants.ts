@@ -18,6 +18,11 @@ export const CODEC_16 = 0x10;
 
 /** Codec 12 serial type 0x0D carries camera (photo) chunks, TeltonikaProtocolDecoder.decodeSerial */
 export const SERIAL_TYPE_CAMERA = 0x0d;
+/** Codec 12 type 0x05: a command, server to device; 0x06: the device's response (Teltonika "Codec" wiki, Codec 12) */
+export const SERIAL_TYPE_COMMAND = 0x05;
+export const SERIAL_TYPE_RESPONSE = 0x06;
+/** "A single SMS/GPRS command is limited to 160 characters" (Teltonika wiki, SMS/GPRS command list) */
+export const MAX_COMMAND_BYTES = 160;
 /** GH3000 times count from 2007-01-01 00:00:00 UTC */
 export const GH3000_EPOCH_S = 1167609600;
 

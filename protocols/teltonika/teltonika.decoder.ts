@@ -1,9 +1,9 @@
-import type { DecodeContext, DecodeResult, DecodedMessage } from '../types.js';
+import type { CommandResult, DecodeContext, DecodeResult, DecodedMessage } from '../types.js';
 import { ProtocolError } from '../types.js';
 import { ByteReader } from '../shared/byte-reader.js';
 import { crc16Arc } from '../shared/crc.js';
 import {
-  CODEC_8, CODEC_8_EXT, CODEC_12, CODEC_13, CODEC_16, CODEC_GH3000, PROTOCOL,
+  CODEC_8, CODEC_8_EXT, CODEC_12, CODEC_13, CODEC_16, CODEC_GH3000, PROTOCOL, SERIAL_TYPE_RESPONSE,
 } from './teltonika.constants.js';
 import {
   decodeAvlRecord, decodeCommandResponseRecord, decodeGh3000Record, decodeSerialRecord,
@@ -31,6 +31,8 @@ interface AvlData {
   count: number;
   messages: DecodedMessage[];
   warnings: string[];
+  /** Codec 12 type 0x06 records: the device's answers to commands */
+  commandResults: CommandResult[];
 }
 
 function recordOptions(codec: number, ctx: DecodeContext): RecordOptions {
@@ -53,7 +55,16 @@ function decodeAvlData(r: ByteReader, ctx: DecodeContext): AvlData {
   const n2 = r.u8();
   if (n2 !== count) warnings.push(`record count mismatch: N1=${count} N2=${n2}`);
   if (r.remaining > 0) warnings.push(`${r.remaining} unread bytes after the records`);
-  return { codec, count, messages, warnings };
+  return { codec, count, messages, warnings, commandResults: codec === CODEC_12 ? commandResultsOf(messages) : [] };
+}
+
+/** The text of each Codec 12 response (type 0x06); other serial types (camera, axle loads) answer no command. */
+function commandResultsOf(messages: DecodedMessage[]): CommandResult[] {
+  const results: CommandResult[] = [];
+  for (const m of messages) {
+    if (m.attributes.type === SERIAL_TYPE_RESPONSE && typeof m.attributes.result === 'string') results.push({ text: m.attributes.result });
+  }
+  return results;
 }
 
 function countAck(count: number): Buffer {
@@ -118,6 +129,7 @@ function decodeAvlFrame(frame: Buffer, ctx: DecodeContext): DecodeResult {
     replies: UNACKED_CODECS.has(data.codec) ? [] : [countAck(data.count)],
     ...(warnings.length > 0 && { warnings }),
     ...(crcProblem && { checksumError: crcProblem }),
+    ...(data.commandResults.length > 0 && { commandResults: data.commandResults }),
   };
 }
 
@@ -165,5 +177,11 @@ export function decodeDatagram(datagram: Buffer, ctx: DecodeContext): DecodeResu
   const data = decodeAvlData(r, ctx);
   warnings.push(...data.warnings);
   const replies = UNACKED_CODECS.has(data.codec) ? [] : [Buffer.from([0x00, 0x05, 0x00, 0x00, 0x01, avlPacketId, data.count])];
-  return { identity: imei, messages: data.messages, replies, ...(warnings.length > 0 && { warnings }) };
+  return {
+    identity: imei,
+    messages: data.messages,
+    replies,
+    ...(warnings.length > 0 && { warnings }),
+    ...(data.commandResults.length > 0 && { commandResults: data.commandResults }),
+  };
 }

@@ -1,5 +1,6 @@
 import type { ProtocolModule } from '../types.js';
 import { decode, decodeDatagram } from './teltonika.decoder.js';
+import { encodeTeltonikaCommand } from './teltonika.encoder.js';
 import { TELTONIKA_MAX_FRAME_BYTES, createTeltonikaSplitter } from './teltonika.frame.js';
 
 /**
@@ -8,6 +9,9 @@ import { TELTONIKA_MAX_FRAME_BYTES, createTeltonikaSplitter } from './teltonika.
  * alarms 175/246/247/249/251/252: other models use those IO ids for other things. Traccar's
  * server-wide `teltonika.extended` (a group of 16-byte IO values after the 8-byte group, a firmware
  * variant no device announces) is not supported: such a frame is malformed here.
+ *
+ * Commands: a Text command goes as a Codec 12 frame (TCP framing); the device's Codec 12 type 0x06
+ * answer comes back in `commandResults`.
  */
 export const teltonikaProtocol: ProtocolModule = {
   name: 'teltonika',
@@ -17,4 +21,5 @@ export const teltonikaProtocol: ProtocolModule = {
   createSplitter: (maxFrameBytes = TELTONIKA_MAX_FRAME_BYTES) => createTeltonikaSplitter(maxFrameBytes),
   decode,
   decodeDatagram,
+  encodeCommand: encodeTeltonikaCommand,
 };

@@ -1,8 +1,8 @@
 /**
  * The one runner of the captured frames (test/vectors/<protocol>.jsonl, PROTOCOLS.md §4): every
  * decoder and frame-decoder vector of a protocol becomes one test, checked by the same rules for
- * every protocol. Encoder vectors (server -> device commands) are not decoder checks and are not
- * run here.
+ * every protocol (`runVectors`); every encoder vector (a server -> device command) becomes one test
+ * that must produce exactly its bytes (`runEncoderVectors`).
  */
 import test, { type ExecutionContext } from 'ava';
 import type { DecodeContext, DecodeResult, DecodedMessage, FrameSplitter, HttpDecodeResult, ProtocolModule } from '../../protocols/types.js';
@@ -35,8 +35,9 @@ const MAX_AHEAD_MS = 25 * 3600_000;
  */
 export function setupOf(v: Vector): { model?: string; unsupported: string[] } {
   const out: { model?: string; unsupported: string[] } = { unsupported: [] };
+  const setter = v.test_kind === 'encoder' ? 'encoder' : 'decoder';
   for (const line of [v.setup ?? []].flat()) {
-    const model = /^decoder\.setModelOverride\("([^"]*)"\)$/.exec(line);
+    const model = new RegExp(`^${setter}\\.setModelOverride\\("([^"]*)"\\)$`).exec(line);
     if (model) out.model = model[1];
     else out.unsupported.push(line);
   }
@@ -184,6 +185,42 @@ export function runVectors(protocol: ProtocolModule, o: VectorRunOptions = {}): 
     };
     const reason = knownFailures[v.line];
     if (reason) test.failing(`${title}: known failure: ${reason}`, run);
+    else test(title, run);
+  }
+}
+
+/**
+ * How one encoder vector is made here. Traccar's encoder tests name a command type (`engineStop`,
+ * `custom` with `data`); trackgate encodes Text, so each case says which text (and context) stands
+ * for that command, or why the vector cannot pass.
+ */
+export interface EncoderCase {
+  /** the bytes trackgate writes for the vector's command; `model` is the vector's `encoder.setModelOverride` */
+  encode: (o: { model?: string }) => Buffer;
+  /** the vector cannot pass, and why: it runs as `test.failing` */
+  failing?: string;
+}
+
+/**
+ * Registers one test per encoder vector of `protocol`: `cases[line].encode` must produce exactly the
+ * vector's bytes. Every encoder vector needs a case, so none is skipped in silence.
+ */
+export function runEncoderVectors(protocol: ProtocolModule, cases: Readonly<Record<number, EncoderCase>>): void {
+  const vectors = loadVectors(protocol.name).filter((v) => v.test_kind === 'encoder');
+  for (const line of Object.keys(cases)) {
+    if (!vectors.some((v) => v.line === Number(line))) throw new Error(`${protocol.name}: encoder case line ${line} is no encoder vector`);
+  }
+  for (const v of vectors) {
+    const c = cases[v.line];
+    if (!c) throw new Error(`${protocol.name}: encoder vector line ${v.line} has no case`);
+    const command = v.expect.command as { type?: string } | undefined;
+    const title = `${protocol.name}.encoder: vector line ${v.line} (${command?.type ?? '?'}) yields exactly its bytes`;
+    const run = (t: ExecutionContext): void => {
+      const { model, unsupported } = setupOf(v);
+      if (unsupported.length) t.fail(`line ${v.line}: setup ${unsupported.join('; ')} has no trackgate counterpart`);
+      t.is(c.encode(model === undefined ? {} : { model }).toString('hex'), frameBytes(v).toString('hex'), `line ${v.line}`);
+    };
+    if (c.failing) test.failing(`${title}: known failure: ${c.failing}`, run);
     else test(title, run);
   }
 }
