@@ -222,7 +222,11 @@ export async function createServices(config: Readonly<Config>, db: Db, clock: Cl
   // Every cache is cleared through the event bus (and so, with Redis, on every instance).
   events.onUserChanged((userId) => tokens.forget(userId));
   events.onAccountChanged((accountId) => notifications.forgetZone(accountId));
-  const groups = createGroupsService({ db, clock, onUsersChanged: (ids) => ids.forEach((id) => events.userChanged(id)) });
+  const groups = createGroupsService({
+    db, clock,
+    onUsersChanged: (ids) => ids.forEach((id) => events.userChanged(id)),
+    onDevicesChanged: (ids) => ids.forEach((id) => events.deviceChanged(id)),
+  });
   const users = createUsersService({ db, clock, onChange: (id) => events.userChanged(id) });
   return {
     events, tokens, accounts, directory, ingest, devices, locations, alerts, groups, users, notifications, quota, licenses,

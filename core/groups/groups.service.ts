@@ -39,6 +39,8 @@ export interface GroupsDeps {
   clock: Clock;
   /** called with the users a deleted group restricted (cached principals elsewhere) */
   onUsersChanged?: (userIds: string[]) => void;
+  /** called with the devices that joined or left a group (cached memberships elsewhere: the live feed) */
+  onDevicesChanged?: (deviceIds: string[]) => void;
 }
 
 export function createGroupsService(deps: GroupsDeps): GroupsService {
@@ -90,6 +92,7 @@ export function createGroupsService(deps: GroupsDeps): GroupsService {
       await groups.insert(trx, record);
       await groups.setDevices(trx, record.id, memberIds);
     });
+    if (memberIds.length) deps.onDevicesChanged?.(memberIds);
     return get(p, record.id);
   }
 
@@ -97,10 +100,13 @@ export function createGroupsService(deps: GroupsDeps): GroupsService {
     const current = await visible(p, id);
     requirePrivilege(p, 'write');
     const memberIds = await checkDevices(p, input.devices ?? []);
+    const before = (await groups.devicesOf(db, [id])).get(id) ?? [];
     await db.transaction(async (trx) => {
       await groups.update(trx, { ...current, name: input.name, description: input.description ?? null, lastModified: clock.now().getTime() });
       await groups.setDevices(trx, id, memberIds);
     });
+    const moved = [...before.filter((d) => !memberIds.includes(d)), ...memberIds.filter((d) => !before.includes(d))];
+    if (moved.length) deps.onDevicesChanged?.(moved);
     return get(p, id);
   }
 
@@ -109,11 +115,13 @@ export function createGroupsService(deps: GroupsDeps): GroupsService {
     requirePrivilege(p, 'write');
     if (p.groupId) throw new DomainError('FORBIDDEN', 'A user restricted to a group cannot delete it.');
     const restricted = (await users.listByAccount(db, p.accountId)).filter((u) => u.groupId === id).map((u) => u.id);
+    const members = (await groups.devicesOf(db, [id])).get(id) ?? [];
     await db.transaction(async (trx) => {
       await users.clearGroup(trx, id);
       await groups.remove(trx, id);
     });
     deps.onUsersChanged?.(restricted);
+    if (members.length) deps.onDevicesChanged?.(members);
   }
 
   /**

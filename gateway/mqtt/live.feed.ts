@@ -63,7 +63,11 @@ export function startLiveFeed(deps: LiveFeedDeps): LiveFeed {
   const subscribers = new Map<string, Set<LiveSubscriber>>();
   /** accountId -> the tail of its publishes that wait for a group lookup (order kept per account) */
   const tails = new Map<string, Promise<void>>();
-  const membership = new Map<string, { at: number; inGroup: boolean }>();
+  /** deviceId -> groupId -> whether the group holds the device; forgotten when the device changes
+   * (a group edit names the devices that joined or left it), and after GROUP_CACHE_MS for
+   * instances that share only the database (no event relay) */
+  const membership = new Map<string, Map<string, { at: number; inGroup: boolean }>>();
+  let memberships = 0;
   /** marks the packets an outbox writes: only this process knows it */
   const releaseSecret = randomBytes(16).toString('hex');
 
@@ -97,13 +101,18 @@ export function startLiveFeed(deps: LiveFeedDeps): LiveFeed {
   }
 
   async function inGroup(deviceId: string, groupId: string): Promise<boolean> {
-    const key = `${groupId}\u0000${deviceId}`;
     const now = clock.now().getTime();
-    const hit = membership.get(key);
+    const hit = membership.get(deviceId)?.get(groupId);
     if (hit && now - hit.at < GROUP_CACHE_MS) return hit.inGroup;
     const value = await deps.groups.includesDevice(groupId, deviceId);
-    if (membership.size > 100_000) membership.clear();
-    membership.set(key, { at: now, inGroup: value });
+    if (memberships > 100_000) {
+      membership.clear();
+      memberships = 0;
+    }
+    let groups = membership.get(deviceId);
+    if (!groups) membership.set(deviceId, (groups = new Map()));
+    if (!groups.has(groupId)) memberships++;
+    groups.set(groupId, { at: now, inGroup: value });
     return value;
   }
 
@@ -148,6 +157,10 @@ export function startLiveFeed(deps: LiveFeedDeps): LiveFeed {
       for (const i of items) offer(i.accountId, i.deviceId, 'locations', i.location);
     }),
     events.onAlert((i) => offer(i.accountId, i.deviceId, 'alerts', i.alert)),
+    events.onDeviceChanged((deviceId) => {
+      memberships -= membership.get(deviceId)?.size ?? 0;
+      membership.delete(deviceId);
+    }),
   ];
 
   return {

@@ -4,6 +4,7 @@ import vm from 'node:vm';
 import type { MqttClient } from 'mqtt';
 import type { PublishPacket } from 'aedes';
 import { LiveOutbox } from '../../../gateway/mqtt/live.outbox.js';
+import { ManualClock } from '../../../core/clock.js';
 import { startHarness, sleep, closed, connackCode, type Harness } from './mqtt-harness.js';
 import { connectPacket, subscribePacket, rawConnect } from './raw-mqtt.js';
 
@@ -185,4 +186,35 @@ test('mqtt.live: an API user deleted, given a new key or moved to a group throug
   t.true(await movedSeen.reaches('dev2', 1, 2000), 'it still receives its group\'s device');
   await sleep(200);
   t.is(movedSeen.of('dev1'), 1, 'and no longer the device outside its group');
+});
+
+test('mqtt.live: a device that joins or leaves a restricted user\'s group is in or out of its feed at once', async (t) => {
+  // the gateway's clock does not move: only the group change itself can clear what it remembered
+  const h = await startHarness(t, { clock: new ManualClock(Date.now()) });
+  const { s } = h;
+  await h.device('dev1');
+  await h.device('dev2');
+  const group = (await s.request('POST', '/api/groups', { token: s.adminToken, body: { name: 'yard', devices: ['dev1'] } })).body.id as string;
+  const user = await apiUser(h, 'yard@example.com', group);
+  const c = await h.connect({ username: user.userName, password: user.apiKey, clientId: `${user.userName}-live` });
+  await c.subscribeAsync('live/#');
+  const seen = counter(c);
+  let minute = 10;
+  const store = (device: string) => s.request('POST', `/api/devices/${device}/locations`, { token: s.adminToken, body: { location: { dateTime: `2026-03-02T10:${minute++}:00Z`, latitude: 1, longitude: 2 } } });
+  const setMembers = (devices: string[]) => s.request('PUT', `/api/groups/${group}`, { token: s.adminToken, body: { name: 'yard', devices } });
+
+  await store('dev2');
+  await store('dev1');
+  t.true(await seen.reaches('dev1', 1, 2000));
+  t.is(seen.of('dev2'), 0, 'a device outside the group is not in the feed');
+
+  t.is((await setMembers(['dev1', 'dev2'])).status, 200);
+  await store('dev2');
+  t.true(await seen.reaches('dev2', 1, 1000), 'the device that joined is in the feed at once');
+
+  t.is((await setMembers(['dev1'])).status, 200);
+  await store('dev2');
+  await store('dev1');
+  t.true(await seen.reaches('dev1', 2, 1000));
+  t.is(seen.of('dev2'), 1, 'the device that left is out of the feed at once');
 });
