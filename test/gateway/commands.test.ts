@@ -1,0 +1,209 @@
+import test from 'ava';
+import { ManualClock } from '../../core/clock.js';
+import { encodeCodec12 } from '../../protocols/teltonika/teltonika.encoder.js';
+import { crc16Arc, crc16X25 } from '../../protocols/shared/crc.js';
+import { backends } from '../helpers/backends.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { TrackerClient } from '../helpers/tracker-client.js';
+import { until } from '../helpers/wait.js';
+import * as F from '../helpers/frames.js';
+
+const IMEI = '356307042441013';
+const ENV = { TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_COMMAND_WAIT: '2' };
+type T = { teardown(fn: () => unknown): void };
+
+async function start(t: T, backend: 'sqlite' | 'postgres' = 'sqlite', options: { env?: Record<string, string>; clock?: ManualClock } = {}): Promise<TestServer> {
+  const s = await startServer(backend, { env: { ...ENV, ...options.env }, clock: options.clock });
+  t.teardown(() => s.stop());
+  return s;
+}
+
+async function device(s: TestServer, id = IMEI): Promise<void> {
+  const r = await s.request('POST', '/api/devices', { token: s.adminToken, body: { id, name: id } });
+  if (r.status !== 201) throw new Error(JSON.stringify(r.body));
+}
+
+/** Connects as a Teltonika tracker and logs in (the login's one-byte reply is read). */
+async function login(t: T, s: TestServer, imei = IMEI): Promise<TrackerClient> {
+  const c = await TrackerClient.connect(s.running.ports.teltonika);
+  t.teardown(() => c.end());
+  c.write(F.teltonikaLogin(imei));
+  const reply = await c.read(1);
+  if (reply[0] !== 1) throw new Error(`login refused: ${reply.toString('hex')}`);
+  return c;
+}
+
+/** Reads one Codec 12 frame and returns its command text (type 0x05 checked). */
+async function readCommand(c: TrackerClient, ms = 5000): Promise<string> {
+  const head = await c.read(8, ms);
+  const frame = Buffer.concat([head, await c.read(head.readUInt32BE(4) + 4, ms)]);
+  if (frame[8] !== 0x0c || frame[10] !== 0x05) throw new Error(`not a Codec 12 command: ${frame.toString('hex')}`);
+  return frame.toString('latin1', 15, 15 + frame.readUInt32BE(11));
+}
+
+/** The device's Codec 12 answer: type 0x06 (Teltonika wiki, Codec 12). */
+function answer(text: string): Buffer {
+  const frame = encodeCodec12(Buffer.from(text, 'latin1'));
+  frame[10] = 0x06;
+  frame.writeUInt32BE(crc16Arc(frame, 8, frame.length - 4), frame.length - 4);
+  return frame;
+}
+
+const send = (s: TestServer, body: Record<string, unknown>, id = IMEI) => s.request('POST', `/api/devices/${id}/sendCommand`, { token: s.adminToken, body });
+const commands = async (s: TestServer, id = IMEI): Promise<{ id: number; status: string; command: string; result: string | null; attempts: number }[]> =>
+  (await s.request('GET', `/api/devices/${id}/commands`, { token: s.adminToken })).body.commands;
+
+for (const backend of await backends()) {
+  test(`gateway.commands (${backend}): a connected Teltonika gets the command at once and sendCommand answers with its reply`, async (t) => {
+    const s = await start(t, backend);
+    await device(s);
+    const c = await login(t, s);
+    const pending = send(s, { command: 'getinfo' });
+    t.is(await readCommand(c), 'getinfo');
+    c.write(answer('RTC:2026/3/1 10:00 Init:2026/3/1 9:00 UpTime:3600s'));
+    const r = await pending;
+    t.is(r.status, 200, JSON.stringify(r.body));
+    t.is(r.body.result, 'RTC:2026/3/1 10:00 Init:2026/3/1 9:00 UpTime:3600s');
+    t.like(r.body.command, { status: 'answered', attempts: 1, result: 'RTC:2026/3/1 10:00 Init:2026/3/1 9:00 UpTime:3600s' });
+    t.truthy(r.body.command.sent);
+    t.truthy(r.body.command.answered);
+    t.like((await commands(s))[0], { status: 'answered', result: r.body.result });
+  });
+
+  test(`gateway.commands (${backend}): queued while offline, delivered in order one at a time after login, and survives a restart`, async (t) => {
+    const first = await startServer(backend, { env: ENV });
+    t.teardown(() => first.stop());
+    await device(first);
+    const a = await send(first, { command: 'getver' });
+    const b = await send(first, { command: 'setdigout 1', ttl: 3600 });
+    t.is(a.body.command.status, 'queued');
+    t.regex(a.body.result, /not connected/);
+    await first.running.stop();
+
+    const restarted = await startServer(backend, { env: ENV, storageEnv: first.storageEnv });
+    t.teardown(() => restarted.stop());
+    const c = await login(t, restarted);
+    t.is(await readCommand(c), 'getver', 'the oldest first, right after the login reply');
+    t.true(await c.nothingFor(300), 'the next waits for the answer to the one in flight');
+    c.write(answer('Ver:03.27.07'));
+    t.is(await readCommand(c), 'setdigout 1');
+    c.write(answer('DOUT1:1 DOUT2:0'));
+    await until('both answered', async () => (await commands(restarted)).every((x) => x.status === 'answered'));
+    const list = await commands(restarted);
+    t.deepEqual(list.map((x) => [x.id, x.result]), [[b.body.command.id, 'DOUT1:1 DOUT2:0'], [a.body.command.id, 'Ver:03.27.07']]);
+  });
+}
+
+test('gateway.commands: no reply within TRACKGATE_COMMAND_WAIT leaves the command sent, says so, and a late reply is still recorded', async (t) => {
+  const s = await start(t, 'sqlite', { env: { TRACKGATE_COMMAND_WAIT: '1' } });
+  await device(s);
+  const c = await login(t, s);
+  const started = Date.now();
+  const pending = send(s, { command: 'getgps' });
+  t.is(await readCommand(c), 'getgps');
+  const r = await pending;
+  t.true(Date.now() - started < 3000);
+  t.regex(r.body.result, /No reply from the device within 1 s/);
+  t.is(r.body.command.status, 'sent');
+  c.write(answer('GPS:1 Sat:9'));
+  await until('answered late', async () => (await commands(s))[0].status === 'answered');
+  t.is((await commands(s))[0].result, 'GPS:1 Sat:9');
+});
+
+test('gateway.commands: a device that drops before answering gets the command again on its next connection, at most 3 times, then it has failed', async (t) => {
+  const s = await start(t);
+  await device(s);
+  const queued = await send(s, { command: 'cpureset' });
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    const c = await login(t, s);
+    t.is(await readCommand(c), 'cpureset', `delivery ${attempt}`);
+    t.like((await commands(s))[0], { status: 'sent', attempts: attempt });
+    c.end();
+    await c.waitClosed();
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const c = await login(t, s);
+  t.true(await c.nothingFor(400), 'not a fourth time');
+  const [failed] = await commands(s);
+  t.is(failed.id, queued.body.command.id);
+  t.is(failed.status, 'failed');
+  t.regex(failed.result!, /No answer after 3 deliveries/);
+});
+
+test('gateway.commands: a cancelled command is never delivered; an expired one neither', async (t) => {
+  const clock = new ManualClock(Date.now());
+  const s = await start(t, 'sqlite', { clock });
+  await device(s);
+  const a = await send(s, { command: 'getver' });
+  const b = await send(s, { command: 'getinfo', ttl: 60 });
+  await send(s, { command: 'getgps', ttl: 600 });
+  t.is((await s.request('DELETE', `/api/devices/${IMEI}/commands/${a.body.command.id}`, { token: s.adminToken })).status, 200);
+  clock.advance(61_000);
+  const c = await login(t, s);
+  t.is(await readCommand(c), 'getgps', 'the cancelled and the expired ones are skipped');
+  const list = await commands(s);
+  t.deepEqual(list.map((x) => x.status), ['sent', 'expired', 'cancelled']);
+  t.is(list[1].id, b.body.command.id);
+});
+
+test('gateway.commands: Hex is written as it is, and its answer is the one in flight', async (t) => {
+  const s = await start(t);
+  await device(s);
+  const c = await login(t, s);
+  const raw = encodeCodec12(Buffer.from('getio', 'latin1'));
+  const pending = send(s, { command: raw.toString('hex').replace(/(..)/g, '$1 ').trim(), format: 'Hex' });
+  t.deepEqual(await c.read(raw.length), raw);
+  c.write(answer('DI1:0 AIN1:0'));
+  const r = await pending;
+  t.is(r.body.result, 'DI1:0 AIN1:0');
+  t.is(r.body.command.status, 'answered');
+});
+
+/** A GT06 0x15 answer (0x7878): command length, the echoed server flag, text, language 0x0002, serial, CRC-ITU. */
+function gt06Answer(serverFlag: number, text: string): Buffer {
+  const body = Buffer.alloc(1 + 4 + text.length + 2);
+  body[0] = 4 + text.length;
+  body.writeUInt32BE(serverFlag, 1);
+  body.write(text, 5, 'latin1');
+  body.writeUInt16BE(2, 5 + text.length);
+  const f = Buffer.alloc(4 + body.length + 6);
+  f.writeUInt16BE(0x7878, 0);
+  f[2] = 5 + body.length;
+  f[3] = 0x15;
+  body.copy(f, 4);
+  f.writeUInt16BE(7, 4 + body.length);
+  f.writeUInt16BE(crc16X25(f, 2, 6 + body.length), 6 + body.length);
+  f.write('\r\n', f.length - 2, 'latin1');
+  return f;
+}
+
+/** Reads one GT06 0x80 command frame: its server flag and text. */
+async function readGt06Command(c: TrackerClient): Promise<{ flag: number; text: string }> {
+  const head = await c.read(3);
+  const frame = Buffer.concat([head, await c.read(head[2] + 2)]);
+  if (frame[3] !== 0x80) throw new Error(`not a 0x80 command: ${frame.toString('hex')}`);
+  return { flag: frame.readUInt32BE(5), text: frame.toString('latin1', 9, 9 + frame[4] - 4) };
+}
+
+test('gateway.commands: GT06 answers are tied to their command by the echoed server flag, whatever their order', async (t) => {
+  const s = await start(t, 'sqlite', { env: { TRACKGATE_GT06_PORT: '0', TRACKGATE_COMMAND_WAIT: '1' } });
+  await device(s);
+  const c = await TrackerClient.connect(s.running.ports.gt06);
+  t.teardown(() => c.end());
+  c.write(F.gt06Login(IMEI, 1));
+  await c.read(10);
+  const a = send(s, { command: 'WHERE#' });
+  const first = await readGt06Command(c);
+  t.is(first.text, 'WHERE#');
+  t.is((await a).body.command.status, 'sent', 'no reply within 1 s');
+  const b = send(s, { command: 'Relay,1#' });
+  const second = await readGt06Command(c);
+  t.is(second.text, 'Relay,1#');
+  t.not(second.flag, first.flag);
+  c.write(gt06Answer(second.flag, 'Cut off the fuel supply: Success!'));
+  const rb = await b;
+  t.is(rb.body.result, 'Cut off the fuel supply: Success!', 'the later command gets its own answer, not the oldest waiting');
+  c.write(gt06Answer(first.flag, 'Lat:N40.4168,Lon:W3.7038'));
+  await until('the first answered', async () => (await commands(s)).every((x) => x.status === 'answered'));
+  t.is((await commands(s))[1].result, 'Lat:N40.4168,Lon:W3.7038');
+});
