@@ -207,3 +207,32 @@ test('gateway.commands: GT06 answers are tied to their command by the echoed ser
   await until('the first answered', async () => (await commands(s)).every((x) => x.status === 'answered'));
   t.is((await commands(s))[1].result, 'Lat:N40.4168,Lon:W3.7038');
 });
+
+/** Reads one text frame up to and including `end`. */
+async function readText(c: TrackerClient, end: string): Promise<string> {
+  let text = '';
+  while (!text.endsWith(end)) text += (await c.read(1)).toString('latin1');
+  return text;
+}
+
+test('gateway.commands: an H02 command carries its send time, and the V4 confirmation echoing word and time answers it', async (t) => {
+  const s = await start(t, 'sqlite', { env: { TRACKGATE_H02_PORT: '0' } });
+  await device(s);
+  const c = await TrackerClient.connect(s.running.ports.h02);
+  t.teardown(() => c.end());
+  const queued = await send(s, { command: 'S20,1,1' });
+  t.is(queued.body.command.status, 'queued');
+  c.write(`*HQ,${IMEI},V1,100000,A,4025.0080,N,00342.2280,W,000.00,000,010326,FFFFFBFF#`);
+  t.regex(await readText(c, '#'), /^\*HQ,\d+,V4,V1,\d{14}#$/, "the position's acknowledgement first");
+  const frame = await readText(c, '#');
+  const m = /^\*HQ,(\d+),S20,(\d{6}),1,1#$/.exec(frame);
+  t.truthy(m, frame);
+  t.is(m![1], IMEI);
+  // a V4 with another time answers another command: not this one
+  c.write(`*HQ,${IMEI},V4,S20,DONE,${m![2] === '000000' ? '000001' : '000000'}#`);
+  await new Promise((r) => setTimeout(r, 300));
+  t.is((await commands(s))[0].status, 'sent');
+  c.write(`*HQ,${IMEI},V4,S20,DONE,${m![2]}#`);
+  await until('answered', async () => (await commands(s))[0].status === 'answered');
+  t.is((await commands(s))[0].result, `S20,DONE,${m![2]}`);
+});
