@@ -7,6 +7,7 @@ import { startServer, type TestServer } from '../helpers/server.js';
 import { TrackerClient } from '../helpers/tracker-client.js';
 import { until } from '../helpers/wait.js';
 import * as F from '../helpers/frames.js';
+import { escapeFrame } from '../../protocols/jt808/jt808.frame.js';
 
 const IMEI = '356307042441013';
 const ENV = { TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_COMMAND_WAIT: '2' };
@@ -235,4 +236,49 @@ test('gateway.commands: an H02 command carries its send time, and the V4 confirm
   c.write(`*HQ,${IMEI},V4,S20,DONE,${m![2]}#`);
   await until('answered', async () => (await commands(s))[0].status === 'answered');
   t.is((await commands(s))[0].result, `S20,DONE,${m![2]}`);
+});
+
+/** A JT808 frame from the terminal: header (id, body length, BCD terminal id, serial), body, XOR, escaped (JT/T 808-2013 4). */
+function jt808Frame(terminalId: string, id: number, serial: number, body: Buffer): Buffer {
+  const header = Buffer.alloc(12);
+  header.writeUInt16BE(id, 0);
+  header.writeUInt16BE(body.length, 2);
+  Buffer.from(terminalId.padStart(12, '0'), 'hex').copy(header, 4);
+  header.writeUInt16BE(serial, 10);
+  const content = Buffer.concat([header, body]);
+  let xor = 0;
+  for (const b of content) xor ^= b;
+  return escapeFrame(Buffer.concat([Buffer.from([0x7e]), content, Buffer.from([xor, 0x7e])]));
+}
+
+/** Reads one JT808 frame from the platform and unescapes it: message id, serial and body. */
+async function readJt808(c: TrackerClient): Promise<{ id: number; serial: number; body: Buffer }> {
+  const bytes: number[] = [...(await c.read(1))];
+  do bytes.push((await c.read(1))[0]);
+  while (bytes[bytes.length - 1] !== 0x7e);
+  const raw: number[] = [];
+  for (let i = 1; i < bytes.length - 1; i++) raw.push(bytes[i] === 0x7d ? (bytes[++i] === 0x02 ? 0x7e : 0x7d) : bytes[i]);
+  const f = Buffer.from(raw);
+  return { id: f.readUInt16BE(0), serial: f.readUInt16BE(10), body: f.subarray(12, 12 + (f.readUInt16BE(2) & 0x3ff)) };
+}
+
+test('gateway.jt808: a text command goes as 0x8300 and the 0x0001 general response with its serial answers it', async (t) => {
+  const terminal = '13912345678';
+  const s = await start(t, 'sqlite', { env: { TRACKGATE_JT808_PORT: '0' } });
+  await device(s, terminal);
+  const c = await TrackerClient.connect(s.running.ports.jt808);
+  t.teardown(() => c.end());
+  c.write(F.jt808Location(terminal, { time: new Date(Date.UTC(2026, 2, 1, 10)), lat: 40.4, lon: -3.7 }, 5));
+  t.is((await readJt808(c)).id, 0x8001, 'the position is acknowledged first');
+  const pending = send(s, { command: 'WHERE' }, terminal);
+  const cmd = await readJt808(c);
+  t.is(cmd.id, 0x8300);
+  t.true(cmd.body.includes(Buffer.from('WHERE')));
+  // reply serial, reply message id 0x8300, result (0 ok, 1 failed)
+  const response = (serial: number, result: number) => Buffer.from([serial >> 8, serial & 0xff, 0x83, 0x00, result]);
+  c.write(jt808Frame(terminal, 0x0001, 6, response((cmd.serial + 1) & 0xffff, 1)));
+  c.write(jt808Frame(terminal, 0x0001, 7, response(cmd.serial, 0)));
+  const r = await pending;
+  t.is(r.body.command.status, 'answered', 'the response naming another serial answers nothing; the one naming its serial answers it');
+  t.is(r.body.result, 'ok');
 });
