@@ -80,7 +80,7 @@ for (const backend of await backends()) {
     t.is((await s.request('GET', '/api/devices/d1', { token: executor })).status, 200, 'execute reads too');
   });
 
-  test(`api.commands (${backend}): bad input is a 400 naming the problem; OsmAnd is 409 COMMAND_UNSUPPORTED`, async (t) => {
+  test(`api.commands (${backend}): bad input is a 400 naming the problem; OsmAnd and an expired device are 409; a deleted device's commands go with it`, async (t) => {
     const s = await startServer(backend);
     t.teardown(() => s.stop());
     await device(s, 'd1');
@@ -112,6 +112,12 @@ for (const backend of await backends()) {
     t.is((await send('phone', { command: 'AA', format: 'Hex' })).body.code, 'COMMAND_UNSUPPORTED', 'no bytes at all reach an HTTP device');
     t.is((await s.request('GET', '/api/devices/phone/commands', { token: s.adminToken })).body.commands.length, 0, 'nothing refused is stored');
     t.is((await send('d1', { command: 'AQID', format: 'Base64' })).status, 200);
+    await device(s, 'old', { expires: '2020-01-01T00:00:00Z' });
+    t.is((await send('old', { command: 'getinfo' })).body.code, 'DEVICE_EXPIRED', 'an expired device never connects: nothing would be sent');
+    // a deleted device takes its commands with it: a new device of the same id starts without any
+    t.is((await s.request('DELETE', '/api/devices/d1', { token: s.adminToken })).status, 200);
+    await device(s, 'd1');
+    t.deepEqual((await s.request('GET', '/api/devices/d1/commands', { token: s.adminToken })).body.commands, []);
     const doc = (await s.request('GET', '/api/openapi.json')).body;
     t.truthy(doc.paths['/api/devices/{deviceId}/sendCommand']?.post, 'sendCommand is in the OpenAPI document');
     t.truthy(doc.paths['/api/devices/{deviceId}/commands']?.get);

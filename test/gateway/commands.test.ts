@@ -282,3 +282,17 @@ test('gateway.jt808: a text command goes as 0x8300 and the 0x0001 general respon
   t.is(r.body.command.status, 'answered', 'the response naming another serial answers nothing; the one naming its serial answers it');
   t.is(r.body.result, 'ok');
 });
+
+test('gateway.commands: a Text queued before the protocol was known, which the protocol cannot carry, fails with the reason and the next one goes', async (t) => {
+  const s = await start(t);
+  await device(s);
+  const long = await send(s, { command: 'x'.repeat(200) });
+  t.is(long.body.command.status, 'queued', 'unchecked: the device never connected');
+  await send(s, { command: 'getver' });
+  const c = await login(t, s);
+  t.is(await readCommand(c), 'getver');
+  const [, failed] = await commands(s);
+  t.is(failed.status, 'failed');
+  t.regex(failed.result!, /TOO_LONG/);
+  t.is(failed.attempts, 0, 'never written');
+});
