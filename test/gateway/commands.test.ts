@@ -296,3 +296,20 @@ test('gateway.commands: a Text queued before the protocol was known, which the p
   t.regex(failed.result!, /TOO_LONG/);
   t.is(failed.attempts, 0, 'never written');
 });
+
+test('gateway.commands: two commands sent at once to a connected device go one after the other, each POST with its own answer', async (t) => {
+  const s = await start(t);
+  await device(s);
+  const c = await login(t, s);
+  const first = send(s, { command: 'getver' });
+  const second = send(s, { command: 'getinfo' });
+  const a = await readCommand(c);
+  t.true(await c.nothingFor(200), 'one in flight');
+  c.write(answer(`reply to ${a}`));
+  const b = await readCommand(c);
+  t.deepEqual([a, b].sort(), ['getinfo', 'getver']);
+  c.write(answer(`reply to ${b}`));
+  const [r1, r2] = await Promise.all([first, second]);
+  t.is(r1.body.result, 'reply to getver');
+  t.is(r2.body.result, 'reply to getinfo');
+});
