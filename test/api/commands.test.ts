@@ -149,3 +149,18 @@ test('api.commands: sms needs TRACKGATE_SMS_URL and the device min (409 saying w
   t.is(sms.requests.length, 1);
   t.like(sms.requests[0].body as object, { to: '+34600111222', text: 'getinfo', deviceId: 'd1' });
 });
+
+test('api.commands: an SMS gateway that refuses the command is 502 SMS_FAILED and the command has failed', async (t) => {
+  const sms = await startSmsReceiver({ status: 500, body: 'no credit' });
+  t.teardown(() => sms.close());
+  const s = await startServer('sqlite', { env: { TRACKGATE_SMS_URL: sms.url } });
+  t.teardown(() => s.stop());
+  await device(s, 'd1', { min: '+34600111222' });
+  const r = await s.request('POST', '/api/devices/d1/sendCommand', { token: s.adminToken, body: { command: 'getinfo', sms: true } });
+  t.is(r.status, 502);
+  t.is(r.body.code, 'SMS_FAILED');
+  t.regex(r.body.error, /500/);
+  const [c] = (await s.request('GET', '/api/devices/d1/commands', { token: s.adminToken })).body.commands;
+  t.is(c.status, 'failed');
+  t.regex(c.result, /no credit/);
+});
