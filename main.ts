@@ -39,6 +39,8 @@ import { createAlertsService, type AlertsService } from './core/alerts/alerts.se
 import { createAlertRecorder } from './core/alerts/alert.recorder.js';
 import { createGroupsService, type GroupsService } from './core/groups/groups.service.js';
 import { createUsersService, type UsersService } from './core/users/users.service.js';
+import { createCommandsService, type CommandCheck, type CommandsService } from './core/commands/commands.service.js';
+import type { CommandFormat } from './core/model/command.js';
 import { createApi } from './api/app.js';
 import { createDeviceDirectory, type DeviceDirectory } from './core/devices/device-directory.js';
 import { createIngestService, type IngestService } from './core/ingest/ingest.service.js';
@@ -47,7 +49,8 @@ import { startMqttGateway } from './gateway/mqtt/mqtt.gateway.js';
 import { listen } from './gateway/shared/listen.js';
 import { relayEvents } from './core/events/event-relay.redis.js';
 import { lockDataDir } from './core/db/data-dir.lock.js';
-import { protocols } from './protocols/index.js';
+import { getProtocol, protocols } from './protocols/index.js';
+import { CommandError } from './protocols/types.js';
 import { PROTOCOL_DEFAULT_PORTS } from './config/config.js';
 
 export interface StartOptions {
@@ -73,6 +76,8 @@ export interface Services {
   locations: LocationsService;
   /** Alerts over REST. */
   alerts: AlertsService;
+  /** Commands to devices: the queue REST fills and the tracker gateway delivers. */
+  commands: CommandsService;
   /** Groups over REST. */
   groups: GroupsService;
   /** Users over REST. */
@@ -184,6 +189,24 @@ async function openRedis(config: Readonly<Config>, logger: Logger): Promise<Redi
   return redis;
 }
 
+/**
+ * A command checked with the device protocol's own encoder before it is queued (core knows no
+ * protocols): a protocol without `encodeCommand` carries none (OsmAnd; MQTT devices get theirs in
+ * a later version), and a Text it cannot carry names the CommandError's reason.
+ */
+export function checkCommand(protocol: string, deviceId: string, format: CommandFormat, text: string): CommandCheck {
+  const module = getProtocol(protocol);
+  if (!module?.encodeCommand) return 'unsupported';
+  if (format !== 'Text') return 'ok';
+  try {
+    module.encodeCommand(text, { deviceId, now: new Date(0), serial: 0 });
+    return 'ok';
+  } catch (e) {
+    if (e instanceof CommandError) return { reason: e.reason, message: e.message };
+    throw e;
+  }
+}
+
 export async function createServices(config: Readonly<Config>, db: Db, clock: Clock, logger: Logger): Promise<Services> {
   const events = new EventBus();
   const secret = config.jwtSecret ?? (await settings.setIfAbsent(db, 'jwt_secret', randomSecret()));
@@ -228,10 +251,13 @@ export async function createServices(config: Readonly<Config>, db: Db, clock: Cl
     onDevicesChanged: (ids) => ids.forEach((id) => events.deviceChanged(id)),
   });
   const users = createUsersService({ db, clock, onChange: (id) => events.userChanged(id) });
+  const commandSms = config.smsUrl ? createSmsHttpNotifier({ url: config.smsUrl, timeoutMs: config.notifyTimeoutMs }) : undefined;
+  const commands = createCommandsService({ db, clock, logger, waitMs: config.commandWaitSeconds * 1000, check: checkCommand, sms: commandSms });
   return {
-    events, tokens, accounts, directory, ingest, devices, locations, alerts, groups, users, notifications, quota, licenses,
+    events, tokens, accounts, directory, ingest, devices, locations, alerts, groups, users, commands, notifications, quota, licenses,
     limiter: limiters.requests, logger,
     async close(): Promise<void> {
+      await commandSms?.close();
       await notifications.stop();
       await usageKeeper?.close();
       await directory.close();
@@ -289,9 +315,12 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
       idleTimeoutSeconds: config.idleTimeoutSeconds,
       directory: services.directory,
       ingest: services.ingest,
+      commands: services.commands,
+      commandWaitMs: config.commandWaitSeconds * 1000,
       logger,
     });
     closers.push(() => gateway.stop());
+    services.commands.attach({ deliver: (deviceId) => gateway.deliverCommands(deviceId) });
     const mqtt = await startMqttGateway({
       host: config.host,
       port: config.mqttPort,

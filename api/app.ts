@@ -18,10 +18,12 @@ import type { AlertsService } from '../core/alerts/alerts.service.js';
 import type { GroupsService } from '../core/groups/groups.service.js';
 import type { UsersService } from '../core/users/users.service.js';
 import type { AccountsService } from '../core/accounts/accounts.service.js';
+import type { CommandsService } from '../core/commands/commands.service.js';
 import type { Principal } from '../core/model/user.js';
 import type { SightingScope, UnknownDevice } from '../core/devices/unknown-devices.repository.js';
 import { authRoutes } from './routes/auth.routes.js';
 import { deviceRoutes } from './routes/devices.routes.js';
+import { commandRoutes } from './routes/commands.routes.js';
 import { groupRoutes } from './routes/groups.routes.js';
 import { userRoutes } from './routes/users.routes.js';
 import { accountRoutes, systemRoutes } from './routes/system.routes.js';
@@ -40,6 +42,7 @@ export interface ApiDeps {
   groups: GroupsService;
   users: UsersService;
   accounts: AccountsService;
+  commands: CommandsService;
   ping: () => Promise<void>;
   /** recent sightings of trackers refused at the gateway; the API always passes the caller's scope */
   unknownDevices: (limit: number, scope: SightingScope) => Promise<UnknownDevice[]>;
@@ -188,6 +191,7 @@ export function createApi(deps: ApiDeps): Koa {
   systemRoutes(api, { ping: deps.ping });
   authRoutes(api, deps.tokens);
   deviceRoutes(api, deps);
+  commandRoutes(api, deps.commands);
   groupRoutes(api, deps.groups);
   userRoutes(api, deps.users, deps.clock);
   accountRoutes(api, deps.accounts, deps.unknownDevices, deps.onTimeZoneChanged);

@@ -44,6 +44,8 @@ export interface Config {
   logLevel: string;
   checksum: 'accept' | 'strict';
   idleTimeoutSeconds: number;
+  /** how long sendCommand waits for a connected device's reply (CONTRACT.md "Commands") */
+  commandWaitSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -140,6 +142,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonl
     logLevel: text(env, 'TRACKGATE_LOG_LEVEL') ?? 'info',
     checksum,
     idleTimeoutSeconds: integer(env, 'TRACKGATE_IDLE_TIMEOUT', 600, 10, 86400),
+    commandWaitSeconds: integer(env, 'TRACKGATE_COMMAND_WAIT', 15, 1, 120),
   };
   if ((config.mqttTlsCert === undefined) !== (config.mqttTlsKey === undefined)) {
     throw new ConfigError(config.mqttTlsCert ? 'TRACKGATE_MQTT_TLS_KEY' : 'TRACKGATE_MQTT_TLS_CERT', 'TLS needs both a certificate and a key');

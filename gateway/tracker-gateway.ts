@@ -4,6 +4,7 @@
  */
 import type { ProtocolModule } from '../protocols/types.js';
 import type { Clock } from '../core/clock.js';
+import type { CommandsService } from '../core/commands/commands.service.js';
 import { ConnectionRegistry } from './tcp/connection-registry.js';
 import { DeviceConnection } from './tcp/device-connection.js';
 import { startUdpListener } from './udp/udp-listener.js';
@@ -21,12 +22,21 @@ export interface TrackerGatewayOptions extends GatewayDeps {
   clock: Clock;
   checksum: 'accept' | 'strict';
   idleTimeoutSeconds: number;
+  /** the command queue a TCP connection delivers once its device identifies itself */
+  commands: CommandsService;
+  /** how long a command without an answer holds back the device's next one (TRACKGATE_COMMAND_WAIT) */
+  commandWaitMs: number;
 }
 
 export interface TrackerGateway {
   /** e.g. { teltonika: 5027, 'teltonika/udp': 5027, osmand: 5055 } */
   ports: Record<string, number>;
   registry: ConnectionRegistry<DeviceConnection>;
+  /**
+   * Has the device's live TCP connection on this instance deliver its queued commands: whether
+   * there is one. UDP, HTTP and other instances' connections are not reached (yet).
+   */
+  deliverCommands(deviceId: string): boolean;
   stop(): Promise<void>;
 }
 
@@ -69,6 +79,12 @@ export async function startTrackerGateway(o: TrackerGatewayOptions): Promise<Tra
   return {
     ports,
     registry,
+    deliverCommands(deviceId) {
+      const connection = registry.get(deviceId);
+      if (!connection) return false;
+      connection.deliverCommands();
+      return true;
+    },
     async stop() {
       await Promise.all(closers.map((c) => c()));
     },

@@ -21,7 +21,7 @@ export const groupSchema = z.object(groupFields).openapi('Group');
 export const groupResponse = z.object({ success: z.literal(true), ...groupFields, ...usageFields }).openapi('GroupResponse');
 export const groupsResponse = z.object({ success: z.literal(true), groups: z.array(groupSchema), ...usageFields });
 
-export const privilegeSchema = z.enum(['admin', 'write', 'read']);
+export const privilegeSchema = z.enum(['admin', 'write', 'execute', 'read']);
 
 /** An e-mail address: something@somewhere. Local names such as admin@localhost are addresses too. */
 export const emailSchema = z.string().max(320).regex(/^[^\s@]+@[^\s@]+$/, 'must be an e-mail address');
@@ -47,7 +47,7 @@ export const userInputSchema = z
     disabled: z.boolean().optional(),
     disabledMessage: z.string().max(2000).nullable().optional(),
     tags: stringMap.optional(),
-    privileges: privilegesInput.optional().openapi({ description: 'admin, write, read (default ["read"]); an array, or one string, comma-separated for several ("read,write"). An empty list gives no access at all.' }),
+    privileges: privilegesInput.optional().openapi({ description: 'admin, write, execute (send commands to devices), read (default ["read"]); an array, or one string, comma-separated for several ("read,write"). An empty list gives no access at all.' }),
     group: z.string().max(200).nullable().optional().openapi({ description: "Restricts the user to this group's devices: the group's id, or its name when no other group of the account has it." }),
     from: isoDateTime.nullable().optional(),
     expires: isoDateTime.nullable().optional(),

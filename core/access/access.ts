@@ -9,9 +9,14 @@ import type { DeviceRecord } from '../model/device.js';
 import { DomainError, notFound } from '../errors.js';
 import * as devices from '../devices/devices.repository.js';
 
-const RANK: Record<Privilege, number> = { read: 1, write: 2, admin: 3 };
+const RANK: Record<Privilege, number> = { read: 1, execute: 1, write: 2, admin: 3 };
 
+/**
+ * `read` < `write` < `admin`; `execute` (send commands) reads as `read` does and is granted only
+ * by itself or `admin` (a `write` user reports data but does not command devices).
+ */
 export function can(p: Principal, needed: Privilege): boolean {
+  if (needed === 'execute') return p.privileges.has('execute') || p.privileges.has('admin');
   for (const have of p.privileges) if (RANK[have] >= RANK[needed]) return true;
   return false;
 }

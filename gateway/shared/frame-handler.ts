@@ -11,7 +11,7 @@
  * it), the frame is decoded again with that model before anything is stored. Decoders allow
  * this: what a frame writes to the session is the same however often it is decoded.
  */
-import type { DecodeResult } from '../../protocols/types.js';
+import type { CommandResult, DecodeResult } from '../../protocols/types.js';
 import type { DeviceRecord } from '../../core/model/device.js';
 import type { DeviceDirectory } from '../../core/devices/device-directory.js';
 import type { IngestService } from '../../core/ingest/ingest.service.js';
@@ -25,7 +25,7 @@ export interface GatewayDeps {
 
 export type FrameOutcome =
   /** stored (or nothing to store); send these replies */
-  | { kind: 'ok'; device: DeviceRecord; replies: Buffer[] }
+  | { kind: 'ok'; device: DeviceRecord; replies: Buffer[]; commandResults?: CommandResult[] }
   /** unknown, deleted or expired: nothing stored; send the rejection if any */
   | { kind: 'rejected'; identity: string; rejection?: Buffer }
   /** an identity no device can have (e.g. a NUL byte in it): refused before storage sees it */
@@ -83,5 +83,5 @@ export async function handleDecoded(
       return { kind: 'failed', error };
     }
   }
-  return { kind: 'ok', device, replies: result.replies };
+  return { kind: 'ok', device, replies: result.replies, ...(result.commandResults?.length && { commandResults: result.commandResults }) };
 }

@@ -12,6 +12,11 @@ export class ConnectionRegistry<C extends Replaceable = Replaceable> {
     this.byDevice.set(deviceId, connection);
   }
 
+  /** The device's live connection on this instance, if any. */
+  get(deviceId: string): C | undefined {
+    return this.byDevice.get(deviceId);
+  }
+
   release(deviceId: string, connection: C): void {
     if (this.byDevice.get(deviceId) === connection) this.byDevice.delete(deviceId);
   }

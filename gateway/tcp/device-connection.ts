@@ -15,6 +15,8 @@ import type { ConnectionRegistry } from './connection-registry.js';
 import { handleDecoded, type GatewayDeps } from '../shared/frame-handler.js';
 import { CONNECTION_LOG, LogBudget } from '../shared/log-budget.js';
 import { logStorageFailure } from '../shared/storage-failures.js';
+import type { CommandsService } from '../../core/commands/commands.service.js';
+import { ConnectionCommands } from './connection-commands.js';
 
 export interface ConnectionOptions extends GatewayDeps {
   protocol: ProtocolModule;
@@ -26,6 +28,10 @@ export interface ConnectionOptions extends GatewayDeps {
   maxQueuedFrames?: number;
   /** gateway-wide: the storage failures of every connection share one log budget */
   storageFailures: LogBudget;
+  /** the command queue delivered once the device identifies itself */
+  commands: CommandsService;
+  /** how long a command without an answer holds back the next one */
+  commandWaitMs: number;
 }
 
 /** Malformed frames, without one good frame (see `proven`) between them, that close a connection. */
@@ -46,6 +52,8 @@ export class DeviceConnection {
   private identity?: string;
   /** the identified device's model as its record said at the last frame: the next frame is decoded with it */
   private model?: string;
+  /** the identified device's commands on this connection */
+  private commands?: ConnectionCommands;
   private pumping = false;
   private closed = false;
   private closeReason?: string;
@@ -108,6 +116,7 @@ export class DeviceConnection {
     this.malformedLog.flush();
     this.checksumLog.flush();
     this.refusedLog.flush();
+    this.commands?.close();
     this.o.logger.info(
       { ...this.where(), reason: this.closeReason ?? 'connection closed', frames: this.frames, seconds: Math.round((this.now() - this.openedAt) / 1000) },
       'tracker disconnected',
@@ -199,11 +208,36 @@ export class DeviceConnection {
     this.unprovenBytes = 0;
   }
 
+  /** Delivers the identified device's queued commands (a command was just created for it). */
+  deliverCommands(): void {
+    this.commands?.kick();
+  }
+
   private forgetIdentity(): void {
+    this.commands?.close();
+    this.commands = undefined;
     if (this.identity === undefined) return;
     this.o.registry.release(this.identity, this);
     this.identity = undefined;
     this.model = undefined;
+  }
+
+  private commandsOf(deviceId: string): ConnectionCommands {
+    return new ConnectionCommands({
+      commands: this.o.commands,
+      protocol: this.o.protocol,
+      clock: this.o.clock,
+      logger: this.o.logger,
+      waitMs: this.o.commandWaitMs,
+      deviceId,
+      context: () => ({ model: this.model, session: this.session }),
+      write: (bytes) => {
+        if (this.closed) return false;
+        this.socket.write(bytes);
+        return true;
+      },
+      where: () => this.where(),
+    });
   }
 
   private async handle(frame: Buffer): Promise<void> {
@@ -222,17 +256,25 @@ export class DeviceConnection {
     const outcome = await handleDecoded(this.o, this.o.protocol.name, result, known, this.socket.remoteAddress ?? null, decode);
     if (this.closed) return;
     switch (outcome.kind) {
-      case 'ok':
-        if (this.identity !== outcome.device.id) {
+      case 'ok': {
+        const identified = this.identity !== outcome.device.id;
+        if (identified) {
           this.forgetIdentity();
           this.identity = outcome.device.id;
           this.o.registry.claim(outcome.device.id, this);
           this.o.logger.info(this.where(), 'tracker identified');
+          this.commands = this.commandsOf(outcome.device.id);
         }
         this.model = outcome.device.model ?? undefined;
-        if (result.messages.length > 0 || result.replies.length > 0) this.proven();
+        if (result.messages.length > 0 || result.replies.length > 0 || outcome.commandResults) this.proven();
         for (const reply of outcome.replies) this.socket.write(reply);
+        if (outcome.commandResults) {
+          await this.commands?.answer(outcome.commandResults).catch((e: unknown) => this.o.logger.warn({ ...this.where(), err: (e as Error).message }, 'recording a command answer failed'));
+        }
+        // after the login's reply: the queued commands follow it on the wire
+        if (identified) this.commands?.kick();
         return;
+      }
       case 'rejected':
       case 'invalid':
         // Whatever this connection was before, it is not a known device now: a later frame

@@ -3,6 +3,7 @@ import * as m001 from './001-initial.js';
 import * as m002 from './002-unknown-devices.js';
 import * as m003 from './003-outbox.js';
 import * as m004 from './004-device-model.js';
+import * as m005 from './005-commands.js';
 
 /** Every migration, in order. Adding one is a new file and one line here. */
 const migrations: Record<string, Knex.Migration> = {
@@ -10,6 +11,7 @@ const migrations: Record<string, Knex.Migration> = {
   '002-unknown-devices': m002,
   '003-outbox': m003,
   '004-device-model': m004,
+  '005-commands': m005,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -1,0 +1,85 @@
+/** The commands table: the only SQL of core/commands. */
+import type { Knex } from 'knex';
+import type { CommandFormat, CommandMatchData, CommandRecord, CommandStatus } from '../model/command.js';
+import { parseJson, toBool, toNum } from '../db/json.js';
+
+type Q = Knex | Knex.Transaction;
+
+const toRecord = (r: Record<string, unknown>): CommandRecord => ({
+  id: Number(r.id),
+  deviceId: String(r.device_id),
+  accountId: String(r.account_id),
+  command: String(r.command),
+  format: r.format as CommandFormat,
+  sms: toBool(r.sms),
+  status: r.status as CommandStatus,
+  createdAt: Number(r.created_at),
+  sentAt: toNum(r.sent_at),
+  answeredAt: toNum(r.answered_at),
+  expiresAt: Number(r.expires_at),
+  attempts: Number(r.attempts),
+  result: (r.result as string | null) ?? null,
+  match: parseJson<CommandMatchData | null>(r.match, null),
+});
+
+export type NewCommand = Pick<CommandRecord, 'deviceId' | 'accountId' | 'command' | 'format' | 'sms' | 'createdAt' | 'expiresAt'>;
+
+export async function insert(db: Q, c: NewCommand): Promise<CommandRecord> {
+  const [row] = await db('commands')
+    .insert({
+      device_id: c.deviceId, account_id: c.accountId, command: c.command, format: c.format, sms: c.sms, status: 'queued',
+      created_at: c.createdAt, expires_at: c.expiresAt, attempts: 0,
+    })
+    .returning('id');
+  const id = typeof row === 'object' ? Number((row as { id: unknown }).id) : Number(row);
+  return (await get(db, id))!;
+}
+
+export async function get(db: Q, id: number): Promise<CommandRecord | undefined> {
+  const r = await db('commands').where({ id }).first();
+  return r ? toRecord(r) : undefined;
+}
+
+/** A device's commands, newest first. */
+export async function listByDevice(db: Q, deviceId: string, limit: number): Promise<CommandRecord[]> {
+  const rows = await db('commands').where({ device_id: deviceId }).orderBy('id', 'desc').limit(limit);
+  return rows.map(toRecord);
+}
+
+/** A device's commands in `status`, oldest first. */
+export async function inStatus(db: Q, deviceId: string, status: CommandStatus): Promise<CommandRecord[]> {
+  const rows = await db('commands').where({ device_id: deviceId, status }).orderBy('id', 'asc');
+  return rows.map(toRecord);
+}
+
+/** Queued commands of the device (every device when undefined) whose ttl ran out become `expired`. */
+export async function expireDue(db: Q, nowMs: number, deviceId?: string): Promise<number> {
+  const q = db('commands').where('status', 'queued').andWhere('expires_at', '<=', nowMs);
+  if (deviceId !== undefined) q.andWhere('device_id', deviceId);
+  return q.update({ status: 'expired' });
+}
+
+/**
+ * Moves a command from one status to another, only if it is still in `from` (a second writer, or
+ * a cancel that came first, makes this a no-op): whether it moved.
+ */
+export async function transition(
+  db: Q,
+  id: number,
+  from: CommandStatus,
+  to: CommandStatus,
+  fields: { sentAt?: number; answeredAt?: number; result?: string | null; match?: CommandMatchData | null; addAttempt?: boolean } = {},
+): Promise<boolean> {
+  const update: Record<string, unknown> = { status: to };
+  if (fields.sentAt !== undefined) update.sent_at = fields.sentAt;
+  if (fields.answeredAt !== undefined) update.answered_at = fields.answeredAt;
+  if (fields.result !== undefined) update.result = fields.result;
+  if (fields.match !== undefined) update.match = fields.match === null ? null : JSON.stringify(fields.match);
+  if (fields.addAttempt) update.attempts = db.raw('attempts + 1');
+  return (await db('commands').where({ id, status: from }).update(update)) === 1;
+}
+
+/** Removes a device's commands (the device is deleted). */
+export async function removeByDevice(db: Q, deviceId: string): Promise<void> {
+  await db('commands').where({ device_id: deviceId }).delete();
+}

@@ -1,0 +1,276 @@
+/**
+ * Commands to devices (CONTRACT.md "Commands"): the durable queue, its states and the answers tied
+ * back. REST creates, lists and cancels; the gateway that holds a device's connection asks for
+ * the next queued command, reports it sent and reports the device's answers. core does not know
+ * protocols: main.ts passes `check` (the protocol's encoder run on the text) and `delivery` (the
+ * tracker gateway's live connections).
+ *
+ * Rules: one command in flight per device, in the order they were created; a queued command
+ * expires after its ttl; a command sent on a connection that dropped before the answer goes back
+ * to the queue when the device next identifies itself, at most MAX_COMMAND_ATTEMPTS deliveries,
+ * then it has `failed`.
+ */
+import type { Db } from '../db/db.js';
+import type { Clock } from '../clock.js';
+import type { Logger } from '../logger.js';
+import type { Principal } from '../model/user.js';
+import type { Command, CommandFormat, CommandMatchData, CommandRecord } from '../model/command.js';
+import type { Notifier } from '../notify/notifier.js';
+import { isExpired } from '../model/device.js';
+import { iso, isoRequired } from '../model/time.js';
+import { DomainError } from '../errors.js';
+import { requirePrivilege, visibleDevice } from '../access/access.js';
+import * as repo from './commands.repository.js';
+
+export const DEFAULT_COMMAND_TTL_SECONDS = 86_400;
+export const MAX_COMMAND_TTL_SECONDS = 2_592_000;
+/** deliveries of one command (each on a connection that then dropped before the answer) before it has failed */
+export const MAX_COMMAND_ATTEMPTS = 3;
+/** longest command text or byte string taken (every protocol's own limit is lower or checked by its encoder) */
+export const MAX_COMMAND_LENGTH = 4096;
+const LIST_LIMIT = 200;
+
+/**
+ * What the device's protocol says of a command: `ok`; `unsupported` (the protocol carries no
+ * commands); or why the text cannot be carried (CommandError's reason and message).
+ */
+export type CommandCheck = 'ok' | 'unsupported' | { reason: string; message: string };
+
+/** The tracker gateway's side: whether this process holds the device's live connection, which then delivers its queue. */
+export interface CommandDelivery {
+  deliver(deviceId: string): boolean;
+}
+
+export interface CommandsDeps {
+  db: Db;
+  clock: Clock;
+  logger: Logger;
+  /** how long sendCommand waits for an online device's answer (TRACKGATE_COMMAND_WAIT) */
+  waitMs: number;
+  /** runs the protocol's encoder on a Text command (main.ts: protocols/) */
+  check(protocol: string, deviceId: string, format: CommandFormat, text: string): CommandCheck;
+  /** TRACKGATE_SMS_URL; absent: `sms: true` is refused */
+  sms?: Notifier;
+}
+
+export interface SendInput {
+  command: string;
+  format?: CommandFormat;
+  sms?: boolean;
+  /** seconds the command may wait for the device (default 86,400, at most 2,592,000) */
+  ttl?: number;
+}
+
+export interface CommandsService {
+  /** Creates a command (needs `execute` or `admin`): written at once to an online device, whose answer is awaited; queued otherwise. */
+  send(p: Principal, deviceId: string, input: SendInput): Promise<{ result: string; command: Command }>;
+  /** A device's commands, newest first. */
+  list(p: Principal, deviceId: string): Promise<Command[]>;
+  /** Cancels a queued command. */
+  cancel(p: Principal, deviceId: string, commandId: number): Promise<Command>;
+  /** The gateway's live connections (set by main.ts once the gateway runs). */
+  attach(delivery: CommandDelivery): void;
+  /**
+   * Called when a device identifies itself on a new connection: its commands sent on an earlier
+   * connection and never answered go back to the queue (or fail after MAX_COMMAND_ATTEMPTS).
+   */
+  recover(deviceId: string): Promise<void>;
+  /** The device's next queued command, oldest first (expired ones expire first). */
+  next(deviceId: string): Promise<CommandRecord | undefined>;
+  /** Marks a queued command sent, with what its answer will echo; false if it is no longer queued (cancelled). */
+  markSent(id: number, match: CommandMatchData): Promise<boolean>;
+  /** A queued command that cannot be delivered (its protocol cannot encode it). */
+  markFailed(id: number, why: string): Promise<void>;
+  /** The device's answer to a sent command. */
+  answered(id: number, text: string): Promise<void>;
+}
+
+/** The bytes of a Hex or Base64 command, or the problem. Hex may hold spaces and hyphens between digits. */
+export function commandBytes(format: 'Hex' | 'Base64', command: string): Buffer | string {
+  if (format === 'Hex') {
+    const hex = command.replace(/[\s-]/g, '');
+    if (!/^(?:[0-9a-fA-F]{2})+$/.test(hex)) return 'Hex must be pairs of hexadecimal digits (spaces and hyphens between them are allowed)';
+    return Buffer.from(hex, 'hex');
+  }
+  const b64 = command.replace(/\s/g, '');
+  if (b64.length === 0 || b64.length % 4 !== 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(b64)) return 'Base64 must be standard Base64 (A-Z a-z 0-9 + /, padded with =)';
+  return Buffer.from(b64, 'base64');
+}
+
+export function present(c: CommandRecord): Command {
+  return {
+    id: c.id,
+    status: c.status,
+    command: c.command,
+    format: c.format,
+    sms: c.sms,
+    created: isoRequired(c.createdAt),
+    sent: iso(c.sentAt),
+    answered: iso(c.answeredAt),
+    expires: isoRequired(c.expiresAt),
+    attempts: c.attempts,
+    result: c.result,
+  };
+}
+
+const invalid = (message: string, reason?: string): DomainError =>
+  new DomainError('VALIDATION_FAILED', `command: ${message}`, { field: 'command', ...(reason && { reason }) });
+
+export function createCommandsService(deps: CommandsDeps): CommandsService {
+  const { db, clock, logger } = deps;
+  let delivery: CommandDelivery | undefined;
+  /** waiters of sendCommand answers, by command id: woken at every change of that command */
+  const waiters = new Map<number, Set<() => void>>();
+  const now = () => clock.now().getTime();
+
+  const changed = (id: number) => waiters.get(id)?.forEach((w) => w());
+
+  function validate(device: { id: string; protocol: string | null }, format: CommandFormat, command: string, sms: boolean): void {
+    if (command.length === 0) throw invalid('is empty', 'EMPTY');
+    if (command.length > MAX_COMMAND_LENGTH) throw invalid(`is longer than ${MAX_COMMAND_LENGTH} characters`, 'TOO_LONG');
+    if (format !== 'Text') {
+      if (sms) throw invalid('an SMS command must be Text');
+      const bytes = commandBytes(format, command);
+      if (typeof bytes === 'string') throw invalid(bytes, 'FORMAT');
+      if (bytes.length === 0) throw invalid('holds no bytes', 'EMPTY');
+    }
+    if (sms || device.protocol === null) return;
+    const check = deps.check(device.protocol, device.id, format, command);
+    if (check === 'unsupported') throw new DomainError('COMMAND_UNSUPPORTED', `Devices that use the ${device.protocol} protocol cannot receive commands.`, { protocol: device.protocol });
+    if (check !== 'ok') throw invalid(`${check.message} (${check.reason})`, check.reason);
+  }
+
+  /** Waits until the command leaves `queued`/`sent` or `ms` pass; the command as it then is. */
+  async function waitForAnswer(id: number, ms: number): Promise<CommandRecord> {
+    const deadline = Date.now() + ms;
+    const set = waiters.get(id) ?? new Set();
+    waiters.set(id, set);
+    try {
+      for (;;) {
+        const c = (await repo.get(db, id))!;
+        const left = deadline - Date.now();
+        if ((c.status !== 'queued' && c.status !== 'sent') || left <= 0) return c;
+        await new Promise<void>((resolve) => {
+          const wake = () => {
+            clearTimeout(timer);
+            set.delete(wake);
+            resolve();
+          };
+          const timer = setTimeout(wake, left);
+          set.add(wake);
+        });
+      }
+    } finally {
+      if (set.size === 0) waiters.delete(id);
+    }
+  }
+
+  async function viaSms(device: { id: string; min: string | null }, created: CommandRecord): Promise<{ result: string; command: Command }> {
+    try {
+      await deps.sms!.send({ channel: 'SMS', to: device.min!, text: created.command, deviceId: device.id, alertName: 'command' });
+    } catch (e) {
+      const why = `The SMS gateway did not take the command: ${(e as Error).message}`;
+      await repo.transition(db, created.id, 'queued', 'failed', { result: why });
+      throw new DomainError('SMS_FAILED', why);
+    }
+    const result = `Sent by SMS to ${device.min}.`;
+    await repo.transition(db, created.id, 'queued', 'sent', { sentAt: now(), addAttempt: true, result: null });
+    return { result, command: present((await repo.get(db, created.id))!) };
+  }
+
+  return {
+    async send(p, deviceId, input) {
+      const device = await visibleDevice(db, p, deviceId);
+      requirePrivilege(p, 'execute');
+      const format = input.format ?? 'Text';
+      const sms = input.sms ?? false;
+      const ttl = input.ttl ?? DEFAULT_COMMAND_TTL_SECONDS;
+      if (!Number.isInteger(ttl) || ttl < 1 || ttl > MAX_COMMAND_TTL_SECONDS) {
+        throw new DomainError('VALIDATION_FAILED', `ttl: must be whole seconds from 1 to ${MAX_COMMAND_TTL_SECONDS}`, { field: 'ttl' });
+      }
+      validate(device, format, input.command, sms);
+      // the gateway refuses an expired device's frames, so a command could only wait for its ttl
+      if (isExpired(device, now())) throw new DomainError('DEVICE_EXPIRED', `Device "${device.id}" is expired: it cannot receive commands.`);
+      if (sms) {
+        if (!deps.sms) throw new DomainError('SMS_UNAVAILABLE', 'Commands by SMS need an SMS gateway: set TRACKGATE_SMS_URL.');
+        if (!device.min) throw new DomainError('SMS_UNAVAILABLE', `Device "${device.id}" has no phone number (min) to send an SMS to.`);
+      }
+      const createdAt = now();
+      const created = await repo.insert(db, { deviceId: device.id, accountId: device.accountId, command: input.command, format, sms, createdAt, expiresAt: createdAt + ttl * 1000 });
+      if (sms) return viaSms(device, created);
+      if (!delivery?.deliver(device.id)) {
+        return { result: `Queued: the device is not connected; the command is sent when it next identifies itself, until ${isoRequired(created.expiresAt)}.`, command: present(created) };
+      }
+      const c = await waitForAnswer(created.id, deps.waitMs);
+      const seconds = deps.waitMs / 1000;
+      let result: string;
+      if (c.status === 'answered') result = c.result ?? '';
+      else if (c.status === 'sent') result = `No reply from the device within ${seconds} s; the command stays sent and a later reply is recorded with it.`;
+      else if (c.status === 'queued') result = `Queued behind an earlier command the device has not answered yet; not sent within ${seconds} s.`;
+      else result = c.result ?? `The command is ${c.status}.`;
+      return { result, command: present(c) };
+    },
+
+    async list(p, deviceId) {
+      await visibleDevice(db, p, deviceId);
+      await repo.expireDue(db, now(), deviceId);
+      return (await repo.listByDevice(db, deviceId, LIST_LIMIT)).map(present);
+    },
+
+    async cancel(p, deviceId, commandId) {
+      await visibleDevice(db, p, deviceId);
+      requirePrivilege(p, 'execute');
+      await repo.expireDue(db, now(), deviceId);
+      const c = await repo.get(db, commandId);
+      if (!c || c.deviceId !== deviceId) throw new DomainError('COMMAND_NOT_FOUND', `Command ${commandId} of device "${deviceId}" was not found.`);
+      if (!(await repo.transition(db, c.id, 'queued', 'cancelled'))) {
+        const current = (await repo.get(db, c.id))!;
+        throw new DomainError('COMMAND_NOT_QUEUED', `Command ${commandId} is ${current.status}; only a queued command can be cancelled.`, { status: current.status });
+      }
+      changed(c.id);
+      return present((await repo.get(db, c.id))!);
+    },
+
+    attach(d) {
+      delivery = d;
+    },
+
+    async recover(deviceId) {
+      const nowMs = now();
+      for (const c of await repo.inStatus(db, deviceId, 'sent')) {
+        if (c.sms) continue;
+        if (c.attempts >= MAX_COMMAND_ATTEMPTS) {
+          await repo.transition(db, c.id, 'sent', 'failed', { result: `No answer after ${c.attempts} deliveries: the device dropped the connection each time before answering.` });
+        } else if (c.expiresAt <= nowMs) {
+          await repo.transition(db, c.id, 'sent', 'expired');
+        } else {
+          await repo.transition(db, c.id, 'sent', 'queued');
+        }
+        changed(c.id);
+      }
+    },
+
+    async next(deviceId) {
+      const nowMs = now();
+      await repo.expireDue(db, nowMs, deviceId);
+      // an SMS command is on its way through the SMS gateway, not the connection
+      return (await repo.inStatus(db, deviceId, 'queued')).find((c) => !c.sms);
+    },
+
+    async markSent(id, match) {
+      const moved = await repo.transition(db, id, 'queued', 'sent', { sentAt: now(), match, addAttempt: true });
+      if (moved) changed(id);
+      return moved;
+    },
+
+    async markFailed(id, why) {
+      await repo.transition(db, id, 'queued', 'failed', { result: why });
+      changed(id);
+    },
+
+    async answered(id, text) {
+      if (await repo.transition(db, id, 'sent', 'answered', { answeredAt: now(), result: text })) changed(id);
+      else logger.debug({ command: id }, 'answer to a command that is no longer sent: ignored');
+    },
+  };
+}

@@ -1,0 +1,315 @@
+import test from 'ava';
+import { ManualClock } from '../../core/clock.js';
+import { encodeCodec12 } from '../../protocols/teltonika/teltonika.encoder.js';
+import { crc16Arc, crc16X25 } from '../../protocols/shared/crc.js';
+import { backends } from '../helpers/backends.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { TrackerClient } from '../helpers/tracker-client.js';
+import { until } from '../helpers/wait.js';
+import * as F from '../helpers/frames.js';
+import { escapeFrame } from '../../protocols/jt808/jt808.frame.js';
+
+const IMEI = '356307042441013';
+const ENV = { TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_COMMAND_WAIT: '2' };
+type T = { teardown(fn: () => unknown): void };
+
+async function start(t: T, backend: 'sqlite' | 'postgres' = 'sqlite', options: { env?: Record<string, string>; clock?: ManualClock } = {}): Promise<TestServer> {
+  const s = await startServer(backend, { env: { ...ENV, ...options.env }, clock: options.clock });
+  t.teardown(() => s.stop());
+  return s;
+}
+
+async function device(s: TestServer, id = IMEI): Promise<void> {
+  const r = await s.request('POST', '/api/devices', { token: s.adminToken, body: { id, name: id } });
+  if (r.status !== 201) throw new Error(JSON.stringify(r.body));
+}
+
+/** Connects as a Teltonika tracker and logs in (the login's one-byte reply is read). */
+async function login(t: T, s: TestServer, imei = IMEI): Promise<TrackerClient> {
+  const c = await TrackerClient.connect(s.running.ports.teltonika);
+  t.teardown(() => c.end());
+  c.write(F.teltonikaLogin(imei));
+  const reply = await c.read(1);
+  if (reply[0] !== 1) throw new Error(`login refused: ${reply.toString('hex')}`);
+  return c;
+}
+
+/** Reads one Codec 12 frame and returns its command text (type 0x05 checked). */
+async function readCommand(c: TrackerClient, ms = 5000): Promise<string> {
+  const head = await c.read(8, ms);
+  const frame = Buffer.concat([head, await c.read(head.readUInt32BE(4) + 4, ms)]);
+  if (frame[8] !== 0x0c || frame[10] !== 0x05) throw new Error(`not a Codec 12 command: ${frame.toString('hex')}`);
+  return frame.toString('latin1', 15, 15 + frame.readUInt32BE(11));
+}
+
+/** The device's Codec 12 answer: type 0x06 (Teltonika wiki, Codec 12). */
+function answer(text: string): Buffer {
+  const frame = encodeCodec12(Buffer.from(text, 'latin1'));
+  frame[10] = 0x06;
+  frame.writeUInt32BE(crc16Arc(frame, 8, frame.length - 4), frame.length - 4);
+  return frame;
+}
+
+const send = (s: TestServer, body: Record<string, unknown>, id = IMEI) => s.request('POST', `/api/devices/${id}/sendCommand`, { token: s.adminToken, body });
+const commands = async (s: TestServer, id = IMEI): Promise<{ id: number; status: string; command: string; result: string | null; attempts: number }[]> =>
+  (await s.request('GET', `/api/devices/${id}/commands`, { token: s.adminToken })).body.commands;
+
+for (const backend of await backends()) {
+  test(`gateway.commands (${backend}): a connected Teltonika gets the command at once and sendCommand answers with its reply`, async (t) => {
+    const s = await start(t, backend);
+    await device(s);
+    const c = await login(t, s);
+    const pending = send(s, { command: 'getinfo' });
+    t.is(await readCommand(c), 'getinfo');
+    c.write(answer('RTC:2026/3/1 10:00 Init:2026/3/1 9:00 UpTime:3600s'));
+    const r = await pending;
+    t.is(r.status, 200, JSON.stringify(r.body));
+    t.is(r.body.result, 'RTC:2026/3/1 10:00 Init:2026/3/1 9:00 UpTime:3600s');
+    t.like(r.body.command, { status: 'answered', attempts: 1, result: 'RTC:2026/3/1 10:00 Init:2026/3/1 9:00 UpTime:3600s' });
+    t.truthy(r.body.command.sent);
+    t.truthy(r.body.command.answered);
+    t.like((await commands(s))[0], { status: 'answered', result: r.body.result });
+  });
+
+  test(`gateway.commands (${backend}): queued while offline, delivered in order one at a time after login, and survives a restart`, async (t) => {
+    const first = await startServer(backend, { env: ENV });
+    t.teardown(() => first.stop());
+    await device(first);
+    const a = await send(first, { command: 'getver' });
+    const b = await send(first, { command: 'setdigout 1', ttl: 3600 });
+    t.is(a.body.command.status, 'queued');
+    t.regex(a.body.result, /not connected/);
+    await first.running.stop();
+
+    const restarted = await startServer(backend, { env: ENV, storageEnv: first.storageEnv });
+    t.teardown(() => restarted.stop());
+    const c = await login(t, restarted);
+    t.is(await readCommand(c), 'getver', 'the oldest first, right after the login reply');
+    t.true(await c.nothingFor(300), 'the next waits for the answer to the one in flight');
+    c.write(answer('Ver:03.27.07'));
+    t.is(await readCommand(c), 'setdigout 1');
+    c.write(answer('DOUT1:1 DOUT2:0'));
+    await until('both answered', async () => (await commands(restarted)).every((x) => x.status === 'answered'));
+    const list = await commands(restarted);
+    t.deepEqual(list.map((x) => [x.id, x.result]), [[b.body.command.id, 'DOUT1:1 DOUT2:0'], [a.body.command.id, 'Ver:03.27.07']]);
+  });
+}
+
+test('gateway.commands: no reply within TRACKGATE_COMMAND_WAIT leaves the command sent, says so, and a late reply is still recorded', async (t) => {
+  const s = await start(t, 'sqlite', { env: { TRACKGATE_COMMAND_WAIT: '1' } });
+  await device(s);
+  const c = await login(t, s);
+  const started = Date.now();
+  const pending = send(s, { command: 'getgps' });
+  t.is(await readCommand(c), 'getgps');
+  const r = await pending;
+  t.true(Date.now() - started < 3000);
+  t.regex(r.body.result, /No reply from the device within 1 s/);
+  t.is(r.body.command.status, 'sent');
+  c.write(answer('GPS:1 Sat:9'));
+  await until('answered late', async () => (await commands(s))[0].status === 'answered');
+  t.is((await commands(s))[0].result, 'GPS:1 Sat:9');
+});
+
+test('gateway.commands: a device that drops before answering gets the command again on its next connection, at most 3 times, then it has failed', async (t) => {
+  const s = await start(t);
+  await device(s);
+  const queued = await send(s, { command: 'cpureset' });
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    const c = await login(t, s);
+    t.is(await readCommand(c), 'cpureset', `delivery ${attempt}`);
+    t.like((await commands(s))[0], { status: 'sent', attempts: attempt });
+    c.end();
+    await c.waitClosed();
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const c = await login(t, s);
+  t.true(await c.nothingFor(400), 'not a fourth time');
+  const [failed] = await commands(s);
+  t.is(failed.id, queued.body.command.id);
+  t.is(failed.status, 'failed');
+  t.regex(failed.result!, /No answer after 3 deliveries/);
+});
+
+test('gateway.commands: a cancelled command is never delivered; an expired one neither', async (t) => {
+  const clock = new ManualClock(Date.now());
+  const s = await start(t, 'sqlite', { clock });
+  await device(s);
+  const a = await send(s, { command: 'getver' });
+  const b = await send(s, { command: 'getinfo', ttl: 60 });
+  await send(s, { command: 'getgps', ttl: 600 });
+  t.is((await s.request('DELETE', `/api/devices/${IMEI}/commands/${a.body.command.id}`, { token: s.adminToken })).status, 200);
+  clock.advance(61_000);
+  const c = await login(t, s);
+  t.is(await readCommand(c), 'getgps', 'the cancelled and the expired ones are skipped');
+  const list = await commands(s);
+  t.deepEqual(list.map((x) => x.status), ['sent', 'expired', 'cancelled']);
+  t.is(list[1].id, b.body.command.id);
+});
+
+test('gateway.commands: Hex is written as it is, and its answer is the one in flight', async (t) => {
+  const s = await start(t);
+  await device(s);
+  const c = await login(t, s);
+  const raw = encodeCodec12(Buffer.from('getio', 'latin1'));
+  const pending = send(s, { command: raw.toString('hex').replace(/(..)/g, '$1 ').trim(), format: 'Hex' });
+  t.deepEqual(await c.read(raw.length), raw);
+  c.write(answer('DI1:0 AIN1:0'));
+  const r = await pending;
+  t.is(r.body.result, 'DI1:0 AIN1:0');
+  t.is(r.body.command.status, 'answered');
+});
+
+/** A GT06 0x15 answer (0x7878): command length, the echoed server flag, text, language 0x0002, serial, CRC-ITU. */
+function gt06Answer(serverFlag: number, text: string): Buffer {
+  const body = Buffer.alloc(1 + 4 + text.length + 2);
+  body[0] = 4 + text.length;
+  body.writeUInt32BE(serverFlag, 1);
+  body.write(text, 5, 'latin1');
+  body.writeUInt16BE(2, 5 + text.length);
+  const f = Buffer.alloc(4 + body.length + 6);
+  f.writeUInt16BE(0x7878, 0);
+  f[2] = 5 + body.length;
+  f[3] = 0x15;
+  body.copy(f, 4);
+  f.writeUInt16BE(7, 4 + body.length);
+  f.writeUInt16BE(crc16X25(f, 2, 6 + body.length), 6 + body.length);
+  f.write('\r\n', f.length - 2, 'latin1');
+  return f;
+}
+
+/** Reads one GT06 0x80 command frame: its server flag and text. */
+async function readGt06Command(c: TrackerClient): Promise<{ flag: number; text: string }> {
+  const head = await c.read(3);
+  const frame = Buffer.concat([head, await c.read(head[2] + 2)]);
+  if (frame[3] !== 0x80) throw new Error(`not a 0x80 command: ${frame.toString('hex')}`);
+  return { flag: frame.readUInt32BE(5), text: frame.toString('latin1', 9, 9 + frame[4] - 4) };
+}
+
+test('gateway.commands: GT06 answers are tied to their command by the echoed server flag, whatever their order', async (t) => {
+  const s = await start(t, 'sqlite', { env: { TRACKGATE_GT06_PORT: '0', TRACKGATE_COMMAND_WAIT: '1' } });
+  await device(s);
+  const c = await TrackerClient.connect(s.running.ports.gt06);
+  t.teardown(() => c.end());
+  c.write(F.gt06Login(IMEI, 1));
+  await c.read(10);
+  const a = send(s, { command: 'WHERE#' });
+  const first = await readGt06Command(c);
+  t.is(first.text, 'WHERE#');
+  t.is((await a).body.command.status, 'sent', 'no reply within 1 s');
+  const b = send(s, { command: 'Relay,1#' });
+  const second = await readGt06Command(c);
+  t.is(second.text, 'Relay,1#');
+  t.not(second.flag, first.flag);
+  c.write(gt06Answer(second.flag, 'Cut off the fuel supply: Success!'));
+  const rb = await b;
+  t.is(rb.body.result, 'Cut off the fuel supply: Success!', 'the later command gets its own answer, not the oldest waiting');
+  c.write(gt06Answer(first.flag, 'Lat:N40.4168,Lon:W3.7038'));
+  await until('the first answered', async () => (await commands(s)).every((x) => x.status === 'answered'));
+  t.is((await commands(s))[1].result, 'Lat:N40.4168,Lon:W3.7038');
+});
+
+/** Reads one text frame up to and including `end`. */
+async function readText(c: TrackerClient, end: string): Promise<string> {
+  let text = '';
+  while (!text.endsWith(end)) text += (await c.read(1)).toString('latin1');
+  return text;
+}
+
+test('gateway.commands: an H02 command carries its send time, and the V4 confirmation echoing word and time answers it', async (t) => {
+  const s = await start(t, 'sqlite', { env: { TRACKGATE_H02_PORT: '0' } });
+  await device(s);
+  const c = await TrackerClient.connect(s.running.ports.h02);
+  t.teardown(() => c.end());
+  const queued = await send(s, { command: 'S20,1,1' });
+  t.is(queued.body.command.status, 'queued');
+  c.write(`*HQ,${IMEI},V1,100000,A,4025.0080,N,00342.2280,W,000.00,000,010326,FFFFFBFF#`);
+  t.regex(await readText(c, '#'), /^\*HQ,\d+,V4,V1,\d{14}#$/, "the position's acknowledgement first");
+  const frame = await readText(c, '#');
+  const m = /^\*HQ,(\d+),S20,(\d{6}),1,1#$/.exec(frame);
+  t.truthy(m, frame);
+  t.is(m![1], IMEI);
+  // a V4 with another time answers another command: not this one
+  c.write(`*HQ,${IMEI},V4,S20,DONE,${m![2] === '000000' ? '000001' : '000000'}#`);
+  await new Promise((r) => setTimeout(r, 300));
+  t.is((await commands(s))[0].status, 'sent');
+  c.write(`*HQ,${IMEI},V4,S20,DONE,${m![2]}#`);
+  await until('answered', async () => (await commands(s))[0].status === 'answered');
+  t.is((await commands(s))[0].result, `S20,DONE,${m![2]}`);
+});
+
+/** A JT808 frame from the terminal: header (id, body length, BCD terminal id, serial), body, XOR, escaped (JT/T 808-2013 4). */
+function jt808Frame(terminalId: string, id: number, serial: number, body: Buffer): Buffer {
+  const header = Buffer.alloc(12);
+  header.writeUInt16BE(id, 0);
+  header.writeUInt16BE(body.length, 2);
+  Buffer.from(terminalId.padStart(12, '0'), 'hex').copy(header, 4);
+  header.writeUInt16BE(serial, 10);
+  const content = Buffer.concat([header, body]);
+  let xor = 0;
+  for (const b of content) xor ^= b;
+  return escapeFrame(Buffer.concat([Buffer.from([0x7e]), content, Buffer.from([xor, 0x7e])]));
+}
+
+/** Reads one JT808 frame from the platform and unescapes it: message id, serial and body. */
+async function readJt808(c: TrackerClient): Promise<{ id: number; serial: number; body: Buffer }> {
+  const bytes: number[] = [...(await c.read(1))];
+  do bytes.push((await c.read(1))[0]);
+  while (bytes[bytes.length - 1] !== 0x7e);
+  const raw: number[] = [];
+  for (let i = 1; i < bytes.length - 1; i++) raw.push(bytes[i] === 0x7d ? (bytes[++i] === 0x02 ? 0x7e : 0x7d) : bytes[i]);
+  const f = Buffer.from(raw);
+  return { id: f.readUInt16BE(0), serial: f.readUInt16BE(10), body: f.subarray(12, 12 + (f.readUInt16BE(2) & 0x3ff)) };
+}
+
+test('gateway.jt808: a text command goes as 0x8300 and the 0x0001 general response with its serial answers it', async (t) => {
+  const terminal = '13912345678';
+  const s = await start(t, 'sqlite', { env: { TRACKGATE_JT808_PORT: '0' } });
+  await device(s, terminal);
+  const c = await TrackerClient.connect(s.running.ports.jt808);
+  t.teardown(() => c.end());
+  c.write(F.jt808Location(terminal, { time: new Date(Date.UTC(2026, 2, 1, 10)), lat: 40.4, lon: -3.7 }, 5));
+  t.is((await readJt808(c)).id, 0x8001, 'the position is acknowledged first');
+  const pending = send(s, { command: 'WHERE' }, terminal);
+  const cmd = await readJt808(c);
+  t.is(cmd.id, 0x8300);
+  t.true(cmd.body.includes(Buffer.from('WHERE')));
+  // reply serial, reply message id 0x8300, result (0 ok, 1 failed)
+  const response = (serial: number, result: number) => Buffer.from([serial >> 8, serial & 0xff, 0x83, 0x00, result]);
+  c.write(jt808Frame(terminal, 0x0001, 6, response((cmd.serial + 1) & 0xffff, 1)));
+  c.write(jt808Frame(terminal, 0x0001, 7, response(cmd.serial, 0)));
+  const r = await pending;
+  t.is(r.body.command.status, 'answered', 'the response naming another serial answers nothing; the one naming its serial answers it');
+  t.is(r.body.result, 'ok');
+});
+
+test('gateway.commands: a Text queued before the protocol was known, which the protocol cannot carry, fails with the reason and the next one goes', async (t) => {
+  const s = await start(t);
+  await device(s);
+  const long = await send(s, { command: 'x'.repeat(200) });
+  t.is(long.body.command.status, 'queued', 'unchecked: the device never connected');
+  await send(s, { command: 'getver' });
+  const c = await login(t, s);
+  t.is(await readCommand(c), 'getver');
+  const [, failed] = await commands(s);
+  t.is(failed.status, 'failed');
+  t.regex(failed.result!, /TOO_LONG/);
+  t.is(failed.attempts, 0, 'never written');
+});
+
+test('gateway.commands: two commands sent at once to a connected device go one after the other, each POST with its own answer', async (t) => {
+  const s = await start(t);
+  await device(s);
+  const c = await login(t, s);
+  const first = send(s, { command: 'getver' });
+  const second = send(s, { command: 'getinfo' });
+  const a = await readCommand(c);
+  t.true(await c.nothingFor(200), 'one in flight');
+  c.write(answer(`reply to ${a}`));
+  const b = await readCommand(c);
+  t.deepEqual([a, b].sort(), ['getinfo', 'getver']);
+  c.write(answer(`reply to ${b}`));
+  const [r1, r2] = await Promise.all([first, second]);
+  t.is(r1.body.result, 'reply to getver');
+  t.is(r2.body.result, 'reply to getinfo');
+});
