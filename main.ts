@@ -39,7 +39,7 @@ import { createAlertsService, type AlertsService } from './core/alerts/alerts.se
 import { createAlertRecorder } from './core/alerts/alert.recorder.js';
 import { createGroupsService, type GroupsService } from './core/groups/groups.service.js';
 import { createUsersService, type UsersService } from './core/users/users.service.js';
-import { createCommandsService, type CommandCheck, type CommandsService } from './core/commands/commands.service.js';
+import { COMMAND_UPKEEP_MS, createCommandsService, type CommandCheck, type CommandsService } from './core/commands/commands.service.js';
 import type { CommandFormat } from './core/model/command.js';
 import { createApi } from './api/app.js';
 import { createDeviceDirectory, type DeviceDirectory } from './core/devices/device-directory.js';
@@ -252,7 +252,14 @@ export async function createServices(config: Readonly<Config>, db: Db, clock: Cl
   });
   const users = createUsersService({ db, clock, onChange: (id) => events.userChanged(id) });
   const commandSms = config.smsUrl ? createSmsHttpNotifier({ url: config.smsUrl, timeoutMs: config.notifyTimeoutMs }) : undefined;
-  const commands = createCommandsService({ db, clock, logger, waitMs: config.commandWaitSeconds * 1000, check: checkCommand, sms: commandSms });
+  const commands = createCommandsService({
+    db, clock, logger, waitMs: config.commandWaitSeconds * 1000, check: checkCommand, sms: commandSms,
+    announce: (deviceId) => events.commandsQueued(deviceId),
+    // On PostgreSQL other instances may hold the device's connection (a TCP connection silent for
+    // TRACKGATE_IDLE_TIMEOUT is closed, so an older last connection is offline); their upkeep finds
+    // the command within COMMAND_UPKEEP_MS without Redis.
+    ...(config.databaseUrl && { remote: { pickupMs: COMMAND_UPKEEP_MS + 1000, recentMs: config.idleTimeoutSeconds * 1000, pollMs: 200 } }),
+  });
   return {
     events, tokens, accounts, directory, ingest, devices, locations, alerts, groups, users, commands, notifications, quota, licenses,
     limiter: limiters.requests, logger,
@@ -321,6 +328,29 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
     });
     closers.push(() => gateway.stop());
     services.commands.attach({ deliver: (deviceId) => gateway.deliverCommands(deviceId) });
+    // a command queued on another instance (relayed through Redis) for a device connected here
+    const offQueued = services.events.onCommandsQueued((deviceId, remote) => {
+      if (remote) gateway.deliverCommands(deviceId);
+    });
+    // Expiry in the background, and without Redis the commands queued on other instances for the
+    // devices connected here: one indexed query every COMMAND_UPKEEP_MS, never two at once.
+    let upkeeping = false;
+    const upkeep = setInterval(() => {
+      if (upkeeping) return;
+      upkeeping = true;
+      services.commands
+        .upkeep(gateway.connectedDevices())
+        .then((ids) => ids.forEach((id) => gateway.deliverCommands(id)))
+        .catch((e: Error) => logger.warn({ err: e.message }, 'command upkeep failed; tried again shortly'))
+        .finally(() => {
+          upkeeping = false;
+        });
+    }, COMMAND_UPKEEP_MS);
+    upkeep.unref();
+    closers.push(async () => {
+      clearInterval(upkeep);
+      offQueued();
+    });
     const mqtt = await startMqttGateway({
       host: config.host,
       port: config.mqttPort,

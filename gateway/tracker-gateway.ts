@@ -37,6 +37,8 @@ export interface TrackerGateway {
    * there is one. UDP, HTTP and other instances' connections are not reached (yet).
    */
   deliverCommands(deviceId: string): boolean;
+  /** the devices with a live TCP connection on this instance */
+  connectedDevices(): string[];
   stop(): Promise<void>;
 }
 
@@ -84,6 +86,9 @@ export async function startTrackerGateway(o: TrackerGatewayOptions): Promise<Tra
       if (!connection) return false;
       connection.deliverCommands();
       return true;
+    },
+    connectedDevices() {
+      return registry.deviceIds();
     },
     async stop() {
       await Promise.all(closers.map((c) => c()));

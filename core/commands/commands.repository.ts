@@ -59,6 +59,17 @@ export async function expireDue(db: Q, nowMs: number, deviceId?: string): Promis
   return q.update({ status: 'expired' });
 }
 
+/** Of `deviceIds`, those with a queued command (indexed by device, status). */
+export async function devicesWithQueued(db: Q, deviceIds: string[]): Promise<string[]> {
+  const found: string[] = [];
+  // bounded IN lists: SQLite and PostgreSQL cap bound parameters
+  for (let i = 0; i < deviceIds.length; i += 500) {
+    const rows = await db('commands').distinct('device_id').whereIn('device_id', deviceIds.slice(i, i + 500)).andWhere('status', 'queued');
+    found.push(...rows.map((r: Record<string, unknown>) => String(r.device_id)));
+  }
+  return found;
+}
+
 /**
  * Moves a command from one status to another, only if it is still in `from` (a second writer, or
  * a cancel that came first, makes this a no-op): whether it moved.

@@ -51,6 +51,15 @@ export interface CommandsDeps {
   check(protocol: string, deviceId: string, format: CommandFormat, text: string): CommandCheck;
   /** TRACKGATE_SMS_URL; absent: `sms: true` is refused */
   sms?: Notifier;
+  /** a command was queued for a device not connected here (main.ts: the event bus, relayed through Redis) */
+  announce?(deviceId: string): void;
+  /**
+   * Several instances share the database (PostgreSQL): a device not connected here may be connected
+   * to another, which picks its command up (at once through Redis, within `pickupMs` through the
+   * database). sendCommand then waits for it when the device reported within `recentMs`, reading
+   * the command's row every `pollMs` (the answer is stored by the other instance).
+   */
+  remote?: { pickupMs: number; recentMs: number; pollMs: number };
 }
 
 export interface SendInput {
@@ -83,7 +92,16 @@ export interface CommandsService {
   markFailed(id: number, why: string): Promise<void>;
   /** The device's answer to a sent command. */
   answered(id: number, text: string): Promise<void>;
+  /**
+   * The periodic upkeep (main.ts, every COMMAND_UPKEEP_MS): queued commands past their ttl become
+   * `expired` whoever reads them, and of `connected` (the devices connected to this instance)
+   * those with queued commands are returned, to be delivered (created on another instance).
+   */
+  upkeep(connected: string[]): Promise<string[]>;
 }
+
+/** how often the upkeep runs: a command created on an instance without Redis reaches the device's instance within it */
+export const COMMAND_UPKEEP_MS = 2000;
 
 /** The bytes of a Hex or Base64 command, or the problem. Hex may hold spaces and hyphens between digits. */
 export function commandBytes(format: 'Hex' | 'Base64', command: string): Buffer | string {
@@ -140,9 +158,14 @@ export function createCommandsService(deps: CommandsDeps): CommandsService {
     if (check !== 'ok') throw invalid(`${check.message} (${check.reason})`, check.reason);
   }
 
-  /** Waits until the command leaves `queued`/`sent` or `ms` pass; the command as it then is. */
-  async function waitForAnswer(id: number, ms: number): Promise<CommandRecord> {
-    const deadline = Date.now() + ms;
+  /**
+   * Waits until the command leaves `queued`/`sent` or `ms` pass; the command as it then is. With
+   * `poll` (the device may be connected to another instance, which stores its answer), the row is
+   * read every `pollMs`, and a command still queued after `pickupMs` is left to wait in the queue.
+   */
+  async function waitForAnswer(id: number, ms: number, poll?: { pickupMs: number; pollMs: number }): Promise<CommandRecord> {
+    const started = Date.now();
+    const deadline = started + ms;
     const set = waiters.get(id) ?? new Set();
     waiters.set(id, set);
     try {
@@ -150,13 +173,14 @@ export function createCommandsService(deps: CommandsDeps): CommandsService {
         const c = (await repo.get(db, id))!;
         const left = deadline - Date.now();
         if ((c.status !== 'queued' && c.status !== 'sent') || left <= 0) return c;
+        if (poll && c.status === 'queued' && Date.now() - started >= poll.pickupMs) return c;
         await new Promise<void>((resolve) => {
           const wake = () => {
             clearTimeout(timer);
             set.delete(wake);
             resolve();
           };
-          const timer = setTimeout(wake, left);
+          const timer = setTimeout(wake, poll ? Math.min(left, poll.pollMs) : left);
           set.add(wake);
         });
       }
@@ -198,10 +222,21 @@ export function createCommandsService(deps: CommandsDeps): CommandsService {
       const createdAt = now();
       const created = await repo.insert(db, { deviceId: device.id, accountId: device.accountId, command: input.command, format, sms, createdAt, expiresAt: createdAt + ttl * 1000 });
       if (sms) return viaSms(device, created);
-      if (!delivery?.deliver(device.id)) {
-        return { result: `Queued: the device is not connected; the command is sent when it next identifies itself, until ${isoRequired(created.expiresAt)}.`, command: present(created) };
+      const queued = (c: CommandRecord) => ({
+        result: `Queued: the device is not connected; the command is sent when it next identifies itself, until ${isoRequired(c.expiresAt)}.`,
+        command: present(c),
+      });
+      let c: CommandRecord;
+      if (delivery?.deliver(device.id)) {
+        c = await waitForAnswer(created.id, deps.waitMs);
+      } else {
+        deps.announce?.(device.id);
+        const remote = deps.remote;
+        // a device silent for longer is taken as offline: no wait for another instance to pick it up
+        if (!remote || device.lastConnection === null || createdAt - device.lastConnection > remote.recentMs) return queued(created);
+        c = await waitForAnswer(created.id, deps.waitMs, remote);
+        if (c.status === 'queued') return queued(c);
       }
-      const c = await waitForAnswer(created.id, deps.waitMs);
       const seconds = deps.waitMs / 1000;
       let result: string;
       if (c.status === 'answered') result = c.result ?? '';
@@ -271,6 +306,12 @@ export function createCommandsService(deps: CommandsDeps): CommandsService {
     async answered(id, text) {
       if (await repo.transition(db, id, 'sent', 'answered', { answeredAt: now(), result: text })) changed(id);
       else logger.debug({ command: id }, 'answer to a command that is no longer sent: ignored');
+    },
+
+    async upkeep(connected) {
+      const expired = await repo.expireDue(db, now());
+      if (expired) logger.info({ expired }, 'queued commands expired unsent');
+      return connected.length ? repo.devicesWithQueued(db, connected) : [];
     },
   };
 }

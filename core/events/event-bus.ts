@@ -66,6 +66,17 @@ export class EventBus {
     return () => this.emitter.off('account', fn);
   }
 
+  // Commands (CONTRACT.md "Commands"): the instance holding the device's connection delivers.
+  /** Commands were queued for a device whose connection may be held by another instance. */
+  commandsQueued(deviceId: string, remote = false): void {
+    this.emitter.emit('commandsQueued', deviceId, remote);
+  }
+
+  onCommandsQueued(fn: (deviceId: string, remote: boolean) => void): () => void {
+    this.emitter.on('commandsQueued', fn);
+    return () => this.emitter.off('commandsQueued', fn);
+  }
+
   onLocations(fn: (items: StoredLocation[], remote: boolean) => void): () => void {
     this.emitter.on('locations', fn);
     return () => this.emitter.off('locations', fn);

@@ -1,7 +1,8 @@
 /**
  * Several instances side by side: what one stores, the others announce too (the MQTT live feed
  * of a user connected to another instance), and a user, device or account changed on one (a new
- * API key, a device's expiry, a time zone) is forgotten by every instance's caches at once. Events
+ * API key, a device's expiry, a time zone) is forgotten by every instance's caches at once, and a
+ * command queued on one is delivered at once by the instance holding the device's connection. Events
  * go out on one Redis pub/sub channel and come back into each other instance's EventBus marked
  * remote, so they are never relayed twice.
  */
@@ -10,8 +11,8 @@ import type { EventBus, StoredAlert, StoredLocation } from './event-bus.js';
 import type { Logger } from '../logger.js';
 import { connectRedis, closeRedis } from '../redis/redis-client.redis.js';
 
-/** o: origin; l, a: stored locations, alert; u, d, c: changed user, device, account */
-type Envelope = { o: string; l?: StoredLocation[]; a?: StoredAlert; u?: string; d?: string; c?: string };
+/** o: origin; l, a: stored locations, alert; u, d, c: changed user, device, account; q: commands queued for a device */
+type Envelope = { o: string; l?: StoredLocation[]; a?: StoredAlert; u?: string; d?: string; c?: string; q?: string };
 
 export interface RelayOptions {
   /** also relay stored locations and alerts (only the MQTT live feed needs them); default true */
@@ -46,6 +47,9 @@ export async function relayEvents(bus: EventBus, url: string, prefix: string, lo
   const offAccount = bus.onAccountChanged((accountId, remote) => {
     if (!remote) send({ o: origin, c: accountId });
   });
+  const offQueued = bus.onCommandsQueued((deviceId, remote) => {
+    if (!remote) send({ o: origin, q: deviceId });
+  });
   sub.on('message', (_channel: string, message: string) => {
     try {
       const e = JSON.parse(message) as Envelope;
@@ -55,6 +59,7 @@ export async function relayEvents(bus: EventBus, url: string, prefix: string, lo
       if (e.u) bus.userChanged(e.u, true);
       if (e.d) bus.deviceChanged(e.d, true);
       if (e.c) bus.accountChanged(e.c, true);
+      if (e.q) bus.commandsQueued(e.q, true);
     } catch {
       /* not ours */
     }
@@ -67,6 +72,7 @@ export async function relayEvents(bus: EventBus, url: string, prefix: string, lo
       offUser();
       offDevice();
       offAccount();
+      offQueued();
       await Promise.all([closeRedis(pub), closeRedis(sub)]);
     },
   };

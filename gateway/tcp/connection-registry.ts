@@ -17,6 +17,11 @@ export class ConnectionRegistry<C extends Replaceable = Replaceable> {
     return this.byDevice.get(deviceId);
   }
 
+  /** Every device with a live connection on this instance. */
+  deviceIds(): string[] {
+    return [...this.byDevice.keys()];
+  }
+
   release(deviceId: string, connection: C): void {
     if (this.byDevice.get(deviceId) === connection) this.byDevice.delete(deviceId);
   }

@@ -4,6 +4,7 @@ import * as m002 from './002-unknown-devices.js';
 import * as m003 from './003-outbox.js';
 import * as m004 from './004-device-model.js';
 import * as m005 from './005-commands.js';
+import * as m006 from './006-commands-expiry-index.js';
 
 /** Every migration, in order. Adding one is a new file and one line here. */
 const migrations: Record<string, Knex.Migration> = {
@@ -12,6 +13,7 @@ const migrations: Record<string, Knex.Migration> = {
   '003-outbox': m003,
   '004-device-model': m004,
   '005-commands': m005,
+  '006-commands-expiry-index': m006,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
