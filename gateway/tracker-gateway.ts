@@ -7,7 +7,7 @@ import type { Clock } from '../core/clock.js';
 import type { CommandsService } from '../core/commands/commands.service.js';
 import { ConnectionRegistry } from './tcp/connection-registry.js';
 import { DeviceConnection } from './tcp/device-connection.js';
-import { startUdpListener } from './udp/udp-listener.js';
+import { startUdpListener, UDP_LISTEN_MS, type UdpPeer } from './udp/udp-listener.js';
 import { startOsmandServer } from './http/osmand-server.js';
 import type { GatewayDeps } from './shared/frame-handler.js';
 import { flushEveryWindow } from './shared/log-budget.js';
@@ -33,8 +33,9 @@ export interface TrackerGateway {
   ports: Record<string, number>;
   registry: ConnectionRegistry<DeviceConnection>;
   /**
-   * Has the device's live TCP connection on this instance deliver its queued commands: whether
-   * there is one. UDP, HTTP and other instances' connections are not reached (yet).
+   * Has the device's live TCP connection on this instance, or its UDP address while it still
+   * listens after its last datagram (UDP_LISTEN_MS), deliver its queued commands: whether there is
+   * one. A UDP device heard earlier gets them after its next datagram.
    */
   deliverCommands(deviceId: string): boolean;
   /** the devices with a live TCP connection on this instance */
@@ -44,6 +45,7 @@ export interface TrackerGateway {
 
 export async function startTrackerGateway(o: TrackerGatewayOptions): Promise<TrackerGateway> {
   const registry = new ConnectionRegistry<DeviceConnection>();
+  const udpPeers = new Map<string, UdpPeer>();
   const ports: Record<string, number> = {};
   const closers: (() => Promise<void>)[] = [];
   const storageFailures = storageFailureBudget(o.logger);
@@ -69,7 +71,7 @@ export async function startTrackerGateway(o: TrackerGatewayOptions): Promise<Tra
         closers.push(t.close);
       }
       if (protocol.transports.includes('udp') && protocol.decodeDatagram) {
-        const u = await startUdpListener(common, port, o.host);
+        const u = await startUdpListener({ ...common, udpPeers }, port, o.host);
         ports[`${name}/udp`] = u.port;
         closers.push(u.close);
       }
@@ -83,8 +85,13 @@ export async function startTrackerGateway(o: TrackerGatewayOptions): Promise<Tra
     registry,
     deliverCommands(deviceId) {
       const connection = registry.get(deviceId);
-      if (!connection) return false;
-      connection.deliverCommands();
+      if (connection) {
+        connection.deliverCommands();
+        return true;
+      }
+      const peer = udpPeers.get(deviceId);
+      if (!peer || o.clock.now().getTime() - peer.lastSeen > UDP_LISTEN_MS) return false;
+      peer.commands.kick();
       return true;
     },
     connectedDevices() {

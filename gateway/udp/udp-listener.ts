@@ -2,6 +2,13 @@
  * Datagram trackers (Teltonika, H02, GPS103 over UDP): every datagram names its device; the
  * reply goes back to the sender only after what it acknowledges is stored. A datagram is decoded
  * before its device is known, and again with the device's model when the record names one.
+ *
+ * Commands (CONTRACT.md "Commands"): a device is reachable at the address of its last datagram,
+ * and only just after it (trackers listen briefly after sending). So its queued commands go right
+ * after each of its datagrams is handled, and a new command goes at once only while its last
+ * datagram is under UDP_LISTEN_MS old; otherwise it waits for the next one. The device's state
+ * (what was sent, awaiting its answer) lasts while datagrams keep coming within the idle timeout;
+ * after a longer silence it starts again, and what was sent unanswered is delivered again.
  */
 import dgram from 'node:dgram';
 import { ProtocolError, type DecodeResult, type ProtocolModule } from '../../protocols/types.js';
@@ -10,6 +17,21 @@ import { handleDecoded, type GatewayDeps } from '../shared/frame-handler.js';
 import { listen, type Listener } from '../shared/listen.js';
 import { flushEveryWindow, LISTENER_LOG, LogBudget } from '../shared/log-budget.js';
 import { logStorageFailure } from '../shared/storage-failures.js';
+import { ConnectionCommands } from '../tcp/connection-commands.js';
+import type { CommandsService } from '../../core/commands/commands.service.js';
+
+/** how long after a device's datagram a new command is sent at once (the tracker still listens) */
+export const UDP_LISTEN_MS = 5000;
+
+/** A device last heard over UDP: where it is and its commands. */
+export interface UdpPeer {
+  address: string;
+  port: number;
+  lastSeen: number;
+  /** the device record's model, as the encoder reads it */
+  model?: string;
+  commands: ConnectionCommands;
+}
 
 export interface UdpOptions extends GatewayDeps {
   protocol: ProtocolModule;
@@ -17,6 +39,11 @@ export interface UdpOptions extends GatewayDeps {
   checksum: 'accept' | 'strict';
   /** gateway-wide: the storage failures of every listener share one log budget */
   storageFailures: LogBudget;
+  commands: CommandsService;
+  commandWaitMs: number;
+  idleTimeoutSeconds: number;
+  /** gateway-wide: the devices heard over UDP, by device id */
+  udpPeers: Map<string, UdpPeer>;
 }
 
 export async function startUdpListener(o: UdpOptions, port: number, host: string): Promise<Listener> {
@@ -67,9 +94,17 @@ export async function startUdpListener(o: UdpOptions, port: number, host: string
     const outcome = await handleDecoded(o, protocol, result, {}, rinfo.address, decode);
     const send = (b: Buffer) => socket.send(b, rinfo.port, rinfo.address);
     switch (outcome.kind) {
-      case 'ok':
+      case 'ok': {
         outcome.replies.forEach(send);
+        const peer = peerOf(outcome.device.id, rinfo);
+        peer.model = outcome.device.model ?? undefined;
+        if (outcome.commandResults) {
+          await peer.commands.answer(outcome.commandResults).catch((e: unknown) => o.logger.warn({ protocol, remote, err: (e as Error).message }, 'recording a command answer failed'));
+        }
+        // after the datagram's reply: the tracker listens now
+        peer.commands.kick();
         return;
+      }
       case 'rejected':
       case 'invalid':
         if (refusedLog.take(now())) {
@@ -89,11 +124,57 @@ export async function startUdpListener(o: UdpOptions, port: number, host: string
     }
   }
 
+  const mine = new WeakSet<UdpPeer>();
+  /** The device's peer, at the address of this datagram; a new one after a silence longer than the idle timeout. */
+  function peerOf(deviceId: string, rinfo: dgram.RemoteInfo): UdpPeer {
+    const at = now();
+    let peer = o.udpPeers.get(deviceId);
+    if (peer && at - peer.lastSeen > o.idleTimeoutSeconds * 1000) {
+      peer.commands.close();
+      peer = undefined;
+    }
+    if (!peer) {
+      const where = () => ({ protocol, transport: 'udp', deviceId, remote: `${created.address}:${created.port}` });
+      const created: UdpPeer = {
+        address: rinfo.address,
+        port: rinfo.port,
+        lastSeen: at,
+        commands: new ConnectionCommands({
+          commands: o.commands,
+          protocol: o.protocol,
+          clock: o.clock,
+          logger: o.logger,
+          waitMs: o.commandWaitMs,
+          deviceId,
+          context: () => ({ model: created.model, session: {} }),
+          write: (bytes) => {
+            socket.send(bytes, created.port, created.address);
+            return true;
+          },
+          where,
+        }),
+      };
+      peer = created;
+      mine.add(peer);
+      o.udpPeers.set(deviceId, peer);
+    }
+    peer.address = rinfo.address;
+    peer.port = rinfo.port;
+    peer.lastSeen = at;
+    return peer;
+  }
+
   const listener = await listen(socket, { port, host });
   return {
     port: listener.port,
     close: () => {
       flushing.stop();
+      for (const [id, peer] of o.udpPeers) {
+        if (mine.has(peer)) {
+          peer.commands.close();
+          o.udpPeers.delete(id);
+        }
+      }
       return listener.close();
     },
   };
