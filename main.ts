@@ -39,7 +39,7 @@ import { createAlertsService, type AlertsService } from './core/alerts/alerts.se
 import { createAlertRecorder } from './core/alerts/alert.recorder.js';
 import { createGroupsService, type GroupsService } from './core/groups/groups.service.js';
 import { createUsersService, type UsersService } from './core/users/users.service.js';
-import { createCommandsService, type CommandCheck, type CommandsService } from './core/commands/commands.service.js';
+import { createCommandsService, present as presentCommand, type CommandCheck, type CommandsService } from './core/commands/commands.service.js';
 import type { CommandFormat } from './core/model/command.js';
 import { createApi } from './api/app.js';
 import { createDeviceDirectory, type DeviceDirectory } from './core/devices/device-directory.js';
@@ -252,7 +252,9 @@ export async function createServices(config: Readonly<Config>, db: Db, clock: Cl
   });
   const users = createUsersService({ db, clock, onChange: (id) => events.userChanged(id) });
   const commandSms = config.smsUrl ? createSmsHttpNotifier({ url: config.smsUrl, timeoutMs: config.notifyTimeoutMs }) : undefined;
-  const commands = createCommandsService({ db, clock, logger, waitMs: config.commandWaitSeconds * 1000, check: checkCommand, sms: commandSms });
+  const commands = createCommandsService({ db, clock, logger, waitMs: config.commandWaitSeconds * 1000, check: checkCommand, sms: commandSms,
+    onChange: (c) => events.commandChanged({ accountId: c.accountId, deviceId: c.deviceId, command: presentCommand(c) }),
+  });
   return {
     events, tokens, accounts, directory, ingest, devices, locations, alerts, groups, users, commands, notifications, quota, licenses,
     limiter: limiters.requests, logger,

@@ -51,6 +51,8 @@ export interface CommandsDeps {
   check(protocol: string, deviceId: string, format: CommandFormat, text: string): CommandCheck;
   /** TRACKGATE_SMS_URL; absent: `sms: true` is refused */
   sms?: Notifier;
+  /** told every status change of a command (the MQTT live feed `live/{deviceId}/commands`) */
+  onChange?: (command: CommandRecord) => void;
 }
 
 export interface SendInput {
@@ -123,7 +125,16 @@ export function createCommandsService(deps: CommandsDeps): CommandsService {
   const waiters = new Map<number, Set<() => void>>();
   const now = () => clock.now().getTime();
 
-  const changed = (id: number) => waiters.get(id)?.forEach((w) => w());
+  /** Every status change of a command ends here: its waiters wake and deps.onChange is told, off the caller's path. */
+  const changed = (id: number) => {
+    waiters.get(id)?.forEach((w) => w());
+    if (deps.onChange) {
+      repo.get(db, id).then(
+        (c) => c && deps.onChange!(c),
+        (err: unknown) => logger.warn({ err, command: id }, 'command change: reading the command failed; not announced'),
+      );
+    }
+  };
 
   function validate(device: { id: string; protocol: string | null }, format: CommandFormat, command: string, sms: boolean): void {
     if (command.length === 0) throw invalid('is empty', 'EMPTY');
@@ -171,10 +182,12 @@ export function createCommandsService(deps: CommandsDeps): CommandsService {
     } catch (e) {
       const why = `The SMS gateway did not take the command: ${(e as Error).message}`;
       await repo.transition(db, created.id, 'queued', 'failed', { result: why });
+      changed(created.id);
       throw new DomainError('SMS_FAILED', why);
     }
     const result = `Sent by SMS to ${device.min}.`;
     await repo.transition(db, created.id, 'queued', 'sent', { sentAt: now(), addAttempt: true, result: null });
+    changed(created.id);
     return { result, command: present((await repo.get(db, created.id))!) };
   }
 
@@ -197,6 +210,7 @@ export function createCommandsService(deps: CommandsDeps): CommandsService {
       }
       const createdAt = now();
       const created = await repo.insert(db, { deviceId: device.id, accountId: device.accountId, command: input.command, format, sms, createdAt, expiresAt: createdAt + ttl * 1000 });
+      changed(created.id);
       if (sms) return viaSms(device, created);
       if (!delivery?.deliver(device.id)) {
         return { result: `Queued: the device is not connected; the command is sent when it next identifies itself, until ${isoRequired(created.expiresAt)}.`, command: present(created) };

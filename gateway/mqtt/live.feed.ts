@@ -21,7 +21,7 @@ import type { Logger } from '../../core/logger.js';
 import type { Clock } from '../../core/clock.js';
 import type { Principal } from '../../core/model/user.js';
 import type { GroupsService } from '../../core/groups/groups.service.js';
-import { liveTopic } from './mqtt.topics.js';
+import { liveTopic, type LiveFeedName } from './mqtt.topics.js';
 import type { LiveOutbox } from './live.outbox.js';
 
 const ACCOUNT = 'tg-account';
@@ -116,7 +116,7 @@ export function startLiveFeed(deps: LiveFeedDeps): LiveFeed {
     return value;
   }
 
-  function publish(accountId: string, deviceId: string, feed: 'locations' | 'alerts', body: unknown, groups: string[]): void {
+  function publish(accountId: string, deviceId: string, feed: LiveFeedName, body: unknown, groups: string[]): void {
     const packet: PublishPacket = {
       cmd: 'publish',
       topic: liveTopic(deviceId, feed),
@@ -131,7 +131,7 @@ export function startLiveFeed(deps: LiveFeedDeps): LiveFeed {
     });
   }
 
-  function offer(accountId: string, deviceId: string, feed: 'locations' | 'alerts', body: unknown): void {
+  function offer(accountId: string, deviceId: string, feed: LiveFeedName, body: unknown): void {
     const groups = audienceGroups(accountId);
     if (groups === null) return;
     const tail = tails.get(accountId);
@@ -157,6 +157,7 @@ export function startLiveFeed(deps: LiveFeedDeps): LiveFeed {
       for (const i of items) offer(i.accountId, i.deviceId, 'locations', i.location);
     }),
     events.onAlert((i) => offer(i.accountId, i.deviceId, 'alerts', i.alert)),
+    events.onCommandChanged((i) => offer(i.accountId, i.deviceId, 'commands', i.command)),
     events.onDeviceChanged((deviceId) => {
       memberships -= membership.get(deviceId)?.size ?? 0;
       membership.delete(deviceId);

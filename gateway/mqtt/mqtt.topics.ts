@@ -16,7 +16,9 @@ export type DevicePublishRoute =
   | { kind: 'owntracks-other'; phone: string; subtopic: string };
 
 export const LIVE_PREFIX = 'live/';
-export const liveTopic = (deviceId: string, feed: 'locations' | 'alerts'): string => `live/${deviceId}/${feed}`;
+/** The live feeds (CONTRACT.md §3 "live/…"). */
+export type LiveFeedName = 'locations' | 'alerts' | 'commands' | 'frames';
+export const liveTopic = (deviceId: string, feed: LiveFeedName): string => `live/${deviceId}/${feed}`;
 
 /** The route of a device's publish, or null when the topic is not one of its own. */
 export function routeDevicePublish(topic: string, deviceId: string): DevicePublishRoute | null {
