@@ -46,6 +46,7 @@ import { createDeviceDirectory, type DeviceDirectory } from './core/devices/devi
 import { createIngestService, type IngestService } from './core/ingest/ingest.service.js';
 import { startTrackerGateway, type TrackerGateway } from './gateway/tracker-gateway.js';
 import { startMqttGateway } from './gateway/mqtt/mqtt.gateway.js';
+import { FrameTap } from './gateway/shared/frame-tap.js';
 import { listen } from './gateway/shared/listen.js';
 import { relayEvents } from './core/events/event-relay.redis.js';
 import { lockDataDir } from './core/db/data-dir.lock.js';
@@ -62,6 +63,8 @@ export interface StartOptions {
 export interface Services {
   /** The in-process event bus (relayed through Redis when configured). */
   events: EventBus;
+  /** The raw-frame feed (live/{deviceId}/frames): local to this process, offered only when someone listens. */
+  frames: FrameTap;
   /** Issues and checks tokens and API keys. */
   tokens: TokensService;
   /** Accounts, their licences and the first start's bootstrap. */
@@ -257,6 +260,8 @@ export async function createServices(config: Readonly<Config>, db: Db, clock: Cl
   });
   return {
     events, tokens, accounts, directory, ingest, devices, locations, alerts, groups, users, commands, notifications, quota, licenses,
+    // the raw-frame feed: the tracker listeners offer frames, the MQTT live feed shows them
+    frames: new FrameTap(),
     limiter: limiters.requests, logger,
     async close(): Promise<void> {
       await commandSms?.close();
@@ -319,6 +324,7 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
       ingest: services.ingest,
       commands: services.commands,
       commandWaitMs: config.commandWaitSeconds * 1000,
+      frames: services.frames,
       logger,
     });
     closers.push(() => gateway.stop());

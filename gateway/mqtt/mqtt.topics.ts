@@ -62,3 +62,21 @@ export function narrowDeviceFilter(filter: string, deviceId: string): string | n
 export function isLiveFilter(filter: string): boolean {
   return filter.startsWith(LIVE_PREFIX) && filter.length > LIVE_PREFIX.length;
 }
+
+/** The topic of frames whose identifier matches no device (admins only). */
+export const UNKNOWN_FRAMES_TOPIC = 'live/unknown/frames';
+
+/** Whether a `live/…` filter matches some `live/{deviceId}/frames` topic. */
+export function matchesFrames(filter: string): boolean {
+  const levels = filter.split('/');
+  if (levels[0] !== 'live' || levels.length < 2) return false;
+  if (levels[1] === '#') return true;
+  if (levels.length === 3) return levels[2] === 'frames' || levels[2] === '+' || levels[2] === '#';
+  return false;
+}
+
+/** Whether a filter names the unknown identifiers' frames by name (`live/unknown/…`), not by wildcard. */
+export function namesUnknownFrames(filter: string): boolean {
+  const levels = filter.split('/');
+  return levels[0] === 'live' && levels[1] === 'unknown' && levels.length === 3 && matchesFrames(filter);
+}
