@@ -115,3 +115,18 @@ test('frame-tap: a large frame is cut to MAX_FRAME_BYTES and says so; text proto
   t.like(text, { text: '*HQ,123,V1#', truncated: false, hex: undefined });
   t.deepEqual(text.decoded, { identity: '123', messages: [], messageCount: 0 });
 });
+
+test('mqtt.live: an OsmAnd request is shown on live/<id>/frames as text, with what it decoded', async (t) => {
+  const h = await startHarness(t, {}, { TRACKGATE_OSMAND_PORT: '0' });
+  await h.device('phone-1');
+  const tech = await apiUser(h, 'tech@example.com', ['read']);
+  const c = await h.connect({ username: tech.userName, password: tech.apiKey, clientId: `${tech.userName}-o` });
+  await c.subscribeAsync('live/+/frames');
+  const seen = messages(c);
+  const path = `/?id=phone-1&lat=40.5&lon=-3.5&timestamp=${Date.UTC(2026, 2, 1) / 1000}`;
+  t.is((await fetch(`http://127.0.0.1:${h.s.running.ports.osmand}${path}`, { signal: AbortSignal.timeout(5000) })).status, 200);
+  t.true(await seen.until(() => seen.seen.length >= 1));
+  t.is(seen.seen[0].topic, 'live/phone-1/frames');
+  t.like(seen.seen[0].body, { protocol: 'osmand', text: `GET ${path}\n`, hex: undefined, outcome: 'ok' });
+  t.is(seen.seen[0].body.decoded.messageCount, 1);
+});
