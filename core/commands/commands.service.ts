@@ -125,15 +125,28 @@ export function createCommandsService(deps: CommandsDeps): CommandsService {
   const waiters = new Map<number, Set<() => void>>();
   const now = () => clock.now().getTime();
 
+  /** per command: the last announcement (read in turn, so each reads the command no earlier than the one before) */
+  const announced = new Map<number, { tail: Promise<void>; last: string }>();
+
   /** Every status change of a command ends here: its waiters wake and deps.onChange is told, off the caller's path. */
   const changed = (id: number) => {
     waiters.get(id)?.forEach((w) => w());
-    if (deps.onChange) {
-      repo.get(db, id).then(
-        (c) => c && deps.onChange!(c),
-        (err: unknown) => logger.warn({ err, command: id }, 'command change: reading the command failed; not announced'),
-      );
-    }
+    if (!deps.onChange) return;
+    const entry = announced.get(id) ?? { tail: Promise.resolve(), last: '' };
+    announced.set(id, entry);
+    const tail = (entry.tail = entry.tail
+      .then(async () => {
+        const c = await repo.get(db, id);
+        // a later change read before this one was announced is not told twice
+        const key = c ? `${c.status}/${c.attempts}` : '';
+        if (!c || key === entry.last) return;
+        entry.last = key;
+        deps.onChange!(c);
+      })
+      .catch((err: unknown) => logger.warn({ err, command: id }, 'command change: reading the command failed; not announced'))
+      .finally(() => {
+        if (entry.tail === tail) announced.delete(id);
+      }));
   };
 
   function validate(device: { id: string; protocol: string | null }, format: CommandFormat, command: string, sms: boolean): void {
