@@ -1,6 +1,8 @@
 import test from 'ava';
 import type { MqttClient } from 'mqtt';
 import { TrackerClient } from '../../helpers/tracker-client.js';
+import { encodeCodec12 } from '../../../protocols/teltonika/teltonika.encoder.js';
+import { crc16Arc } from '../../../protocols/shared/crc.js';
 import * as F from '../../helpers/frames.js';
 import { liveFrame, MAX_FRAME_BYTES } from '../../../gateway/shared/frame-tap.js';
 import { startHarness, sleep, type Harness } from './mqtt-harness.js';
@@ -129,4 +131,26 @@ test('mqtt.live: an OsmAnd request is shown on live/<id>/frames as text, with wh
   t.is(seen.seen[0].topic, 'live/phone-1/frames');
   t.like(seen.seen[0].body, { protocol: 'osmand', text: `GET ${path}\n`, hex: undefined, outcome: 'ok' });
   t.is(seen.seen[0].body.decoded.messageCount, 1);
+});
+
+test('mqtt.live: a device reply that answers no command is shown in the frame\'s decoded.commandResults', async (t) => {
+  const h = await startHarness(t, {}, ENV);
+  await h.device(IMEI);
+  const tech = await apiUser(h, 'tech@example.com', ['read']);
+  const c = await h.connect({ username: tech.userName, password: tech.apiKey, clientId: `${tech.userName}-r` });
+  await c.subscribeAsync(`live/${IMEI}/frames`);
+  const seen = messages(c);
+  const tracker = await TrackerClient.connect(h.s.running.ports.teltonika!);
+  t.teardown(() => tracker.end());
+  tracker.write(F.teltonikaLogin(IMEI));
+  t.deepEqual(await tracker.read(1), Buffer.from([1]));
+  // a Codec 12 answer (type 0x06) while no command is in flight
+  const answer = encodeCodec12(Buffer.from('stray answer', 'latin1'));
+  answer[10] = 0x06;
+  answer.writeUInt32BE(crc16Arc(answer, 8, answer.length - 4), answer.length - 4);
+  tracker.write(answer);
+  t.true(await seen.until(() => seen.seen.length >= 2), JSON.stringify(seen.seen));
+  t.like(seen.seen[1].body, { hex: answer.toString('hex') });
+  t.is(seen.seen[1].body.decoded.commandResults.length, 1);
+  t.is(seen.seen[1].body.decoded.commandResults[0].text, 'stray answer');
 });
