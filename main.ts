@@ -39,13 +39,14 @@ import { createAlertsService, type AlertsService } from './core/alerts/alerts.se
 import { createAlertRecorder } from './core/alerts/alert.recorder.js';
 import { createGroupsService, type GroupsService } from './core/groups/groups.service.js';
 import { createUsersService, type UsersService } from './core/users/users.service.js';
-import { COMMAND_UPKEEP_MS, createCommandsService, type CommandCheck, type CommandsService } from './core/commands/commands.service.js';
+import { COMMAND_UPKEEP_MS, createCommandsService, present as presentCommand, type CommandCheck, type CommandsService } from './core/commands/commands.service.js';
 import type { CommandFormat } from './core/model/command.js';
 import { createApi } from './api/app.js';
 import { createDeviceDirectory, type DeviceDirectory } from './core/devices/device-directory.js';
 import { createIngestService, type IngestService } from './core/ingest/ingest.service.js';
 import { startTrackerGateway, type TrackerGateway } from './gateway/tracker-gateway.js';
 import { startMqttGateway } from './gateway/mqtt/mqtt.gateway.js';
+import { FrameTap } from './gateway/shared/frame-tap.js';
 import { listen } from './gateway/shared/listen.js';
 import { relayEvents } from './core/events/event-relay.redis.js';
 import { lockDataDir } from './core/db/data-dir.lock.js';
@@ -62,6 +63,8 @@ export interface StartOptions {
 export interface Services {
   /** The in-process event bus (relayed through Redis when configured). */
   events: EventBus;
+  /** The raw-frame feed (live/{deviceId}/frames): local to this process, offered only when someone listens. */
+  frames: FrameTap;
   /** Issues and checks tokens and API keys. */
   tokens: TokensService;
   /** Accounts, their licences and the first start's bootstrap. */
@@ -259,9 +262,12 @@ export async function createServices(config: Readonly<Config>, db: Db, clock: Cl
     // TRACKGATE_IDLE_TIMEOUT is closed, so an older last connection is offline); their upkeep finds
     // the command within COMMAND_UPKEEP_MS without Redis.
     ...(config.databaseUrl && { remote: { pickupMs: COMMAND_UPKEEP_MS + 1000, recentMs: config.idleTimeoutSeconds * 1000, pollMs: 200 } }),
+    onChange: (c) => events.commandChanged({ accountId: c.accountId, deviceId: c.deviceId, command: presentCommand(c) }),
   });
   return {
     events, tokens, accounts, directory, ingest, devices, locations, alerts, groups, users, commands, notifications, quota, licenses,
+    // the raw-frame feed: the tracker listeners offer frames, the MQTT live feed shows them
+    frames: new FrameTap(),
     limiter: limiters.requests, logger,
     async close(): Promise<void> {
       await commandSms?.close();
@@ -324,6 +330,7 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
       ingest: services.ingest,
       commands: services.commands,
       commandWaitMs: config.commandWaitSeconds * 1000,
+      frames: services.frames,
       logger,
     });
     closers.push(() => gateway.stop());

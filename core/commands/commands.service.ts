@@ -60,6 +60,8 @@ export interface CommandsDeps {
    * the command's row every `pollMs` (the answer is stored by the other instance).
    */
   remote?: { pickupMs: number; recentMs: number; pollMs: number };
+  /** told every status change of a command (the MQTT live feed `live/{deviceId}/commands`) */
+  onChange?: (command: CommandRecord) => void;
 }
 
 export interface SendInput {
@@ -141,7 +143,29 @@ export function createCommandsService(deps: CommandsDeps): CommandsService {
   const waiters = new Map<number, Set<() => void>>();
   const now = () => clock.now().getTime();
 
-  const changed = (id: number) => waiters.get(id)?.forEach((w) => w());
+  /** per command: the last announcement (read in turn, so each reads the command no earlier than the one before) */
+  const announced = new Map<number, { tail: Promise<void>; last: string }>();
+
+  /** Every status change of a command ends here: its waiters wake and deps.onChange is told, off the caller's path. */
+  const changed = (id: number) => {
+    waiters.get(id)?.forEach((w) => w());
+    if (!deps.onChange) return;
+    const entry = announced.get(id) ?? { tail: Promise.resolve(), last: '' };
+    announced.set(id, entry);
+    const tail = (entry.tail = entry.tail
+      .then(async () => {
+        const c = await repo.get(db, id);
+        // a later change read before this one was announced is not told twice
+        const key = c ? `${c.status}/${c.attempts}` : '';
+        if (!c || key === entry.last) return;
+        entry.last = key;
+        deps.onChange!(c);
+      })
+      .catch((err: unknown) => logger.warn({ err, command: id }, 'command change: reading the command failed; not announced'))
+      .finally(() => {
+        if (entry.tail === tail) announced.delete(id);
+      }));
+  };
 
   function validate(device: { id: string; protocol: string | null }, format: CommandFormat, command: string, sms: boolean): void {
     if (command.length === 0) throw invalid('is empty', 'EMPTY');
@@ -195,10 +219,12 @@ export function createCommandsService(deps: CommandsDeps): CommandsService {
     } catch (e) {
       const why = `The SMS gateway did not take the command: ${(e as Error).message}`;
       await repo.transition(db, created.id, 'queued', 'failed', { result: why });
+      changed(created.id);
       throw new DomainError('SMS_FAILED', why);
     }
     const result = `Sent by SMS to ${device.min}.`;
     await repo.transition(db, created.id, 'queued', 'sent', { sentAt: now(), addAttempt: true, result: null });
+    changed(created.id);
     return { result, command: present((await repo.get(db, created.id))!) };
   }
 
@@ -221,6 +247,7 @@ export function createCommandsService(deps: CommandsDeps): CommandsService {
       }
       const createdAt = now();
       const created = await repo.insert(db, { deviceId: device.id, accountId: device.accountId, command: input.command, format, sms, createdAt, expiresAt: createdAt + ttl * 1000 });
+      changed(created.id);
       if (sms) return viaSms(device, created);
       const queued = (c: CommandRecord) => ({
         result: `Queued: the device is not connected; the command is sent when it next identifies itself, until ${isoRequired(c.expiresAt)}.`,

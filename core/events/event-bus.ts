@@ -7,6 +7,7 @@
 import { EventEmitter } from 'node:events';
 import type { Location } from '../model/location.js';
 import type { Alert } from '../model/alert.js';
+import type { Command } from '../model/command.js';
 
 export interface StoredLocation {
   accountId: string;
@@ -18,6 +19,13 @@ export interface StoredAlert {
   accountId: string;
   deviceId: string;
   alert: Alert;
+}
+
+/** A command whose status changed (queued, sent, answered, expired, failed, cancelled), as REST shows it. */
+export interface ChangedCommand {
+  accountId: string;
+  deviceId: string;
+  command: Command;
 }
 
 export class EventBus {
@@ -85,5 +93,15 @@ export class EventBus {
   onAlert(fn: (item: StoredAlert, remote: boolean) => void): () => void {
     this.emitter.on('alert', fn);
     return () => this.emitter.off('alert', fn);
+  }
+
+  // --- Commands live feed (live/{deviceId}/commands): local to the process that changed the command ---
+  commandChanged(item: ChangedCommand): void {
+    this.emitter.emit('command', item);
+  }
+
+  onCommandChanged(fn: (item: ChangedCommand) => void): () => void {
+    this.emitter.on('command', fn);
+    return () => this.emitter.off('command', fn);
   }
 }

@@ -80,7 +80,9 @@ export async function startOsmandServer(o: OsmandOptions, port: number, host: st
         bad(result.warnings?.at(-1) ?? `HTTP ${result.status}`);
         return answer(result.status, 'missing or invalid id or position\n');
       }
-      const outcome = await handleDecoded(o, protocol, result, {}, remote, decode);
+      // the request as the feed shows it: request line and body (headers left out)
+      const raw = { bytes: Buffer.concat([Buffer.from(`${request.method} ${request.url}\n`, 'latin1'), body]), text: true, receivedAt: received };
+      const outcome = await handleDecoded(o, protocol, result, {}, remote, decode, raw);
       switch (outcome.kind) {
         case 'ok':
           return answer(200);

@@ -21,12 +21,24 @@ import type { Logger } from '../../core/logger.js';
 import type { Clock } from '../../core/clock.js';
 import type { Principal } from '../../core/model/user.js';
 import type { GroupsService } from '../../core/groups/groups.service.js';
-import { liveTopic } from './mqtt.topics.js';
+import { liveTopic, UNKNOWN_FRAMES_TOPIC, type LiveFeedName } from './mqtt.topics.js';
 import type { LiveOutbox } from './live.outbox.js';
+import type { FrameTap, LiveFrame } from '../shared/frame-tap.js';
 
 const ACCOUNT = 'tg-account';
 const GROUPS = 'tg-groups';
 const RELEASE = 'tg-release';
+/** marks a frame of an identifier that matches no device: for admins of no group only */
+const UNKNOWN = 'tg-unknown';
+
+/**
+ * Who sees `live/unknown/frames`: admins not restricted to a group. Such an identifier belongs to
+ * no account (as /api/unknownDevices says), and the contract gives its frames to admins, for the
+ * technician installing a tracker not registered yet.
+ */
+export function seesUnknownFrames(p: Principal): boolean {
+  return p.privileges.has('admin') && p.groupId === null;
+}
 const GROUP_CACHE_MS = 5000;
 
 export interface LiveFeedDeps {
@@ -36,12 +48,16 @@ export interface LiveFeedDeps {
   clock: Clock;
   /** which devices the groups of group-restricted users hold */
   groups: Pick<GroupsService, 'includesDevice'>;
+  /** the tracker listeners' raw frames (live/{deviceId}/frames) */
+  frames?: FrameTap;
 }
 
 /** A connected API user, as the feed needs it. */
 export interface LiveSubscriber {
   principal: Principal;
   readonly closed: boolean;
+  /** it subscribed to a filter matching `live/…/frames` */
+  readonly wantsFrames: boolean;
   /** where its live packets wait for its socket */
   readonly outbox: LiveOutbox;
 }
@@ -116,7 +132,7 @@ export function startLiveFeed(deps: LiveFeedDeps): LiveFeed {
     return value;
   }
 
-  function publish(accountId: string, deviceId: string, feed: 'locations' | 'alerts', body: unknown, groups: string[]): void {
+  function publish(accountId: string, deviceId: string, feed: LiveFeedName, body: unknown, groups: string[]): void {
     const packet: PublishPacket = {
       cmd: 'publish',
       topic: liveTopic(deviceId, feed),
@@ -131,7 +147,7 @@ export function startLiveFeed(deps: LiveFeedDeps): LiveFeed {
     });
   }
 
-  function offer(accountId: string, deviceId: string, feed: 'locations' | 'alerts', body: unknown): void {
+  function offer(accountId: string, deviceId: string, feed: LiveFeedName, body: unknown): void {
     const groups = audienceGroups(accountId);
     if (groups === null) return;
     const tail = tails.get(accountId);
@@ -152,11 +168,41 @@ export function startLiveFeed(deps: LiveFeedDeps): LiveFeed {
     });
   }
 
+  /** Whether a connected API user listens to frames of this account (null: of unknown identifiers). Cheap: called for every frame. */
+  function wantsFrames(accountId: string | null): boolean {
+    if (accountId !== null) {
+      for (const s of subscribers.get(accountId) ?? []) if (s.wantsFrames && !s.closed) return true;
+      return false;
+    }
+    for (const set of subscribers.values()) for (const s of set) if (s.wantsFrames && !s.closed && seesUnknownFrames(s.principal)) return true;
+    return false;
+  }
+
+  function offerFrame(accountId: string | null, deviceId: string | null, frame: LiveFrame): void {
+    if (accountId !== null && deviceId !== null) return offer(accountId, deviceId, 'frames', frame);
+    broker.publish(
+      {
+        cmd: 'publish',
+        topic: UNKNOWN_FRAMES_TOPIC,
+        payload: Buffer.from(JSON.stringify(frame)),
+        qos: 0,
+        retain: false,
+        dup: false,
+        properties: { userProperties: { [UNKNOWN]: '1' } },
+      },
+      (err) => {
+        if (err) logger.warn({ err }, 'live feed: publishing an unknown frame failed');
+      },
+    );
+  }
+
   const offs = [
     events.onLocations((items) => {
       for (const i of items) offer(i.accountId, i.deviceId, 'locations', i.location);
     }),
     events.onAlert((i) => offer(i.accountId, i.deviceId, 'alerts', i.alert)),
+    events.onCommandChanged((i) => offer(i.accountId, i.deviceId, 'commands', i.command)),
+    ...(deps.frames ? [deps.frames.attach({ wants: wantsFrames, offer: offerFrame })] : []),
     events.onDeviceChanged((deviceId) => {
       memberships -= membership.get(deviceId)?.size ?? 0;
       membership.delete(deviceId);
@@ -179,8 +225,10 @@ export function startLiveFeed(deps: LiveFeedDeps): LiveFeed {
       }
       const principal = subscriber.principal;
       const account = props?.[ACCOUNT];
-      if (typeof account !== 'string' || account !== principal.accountId) return null;
-      if (principal.groupId) {
+      if (props?.[UNKNOWN] === '1' && packet.topic === UNKNOWN_FRAMES_TOPIC) {
+        if (!seesUnknownFrames(principal)) return null;
+      } else if (typeof account !== 'string' || account !== principal.accountId) return null;
+      else if (principal.groupId) {
         const groups = props?.[GROUPS];
         const list = Array.isArray(groups) ? groups : typeof groups === 'string' ? [groups] : [];
         if (!list.includes(principal.groupId)) return null;

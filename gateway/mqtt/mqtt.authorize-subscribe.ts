@@ -8,12 +8,16 @@
 import type { Client, Subscription } from 'aedes';
 import type { MqttContext } from './mqtt.context.js';
 import type { Identity } from './mqtt.auth.js';
-import { isLiveFilter, narrowDeviceFilter } from './mqtt.topics.js';
+import { isLiveFilter, matchesFrames, namesUnknownFrames, narrowDeviceFilter } from './mqtt.topics.js';
+import { seesUnknownFrames } from './live.feed.js';
 
 export function authorizeSubscribe(gw: MqttContext, client: Client, sub: Subscription, done: (error: Error | null, sub?: Subscription | null) => void): void {
-  const identity = gw.sessions.get(client)?.identity;
+  const session = gw.sessions.get(client);
+  const identity = session?.identity;
   const granted = identity ? grant(identity, sub) : null;
   if (!granted) gw.logger.info({ clientId: client.id, topic: sub.topic }, 'mqtt: subscription refused');
+  // frames are built only for accounts whose users listen (frame-tap.ts); kept until the client goes
+  else if (session && identity?.kind === 'user' && matchesFrames(granted.topic)) session.wantsFrames = true;
   done(null, granted);
 }
 
@@ -22,5 +26,9 @@ function grant(identity: Identity, sub: Subscription): Subscription | null {
     const topic = narrowDeviceFilter(sub.topic, identity.deviceId);
     return topic ? { ...sub, topic } : null;
   }
-  return isLiveFilter(sub.topic) ? sub : null;
+  if (!isLiveFilter(sub.topic)) return null;
+  // `live/unknown/frames` shows identifiers of no account: named, it is for admins only (a wildcard
+  // is granted, and its unknown frames are filtered per packet in live.feed.ts)
+  if (namesUnknownFrames(sub.topic) && !seesUnknownFrames(identity.principal)) return null;
+  return sub;
 }

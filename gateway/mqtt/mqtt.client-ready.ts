@@ -30,6 +30,9 @@ export function clientReady(gw: MqttContext, client: Client): void {
     get closed() {
       return client.closed;
     },
+    get wantsFrames() {
+      return session.wantsFrames === true;
+    },
     outbox,
   };
   gw.sessions.addLive(client, session, subscriber);

@@ -36,6 +36,7 @@ import { createAuthenticator } from './mqtt.auth.js';
 import { createPublishHandler, type PublishStats } from './mqtt.publish.js';
 import { startLiveFeed } from './live.feed.js';
 import type { OutboxLimits } from './live.outbox.js';
+import type { FrameTap } from '../shared/frame-tap.js';
 import { DEFAULT_RATE, Semaphore, type RateOptions } from './publish.limits.js';
 import { listenTcp, listenTls, listenWebSocket, type Listener } from './mqtt.listeners.js';
 import { guardPacketSize } from './packet-size.guard.js';
@@ -80,6 +81,8 @@ export interface MqttGatewayOptions {
   drainTimeoutMs?: number;
   /** per live subscriber: packets waiting for its socket (default: live.outbox.ts) */
   liveOutbox?: OutboxLimits;
+  /** the tracker listeners' raw frames, shown on live/{deviceId}/frames */
+  frames?: FrameTap;
 }
 
 export const DEFAULT_MAX_PACKET_BYTES = 256 * 1024;
@@ -121,7 +124,7 @@ export async function startMqttGateway(o: MqttGatewayOptions): Promise<MqttGatew
     directory: o.directory,
     auth: createAuthenticator({ directory: o.directory, tokens: o.tokens, clock: o.clock }),
     publisher,
-    live: startLiveFeed({ broker, events: o.events, logger, clock: o.clock, groups: o.groups }),
+    live: startLiveFeed({ broker, events: o.events, logger, clock: o.clock, groups: o.groups, frames: o.frames }),
     sessions: new Sessions(),
     rate: o.publishRate ?? DEFAULT_RATE,
     liveOutbox: o.liveOutbox,

@@ -27,6 +27,8 @@ export interface Session {
   remoteAddress: string | null;
   /** API users, from clientReady on: where the live feed reaches it */
   live?: LiveSubscriber;
+  /** an API user that subscribed to a filter matching `live/…/frames`: frames are built for its account from then on */
+  wantsFrames?: boolean;
 }
 
 export class Sessions {

@@ -16,7 +16,9 @@ export type DevicePublishRoute =
   | { kind: 'owntracks-other'; phone: string; subtopic: string };
 
 export const LIVE_PREFIX = 'live/';
-export const liveTopic = (deviceId: string, feed: 'locations' | 'alerts'): string => `live/${deviceId}/${feed}`;
+/** The live feeds (CONTRACT.md §3 "live/…"). */
+export type LiveFeedName = 'locations' | 'alerts' | 'commands' | 'frames';
+export const liveTopic = (deviceId: string, feed: LiveFeedName): string => `live/${deviceId}/${feed}`;
 
 /** The route of a device's publish, or null when the topic is not one of its own. */
 export function routeDevicePublish(topic: string, deviceId: string): DevicePublishRoute | null {
@@ -59,4 +61,22 @@ export function narrowDeviceFilter(filter: string, deviceId: string): string | n
 /** API users subscribe to the live feed only: `live/…` filters (scoped per packet on delivery). */
 export function isLiveFilter(filter: string): boolean {
   return filter.startsWith(LIVE_PREFIX) && filter.length > LIVE_PREFIX.length;
+}
+
+/** The topic of frames whose identifier matches no device (admins only). */
+export const UNKNOWN_FRAMES_TOPIC = 'live/unknown/frames';
+
+/** Whether a `live/…` filter matches some `live/{deviceId}/frames` topic. */
+export function matchesFrames(filter: string): boolean {
+  const levels = filter.split('/');
+  if (levels[0] !== 'live' || levels.length < 2) return false;
+  if (levels[1] === '#') return true;
+  if (levels.length === 3) return levels[2] === 'frames' || levels[2] === '+' || levels[2] === '#';
+  return false;
+}
+
+/** Whether a filter names the unknown identifiers' frames by name (`live/unknown/…`), not by wildcard. */
+export function namesUnknownFrames(filter: string): boolean {
+  const levels = filter.split('/');
+  return levels[0] === 'live' && levels[1] === 'unknown' && levels.length === 3 && matchesFrames(filter);
 }

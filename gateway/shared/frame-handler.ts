@@ -16,18 +16,21 @@ import type { DeviceRecord } from '../../core/model/device.js';
 import type { DeviceDirectory } from '../../core/devices/device-directory.js';
 import type { IngestService } from '../../core/ingest/ingest.service.js';
 import type { Logger } from '../../core/logger.js';
+import { liveFrame, type FrameTap, type RawFrame } from './frame-tap.js';
 
 export interface GatewayDeps {
   directory: DeviceDirectory;
   ingest: IngestService;
   logger: Logger;
+  /** the raw-frame feed (live/{deviceId}/frames); absent: frames are not shown */
+  frames?: FrameTap;
 }
 
 export type FrameOutcome =
   /** stored (or nothing to store); send these replies */
   | { kind: 'ok'; device: DeviceRecord; replies: Buffer[]; commandResults?: CommandResult[] }
   /** unknown, deleted or expired: nothing stored; send the rejection if any */
-  | { kind: 'rejected'; identity: string; rejection?: Buffer }
+  | { kind: 'rejected'; identity: string; rejection?: Buffer; status?: 'unknown' | 'expired' }
   /** an identity no device can have (e.g. a NUL byte in it): refused before storage sees it */
   | { kind: 'invalid'; identity: string; reason: string; rejection?: Buffer }
   /** no identity yet on this channel: nothing stored, nothing sent */
@@ -46,6 +49,10 @@ export interface KnownDevice {
 /** Decodes the frame at hand again, for a device of `model`. */
 export type Redecode = (model: string | undefined) => DecodeResult;
 
+/**
+ * Handles a decoded frame (see the top of this file); with `raw`, the frame and its outcome are
+ * then offered to the raw-frame feed, if anyone listens to frames of its account.
+ */
 export async function handleDecoded(
   deps: GatewayDeps,
   protocol: string,
@@ -53,8 +60,32 @@ export async function handleDecoded(
   known: KnownDevice,
   remoteAddress: string | null,
   redecode: Redecode,
+  raw?: RawFrame,
 ): Promise<FrameOutcome> {
-  let result = decoded;
+  const holder: { result: DecodeResult } = { result: decoded };
+  const outcome = await resolveAndStore(deps, protocol, holder, known, remoteAddress, redecode);
+  if (raw && deps.frames) showFrame(deps.frames, protocol, raw, remoteAddress, holder.result, outcome);
+  return outcome;
+}
+
+/** Offers the frame to the raw-frame feed: a known device's to its account, an unknown identifier's to admins. */
+function showFrame(tap: FrameTap, protocol: string, raw: RawFrame, remote: string | null, result: DecodeResult, outcome: FrameOutcome): void {
+  if (outcome.kind === 'ok') {
+    if (tap.wants(outcome.device.accountId)) tap.offer(outcome.device.accountId, outcome.device.id, liveFrame(protocol, raw, remote, result, outcome.replies, 'ok'));
+  } else if (outcome.kind === 'rejected' && outcome.status === 'unknown') {
+    if (tap.wants(null)) tap.offer(null, null, liveFrame(protocol, raw, remote, result, outcome.rejection ? [outcome.rejection] : [], 'unknown'));
+  }
+}
+
+async function resolveAndStore(
+  deps: GatewayDeps,
+  protocol: string,
+  holder: { result: DecodeResult },
+  known: KnownDevice,
+  remoteAddress: string | null,
+  redecode: Redecode,
+): Promise<FrameOutcome> {
+  let result = holder.result;
   const identity = result.identity ?? known.identity;
   if (identity === undefined) return { kind: 'anonymous' };
   let resolution;
@@ -64,12 +95,12 @@ export async function handleDecoded(
     return { kind: 'failed', error };
   }
   if (resolution.status === 'invalid') return { kind: 'invalid', identity, reason: resolution.reason, rejection: result.rejection };
-  if (resolution.status !== 'ok') return { kind: 'rejected', identity, rejection: result.rejection };
+  if (resolution.status !== 'ok') return { kind: 'rejected', identity, rejection: result.rejection, status: resolution.status };
   const device = resolution.device;
   const model = device.model ?? undefined;
   if (model !== known.model) {
     try {
-      result = redecode(model);
+      result = holder.result = redecode(model);
     } catch (error) {
       return { kind: 'malformed', error };
     }

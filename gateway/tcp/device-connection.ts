@@ -253,7 +253,8 @@ export class DeviceConnection {
       return;
     }
     this.decoded(result, frame);
-    const outcome = await handleDecoded(this.o, this.o.protocol.name, result, known, this.socket.remoteAddress ?? null, decode);
+    const raw = { bytes: frame, text: this.o.protocol.frameEncoding === 'text', receivedAt: now };
+    const outcome = await handleDecoded(this.o, this.o.protocol.name, result, known, this.socket.remoteAddress ?? null, decode, raw);
     if (this.closed) return;
     switch (outcome.kind) {
       case 'ok': {

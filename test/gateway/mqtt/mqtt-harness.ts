@@ -23,8 +23,8 @@ export interface Harness {
   lastLocation(deviceId: string): Promise<{ status: number; body: any }>;
 }
 
-export async function startHarness(t: ExecutionContext, options: Partial<MqttGatewayOptions> = {}): Promise<Harness> {
-  const s = await startServer('sqlite');
+export async function startHarness(t: ExecutionContext, options: Partial<MqttGatewayOptions> = {}, env?: Record<string, string>): Promise<Harness> {
+  const s = await startServer('sqlite', { env });
   const gw = await startMqttGateway({
     host: '127.0.0.1',
     port: 0,

@@ -1,0 +1,92 @@
+/**
+ * The raw-frame feed (CONTRACT.md §3 "live/{deviceId}/frames"): every frame a tracker sends, as
+ * frame-handler.ts handled it, offered to whoever listens (the MQTT live feed attaches itself in
+ * main.ts). Ingest must not pay for it: `wants()` is asked first, and nothing is built when nobody
+ * listens to frames of that account; a frame is cut to MAX_FRAME_BYTES and its decoded messages to
+ * MAX_DECODED_MESSAGES, so one message stays small whatever the tracker sends.
+ */
+import type { DecodeResult } from '../../protocols/types.js';
+
+export const MAX_FRAME_BYTES = 2048;
+export const MAX_DECODED_MESSAGES = 20;
+
+/** One frame as `live/{deviceId}/frames` (and `live/unknown/frames`) carries it. */
+export interface LiveFrame {
+  receivedAt: string;
+  protocol: string;
+  remote: string | null;
+  /** binary protocols: the frame's bytes in hex */
+  hex?: string;
+  /** text protocols (and HTTP requests): the frame as text */
+  text?: string;
+  /** the frame's length in bytes, and whether hex/text was cut to MAX_FRAME_BYTES */
+  length: number;
+  truncated: boolean;
+  /** what the decoder returned: identity, messages (at most MAX_DECODED_MESSAGES), the command answers it found */
+  decoded: { identity?: string; messages: unknown[]; messageCount: number; commandResults?: unknown[] } | null;
+  /** hex of what was written back ('' when nothing) */
+  reply: string;
+  /** how the frame was handled: ok, unknown, expired, invalid, malformed, failed */
+  outcome: string;
+}
+
+/** Where frames go: `accountId` null is a frame of an identifier that matches no device. */
+export interface FrameSink {
+  wants(accountId: string | null): boolean;
+  offer(accountId: string | null, deviceId: string | null, frame: LiveFrame): void;
+}
+
+/** The raw bytes of a frame and how to show them. */
+export interface RawFrame {
+  bytes: Buffer;
+  /** shown as text (text protocols, HTTP requests) rather than hex */
+  text: boolean;
+  receivedAt: Date;
+}
+
+/** The one tap the tracker listeners share; each MQTT gateway attaches its sink while it runs. */
+export class FrameTap {
+  private readonly sinks = new Set<FrameSink>();
+
+  /** Adds a sink; answers its removal. */
+  attach(sink: FrameSink): () => void {
+    this.sinks.add(sink);
+    return () => this.sinks.delete(sink);
+  }
+
+  wants(accountId: string | null): boolean {
+    for (const sink of this.sinks) if (sink.wants(accountId)) return true;
+    return false;
+  }
+
+  offer(accountId: string | null, deviceId: string | null, frame: LiveFrame): void {
+    for (const sink of this.sinks) {
+      try {
+        if (sink.wants(accountId)) sink.offer(accountId, deviceId, frame);
+      } catch {
+        // a listener's failure never reaches ingest
+      }
+    }
+  }
+}
+
+/** Builds the feed's record of a frame (called only when someone listens). */
+export function liveFrame(protocol: string, raw: RawFrame, remote: string | null, decoded: DecodeResult | null, replies: Buffer[], outcome: string): LiveFrame {
+  const cut = raw.bytes.length > MAX_FRAME_BYTES ? raw.bytes.subarray(0, MAX_FRAME_BYTES) : raw.bytes;
+  return {
+    receivedAt: raw.receivedAt.toISOString(),
+    protocol,
+    remote,
+    ...(raw.text ? { text: cut.toString('latin1') } : { hex: cut.toString('hex') }),
+    length: raw.bytes.length,
+    truncated: cut.length < raw.bytes.length,
+    decoded: decoded && {
+      ...(decoded.identity !== undefined && { identity: decoded.identity }),
+      messages: decoded.messages.slice(0, MAX_DECODED_MESSAGES),
+      messageCount: decoded.messages.length,
+      ...(decoded.commandResults?.length && { commandResults: decoded.commandResults }),
+    },
+    reply: Buffer.concat(replies).toString('hex'),
+    outcome,
+  };
+}

@@ -1,0 +1,72 @@
+import test from 'ava';
+import type { MqttClient } from 'mqtt';
+import { encodeCodec12 } from '../../../protocols/teltonika/teltonika.encoder.js';
+import { crc16Arc } from '../../../protocols/shared/crc.js';
+import { TrackerClient } from '../../helpers/tracker-client.js';
+import * as F from '../../helpers/frames.js';
+import { startHarness, sleep, type Harness } from './mqtt-harness.js';
+
+const IMEI = '356307042441013';
+const ENV = { TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_COMMAND_WAIT: '5' };
+
+async function apiUser(h: Harness, email: string, token: string, privileges = ['read']) {
+  const r = await h.s.request('POST', '/api/users', { token, body: { name: email, email, country: 'ES', timeZone: 'UTC', privileges } });
+  if (r.status !== 201) throw new Error(`user ${email}: ${r.status} ${JSON.stringify(r.body)}`);
+  return { userName: r.body.userName as string, apiKey: r.body.apiKey as string };
+}
+
+/** The JSON messages a client receives, in order. */
+function messages(c: MqttClient) {
+  const seen: { topic: string; body: any }[] = [];
+  c.on('message', (topic, payload) => seen.push({ topic, body: JSON.parse(payload.toString()) }));
+  return {
+    seen,
+    async until(pred: () => boolean, ms = 5000): Promise<boolean> {
+      const end = Date.now() + ms;
+      while (Date.now() < end && !pred()) await sleep(20);
+      return pred();
+    },
+  };
+}
+
+/** The device's Codec 12 answer: type 0x06 (Teltonika wiki, Codec 12). */
+function answer(text: string): Buffer {
+  const frame = encodeCodec12(Buffer.from(text, 'latin1'));
+  frame[10] = 0x06;
+  frame.writeUInt32BE(crc16Arc(frame, 8, frame.length - 4), frame.length - 4);
+  return frame;
+}
+
+test('mqtt.live: a subscriber of live/<id>/commands sees a Teltonika command queued, sent and answered as the REST command; another account sees none', async (t) => {
+  const h = await startHarness(t, {}, ENV);
+  await h.device(IMEI);
+  const user = await apiUser(h, 'watcher@example.com', h.s.adminToken);
+  const c = await h.connect({ username: user.userName, password: user.apiKey, clientId: `${user.userName}-cmd` });
+  await c.subscribeAsync(`live/${IMEI}/commands`);
+  const feed = messages(c);
+  const foreign = await h.s.running.services.accounts.create({ name: 'Other', licenses: 5, adminUser: 'other-admin', adminApiKey: 'other-admin-key-0123456789' });
+  const other = await h.connect({ username: 'other-admin', password: foreign.apiKey, clientId: 'other-admin-cmd' });
+  await other.subscribeAsync(`live/${IMEI}/commands`);
+  const otherFeed = messages(other);
+
+  // queued while offline
+  const queued = await h.s.request('POST', `/api/devices/${IMEI}/sendCommand`, { token: h.s.adminToken, body: { command: 'getinfo' } });
+  t.is(queued.status, 200, JSON.stringify(queued.body));
+  t.true(await feed.until(() => feed.seen.length >= 1), 'queued is announced');
+
+  const tracker = await TrackerClient.connect(h.s.running.ports.teltonika!);
+  t.teardown(() => tracker.end());
+  tracker.write(F.teltonikaLogin(IMEI));
+  t.is((await tracker.read(1))[0], 1);
+  const head = await tracker.read(8);
+  await tracker.read(head.readUInt32BE(4) + 4);
+  tracker.write(answer('RTC ok'));
+
+  t.true(await feed.until(() => feed.seen.some((m) => m.body.status === 'answered')), JSON.stringify(feed.seen));
+  t.deepEqual(feed.seen.map((m) => m.topic), [`live/${IMEI}/commands`, `live/${IMEI}/commands`, `live/${IMEI}/commands`]);
+  t.deepEqual(feed.seen.map((m) => m.body.status), ['queued', 'sent', 'answered']);
+  const listed = (await h.s.request('GET', `/api/devices/${IMEI}/commands`, { token: h.s.adminToken })).body.commands[0];
+  t.deepEqual(feed.seen[2].body, listed, 'the last message is the REST command object');
+  t.like(feed.seen[0].body, { id: queued.body.command.id, command: 'getinfo', attempts: 0 });
+  t.deepEqual(otherFeed.seen, [], 'another account receives nothing of the device');
+});

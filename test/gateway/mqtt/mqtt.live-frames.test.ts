@@ -1,0 +1,156 @@
+import test from 'ava';
+import type { MqttClient } from 'mqtt';
+import { TrackerClient } from '../../helpers/tracker-client.js';
+import { encodeCodec12 } from '../../../protocols/teltonika/teltonika.encoder.js';
+import { crc16Arc } from '../../../protocols/shared/crc.js';
+import * as F from '../../helpers/frames.js';
+import { liveFrame, MAX_FRAME_BYTES } from '../../../gateway/shared/frame-tap.js';
+import { startHarness, sleep, type Harness } from './mqtt-harness.js';
+
+const IMEI = '356307042441013';
+const UNKNOWN_IMEI = '356307042449999';
+const ENV = { TRACKGATE_TELTONIKA_PORT: '0' };
+
+async function apiUser(h: Harness, email: string, privileges: string[]) {
+  const r = await h.s.request('POST', '/api/users', { token: h.s.adminToken, body: { name: email, email, country: 'ES', timeZone: 'UTC', privileges } });
+  if (r.status !== 201) throw new Error(`user ${email}: ${r.status} ${JSON.stringify(r.body)}`);
+  return { userName: r.body.userName as string, apiKey: r.body.apiKey as string };
+}
+
+function messages(c: MqttClient) {
+  const seen: { topic: string; body: any }[] = [];
+  c.on('message', (topic, payload) => seen.push({ topic, body: JSON.parse(payload.toString()) }));
+  return {
+    seen,
+    async until(pred: () => boolean, ms = 5000): Promise<boolean> {
+      const end = Date.now() + ms;
+      while (Date.now() < end && !pred()) await sleep(20);
+      return pred();
+    },
+  };
+}
+
+test('mqtt.live: a technician on live/<imei>/frames sees the login and a position frame with their replies; another account sees nothing', async (t) => {
+  const h = await startHarness(t, {}, ENV);
+  await h.device(IMEI);
+  const tech = await apiUser(h, 'tech@example.com', ['read']);
+  const techClient = await h.connect({ username: tech.userName, password: tech.apiKey, clientId: `${tech.userName}-f` });
+  t.is((await techClient.subscribeAsync(`live/${IMEI}/frames`))[0].qos, 0);
+  const seen = messages(techClient);
+  const foreign = await h.s.running.services.accounts.create({ name: 'Other', licenses: 5, adminUser: 'other-admin', adminApiKey: 'other-admin-key-0123456789' });
+  const other = await h.connect({ username: 'other-admin', password: foreign.apiKey, clientId: 'other-admin-f' });
+  await other.subscribeAsync('live/#');
+  const otherSeen = messages(other);
+
+  const tracker = await TrackerClient.connect(h.s.running.ports.teltonika!);
+  t.teardown(() => tracker.end());
+  const login = F.teltonikaLogin(IMEI);
+  tracker.write(login);
+  t.deepEqual(await tracker.read(1), Buffer.from([1]));
+  const avl = F.teltonikaAvl([{ time: new Date(Date.UTC(2026, 2, 1, 10)), lat: 40.4168, lon: -3.7038, speedKmh: 50 }]);
+  tracker.write(avl);
+  const ack = await tracker.read(4);
+
+  t.true(await seen.until(() => seen.seen.length >= 2), JSON.stringify(seen.seen));
+  const [first, second] = seen.seen;
+  t.is(first.topic, `live/${IMEI}/frames`);
+  t.like(first.body, { protocol: 'teltonika', remote: '127.0.0.1', hex: login.toString('hex'), reply: '01', truncated: false, length: login.length });
+  t.is(first.body.decoded.identity, IMEI);
+  t.truthy(Date.parse(first.body.receivedAt));
+  t.like(second.body, { protocol: 'teltonika', hex: avl.toString('hex'), reply: ack.toString('hex') });
+  t.is(second.body.decoded.messageCount, 1);
+  t.is(second.body.decoded.messages.length, 1);
+  await sleep(200);
+  t.deepEqual(otherSeen.seen, [], 'another account receives no frame of the device');
+});
+
+test('mqtt.live: an admin sees live/unknown/frames for an unknown IMEI; a non-admin may not subscribe to it and gets none through a wildcard', async (t) => {
+  const h = await startHarness(t, {}, ENV);
+  const admin = await h.connect({ username: 'admin', password: h.s.adminToken, clientId: 'admin-unknown' });
+  t.is((await admin.subscribeAsync('live/unknown/frames'))[0].qos, 0);
+  const adminSeen = messages(admin);
+  const reader = await apiUser(h, 'reader@example.com', ['read']);
+  const readerClient = await h.connect({ username: reader.userName, password: reader.apiKey, clientId: `${reader.userName}-u` });
+  const refused = await readerClient.subscribeAsync('live/unknown/frames').then(
+    (g) => g[0].qos,
+    (e: { packet?: { granted?: number[] } }) => e.packet?.granted?.[0],
+  );
+  t.is(refused, 128, 'refused');
+  t.is((await readerClient.subscribeAsync('live/#'))[0].qos, 0);
+  const readerSeen = messages(readerClient);
+
+  const tracker = await TrackerClient.connect(h.s.running.ports.teltonika!);
+  t.teardown(() => tracker.end());
+  tracker.write(F.teltonikaLogin(UNKNOWN_IMEI));
+  t.deepEqual(await tracker.read(1), Buffer.from([0]));
+
+  t.true(await adminSeen.until(() => adminSeen.seen.length >= 1));
+  t.is(adminSeen.seen[0].topic, 'live/unknown/frames');
+  t.like(adminSeen.seen[0].body, { protocol: 'teltonika', hex: F.teltonikaLogin(UNKNOWN_IMEI).toString('hex'), reply: '00', outcome: 'unknown' });
+  t.is(adminSeen.seen[0].body.decoded.identity, UNKNOWN_IMEI);
+  await sleep(200);
+  t.deepEqual(readerSeen.seen, []);
+});
+
+test('mqtt.live: frames are built only while an API user of the account listens to a frames filter', async (t) => {
+  const h = await startHarness(t, {}, ENV);
+  const tap = h.s.running.services.frames;
+  const accountId = (await h.s.request('GET', '/api/account', { token: h.s.adminToken })).body.account.id as string;
+  const reader = await apiUser(h, 'reader@example.com', ['read']);
+  const c = await h.connect({ username: reader.userName, password: reader.apiKey, clientId: `${reader.userName}-w` });
+  await c.subscribeAsync('live/+/locations');
+  t.false(tap.wants(accountId), 'locations only: no frame is built');
+  t.false(tap.wants(null));
+  await c.subscribeAsync('live/+/frames');
+  t.true(tap.wants(accountId));
+  t.false(tap.wants(null), 'a non-admin does not make unknown frames be built');
+  await c.endAsync();
+  await sleep(100);
+  t.false(tap.wants(accountId), 'gone with its client');
+});
+
+test('frame-tap: a large frame is cut to MAX_FRAME_BYTES and says so; text protocols are shown as text', (t) => {
+  const big = liveFrame('gt06', { bytes: Buffer.alloc(MAX_FRAME_BYTES + 100, 0xab), text: false, receivedAt: new Date(0) }, '10.0.0.1', null, [Buffer.from([1, 2])], 'ok');
+  t.is(big.hex!.length, MAX_FRAME_BYTES * 2);
+  t.like(big, { truncated: true, length: MAX_FRAME_BYTES + 100, reply: '0102', decoded: null, receivedAt: '1970-01-01T00:00:00.000Z' });
+  const text = liveFrame('h02', { bytes: Buffer.from('*HQ,123,V1#'), text: true, receivedAt: new Date(0) }, null, { identity: '123', messages: [], replies: [] }, [], 'ok');
+  t.like(text, { text: '*HQ,123,V1#', truncated: false, hex: undefined });
+  t.deepEqual(text.decoded, { identity: '123', messages: [], messageCount: 0 });
+});
+
+test('mqtt.live: an OsmAnd request is shown on live/<id>/frames as text, with what it decoded', async (t) => {
+  const h = await startHarness(t, {}, { TRACKGATE_OSMAND_PORT: '0' });
+  await h.device('phone-1');
+  const tech = await apiUser(h, 'tech@example.com', ['read']);
+  const c = await h.connect({ username: tech.userName, password: tech.apiKey, clientId: `${tech.userName}-o` });
+  await c.subscribeAsync('live/+/frames');
+  const seen = messages(c);
+  const path = `/?id=phone-1&lat=40.5&lon=-3.5&timestamp=${Date.UTC(2026, 2, 1) / 1000}`;
+  t.is((await fetch(`http://127.0.0.1:${h.s.running.ports.osmand}${path}`, { signal: AbortSignal.timeout(5000) })).status, 200);
+  t.true(await seen.until(() => seen.seen.length >= 1));
+  t.is(seen.seen[0].topic, 'live/phone-1/frames');
+  t.like(seen.seen[0].body, { protocol: 'osmand', text: `GET ${path}\n`, hex: undefined, outcome: 'ok' });
+  t.is(seen.seen[0].body.decoded.messageCount, 1);
+});
+
+test('mqtt.live: a device reply that answers no command is shown in the frame\'s decoded.commandResults', async (t) => {
+  const h = await startHarness(t, {}, ENV);
+  await h.device(IMEI);
+  const tech = await apiUser(h, 'tech@example.com', ['read']);
+  const c = await h.connect({ username: tech.userName, password: tech.apiKey, clientId: `${tech.userName}-r` });
+  await c.subscribeAsync(`live/${IMEI}/frames`);
+  const seen = messages(c);
+  const tracker = await TrackerClient.connect(h.s.running.ports.teltonika!);
+  t.teardown(() => tracker.end());
+  tracker.write(F.teltonikaLogin(IMEI));
+  t.deepEqual(await tracker.read(1), Buffer.from([1]));
+  // a Codec 12 answer (type 0x06) while no command is in flight
+  const answer = encodeCodec12(Buffer.from('stray answer', 'latin1'));
+  answer[10] = 0x06;
+  answer.writeUInt32BE(crc16Arc(answer, 8, answer.length - 4), answer.length - 4);
+  tracker.write(answer);
+  t.true(await seen.until(() => seen.seen.length >= 2), JSON.stringify(seen.seen));
+  t.like(seen.seen[1].body, { hex: answer.toString('hex') });
+  t.is(seen.seen[1].body.decoded.commandResults.length, 1);
+  t.is(seen.seen[1].body.decoded.commandResults[0].text, 'stray answer');
+});
