@@ -1,44 +1,18 @@
 import test from 'ava';
 import { ManualClock } from '../../core/clock.js';
-import { encodeCodec12 } from '../../protocols/teltonika/teltonika.encoder.js';
-import { crc16Arc } from '../../protocols/shared/crc.js';
 import { postgresAvailable } from '../helpers/backends.js';
 import { startPair } from '../helpers/instances.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { TrackerClient } from '../helpers/tracker-client.js';
+import { TrackerClient, readTeltonikaCommand, teltonikaSession } from '../helpers/tracker-client.js';
 import { until } from '../helpers/wait.js';
 import * as F from '../helpers/frames.js';
 
 const IMEI = '356307042441013';
 const ENV = { TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_COMMAND_WAIT: '8' };
-type T = { teardown(fn: () => unknown): void };
 
 async function device(s: TestServer, id = IMEI): Promise<void> {
   const r = await s.request('POST', '/api/devices', { token: s.adminToken, body: { id, name: id } });
   if (r.status !== 201) throw new Error(JSON.stringify(r.body));
-}
-
-async function login(t: T, s: TestServer, imei = IMEI): Promise<TrackerClient> {
-  const c = await TrackerClient.connect(s.running.ports.teltonika);
-  t.teardown(() => c.end());
-  c.write(F.teltonikaLogin(imei));
-  const reply = await c.read(1);
-  if (reply[0] !== 1) throw new Error(`login refused: ${reply.toString('hex')}`);
-  return c;
-}
-
-async function readCommand(c: TrackerClient, ms = 8000): Promise<string> {
-  const head = await c.read(8, ms);
-  const frame = Buffer.concat([head, await c.read(head.readUInt32BE(4) + 4, ms)]);
-  if (frame[8] !== 0x0c || frame[10] !== 0x05) throw new Error(`not a Codec 12 command: ${frame.toString('hex')}`);
-  return frame.toString('latin1', 15, 15 + frame.readUInt32BE(11));
-}
-
-function answer(text: string): Buffer {
-  const frame = encodeCodec12(Buffer.from(text, 'latin1'));
-  frame[10] = 0x06;
-  frame.writeUInt32BE(crc16Arc(frame, 8, frame.length - 4), frame.length - 4);
-  return frame;
 }
 
 const send = (s: TestServer, body: Record<string, unknown>, id = IMEI) => s.request('POST', `/api/devices/${id}/sendCommand`, { token: s.adminToken, body });
@@ -46,13 +20,13 @@ const send = (s: TestServer, body: Record<string, unknown>, id = IMEI) => s.requ
 /** A sends, the device is on B: delivered, answered on B, and A's POST answers with the reply. */
 async function acrossInstances(t: import('ava').ExecutionContext, a: TestServer, b: TestServer, deliveredWithinMs: number): Promise<void> {
   await device(a);
-  const c = await login(t, b);
+  const c = await teltonikaSession(t, b.running.ports.teltonika, IMEI);
   const started = Date.now();
   const pending = send(a, { command: 'getinfo' });
-  t.is(await readCommand(c), 'getinfo');
+  t.is(await readTeltonikaCommand(c), 'getinfo');
   const took = Date.now() - started;
   t.true(took < deliveredWithinMs, `delivered after ${took} ms`);
-  c.write(answer('RTC:2026/3/1 10:00 UpTime:3600s'));
+  c.write(F.teltonikaAnswer('RTC:2026/3/1 10:00 UpTime:3600s'));
   const r = await pending;
   t.is(r.status, 200, JSON.stringify(r.body));
   t.is(r.body.result, 'RTC:2026/3/1 10:00 UpTime:3600s');

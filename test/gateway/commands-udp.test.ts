@@ -1,6 +1,5 @@
 import test from 'ava';
 import dgram from 'node:dgram';
-import { encodeCodec12 } from '../../protocols/teltonika/teltonika.encoder.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { until } from '../helpers/wait.js';
 import * as F from '../helpers/frames.js';
@@ -30,14 +29,7 @@ async function udpDevice(t: { teardown(fn: () => unknown): void }, s: TestServer
 }
 
 /** The device's Codec 12 answer (type 0x06) in the UDP channel header, as it sends records. */
-function answerDatagram(text: string, avlPacketId: number): Buffer {
-  const frame = encodeCodec12(Buffer.from(text, 'latin1'));
-  frame[10] = 0x06;
-  const data = frame.subarray(8, frame.length - 4); // codec .. quantity 2
-  const id = Buffer.from(IMEI, 'ascii');
-  const body = Buffer.concat([Buffer.from([0xca, 0xfe, 0x01, avlPacketId, 0x00, id.length]), id, data]);
-  return Buffer.concat([Buffer.from([body.length >> 8, body.length & 0xff]), body]);
-}
+const answerDatagram = (text: string, avlPacketId: number): Buffer => F.teltonikaUdp(IMEI, avlPacketId, F.teltonikaAnswerData(text));
 
 async function start(t: { teardown(fn: () => unknown): void }): Promise<TestServer> {
   const s = await startServer('sqlite', { env: ENV });

@@ -1,10 +1,10 @@
 import test from 'ava';
 import { ManualClock } from '../../core/clock.js';
 import { encodeCodec12 } from '../../protocols/teltonika/teltonika.encoder.js';
-import { crc16Arc, crc16X25 } from '../../protocols/shared/crc.js';
+import { crc16X25 } from '../../protocols/shared/crc.js';
 import { backends } from '../helpers/backends.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { TrackerClient } from '../helpers/tracker-client.js';
+import { TrackerClient, readTeltonikaCommand, teltonikaSession } from '../helpers/tracker-client.js';
 import { until } from '../helpers/wait.js';
 import * as F from '../helpers/frames.js';
 import { escapeFrame } from '../../protocols/jt808/jt808.frame.js';
@@ -24,32 +24,6 @@ async function device(s: TestServer, id = IMEI): Promise<void> {
   if (r.status !== 201) throw new Error(JSON.stringify(r.body));
 }
 
-/** Connects as a Teltonika tracker and logs in (the login's one-byte reply is read). */
-async function login(t: T, s: TestServer, imei = IMEI): Promise<TrackerClient> {
-  const c = await TrackerClient.connect(s.running.ports.teltonika);
-  t.teardown(() => c.end());
-  c.write(F.teltonikaLogin(imei));
-  const reply = await c.read(1);
-  if (reply[0] !== 1) throw new Error(`login refused: ${reply.toString('hex')}`);
-  return c;
-}
-
-/** Reads one Codec 12 frame and returns its command text (type 0x05 checked). */
-async function readCommand(c: TrackerClient, ms = 5000): Promise<string> {
-  const head = await c.read(8, ms);
-  const frame = Buffer.concat([head, await c.read(head.readUInt32BE(4) + 4, ms)]);
-  if (frame[8] !== 0x0c || frame[10] !== 0x05) throw new Error(`not a Codec 12 command: ${frame.toString('hex')}`);
-  return frame.toString('latin1', 15, 15 + frame.readUInt32BE(11));
-}
-
-/** The device's Codec 12 answer: type 0x06 (Teltonika wiki, Codec 12). */
-function answer(text: string): Buffer {
-  const frame = encodeCodec12(Buffer.from(text, 'latin1'));
-  frame[10] = 0x06;
-  frame.writeUInt32BE(crc16Arc(frame, 8, frame.length - 4), frame.length - 4);
-  return frame;
-}
-
 const send = (s: TestServer, body: Record<string, unknown>, id = IMEI) => s.request('POST', `/api/devices/${id}/sendCommand`, { token: s.adminToken, body });
 const commands = async (s: TestServer, id = IMEI): Promise<{ id: number; status: string; command: string; result: string | null; attempts: number }[]> =>
   (await s.request('GET', `/api/devices/${id}/commands`, { token: s.adminToken })).body.commands;
@@ -58,10 +32,10 @@ for (const backend of await backends()) {
   test(`gateway.commands (${backend}): a connected Teltonika gets the command at once and sendCommand answers with its reply`, async (t) => {
     const s = await start(t, backend);
     await device(s);
-    const c = await login(t, s);
+    const c = await teltonikaSession(t, s.running.ports.teltonika, IMEI);
     const pending = send(s, { command: 'getinfo' });
-    t.is(await readCommand(c), 'getinfo');
-    c.write(answer('RTC:2026/3/1 10:00 Init:2026/3/1 9:00 UpTime:3600s'));
+    t.is(await readTeltonikaCommand(c), 'getinfo');
+    c.write(F.teltonikaAnswer('RTC:2026/3/1 10:00 Init:2026/3/1 9:00 UpTime:3600s'));
     const r = await pending;
     t.is(r.status, 200, JSON.stringify(r.body));
     t.is(r.body.result, 'RTC:2026/3/1 10:00 Init:2026/3/1 9:00 UpTime:3600s');
@@ -83,12 +57,12 @@ for (const backend of await backends()) {
 
     const restarted = await startServer(backend, { env: ENV, storageEnv: first.storageEnv });
     t.teardown(() => restarted.stop());
-    const c = await login(t, restarted);
-    t.is(await readCommand(c), 'getver', 'the oldest first, right after the login reply');
+    const c = await teltonikaSession(t, restarted.running.ports.teltonika, IMEI);
+    t.is(await readTeltonikaCommand(c), 'getver', 'the oldest first, right after the login reply');
     t.true(await c.nothingFor(300), 'the next waits for the answer to the one in flight');
-    c.write(answer('Ver:03.27.07'));
-    t.is(await readCommand(c), 'setdigout 1');
-    c.write(answer('DOUT1:1 DOUT2:0'));
+    c.write(F.teltonikaAnswer('Ver:03.27.07'));
+    t.is(await readTeltonikaCommand(c), 'setdigout 1');
+    c.write(F.teltonikaAnswer('DOUT1:1 DOUT2:0'));
     await until('both answered', async () => (await commands(restarted)).every((x) => x.status === 'answered'));
     const list = await commands(restarted);
     t.deepEqual(list.map((x) => [x.id, x.result]), [[b.body.command.id, 'DOUT1:1 DOUT2:0'], [a.body.command.id, 'Ver:03.27.07']]);
@@ -98,15 +72,15 @@ for (const backend of await backends()) {
 test('gateway.commands: no reply within TRACKGATE_COMMAND_WAIT leaves the command sent, says so, and a late reply is still recorded', async (t) => {
   const s = await start(t, 'sqlite', { env: { TRACKGATE_COMMAND_WAIT: '1' } });
   await device(s);
-  const c = await login(t, s);
+  const c = await teltonikaSession(t, s.running.ports.teltonika, IMEI);
   const started = Date.now();
   const pending = send(s, { command: 'getgps' });
-  t.is(await readCommand(c), 'getgps');
+  t.is(await readTeltonikaCommand(c), 'getgps');
   const r = await pending;
   t.true(Date.now() - started < 3000);
   t.regex(r.body.result, /No reply from the device within 1 s/);
   t.is(r.body.command.status, 'sent');
-  c.write(answer('GPS:1 Sat:9'));
+  c.write(F.teltonikaAnswer('GPS:1 Sat:9'));
   await until('answered late', async () => (await commands(s))[0].status === 'answered');
   t.is((await commands(s))[0].result, 'GPS:1 Sat:9');
 });
@@ -116,14 +90,14 @@ test('gateway.commands: a device that drops before answering gets the command ag
   await device(s);
   const queued = await send(s, { command: 'cpureset' });
   for (let attempt = 1; attempt <= 3; attempt++) {
-    const c = await login(t, s);
-    t.is(await readCommand(c), 'cpureset', `delivery ${attempt}`);
+    const c = await teltonikaSession(t, s.running.ports.teltonika, IMEI);
+    t.is(await readTeltonikaCommand(c), 'cpureset', `delivery ${attempt}`);
     t.like((await commands(s))[0], { status: 'sent', attempts: attempt });
     c.end();
     await c.waitClosed();
     await new Promise((r) => setTimeout(r, 100));
   }
-  const c = await login(t, s);
+  const c = await teltonikaSession(t, s.running.ports.teltonika, IMEI);
   t.true(await c.nothingFor(400), 'not a fourth time');
   const [failed] = await commands(s);
   t.is(failed.id, queued.body.command.id);
@@ -140,8 +114,8 @@ test('gateway.commands: a cancelled command is never delivered; an expired one n
   await send(s, { command: 'getgps', ttl: 600 });
   t.is((await s.request('DELETE', `/api/devices/${IMEI}/commands/${a.body.command.id}`, { token: s.adminToken })).status, 200);
   clock.advance(61_000);
-  const c = await login(t, s);
-  t.is(await readCommand(c), 'getgps', 'the cancelled and the expired ones are skipped');
+  const c = await teltonikaSession(t, s.running.ports.teltonika, IMEI);
+  t.is(await readTeltonikaCommand(c), 'getgps', 'the cancelled and the expired ones are skipped');
   const list = await commands(s);
   t.deepEqual(list.map((x) => x.status), ['sent', 'expired', 'cancelled']);
   t.is(list[1].id, b.body.command.id);
@@ -150,11 +124,11 @@ test('gateway.commands: a cancelled command is never delivered; an expired one n
 test('gateway.commands: Hex is written as it is, and its answer is the one in flight', async (t) => {
   const s = await start(t);
   await device(s);
-  const c = await login(t, s);
+  const c = await teltonikaSession(t, s.running.ports.teltonika, IMEI);
   const raw = encodeCodec12(Buffer.from('getio', 'latin1'));
   const pending = send(s, { command: raw.toString('hex').replace(/(..)/g, '$1 ').trim(), format: 'Hex' });
   t.deepEqual(await c.read(raw.length), raw);
-  c.write(answer('DI1:0 AIN1:0'));
+  c.write(F.teltonikaAnswer('DI1:0 AIN1:0'));
   const r = await pending;
   t.is(r.body.result, 'DI1:0 AIN1:0');
   t.is(r.body.command.status, 'answered');
@@ -289,8 +263,8 @@ test('gateway.commands: a Text queued before the protocol was known, which the p
   const long = await send(s, { command: 'x'.repeat(200) });
   t.is(long.body.command.status, 'queued', 'unchecked: the device never connected');
   await send(s, { command: 'getver' });
-  const c = await login(t, s);
-  t.is(await readCommand(c), 'getver');
+  const c = await teltonikaSession(t, s.running.ports.teltonika, IMEI);
+  t.is(await readTeltonikaCommand(c), 'getver');
   const [, failed] = await commands(s);
   t.is(failed.status, 'failed');
   t.regex(failed.result!, /TOO_LONG/);
@@ -300,15 +274,15 @@ test('gateway.commands: a Text queued before the protocol was known, which the p
 test('gateway.commands: two commands sent at once to a connected device go one after the other, each POST with its own answer', async (t) => {
   const s = await start(t);
   await device(s);
-  const c = await login(t, s);
+  const c = await teltonikaSession(t, s.running.ports.teltonika, IMEI);
   const first = send(s, { command: 'getver' });
   const second = send(s, { command: 'getinfo' });
-  const a = await readCommand(c);
+  const a = await readTeltonikaCommand(c);
   t.true(await c.nothingFor(200), 'one in flight');
-  c.write(answer(`reply to ${a}`));
-  const b = await readCommand(c);
+  c.write(F.teltonikaAnswer(`reply to ${a}`));
+  const b = await readTeltonikaCommand(c);
   t.deepEqual([a, b].sort(), ['getinfo', 'getver']);
-  c.write(answer(`reply to ${b}`));
+  c.write(F.teltonikaAnswer(`reply to ${b}`));
   const [r1, r2] = await Promise.all([first, second]);
   t.is(r1.body.result, 'reply to getver');
   t.is(r2.body.result, 'reply to getinfo');

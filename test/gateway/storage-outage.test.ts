@@ -19,15 +19,6 @@ async function storedTimes(s: TestServer, id: string): Promise<string[]> {
   return r.body.locations.map((l: { dateTime: string }) => l.dateTime);
 }
 
-/** A Teltonika UDP datagram (codec 8 data of `fixes`) from `imei`. */
-function teltonikaDatagram(imei: string, fixes: F.Fix[]): Buffer {
-  const avl = F.teltonikaAvl(fixes);
-  const data = avl.subarray(8, avl.length - 4);
-  const id = Buffer.from(imei, 'ascii');
-  const body = Buffer.concat([Buffer.from([0xca, 0xfe, 0x01, 0x07, 0x00, id.length]), id, data]);
-  return Buffer.concat([Buffer.from([body.length >> 8, body.length & 0xff]), body]);
-}
-
 /** Sends `datagram` and resolves with the reply, or undefined after `ms`. */
 function udpExchange(port: number, datagram: Buffer, ms: number): Promise<Buffer | undefined> {
   const sock = dgram.createSocket('udp4');
@@ -95,7 +86,7 @@ test('gateway: a PostgreSQL outage stops acks without stopping the process; REST
   t.true(await fresh.nothingFor(500), 'a login is not acknowledged either');
   const osmand = await fetch(`http://127.0.0.1:${s.running.ports.osmand}/?id=phone-1&lat=40.5&lon=-3.5&timestamp=${T0 / 1000}`, { signal: AbortSignal.timeout(5000) });
   t.is(osmand.status, 503, 'OsmAnd asks the phone to retry');
-  const udp = teltonikaDatagram(UDP_IMEI, [fix(0)]);
+  const udp = F.teltonikaDatagram(UDP_IMEI, 0x07, [fix(0)]);
   t.is(await udpExchange(s.running.ports['teltonika/udp'], udp, 1000), undefined, 'a UDP datagram is not acknowledged either');
   const rest = await s.request('GET', '/api/devices', { token: s.adminToken });
   t.is(rest.status, 503);

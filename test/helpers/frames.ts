@@ -47,12 +47,26 @@ export function teltonikaFrame(data: Buffer): Buffer {
 /** Teltonika Codec 8 AVL frame with one record per fix (IO: ignition, and `io`'s 1-byte elements). */
 export const teltonikaAvl = (fixes: Fix[], io: Record<number, number> = {}): Buffer => teltonikaFrame(teltonikaAvlData(fixes, io));
 
-/** Teltonika UDP datagram: `u16 length | packet id | type 01 | AVL packet id | u16 IMEI length | IMEI | AVL data`. */
-export function teltonikaDatagram(imei: string, avlPacketId: number, fixes: Fix[], io: Record<number, number> = {}): Buffer {
+/** Teltonika UDP datagram: `u16 length | packet id | type 01 | AVL packet id | u16 IMEI length | IMEI | data`. */
+export function teltonikaUdp(imei: string, avlPacketId: number, data: Buffer): Buffer {
   const id = Buffer.from(imei, 'ascii');
-  const body = Buffer.concat([Buffer.from([0xca, 0xfe, 0x01, avlPacketId, 0x00, id.length]), id, teltonikaAvlData(fixes, io)]);
+  const body = Buffer.concat([Buffer.from([0xca, 0xfe, 0x01, avlPacketId, 0x00, id.length]), id, data]);
   return Buffer.concat([Buffer.from([body.length >> 8, body.length & 0xff]), body]);
 }
+
+/** A Teltonika UDP datagram of one record per fix. */
+export const teltonikaDatagram = (imei: string, avlPacketId: number, fixes: Fix[], io: Record<number, number> = {}): Buffer => teltonikaUdp(imei, avlPacketId, teltonikaAvlData(fixes, io));
+
+/** The data of a device's Codec 12 answer: `0C | 01 | type 06 | u32 length | text | 01` (Teltonika wiki, Codec 12). */
+export function teltonikaAnswerData(text: string): Buffer {
+  const body = Buffer.from(text, 'latin1');
+  const head = Buffer.from([0x0c, 0x01, 0x06, 0, 0, 0, 0]);
+  head.writeUInt32BE(body.length, 3);
+  return Buffer.concat([head, body, Buffer.from([0x01])]);
+}
+
+/** A device's Codec 12 answer as a TCP frame. */
+export const teltonikaAnswer = (text: string): Buffer => teltonikaFrame(teltonikaAnswerData(text));
 
 /** A 0x7878 GT06 frame of `protocol` around `content`, with its serial and CRC-ITU. */
 export function gt06Frame(protocol: number, content: Buffer, serial: number): Buffer {

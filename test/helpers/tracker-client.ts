@@ -1,5 +1,6 @@
 /** A raw TCP tracker for tests: writes bytes, waits for exact reply bytes. */
 import net from 'node:net';
+import { teltonikaLogin } from './frames.js';
 
 export class TrackerClient {
   private received = Buffer.alloc(0);
@@ -69,4 +70,22 @@ export class TrackerClient {
   end(): void {
     this.socket.destroy();
   }
+}
+
+/** Connects as a Teltonika tracker and logs in as `imei` (the one-byte `01` reply is read); closed when the test ends. */
+export async function teltonikaSession(t: { teardown(fn: () => unknown): void }, port: number, imei: string): Promise<TrackerClient> {
+  const c = await TrackerClient.connect(port);
+  t.teardown(() => c.end());
+  c.write(teltonikaLogin(imei));
+  const reply = await c.read(1);
+  if (reply[0] !== 1) throw new Error(`login refused: ${reply.toString('hex')}`);
+  return c;
+}
+
+/** Reads one Codec 12 frame the server sent and returns its command text (type 0x05 checked). */
+export async function readTeltonikaCommand(c: TrackerClient, ms = 5000): Promise<string> {
+  const head = await c.read(8, ms);
+  const frame = Buffer.concat([head, await c.read(head.readUInt32BE(4) + 4, ms)]);
+  if (frame[8] !== 0x0c || frame[10] !== 0x05) throw new Error(`not a Codec 12 command: ${frame.toString('hex')}`);
+  return frame.toString('latin1', 15, 15 + frame.readUInt32BE(11));
 }

@@ -1,7 +1,5 @@
 import test from 'ava';
 import type { MqttClient } from 'mqtt';
-import { encodeCodec12 } from '../../../protocols/teltonika/teltonika.encoder.js';
-import { crc16Arc } from '../../../protocols/shared/crc.js';
 import { TrackerClient } from '../../helpers/tracker-client.js';
 import * as F from '../../helpers/frames.js';
 import { startHarness, sleep, type Harness } from './mqtt-harness.js';
@@ -29,14 +27,6 @@ function messages(c: MqttClient) {
   };
 }
 
-/** The device's Codec 12 answer: type 0x06 (Teltonika wiki, Codec 12). */
-function answer(text: string): Buffer {
-  const frame = encodeCodec12(Buffer.from(text, 'latin1'));
-  frame[10] = 0x06;
-  frame.writeUInt32BE(crc16Arc(frame, 8, frame.length - 4), frame.length - 4);
-  return frame;
-}
-
 test('mqtt.live: a subscriber of live/<id>/commands sees a Teltonika command queued, sent and answered as the REST command; another account sees none', async (t) => {
   const h = await startHarness(t, {}, ENV);
   await h.device(IMEI);
@@ -60,7 +50,7 @@ test('mqtt.live: a subscriber of live/<id>/commands sees a Teltonika command que
   t.is((await tracker.read(1))[0], 1);
   const head = await tracker.read(8);
   await tracker.read(head.readUInt32BE(4) + 4);
-  tracker.write(answer('RTC ok'));
+  tracker.write(F.teltonikaAnswer('RTC ok'));
 
   t.true(await feed.until(() => feed.seen.some((m) => m.body.status === 'answered')), JSON.stringify(feed.seen));
   t.deepEqual(feed.seen.map((m) => m.topic), [`live/${IMEI}/commands`, `live/${IMEI}/commands`, `live/${IMEI}/commands`]);

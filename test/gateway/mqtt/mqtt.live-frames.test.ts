@@ -1,8 +1,6 @@
 import test from 'ava';
 import type { MqttClient } from 'mqtt';
 import { TrackerClient } from '../../helpers/tracker-client.js';
-import { encodeCodec12 } from '../../../protocols/teltonika/teltonika.encoder.js';
-import { crc16Arc } from '../../../protocols/shared/crc.js';
 import * as F from '../../helpers/frames.js';
 import { liveFrame, MAX_FRAME_BYTES } from '../../../gateway/shared/frame-tap.js';
 import { startHarness, sleep, type Harness } from './mqtt-harness.js';
@@ -145,9 +143,7 @@ test('mqtt.live: a device reply that answers no command is shown in the frame\'s
   tracker.write(F.teltonikaLogin(IMEI));
   t.deepEqual(await tracker.read(1), Buffer.from([1]));
   // a Codec 12 answer (type 0x06) while no command is in flight
-  const answer = encodeCodec12(Buffer.from('stray answer', 'latin1'));
-  answer[10] = 0x06;
-  answer.writeUInt32BE(crc16Arc(answer, 8, answer.length - 4), answer.length - 4);
+  const answer = F.teltonikaAnswer('stray answer');
   tracker.write(answer);
   t.true(await seen.until(() => seen.seen.length >= 2), JSON.stringify(seen.seen));
   t.like(seen.seen[1].body, { hex: answer.toString('hex') });
