@@ -100,3 +100,25 @@ export function closed(client: MqttClient, ms = 5000): Promise<void> {
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** An API user made through REST (`read` unless told otherwise), with the API key it was given. */
+export async function apiUser(h: Harness, email: string, o: { privileges?: string[]; group?: string; token?: string } = {}): Promise<{ id: string; userName: string; apiKey: string }> {
+  const body = { name: email, email, country: 'ES', timeZone: 'UTC', privileges: o.privileges ?? ['read'], group: o.group };
+  const r = await h.s.request('POST', '/api/users', { token: o.token ?? h.s.adminToken, body });
+  if (r.status !== 201) throw new Error(`user ${email}: ${r.status} ${JSON.stringify(r.body)}`);
+  return { id: r.body.id as string, userName: r.body.userName as string, apiKey: r.body.apiKey as string };
+}
+
+/** The JSON messages a client receives, in order, and a way to wait for a condition on them. */
+export function messages(c: MqttClient): { seen: { topic: string; body: any }[]; until(pred: () => boolean, ms?: number): Promise<boolean> } {
+  const seen: { topic: string; body: any }[] = [];
+  c.on('message', (topic, payload) => seen.push({ topic, body: JSON.parse(payload.toString()) }));
+  return {
+    seen,
+    async until(pred: () => boolean, ms = 5000): Promise<boolean> {
+      const end = Date.now() + ms;
+      while (Date.now() < end && !pred()) await sleep(20);
+      return pred();
+    },
+  };
+}

@@ -1,36 +1,15 @@
 import test from 'ava';
-import type { MqttClient } from 'mqtt';
 import { TrackerClient } from '../../helpers/tracker-client.js';
 import * as F from '../../helpers/frames.js';
-import { startHarness, sleep, type Harness } from './mqtt-harness.js';
+import { apiUser, messages, startHarness } from './mqtt-harness.js';
 
 const IMEI = '356307042441013';
 const ENV = { TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_COMMAND_WAIT: '5' };
 
-async function apiUser(h: Harness, email: string, token: string, privileges = ['read']) {
-  const r = await h.s.request('POST', '/api/users', { token, body: { name: email, email, country: 'ES', timeZone: 'UTC', privileges } });
-  if (r.status !== 201) throw new Error(`user ${email}: ${r.status} ${JSON.stringify(r.body)}`);
-  return { userName: r.body.userName as string, apiKey: r.body.apiKey as string };
-}
-
-/** The JSON messages a client receives, in order. */
-function messages(c: MqttClient) {
-  const seen: { topic: string; body: any }[] = [];
-  c.on('message', (topic, payload) => seen.push({ topic, body: JSON.parse(payload.toString()) }));
-  return {
-    seen,
-    async until(pred: () => boolean, ms = 5000): Promise<boolean> {
-      const end = Date.now() + ms;
-      while (Date.now() < end && !pred()) await sleep(20);
-      return pred();
-    },
-  };
-}
-
 test('mqtt.live: a subscriber of live/<id>/commands sees a Teltonika command queued, sent and answered as the REST command; another account sees none', async (t) => {
   const h = await startHarness(t, {}, ENV);
   await h.device(IMEI);
-  const user = await apiUser(h, 'watcher@example.com', h.s.adminToken);
+  const user = await apiUser(h, 'watcher@example.com');
   const c = await h.connect({ username: user.userName, password: user.apiKey, clientId: `${user.userName}-cmd` });
   await c.subscribeAsync(`live/${IMEI}/commands`);
   const feed = messages(c);

@@ -1,37 +1,17 @@
 import test from 'ava';
-import type { MqttClient } from 'mqtt';
 import { TrackerClient } from '../../helpers/tracker-client.js';
 import * as F from '../../helpers/frames.js';
 import { liveFrame, MAX_FRAME_BYTES } from '../../../gateway/shared/frame-tap.js';
-import { startHarness, sleep, type Harness } from './mqtt-harness.js';
+import { apiUser, messages, startHarness, sleep } from './mqtt-harness.js';
 
 const IMEI = '356307042441013';
 const UNKNOWN_IMEI = '356307042449999';
 const ENV = { TRACKGATE_TELTONIKA_PORT: '0' };
 
-async function apiUser(h: Harness, email: string, privileges: string[]) {
-  const r = await h.s.request('POST', '/api/users', { token: h.s.adminToken, body: { name: email, email, country: 'ES', timeZone: 'UTC', privileges } });
-  if (r.status !== 201) throw new Error(`user ${email}: ${r.status} ${JSON.stringify(r.body)}`);
-  return { userName: r.body.userName as string, apiKey: r.body.apiKey as string };
-}
-
-function messages(c: MqttClient) {
-  const seen: { topic: string; body: any }[] = [];
-  c.on('message', (topic, payload) => seen.push({ topic, body: JSON.parse(payload.toString()) }));
-  return {
-    seen,
-    async until(pred: () => boolean, ms = 5000): Promise<boolean> {
-      const end = Date.now() + ms;
-      while (Date.now() < end && !pred()) await sleep(20);
-      return pred();
-    },
-  };
-}
-
 test('mqtt.live: a technician on live/<imei>/frames sees the login and a position frame with their replies; another account sees nothing', async (t) => {
   const h = await startHarness(t, {}, ENV);
   await h.device(IMEI);
-  const tech = await apiUser(h, 'tech@example.com', ['read']);
+  const tech = await apiUser(h, 'tech@example.com');
   const techClient = await h.connect({ username: tech.userName, password: tech.apiKey, clientId: `${tech.userName}-f` });
   t.is((await techClient.subscribeAsync(`live/${IMEI}/frames`))[0].qos, 0);
   const seen = messages(techClient);
@@ -67,7 +47,7 @@ test('mqtt.live: an admin sees live/unknown/frames for an unknown IMEI; a non-ad
   const admin = await h.connect({ username: 'admin', password: h.s.adminToken, clientId: 'admin-unknown' });
   t.is((await admin.subscribeAsync('live/unknown/frames'))[0].qos, 0);
   const adminSeen = messages(admin);
-  const reader = await apiUser(h, 'reader@example.com', ['read']);
+  const reader = await apiUser(h, 'reader@example.com');
   const readerClient = await h.connect({ username: reader.userName, password: reader.apiKey, clientId: `${reader.userName}-u` });
   const refused = await readerClient.subscribeAsync('live/unknown/frames').then(
     (g) => g[0].qos,
@@ -94,7 +74,7 @@ test('mqtt.live: frames are built only while an API user of the account listens 
   const h = await startHarness(t, {}, ENV);
   const tap = h.s.running.services.frames;
   const accountId = (await h.s.request('GET', '/api/account', { token: h.s.adminToken })).body.account.id as string;
-  const reader = await apiUser(h, 'reader@example.com', ['read']);
+  const reader = await apiUser(h, 'reader@example.com');
   const c = await h.connect({ username: reader.userName, password: reader.apiKey, clientId: `${reader.userName}-w` });
   await c.subscribeAsync('live/+/locations');
   t.false(tap.wants(accountId), 'locations only: no frame is built');
@@ -119,7 +99,7 @@ test('frame-tap: a large frame is cut to MAX_FRAME_BYTES and says so; text proto
 test('mqtt.live: an OsmAnd request is shown on live/<id>/frames as text, with what it decoded', async (t) => {
   const h = await startHarness(t, {}, { TRACKGATE_OSMAND_PORT: '0' });
   await h.device('phone-1');
-  const tech = await apiUser(h, 'tech@example.com', ['read']);
+  const tech = await apiUser(h, 'tech@example.com');
   const c = await h.connect({ username: tech.userName, password: tech.apiKey, clientId: `${tech.userName}-o` });
   await c.subscribeAsync('live/+/frames');
   const seen = messages(c);
@@ -134,7 +114,7 @@ test('mqtt.live: an OsmAnd request is shown on live/<id>/frames as text, with wh
 test('mqtt.live: a device reply that answers no command is shown in the frame\'s decoded.commandResults', async (t) => {
   const h = await startHarness(t, {}, ENV);
   await h.device(IMEI);
-  const tech = await apiUser(h, 'tech@example.com', ['read']);
+  const tech = await apiUser(h, 'tech@example.com');
   const c = await h.connect({ username: tech.userName, password: tech.apiKey, clientId: `${tech.userName}-r` });
   await c.subscribeAsync(`live/${IMEI}/frames`);
   const seen = messages(c);

@@ -5,7 +5,7 @@ import type { MqttClient } from 'mqtt';
 import type { PublishPacket } from 'aedes';
 import { LiveOutbox } from '../../../gateway/mqtt/live.outbox.js';
 import { ManualClock } from '../../../core/clock.js';
-import { startHarness, sleep, closed, connackCode, type Harness } from './mqtt-harness.js';
+import { apiUser, startHarness, sleep, closed, connackCode } from './mqtt-harness.js';
 import { connectPacket, subscribePacket, rawConnect } from './raw-mqtt.js';
 
 v8.setFlagsFromString('--expose-gc');
@@ -17,12 +17,6 @@ async function offHeap(): Promise<number> {
   await sleep(100);
   gc();
   return process.memoryUsage().arrayBuffers;
-}
-
-async function apiUser(h: Harness, email: string, group?: string) {
-  const r = await h.s.request('POST', '/api/users', { token: h.s.adminToken, body: { name: email, email, country: 'ES', timeZone: 'UTC', privileges: ['read'], group } });
-  if (r.status !== 201) throw new Error(`user ${email}: ${r.status} ${JSON.stringify(r.body)}`);
-  return { id: r.body.id as string, userName: r.body.userName as string, apiKey: r.body.apiKey as string };
 }
 
 /** Counts the live messages a client receives, per device. */
@@ -197,7 +191,7 @@ test('mqtt.live: a device that joins or leaves a restricted user\'s group is in 
   await h.device('dev1');
   await h.device('dev2');
   const group = (await s.request('POST', '/api/groups', { token: s.adminToken, body: { name: 'yard', devices: ['dev1'] } })).body.id as string;
-  const user = await apiUser(h, 'yard@example.com', group);
+  const user = await apiUser(h, 'yard@example.com', { group });
   const c = await h.connect({ username: user.userName, password: user.apiKey, clientId: `${user.userName}-live` });
   await c.subscribeAsync('live/#');
   const seen = counter(c);
