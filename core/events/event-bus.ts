@@ -35,6 +35,13 @@ export class EventBus {
     this.emitter.setMaxListeners(0);
   }
 
+  /** Adds a listener; returns the function that removes it. */
+  private listen(event: string, fn: (...args: never[]) => void): () => void {
+    const listener = fn as (...args: unknown[]) => void;
+    this.emitter.on(event, listener);
+    return () => this.emitter.off(event, listener);
+  }
+
   /** `remote`: stored by another instance and relayed here (so it is not relayed back). */
   locationsStored(items: StoredLocation[], remote = false): void {
     if (items.length) this.emitter.emit('locations', items, remote);
@@ -50,8 +57,7 @@ export class EventBus {
   }
 
   onUserChanged(fn: (userId: string, remote: boolean) => void): () => void {
-    this.emitter.on('user', fn);
-    return () => this.emitter.off('user', fn);
+    return this.listen('user', fn);
   }
 
   /** A device was changed (expiry, credentials, model, …) or deleted: cached records must be dropped everywhere. */
@@ -60,8 +66,7 @@ export class EventBus {
   }
 
   onDeviceChanged(fn: (deviceId: string, remote: boolean) => void): () => void {
-    this.emitter.on('device', fn);
-    return () => this.emitter.off('device', fn);
+    return this.listen('device', fn);
   }
 
   /** An account's settings (its time zone) changed. */
@@ -70,8 +75,7 @@ export class EventBus {
   }
 
   onAccountChanged(fn: (accountId: string, remote: boolean) => void): () => void {
-    this.emitter.on('account', fn);
-    return () => this.emitter.off('account', fn);
+    return this.listen('account', fn);
   }
 
   // Commands (CONTRACT.md "Commands"): the instance holding the device's connection delivers.
@@ -81,18 +85,15 @@ export class EventBus {
   }
 
   onCommandsQueued(fn: (deviceId: string, remote: boolean) => void): () => void {
-    this.emitter.on('commandsQueued', fn);
-    return () => this.emitter.off('commandsQueued', fn);
+    return this.listen('commandsQueued', fn);
   }
 
   onLocations(fn: (items: StoredLocation[], remote: boolean) => void): () => void {
-    this.emitter.on('locations', fn);
-    return () => this.emitter.off('locations', fn);
+    return this.listen('locations', fn);
   }
 
   onAlert(fn: (item: StoredAlert, remote: boolean) => void): () => void {
-    this.emitter.on('alert', fn);
-    return () => this.emitter.off('alert', fn);
+    return this.listen('alert', fn);
   }
 
   // --- Commands live feed (live/{deviceId}/commands): local to the process that changed the command ---
@@ -101,7 +102,6 @@ export class EventBus {
   }
 
   onCommandChanged(fn: (item: ChangedCommand) => void): () => void {
-    this.emitter.on('command', fn);
-    return () => this.emitter.off('command', fn);
+    return this.listen('command', fn);
   }
 }
