@@ -1,7 +1,6 @@
 import test from 'ava';
 import { ManualClock } from '../../core/clock.js';
 import { encodeCodec12 } from '../../protocols/teltonika/teltonika.encoder.js';
-import { crc16X25 } from '../../protocols/shared/crc.js';
 import { backends } from '../helpers/backends.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { TrackerClient, readTeltonikaCommand, teltonikaSession } from '../helpers/tracker-client.js';
@@ -134,24 +133,6 @@ test('gateway.commands: Hex is written as it is, and its answer is the one in fl
   t.is(r.body.command.status, 'answered');
 });
 
-/** A GT06 0x15 answer (0x7878): command length, the echoed server flag, text, language 0x0002, serial, CRC-ITU. */
-function gt06Answer(serverFlag: number, text: string): Buffer {
-  const body = Buffer.alloc(1 + 4 + text.length + 2);
-  body[0] = 4 + text.length;
-  body.writeUInt32BE(serverFlag, 1);
-  body.write(text, 5, 'latin1');
-  body.writeUInt16BE(2, 5 + text.length);
-  const f = Buffer.alloc(4 + body.length + 6);
-  f.writeUInt16BE(0x7878, 0);
-  f[2] = 5 + body.length;
-  f[3] = 0x15;
-  body.copy(f, 4);
-  f.writeUInt16BE(7, 4 + body.length);
-  f.writeUInt16BE(crc16X25(f, 2, 6 + body.length), 6 + body.length);
-  f.write('\r\n', f.length - 2, 'latin1');
-  return f;
-}
-
 /** Reads one GT06 0x80 command frame: its server flag and text. */
 async function readGt06Command(c: TrackerClient): Promise<{ flag: number; text: string }> {
   const head = await c.read(3);
@@ -175,10 +156,10 @@ test('gateway.commands: GT06 answers are tied to their command by the echoed ser
   const second = await readGt06Command(c);
   t.is(second.text, 'Relay,1#');
   t.not(second.flag, first.flag);
-  c.write(gt06Answer(second.flag, 'Cut off the fuel supply: Success!'));
+  c.write(F.gt06CommandAnswer(second.flag, 'Cut off the fuel supply: Success!'));
   const rb = await b;
   t.is(rb.body.result, 'Cut off the fuel supply: Success!', 'the later command gets its own answer, not the oldest waiting');
-  c.write(gt06Answer(first.flag, 'Lat:N40.4168,Lon:W3.7038'));
+  c.write(F.gt06CommandAnswer(first.flag, 'Lat:N40.4168,Lon:W3.7038'));
   await until('the first answered', async () => (await commands(s)).every((x) => x.status === 'answered'));
   t.is((await commands(s))[1].result, 'Lat:N40.4168,Lon:W3.7038');
 });

@@ -76,6 +76,16 @@ export function gt06Frame(protocol: number, content: Buffer, serial: number): Bu
   return Buffer.concat([Buffer.from([0x78, 0x78]), body, Buffer.from([crc >> 8, crc & 0xff, 0x0d, 0x0a])]);
 }
 
+/** A GT06 0x15 answer to a server command: command length, the echoed server flag, text, language 0x0002 (English). */
+export function gt06CommandAnswer(serverFlag: number, text: string, serial = 7): Buffer {
+  const body = Buffer.alloc(1 + 4 + text.length + 2);
+  body[0] = 4 + text.length;
+  body.writeUInt32BE(serverFlag, 1);
+  body.write(text, 5, 'latin1');
+  body.writeUInt16BE(2, 5 + text.length);
+  return gt06Frame(0x15, body, serial);
+}
+
 /** GT06 login 0x01: IMEI as 8 BCD bytes with a leading 0 nibble. */
 export const gt06Login = (imei: string, serial = 1): Buffer => gt06Frame(0x01, Buffer.from(imei.padStart(16, '0'), 'hex'), serial);
 

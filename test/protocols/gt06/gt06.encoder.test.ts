@@ -5,6 +5,7 @@ import { crc16X25 } from '../../../protocols/shared/crc.js';
 import { CommandError, type CommandContext, type DecodeContext } from '../../../protocols/types.js';
 import { frameBytes, loadVectors } from '../../helpers/vectors.js';
 import { runEncoderVectors } from '../../helpers/vector-runner.js';
+import * as F from '../../helpers/frames.js';
 
 const NOW = new Date(Date.UTC(2026, 0, 2, 3, 4, 5));
 const encode = gt06Protocol.encodeCommand!;
@@ -17,24 +18,6 @@ runEncoderVectors(gt06Protocol, {
   // engineStop is the text `Relay,1#` (PROTOCOLS.md §5); Traccar writes server flag 0 and serial 0
   129: { encode: () => encode('Relay,1#', ctx({ serial: 0 })).bytes },
 });
-
-/** a 0x7878 0x15 answer: command length, server flag, text, language 0x0002, serial, CRC */
-function answer15(serverFlag: number, text: string): Buffer {
-  const body = Buffer.alloc(1 + 4 + text.length + 2);
-  body[0] = 4 + text.length;
-  body.writeUInt32BE(serverFlag, 1);
-  body.write(text, 5, 'latin1');
-  body.writeUInt16BE(LANGUAGE_ENGLISH, 5 + text.length);
-  const f = Buffer.alloc(4 + body.length + 6);
-  f.writeUInt16BE(0x7878, 0);
-  f[2] = 5 + body.length;
-  f[3] = 0x15;
-  body.copy(f, 4);
-  f.writeUInt16BE(7, 4 + body.length);
-  f.writeUInt16BE(crc16X25(f, 2, 6 + body.length), 6 + body.length);
-  f.write('\r\n', f.length - 2, 'latin1');
-  return f;
-}
 
 test('gt06.encoder: a text command is protocol 0x80 with command length, server flag, ASCII, serial and CRC-ITU', (t) => {
   const { bytes, match } = encode('WHERE#', ctx({ serial: 0x0102, serverFlag: 0xa1b2c3d4 }));
@@ -98,7 +81,7 @@ test('gt06.encoder: an empty or non-ASCII text is refused, a serial out of range
 });
 
 test('gt06.decoder: a 0x15 answer gives its text and the echoed server flag as a command result', (t) => {
-  const r = decode(answer15(0xa1b2c3d4, 'Cut off the fuel supply: Success!'));
+  const r = decode(F.gt06CommandAnswer(0xa1b2c3d4, 'Cut off the fuel supply: Success!'));
   t.deepEqual(r.commandResults, [{ text: 'Cut off the fuel supply: Success!', serverFlag: 0xa1b2c3d4 }]);
   t.is(r.messages[0].attributes.result, 'Cut off the fuel supply: Success!', 'the result attribute stays');
   t.is(r.replies.length, 1, 'acknowledged as before');
