@@ -22,7 +22,7 @@ import { createAccountsService } from '../core/accounts/accounts.service.js';
 import { startOwnPostgres, startOwnRedis, type OwnServer } from '../test/helpers/own-services.js';
 import { ADMIN_KEY, benchEnv, startServerProcess, tempDir, type ServerProcess } from './lib/trackgate.js';
 import { teltonikaAvl, teltonikaImei, teltonikaLogin } from './lib/frames.js';
-import { connectPacket, remainingLength, subscribePacket } from './lib/mqtt-packets.js';
+import { connectPacket, remainingLength, subscribePacket } from '../test/helpers/mqtt-packets.js';
 import { fmt, log, machine, printTable } from './lib/report.js';
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 240);

@@ -1,6 +1,6 @@
 /**
  * MQTT load generator, in its own process: raw `net` sockets, one per simulated device, speaking
- * MQTT 3.1.1 with packets encoded before the clock starts (mqtt-packets.ts). Each connection keeps
+ * MQTT 3.1.1 with packets encoded before the clock starts (test/helpers/mqtt-packets.ts). Each connection keeps
  * a bounded window of QoS 1 PUBLISHes in flight and sends the next ones as PUBACKs come back; the
  * pre-encoded packets of a connection lie back to back in one buffer, so a refill is one write of
  * a slice of it. No MQTT library on the hot path.
@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { serveCommands } from './child.js';
-import { CONNACK_TYPE, PUBACK_TYPE, connectPacket, locationPayload, publishQos1Packet, splitPackets } from './mqtt-packets.js';
+import { CONNACK_TYPE, PUBACK_TYPE, connectPacket, locationPayload, publishQos1Packet, splitPackets } from '../../test/helpers/mqtt-packets.js';
 
 export interface MqttClientSpec {
   deviceId: string;

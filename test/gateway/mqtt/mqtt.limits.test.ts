@@ -3,7 +3,8 @@ import WebSocket from 'ws';
 import { loadConfig, ConfigError } from '../../../config/config.js';
 import { PacketSizeMeter } from '../../../gateway/mqtt/packet-size.guard.js';
 import { startHarness, closed, PASSWORD } from './mqtt-harness.js';
-import { rawConnect, remainingLength, socketClosed } from './raw-mqtt.js';
+import { rawConnect, socketClosed } from './raw-mqtt.js';
+import { remainingLength } from '../../helpers/mqtt-packets.js';
 
 const MiB = 1024 * 1024;
 /** a CONNECT fixed header declaring the largest Remaining Length MQTT allows (268,435,455 bytes) */

@@ -6,7 +6,8 @@ import type { PublishPacket } from 'aedes';
 import { LiveOutbox } from '../../../gateway/mqtt/live.outbox.js';
 import { ManualClock } from '../../../core/clock.js';
 import { apiUser, startHarness, sleep, closed, connackCode } from './mqtt-harness.js';
-import { connectPacket, subscribePacket, rawConnect } from './raw-mqtt.js';
+import { rawConnect } from './raw-mqtt.js';
+import { connectPacket, subscribePacket } from '../../helpers/mqtt-packets.js';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc') as () => void;
@@ -78,7 +79,7 @@ test('mqtt.live: a subscriber that never reads holds up nobody, costs a bounded 
   // CONNECT and SUBSCRIBE live/#, read the CONNACK and SUBACK, then never read again
   const slow = await rawConnect(h.port);
   slow.on('error', () => {});
-  slow.write(Buffer.concat([connectPacket(`${user.userName}-slow`, user.userName, user.apiKey), subscribePacket('live/#')]));
+  slow.write(Buffer.concat([connectPacket({ clientId: `${user.userName}-slow`, username: user.userName, password: user.apiKey }), subscribePacket(1, 'live/#', 0)]));
   await new Promise<void>((resolve) => {
     let n = 0;
     slow.on('data', (d) => {

@@ -1,6 +1,6 @@
 /**
- * MQTT 3.1.1 packets for the MQTT ingest benchmark, encoded by hand before the clock starts
- * (OASIS MQTT 3.1.1 §2–3): CONNECT, PUBLISH QoS 1, SUBSCRIBE, PUBACK; and the few checks the raw
+ * MQTT 3.1.1 packets encoded by hand, for the MQTT benchmarks (before the clock starts) and the
+ * tests' raw clients (OASIS MQTT 3.1.1 §2–3): CONNECT, PUBLISH QoS 1, SUBSCRIBE, PUBACK; and the few checks the raw
  * socket clients need to read CONNACK, SUBACK, PUBACK and PUBLISH.
  */
 
