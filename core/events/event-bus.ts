@@ -36,7 +36,7 @@ export class EventBus {
   }
 
   /** Adds a listener; returns the function that removes it. */
-  private listen(event: string, fn: (...args: never[]) => void): () => void {
+  private subscribe(event: string, fn: (...args: never[]) => void): () => void {
     const listener = fn as (...args: unknown[]) => void;
     this.emitter.on(event, listener);
     return () => this.emitter.off(event, listener);
@@ -57,7 +57,7 @@ export class EventBus {
   }
 
   onUserChanged(fn: (userId: string, remote: boolean) => void): () => void {
-    return this.listen('user', fn);
+    return this.subscribe('user', fn);
   }
 
   /** A device was changed (expiry, credentials, model, …) or deleted: cached records must be dropped everywhere. */
@@ -66,7 +66,7 @@ export class EventBus {
   }
 
   onDeviceChanged(fn: (deviceId: string, remote: boolean) => void): () => void {
-    return this.listen('device', fn);
+    return this.subscribe('device', fn);
   }
 
   /** An account's settings (its time zone) changed. */
@@ -75,7 +75,7 @@ export class EventBus {
   }
 
   onAccountChanged(fn: (accountId: string, remote: boolean) => void): () => void {
-    return this.listen('account', fn);
+    return this.subscribe('account', fn);
   }
 
   // Commands (CONTRACT.md "Commands"): the instance holding the device's connection delivers.
@@ -85,15 +85,15 @@ export class EventBus {
   }
 
   onCommandsQueued(fn: (deviceId: string, remote: boolean) => void): () => void {
-    return this.listen('commandsQueued', fn);
+    return this.subscribe('commandsQueued', fn);
   }
 
   onLocations(fn: (items: StoredLocation[], remote: boolean) => void): () => void {
-    return this.listen('locations', fn);
+    return this.subscribe('locations', fn);
   }
 
   onAlert(fn: (item: StoredAlert, remote: boolean) => void): () => void {
-    return this.listen('alert', fn);
+    return this.subscribe('alert', fn);
   }
 
   // --- Commands live feed (live/{deviceId}/commands): local to the process that changed the command ---
@@ -102,6 +102,6 @@ export class EventBus {
   }
 
   onCommandChanged(fn: (item: ChangedCommand) => void): () => void {
-    return this.listen('command', fn);
+    return this.subscribe('command', fn);
   }
 }
