@@ -46,6 +46,7 @@ import { createDeviceDirectory, type DeviceDirectory } from './core/devices/devi
 import { createIngestService, type IngestService } from './core/ingest/ingest.service.js';
 import { startTrackerGateway, type TrackerGateway } from './gateway/tracker-gateway.js';
 import { startMqttGateway } from './gateway/mqtt/mqtt.gateway.js';
+import { PROTOCOL as MQTT_PROTOCOL } from './gateway/mqtt/mqtt.auth.js';
 import { FrameTap } from './gateway/shared/frame-tap.js';
 import { listen } from './gateway/shared/listen.js';
 import { relayEvents } from './core/events/event-relay.redis.js';
@@ -194,10 +195,12 @@ async function openRedis(config: Readonly<Config>, logger: Logger): Promise<Redi
 
 /**
  * A command checked with the device protocol's own encoder before it is queued (core knows no
- * protocols): a protocol without `encodeCommand` carries none (OsmAnd; MQTT devices get theirs in
- * a later version), and a Text it cannot carry names the CommandError's reason.
+ * protocols): a protocol without `encodeCommand` carries none (OsmAnd, OwnTracks phones), and a
+ * Text it cannot carry names the CommandError's reason. MQTT devices take any command: it goes in
+ * JSON as it is (gateway/mqtt/mqtt.commands.ts).
  */
 export function checkCommand(protocol: string, deviceId: string, format: CommandFormat, text: string): CommandCheck {
+  if (protocol === MQTT_PROTOCOL) return 'ok';
   const module = getProtocol(protocol);
   if (!module?.encodeCommand) return 'unsupported';
   if (format !== 'Text') return 'ok';
@@ -334,10 +337,26 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
       logger,
     });
     closers.push(() => gateway.stop());
-    services.commands.attach({ deliver: (deviceId) => gateway.deliverCommands(deviceId) });
+    const mqtt = await startMqttGateway({
+      host: config.host,
+      port: config.mqttPort,
+      wsPort: config.mqttWsPort,
+      tlsPort: config.mqttTlsPort,
+      tlsCert: config.mqttTlsCert,
+      tlsKey: config.mqttTlsKey,
+      maxPacketBytes: config.mqttMaxPacketBytes,
+      ...services,
+      commandWaitMs: config.commandWaitSeconds * 1000,
+      clock,
+      logger,
+    });
+    closers.push(() => mqtt.stop());
+    // A device's commands go through whichever side holds it: a tracker connection or an MQTT client.
+    const deliverCommands = (deviceId: string) => gateway.deliverCommands(deviceId) || mqtt.deliverCommands(deviceId);
+    services.commands.attach({ deliver: deliverCommands });
     // a command queued on another instance (relayed through Redis) for a device connected here
     const offQueued = services.events.onCommandsQueued((deviceId, remote) => {
-      if (remote) gateway.deliverCommands(deviceId);
+      if (remote) deliverCommands(deviceId);
     });
     // Expiry in the background, and without Redis the commands queued on other instances for the
     // devices connected here: one indexed query every COMMAND_UPKEEP_MS, never two at once.
@@ -346,8 +365,8 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
       if (upkeeping) return;
       upkeeping = true;
       services.commands
-        .upkeep(gateway.connectedDevices())
-        .then((ids) => ids.forEach((id) => gateway.deliverCommands(id)))
+        .upkeep([...gateway.connectedDevices(), ...mqtt.connectedDevices()])
+        .then((ids) => ids.forEach(deliverCommands))
         .catch((e: Error) => logger.warn({ err: e.message }, 'command upkeep failed; tried again shortly'))
         .finally(() => {
           upkeeping = false;
@@ -358,19 +377,6 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
       clearInterval(upkeep);
       offQueued();
     });
-    const mqtt = await startMqttGateway({
-      host: config.host,
-      port: config.mqttPort,
-      wsPort: config.mqttWsPort,
-      tlsPort: config.mqttTlsPort,
-      tlsCert: config.mqttTlsCert,
-      tlsKey: config.mqttTlsKey,
-      maxPacketBytes: config.mqttMaxPacketBytes,
-      ...services,
-      clock,
-      logger,
-    });
-    closers.push(() => mqtt.stop());
     const relay = config.redisUrl ? await relayEvents(services.events, config.redisUrl, config.redisPrefix, logger, { live: config.mqttPort !== 'off', timeoutMs: config.redisTimeoutMs }) : undefined;
     if (relay) closers.push(() => relay.close());
 

@@ -57,6 +57,8 @@ export interface CommandMatch {
   command?: string;
   /** H02: the `hhmmss` the command carried */
   commandTime?: string;
+  /** MQTT devices: the id of the command (`devices/{id}/commandResults` `{id, result}`) */
+  commandId?: number;
 }
 
 /** A device's answer to a command, as the frame carries it. */

@@ -37,3 +37,16 @@ export const sendCommandResponse = z
 
 export const commandsResponse = z.object({ success: z.literal(true), commands: z.array(commandSchema), ...usageFields }).openapi('CommandsResponse');
 export const commandResponse = z.object({ success: z.literal(true), command: commandSchema, ...usageFields }).openapi('CommandResponse');
+
+export const deviceLogItemSchema = z
+  .object({
+    id: z.number().int(),
+    dateTime: z.string().openapi({ description: 'When trackgate received it.' }),
+    type: z.enum(['unsolicitedReply']).openapi({ description: '`unsolicitedReply`: a reply to a command that matches no command sent to the device (sent before a restart, by another system, or by SMS).' }),
+    protocol: z.string(),
+    text: z.string().openapi({ description: "The reply's text." }),
+    status: z.string().optional().openapi({ description: 'What the reply says it did, when it says (JT808 general response: ok, failed, badMessage, unsupported).' }),
+  })
+  .openapi('DeviceLogEntry');
+
+export const deviceLogResponse = z.object({ success: z.literal(true), log: z.array(deviceLogItemSchema), ...usageFields }).openapi('DeviceLogResponse');

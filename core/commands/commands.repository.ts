@@ -52,11 +52,12 @@ export async function inStatus(db: Q, deviceId: string, status: CommandStatus): 
   return rows.map(toRecord);
 }
 
-/** Queued commands of the device (every device when undefined) whose ttl ran out become `expired`. */
-export async function expireDue(db: Q, nowMs: number, deviceId?: string): Promise<number> {
+/** Queued commands of the device (every device when undefined) whose ttl ran out become `expired`: their ids. */
+export async function expireDue(db: Q, nowMs: number, deviceId?: string): Promise<number[]> {
   const q = db('commands').where('status', 'queued').andWhere('expires_at', '<=', nowMs);
   if (deviceId !== undefined) q.andWhere('device_id', deviceId);
-  return q.update({ status: 'expired' });
+  const rows: unknown[] = await q.update({ status: 'expired' }).returning('id');
+  return rows.map((r) => Number(typeof r === 'object' && r !== null ? (r as { id: unknown }).id : r));
 }
 
 /** Of `deviceIds`, those with a queued command (indexed by device, status). */

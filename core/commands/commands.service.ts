@@ -14,13 +14,15 @@ import type { Db } from '../db/db.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import type { Principal } from '../model/user.js';
-import type { Command, CommandFormat, CommandMatchData, CommandRecord } from '../model/command.js';
+import type { Command, CommandFormat, CommandMatchData, CommandRecord, DeviceLogItem } from '../model/command.js';
 import type { Notifier } from '../notify/notifier.js';
 import { isExpired } from '../model/device.js';
 import { iso, isoRequired } from '../model/time.js';
 import { DomainError } from '../errors.js';
 import { requirePrivilege, visibleDevice } from '../access/access.js';
 import * as repo from './commands.repository.js';
+import * as deviceLog from '../devices/device-log.repository.js';
+import { accountOf } from '../devices/devices.repository.js';
 
 export const DEFAULT_COMMAND_TTL_SECONDS = 86_400;
 export const MAX_COMMAND_TTL_SECONDS = 2_592_000;
@@ -94,6 +96,10 @@ export interface CommandsService {
   markFailed(id: number, why: string): Promise<void>;
   /** The device's answer to a sent command. */
   answered(id: number, text: string): Promise<void>;
+  /** A reply of the device that answers no command sent to it: kept in the device's log, not dropped. */
+  unsolicited(deviceId: string, reply: { protocol: string; text: string; status?: string }): Promise<void>;
+  /** The device's log (*ext*), newest first: its unsolicited replies. */
+  log(p: Principal, deviceId: string): Promise<DeviceLogItem[]>;
   /**
    * The periodic upkeep (main.ts, every COMMAND_UPKEEP_MS): queued commands past their ttl become
    * `expired` whoever reads them, and of `connected` (the devices connected to this instance)
@@ -166,6 +172,13 @@ export function createCommandsService(deps: CommandsDeps): CommandsService {
         if (entry.tail === tail) announced.delete(id);
       }));
   };
+
+  /** Queued commands past their ttl (of one device, or all) become `expired`, each announced like any change: how many. */
+  async function expire(deviceId?: string): Promise<number> {
+    const ids = await repo.expireDue(db, now(), deviceId);
+    ids.forEach(changed);
+    return ids.length;
+  }
 
   function validate(device: { id: string; protocol: string | null }, format: CommandFormat, command: string, sms: boolean): void {
     if (command.length === 0) throw invalid('is empty', 'EMPTY');
@@ -275,14 +288,14 @@ export function createCommandsService(deps: CommandsDeps): CommandsService {
 
     async list(p, deviceId) {
       await visibleDevice(db, p, deviceId);
-      await repo.expireDue(db, now(), deviceId);
+      await expire(deviceId);
       return (await repo.listByDevice(db, deviceId, LIST_LIMIT)).map(present);
     },
 
     async cancel(p, deviceId, commandId) {
       await visibleDevice(db, p, deviceId);
       requirePrivilege(p, 'execute');
-      await repo.expireDue(db, now(), deviceId);
+      await expire(deviceId);
       const c = await repo.get(db, commandId);
       if (!c || c.deviceId !== deviceId) throw new DomainError('COMMAND_NOT_FOUND', `Command ${commandId} of device "${deviceId}" was not found.`);
       if (!(await repo.transition(db, c.id, 'queued', 'cancelled'))) {
@@ -313,8 +326,7 @@ export function createCommandsService(deps: CommandsDeps): CommandsService {
     },
 
     async next(deviceId) {
-      const nowMs = now();
-      await repo.expireDue(db, nowMs, deviceId);
+      await expire(deviceId);
       // an SMS command is on its way through the SMS gateway, not the connection
       return (await repo.inStatus(db, deviceId, 'queued')).find((c) => !c.sms);
     },
@@ -335,8 +347,29 @@ export function createCommandsService(deps: CommandsDeps): CommandsService {
       else logger.debug({ command: id }, 'answer to a command that is no longer sent: ignored');
     },
 
+    async unsolicited(deviceId, reply) {
+      const accountId = await accountOf(db, deviceId);
+      if (accountId === undefined) return;
+      await deviceLog.append(db, {
+        deviceId, accountId, at: now(), type: 'unsolicitedReply', protocol: reply.protocol, text: reply.text,
+        detail: reply.status === undefined ? null : { status: reply.status },
+      });
+    },
+
+    async log(p, deviceId) {
+      await visibleDevice(db, p, deviceId);
+      return (await deviceLog.list(db, deviceId, LIST_LIMIT)).map((e) => ({
+        id: e.id,
+        dateTime: isoRequired(e.at),
+        type: e.type,
+        protocol: e.protocol,
+        text: e.text,
+        ...(typeof e.detail?.status === 'string' && { status: e.detail.status }),
+      }));
+    },
+
     async upkeep(connected) {
-      const expired = await repo.expireDue(db, now());
+      const expired = await expire();
       if (expired) logger.info({ expired }, 'queued commands expired unsent');
       return connected.length ? repo.devicesWithQueued(db, connected) : [];
     },

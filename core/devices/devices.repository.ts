@@ -112,6 +112,7 @@ export async function remove(db: Q, id: string): Promise<void> {
   await db('last_locations').where({ device_id: id }).delete();
   await db('alerts').where({ device_id: id }).delete();
   await db('commands').where({ device_id: id }).delete();
+  await db('device_log').where({ device_id: id }).delete();
   await db('devices').where({ id }).delete();
 }
 

@@ -96,12 +96,12 @@ export class EventBus {
     return this.subscribe('alert', fn);
   }
 
-  // --- Commands live feed (live/{deviceId}/commands): local to the process that changed the command ---
-  commandChanged(item: ChangedCommand): void {
-    this.emitter.emit('command', item);
+  /** A command's status changed (the live feed live/{deviceId}/commands), on this instance or, relayed, on another. */
+  commandChanged(item: ChangedCommand, remote = false): void {
+    this.emitter.emit('command', item, remote);
   }
 
-  onCommandChanged(fn: (item: ChangedCommand) => void): () => void {
+  onCommandChanged(fn: (item: ChangedCommand, remote: boolean) => void): () => void {
     return this.subscribe('command', fn);
   }
 }

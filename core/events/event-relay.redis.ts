@@ -2,20 +2,21 @@
  * Several instances side by side: what one stores, the others announce too (the MQTT live feed
  * of a user connected to another instance), and a user, device or account changed on one (a new
  * API key, a device's expiry, a time zone) is forgotten by every instance's caches at once, and a
- * command queued on one is delivered at once by the instance holding the device's connection. Events
+ * command queued on one is delivered at once by the instance holding the device's connection, whose
+ * status changes reach the live feed of users connected to any instance. Events
  * go out on one Redis pub/sub channel and come back into each other instance's EventBus marked
  * remote, so they are never relayed twice.
  */
 import { randomUUID } from 'node:crypto';
-import type { EventBus, StoredAlert, StoredLocation } from './event-bus.js';
+import type { ChangedCommand, EventBus, StoredAlert, StoredLocation } from './event-bus.js';
 import type { Logger } from '../logger.js';
 import { connectRedis, closeRedis } from '../redis/redis-client.redis.js';
 
-/** o: origin; l, a: stored locations, alert; u, d, c: changed user, device, account; q: commands queued for a device */
-type Envelope = { o: string; l?: StoredLocation[]; a?: StoredAlert; u?: string; d?: string; c?: string; q?: string };
+/** o: origin; l, a: stored locations, alert; u, d, c: changed user, device, account; q: commands queued for a device; k: a command's new status */
+type Envelope = { o: string; l?: StoredLocation[]; a?: StoredAlert; u?: string; d?: string; c?: string; q?: string; k?: ChangedCommand };
 
 export interface RelayOptions {
-  /** also relay stored locations and alerts (only the MQTT live feed needs them); default true */
+  /** also relay stored locations, alerts and command changes (only the MQTT live feed needs them); default true */
   live?: boolean;
   /** longest wait for one Redis command: a Redis that hangs must not hold start or stop */
   timeoutMs?: number;
@@ -50,6 +51,9 @@ export async function relayEvents(bus: EventBus, url: string, prefix: string, lo
   const offQueued = bus.onCommandsQueued((deviceId, remote) => {
     if (!remote) send({ o: origin, q: deviceId });
   });
+  const offCommand = bus.onCommandChanged((item, remote) => {
+    if (!remote && live) send({ o: origin, k: item });
+  });
   sub.on('message', (_channel: string, message: string) => {
     try {
       const e = JSON.parse(message) as Envelope;
@@ -60,6 +64,7 @@ export async function relayEvents(bus: EventBus, url: string, prefix: string, lo
       if (e.d) bus.deviceChanged(e.d, true);
       if (e.c) bus.accountChanged(e.c, true);
       if (e.q) bus.commandsQueued(e.q, true);
+      if (e.k) bus.commandChanged(e.k, true);
     } catch {
       /* not ours */
     }
@@ -73,6 +78,7 @@ export async function relayEvents(bus: EventBus, url: string, prefix: string, lo
       offDevice();
       offAccount();
       offQueued();
+      offCommand();
       await Promise.all([closeRedis(pub), closeRedis(sub)]);
     },
   };

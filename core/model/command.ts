@@ -45,3 +45,15 @@ export interface CommandRecord {
   result: string | null;
   match: CommandMatchData | null;
 }
+
+/** An entry of a device's log as the REST API shows it (*ext* `GET /api/devices/{deviceId}/log`). */
+export interface DeviceLogItem {
+  id: number;
+  dateTime: string;
+  /** `unsolicitedReply`: a reply to a command that matches no command sent to the device */
+  type: string;
+  protocol: string;
+  text: string;
+  /** what the reply says it did, when it says (JT808 0x0001: ok, failed, badMessage, unsupported) */
+  status?: string;
+}

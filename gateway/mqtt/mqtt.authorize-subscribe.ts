@@ -2,13 +2,14 @@
  * aedes' authorizeSubscribe handler (docs/Aedes.md "Handler: authorizeSubscribe"; also run for
  * the subscriptions a persistent session restores). A device gets its own topics, a wildcard in
  * the device level narrowed to its id (OwnTracks subscribes to `owntracks/+/+`); an API user gets
- * `live/…` filters, scoped per packet in authorizeForward. Anything else is answered null, which
+ * `live/…` filters, scoped per packet in authorizeForward. A device whose filter covers its
+ * `devices/{id}/commands` takes its commands on this client (mqtt.commands.ts). Anything else is answered null, which
  * aedes turns into SUBACK return code 0x80, failure (MQTT 3.1.1 §3.9.3).
  */
 import type { Client, Subscription } from 'aedes';
 import type { MqttContext } from './mqtt.context.js';
 import type { Identity } from './mqtt.auth.js';
-import { isLiveFilter, matchesFrames, namesUnknownFrames, narrowDeviceFilter } from './mqtt.topics.js';
+import { commandsTopic, filterMatches, isLiveFilter, matchesFrames, namesUnknownFrames, narrowDeviceFilter } from './mqtt.topics.js';
 import { seesUnknownFrames } from './live.feed.js';
 
 export function authorizeSubscribe(gw: MqttContext, client: Client, sub: Subscription, done: (error: Error | null, sub?: Subscription | null) => void): void {
@@ -18,6 +19,8 @@ export function authorizeSubscribe(gw: MqttContext, client: Client, sub: Subscri
   if (!granted) gw.logger.info({ clientId: client.id, topic: sub.topic }, 'mqtt: subscription refused');
   // frames are built only for accounts whose users listen (frame-tap.ts); kept until the client goes
   else if (session && identity?.kind === 'user' && matchesFrames(granted.topic)) session.wantsFrames = true;
+  // commands go once the subscription is in place (the 'subscribe' event, or clientReady for a restored one)
+  else if (session && identity?.kind === 'device' && filterMatches(granted.topic, commandsTopic(identity.deviceId))) session.takesCommands = true;
   done(null, granted);
 }
 

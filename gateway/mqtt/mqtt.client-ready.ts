@@ -2,7 +2,8 @@
  * aedes' `clientReady` and `clientDisconnect` / `clientError` events (docs/Aedes.md "Event:
  * clientReady": the CONNACK was sent and the session is set up). A device is marked connected in
  * the directory; an API user joins the live feed with its own bounded outbox (live.outbox.ts),
- * and leaves it when its client goes.
+ * and leaves it when its client goes. A device whose subscription covers its commands topic gets
+ * its queued commands (mqtt.commands.ts) from then on, until its client goes.
  */
 import type { Client } from 'aedes';
 import type { MqttContext } from './mqtt.context.js';
@@ -17,6 +18,8 @@ export function clientReady(gw: MqttContext, client: Client): void {
   if (identity.kind === 'device') {
     gw.logger.debug({ clientId: client.id, deviceId: identity.deviceId }, 'mqtt: device connected');
     void touchDevice(gw, identity.deviceId, session.remoteAddress);
+    // a persistent session's restored subscription to its commands topic
+    if (session.takesCommands) gw.commands?.ready(client, identity.deviceId);
     return;
   }
   const outbox = new LiveOutbox(
@@ -39,7 +42,14 @@ export function clientReady(gw: MqttContext, client: Client): void {
   gw.live.add(subscriber);
 }
 
+/** aedes' 'subscribe' event: the subscriptions are in place, so a device's commands can go to it now. */
+export function clientSubscribed(gw: MqttContext, client: Client): void {
+  const session = gw.sessions.get(client);
+  if (session?.identity.kind === 'device' && session.takesCommands) gw.commands?.ready(client, session.identity.deviceId);
+}
+
 export function clientGone(gw: MqttContext, client: Client): void {
+  gw.commands?.gone(client);
   const subscriber = gw.sessions.dropLive(client);
   if (subscriber) gw.live.remove(subscriber);
 }

@@ -11,6 +11,7 @@ import type { LiveFeed } from './live.feed.js';
 import type { OutboxLimits } from './live.outbox.js';
 import type { RateOptions } from './publish.limits.js';
 import type { Sessions } from './mqtt.sessions.js';
+import type { MqttCommands } from './mqtt.commands.js';
 
 export interface MqttContext {
   readonly logger: Logger;
@@ -24,4 +25,6 @@ export interface MqttContext {
   readonly rate: RateOptions;
   /** per live subscriber (default: live.outbox.ts) */
   readonly liveOutbox?: OutboxLimits;
+  /** commands to MQTT devices (absent: devices get none) */
+  readonly commands?: MqttCommands;
 }

@@ -17,6 +17,7 @@
  *   authorizePublish    mqtt.authorize-publish.ts    PUBACK only after the commit (mqtt.publish.ts)
  *   authorizeSubscribe  mqtt.authorize-subscribe.ts  own topics, or `live/…`; else SUBACK 0x80
  *   authorizeForward    mqtt.authorize-forward.ts    through each user's bounded outbox (live.outbox.ts)
+ *   'subscribe'         mqtt.client-ready.ts         a device subscribed to its commands gets them (mqtt.commands.ts)
  *   clientDisconnect    mqtt.client-ready.ts         it leaves the live feed
  * and connected API users are re-checked when they change (mqtt.user-recheck.ts).
  */
@@ -47,7 +48,9 @@ import { authenticate } from './mqtt.authenticate.js';
 import { authorizePublish } from './mqtt.authorize-publish.js';
 import { authorizeSubscribe } from './mqtt.authorize-subscribe.js';
 import { authorizeForward } from './mqtt.authorize-forward.js';
-import { clientReady, clientGone } from './mqtt.client-ready.js';
+import { clientReady, clientGone, clientSubscribed } from './mqtt.client-ready.js';
+import { createMqttCommands } from './mqtt.commands.js';
+import type { CommandsService } from '../../core/commands/commands.service.js';
 import { watchUsers } from './mqtt.user-recheck.js';
 
 export interface MqttGatewayOptions {
@@ -83,6 +86,10 @@ export interface MqttGatewayOptions {
   liveOutbox?: OutboxLimits;
   /** the tracker listeners' raw frames, shown on live/{deviceId}/frames */
   frames?: FrameTap;
+  /** commands to MQTT devices (`devices/{id}/commands`); absent: devices get none */
+  commands?: CommandsService;
+  /** how long a command without an answer holds back the device's next one (TRACKGATE_COMMAND_WAIT; default 15 s) */
+  commandWaitMs?: number;
 }
 
 export const DEFAULT_MAX_PACKET_BYTES = 256 * 1024;
@@ -91,6 +98,10 @@ export interface MqttGateway {
   /** { mqtt, 'mqtt/ws', 'mqtt/tls' }, those that listen */
   ports: Record<string, number>;
   stats: Readonly<PublishStats>;
+  /** Delivers an MQTT device's queued commands if a client of it takes commands here; whether one does. */
+  deliverCommands(deviceId: string): boolean;
+  /** The MQTT devices with a client that takes commands here. */
+  connectedDevices(): string[];
   stop(): Promise<void>;
 }
 
@@ -117,7 +128,11 @@ const BROKER_LIMITS = {
 export async function startMqttGateway(o: MqttGatewayOptions): Promise<MqttGateway> {
   const logger = o.logger.child({ component: 'mqtt' });
   const broker = await Aedes.createBroker({ ...BROKER_LIMITS, drainTimeout: o.drainTimeoutMs ?? BROKER_LIMITS.drainTimeout });
-  const publisher = createPublishHandler({ directory: o.directory, ingest: o.ingest, logger, pending: new Semaphore(o.maxPendingMessages ?? 10_000) });
+  const commands = o.commands && createMqttCommands({ broker, commands: o.commands, clock: o.clock, logger, waitMs: o.commandWaitMs ?? 15_000 });
+  const publisher = createPublishHandler({
+    directory: o.directory, ingest: o.ingest, logger, pending: new Semaphore(o.maxPendingMessages ?? 10_000),
+    commandResults: commands && ((deviceId, results) => commands.results(deviceId, results)),
+  });
   const gw: MqttContext = {
     logger,
     clock: o.clock,
@@ -128,6 +143,7 @@ export async function startMqttGateway(o: MqttGatewayOptions): Promise<MqttGatew
     sessions: new Sessions(),
     rate: o.publishRate ?? DEFAULT_RATE,
     liveOutbox: o.liveOutbox,
+    commands,
   };
 
   // The handlers, set on the broker as docs/Aedes.md "Handler: …" shows; each file cites its clause.
@@ -137,6 +153,7 @@ export async function startMqttGateway(o: MqttGatewayOptions): Promise<MqttGatew
   broker.authorizeSubscribe = (client, sub, done) => authorizeSubscribe(gw, client, sub, done);
   broker.authorizeForward = (client, packet) => authorizeForward(gw, client, packet);
   broker.on('clientReady', (client) => clientReady(gw, client));
+  broker.on('subscribe', (_subs, client) => clientSubscribed(gw, client));
   broker.on('clientDisconnect', (client) => clientGone(gw, client));
   broker.on('clientError', (client, err) => {
     clientGone(gw, client);
@@ -186,6 +203,7 @@ export async function startMqttGateway(o: MqttGatewayOptions): Promise<MqttGatew
   async function stopAll(): Promise<void> {
     stopWatchingUsers();
     gw.live.stop();
+    commands?.stop();
     await new Promise<void>((resolve) => broker.close(() => resolve()));
     await Promise.all(listeners.map((l) => l.close()));
   }
@@ -194,6 +212,8 @@ export async function startMqttGateway(o: MqttGatewayOptions): Promise<MqttGatew
   return {
     ports,
     stats: publisher.stats,
+    deliverCommands: (deviceId) => commands?.deliver(deviceId) ?? false,
+    connectedDevices: () => commands?.connectedDevices() ?? [],
     stop: () => (stopping ??= stopAll()),
   };
 }

@@ -62,3 +62,19 @@ export function excerpt(payload: Buffer, max = 120): string {
   const text = payload.subarray(0, max).toString('utf8').replace(/[\u0000-\u001f\u007f]/g, '.');
   return payload.length > max ? `${text}…` : text;
 }
+
+/** As many answers per message as alerts. */
+export const MAX_COMMAND_RESULTS_PER_MESSAGE = 100;
+const commandResult = z.object({
+  id: z.number().int().positive(),
+  result: z.string().max(65_536),
+});
+const commandResultArraySchema = z.array(commandResult).min(1).max(MAX_COMMAND_RESULTS_PER_MESSAGE);
+
+/** `devices/{id}/commandResults`: `{id, result}` or an array of them (CONTRACT.md §3). */
+export function parseCommandResults(payload: Buffer): Parsed<{ id: number; result: string }[]> {
+  const json = parseJson(payload);
+  if (!json.ok) return json;
+  const r = Array.isArray(json.value) ? commandResultArraySchema.safeParse(json.value) : commandResult.transform((x) => [x]).safeParse(json.value);
+  return r.success ? { ok: true, value: r.data } : { ok: false, reason: firstIssue(r.error) };
+}

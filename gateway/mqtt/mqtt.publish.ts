@@ -23,7 +23,7 @@ import type { Identity } from './mqtt.auth.js';
 import type { Session } from './mqtt.sessions.js';
 import { PROTOCOL } from './mqtt.auth.js';
 import { routeDevicePublish, type DevicePublishRoute } from './mqtt.topics.js';
-import { parseAlerts, parseJson, parseLocations, excerpt } from './mqtt.payloads.js';
+import { parseAlerts, parseCommandResults, parseJson, parseLocations, excerpt } from './mqtt.payloads.js';
 import { decodeOwnTracks } from './owntracks.decoder.js';
 import { Semaphore, sleep } from './publish.limits.js';
 
@@ -48,6 +48,8 @@ export interface PublishDeps {
   logger: Logger;
   /** messages handed to the core and not yet committed, over all clients */
   pending: Semaphore;
+  /** a device's answers to its commands (mqtt.commands.ts), recorded before the PUBACK */
+  commandResults?(deviceId: string, results: { id: number; result: string }[]): Promise<void>;
 }
 
 type Work =
@@ -98,6 +100,19 @@ export function createPublishHandler(deps: PublishDeps): PublishHandler {
         if (!p.ok) return { kind: 'rejected', reason: p.reason };
         const reports = p.value.map(alertReport);
         return { kind: 'store', run: async (d) => (await ingest.submit(d, PROTOCOL, reports)).alerts.length };
+      }
+      case 'commandResults': {
+        const p = parseCommandResults(payload);
+        if (!p.ok) return { kind: 'rejected', reason: p.reason };
+        const record = deps.commandResults;
+        if (!record) return { kind: 'ignored', what: 'commandResults' };
+        return {
+          kind: 'store',
+          run: async (d) => {
+            await record(d.id, p.value);
+            return p.value.length;
+          },
+        };
       }
       case 'owntracks': {
         const json = parseJson(payload);

@@ -29,6 +29,8 @@ export interface Session {
   live?: LiveSubscriber;
   /** an API user that subscribed to a filter matching `live/…/frames`: frames are built for its account from then on */
   wantsFrames?: boolean;
+  /** a device with a subscription covering `devices/{id}/commands` (made or restored): its commands go to this client */
+  takesCommands?: boolean;
 }
 
 export class Sessions {

@@ -10,6 +10,8 @@ export type DevicePublishRoute =
   | { kind: 'locations' }
   /** `devices/{id}/alerts`: REST alert objects */
   | { kind: 'alerts' }
+  /** `devices/{id}/commandResults`: `{id, result}` answers to commands (mqtt.commands.ts) */
+  | { kind: 'commandResults' }
   /** `owntracks/{id}/{phone}`: `_type` location (stored), lwt and others (ignored) */
   | { kind: 'owntracks'; phone: string }
   /** `owntracks/{id}/{phone}/event|info|cmd|status|...`: accepted, never stored */
@@ -19,6 +21,19 @@ export const LIVE_PREFIX = 'live/';
 /** The live feeds (CONTRACT.md §3 "live/…"). */
 export type LiveFeedName = 'locations' | 'alerts' | 'commands' | 'frames';
 export const liveTopic = (deviceId: string, feed: LiveFeedName): string => `live/${deviceId}/${feed}`;
+/** Where an MQTT device receives its commands (CONTRACT.md §3). */
+export const commandsTopic = (deviceId: string): string => `devices/${deviceId}/commands`;
+
+/** Whether a subscription filter matches a topic (MQTT 3.1.1 §4.7: `+` one level, `#` the rest). */
+export function filterMatches(filter: string, topic: string): boolean {
+  const f = filter.split('/');
+  const t = topic.split('/');
+  for (let i = 0; i < f.length; i++) {
+    if (f[i] === '#') return true;
+    if (i >= t.length || (f[i] !== '+' && f[i] !== t[i])) return false;
+  }
+  return f.length === t.length;
+}
 
 /** The route of a device's publish, or null when the topic is not one of its own. */
 export function routeDevicePublish(topic: string, deviceId: string): DevicePublishRoute | null {
@@ -27,6 +42,7 @@ export function routeDevicePublish(topic: string, deviceId: string): DevicePubli
   if (levels[0] === 'devices' && levels.length === 3) {
     if (levels[2] === 'locations') return { kind: 'locations' };
     if (levels[2] === 'alerts') return { kind: 'alerts' };
+    if (levels[2] === 'commandResults') return { kind: 'commandResults' };
     return null;
   }
   if (levels[0] === 'owntracks' && levels.length >= 3 && levels[2] !== '') {

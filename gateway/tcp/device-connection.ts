@@ -16,7 +16,7 @@ import { handleDecoded, type GatewayDeps } from '../shared/frame-handler.js';
 import { CONNECTION_LOG, LogBudget } from '../shared/log-budget.js';
 import { logStorageFailure } from '../shared/storage-failures.js';
 import type { CommandsService } from '../../core/commands/commands.service.js';
-import { ConnectionCommands } from './connection-commands.js';
+import { ConnectionCommands } from '../shared/connection-commands.js';
 
 export interface ConnectionOptions extends GatewayDeps {
   protocol: ProtocolModule;
@@ -226,6 +226,7 @@ export class DeviceConnection {
     return new ConnectionCommands({
       commands: this.o.commands,
       protocol: this.o.protocol,
+      protocolName: this.o.protocol.name,
       clock: this.o.clock,
       logger: this.o.logger,
       waitMs: this.o.commandWaitMs,

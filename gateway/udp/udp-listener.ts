@@ -17,7 +17,7 @@ import { handleDecoded, type GatewayDeps } from '../shared/frame-handler.js';
 import { listen, type Listener } from '../shared/listen.js';
 import { flushEveryWindow, LISTENER_LOG, LogBudget } from '../shared/log-budget.js';
 import { logStorageFailure } from '../shared/storage-failures.js';
-import { ConnectionCommands } from '../tcp/connection-commands.js';
+import { ConnectionCommands } from '../shared/connection-commands.js';
 import type { CommandsService } from '../../core/commands/commands.service.js';
 
 /** how long after a device's datagram a new command is sent at once (the tracker still listens) */
@@ -91,7 +91,8 @@ export async function startUdpListener(o: UdpOptions, port: number, host: string
     if (result.checksumError && checksumLog.take(now())) {
       o.logger.warn({ protocol, remote, reason: result.checksumError }, 'checksum mismatch: datagram accepted (TRACKGATE_CHECKSUM=accept)');
     }
-    const outcome = await handleDecoded(o, protocol, result, {}, rinfo.address, decode);
+    const raw = { bytes: msg, text: o.protocol.frameEncoding === 'text', receivedAt: received };
+    const outcome = await handleDecoded(o, protocol, result, {}, rinfo.address, decode, raw);
     const send = (b: Buffer) => socket.send(b, rinfo.port, rinfo.address);
     switch (outcome.kind) {
       case 'ok': {
@@ -142,6 +143,7 @@ export async function startUdpListener(o: UdpOptions, port: number, host: string
         commands: new ConnectionCommands({
           commands: o.commands,
           protocol: o.protocol,
+          protocolName: protocol,
           clock: o.clock,
           logger: o.logger,
           waitMs: o.commandWaitMs,

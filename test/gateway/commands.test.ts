@@ -268,3 +268,36 @@ test('gateway.commands: two commands sent at once to a connected device go one a
   t.is(r1.body.result, 'reply to getver');
   t.is(r2.body.result, 'reply to getinfo');
 });
+
+test('gateway.commands: a reply that matches no command is kept in the device log (GET /api/devices/{id}/log), newest first; another account cannot read it', async (t) => {
+  const s = await start(t, 'sqlite', { env: { TRACKGATE_GT06_PORT: '0' } });
+  await device(s);
+  const c = await TrackerClient.connect(s.running.ports.gt06);
+  t.teardown(() => c.end());
+  c.write(F.gt06Login(IMEI, 1));
+  await c.read(10);
+  const log = async () => (await s.request('GET', `/api/devices/${IMEI}/log`, { token: s.adminToken })).body;
+  t.deepEqual((await log()).log, [], 'empty at first');
+  // a reply with a server flag no command carries (sent before a restart, or by another system)
+  c.write(F.gt06CommandAnswer(0x7777, 'Relay status: on'));
+  await c.read(10); // the frame's acknowledgement
+  await until('the stray reply logged', async () => (await log()).log.length === 1);
+  const sent = send(s, { command: 'WHERE#' });
+  const cmd = await readGt06Command(c);
+  c.write(F.gt06CommandAnswer(0x1234_5678 === cmd.flag ? 1 : 0x1234_5678, 'Late: nothing asked'));
+  await c.read(10);
+  await until('the second stray reply logged', async () => (await log()).log.length === 2);
+  c.write(F.gt06CommandAnswer(cmd.flag, 'Lat:N40.4168'));
+  t.is((await sent).body.result, 'Lat:N40.4168', 'the command is still answered by its own reply');
+  const body = await log();
+  t.is(body.success, true);
+  t.like(body.log[0], { type: 'unsolicitedReply', protocol: 'gt06', text: 'Late: nothing asked' });
+  t.like(body.log[1], { type: 'unsolicitedReply', protocol: 'gt06', text: 'Relay status: on' });
+  t.truthy(Date.parse(body.log[0].dateTime));
+  t.true(body.log[0].id > body.log[1].id);
+  t.is((await commands(s)).length, 1, 'no command was made of them');
+
+  const foreign = await s.running.services.accounts.create({ name: 'Other', licenses: 5, adminUser: 'other-admin', adminApiKey: 'other-admin-key-0123456789' });
+  const token = (await s.request('POST', '/api/Auth/Token', { body: { userName: 'other-admin', apiKey: foreign.apiKey } })).body.token;
+  t.is((await s.request('GET', `/api/devices/${IMEI}/log`, { token })).status, 404);
+});

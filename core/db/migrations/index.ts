@@ -5,6 +5,7 @@ import * as m003 from './003-outbox.js';
 import * as m004 from './004-device-model.js';
 import * as m005 from './005-commands.js';
 import * as m006 from './006-commands-expiry-index.js';
+import * as m007 from './007-device-log.js';
 
 /** Every migration, in order. Adding one is a new file and one line here. */
 const migrations: Record<string, Knex.Migration> = {
@@ -14,6 +15,7 @@ const migrations: Record<string, Knex.Migration> = {
   '004-device-model': m004,
   '005-commands': m005,
   '006-commands-expiry-index': m006,
+  '007-device-log': m007,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -39,3 +39,18 @@ test('mqtt.live: a subscriber of live/<id>/commands sees a Teltonika command que
   t.like(feed.seen[0].body, { id: queued.body.command.id, command: 'getinfo', attempts: 0 });
   t.deepEqual(otherFeed.seen, [], 'another account receives nothing of the device');
 });
+
+test('mqtt.live: a queued command whose ttl runs out is announced expired on live/<id>/commands, without anyone asking for it', async (t) => {
+  const h = await startHarness(t, {}, ENV);
+  await h.device(IMEI);
+  const user = await apiUser(h, 'watcher@example.com');
+  const c = await h.connect({ username: user.userName, password: user.apiKey, clientId: `${user.userName}-exp` });
+  await c.subscribeAsync(`live/${IMEI}/commands`);
+  const feed = messages(c);
+  const queued = await h.s.request('POST', `/api/devices/${IMEI}/sendCommand`, { token: h.s.adminToken, body: { command: 'setdigout 1', ttl: 1 } });
+  t.is(queued.body.command.status, 'queued');
+  // the background upkeep (every 2 s) expires it; nobody lists or delivers the device's commands
+  t.true(await feed.until(() => feed.seen.some((m) => m.body.status === 'expired'), 8000), JSON.stringify(feed.seen));
+  t.deepEqual(feed.seen.map((m) => m.body.status), ['queued', 'expired']);
+  t.like(feed.seen[1].body, { id: queued.body.command.id, command: 'setdigout 1', sent: null });
+});

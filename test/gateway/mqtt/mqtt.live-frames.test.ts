@@ -1,4 +1,5 @@
 import test from 'ava';
+import dgram from 'node:dgram';
 import { TrackerClient } from '../../helpers/tracker-client.js';
 import * as F from '../../helpers/frames.js';
 import { liveFrame, MAX_FRAME_BYTES } from '../../../gateway/shared/frame-tap.js';
@@ -129,4 +130,24 @@ test('mqtt.live: a device reply that answers no command is shown in the frame\'s
   t.like(seen.seen[1].body, { hex: answer.toString('hex') });
   t.is(seen.seen[1].body.decoded.commandResults.length, 1);
   t.is(seen.seen[1].body.decoded.commandResults[0].text, 'stray answer');
+});
+
+test('mqtt.live: a datagram over UDP is shown on live/<id>/frames with its reply, like a TCP frame', async (t) => {
+  const h = await startHarness(t, {}, ENV);
+  await h.device(IMEI);
+  const tech = await apiUser(h, 'tech@example.com');
+  const c = await h.connect({ username: tech.userName, password: tech.apiKey, clientId: `${tech.userName}-udp` });
+  await c.subscribeAsync(`live/${IMEI}/frames`);
+  const seen = messages(c);
+  const sock = dgram.createSocket('udp4');
+  t.teardown(() => sock.close());
+  const acks: Buffer[] = [];
+  sock.on('message', (m) => acks.push(m));
+  const datagram = F.teltonikaDatagram(IMEI, 7, [{ time: new Date(Date.UTC(2026, 2, 1, 10)), lat: 40.4168, lon: -3.7038 }]);
+  sock.send(datagram, h.s.running.ports['teltonika/udp']!, '127.0.0.1');
+  t.true(await seen.until(() => seen.seen.length >= 1), 'the datagram is shown');
+  t.is(seen.seen[0].topic, `live/${IMEI}/frames`);
+  t.like(seen.seen[0].body, { protocol: 'teltonika', remote: '127.0.0.1', hex: datagram.toString('hex'), reply: '00050000010701', outcome: 'ok' });
+  t.is(seen.seen[0].body.decoded.messageCount, 1);
+  t.deepEqual(acks[0], Buffer.from('00050000010701', 'hex'));
 });

@@ -1,16 +1,18 @@
 /**
- * The commands of the device identified on one TCP connection (CONTRACT.md "Commands"): its queue
- * delivered in order, one in flight at a time, and its answers tied back to what it was sent.
+ * The commands of the device identified on one connection (CONTRACT.md "Commands"): a TCP
+ * tracker's socket, a UDP tracker's last address, an MQTT device's client. Its queue is delivered
+ * in order, one in flight at a time, and its answers tied back to what it was sent.
  *
  * A command is in flight from its write until its answer, or for `waitMs` (what sendCommand waits):
  * after that the next one goes out, and the late one, still `sent`, keeps its place among the
  * commands awaiting an answer. An answer belongs to the oldest such command whose `match` it
- * carries (GT06 server flag, JT808 serial, H02 command and time); an answer that echoes nothing
- * (Teltonika, GPS103, raw Hex/Base64) belongs to the oldest one. Nothing of this is kept across
+ * carries (GT06 server flag, JT808 serial, H02 command and time, an MQTT device's command id); an
+ * answer that echoes nothing (Teltonika, GPS103, raw Hex/Base64) belongs to the oldest one; an
+ * answer that belongs to none is kept in the device's log. Nothing of this is kept across
  * connections: the core puts the sent, unanswered commands back in the queue when the device
  * next identifies itself.
  */
-import type { CommandMatch, CommandResult, ProtocolModule } from '../../protocols/types.js';
+import type { CommandMatch, CommandResult, EncodedCommand, ProtocolModule } from '../../protocols/types.js';
 import { CommandError } from '../../protocols/types.js';
 import type { Clock } from '../../core/clock.js';
 import type { Logger } from '../../core/logger.js';
@@ -19,14 +21,19 @@ import { commandBytes, type CommandsService } from '../../core/commands/commands
 
 export interface ConnectionCommandsOptions {
   commands: CommandsService;
-  protocol: ProtocolModule;
+  /** the device's protocol: its encoder wraps Text commands (unless `encode` is given) */
+  protocol?: ProtocolModule;
+  /** the protocol's name, for the log and the device's log */
+  protocolName: string;
+  /** a channel's own framing of every command (MQTT devices: the JSON `{id, command, format}`); else `protocol`'s encoder and raw Hex/Base64 */
+  encode?(c: CommandRecord): EncodedCommand;
   clock: Clock;
   logger: Logger;
   /** how long a command without an answer holds back the next one */
   waitMs: number;
   deviceId: string;
   /** the device's model and the decoder session, as the encoder reads them */
-  context(): { model?: string; session: Record<string, unknown> };
+  context?(): { model?: string; session: Record<string, unknown> };
   /** writes to the connection; false when it is closed */
   write(bytes: Buffer): boolean;
   where(): Record<string, unknown>;
@@ -82,7 +89,8 @@ export class ConnectionCommands {
     for (const r of results) {
       const at = this.matching(r);
       if (at < 0) {
-        this.o.logger.info({ ...this.o.where(), text: r.text.slice(0, 200), ...(r.status && { status: r.status }) }, 'device reply that answers no command sent on this connection');
+        this.o.logger.info({ ...this.o.where(), text: r.text.slice(0, 200), ...(r.status && { status: r.status }) }, 'device reply that answers no command sent on this connection; kept in its log');
+        await this.o.commands.unsolicited(this.o.deviceId, { protocol: this.o.protocolName, text: r.text, ...(r.status && { status: r.status }) });
         continue;
       }
       const [done] = this.awaiting.splice(at, 1);
@@ -134,16 +142,17 @@ export class ConnectionCommands {
 
   /** The bytes for the connection, or why they cannot be made. */
   private encode(c: CommandRecord): { bytes: Buffer; match: CommandMatch } | string {
+    if (this.o.encode) return this.o.encode(c);
     if (c.format !== 'Text') {
       const bytes = commandBytes(c.format, c.command);
       return typeof bytes === 'string' ? bytes : { bytes, match: {} };
     }
     const protocol = this.o.protocol;
-    if (!protocol.encodeCommand) return `The ${this.o.protocol.name} protocol carries no commands (COMMAND_UNSUPPORTED).`;
+    if (!protocol?.encodeCommand) return `The ${this.o.protocolName} protocol carries no commands (COMMAND_UNSUPPORTED).`;
     const serial = this.serial;
     this.serial = (this.serial + 1) % SERIAL_MODULO;
     try {
-      const { model, session } = this.o.context();
+      const { model, session } = this.o.context?.() ?? { session: {} };
       return protocol.encodeCommand(c.command, { deviceId: this.o.deviceId, now: this.o.clock.now(), serial, model, session });
     } catch (e) {
       if (e instanceof CommandError) return `${e.message} (${e.reason})`;

@@ -1,0 +1,129 @@
+/**
+ * Commands to MQTT devices (CONTRACT.md §3 "MQTT"): a command is published at QoS 1 to
+ * `devices/{deviceId}/commands` as `{id, command, format}`; the device answers on
+ * `devices/{deviceId}/commandResults` with `{id, result}` (one object or an array).
+ *
+ * A device takes commands once one of its clients has a subscription covering its commands topic
+ * (made now, or restored with a persistent session): then its queue is delivered as for a tracker's
+ * connection (gateway/shared/connection-commands.ts: in order, one in flight, at most
+ * MAX_COMMAND_ATTEMPTS deliveries), and a publish to nobody never marks a command sent. An answer
+ * carries the command's id: it answers that command; an id that answers nothing sent on this
+ * connection is kept in the device's log. A command may reach the device twice (a redelivery after
+ * a reconnection): the device recognises it by its `id`.
+ */
+import type { Aedes, Client, PublishPacket } from 'aedes';
+import type { CommandsService } from '../../core/commands/commands.service.js';
+import type { Clock } from '../../core/clock.js';
+import type { Logger } from '../../core/logger.js';
+import type { CommandRecord } from '../../core/model/command.js';
+import { ConnectionCommands } from '../shared/connection-commands.js';
+import { commandsTopic } from './mqtt.topics.js';
+
+/** The protocol name MQTT devices have (mqtt.auth.ts PROTOCOL). */
+const PROTOCOL = 'mqtt';
+
+/** One answer of the device, as `devices/{id}/commandResults` carries it. */
+export interface MqttCommandResult {
+  id: number;
+  result: string;
+}
+
+export interface MqttCommandsOptions {
+  broker: Aedes;
+  commands: CommandsService;
+  clock: Clock;
+  logger: Logger;
+  /** how long a command without an answer holds back the next one (TRACKGATE_COMMAND_WAIT) */
+  waitMs: number;
+}
+
+export interface MqttCommands {
+  /** A client of the device now has a subscription covering its commands topic: its queue is delivered to it. */
+  ready(client: Client, deviceId: string): void;
+  /** The client is gone: what it was sent and did not answer goes back to the queue at the device's next identification. */
+  gone(client: Client): void;
+  /** Delivers the device's queued commands if a client of it takes commands here; whether one does. */
+  deliver(deviceId: string): boolean;
+  /** The devices with a client that takes commands here. */
+  connectedDevices(): string[];
+  /** The device's answers (from `devices/{id}/commandResults`), recorded before the publish is acknowledged. */
+  results(deviceId: string, results: MqttCommandResult[]): Promise<void>;
+  stop(): void;
+}
+
+/** The payload a command is published with: `{id, command, format}`. */
+export function commandPayload(c: Pick<CommandRecord, 'id' | 'command' | 'format'>): Buffer {
+  return Buffer.from(JSON.stringify({ id: c.id, command: c.command, format: c.format }));
+}
+
+export function createMqttCommands(o: MqttCommandsOptions): MqttCommands {
+  const logger = o.logger;
+  /** deviceId -> the client that takes its commands (the latest to subscribe) and its delivery */
+  const byDevice = new Map<string, { client: Client; commands: ConnectionCommands }>();
+
+  function publish(deviceId: string, payload: Buffer, client: Client): boolean {
+    if (client.closed) return false;
+    const packet: PublishPacket = { cmd: 'publish', topic: commandsTopic(deviceId), payload, qos: 1, retain: false, dup: false };
+    o.broker.publish(packet, (err) => {
+      if (err) logger.warn({ deviceId, err: err.message }, 'mqtt: publishing a command failed; it is delivered again at the next connection');
+    });
+    return true;
+  }
+
+  return {
+    ready(client, deviceId) {
+      const current = byDevice.get(deviceId);
+      if (current?.client === client) {
+        current.commands.kick();
+        return;
+      }
+      current?.commands.close();
+      const where = () => ({ protocol: PROTOCOL, deviceId, clientId: client.id });
+      const commands = new ConnectionCommands({
+        commands: o.commands,
+        protocolName: PROTOCOL,
+        clock: o.clock,
+        logger,
+        waitMs: o.waitMs,
+        deviceId,
+        encode: (c) => ({ bytes: commandPayload(c), match: { commandId: c.id } }),
+        write: (bytes) => publish(deviceId, bytes, client),
+        where,
+      });
+      byDevice.set(deviceId, { client, commands });
+      commands.kick();
+    },
+
+    gone(client) {
+      for (const [deviceId, entry] of byDevice) {
+        if (entry.client !== client) continue;
+        entry.commands.close();
+        byDevice.delete(deviceId);
+      }
+    },
+
+    deliver(deviceId) {
+      const entry = byDevice.get(deviceId);
+      if (!entry || entry.client.closed) return false;
+      entry.commands.kick();
+      return true;
+    },
+
+    connectedDevices() {
+      return [...byDevice.keys()];
+    },
+
+    async results(deviceId, results) {
+      const answers = results.map((r) => ({ commandId: r.id, text: r.result }));
+      const entry = byDevice.get(deviceId);
+      if (entry) return entry.commands.answer(answers);
+      // answered after its client went, or by a client that took no commands: nothing is in flight here
+      for (const a of answers) await o.commands.unsolicited(deviceId, { protocol: PROTOCOL, text: a.text });
+    },
+
+    stop() {
+      for (const entry of byDevice.values()) entry.commands.close();
+      byDevice.clear();
+    },
+  };
+}
