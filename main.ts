@@ -46,6 +46,7 @@ import { createDeviceDirectory, type DeviceDirectory } from './core/devices/devi
 import { createIngestService, type IngestService } from './core/ingest/ingest.service.js';
 import { startTrackerGateway, type TrackerGateway } from './gateway/tracker-gateway.js';
 import { startMqttGateway } from './gateway/mqtt/mqtt.gateway.js';
+import { relayFrames } from './gateway/shared/frame-relay.redis.js';
 import { PROTOCOL as MQTT_PROTOCOL } from './gateway/mqtt/mqtt.auth.js';
 import { FrameTap } from './gateway/shared/frame-tap.js';
 import { listen } from './gateway/shared/listen.js';
@@ -379,6 +380,9 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
     });
     const relay = config.redisUrl ? await relayEvents(services.events, config.redisUrl, config.redisPrefix, logger, { live: config.mqttPort !== 'off', timeoutMs: config.redisTimeoutMs }) : undefined;
     if (relay) closers.push(() => relay.close());
+    // raw frames cross instances only for accounts someone on another instance listens to
+    const frameRelay = config.redisUrl ? await relayFrames(services.frames, config.redisUrl, config.redisPrefix, logger, { timeoutMs: config.redisTimeoutMs }) : undefined;
+    if (frameRelay) closers.push(() => frameRelay.close());
 
     const created = await services.accounts.bootstrap({
       name: 'Default account',

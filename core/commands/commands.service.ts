@@ -96,6 +96,12 @@ export interface CommandsService {
   markFailed(id: number, why: string): Promise<void>;
   /** The device's answer to a sent command. */
   answered(id: number, text: string): Promise<void>;
+  /**
+   * An answer naming its command by id (MQTT devices), whatever connection the command went out
+   * on: answers it if it is the device's and was sent (also one back in the queue after a
+   * reconnection, which is then not sent again); false otherwise.
+   */
+  answeredById(deviceId: string, id: number, text: string): Promise<boolean>;
   /** A reply of the device that answers no command sent to it: kept in the device's log, not dropped. */
   unsolicited(deviceId: string, reply: { protocol: string; text: string; status?: string }): Promise<void>;
   /** The device's log (*ext*), newest first: its unsolicited replies. */
@@ -345,6 +351,15 @@ export function createCommandsService(deps: CommandsDeps): CommandsService {
     async answered(id, text) {
       if (await repo.transition(db, id, 'sent', 'answered', { answeredAt: now(), result: text })) changed(id);
       else logger.debug({ command: id }, 'answer to a command that is no longer sent: ignored');
+    },
+
+    async answeredById(deviceId, id, text) {
+      const c = await repo.get(db, id);
+      if (!c || c.deviceId !== deviceId) return false;
+      const from = c.status === 'sent' ? 'sent' : c.status === 'queued' && c.attempts > 0 ? 'queued' : undefined;
+      if (!from || !(await repo.transition(db, id, from, 'answered', { answeredAt: now(), result: text }))) return false;
+      changed(id);
+      return true;
     },
 
     async unsolicited(deviceId, reply) {

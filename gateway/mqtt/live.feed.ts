@@ -178,6 +178,22 @@ export function startLiveFeed(deps: LiveFeedDeps): LiveFeed {
     return false;
   }
 
+  /** The accounts whose frames connected API users want, and whether an admin wants unknown identifiers' (announced to other instances). */
+  function framesInterest(): { accounts: string[]; unknown: boolean } {
+    const accounts: string[] = [];
+    let unknown = false;
+    for (const [accountId, set] of subscribers) {
+      let wanted = false;
+      for (const s of set) {
+        if (!s.wantsFrames || s.closed) continue;
+        wanted = true;
+        unknown ||= seesUnknownFrames(s.principal);
+      }
+      if (wanted) accounts.push(accountId);
+    }
+    return { accounts, unknown };
+  }
+
   function offerFrame(accountId: string | null, deviceId: string | null, frame: LiveFrame): void {
     if (accountId !== null && deviceId !== null) return offer(accountId, deviceId, 'frames', frame);
     broker.publish(
@@ -202,7 +218,7 @@ export function startLiveFeed(deps: LiveFeedDeps): LiveFeed {
     }),
     events.onAlert((i) => offer(i.accountId, i.deviceId, 'alerts', i.alert)),
     events.onCommandChanged((i) => offer(i.accountId, i.deviceId, 'commands', i.command)),
-    ...(deps.frames ? [deps.frames.attach({ wants: wantsFrames, offer: offerFrame })] : []),
+    ...(deps.frames ? [deps.frames.attach({ wants: wantsFrames, offer: offerFrame, interest: framesInterest })] : []),
     events.onDeviceChanged((deviceId) => {
       memberships -= membership.get(deviceId)?.size ?? 0;
       membership.delete(deviceId);

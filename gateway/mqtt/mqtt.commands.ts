@@ -7,8 +7,9 @@
  * (made now, or restored with a persistent session): then its queue is delivered as for a tracker's
  * connection (gateway/shared/connection-commands.ts: in order, one in flight, at most
  * MAX_COMMAND_ATTEMPTS deliveries), and a publish to nobody never marks a command sent. An answer
- * carries the command's id: it answers that command; an id that answers nothing sent on this
- * connection is kept in the device's log. A command may reach the device twice (a redelivery after
+ * carries the command's id: it answers that command, whichever client of the device sends it
+ * (a technician may take commands with mosquitto_sub and answer with mosquitto_pub), if the
+ * device was sent it; an id that names nothing sent to the device is kept in the device's log. A command may reach the device twice (a redelivery after
  * a reconnection): the device recognises it by its `id`.
  */
 import type { Aedes, Client, PublishPacket } from 'aedes';
@@ -70,6 +71,13 @@ export function createMqttCommands(o: MqttCommandsOptions): MqttCommands {
     return true;
   }
 
+  /** An answer that names a command not in flight here: the command it names, if the device was sent it; else the device's log. */
+  async function byId(deviceId: string, id: number, text: string): Promise<void> {
+    if (await o.commands.answeredById(deviceId, id, text)) return;
+    logger.info({ protocol: PROTOCOL, deviceId, command: id, text: text.slice(0, 200) }, 'device reply that answers no command sent to it; kept in its log');
+    await o.commands.unsolicited(deviceId, { protocol: PROTOCOL, text });
+  }
+
   return {
     ready(client, deviceId) {
       const current = byDevice.get(deviceId);
@@ -87,6 +95,7 @@ export function createMqttCommands(o: MqttCommandsOptions): MqttCommands {
         waitMs: o.waitMs,
         deviceId,
         encode: (c) => ({ bytes: commandPayload(c), match: { commandId: c.id } }),
+        unmatched: (r) => byId(deviceId, r.commandId!, r.text),
         write: (bytes) => publish(deviceId, bytes, client),
         where,
       });
@@ -117,8 +126,8 @@ export function createMqttCommands(o: MqttCommandsOptions): MqttCommands {
       const answers = results.map((r) => ({ commandId: r.id, text: r.result }));
       const entry = byDevice.get(deviceId);
       if (entry) return entry.commands.answer(answers);
-      // answered after its client went, or by a client that took no commands: nothing is in flight here
-      for (const a of answers) await o.commands.unsolicited(deviceId, { protocol: PROTOCOL, text: a.text });
+      // answered after its client went, or from another client (mosquitto_sub takes, mosquitto_pub answers)
+      for (const a of answers) await byId(deviceId, a.commandId, a.text);
     },
 
     stop() {

@@ -34,6 +34,8 @@ export interface ConnectionCommandsOptions {
   deviceId: string;
   /** the device's model and the decoder session, as the encoder reads them */
   context?(): { model?: string; session: Record<string, unknown> };
+  /** a reply that answers no command sent on this connection (default: kept in the device's log) */
+  unmatched?(r: CommandResult): Promise<void>;
   /** writes to the connection; false when it is closed */
   write(bytes: Buffer): boolean;
   where(): Record<string, unknown>;
@@ -89,8 +91,7 @@ export class ConnectionCommands {
     for (const r of results) {
       const at = this.matching(r);
       if (at < 0) {
-        this.o.logger.info({ ...this.o.where(), text: r.text.slice(0, 200), ...(r.status && { status: r.status }) }, 'device reply that answers no command sent on this connection; kept in its log');
-        await this.o.commands.unsolicited(this.o.deviceId, { protocol: this.o.protocolName, text: r.text, ...(r.status && { status: r.status }) });
+        await (this.o.unmatched ?? ((x: CommandResult) => this.unsolicited(x)))(r);
         continue;
       }
       const [done] = this.awaiting.splice(at, 1);
@@ -101,6 +102,12 @@ export class ConnectionCommands {
       await this.o.commands.answered(done.id, answerText(r));
     }
     this.kick();
+  }
+
+  /** A reply that answers no command: logged and kept in the device's log. */
+  async unsolicited(r: CommandResult): Promise<void> {
+    this.o.logger.info({ ...this.o.where(), text: r.text.slice(0, 200), ...(r.status && { status: r.status }) }, 'device reply that answers no command sent on this connection; kept in its log');
+    await this.o.commands.unsolicited(this.o.deviceId, { protocol: this.o.protocolName, text: r.text, ...(r.status && { status: r.status }) });
   }
 
   private matching(r: CommandResult): number {

@@ -1,7 +1,7 @@
 /**
  * The raw-frame feed (CONTRACT.md §3 "live/{deviceId}/frames"): every frame a tracker sends, as
  * frame-handler.ts handled it, offered to whoever listens (the MQTT live feed attaches itself in
- * main.ts). Ingest must not pay for it: `wants()` is asked first, and nothing is built when nobody
+ * main.ts; with Redis, frame-relay.redis.ts carries frames to listeners on other instances). Ingest must not pay for it: `wants()` is asked first, and nothing is built when nobody
  * listens to frames of that account; a frame is cut to MAX_FRAME_BYTES and its decoded messages to
  * MAX_DECODED_MESSAGES, so one message stays small whatever the tracker sends.
  */
@@ -34,6 +34,8 @@ export interface LiveFrame {
 export interface FrameSink {
   wants(accountId: string | null): boolean;
   offer(accountId: string | null, deviceId: string | null, frame: LiveFrame): void;
+  /** the accounts whose frames this sink's listeners want, and whether unknown identifiers' (the live feed: for other instances) */
+  interest?(): { accounts: string[]; unknown: boolean };
 }
 
 /** The raw bytes of a frame and how to show them. */
@@ -44,29 +46,45 @@ export interface RawFrame {
   receivedAt: Date;
 }
 
-/** The one tap the tracker listeners share; each MQTT gateway attaches its sink while it runs. */
+/** The one tap the tracker listeners share; each MQTT gateway attaches its sink while it runs, and the Redis relay (frame-relay.redis.ts) its own. */
 export class FrameTap {
-  private readonly sinks = new Set<FrameSink>();
+  private readonly sinks = new Map<FrameSink, { relay: boolean }>();
 
-  /** Adds a sink; answers its removal. */
-  attach(sink: FrameSink): () => void {
-    this.sinks.add(sink);
+  /** Adds a sink (a relay to other instances: `relay`, never given their frames back); answers its removal. */
+  attach(sink: FrameSink, options: { relay?: boolean } = {}): () => void {
+    this.sinks.set(sink, { relay: options.relay ?? false });
     return () => this.sinks.delete(sink);
   }
 
+  /** Whether anyone, here or on another instance, listens to frames of this account (null: of unknown identifiers). */
   wants(accountId: string | null): boolean {
-    for (const sink of this.sinks) if (sink.wants(accountId)) return true;
+    for (const sink of this.sinks.keys()) if (sink.wants(accountId)) return true;
     return false;
   }
 
-  offer(accountId: string | null, deviceId: string | null, frame: LiveFrame): void {
-    for (const sink of this.sinks) {
+  /** Offers a frame to the sinks that want it; a frame relayed from another instance (`remote`) only to this instance's listeners. */
+  offer(accountId: string | null, deviceId: string | null, frame: LiveFrame, remote = false): void {
+    for (const [sink, { relay }] of this.sinks) {
+      if (remote && relay) continue;
       try {
         if (sink.wants(accountId)) sink.offer(accountId, deviceId, frame);
       } catch {
         // a listener's failure never reaches ingest
       }
     }
+  }
+
+  /** What this instance's listeners want, for the relay to announce to the others. */
+  localInterest(): { accounts: string[]; unknown: boolean } {
+    const accounts = new Set<string>();
+    let unknown = false;
+    for (const [sink, { relay }] of this.sinks) {
+      if (relay || !sink.interest) continue;
+      const i = sink.interest();
+      i.accounts.forEach((a) => accounts.add(a));
+      unknown ||= i.unknown;
+    }
+    return { accounts: [...accounts], unknown };
   }
 }
 

@@ -89,7 +89,7 @@ test('mqtt.commands: a device that disconnects before answering gets the command
   t.like(log[0], { type: 'unsolicitedReply', protocol: 'mqtt', text: 'from a forgotten command' });
 });
 
-test('mqtt.commands: with mosquitto_sub as the device, a queued command arrives as JSON at QoS 1 once it subscribes', async (t) => {
+test('mqtt.commands: with mosquitto_sub as the device, a queued command arrives as JSON at QoS 1 once it subscribes; mosquitto_pub answers it', async (t) => {
   const s = await start(t);
   const r = await send(s, { command: 'status' });
   t.is(r.body.command.status, 'queued');
@@ -100,6 +100,12 @@ test('mqtt.commands: with mosquitto_sub as the device, a queued command arrives 
   t.is(line.slice(0, space), `devices/${DEVICE}/commands`);
   t.deepEqual(JSON.parse(line.slice(space + 1)), { id: r.body.command.id, command: 'status', format: 'Text' });
   await until('marked sent', async () => (await listed(s))[0].status === 'sent');
+  // mosquitto_sub has gone (-C 1); the technician answers from another client with mosquitto_pub
+  const pub = await mosquitto('mosquitto_pub', ['-h', '127.0.0.1', '-p', String(s.running.ports.mqtt), '-u', DEVICE, '-P', PASSWORD, '-i', 'van-7-pub', '-q', '1', '-t', `devices/${DEVICE}/commandResults`, '-m', JSON.stringify({ id: r.body.command.id, result: 'all good' })]);
+  t.is(pub.code, 0, pub.stderr);
+  await until('answered', async () => (await listed(s))[0].status === 'answered');
+  t.is((await listed(s))[0].result, 'all good', 'an answer naming its command answers it, from whichever client of the device');
+  t.deepEqual((await s.request('GET', `/api/devices/${DEVICE}/log`, { token: s.adminToken })).body.log, []);
 });
 
 test('mqtt.commands: a device may not subscribe to another device\'s commands nor publish to its own commands topic; a malformed answer is acknowledged and dropped', async (t) => {

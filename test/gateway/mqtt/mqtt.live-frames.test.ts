@@ -3,7 +3,11 @@ import dgram from 'node:dgram';
 import { TrackerClient } from '../../helpers/tracker-client.js';
 import * as F from '../../helpers/frames.js';
 import { liveFrame, MAX_FRAME_BYTES } from '../../../gateway/shared/frame-tap.js';
+import mqtt from 'mqtt';
 import { apiUser, messages, startHarness, sleep } from './mqtt-harness.js';
+import { postgresAvailable } from '../../helpers/backends.js';
+import { startPair } from '../../helpers/instances.js';
+import { until } from '../../helpers/wait.js';
 
 const IMEI = '356307042441013';
 const UNKNOWN_IMEI = '356307042449999';
@@ -150,4 +154,30 @@ test('mqtt.live: a datagram over UDP is shown on live/<id>/frames with its reply
   t.like(seen.seen[0].body, { protocol: 'teltonika', remote: '127.0.0.1', hex: datagram.toString('hex'), reply: '00050000010701', outcome: 'ok' });
   t.is(seen.seen[0].body.decoded.messageCount, 1);
   t.deepEqual(acks[0], Buffer.from('00050000010701', 'hex'));
+});
+
+test('mqtt.live: with Redis, a technician subscribed on instance A sees the frames of a tracker connected to instance B; frames cross only while someone listens', async (t) => {
+  if (!(await postgresAvailable())) return t.pass('needs PostgreSQL');
+  const [a, b] = await startPair(t, { ...ENV, TRACKGATE_MQTT_PORT: '0' });
+  const r = await a.request('POST', '/api/devices', { token: a.adminToken, body: { id: IMEI, name: IMEI } });
+  t.is(r.status, 201);
+  const tap = b.running.services.frames;
+  const accountId = (await a.request('GET', '/api/account', { token: a.adminToken })).body.account.id as string;
+  t.false(tap.wants(accountId), 'nobody listens: B builds no frame');
+  const tech = await mqtt.connectAsync(`mqtt://127.0.0.1:${a.running.ports.mqtt}`, { username: 'admin', password: a.adminToken, clientId: 'admin-frames-a', reconnectPeriod: 0 });
+  t.teardown(() => tech.endAsync(true));
+  await tech.subscribeAsync(`live/${IMEI}/frames`);
+  const seen = messages(tech);
+  await until('B learns that A listens', () => tap.wants(accountId), 6000);
+  const tracker = await TrackerClient.connect(b.running.ports.teltonika!);
+  t.teardown(() => tracker.end());
+  const login = F.teltonikaLogin(IMEI);
+  tracker.write(login);
+  t.deepEqual(await tracker.read(1), Buffer.from([1]));
+  t.true(await seen.until(() => seen.seen.length >= 1), 'the frame reached A');
+  t.like(seen.seen[0].body, { protocol: 'teltonika', hex: login.toString('hex'), reply: '01', outcome: 'ok' });
+  await sleep(300);
+  t.is(seen.seen.length, 1, 'once');
+  await tech.endAsync();
+  await until('B forgets the interest after its time to live', () => !tap.wants(accountId), 10_000);
 });
