@@ -62,8 +62,8 @@ export function decodeCcc(b: BinaryBody): DecodedMessage[] {
   while (r.remaining >= 52) {
     const m: DecodedMessage = { alarms: [], attributes: {} };
     withEvent(m, r.u8());
-    const lat = r.i32() * 1e-6;
-    const lon = r.i32() * 1e-6;
+    const lat = r.i32() / 1e6;
+    const lon = r.i32() / 1e6;
     checkedCoordinates(lat, lon, b.frame);
     m.fixTime = new Date((EPOCH_2000_S + r.u32()) * 1000);
     const valid = r.u8() === 1;
@@ -85,7 +85,7 @@ export function decodeCcc(b: BinaryBody): DecodedMessage[] {
     m.attributes.status = r.u16();
     m.attributes.adc1 = r.u16();
     m.attributes.battery = r.u16() * 0.01;
-    m.attributes.power = r.u16();
+    m.attributes.power = r.u16() * 0.01; // Traccar keeps the raw value; hundredths of a volt as the battery beside it
     r.u32(); // geofence
     out.push(m);
   }
@@ -161,10 +161,10 @@ const CCE_U16: Readonly<Record<number, Setter>> = {
 /** CCE four-byte parameters */
 const CCE_U32: Readonly<Record<number, Setter>> = {
   0x02: (m, r, fix) => {
-    fix.lat = r.i32() * 1e-6;
+    fix.lat = r.i32() / 1e6;
   },
   0x03: (m, r, fix) => {
-    fix.lon = r.i32() * 1e-6;
+    fix.lon = r.i32() / 1e6;
   },
   0x04: (m, r) => {
     m.fixTime = new Date((EPOCH_2000_S + r.u32()) * 1000);

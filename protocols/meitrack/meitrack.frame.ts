@@ -38,12 +38,9 @@ export function createMeitrackSplitter(maxFrameBytes = MEITRACK_MAX_FRAME_BYTES)
       const frames: Buffer[] = [];
       let pos = 0;
       for (;;) {
-        while (pos < buf.length && !isMarker(buf, pos)) pos++;
-        if (pos >= buf.length - 1) {
-          // keep a lone trailing `$` or `@`: it may start the next frame
-          pos = pos < buf.length && (buf[pos] === DOLLAR || buf[pos] === AT) ? pos : buf.length;
-          break;
-        }
+        // a lone `$` or `@` at the end is kept: it may start the next frame
+        while (pos < buf.length && !isMarker(buf, pos) && !(pos === buf.length - 1 && (buf[pos] === DOLLAR || buf[pos] === AT))) pos++;
+        if (pos >= buf.length - 1) break;
         const digitsFrom = pos + 3;
         let comma = digitsFrom;
         while (comma < buf.length && comma - digitsFrom <= MAX_LENGTH_DIGITS && buf[comma] >= 0x30 && buf[comma] <= 0x39) comma++;
