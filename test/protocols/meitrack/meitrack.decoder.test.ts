@@ -16,9 +16,9 @@ const fix = (i: number) => ({ time: new Date(Date.UTC(2026, 2, 1, 10, 0, i)), la
 test('meitrack.decoder: the byte-sum checksum agrees with every captured frame the vectors label', (t) => {
   const labelled = loadVectors('meitrack').filter((v) => v.test_kind === 'decoder' && v.checksum_ok !== undefined);
   t.true(labelled.length > 30);
-  for (const v of labelled) {
+  for (const v of labelled.filter((x) => x.checksum_ok !== undefined)) {
     const r = meitrackProtocol.decode!(frameBytes(v), ctx());
-    t.is(r.checksumError === undefined, v.checksum_ok, `line ${v.line}: ${r.checksumError ?? 'ok'}`);
+    t.is(r.checksumError === undefined, v.checksum_ok === true, `line ${v.line}: ${r.checksumError ?? 'ok'}`);
   }
 });
 
