@@ -19,6 +19,8 @@ export interface Vector {
   ack?: { encoding: string; data: string };
   crc_ok?: boolean;
   checksum_ok?: boolean;
+  /** e.g. `stateful: frame #2 decoded from the same input buffer` (a frame-decoder vector's later frame) */
+  note?: string;
   line: number;
 }
 
