@@ -5,6 +5,7 @@ import {
 
 const PLUS = 0x2b;
 const COLON = 0x3a;
+const SPACE = 0x20;
 
 /**
  * Where a binary frame at `at` keeps its length: a frame whose second byte is 0 has a u16 at
@@ -33,9 +34,10 @@ export function isBinaryFrame(frame: Buffer): boolean {
 /**
  * Cuts a Queclink byte stream (Gl200FrameDecoder): a text frame runs up to its `$` (or, where a
  * device uses it, NUL), which is dropped; a binary frame is as long as its length field says.
- * Bytes before a frame's `+` (line endings, noise) are skipped. A text frame without its `$`
+ * Control bytes and spaces between frames (line endings) are skipped; other bytes before a text
+ * frame's `+` stay in the frame, and the decoder skips them. A text frame without its `$`
  * within maxFrameBytes is discarded up to its `$`; a binary length under 11 bytes or above
- * maxFrameBytes is not a frame, and the search for one moves on by a byte.
+ * maxFrameBytes is not a frame, and the search for one moves on to the next `+`.
  */
 export function createGl200Splitter(maxFrameBytes = GL200_MAX_FRAME_BYTES): FrameSplitter {
   let pending: Buffer = Buffer.alloc(0);
@@ -66,7 +68,8 @@ export function createGl200Splitter(maxFrameBytes = GL200_MAX_FRAME_BYTES): Fram
           if (buf.length - pos < Math.max(field.offset + field.size, MIN_BINARY_BYTES)) break;
           const length = field.size === 1 ? buf[pos + field.offset] : buf.readUInt16BE(pos + field.offset);
           if (length < MIN_BINARY_BYTES || length > maxFrameBytes) {
-            pos++;
+            const next = buf.indexOf(PLUS, pos + 1); // not a frame: look for the next one
+            pos = next < 0 ? buf.length : next;
             continue;
           }
           if (buf.length - pos < length) break;
@@ -74,9 +77,8 @@ export function createGl200Splitter(maxFrameBytes = GL200_MAX_FRAME_BYTES): Fram
           pos += length;
           continue;
         }
-        if (buf[pos] !== PLUS) {
-          const next = buf.indexOf(PLUS, pos + 1);
-          pos = next < 0 ? buf.length : next;
+        if (buf[pos] <= SPACE) {
+          pos++; // line endings and control bytes between frames
           continue;
         }
         const end = textEnd(buf, pos);
