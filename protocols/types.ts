@@ -43,17 +43,18 @@ export type CommandResultStatus = 'ok' | 'failed' | 'badMessage' | 'unsupported'
 
 /**
  * What the device echoes of the command it answers, by protocol: GT06 the server flag, JT808 the
- * serial and message id, H02 the command word and the `hhmmss` it was sent with. Teltonika and
+ * serial and message id, H02 the command word and the `hhmmss` it was sent with, Queclink the
+ * command word and the serial the command ended with. Teltonika and
  * GPS103 answers echo nothing: the next answer on the connection is the answer.
  */
 export interface CommandMatch {
   /** GT06: the u32 server flag of the 0x80 command */
   serverFlag?: number;
-  /** JT808: the serial of the platform message answered */
+  /** JT808: the serial of the platform message answered; Queclink: the hex4 serial ending the `AT+GT` command */
   replySerial?: number;
   /** JT808: the id of the platform message answered (0x8300, 0x8105, 0x8900) */
   replyMessageId?: number;
-  /** H02: the command word (`S20`) */
+  /** H02: the command word (`S20`); Queclink: `GT` and the command's three letters (`GTOUT`) */
   command?: string;
   /** H02: the `hhmmss` the command carried */
   commandTime?: string;
