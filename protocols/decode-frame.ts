@@ -15,8 +15,8 @@ function frameBytes(name: string, encoding: string, frame: string): Buffer {
     if (!HEX.test(compact)) throw new ProtocolError(name, 'the frame must be hex digits (two per byte)');
     return Buffer.from(compact, 'hex');
   }
-  // Text protocols with binary variants (H02 `$`/`X` frames) may be given as hex.
-  if (HEX.test(compact) && /^(24|58)/i.test(compact) && compact.length >= 40) return Buffer.from(compact, 'hex');
+  // Text protocols with binary variants (H02 `$`/`X` frames, Queclink `+RSP`/`+EVT`) may be given as hex.
+  if (HEX.test(compact) && /^(24|58|2b)/i.test(compact) && compact.length >= 40) return Buffer.from(compact, 'hex');
   return Buffer.from(frame.replace(/\\r/g, '\r').replace(/\\n/g, '\n'), 'latin1');
 }
 

@@ -7,6 +7,7 @@ import { h02Protocol } from './h02/h02.protocol.js';
 import { gt06Protocol } from './gt06/gt06.protocol.js';
 import { meitrackProtocol } from './meitrack/meitrack.protocol.js';
 import { tk103Protocol } from './tk103/tk103.protocol.js';
+import { gl200Protocol } from './gl200/gl200.protocol.js';
 
 /** Every protocol trackgate speaks, by name. Adding a protocol is one folder and one line here. */
 export const protocols: Record<string, ProtocolModule> = {
@@ -18,6 +19,7 @@ export const protocols: Record<string, ProtocolModule> = {
   gt06: gt06Protocol,
   meitrack: meitrackProtocol,
   tk103: tk103Protocol,
+  gl200: gl200Protocol,
 };
 
 export function getProtocol(name: string): ProtocolModule | undefined {

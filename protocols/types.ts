@@ -44,17 +44,18 @@ export type CommandResultStatus = 'ok' | 'failed' | 'badMessage' | 'unsupported'
 /**
  * What the device echoes of the command it answers, by protocol: GT06 the server flag, JT808 the
  * serial and message id, H02 the command word and the `hhmmss` it was sent with, Meitrack the
- * command word and data identifier. Teltonika, GPS103 and TK103 answers echo nothing: the next
- * answer on the connection is the answer.
+ * command word and data identifier, Queclink the command word and the serial the command ended
+ * with. Teltonika, GPS103 and TK103 answers echo nothing: the next answer on the connection is the
+ * answer.
  */
 export interface CommandMatch {
   /** GT06: the u32 server flag of the 0x80 command */
   serverFlag?: number;
-  /** JT808: the serial of the platform message answered */
+  /** JT808: the serial of the platform message answered; Queclink: the hex4 serial ending the `AT+GT` command */
   replySerial?: number;
   /** JT808: the id of the platform message answered (0x8300, 0x8105, 0x8900) */
   replyMessageId?: number;
-  /** H02: the command word (`S20`); Meitrack: the command word (`C01`) */
+  /** H02: the command word (`S20`); Meitrack: the command word (`C01`); Queclink: `GT` and the command's three letters (`GTOUT`) */
   command?: string;
   /** H02: the `hhmmss` the command carried */
   commandTime?: string;
