@@ -6,6 +6,7 @@ import { gps103Protocol } from './gps103/gps103.protocol.js';
 import { h02Protocol } from './h02/h02.protocol.js';
 import { gt06Protocol } from './gt06/gt06.protocol.js';
 import { watchProtocol } from './watch/watch.protocol.js';
+import { suntechProtocol } from './suntech/suntech.protocol.js';
 
 /** Every protocol trackgate speaks, by name. Adding a protocol is one folder and one line here. */
 export const protocols: Record<string, ProtocolModule> = {
@@ -16,6 +17,7 @@ export const protocols: Record<string, ProtocolModule> = {
   h02: h02Protocol,
   gt06: gt06Protocol,
   watch: watchProtocol,
+  suntech: suntechProtocol,
 };
 
 export function getProtocol(name: string): ProtocolModule | undefined {
