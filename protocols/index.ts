@@ -7,6 +7,7 @@ import { h02Protocol } from './h02/h02.protocol.js';
 import { gt06Protocol } from './gt06/gt06.protocol.js';
 import { watchProtocol } from './watch/watch.protocol.js';
 import { suntechProtocol } from './suntech/suntech.protocol.js';
+import { ruptelaProtocol } from './ruptela/ruptela.protocol.js';
 
 /** Every protocol trackgate speaks, by name. Adding a protocol is one folder and one line here. */
 export const protocols: Record<string, ProtocolModule> = {
@@ -18,6 +19,7 @@ export const protocols: Record<string, ProtocolModule> = {
   gt06: gt06Protocol,
   watch: watchProtocol,
   suntech: suntechProtocol,
+  ruptela: ruptelaProtocol,
 };
 
 export function getProtocol(name: string): ProtocolModule | undefined {
