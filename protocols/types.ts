@@ -43,8 +43,9 @@ export type CommandResultStatus = 'ok' | 'failed' | 'badMessage' | 'unsupported'
 
 /**
  * What the device echoes of the command it answers, by protocol: GT06 the server flag, JT808 the
- * serial and message id, H02 the command word and the `hhmmss` it was sent with. Teltonika and
- * GPS103 answers echo nothing: the next answer on the connection is the answer.
+ * serial and message id, H02 the command word and the `hhmmss` it was sent with, a watch the
+ * command word. Teltonika, GPS103, Suntech and Ruptela answers echo nothing: the next answer on
+ * the connection is the answer.
  */
 export interface CommandMatch {
   /** GT06: the u32 server flag of the 0x80 command */
@@ -53,7 +54,7 @@ export interface CommandMatch {
   replySerial?: number;
   /** JT808: the id of the platform message answered (0x8300, 0x8105, 0x8900) */
   replyMessageId?: number;
-  /** H02: the command word (`S20`) */
+  /** H02 and watch: the command word (`S20`, `CR`) */
   command?: string;
   /** H02: the `hhmmss` the command carried */
   commandTime?: string;
