@@ -8,6 +8,9 @@ import { gt06Protocol } from './gt06/gt06.protocol.js';
 import { meitrackProtocol } from './meitrack/meitrack.protocol.js';
 import { tk103Protocol } from './tk103/tk103.protocol.js';
 import { gl200Protocol } from './gl200/gl200.protocol.js';
+import { watchProtocol } from './watch/watch.protocol.js';
+import { suntechProtocol } from './suntech/suntech.protocol.js';
+import { ruptelaProtocol } from './ruptela/ruptela.protocol.js';
 
 /** Every protocol trackgate speaks, by name. Adding a protocol is one folder and one line here. */
 export const protocols: Record<string, ProtocolModule> = {
@@ -20,6 +23,9 @@ export const protocols: Record<string, ProtocolModule> = {
   meitrack: meitrackProtocol,
   tk103: tk103Protocol,
   gl200: gl200Protocol,
+  watch: watchProtocol,
+  suntech: suntechProtocol,
+  ruptela: ruptelaProtocol,
 };
 
 export function getProtocol(name: string): ProtocolModule | undefined {

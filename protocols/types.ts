@@ -45,8 +45,8 @@ export type CommandResultStatus = 'ok' | 'failed' | 'badMessage' | 'unsupported'
  * What the device echoes of the command it answers, by protocol: GT06 the server flag, JT808 the
  * serial and message id, H02 the command word and the `hhmmss` it was sent with, Meitrack the
  * command word and data identifier, Queclink the command word and the serial the command ended
- * with. Teltonika, GPS103 and TK103 answers echo nothing: the next answer on the connection is the
- * answer.
+ * with, a watch the command word. Teltonika, GPS103, TK103, Suntech and Ruptela answers echo
+ * nothing: the next answer on the connection is the answer.
  */
 export interface CommandMatch {
   /** GT06: the u32 server flag of the 0x80 command */
@@ -55,7 +55,7 @@ export interface CommandMatch {
   replySerial?: number;
   /** JT808: the id of the platform message answered (0x8300, 0x8105, 0x8900) */
   replyMessageId?: number;
-  /** H02: the command word (`S20`); Meitrack: the command word (`C01`); Queclink: `GT` and the command's three letters (`GTOUT`) */
+  /** H02 and watch: the command word (`S20`, `CR`); Meitrack: the command word (`C01`); Queclink: `GT` and the command's three letters (`GTOUT`) */
   command?: string;
   /** H02: the `hhmmss` the command carried */
   commandTime?: string;

@@ -7,7 +7,7 @@ const CTX: CommandContext = { deviceId: '123456789012345', now: NOW, serial: 1 }
 const encoders = Object.values(protocols).filter((p) => p.encodeCommand);
 
 test('protocols: every tracker protocol but OsmAnd encodes commands', (t) => {
-  t.deepEqual(encoders.map((p) => p.name).sort(), ['gl200', 'gps103', 'gt06', 'h02', 'jt808', 'meitrack', 'teltonika', 'tk103']);
+  t.deepEqual(encoders.map((p) => p.name).sort(), ['gl200', 'gps103', 'gt06', 'h02', 'jt808', 'meitrack', 'ruptela', 'suntech', 'teltonika', 'tk103', 'watch']);
   t.is(protocols.osmand.encodeCommand, undefined, 'the API answers COMMAND_UNSUPPORTED for it');
 });
 

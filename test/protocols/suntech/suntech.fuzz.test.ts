@@ -1,0 +1,79 @@
+import test from 'ava';
+import { suntechProtocol } from '../../../protocols/suntech/suntech.protocol.js';
+import type { DecodeContext } from '../../../protocols/types.js';
+import { loadVectors, frameBytes } from '../../helpers/vectors.js';
+import { fuzzSplitter, onlyProtocolErrors, prng } from '../../helpers/fuzz.js';
+
+const corpus = loadVectors('suntech').filter((v) => v.test_kind === 'decoder').map((v) => frameBytes(v));
+const ctx = (): DecodeContext => ({ now: new Date(Date.UTC(2026, 0, 1)), transport: 'tcp', checksum: 'accept', session: {} });
+
+function mutate(rand: () => number, input: Buffer): Buffer {
+  const int = (n: number) => Math.floor(rand() * n);
+  let b = Buffer.from(input);
+  for (let r = 0; r < 1 + int(4); r++) {
+    switch (int(5)) {
+      case 0:
+        for (let i = 0; i < 1 + int(4) && b.length; i++) b[int(b.length)] ^= 1 << int(8);
+        break;
+      case 1:
+        b = Buffer.concat([b.subarray(0, int(b.length + 1)), Buffer.from(';')]);
+        break;
+      case 2:
+        if (b.length) b[int(b.length)] = [0x3b, 0x0d, 0x0a, 0x00, 0x2d, 0x2e, 0x3a][int(7)];
+        break;
+      case 3:
+        b = Buffer.concat([b, Buffer.from(Array.from({ length: int(32) }, () => int(256)))]);
+        break;
+      default:
+        if (b.length) {
+          const at = int(b.length);
+          b = Buffer.concat([b.subarray(0, at), b.subarray(at + 1)]);
+        }
+    }
+  }
+  return b;
+}
+
+function check(frame: Buffer): string | undefined {
+  return onlyProtocolErrors(() => {
+    for (const m of suntechProtocol.decode!(frame, ctx()).messages) {
+      const l = m.location;
+      if (l && !(Math.abs(l.latitudeDeg) <= 90 && Math.abs(l.longitudeDeg) <= 180)) throw new Error('coordinates out of range');
+      if (m.fixTime && Number.isNaN(m.fixTime.getTime())) throw new Error('invalid date');
+    }
+  });
+}
+
+test('suntech.fuzz: mutated vector frames only ever throw ProtocolError', (t) => {
+  const rand = prng(0x5354);
+  for (let i = 0; i < 20_000; i++) {
+    const frame = mutate(rand, corpus[Math.floor(rand() * corpus.length)]);
+    const problem = check(frame);
+    if (problem) return t.fail(`${frame.toString('latin1')}: ${problem}`);
+  }
+  t.pass();
+});
+
+test('suntech.fuzz: random fields after a report prefix, and random binary reports, only ever throw ProtocolError', (t) => {
+  const rand = prng(11);
+  for (let i = 0; i < 10_000; i++) {
+    const body = Buffer.from(Array.from({ length: Math.floor(rand() * 60) }, () => Math.floor(rand() * 256)));
+    const prefix = ['ST300STT;1;', 'STT;1;', 'ST910;Alert;1;', 'ST410STT;1;', 'RES;', ''][Math.floor(rand() * 6)];
+    const frame = prefix ? Buffer.concat([Buffer.from(prefix), body]) : Buffer.concat([Buffer.from([0x81, 0x00, body.length]), body]);
+    const problem = check(frame);
+    if (problem) return t.fail(`${frame.toString('hex')}: ${problem}`);
+  }
+  t.pass();
+});
+
+test('suntech.fuzz: the splitter stays bounded on mutated streams and its frames decode or throw ProtocolError', (t) => {
+  const rand = prng(0x77);
+  fuzzSplitter(t, {
+    protocol: suntechProtocol,
+    rand,
+    rounds: 3000,
+    input: () => mutate(rand, corpus[Math.floor(rand() * corpus.length)]),
+    decode: (f) => suntechProtocol.decode!(f, ctx()),
+    show: (f) => f.toString('latin1'),
+  });
+});
