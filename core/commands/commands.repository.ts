@@ -52,12 +52,12 @@ export async function inStatus(db: Q, deviceId: string, status: CommandStatus): 
   return rows.map(toRecord);
 }
 
-/** Queued commands of the device (every device when undefined) whose ttl ran out become `expired`: their ids. */
-export async function expireDue(db: Q, nowMs: number, deviceId?: string): Promise<number[]> {
+/** Queued commands of the device (every device when undefined) whose ttl ran out become `expired`: as they now are. */
+export async function expireDue(db: Q, nowMs: number, deviceId?: string): Promise<CommandRecord[]> {
   const q = db('commands').where('status', 'queued').andWhere('expires_at', '<=', nowMs);
   if (deviceId !== undefined) q.andWhere('device_id', deviceId);
-  const rows: unknown[] = await q.update({ status: 'expired' }).returning('id');
-  return rows.map((r) => Number(typeof r === 'object' && r !== null ? (r as { id: unknown }).id : r));
+  const rows: Record<string, unknown>[] = await q.update({ status: 'expired' }).returning('*');
+  return rows.map(toRecord);
 }
 
 /** Of `deviceIds`, those with a queued command (indexed by device, status). */
@@ -73,7 +73,8 @@ export async function devicesWithQueued(db: Q, deviceIds: string[]): Promise<str
 
 /**
  * Moves a command from one status to another, only if it is still in `from` (a second writer, or
- * a cancel that came first, makes this a no-op): whether it moved.
+ * a cancel that came first, makes this a no-op): the command as it now is, or undefined when it
+ * did not move.
  */
 export async function transition(
   db: Q,
@@ -81,14 +82,15 @@ export async function transition(
   from: CommandStatus,
   to: CommandStatus,
   fields: { sentAt?: number; answeredAt?: number; result?: string | null; match?: CommandMatchData | null; addAttempt?: boolean } = {},
-): Promise<boolean> {
+): Promise<CommandRecord | undefined> {
   const update: Record<string, unknown> = { status: to };
   if (fields.sentAt !== undefined) update.sent_at = fields.sentAt;
   if (fields.answeredAt !== undefined) update.answered_at = fields.answeredAt;
   if (fields.result !== undefined) update.result = fields.result;
   if (fields.match !== undefined) update.match = fields.match === null ? null : JSON.stringify(fields.match);
   if (fields.addAttempt) update.attempts = db.raw('attempts + 1');
-  return (await db('commands').where({ id, status: from }).update(update)) === 1;
+  const [row] = (await db('commands').where({ id, status: from }).update(update).returning('*')) as Record<string, unknown>[];
+  return row ? toRecord(row) : undefined;
 }
 
 /** Removes a device's commands (the device is deleted). */

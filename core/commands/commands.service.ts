@@ -155,35 +155,25 @@ export function createCommandsService(deps: CommandsDeps): CommandsService {
   const waiters = new Map<number, Set<() => void>>();
   const now = () => clock.now().getTime();
 
-  /** per command: the last announcement (read in turn, so each reads the command no earlier than the one before) */
-  const announced = new Map<number, { tail: Promise<void>; last: string }>();
-
-  /** Every status change of a command ends here: its waiters wake and deps.onChange is told, off the caller's path. */
-  const changed = (id: number) => {
-    waiters.get(id)?.forEach((w) => w());
-    if (!deps.onChange) return;
-    const entry = announced.get(id) ?? { tail: Promise.resolve(), last: '' };
-    announced.set(id, entry);
-    const tail = (entry.tail = entry.tail
-      .then(async () => {
-        const c = await repo.get(db, id);
-        // a later change read before this one was announced is not told twice
-        const key = c ? `${c.status}/${c.attempts}` : '';
-        if (!c || key === entry.last) return;
-        entry.last = key;
-        deps.onChange!(c);
-      })
-      .catch((err: unknown) => logger.warn({ err, command: id }, 'command change: reading the command failed; not announced'))
-      .finally(() => {
-        if (entry.tail === tail) announced.delete(id);
-      }));
+  /**
+   * Every status change of a command ends here, with the command as the change left it: its
+   * waiters wake and deps.onChange is told at once, so each change is told, in order.
+   */
+  const changed = (c: CommandRecord | undefined): void => {
+    if (!c) return;
+    waiters.get(c.id)?.forEach((w) => w());
+    try {
+      deps.onChange?.(c);
+    } catch (err) {
+      logger.warn({ err, command: c.id }, 'command change: announcing it failed');
+    }
   };
 
   /** Queued commands past their ttl (of one device, or all) become `expired`, each announced like any change: how many. */
   async function expire(deviceId?: string): Promise<number> {
-    const ids = await repo.expireDue(db, now(), deviceId);
-    ids.forEach(changed);
-    return ids.length;
+    const expired = await repo.expireDue(db, now(), deviceId);
+    expired.forEach(changed);
+    return expired.length;
   }
 
   function validate(device: { id: string; protocol: string | null }, format: CommandFormat, command: string, sms: boolean): void {
@@ -237,13 +227,11 @@ export function createCommandsService(deps: CommandsDeps): CommandsService {
       await deps.sms!.send({ channel: 'SMS', to: device.min!, text: created.command, deviceId: device.id, alertName: 'command' });
     } catch (e) {
       const why = `The SMS gateway did not take the command: ${(e as Error).message}`;
-      await repo.transition(db, created.id, 'queued', 'failed', { result: why });
-      changed(created.id);
+      changed(await repo.transition(db, created.id, 'queued', 'failed', { result: why }));
       throw new DomainError('SMS_FAILED', why);
     }
     const result = `Sent by SMS to ${device.min}.`;
-    await repo.transition(db, created.id, 'queued', 'sent', { sentAt: now(), addAttempt: true, result: null });
-    changed(created.id);
+    changed(await repo.transition(db, created.id, 'queued', 'sent', { sentAt: now(), addAttempt: true, result: null }));
     return { result, command: present((await repo.get(db, created.id))!) };
   }
 
@@ -266,7 +254,7 @@ export function createCommandsService(deps: CommandsDeps): CommandsService {
       }
       const createdAt = now();
       const created = await repo.insert(db, { deviceId: device.id, accountId: device.accountId, command: input.command, format, sms, createdAt, expiresAt: createdAt + ttl * 1000 });
-      changed(created.id);
+      changed(created);
       if (sms) return viaSms(device, created);
       const queued = (c: CommandRecord) => ({
         result: `Queued: the device is not connected; the command is sent when it next identifies itself, until ${isoRequired(c.expiresAt)}.`,
@@ -304,12 +292,13 @@ export function createCommandsService(deps: CommandsDeps): CommandsService {
       await expire(deviceId);
       const c = await repo.get(db, commandId);
       if (!c || c.deviceId !== deviceId) throw new DomainError('COMMAND_NOT_FOUND', `Command ${commandId} of device "${deviceId}" was not found.`);
-      if (!(await repo.transition(db, c.id, 'queued', 'cancelled'))) {
+      const cancelled = await repo.transition(db, c.id, 'queued', 'cancelled');
+      if (!cancelled) {
         const current = (await repo.get(db, c.id))!;
         throw new DomainError('COMMAND_NOT_QUEUED', `Command ${commandId} is ${current.status}; only a queued command can be cancelled.`, { status: current.status });
       }
-      changed(c.id);
-      return present((await repo.get(db, c.id))!);
+      changed(cancelled);
+      return present(cancelled);
     },
 
     attach(d) {
@@ -321,13 +310,12 @@ export function createCommandsService(deps: CommandsDeps): CommandsService {
       for (const c of await repo.inStatus(db, deviceId, 'sent')) {
         if (c.sms) continue;
         if (c.attempts >= MAX_COMMAND_ATTEMPTS) {
-          await repo.transition(db, c.id, 'sent', 'failed', { result: `No answer after ${c.attempts} deliveries: the device dropped the connection each time before answering.` });
+          changed(await repo.transition(db, c.id, 'sent', 'failed', { result: `No answer after ${c.attempts} deliveries: the device dropped the connection each time before answering.` }));
         } else if (c.expiresAt <= nowMs) {
-          await repo.transition(db, c.id, 'sent', 'expired');
+          changed(await repo.transition(db, c.id, 'sent', 'expired'));
         } else {
-          await repo.transition(db, c.id, 'sent', 'queued');
+          changed(await repo.transition(db, c.id, 'sent', 'queued'));
         }
-        changed(c.id);
       }
     },
 
@@ -339,17 +327,17 @@ export function createCommandsService(deps: CommandsDeps): CommandsService {
 
     async markSent(id, match) {
       const moved = await repo.transition(db, id, 'queued', 'sent', { sentAt: now(), match, addAttempt: true });
-      if (moved) changed(id);
-      return moved;
+      changed(moved);
+      return moved !== undefined;
     },
 
     async markFailed(id, why) {
-      await repo.transition(db, id, 'queued', 'failed', { result: why });
-      changed(id);
+      changed(await repo.transition(db, id, 'queued', 'failed', { result: why }));
     },
 
     async answered(id, text) {
-      if (await repo.transition(db, id, 'sent', 'answered', { answeredAt: now(), result: text })) changed(id);
+      const answered = await repo.transition(db, id, 'sent', 'answered', { answeredAt: now(), result: text });
+      if (answered) changed(answered);
       else logger.debug({ command: id }, 'answer to a command that is no longer sent: ignored');
     },
 
@@ -357,8 +345,9 @@ export function createCommandsService(deps: CommandsDeps): CommandsService {
       const c = await repo.get(db, id);
       if (!c || c.deviceId !== deviceId) return false;
       const from = c.status === 'sent' ? 'sent' : c.status === 'queued' && c.attempts > 0 ? 'queued' : undefined;
-      if (!from || !(await repo.transition(db, id, from, 'answered', { answeredAt: now(), result: text }))) return false;
-      changed(id);
+      const answered = from && (await repo.transition(db, id, from, 'answered', { answeredAt: now(), result: text }));
+      if (!answered) return false;
+      changed(answered);
       return true;
     },
 
