@@ -109,10 +109,11 @@ program
   .description('decode one captured frame without storing it (hex for binary protocols, text for text ones)')
   .requiredOption('--protocol <name>', 'protocol name, e.g. gt06, teltonika, h02')
   .option('--udp', 'the frame is a UDP datagram')
+  .option('--hex', 'the frame is given as hex digits, whatever the protocol (binary frames of text protocols, e.g. Suntech binary reports)')
   .argument('<frame>', 'the frame')
-  .action((frame: string, o: { protocol: string; udp?: boolean }) => {
+  .action((frame: string, o: { protocol: string; udp?: boolean; hex?: boolean }) => {
     try {
-      process.stdout.write(`${JSON.stringify(decodeFrame(o.protocol, frame, { udp: o.udp ?? false, now: new Date() }))}\n`);
+      process.stdout.write(`${JSON.stringify(decodeFrame(o.protocol, frame, { udp: o.udp ?? false, hex: o.hex ?? false, now: new Date() }))}\n`);
     } catch (e) {
       fail((e as Error).message.split('\n')[0]);
     }

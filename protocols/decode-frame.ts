@@ -1,17 +1,17 @@
 /**
  * `trackgate decode`: one captured frame in, `{identity?, messages, replies: [hex]}` out, nothing stored.
- * Binary protocols take hex; text protocols take the text (a hex string is also accepted when the
- * protocol's frames are binary at times, e.g. H02 `$` frames); OsmAnd takes a URL path with query
- * or a JSON body.
+ * Binary protocols take hex; text protocols take the text (a hex string is also recognised when the
+ * protocol's frames are binary at times, e.g. H02 `$` frames, and `--hex` says so for any); OsmAnd
+ * takes a URL path with query or a JSON body.
  */
 import { getProtocol, protocols } from './index.js';
 import { ProtocolError, type DecodeContext, type DecodeResult, type DecodedMessage } from './types.js';
 
 const HEX = /^(?:[0-9a-fA-F]{2})+$/;
 
-function frameBytes(name: string, encoding: string, frame: string): Buffer {
+function frameBytes(name: string, encoding: string, frame: string, hex: boolean): Buffer {
   const compact = frame.replace(/\s+/g, '');
-  if (encoding === 'hex') {
+  if (encoding === 'hex' || hex) {
     if (!HEX.test(compact)) throw new ProtocolError(name, 'the frame must be hex digits (two per byte)');
     return Buffer.from(compact, 'hex');
   }
@@ -36,7 +36,8 @@ function present(r: DecodeResult): DecodedFrame {
   };
 }
 
-export function decodeFrame(name: string, frame: string, o: { udp: boolean; now: Date }): DecodedFrame {
+/** `hex`: the frame is given as hex whatever the protocol (the binary frames of text protocols: Suntech, Queclink, H02). */
+export function decodeFrame(name: string, frame: string, o: { udp: boolean; now: Date; hex?: boolean }): DecodedFrame {
   const p = getProtocol(name);
   if (!p) throw new Error(`unknown protocol "${name}" (known: ${Object.keys(protocols).sort().join(', ')})`);
   const ctx: DecodeContext = { now: o.now, transport: o.udp ? 'udp' : 'tcp', checksum: 'accept', session: {} };
@@ -47,7 +48,7 @@ export function decodeFrame(name: string, frame: string, o: { udp: boolean; now:
     if (result.status >= 400) throw new ProtocolError(name, `the request would be answered ${result.status}`);
     return present(result);
   }
-  const bytes = frameBytes(name, p.frameEncoding, frame);
+  const bytes = frameBytes(name, p.frameEncoding, frame, o.hex ?? false);
   if (o.udp) {
     if (!p.decodeDatagram) throw new Error(`${name} has no UDP transport`);
     return present(p.decodeDatagram(bytes, ctx));

@@ -45,6 +45,18 @@ test('cli: decode prints identity, messages and hex replies; a malformed frame e
   t.is(cli(['decode', '--protocol', 'nope', '00']).status, 1);
 });
 
+test('cli: decode --hex reads the binary frame of a text protocol (a Suntech universal binary report) as hex', (t) => {
+  const frame = '81004e05200013383fffff3401000301130a0512080400000000000000000000000047f9d5846a06810072225214010100020300a8002604c1000004b000000470000025a100000000000025c4000000a6';
+  const r = cli(['decode', '--protocol', 'suntech', '--hex', frame]);
+  t.is(r.status, 0, r.stderr);
+  const decoded = JSON.parse(r.stdout);
+  t.truthy(decoded.identity);
+  t.is(decoded.messages.length, 1);
+  t.truthy(decoded.messages[0].location);
+  const asText = cli(['decode', '--protocol', 'suntech', frame]);
+  t.not(asText.stdout.includes('"location"') && asText.status === 0, true, 'without --hex the digits are read as text');
+});
+
 test('cli: serve refuses a data directory another live trackgate holds, and takes over one left by a killed process', async (t) => {
   const env = { ...testEnv({ TRACKGATE_LOG_LEVEL: 'info' }), TRACKGATE_DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'tg-lock-')) };
   const first = await listening(env);
