@@ -13,7 +13,11 @@ import * as alerts from './alerts.repository.js';
 import { lastPosition } from '../locations/locations.repository.js';
 
 /** What deciding an alert's notifications needs to know of it (it has no id yet). */
-export type PlannedAlert = Pick<Alert, 'alertName' | 'text' | 'latitude' | 'longitude'> & { dateTime: number };
+export type PlannedAlert = Pick<Alert, 'alertName' | 'text' | 'latitude' | 'longitude'> & {
+  dateTime: number;
+  /** only these channels (an alert rule's `notify`); absent: every channel the device has */
+  channels?: { email: boolean; sms: boolean };
+};
 
 export interface NotificationPlan extends Pick<Alert, 'notifications' | 'suppressed'> {
   /** inside the alert's transaction: records what is to be sent */
@@ -43,14 +47,17 @@ export interface AlertRecorderDeps {
 
 /** Records the alerts the ingest raises (see the file's comment). */
 export interface AlertRecorder {
-  /** Stores the alert, plans and starts its notifications, announces it; with `dedupe`, answers the one already stored (same device, time and name) instead. */
-  record(device: DeviceRecord, input: AlertInput, options?: { dedupe?: boolean }): Promise<Alert>;
+  /**
+   * Stores the alert, plans and starts its notifications (on `channels` only, when given: an alert
+   * rule's), announces it; with `dedupe`, answers the one already stored (same device, time and name) instead.
+   */
+  record(device: DeviceRecord, input: AlertInput, options?: { dedupe?: boolean; channels?: { email: boolean; sms: boolean } }): Promise<Alert>;
 }
 
 export function createAlertRecorder(deps: AlertRecorderDeps): AlertRecorder {
   const { db, clock, events } = deps;
 
-  async function record(device: DeviceRecord, input: AlertInput, options: { dedupe?: boolean } = {}): Promise<Alert> {
+  async function record(device: DeviceRecord, input: AlertInput, options: { dedupe?: boolean; channels?: { email: boolean; sms: boolean } } = {}): Promise<Alert> {
     const now = clock.now();
     const dateTime = input.dateTime ? new Date(input.dateTime).getTime() : now.getTime();
     // Raised without a position (an SOS button, a frame without a fix): where the device last was,
@@ -72,7 +79,7 @@ export function createAlertRecorder(deps: AlertRecorderDeps): AlertRecorder {
       const same = await alerts.findSame(db, device.id, dateTime, input.alertName);
       if (same) return same;
     }
-    const plan = deps.notifier ? await deps.notifier.plan(device, row) : undefined;
+    const plan = deps.notifier ? await deps.notifier.plan(device, options.channels ? { ...row, channels: options.channels } : row) : undefined;
     let duplicate = false;
     const alert = await db.transaction(async (trx) => {
       const same = options.dedupe ? await alerts.findSame(trx, device.id, dateTime, input.alertName) : undefined;

@@ -113,6 +113,8 @@ export async function remove(db: Q, id: string): Promise<void> {
   await db('alerts').where({ device_id: id }).delete();
   await db('commands').where({ device_id: id }).delete();
   await db('device_log').where({ device_id: id }).delete();
+  await db('rule_states').where({ device_id: id }).delete();
+  await db('rule_devices').where({ device_id: id }).delete();
   await db('devices').where({ id }).delete();
 }
 

@@ -78,6 +78,15 @@ export class EventBus {
     return this.subscribe('account', fn);
   }
 
+  /** An account's alert rules or zones changed: rule caches must be dropped everywhere. */
+  rulesChanged(accountId: string, remote = false): void {
+    this.emitter.emit('rules', accountId, remote);
+  }
+
+  onRulesChanged(fn: (accountId: string, remote: boolean) => void): () => void {
+    return this.subscribe('rules', fn);
+  }
+
   // Commands (CONTRACT.md "Commands"): the instance holding the device's connection delivers.
   /** Commands were queued for a device whose connection may be held by another instance. */
   commandsQueued(deviceId: string, remote = false): void {

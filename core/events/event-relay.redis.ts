@@ -12,8 +12,8 @@ import type { ChangedCommand, EventBus, StoredAlert, StoredLocation } from './ev
 import type { Logger } from '../logger.js';
 import { connectRedis, closeRedis } from '../redis/redis-client.redis.js';
 
-/** o: origin; l, a: stored locations, alert; u, d, c: changed user, device, account; q: commands queued for a device; k: a command's new status */
-type Envelope = { o: string; l?: StoredLocation[]; a?: StoredAlert; u?: string; d?: string; c?: string; q?: string; k?: ChangedCommand };
+/** o: origin; l, a: stored locations, alert; u, d, c: changed user, device, account; q: commands queued for a device; k: a command's new status; r: an account's rules changed */
+type Envelope = { o: string; l?: StoredLocation[]; a?: StoredAlert; u?: string; d?: string; c?: string; q?: string; k?: ChangedCommand; r?: string };
 
 export interface RelayOptions {
   /** also relay stored locations, alerts and command changes (only the MQTT live feed needs them); default true */
@@ -51,6 +51,9 @@ export async function relayEvents(bus: EventBus, url: string, prefix: string, lo
   const offQueued = bus.onCommandsQueued((deviceId, remote) => {
     if (!remote) send({ o: origin, q: deviceId });
   });
+  const offRules = bus.onRulesChanged((accountId, remote) => {
+    if (!remote) send({ o: origin, r: accountId });
+  });
   const offCommand = bus.onCommandChanged((item, remote) => {
     if (!remote && live) send({ o: origin, k: item });
   });
@@ -65,6 +68,7 @@ export async function relayEvents(bus: EventBus, url: string, prefix: string, lo
       if (e.c) bus.accountChanged(e.c, true);
       if (e.q) bus.commandsQueued(e.q, true);
       if (e.k) bus.commandChanged(e.k, true);
+      if (e.r) bus.rulesChanged(e.r, true);
     } catch {
       /* not ours */
     }
@@ -79,6 +83,7 @@ export async function relayEvents(bus: EventBus, url: string, prefix: string, lo
       offAccount();
       offQueued();
       offCommand();
+      offRules();
       await Promise.all([closeRedis(pub), closeRedis(sub)]);
     },
   };

@@ -1,5 +1,6 @@
 export type NotificationChannel = 'Email' | 'SMS';
-export type SuppressionReason = 'dailyLimitReached' | 'notConfigured' | 'deviceExpired' | 'noRecipients';
+/** notRequested: an alert rule raised it without that channel (its `notify`) */
+export type SuppressionReason = 'dailyLimitReached' | 'notConfigured' | 'deviceExpired' | 'noRecipients' | 'notRequested';
 
 /** An alert as the REST API shows it (CONTRACT.md §2 "Alert fields"). */
 export interface Alert {

@@ -119,6 +119,10 @@ export function createNotificationsService(deps: NotificationsDeps): Notificatio
     let storeDown = false;
     for (const channel of CHANNELS) {
       const recipients = [...new Set(recipientsOf(device, channel))];
+      if (alert.channels && !alert.channels[channel === 'Email' ? 'email' : 'sms']) {
+        suppressed[channel] = 'notRequested';
+        continue;
+      }
       if (!channels[channel]) {
         suppressed[channel] = 'notConfigured';
         continue;

@@ -1,0 +1,128 @@
+/** The rule engine's tables (migration 009): the only SQL of core/rules/rules.engine.ts. */
+import type { Knex } from 'knex';
+import type { RuleState } from './rule-detectors.js';
+import { parseJson } from '../db/json.js';
+
+type Q = Knex | Knex.Transaction;
+
+export interface StoredRuleState {
+  ruleId: string;
+  deviceId: string;
+  state: RuleState;
+  version: number;
+  commandDue: number | null;
+}
+
+const toStored = (r: Record<string, unknown>): StoredRuleState => ({
+  ruleId: String(r.rule_id),
+  deviceId: String(r.device_id),
+  state: parseJson<RuleState>(r.state, { on: false, since: null, fired: false, memory: {} }),
+  version: Number(r.version),
+  commandDue: r.command_due === null || r.command_due === undefined ? null : Number(r.command_due),
+});
+
+/** Every rule's state for a device. */
+export async function statesOfDevice(db: Q, deviceId: string): Promise<StoredRuleState[]> {
+  return (await db('rule_states').where({ device_id: deviceId })).map(toStored);
+}
+
+export async function stateOf(db: Q, ruleId: string, deviceId: string): Promise<StoredRuleState | undefined> {
+  const r = await db('rule_states').where({ rule_id: ruleId, device_id: deviceId }).first();
+  return r ? toStored(r) : undefined;
+}
+
+/** The states of these rules whose episode waits for its time (for the tick). */
+export async function pendingOf(db: Q, ruleIds: string[]): Promise<StoredRuleState[]> {
+  if (ruleIds.length === 0) return [];
+  return (await db('rule_states').whereIn('rule_id', ruleIds).andWhere('pending', true)).map(toStored);
+}
+
+/** States whose rule command is due. */
+export async function commandsDue(db: Q, nowMs: number): Promise<StoredRuleState[]> {
+  return (await db('rule_states').whereNotNull('command_due').andWhere('command_due', '<=', nowMs).limit(500)).map(toStored);
+}
+
+/**
+ * Writes a state if it is still at `version` (compare-and-set): false when another instance wrote
+ * it first (the caller reads it again). Version 0 is a state never written: it is inserted.
+ */
+export async function writeState(db: Q, s: StoredRuleState, nowMs: number): Promise<boolean> {
+  const row = {
+    state: JSON.stringify(s.state),
+    version: s.version + 1,
+    pending: s.state.on && !s.state.fired,
+    command_due: s.commandDue,
+    updated_at: nowMs,
+  };
+  if (s.version === 0) {
+    try {
+      await db('rule_states').insert({ rule_id: s.ruleId, device_id: s.deviceId, ...row });
+      return true;
+    } catch (e) {
+      if (isDuplicateKey(e)) return false;
+      throw e;
+    }
+  }
+  return (await db('rule_states').where({ rule_id: s.ruleId, device_id: s.deviceId, version: s.version }).update(row)) === 1;
+}
+
+/** Removes the states of rules that no longer exist (or changed). */
+export async function removeRuleStates(db: Q, ruleId: string): Promise<void> {
+  await db('rule_states').where({ rule_id: ruleId }).delete();
+}
+
+/** The fix time of the last position evaluated per device. */
+export async function lastFixes(db: Q, deviceIds: string[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  for (let i = 0; i < deviceIds.length; i += 500) {
+    for (const r of await db('rule_devices').whereIn('device_id', deviceIds.slice(i, i + 500))) out.set(String(r.device_id), Number(r.last_fix));
+  }
+  return out;
+}
+
+/** Saves the fix time of the last position evaluated per device (only ever forward). */
+export async function saveLastFixes(db: Q, fixes: Map<string, number>): Promise<void> {
+  for (const [deviceId, lastFix] of fixes) {
+    await db('rule_devices')
+      .insert({ device_id: deviceId, last_fix: lastFix })
+      .onConflict('device_id')
+      .merge({ last_fix: db.raw('CASE WHEN rule_devices.last_fix < excluded.last_fix THEN excluded.last_fix ELSE rule_devices.last_fix END') });
+  }
+}
+
+/** Takes (or keeps) a named lease until `until`: whether this holder has it. */
+export async function takeLease(db: Q, name: string, holder: string, nowMs: number, until: number): Promise<boolean> {
+  await db('leases').insert({ name, holder, until: 0 }).onConflict('name').ignore();
+  const n = await db('leases')
+    .where({ name })
+    .andWhere((w) => w.where('holder', holder).orWhere('until', '<', nowMs))
+    .update({ holder, until });
+  return n === 1;
+}
+
+/** Gives a lease back (stopping). */
+export async function releaseLease(db: Q, name: string, holder: string): Promise<void> {
+  await db('leases').where({ name, holder }).update({ until: 0 });
+}
+
+/** A primary-key conflict: another writer inserted the row first (PostgreSQL 23505, SQLite SQLITE_CONSTRAINT_PRIMARYKEY). */
+function isDuplicateKey(e: unknown): boolean {
+  const code = (e as { code?: unknown }).code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE';
+}
+
+/** When each device last reported (its last connection, or its latest fix when later) and when it expires. */
+export async function deviceClocks(db: Q, deviceIds: string[]): Promise<Map<string, { lastReportAt: number | null; expiresAt: number | null }>> {
+  const out = new Map<string, { lastReportAt: number | null; expiresAt: number | null }>();
+  for (let i = 0; i < deviceIds.length; i += 500) {
+    const rows = await db('devices')
+      .leftJoin('last_locations', 'last_locations.device_id', 'devices.id')
+      .whereIn('devices.id', deviceIds.slice(i, i + 500))
+      .select('devices.id as id', 'devices.last_connection as last_connection', 'devices.expires_at as expires_at', 'last_locations.date_time as fix');
+    for (const r of rows) {
+      const times = [r.last_connection, r.fix].filter((x: unknown) => x !== null && x !== undefined).map(Number);
+      out.set(String(r.id), { lastReportAt: times.length ? Math.max(...times) : null, expiresAt: r.expires_at === null || r.expires_at === undefined ? null : Number(r.expires_at) });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,365 @@
+/**
+ * The alert-rule engine (CONTRACT.md "Alert rules and zones"): every stored location, whatever
+ * carried it, is evaluated against the rules of its device, after its commit and off the
+ * acknowledgement path; the time passing is evaluated by one instance at a time (a lease).
+ *
+ * - **Order-safe**: a device's positions are evaluated in fix-time order, and a position older
+ *   than (or as old as) the last one evaluated for the device is never evaluated: late data raises
+ *   no false enter/exit and no repeat. The last fix evaluated is kept per device (rule_devices),
+ *   also across restarts.
+ * - **Once per episode**: a rule's state per device (rule-detectors.ts) is stored (rule_states)
+ *   and written compare-and-set, so instances share it; the alert is recorded before the state
+ *   that says it fired (recorded twice by two instances, it is the same alert: same device, time
+ *   and name, deduplicated by the alert recorder).
+ * - **One path**: a rule's alert goes through the alert recorder like any other (stored, notified
+ *   within the daily limits on the rule's channels, live, forwarded).
+ * - **Cheap**: an account without enabled rules costs one map lookup per batch; a device's rules,
+ *   zones and states are read once and kept; only state changes are written.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../db/db.js';
+import type { Clock } from '../clock.js';
+import type { Logger } from '../logger.js';
+import type { EventBus, StoredLocation } from '../events/event-bus.js';
+import type { AlertRecorder } from '../alerts/alert.recorder.js';
+import type { AlertRule, RuleSchedule } from '../model/alert-rule.js';
+import type { DeviceRecord } from '../model/device.js';
+import type { Location } from '../model/location.js';
+import type { Principal } from '../model/user.js';
+import type { CommandsService } from '../commands/commands.service.js';
+import { DETECTORS, INITIAL_STATE, needsTicks, type RuleInput, type RulePosition, type RuleState, type ZoneTest } from './rule-detectors.js';
+import * as store from './rule-state.repository.js';
+import { groupsOf } from '../devices/devices.repository.js';
+
+/** What the engine reads of the rules (main.ts: the alert-rules and zones repositories). */
+export interface RuleSource {
+  /** an account's enabled rules, and its zones compiled for testing positions */
+  load(accountId: string): Promise<{ rules: AlertRule[]; zones: Map<string, ZoneTest> }>;
+  /** the accounts that have enabled rules */
+  accounts(): Promise<string[]>;
+  /** the devices of a group */
+  groupDevices(groupId: string): Promise<string[]>;
+}
+
+export interface RulesEngineDeps {
+  db: Db;
+  clock: Clock;
+  logger: Logger;
+  events: EventBus;
+  alerts: AlertRecorder;
+  source: RuleSource;
+  /** a device's record, for its alerts */
+  device(id: string): Promise<DeviceRecord | undefined>;
+  /** the account's IANA time zone, for schedules */
+  timeZoneOf(accountId: string): Promise<string>;
+  /** a rule's command goes through the commands path */
+  commands?: CommandsService;
+  /** how often the time passing is evaluated (default TICK_MS) */
+  tickMs?: number;
+}
+
+export const TICK_MS = 5000;
+/** how long rules read for an account are trusted without an event saying they changed (other instances without Redis) */
+const ACCOUNT_TTL_MS = 10_000;
+/** positions waiting for evaluation, beyond which the oldest are dropped (a warning per episode) */
+const MAX_QUEUED = 200_000;
+const LEASE = 'rules-tick';
+/** alert names whose alerts are edges (each one an event), not a condition that lasts */
+const EDGES = new Set(['CheckArea', 'FuelJumpDown', 'FuelJumpUp']);
+
+export interface RulesEngine {
+  /** evaluations not finished (tests wait for them) */
+  idle(): Promise<void>;
+  /** evaluates the time passing now, if this instance holds the lease (tests call it) */
+  tick(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+interface RuleSlot {
+  rule: AlertRule;
+  stored: store.StoredRuleState;
+}
+
+interface DeviceContext {
+  accountId: string;
+  slots: RuleSlot[];
+  lastFix: number;
+}
+
+/** The position a detector reads, from a stored location (REST shape). */
+export function rulePosition(l: Location): RulePosition {
+  const a = (l.attributes ?? {}) as Record<string, unknown>;
+  return {
+    fixTime: Date.parse(l.dateTime),
+    latitude: l.latitude,
+    longitude: l.longitude,
+    speed: l.speed,
+    valid: l.valid,
+    battery: l.battery,
+    fuel: l.fuel,
+    temperature: l.temperature,
+    mileage: l.milleage,
+    ignition: typeof a.ignition === 'boolean' ? a.ignition : l.inputs?.[0],
+    attributes: a,
+  };
+}
+
+const WEEKDAYS: Record<string, number> = { Mon: 1, Tue: 2, Wed: 3, Thu: 4, Fri: 5, Sat: 6, Sun: 7 };
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+/** Whether `at` falls in the schedule, in the account's time zone: `from` included, `to` not; `to` before `from` spans midnight; `to` = `from` is the whole day. */
+export function inSchedule(s: RuleSchedule, at: number, timeZone: string): boolean {
+  let f = formatters.get(timeZone);
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-GB', { timeZone, weekday: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+    formatters.set(timeZone, f);
+  }
+  const parts = Object.fromEntries(f.formatToParts(new Date(at)).map((p) => [p.type, p.value]));
+  const day = WEEKDAYS[parts.weekday];
+  const minute = Number(parts.hour) * 60 + Number(parts.minute);
+  const from = toMinutes(s.from);
+  const to = toMinutes(s.to);
+  if (from === to) return s.days.includes(day);
+  if (from < to) return s.days.includes(day) && minute >= from && minute < to;
+  // spans midnight: the evening belongs to its day, the early morning to the day before
+  if (minute >= from) return s.days.includes(day);
+  return minute < to && s.days.includes(day === 1 ? 7 : day - 1);
+}
+const toMinutes = (hhmm: string) => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3, 5));
+
+export function startRulesEngine(deps: RulesEngineDeps): RulesEngine {
+  const { db, clock, logger, events } = deps;
+  const holder = randomUUID();
+  const accounts = new Map<string, { at: number; rules: AlertRule[]; zones: Map<string, ZoneTest>; load?: Promise<void> }>();
+  const contexts = new Map<string, DeviceContext>();
+  const chains = new Map<string, Promise<void>>();
+  const fixesToSave = new Map<string, number>();
+  let queued = 0;
+  let dropping = 0;
+  let stopped = false;
+
+  const now = () => clock.now().getTime();
+
+  async function accountRules(accountId: string): Promise<{ rules: AlertRule[]; zones: Map<string, ZoneTest> }> {
+    const hit = accounts.get(accountId);
+    if (hit && now() - hit.at < ACCOUNT_TTL_MS) return hit;
+    const loaded = await deps.source.load(accountId);
+    const entry = { at: now(), ...loaded };
+    accounts.set(accountId, entry);
+    // rules changed on an instance that could not tell this one (no Redis): the devices' contexts are read again
+    if (hit && JSON.stringify(hit.rules) !== JSON.stringify(loaded.rules)) for (const [id, c] of contexts) if (c.accountId === accountId) contexts.delete(id);
+    return entry;
+  }
+
+  /** The rules that watch the device, with their states, and the last fix evaluated. */
+  async function deviceContext(deviceId: string, accountId: string, rules: AlertRule[]): Promise<DeviceContext> {
+    const hit = contexts.get(deviceId);
+    if (hit) return hit;
+    const groups = rules.some((r) => r.group) ? ((await groupsOf(db, [deviceId])).get(deviceId) ?? []) : [];
+    const watching = rules.filter((r) => r.enabled && (r.devices?.includes(deviceId) || (r.group !== null && groups.includes(r.group))));
+    const stored = new Map((await store.statesOfDevice(db, deviceId)).map((s) => [s.ruleId, s]));
+    const lastFix = (await store.lastFixes(db, [deviceId])).get(deviceId) ?? -Infinity;
+    const ctx: DeviceContext = {
+      accountId,
+      slots: watching.map((rule) => ({ rule, stored: stored.get(rule.id) ?? { ruleId: rule.id, deviceId, state: INITIAL_STATE, version: 0, commandDue: null } })),
+      lastFix,
+    };
+    contexts.set(deviceId, ctx);
+    return ctx;
+  }
+
+  /** Raises the alert of a rule through the one alert path; false when it could not be recorded (tried again later). */
+  async function raise(rule: AlertRule, deviceId: string, alert: { text: string; at: number }, where?: { latitude: number; longitude: number }): Promise<boolean> {
+    try {
+      const device = await deps.device(deviceId);
+      if (!device) return true;
+      await deps.alerts.record(
+        device,
+        { dateTime: new Date(alert.at).toISOString(), alertName: rule.alertName, text: alert.text, alerts: [rule.alertName], latitude: where?.latitude, longitude: where?.longitude },
+        { dedupe: true, channels: rule.notify },
+      );
+      logger.info({ rule: rule.id, alertName: rule.alertName, deviceId }, 'alert rule fired');
+      return true;
+    } catch (err) {
+      logger.warn({ err: (err as Error).message, rule: rule.id, deviceId }, 'an alert rule\'s alert could not be recorded; evaluated again later');
+      return false;
+    }
+  }
+
+  /** Runs one input through a rule; an alert outside the schedule is not raised (its episode may still fire within it). */
+  async function evaluate(slot: RuleSlot, deviceId: string, accountId: string, input: RuleInput, zones: Map<string, ZoneTest>): Promise<RuleState> {
+    const rule = slot.rule;
+    const zone = rule.params.zone ? zones.get(rule.params.zone) : undefined;
+    const before = slot.stored.state;
+    let { state, alert } = DETECTORS[rule.alertName](rule, before, input, { zone });
+    if (alert && rule.schedule && !inSchedule(rule.schedule, alert.at, await deps.timeZoneOf(accountId))) {
+      state = EDGES.has(rule.alertName) ? { ...state, on: false, since: null, fired: false } : { ...state, fired: false };
+      alert = undefined;
+    }
+    let commandDue = slot.stored.commandDue;
+    if (alert) {
+      const where = input.kind === 'position' ? input.position : undefined;
+      if (!(await raise(rule, deviceId, alert, where))) return before;
+      if (rule.command) {
+        if (rule.command.delaySeconds === 0) sendCommand(rule, deviceId);
+        else commandDue = alert.at + rule.command.delaySeconds * 1000;
+      }
+    }
+    if (state === before && commandDue === slot.stored.commandDue) return state;
+    const next = { ...slot.stored, state, commandDue };
+    if (await store.writeState(db, next, now())) {
+      slot.stored = { ...next, version: next.version + 1 };
+    } else {
+      // another instance wrote it first: take its state
+      slot.stored = (await store.stateOf(db, rule.id, deviceId)) ?? slot.stored;
+    }
+    return slot.stored.state;
+  }
+
+  function sendCommand(rule: AlertRule, deviceId: string): void {
+    if (!deps.commands || !rule.command) return;
+    const principal: Principal = { userId: `rule:${rule.id}`, accountId: rule.accountId, userName: `rule ${rule.name}`, privileges: new Set(['admin']), groupId: null };
+    deps.commands
+      .send(principal, deviceId, { command: rule.command.command, format: rule.command.format })
+      .then((r) => logger.info({ rule: rule.id, deviceId, command: r.command.id, status: r.command.status }, 'alert rule command sent'))
+      .catch((err: Error) => logger.warn({ rule: rule.id, deviceId, err: err.message }, 'alert rule command could not be sent'));
+  }
+
+  async function onPositions(deviceId: string, accountId: string, locations: Location[]): Promise<void> {
+    const account = await accountRules(accountId);
+    if (account.rules.length === 0) return;
+    const ctx = await deviceContext(deviceId, accountId, account.rules);
+    if (ctx.slots.length === 0) return;
+    const positions = locations.map(rulePosition).sort((a, b) => a.fixTime - b.fixTime);
+    for (const p of positions) {
+      if (!(p.fixTime > ctx.lastFix)) continue;
+      ctx.lastFix = p.fixTime;
+      fixesToSave.set(deviceId, p.fixTime);
+      for (const slot of ctx.slots) await evaluate(slot, deviceId, accountId, { kind: 'position', position: p }, account.zones);
+    }
+  }
+
+  function enqueue(items: StoredLocation[]): void {
+    if (stopped) return;
+    const byDevice = new Map<string, { accountId: string; locations: Location[] }>();
+    for (const i of items) {
+      // an account known to have no rules: nothing to do, at the cost of a lookup
+      const known = accounts.get(i.accountId);
+      if (known && known.rules.length === 0 && now() - known.at < ACCOUNT_TTL_MS) continue;
+      const entry = byDevice.get(i.deviceId) ?? { accountId: i.accountId, locations: [] };
+      entry.locations.push(i.location);
+      byDevice.set(i.deviceId, entry);
+    }
+    for (const [deviceId, { accountId, locations }] of byDevice) {
+      if (queued + locations.length > MAX_QUEUED) {
+        if (dropping++ === 0) logger.warn({ queued }, 'alert rules: evaluation falls behind; positions are not evaluated until it catches up');
+        continue;
+      }
+      queued += locations.length;
+      const next = (chains.get(deviceId) ?? Promise.resolve())
+        .then(() => onPositions(deviceId, accountId, locations))
+        .catch((err: Error) => logger.warn({ err: err.message, deviceId }, 'alert rules: evaluating positions failed'))
+        .finally(() => {
+          queued -= locations.length;
+          if (queued === 0 && dropping > 0) {
+            logger.warn({ dropped: dropping }, 'alert rules: caught up');
+            dropping = 0;
+          }
+        });
+      chains.set(deviceId, next);
+      void next.then(() => {
+        if (chains.get(deviceId) === next) chains.delete(deviceId);
+      });
+    }
+  }
+
+  /** The time passing: Offline and ExpiredDate for every watched device, and episodes waiting for their minimum duration. */
+  async function tick(): Promise<void> {
+    const t = now();
+    if (!(await store.takeLease(db, LEASE, holder, t, t + 3 * (deps.tickMs ?? TICK_MS)))) return;
+    for (const accountId of await deps.source.accounts()) {
+      const account = await accountRules(accountId);
+      const pending = new Map((await store.pendingOf(db, account.rules.map((r) => r.id))).map((s) => [`${s.ruleId}|${s.deviceId}`, s]));
+      const work: { rule: AlertRule; deviceId: string }[] = [];
+      for (const rule of account.rules) {
+        if (!rule.enabled) continue;
+        if (needsTicks(rule, INITIAL_STATE)) {
+          const ids = new Set(rule.devices ?? []);
+          if (rule.group) for (const id of await deps.source.groupDevices(rule.group)) ids.add(id);
+          for (const deviceId of ids) work.push({ rule, deviceId });
+        }
+      }
+      for (const s of pending.values()) {
+        const rule = account.rules.find((r) => r.id === s.ruleId);
+        if (rule && !work.some((w) => w.rule === rule && w.deviceId === s.deviceId)) work.push({ rule, deviceId: s.deviceId });
+      }
+      if (work.length === 0) continue;
+      const clocks = await store.deviceClocks(db, [...new Set(work.map((w) => w.deviceId))]);
+      for (const { rule, deviceId } of work) {
+        const c = clocks.get(deviceId);
+        if (!c) continue;
+        // in the device's order: after its positions being evaluated
+        await (chains.get(deviceId) ?? Promise.resolve());
+        const cached = contexts.get(deviceId)?.slots.find((x) => x.rule.id === rule.id);
+        const slot: RuleSlot = cached ?? { rule, stored: (await store.stateOf(db, rule.id, deviceId)) ?? { ruleId: rule.id, deviceId, state: INITIAL_STATE, version: 0, commandDue: null } };
+        await evaluate(slot, deviceId, accountId, { kind: 'tick', tick: { now: t, lastReportAt: c.lastReportAt, expiresAt: c.expiresAt } }, account.zones);
+      }
+    }
+    for (const s of await store.commandsDue(db, t)) {
+      const account = await accountRules((await deps.device(s.deviceId))?.accountId ?? '');
+      const rule = account.rules.find((r) => r.id === s.ruleId);
+      const cleared = { ...s, commandDue: null };
+      if (!(await store.writeState(db, cleared, t))) continue;
+      const cached = contexts.get(s.deviceId)?.slots.find((x) => x.rule.id === s.ruleId);
+      if (cached) cached.stored = { ...cleared, version: cleared.version + 1 };
+      if (rule) sendCommand(rule, s.deviceId);
+    }
+  }
+
+  let ticking: Promise<void> | undefined;
+  const runTick = (): Promise<void> =>
+    (ticking ??= tick()
+      .catch((err: Error) => logger.warn({ err: err.message }, 'alert rules: evaluating the time passing failed; tried again shortly'))
+      .finally(() => {
+        ticking = undefined;
+      }));
+  const timer = setInterval(() => void runTick(), deps.tickMs ?? TICK_MS);
+  timer.unref();
+  const saver = setInterval(() => {
+    if (fixesToSave.size === 0) return;
+    const fixes = new Map(fixesToSave);
+    fixesToSave.clear();
+    store.saveLastFixes(db, fixes).catch((err: Error) => logger.warn({ err: err.message }, 'alert rules: saving the last fixes evaluated failed'));
+  }, 2000);
+  saver.unref();
+
+  const offs = [
+    events.onLocations((items, remote) => {
+      if (!remote) enqueue(items);
+    }),
+    events.onRulesChanged((accountId) => {
+      accounts.delete(accountId);
+      for (const [id, c] of contexts) if (c.accountId === accountId) contexts.delete(id);
+    }),
+    events.onDeviceChanged((deviceId) => contexts.delete(deviceId)),
+  ];
+
+  async function idle(): Promise<void> {
+    while (chains.size) await Promise.all([...chains.values()]);
+  }
+
+  return {
+    idle,
+    tick: runTick,
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      clearInterval(saver);
+      offs.forEach((off) => off());
+      await idle();
+      await ticking;
+      if (fixesToSave.size) await store.saveLastFixes(db, fixesToSave).catch(() => undefined);
+      await store.releaseLease(db, LEASE, holder).catch(() => undefined);
+    },
+  };
+}
