@@ -6,6 +6,7 @@ import * as m004 from './004-device-model.js';
 import * as m005 from './005-commands.js';
 import * as m006 from './006-commands-expiry-index.js';
 import * as m007 from './007-device-log.js';
+import * as m008 from './008-rules.js';
 
 /** Every migration, in order. Adding one is a new file and one line here. */
 const migrations: Record<string, Knex.Migration> = {
@@ -16,6 +17,7 @@ const migrations: Record<string, Knex.Migration> = {
   '005-commands': m005,
   '006-commands-expiry-index': m006,
   '007-device-log': m007,
+  '008-rules': m008,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
