@@ -38,6 +38,8 @@ import { createLocationsService, type LocationsService } from './core/locations/
 import { createAlertsService, type AlertsService } from './core/alerts/alerts.service.js';
 import { createAlertRecorder } from './core/alerts/alert.recorder.js';
 import { createGroupsService, type GroupsService } from './core/groups/groups.service.js';
+import { createZonesService, type ZonesService } from './core/rules/zones.service.js';
+import { createAlertRulesService, type AlertRulesService } from './core/rules/alert-rules.service.js';
 import { createUsersService, type UsersService } from './core/users/users.service.js';
 import { COMMAND_UPKEEP_MS, createCommandsService, present as presentCommand, type CommandCheck, type CommandsService } from './core/commands/commands.service.js';
 import type { CommandFormat } from './core/model/command.js';
@@ -87,6 +89,10 @@ export interface Services {
   groups: GroupsService;
   /** Users over REST. */
   users: UsersService;
+  /** Zones over REST (*ext*): what alert rules watch. */
+  zones: ZonesService;
+  /** Alert rules over REST (*ext*). */
+  alertRules: AlertRulesService;
   /** The notification outbox and its worker. */
   notifications: NotificationsService;
   /** Daily per-device send counters (in-process, or Redis). */
@@ -258,6 +264,8 @@ export async function createServices(config: Readonly<Config>, db: Db, clock: Cl
     onDevicesChanged: (ids) => ids.forEach((id) => events.deviceChanged(id)),
   });
   const users = createUsersService({ db, clock, onChange: (id) => events.userChanged(id) });
+  const zones = createZonesService({ db, clock });
+  const alertRules = createAlertRulesService({ db, clock });
   const commandSms = config.smsUrl ? createSmsHttpNotifier({ url: config.smsUrl, timeoutMs: config.notifyTimeoutMs }) : undefined;
   const commands = createCommandsService({
     db, clock, logger, waitMs: config.commandWaitSeconds * 1000, check: checkCommand, sms: commandSms,
@@ -269,7 +277,7 @@ export async function createServices(config: Readonly<Config>, db: Db, clock: Cl
     onChange: (c) => events.commandChanged({ accountId: c.accountId, deviceId: c.deviceId, command: presentCommand(c) }),
   });
   return {
-    events, tokens, accounts, directory, ingest, devices, locations, alerts, groups, users, commands, notifications, quota, licenses,
+    events, tokens, accounts, directory, ingest, devices, locations, alerts, groups, users, zones, alertRules, commands, notifications, quota, licenses,
     // the raw-frame feed: the tracker listeners offer frames, the MQTT live feed shows them
     frames: new FrameTap(),
     limiter: limiters.requests, logger,
