@@ -264,6 +264,7 @@ export async function createServices(config: Readonly<Config>, db: Db, clock: Cl
     onDevicesChanged: (ids) => ids.forEach((id) => events.deviceChanged(id)),
   });
   const users = createUsersService({ db, clock, onChange: (id) => events.userChanged(id) });
+  // `onChanged` (a zone or rule of the account changed) is for the rule engine's cache.
   const zones = createZonesService({ db, clock });
   const alertRules = createAlertRulesService({ db, clock });
   const commandSms = config.smsUrl ? createSmsHttpNotifier({ url: config.smsUrl, timeoutMs: config.notifyTimeoutMs }) : undefined;
