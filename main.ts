@@ -36,8 +36,13 @@ import { createAccountsService, type AccountsService } from './core/accounts/acc
 import { createDevicesService, type DevicesService } from './core/devices/devices.service.js';
 import { createLocationsService, type LocationsService } from './core/locations/locations.service.js';
 import { createAlertsService, type AlertsService } from './core/alerts/alerts.service.js';
-import { createAlertRecorder } from './core/alerts/alert.recorder.js';
+import { createAlertRecorder, type AlertRecorder } from './core/alerts/alert.recorder.js';
+import { startRulesEngine, type RulesEngine } from './core/rules/rules.engine.js';
+import { createRuleSource, timeZones } from './core/rules/rule-source.js';
+import { findById as findDevice } from './core/devices/devices.repository.js';
 import { createGroupsService, type GroupsService } from './core/groups/groups.service.js';
+import { createZonesService, type ZonesService } from './core/rules/zones.service.js';
+import { createAlertRulesService, type AlertRulesService } from './core/rules/alert-rules.service.js';
 import { createUsersService, type UsersService } from './core/users/users.service.js';
 import { COMMAND_UPKEEP_MS, createCommandsService, present as presentCommand, type CommandCheck, type CommandsService } from './core/commands/commands.service.js';
 import type { CommandFormat } from './core/model/command.js';
@@ -65,6 +70,8 @@ export interface StartOptions {
 export interface Services {
   /** The in-process event bus (relayed through Redis when configured). */
   events: EventBus;
+  /** The one writer of alerts (the ingest's, and the alert rules'). */
+  alertRecorder: AlertRecorder;
   /** The raw-frame feed (live/{deviceId}/frames): local to this process, offered only when someone listens. */
   frames: FrameTap;
   /** Issues and checks tokens and API keys. */
@@ -87,6 +94,10 @@ export interface Services {
   groups: GroupsService;
   /** Users over REST. */
   users: UsersService;
+  /** Zones over REST (*ext*): what alert rules watch. */
+  zones: ZonesService;
+  /** Alert rules over REST (*ext*). */
+  alertRules: AlertRulesService;
   /** The notification outbox and its worker. */
   notifications: NotificationsService;
   /** Daily per-device send counters (in-process, or Redis). */
@@ -107,6 +118,8 @@ export interface Running {
   ports: Record<string, number>;
   gateway: TrackerGateway;
   services: Services;
+  /** the alert-rule engine (tests wait for it and make it evaluate the time passing) */
+  rules: RulesEngine;
   /** set when this start created the first account */
   bootstrap?: { accountId: string; userName: string; apiKey: string; generated: boolean };
   stop(): Promise<void>;
@@ -245,7 +258,8 @@ export async function createServices(config: Readonly<Config>, db: Db, clock: Cl
   const accounts = createAccountsService(db, clock, { onCreated: (id) => licenses.load(id, []) });
   const directory = createDeviceDirectory({ db, clock, logger, events });
   const devices = createDevicesService({ db, clock, licenses, counters: notifications.counters, onChange: (id) => events.deviceChanged(id) });
-  const ingest = createIngestService({ db, clock, events, alerts: createAlertRecorder({ db, clock, events, notifier: notifications.notifier }), logger });
+  const alertRecorder = createAlertRecorder({ db, clock, events, notifier: notifications.notifier });
+  const ingest = createIngestService({ db, clock, events, alerts: alertRecorder, logger });
   // On SQLite this process is the only writer, so the REST read path may remember last locations.
   const locations = createLocationsService({ db, clock, events, ingest, cacheLastLocations: !config.databaseUrl });
   const alerts = createAlertsService({ db, ingest });
@@ -258,6 +272,9 @@ export async function createServices(config: Readonly<Config>, db: Db, clock: Cl
     onDevicesChanged: (ids) => ids.forEach((id) => events.deviceChanged(id)),
   });
   const users = createUsersService({ db, clock, onChange: (id) => events.userChanged(id) });
+  // a zone or rule changed: every instance's rule engine reads the account's rules again
+  const zones = createZonesService({ db, clock, onChanged: (accountId) => events.rulesChanged(accountId) });
+  const alertRules = createAlertRulesService({ db, clock, onChanged: (accountId) => events.rulesChanged(accountId) });
   const commandSms = config.smsUrl ? createSmsHttpNotifier({ url: config.smsUrl, timeoutMs: config.notifyTimeoutMs }) : undefined;
   const commands = createCommandsService({
     db, clock, logger, waitMs: config.commandWaitSeconds * 1000, check: checkCommand, sms: commandSms,
@@ -269,7 +286,7 @@ export async function createServices(config: Readonly<Config>, db: Db, clock: Cl
     onChange: (c) => events.commandChanged({ accountId: c.accountId, deviceId: c.deviceId, command: presentCommand(c) }),
   });
   return {
-    events, tokens, accounts, directory, ingest, devices, locations, alerts, groups, users, commands, notifications, quota, licenses,
+    events, tokens, accounts, directory, ingest, devices, locations, alerts, groups, users, zones, alertRules, commands, notifications, quota, licenses, alertRecorder,
     // the raw-frame feed: the tracker listeners offer frames, the MQTT live feed shows them
     frames: new FrameTap(),
     limiter: limiters.requests, logger,
@@ -378,6 +395,12 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
       clearInterval(upkeep);
       offQueued();
     });
+    // alert rules: positions stored here, and the time passing under a lease (one instance at a time)
+    const rules = startRulesEngine({
+      db, clock, logger, events: services.events, alerts: services.alertRecorder, source: createRuleSource(db),
+      device: (id) => findDevice(db, id), timeZoneOf: timeZones(db, clock), commands: services.commands,
+    });
+    closers.push(() => rules.stop());
     const relay = config.redisUrl ? await relayEvents(services.events, config.redisUrl, config.redisPrefix, logger, { live: config.mqttPort !== 'off', timeoutMs: config.redisTimeoutMs }) : undefined;
     if (relay) closers.push(() => relay.close());
     // raw frames cross instances only for accounts someone on another instance listens to
@@ -409,6 +432,7 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
       ports,
       gateway,
       services,
+      rules,
       bootstrap: created ? { accountId: created.accountId, userName: created.userName, apiKey: created.apiKey, generated: config.adminApiKey === undefined } : undefined,
       stop: closeAll,
     };

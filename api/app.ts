@@ -19,6 +19,8 @@ import type { GroupsService } from '../core/groups/groups.service.js';
 import type { UsersService } from '../core/users/users.service.js';
 import type { AccountsService } from '../core/accounts/accounts.service.js';
 import type { CommandsService } from '../core/commands/commands.service.js';
+import type { ZonesService } from '../core/rules/zones.service.js';
+import type { AlertRulesService } from '../core/rules/alert-rules.service.js';
 import type { Principal } from '../core/model/user.js';
 import type { SightingScope, UnknownDevice } from '../core/devices/unknown-devices.repository.js';
 import { authRoutes } from './routes/auth.routes.js';
@@ -26,6 +28,7 @@ import { deviceRoutes } from './routes/devices.routes.js';
 import { commandRoutes } from './routes/commands.routes.js';
 import { groupRoutes } from './routes/groups.routes.js';
 import { userRoutes } from './routes/users.routes.js';
+import { ruleRoutes } from './routes/rules.routes.js';
 import { accountRoutes, systemRoutes } from './routes/system.routes.js';
 import { docsRoutes } from './docs.js';
 import { answerJson, type RouteTable } from './route.js';
@@ -43,6 +46,8 @@ export interface ApiDeps {
   users: UsersService;
   accounts: AccountsService;
   commands: CommandsService;
+  zones: ZonesService;
+  alertRules: AlertRulesService;
   ping: () => Promise<void>;
   /** recent sightings of trackers refused at the gateway; the API always passes the caller's scope */
   unknownDevices: (limit: number, scope: SightingScope) => Promise<UnknownDevice[]>;
@@ -194,6 +199,7 @@ export function createApi(deps: ApiDeps): Koa {
   commandRoutes(api, deps.commands);
   groupRoutes(api, deps.groups);
   userRoutes(api, deps.users, deps.clock);
+  ruleRoutes(api, deps.zones, deps.alertRules);
   accountRoutes(api, deps.accounts, deps.unknownDevices, deps.onTimeZoneChanged);
 
   let document: object | undefined;

@@ -105,6 +105,16 @@ export async function isInGroup(db: Db, deviceId: string, groupId: string): Prom
   return (await db.read.first('select 1 as x from group_devices where device_id = ? and group_id = ?', deviceId, groupId)) !== undefined;
 }
 
+/** Which of these ids are devices of the account (for references to devices, e.g. an alert rule's). */
+export async function idsInAccount(db: Q, accountId: string, ids: string[]): Promise<Set<string>> {
+  const found = new Set<string>();
+  for (let i = 0; i < ids.length; i += 500) {
+    const rows = await db('devices').whereIn('id', ids.slice(i, i + 500)).andWhere({ account_id: accountId }).select('id');
+    for (const r of rows) found.add(String(r.id));
+  }
+  return found;
+}
+
 /** Removes a device and everything recorded for it. */
 export async function remove(db: Q, id: string): Promise<void> {
   await db('group_devices').where({ device_id: id }).delete();

@@ -7,6 +7,7 @@ import { iso, isoRequired } from '../model/time.js';
 import { DomainError, notFound } from '../errors.js';
 import { requirePrivilege, visibleDevice } from '../access/access.js';
 import * as devices from './devices.repository.js';
+import * as alertRules from '../rules/alert-rules.repository.js';
 import * as accounts from '../accounts/accounts.repository.js';
 import { hashDevicePassword } from '../auth/secrets.js';
 import type { LicenseStore } from '../licenses/license-store.js';
@@ -229,7 +230,11 @@ export function createDevicesService(deps: DevicesDeps): DevicesService {
   async function remove(p: Principal, id: string): Promise<void> {
     const device = await visibleDevice(db, p, id);
     requirePrivilege(p, 'admin');
-    await db.transaction((trx) => devices.remove(trx, id));
+    await db.transaction(async (trx) => {
+      await devices.remove(trx, id);
+      // the device leaves the `devices` lists of its account's alert rules
+      await alertRules.forgetDevice(trx, device.accountId, id);
+    });
     await deps.licenses.release(device.accountId, id).catch(() => {});
     deps.onChange?.(id);
   }

@@ -8,6 +8,7 @@ import { isVisibleDevice, requirePrivilege } from '../access/access.js';
 import * as groups from './groups.repository.js';
 import * as users from '../users/users.repository.js';
 import * as devices from '../devices/devices.repository.js';
+import * as alertRules from '../rules/alert-rules.repository.js';
 
 export interface GroupInput {
   name: string;
@@ -28,7 +29,7 @@ export interface GroupsService {
   create(p: Principal, input: GroupInput): Promise<Group>;
   /** Replaces a group's name, description and devices (write privilege). */
   update(p: Principal, id: string, input: GroupInput): Promise<Group>;
-  /** Deletes a group (write privilege, no group restriction); its users are no longer restricted. */
+  /** Deletes a group (write privilege, no group restriction); its users are no longer restricted. GROUP_IN_USE while an alert rule watches it. */
   remove(p: Principal, id: string): Promise<void>;
   /** Whether a group holds a device, for scopes decided outside a request (the MQTT live feed). */
   includesDevice(groupId: string, deviceId: string): Promise<boolean>;
@@ -117,6 +118,10 @@ export function createGroupsService(deps: GroupsDeps): GroupsService {
     const restricted = (await users.listByAccount(db, p.accountId)).filter((u) => u.groupId === id).map((u) => u.id);
     const members = (await groups.devicesOf(db, [id])).get(id) ?? [];
     await db.transaction(async (trx) => {
+      const ruleNames = await alertRules.namesUsingGroup(trx, id);
+      if (ruleNames.length) {
+        throw new DomainError('GROUP_IN_USE', `Group "${id}" is watched by the alert rule${ruleNames.length > 1 ? 's' : ''} ${ruleNames.map((n) => `"${n}"`).join(', ')}; change or delete ${ruleNames.length > 1 ? 'them' : 'it'} first.`, { rules: ruleNames });
+      }
       await users.clearGroup(trx, id);
       await groups.remove(trx, id);
     });

@@ -8,7 +8,10 @@ import * as alerts from '../../core/alerts/alerts.repository.js';
 import * as groups from '../../core/groups/groups.repository.js';
 import * as outbox from '../../core/notify/outbox.repository.js';
 import * as unknown from '../../core/devices/unknown-devices.repository.js';
+import * as zones from '../../core/rules/zones.repository.js';
+import * as rules from '../../core/rules/alert-rules.repository.js';
 import type { DeviceRecord } from '../../core/model/device.js';
+import type { AlertRule } from '../../core/model/alert-rule.js';
 
 // One contract for the storage behind knex: every backend must behave the same.
 async function openFresh(t: { teardown(fn: () => unknown): void }, backend: Backend): Promise<Db> {
@@ -146,5 +149,30 @@ for (const backend of await backends()) {
     await unknown.upsertMany(db, [s]);
     await unknown.upsertMany(db, [{ ...s, lastSeen: 5000, attempts: 3, remoteAddress: '10.0.0.2' }]);
     t.like((await unknown.recent(db, 10))[0], { identifier: '123', attempts: 5, remoteAddress: '10.0.0.2', firstSeen: new Date(1000).toISOString(), lastSeen: new Date(5000).toISOString() });
+  });
+
+  test(`repositories (${backend}): zones and alert rules come back as stored; the engine reads enabled rules and the account's zones`, async (t) => {
+    const db = await openFresh(t, backend);
+    await accounts.insert(db, { id: 'other', name: 'B', licenses: 5, timeZone: 'UTC', createdAt: 0 });
+    const circle = { id: 'z1', accountId: 'acc', name: 'Depot', type: 'circle' as const, center: { latitude: 40.416_812_345, longitude: -3.703_812_345 }, radius: 250.5, polygon: null, created: 1 };
+    const polygon = { id: 'z2', accountId: 'acc', name: 'Yard', type: 'polygon' as const, center: null, radius: null, polygon: [[0, 0], [1.5, 0], [0, 1.25], [0, 0]] as [number, number][], created: 2 };
+    await zones.insert(db, polygon);
+    await zones.insert(db, circle);
+    await zones.insert(db, { ...circle, id: 'z3', accountId: 'other' });
+    t.deepEqual(await zones.zonesOfAccount(db, 'acc'), [circle, polygon], 'oldest first, coordinates exact');
+    t.deepEqual(await zones.zonesByIds(db, 'acc', ['z2', 'z3']), [polygon], "another account's id is left out");
+    const rule: AlertRule = {
+      id: 'r1', accountId: 'acc', name: 'Speeding', alertName: 'SpeedLimit', devices: ['d1', 'd2'], group: null, enabled: true, params: { speed: 90 },
+      minDurationSeconds: 60, schedule: { days: [1, 2], from: '08:00', to: '18:00' }, notify: { email: true, sms: false }, command: { command: 'stop', format: 'Text', delaySeconds: 5 }, created: 1,
+    };
+    const zoned: AlertRule = { ...rule, id: 'r2', name: 'Zone', alertName: 'ForbiddenArea', devices: ['d1'], params: { zone: 'z1' }, schedule: null, command: null, notify: { email: false, sms: true }, created: 2 };
+    const off: AlertRule = { ...rule, id: 'r3', name: 'Off', enabled: false, created: 3 };
+    for (const r of [off, zoned, rule]) await rules.insert(db, r);
+    t.deepEqual(await rules.listEnabledRules(db, 'acc'), [rule, zoned]);
+    t.deepEqual(await rules.listByAccount(db, 'acc'), [rule, zoned, off]);
+    t.deepEqual(await rules.namesUsingZone(db, 'z1'), ['Zone']);
+    t.deepEqual(await rules.namesUsingZone(db, 'z2'), []);
+    t.is(await rules.forgetDevice(db, 'acc', 'd1'), 3);
+    t.deepEqual((await rules.listByAccount(db, 'acc')).map((r) => r.devices), [['d2'], null, ['d2']]);
   });
 }

@@ -6,6 +6,7 @@ import * as m004 from './004-device-model.js';
 import * as m005 from './005-commands.js';
 import * as m006 from './006-commands-expiry-index.js';
 import * as m007 from './007-device-log.js';
+import * as m008 from './008-rules.js';
 import * as m009 from './009-rule-states.js';
 
 /** Every migration, in order. Adding one is a new file and one line here. */
@@ -17,6 +18,7 @@ const migrations: Record<string, Knex.Migration> = {
   '005-commands': m005,
   '006-commands-expiry-index': m006,
   '007-device-log': m007,
+  '008-rules': m008,
   '009-rule-states': m009,
 };
 

@@ -1,0 +1,155 @@
+import test from 'ava';
+import { compileZone, distanceM, findSelfIntersection, validateZone, MAX_POLYGON_POINTS } from '../../../core/rules/geometry.js';
+
+const square: [number, number][] = [[0, 0], [10, 0], [10, 10], [0, 10], [0, 0]];
+const polygonZone = (polygon: [number, number][]) => compileZone({ id: 'z', type: 'polygon', center: null, radius: null, polygon });
+
+/** A regular n-gon around (lon, lat), closed. */
+function ngon(n: number, lon: number, lat: number, r: number): [number, number][] {
+  const ring: [number, number][] = [];
+  for (let i = 0; i < n; i++) ring.push([lon + r * Math.cos((2 * Math.PI * i) / n), lat + r * Math.sin((2 * Math.PI * i) / n)]);
+  ring.push([...ring[0]]);
+  return ring;
+}
+
+test('geometry.validateZone: a circle with its centre and radius in range is accepted', (t) => {
+  t.is(validateZone({ type: 'circle', center: { latitude: 40.4, longitude: -3.7 }, radius: 500 }), null);
+  t.is(validateZone({ type: 'circle', center: { latitude: -90, longitude: 180 }, radius: 1_000_000 }), null);
+  t.is(validateZone({ type: 'circle', center: { latitude: 0, longitude: 0 }, radius: 1, polygon: null }), null);
+});
+
+test('geometry.validateZone: a circle names the field that is wrong', (t) => {
+  const field = (input: Parameters<typeof validateZone>[0]) => validateZone(input)?.field;
+  t.is(field({ type: 'circle', radius: 10 }), 'center');
+  t.is(field({ type: 'circle', center: { latitude: 90.5, longitude: 0 }, radius: 10 }), 'center.latitude');
+  t.is(field({ type: 'circle', center: { latitude: 0, longitude: -180.01 }, radius: 10 }), 'center.longitude');
+  t.is(field({ type: 'circle', center: { latitude: 0, longitude: 0 } }), 'radius');
+  t.is(field({ type: 'circle', center: { latitude: 0, longitude: 0 }, radius: 0.5 }), 'radius');
+  t.is(field({ type: 'circle', center: { latitude: 0, longitude: 0 }, radius: 1_000_001 }), 'radius');
+  t.is(field({ type: 'circle', center: { latitude: 0, longitude: 0 }, radius: 10, polygon: square }), 'polygon');
+  t.is(field({ type: 'ellipse' }), 'type');
+});
+
+test('geometry.validateZone: a closed, simple ring is accepted in either direction', (t) => {
+  t.is(validateZone({ type: 'polygon', polygon: square }), null);
+  t.is(validateZone({ type: 'polygon', polygon: [...square].reverse() }), null);
+  t.is(validateZone({ type: 'polygon', polygon: [[0, 0], [1, 0], [0, 1], [0, 0]] }), null, 'a triangle');
+  t.is(validateZone({ type: 'polygon', polygon: ngon(50, -3.7, 40.4, 0.01) }), null);
+});
+
+test('geometry.validateZone: an unclosed ring is refused with a message that says so, not closed silently', (t) => {
+  const open = square.slice(0, 4);
+  const problem = validateZone({ type: 'polygon', polygon: open });
+  t.is(problem?.field, 'polygon');
+  t.regex(problem!.message, /not closed.*must repeat its first point/);
+});
+
+test('geometry.validateZone: too few or too many points, bad pairs and out-of-range coordinates are refused', (t) => {
+  t.regex(validateZone({ type: 'polygon', polygon: [[0, 0], [1, 1], [0, 0]] })!.message, /at least 4 points/);
+  const huge = ngon(MAX_POLYGON_POINTS, 0, 0, 1);
+  t.regex(validateZone({ type: 'polygon', polygon: huge })!.message, /at most 10,000/);
+  t.is(validateZone({ type: 'polygon', polygon: [[0, 0], [1, 0, 5], [0, 1], [0, 0]] })?.field, 'polygon[1]');
+  t.is(validateZone({ type: 'polygon', polygon: [[0, 0], [181, 0], [0, 1], [0, 0]] })?.field, 'polygon[1][0]');
+  t.is(validateZone({ type: 'polygon', polygon: [[0, 0], [1, 0], [0, -91], [0, 0]] })?.field, 'polygon[2][1]');
+  t.is(validateZone({ type: 'polygon' })?.field, 'polygon');
+  t.is(validateZone({ type: 'polygon', polygon: square, radius: 5 })?.field, 'radius');
+  t.is(validateZone({ type: 'polygon', polygon: square, center: { latitude: 0, longitude: 0 } })?.field, 'center');
+});
+
+test('geometry.validateZone: a repeated point and a ring without area are refused', (t) => {
+  t.is(validateZone({ type: 'polygon', polygon: [[0, 0], [10, 0], [10, 0], [10, 10], [0, 0]] })?.field, 'polygon[2]');
+  t.regex(validateZone({ type: 'polygon', polygon: [[0, 0], [1, 0], [2, 0], [0, 0]] })!.message, /no area|crosses itself/);
+});
+
+test('geometry.validateZone: a ring that crosses or touches itself is refused, naming the edges', (t) => {
+  const bowtie: [number, number][] = [[0, 0], [10, 10], [10, 0], [0, 10], [0, 0]];
+  const problem = validateZone({ type: 'polygon', polygon: bowtie });
+  t.is(problem?.field, 'polygon');
+  t.regex(problem!.message, /crosses itself: its edge from point 0 to 1 meets the edge from point 2 to 3/);
+  // a vertex touching another edge (a pinch)
+  t.truthy(findSelfIntersection([[0, 0], [10, 0], [10, 10], [5, 0], [0, 10], [0, 0]]));
+  // an edge folding back along its neighbour
+  t.truthy(findSelfIntersection([[0, 0], [10, 0], [5, 0], [5, 5], [0, 0]]));
+  // collinear but disjoint edges do not meet
+  t.is(findSelfIntersection([[0, 0], [3, 0], [3, 1], [6, 1], [6, 0], [9, 0], [9, 5], [0, 5], [0, 0]]), null);
+  t.is(findSelfIntersection(ngon(1000, 0, 0, 1)), null);
+});
+
+test('geometry.validateZone: a 10,000-point ring is checked quickly (sweep, not all pairs)', (t) => {
+  const ring = ngon(MAX_POLYGON_POINTS - 1, 0, 0, 1);
+  const started = performance.now();
+  t.is(validateZone({ type: 'polygon', polygon: ring }), null);
+  t.true(performance.now() - started < 2000, 'well under the all-pairs cost');
+  const crossed = ring.map((p) => [...p] as [number, number]);
+  [crossed[10], crossed[5000]] = [crossed[5000], crossed[10]];
+  t.regex(validateZone({ type: 'polygon', polygon: crossed })!.message, /crosses itself/);
+});
+
+test('geometry.compileZone: a polygon contains points inside, not outside, and its boundary', (t) => {
+  const z = polygonZone(square);
+  t.true(z.contains(5, 5));
+  t.true(z.contains(0.0001, 9.9999));
+  t.false(z.contains(-1, 5), 'south');
+  t.false(z.contains(5, 10.0001), 'east');
+  t.false(z.contains(11, 11));
+  for (const [lat, lon] of [[0, 5], [10, 5], [5, 0], [5, 10], [0, 0], [10, 10], [0, 10], [10, 0]]) t.true(z.contains(lat, lon), `boundary ${lat},${lon}`);
+});
+
+test('geometry.compileZone: a concave polygon leaves its notch out, whichever way the ring turns', (t) => {
+  // a U: the notch between x 3..7 above y 3
+  const u: [number, number][] = [[0, 0], [10, 0], [10, 10], [7, 10], [7, 3], [3, 3], [3, 10], [0, 10], [0, 0]];
+  for (const ring of [u, [...u].reverse()]) {
+    const z = polygonZone(ring);
+    t.true(z.contains(5, 1), 'the base');
+    t.true(z.contains(8, 1.5), 'the left arm');
+    t.true(z.contains(8, 8.5), 'the right arm');
+    t.false(z.contains(8, 5), 'the notch');
+    t.true(z.contains(3, 5), 'the notch floor is boundary');
+    t.true(z.contains(10, 3), 'a vertex at the top of an arm');
+    t.false(z.contains(3, 11), 'level with a vertex, outside');
+  }
+});
+
+test('geometry.compileZone: a ray through a vertex counts once', (t) => {
+  const diamond: [number, number][] = [[0, 5], [5, 0], [10, 5], [5, 10], [0, 5]];
+  const z = polygonZone(diamond);
+  t.true(z.contains(5, 5));
+  t.true(z.contains(5, 1), 'level with the east and west vertices');
+  t.false(z.contains(5, -1), 'west of the west vertex, level with it');
+  t.false(z.contains(10, 0), 'level with the top vertex');
+});
+
+test('geometry.compileZone: a circle is a great-circle distance, its edge included', (t) => {
+  const madrid = { latitude: 40.4168, longitude: -3.7038 };
+  const z = compileZone({ id: 'c', type: 'circle', center: madrid, radius: 1000, polygon: null });
+  t.true(z.contains(madrid.latitude, madrid.longitude));
+  // 0.0089° of latitude ≈ 990 m; 0.0091° ≈ 1012 m
+  t.true(z.contains(madrid.latitude + 0.0089, madrid.longitude));
+  t.false(z.contains(madrid.latitude + 0.0091, madrid.longitude));
+  const east = 0.0089 / Math.cos(madrid.latitude * (Math.PI / 180));
+  t.true(z.contains(madrid.latitude, madrid.longitude + east));
+  t.false(z.contains(madrid.latitude, madrid.longitude + east * 1.03));
+  t.false(z.contains(-madrid.latitude, madrid.longitude));
+  // across the antimeridian a circle still works (polygons do not: documented)
+  const date = compileZone({ id: 'c2', type: 'circle', center: { latitude: 0, longitude: 179.999 }, radius: 1000, polygon: null });
+  t.true(date.contains(0, -179.9995));
+  t.false(date.contains(0, -179.98));
+});
+
+test('geometry.distanceM: known distances', (t) => {
+  // one degree of latitude ≈ 111.2 km on the mean sphere
+  t.true(Math.abs(distanceM(0, 0, 1, 0) - 111_195) < 5);
+  // Madrid - Barcelona ≈ 505 km
+  t.true(Math.abs(distanceM(40.4168, -3.7038, 41.3874, 2.1686) - 505_000) < 3000);
+});
+
+test('geometry.compileZone: a 50-point polygon answers in about a microsecond or less', (t) => {
+  const z = polygonZone(ngon(50, -3.7, 40.4, 0.05));
+  let inside = 0;
+  const n = 200_000;
+  const started = performance.now();
+  for (let i = 0; i < n; i++) if (z.contains(40.4 + ((i % 200) - 100) * 0.0006, -3.7 + ((i % 173) - 86) * 0.0006)) inside++;
+  const perCallUs = ((performance.now() - started) * 1000) / n;
+  t.true(inside > 0 && inside < n, 'points on both sides');
+  t.true(perCallUs < 5, `${perCallUs.toFixed(3)} µs per check (about 0.2 when the machine is idle)`);
+});
