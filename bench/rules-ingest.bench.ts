@@ -1,0 +1,177 @@
+/**
+ * Issue 14: the cost of alert rules on TCP ingest. The TCP ingest load of tcp-ingest.bench.ts
+ * (1,000 trackers, half Teltonika x 10 records/frame, half GT06, pre-encoded frames, one frame in
+ * flight per connection) against trackgate with no rules, and against trackgate with five rules on
+ * every device (through a group holding them all): SpeedLimit 60 km/h (the generated speeds are
+ * 30–89 km/h, so episodes start and end all the time), ForbiddenArea on a 50-point polygon over
+ * part of the area the positions cover, BatteryVoltage under 12 V, Offline after 30 minutes and
+ * IdleTime after 5 minutes. Subject and baseline run alternately, ROUNDS times each; the best of
+ * each is reported. Measured: positions stored and acknowledged per second. The rules must keep
+ * up: after the window, the last fix evaluated per device (rule_devices, saved every 2 s) must
+ * reach the last fix stored within a few seconds, or the figure would hide work done later.
+ */
+import { randomUUID } from 'node:crypto';
+import { openDb } from '../core/db/db.js';
+import type { Db } from '../core/db/db.js';
+import * as rulesRepo from '../core/rules/alert-rules.repository.js';
+import * as zonesRepo from '../core/rules/zones.repository.js';
+import * as groupsRepo from '../core/groups/groups.repository.js';
+import type { AlertRule } from '../core/model/alert-rule.js';
+import { startChild, type Child } from './lib/child.js';
+import { gt06Imei, teltonikaImei } from './lib/frames.js';
+import type { ConnectResult, StreamResult } from './lib/tracker-generator.js';
+import { prepareDataDir, startServerProcess, tempDir } from './lib/trackgate.js';
+import { QUICK, fmt, log, machine, pct, printTable, type Machine } from './lib/report.js';
+
+const PER_PROTOCOL = 500;
+const RECORDS_PER_FRAME = 10;
+const ROUNDS = QUICK ? 1 : 3;
+const WARMUP_MS = QUICK ? 1_000 : 3_000;
+const DURATION_MS = QUICK ? 4_000 : 12_000;
+const FRAMES = QUICK ? { teltonika: 60, gt06: 300 } : { teltonika: 300, gt06: 500 };
+const GOAL = 0.85;
+
+export interface RulesIngestResult {
+  name: 'rules-ingest';
+  machine: Machine;
+  settings: { connections: number; recordsPerFrame: number; rules: string[]; polygonPoints: number; rounds: number; windowSeconds: number };
+  rounds: { variant: 'none' | 'rules'; positionsPerSec: number; serverCpuPct: number | undefined; rowsMatchAcks: boolean; caughtUpSeconds?: number }[];
+  best: { none: number; rules: number };
+  ratio: number;
+  goal: string;
+  met: boolean;
+}
+
+function deviceIds(): string[] {
+  const ids: string[] = [];
+  for (let i = 0; i < PER_PROTOCOL; i++) ids.push(teltonikaImei(i), gt06Imei(i));
+  return ids;
+}
+
+/** A 50-point polygon (a circle of radius 0.03°) centred in the area the generated positions cover. */
+function polygon(points = 50): [number, number][] {
+  const ring: [number, number][] = [];
+  for (let i = 0; i < points - 1; i++) {
+    const a = (2 * Math.PI * i) / (points - 1);
+    ring.push([-3.6538 + 0.03 * Math.cos(a), 40.4668 + 0.03 * Math.sin(a)]);
+  }
+  ring.push(ring[0]);
+  return ring;
+}
+
+/** The five rules on every device, through one group holding them all. */
+async function fillRules(db: Db, accountId: string): Promise<void> {
+  const now = Date.now();
+  const groupId = randomUUID();
+  await groupsRepo.insert(db, { id: groupId, accountId, name: 'All trackers', description: null, creation: now, lastModified: now });
+  await groupsRepo.setDevices(db, groupId, deviceIds());
+  const zoneId = randomUUID();
+  await zonesRepo.insert(db, { id: zoneId, accountId, name: 'Restricted', type: 'polygon', center: null, radius: null, polygon: polygon(), created: now });
+  const base = { accountId, devices: null, group: groupId, enabled: true, minDurationSeconds: 0, schedule: null, notify: { email: false, sms: false }, command: null, created: now };
+  const rules: Omit<AlertRule, 'id'>[] = [
+    { ...base, name: 'Speeding', alertName: 'SpeedLimit', params: { speed: 60 } },
+    { ...base, name: 'Restricted area', alertName: 'ForbiddenArea', params: { zone: zoneId } },
+    { ...base, name: 'Low voltage', alertName: 'BatteryVoltage', params: { value: 12 } },
+    { ...base, name: 'Silent', alertName: 'Offline', params: { minutes: 30 } },
+    { ...base, name: 'Idling', alertName: 'IdleTime', params: { minutes: 5, speed: 3 } },
+  ];
+  for (const [i, r] of rules.entries()) await rulesRepo.insert(db, { ...r, id: randomUUID(), created: now + i });
+}
+
+async function connectAll(gen: Child, ports: { teltonika: number; gt06: number }): Promise<ConnectResult> {
+  const r = await gen.call<ConnectResult>('connect', {
+    host: '127.0.0.1', ports, teltonika: { first: 0, count: PER_PROTOCOL }, gt06: { first: 0, count: PER_PROTOCOL }, batch: 250,
+  });
+  if (r.failed > 0) throw new Error(`${r.failed} trackers could not log in: ${r.firstError}`);
+  return r;
+}
+
+/** Seconds until the last fix evaluated per device reaches the last fix stored (rules kept up), at most `limitMs`. */
+async function caughtUp(dataDir: string, limitMs = 30_000): Promise<number> {
+  const db = openDb({ dataDir });
+  const t0 = performance.now();
+  try {
+    for (;;) {
+      const behind = Number(
+        (await db('last_locations').leftJoin('rule_devices', 'rule_devices.device_id', 'last_locations.device_id').where((w) => w.whereNull('rule_devices.last_fix').orWhereRaw('rule_devices.last_fix < last_locations.date_time')).count({ n: '*' }))[0].n,
+      );
+      if (behind === 0) return (performance.now() - t0) / 1000;
+      if (performance.now() - t0 > limitMs) throw new Error(`rules did not catch up within ${limitMs / 1000} s: ${behind} devices behind`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  } finally {
+    await db.destroy();
+  }
+}
+
+async function countRows(dataDir: string): Promise<number> {
+  const db = openDb({ dataDir });
+  try {
+    return Number((await db('locations').count({ n: '*' }))[0].n);
+  } finally {
+    await db.destroy();
+  }
+}
+
+async function once(variant: 'none' | 'rules'): Promise<RulesIngestResult['rounds'][number]> {
+  const data = tempDir(`rules-${variant}`);
+  try {
+    await prepareDataDir(data.dir, deviceIds(), variant === 'rules' ? fillRules : undefined);
+    const server = await startServerProcess(data.dir, { TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_GT06_PORT: '0' });
+    try {
+      const gen = await startChild('tracker-generator.ts');
+      let stream: StreamResult;
+      try {
+        await connectAll(gen, { teltonika: server.ports.teltonika, gt06: server.ports.gt06 });
+        await gen.call('prepare', { framesPerConnection: FRAMES, recordsPerFrame: RECORDS_PER_FRAME });
+        stream = await gen.call<StreamResult>('stream', { warmupMs: WARMUP_MS, durationMs: DURATION_MS, cycle: false, watchPid: server.pid });
+        await gen.call('close');
+      } finally {
+        await gen.stop();
+      }
+      if (stream.errors > 0) throw new Error(`${stream.errors} stream errors: ${stream.firstError}`);
+      const caught = variant === 'rules' ? await caughtUp(data.dir) : undefined;
+      const stored = await countRows(data.dir);
+      log(`${variant}: ${fmt(stream.windowPositionsPerSec)} positions/s; server ${stream.serverCpuPct?.toFixed(0)} % CPU${caught === undefined ? '' : `; rules caught up ${caught.toFixed(1)} s after the load`}`);
+      return { variant, positionsPerSec: stream.windowPositionsPerSec, serverCpuPct: stream.serverCpuPct, rowsMatchAcks: stored === stream.ackedPositions, caughtUpSeconds: caught };
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    data.remove();
+  }
+}
+
+export async function run(): Promise<RulesIngestResult> {
+  const atStart = machine();
+  const rounds: RulesIngestResult['rounds'] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    // alternate which goes first, so a trend in the machine's speed favours neither
+    const order: ('none' | 'rules')[] = i % 2 === 0 ? ['none', 'rules'] : ['rules', 'none'];
+    for (const v of order) rounds.push(await once(v));
+  }
+  const best = {
+    none: Math.max(...rounds.filter((r) => r.variant === 'none').map((r) => r.positionsPerSec)),
+    rules: Math.max(...rounds.filter((r) => r.variant === 'rules').map((r) => r.positionsPerSec)),
+  };
+  const ratio = best.rules / best.none;
+  const result: RulesIngestResult = {
+    name: 'rules-ingest',
+    machine: atStart,
+    settings: { connections: PER_PROTOCOL * 2, recordsPerFrame: RECORDS_PER_FRAME, rules: ['SpeedLimit 60', 'ForbiddenArea (50-point polygon)', 'BatteryVoltage 12', 'Offline 30 min', 'IdleTime 5 min'], polygonPoints: 50, rounds: ROUNDS, windowSeconds: DURATION_MS / 1000 },
+    rounds,
+    best,
+    ratio,
+    goal: `>= ${pct(GOAL)} of the rate without rules`,
+    met: ratio >= GOAL && rounds.every((r) => r.rowsMatchAcks),
+  };
+  printTable(
+    `TCP ingest with five alert rules on every device vs none (${PER_PROTOCOL * 2} trackers; best of ${ROUNDS} alternating rounds, ${DURATION_MS / 1000} s windows)`,
+    ['measure', 'positions/s (best)', 'rounds', 'ratio', 'goal', 'met'],
+    [
+      ['five rules on every device', fmt(best.rules), rounds.filter((r) => r.variant === 'rules').map((r) => fmt(r.positionsPerSec)).join(' / '), pct(ratio), result.goal, result.met ? 'yes' : 'NO'],
+      ['no rules', fmt(best.none), rounds.filter((r) => r.variant === 'none').map((r) => fmt(r.positionsPerSec)).join(' / '), '100 %', '', ''],
+    ],
+  );
+  return result;
+}
