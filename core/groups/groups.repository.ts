@@ -46,9 +46,14 @@ export async function devicesOf(db: Q, groupIds: string[]): Promise<Map<string, 
   return out;
 }
 
+/** rows per INSERT: SQLite takes at most 500 terms in the compound SELECT knex makes of a multi-row insert */
+const INSERT_CHUNK = 200;
+
 export async function setDevices(db: Q, groupId: string, deviceIds: string[]): Promise<void> {
   await db('group_devices').where({ group_id: groupId }).delete();
-  if (deviceIds.length) await db('group_devices').insert(deviceIds.map((d) => ({ group_id: groupId, device_id: d })));
+  for (let i = 0; i < deviceIds.length; i += INSERT_CHUNK) {
+    await db('group_devices').insert(deviceIds.slice(i, i + INSERT_CHUNK).map((d) => ({ group_id: groupId, device_id: d })));
+  }
 }
 
 export async function remove(db: Q, id: string): Promise<void> {

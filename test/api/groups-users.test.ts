@@ -1,6 +1,7 @@
 import test from 'ava';
 import { backends } from '../helpers/backends.js';
 import { startServer } from '../helpers/server.js';
+import * as devicesRepo from '../../core/devices/devices.repository.js';
 
 for (const backend of await backends()) {
   test(`api.groups (${backend}): CRUD, PUT, JSON Patch and DELETE, returned flattened`, async (t) => {
@@ -28,6 +29,28 @@ for (const backend of await backends()) {
     t.is((await s.request('PATCH', `/api/groups/${id}`, { token, body: { op: 'replace' } })).status, 400, 'a patch must be an array');
     t.deepEqual((await s.request('DELETE', `/api/groups/${id}`, { token })).body.success, true);
     t.is((await s.request('GET', `/api/groups/${id}`, { token })).status, 404);
+  });
+
+  test(`api.groups (${backend}): a group of 600 devices is stored whole (more rows than one insert statement takes)`, async (t) => {
+    const s = await startServer(backend, { env: { TRACKGATE_LICENSES: '1000' } });
+    t.teardown(() => s.stop());
+    const token = s.adminToken;
+    const accountId = (await s.request('GET', '/api/account', { token })).body.account.id as string;
+    const ids = Array.from({ length: 600 }, (_, i) => `fleet-${i}`);
+    // stored directly: 600 REST requests would meet the per-minute request limit
+    const now = Date.now();
+    await s.running.db.transaction(async (trx) => {
+      for (const id of ids) {
+        await devicesRepo.insert(trx, {
+          id, accountId, name: id, description: null, min: null, tags: {}, expiresAt: null, dailyEmailLimit: 10, dailySmsLimit: 10,
+          alertEmails: [], alertPhones: [], protocol: null, lastConnection: null, model: null, mqttPasswordHash: null, creation: now, modification: now,
+        });
+      }
+    });
+    const created = await s.request('POST', '/api/groups', { token, body: { name: 'Everyone', devices: ids } });
+    t.is(created.status, 201, JSON.stringify(created.body).slice(0, 300));
+    const got = await s.request('GET', `/api/groups/${created.body.id}`, { token });
+    t.is(got.body.devices.length, 600);
   });
 
   test(`api.users (${backend}): CRUD with JSON Patch, password write-only, countries and time zones`, async (t) => {
