@@ -2,8 +2,9 @@
  * Issue 14: the cost of alert rules on TCP ingest. The TCP ingest load of tcp-ingest.bench.ts
  * (1,000 trackers, half Teltonika x 10 records/frame, half GT06, pre-encoded frames, one frame in
  * flight per connection) against trackgate with no rules, and against trackgate with five rules on
- * every device (through a group holding them all): SpeedLimit 60 km/h (the generated speeds are
- * 30–89 km/h, so episodes start and end all the time), ForbiddenArea on a 50-point polygon over
+ * every device (through a group holding them all): SpeedLimit 80 km/h for a minute (the generated
+ * speeds climb 30–89 km/h record by record, so an episode starts and ends every 60 records: its
+ * state is written twice each time), ForbiddenArea on a 50-point polygon over
  * part of the area the positions cover, BatteryVoltage under 12 V, Offline after 30 minutes and
  * IdleTime after 5 minutes. Subject and baseline run alternately, ROUNDS times each; the best of
  * each is reported. Measured: positions stored and acknowledged per second. The rules must keep
@@ -69,7 +70,7 @@ async function fillRules(db: Db, accountId: string): Promise<void> {
   await zonesRepo.insert(db, { id: zoneId, accountId, name: 'Restricted', type: 'polygon', center: null, radius: null, polygon: polygon(), created: now });
   const base = { accountId, devices: null, group: groupId, enabled: true, minDurationSeconds: 0, schedule: null, notify: { email: false, sms: false }, command: null, created: now };
   const rules: Omit<AlertRule, 'id'>[] = [
-    { ...base, name: 'Speeding', alertName: 'SpeedLimit', params: { speed: 60 } },
+    { ...base, name: 'Speeding', alertName: 'SpeedLimit', params: { speed: 80 }, minDurationSeconds: 60 },
     { ...base, name: 'Restricted area', alertName: 'ForbiddenArea', params: { zone: zoneId } },
     { ...base, name: 'Low voltage', alertName: 'BatteryVoltage', params: { value: 12 } },
     { ...base, name: 'Silent', alertName: 'Offline', params: { minutes: 30 } },
@@ -158,7 +159,7 @@ export async function run(): Promise<RulesIngestResult> {
   const result: RulesIngestResult = {
     name: 'rules-ingest',
     machine: atStart,
-    settings: { connections: PER_PROTOCOL * 2, recordsPerFrame: RECORDS_PER_FRAME, rules: ['SpeedLimit 60', 'ForbiddenArea (50-point polygon)', 'BatteryVoltage 12', 'Offline 30 min', 'IdleTime 5 min'], polygonPoints: 50, rounds: ROUNDS, windowSeconds: DURATION_MS / 1000 },
+    settings: { connections: PER_PROTOCOL * 2, recordsPerFrame: RECORDS_PER_FRAME, rules: ['SpeedLimit 80 for 60 s', 'ForbiddenArea (50-point polygon)', 'BatteryVoltage 12', 'Offline 30 min', 'IdleTime 5 min'], polygonPoints: 50, rounds: ROUNDS, windowSeconds: DURATION_MS / 1000 },
     rounds,
     best,
     ratio,

@@ -55,13 +55,9 @@ export async function writeState(db: Q, s: StoredRuleState, nowMs: number): Prom
     updated_at: nowMs,
   };
   if (s.version === 0) {
-    try {
-      await db('rule_states').insert({ rule_id: s.ruleId, device_id: s.deviceId, ...row });
-      return true;
-    } catch (e) {
-      if (isDuplicateKey(e)) return false;
-      throw e;
-    }
+    // ON CONFLICT DO NOTHING: a conflict must not abort the transaction it runs in (PostgreSQL)
+    const inserted = await db('rule_states').insert({ rule_id: s.ruleId, device_id: s.deviceId, ...row }).onConflict(['rule_id', 'device_id']).ignore().returning('rule_id');
+    return inserted.length === 1;
   }
   return (await db('rule_states').where({ rule_id: s.ruleId, device_id: s.deviceId, version: s.version }).update(row)) === 1;
 }
@@ -80,11 +76,12 @@ export async function lastFixes(db: Q, deviceIds: string[]): Promise<Map<string,
   return out;
 }
 
-/** Saves the fix time of the last position evaluated per device (only ever forward). */
+/** Saves the fix time of the last position evaluated per device (only ever forward), 200 rows per statement. */
 export async function saveLastFixes(db: Q, fixes: Map<string, number>): Promise<void> {
-  for (const [deviceId, lastFix] of fixes) {
+  const rows = [...fixes].map(([device_id, last_fix]) => ({ device_id, last_fix }));
+  for (let i = 0; i < rows.length; i += 200) {
     await db('rule_devices')
-      .insert({ device_id: deviceId, last_fix: lastFix })
+      .insert(rows.slice(i, i + 200))
       .onConflict('device_id')
       .merge({ last_fix: db.raw('CASE WHEN rule_devices.last_fix < excluded.last_fix THEN excluded.last_fix ELSE rule_devices.last_fix END') });
   }
@@ -104,13 +101,6 @@ export async function takeLease(db: Q, name: string, holder: string, nowMs: numb
 export async function releaseLease(db: Q, name: string, holder: string): Promise<void> {
   await db('leases').where({ name, holder }).update({ until: 0 });
 }
-
-/** A primary-key conflict: another writer inserted the row first (PostgreSQL 23505, SQLite SQLITE_CONSTRAINT_PRIMARYKEY). */
-function isDuplicateKey(e: unknown): boolean {
-  const code = (e as { code?: unknown }).code;
-  return code === '23505' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE';
-}
-
 /** When each device last reported (its last connection, or its latest fix when later) and when it expires. */
 export async function deviceClocks(db: Q, deviceIds: string[]): Promise<Map<string, { lastReportAt: number | null; expiresAt: number | null }>> {
   const out = new Map<string, { lastReportAt: number | null; expiresAt: number | null }>();

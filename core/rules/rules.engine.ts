@@ -64,6 +64,10 @@ const ACCOUNT_TTL_MS = 10_000;
 /** positions waiting for evaluation, beyond which the oldest are dropped (a warning per episode) */
 const MAX_QUEUED = 200_000;
 const LEASE = 'rules-tick';
+/** changed states are written together, at least this often … */
+const FLUSH_MS = 200;
+/** … or once this many changed */
+const FLUSH_ROWS = 2000;
 /** alert names whose alerts are edges (each one an event), not a condition that lasts */
 const EDGES = new Set(['CheckArea', 'FuelJumpDown', 'FuelJumpUp']);
 
@@ -77,7 +81,10 @@ export interface RulesEngine {
 
 interface RuleSlot {
   rule: AlertRule;
+  /** the state as evaluated here; `version` is the stored version it was read or last written at */
   stored: store.StoredRuleState;
+  /** changed since it was last written */
+  dirty: boolean;
 }
 
 interface DeviceContext {
@@ -161,7 +168,7 @@ export function startRulesEngine(deps: RulesEngineDeps): RulesEngine {
     const lastFix = (await store.lastFixes(db, [deviceId])).get(deviceId) ?? -Infinity;
     const ctx: DeviceContext = {
       accountId,
-      slots: watching.map((rule) => ({ rule, stored: stored.get(rule.id) ?? { ruleId: rule.id, deviceId, state: INITIAL_STATE, version: 0, commandDue: null } })),
+      slots: watching.map((rule) => ({ rule, stored: stored.get(rule.id) ?? { ruleId: rule.id, deviceId, state: INITIAL_STATE, version: 0, commandDue: null }, dirty: false })),
       lastFix,
     };
     contexts.set(deviceId, ctx);
@@ -186,34 +193,103 @@ export function startRulesEngine(deps: RulesEngineDeps): RulesEngine {
     }
   }
 
-  /** Runs one input through a rule; an alert outside the schedule is not raised (its episode may still fire within it). */
-  async function evaluate(slot: RuleSlot, deviceId: string, accountId: string, input: RuleInput, zones: Map<string, ZoneTest>): Promise<RuleState> {
+  /**
+   * Runs one input through a rule: synchronous while nothing fires (the usual case); the state is
+   * kept here and written by the next flush. An alert is recorded at once (before the state that
+   * says it fired is written); one outside the schedule is not raised (its episode may still fire
+   * within it). Answers a promise only when something had to be awaited.
+   */
+  function evaluate(slot: RuleSlot, deviceId: string, accountId: string, input: RuleInput, zones: Map<string, ZoneTest>): Promise<void> | undefined {
     const rule = slot.rule;
     const zone = rule.params.zone ? zones.get(rule.params.zone) : undefined;
     const before = slot.stored.state;
-    let { state, alert } = DETECTORS[rule.alertName](rule, before, input, { zone });
-    if (alert && rule.schedule && !inSchedule(rule.schedule, alert.at, await deps.timeZoneOf(accountId))) {
-      state = EDGES.has(rule.alertName) ? { ...state, on: false, since: null, fired: false } : { ...state, fired: false };
-      alert = undefined;
+    const { state, alert } = DETECTORS[rule.alertName](rule, before, input, { zone });
+    if (alert) return fire(slot, deviceId, accountId, input, state, alert, before);
+    if (state !== before) {
+      slot.stored.state = state;
+      markDirty(slot);
     }
-    let commandDue = slot.stored.commandDue;
-    if (alert) {
+    return undefined;
+  }
+
+  async function fire(slot: RuleSlot, deviceId: string, accountId: string, input: RuleInput, fired: RuleState, alert: { text: string; at: number }, before: RuleState): Promise<void> {
+    const rule = slot.rule;
+    let state = fired;
+    if (rule.schedule && !inSchedule(rule.schedule, alert.at, await deps.timeZoneOf(accountId))) {
+      state = EDGES.has(rule.alertName) ? { ...state, on: false, since: null, fired: false } : { ...state, fired: false };
+    } else {
       const where = input.kind === 'position' ? input.position : undefined;
-      if (!(await raise(rule, deviceId, alert, where))) return before;
+      // not recorded (storage down): the state stays as it was, so the alert fires at the next evaluation
+      if (!(await raise(rule, deviceId, alert, where))) return;
       if (rule.command) {
         if (rule.command.delaySeconds === 0) sendCommand(rule, deviceId);
-        else commandDue = alert.at + rule.command.delaySeconds * 1000;
+        else slot.stored.commandDue = alert.at + rule.command.delaySeconds * 1000;
       }
     }
-    if (state === before && commandDue === slot.stored.commandDue) return state;
-    const next = { ...slot.stored, state, commandDue };
-    if (await store.writeState(db, next, now())) {
-      slot.stored = { ...next, version: next.version + 1 };
-    } else {
-      // another instance wrote it first: take its state
-      slot.stored = (await store.stateOf(db, rule.id, deviceId)) ?? slot.stored;
+    if (slot.stored.state === before) slot.stored.state = state;
+    markDirty(slot);
+    // an alert's state is written at once, not with the next flush: a crash must not raise it twice
+    await flush();
+  }
+
+  const dirty = new Set<RuleSlot>();
+  function markDirty(slot: RuleSlot): void {
+    slot.dirty = true;
+    dirty.add(slot);
+    if (dirty.size >= FLUSH_ROWS) void flush();
+  }
+
+  let flushing: Promise<void> | undefined;
+  let again = false;
+  /**
+   * Writes the changed states (compare-and-set, one transaction) and the last fixes evaluated. A
+   * state another instance wrote first is read again and replaces ours. Runs every FLUSH_MS, when
+   * FLUSH_ROWS states changed, and after each alert.
+   */
+  function flush(): Promise<void> {
+    if (flushing) {
+      again = true;
+      return flushing;
     }
-    return slot.stored.state;
+    if (dirty.size === 0 && fixesToSave.size === 0) return Promise.resolve();
+    flushing = (async () => {
+      const slots = [...dirty];
+      dirty.clear();
+      const writes = slots.map((slot) => {
+        slot.dirty = false;
+        return { slot, row: { ...slot.stored } };
+      });
+      const fixes = new Map(fixesToSave);
+      fixesToSave.clear();
+      const conflicts: RuleSlot[] = [];
+      try {
+        const t = now();
+        await db.transaction(async (trx) => {
+          for (const w of writes) if (!(await store.writeState(trx, w.row, t))) conflicts.push(w.slot);
+          if (fixes.size) await store.saveLastFixes(trx, fixes);
+        });
+      } catch (err) {
+        logger.warn({ err: (err as Error).message, states: writes.length }, 'alert rules: writing their states failed; tried again shortly');
+        for (const w of writes) markDirty(w.slot);
+        for (const [d, f] of fixes) if (!fixesToSave.has(d)) fixesToSave.set(d, f);
+        return;
+      }
+      for (const w of writes) if (!conflicts.includes(w.slot)) w.slot.stored.version = w.row.version + 1;
+      // another instance wrote these first: its state is the one
+      for (const slot of conflicts) {
+        const fresh = await store.stateOf(db, slot.rule.id, slot.stored.deviceId);
+        if (fresh) slot.stored = fresh;
+        slot.dirty = false;
+        dirty.delete(slot);
+      }
+    })().finally(() => {
+      flushing = undefined;
+      if (again) {
+        again = false;
+        void flush();
+      }
+    });
+    return flushing;
   }
 
   function sendCommand(rule: AlertRule, deviceId: string): void {
@@ -235,7 +311,11 @@ export function startRulesEngine(deps: RulesEngineDeps): RulesEngine {
       if (!(p.fixTime > ctx.lastFix)) continue;
       ctx.lastFix = p.fixTime;
       fixesToSave.set(deviceId, p.fixTime);
-      for (const slot of ctx.slots) await evaluate(slot, deviceId, accountId, { kind: 'position', position: p }, account.zones);
+      const input: RuleInput = { kind: 'position', position: p };
+      for (const slot of ctx.slots) {
+        const pending = evaluate(slot, deviceId, accountId, input, account.zones);
+        if (pending) await pending;
+      }
     }
   }
 
@@ -301,10 +381,11 @@ export function startRulesEngine(deps: RulesEngineDeps): RulesEngine {
         // in the device's order: after its positions being evaluated
         await (chains.get(deviceId) ?? Promise.resolve());
         const cached = contexts.get(deviceId)?.slots.find((x) => x.rule.id === rule.id);
-        const slot: RuleSlot = cached ?? { rule, stored: (await store.stateOf(db, rule.id, deviceId)) ?? { ruleId: rule.id, deviceId, state: INITIAL_STATE, version: 0, commandDue: null } };
+        const slot: RuleSlot = cached ?? { rule, stored: (await store.stateOf(db, rule.id, deviceId)) ?? { ruleId: rule.id, deviceId, state: INITIAL_STATE, version: 0, commandDue: null }, dirty: false };
         await evaluate(slot, deviceId, accountId, { kind: 'tick', tick: { now: t, lastReportAt: c.lastReportAt, expiresAt: c.expiresAt } }, account.zones);
       }
     }
+    await flush();
     for (const s of await store.commandsDue(db, t)) {
       const account = await accountRules((await deps.device(s.deviceId))?.accountId ?? '');
       const rule = account.rules.find((r) => r.id === s.ruleId);
@@ -325,12 +406,7 @@ export function startRulesEngine(deps: RulesEngineDeps): RulesEngine {
       }));
   const timer = setInterval(() => void runTick(), deps.tickMs ?? TICK_MS);
   timer.unref();
-  const saver = setInterval(() => {
-    if (fixesToSave.size === 0) return;
-    const fixes = new Map(fixesToSave);
-    fixesToSave.clear();
-    store.saveLastFixes(db, fixes).catch((err: Error) => logger.warn({ err: err.message }, 'alert rules: saving the last fixes evaluated failed'));
-  }, 2000);
+  const saver = setInterval(() => void flush(), FLUSH_MS);
   saver.unref();
 
   const offs = [
@@ -346,6 +422,8 @@ export function startRulesEngine(deps: RulesEngineDeps): RulesEngine {
 
   async function idle(): Promise<void> {
     while (chains.size) await Promise.all([...chains.values()]);
+    await flush();
+    await flushing;
   }
 
   return {
@@ -358,7 +436,7 @@ export function startRulesEngine(deps: RulesEngineDeps): RulesEngine {
       offs.forEach((off) => off());
       await idle();
       await ticking;
-      if (fixesToSave.size) await store.saveLastFixes(db, fixesToSave).catch(() => undefined);
+      await flush();
       await store.releaseLease(db, LEASE, holder).catch(() => undefined);
     },
   };
