@@ -64,10 +64,12 @@ const ACCOUNT_TTL_MS = 10_000;
 /** positions waiting for evaluation, beyond which the oldest are dropped (a warning per episode) */
 const MAX_QUEUED = 200_000;
 const LEASE = 'rules-tick';
+/** device contexts read per query */
+const CONTEXT_CHUNK = 500;
 /** changed states are written together, at least this often … */
 const FLUSH_MS = 200;
 /** … or once this many changed */
-const FLUSH_ROWS = 2000;
+const FLUSH_ROWS = 500;
 /** alert names whose alerts are edges (each one an event), not a condition that lasts */
 const EDGES = new Set(['CheckArea', 'FuelJumpDown', 'FuelJumpUp']);
 
@@ -139,8 +141,8 @@ export function startRulesEngine(deps: RulesEngineDeps): RulesEngine {
   const holder = randomUUID();
   const accounts = new Map<string, { at: number; rules: AlertRule[]; zones: Map<string, ZoneTest>; load?: Promise<void> }>();
   const contexts = new Map<string, DeviceContext>();
-  const chains = new Map<string, Promise<void>>();
-  const fixesToSave = new Map<string, number>();
+  /** per device: the last fix evaluated and when its last position was received, to be saved */
+  const fixesToSave = new Map<string, { lastFix: number; lastReport: number }>();
   let queued = 0;
   let dropping = 0;
   let stopped = false;
@@ -162,17 +164,39 @@ export function startRulesEngine(deps: RulesEngineDeps): RulesEngine {
   async function deviceContext(deviceId: string, accountId: string, rules: AlertRule[]): Promise<DeviceContext> {
     const hit = contexts.get(deviceId);
     if (hit) return hit;
-    const groups = rules.some((r) => r.group) ? ((await groupsOf(db, [deviceId])).get(deviceId) ?? []) : [];
-    const watching = rules.filter((r) => r.enabled && (r.devices?.includes(deviceId) || (r.group !== null && groups.includes(r.group))));
-    const stored = new Map((await store.statesOfDevice(db, deviceId)).map((s) => [s.ruleId, s]));
-    const lastFix = (await store.lastFixes(db, [deviceId])).get(deviceId) ?? -Infinity;
-    const ctx: DeviceContext = {
-      accountId,
-      slots: watching.map((rule) => ({ rule, stored: stored.get(rule.id) ?? { ruleId: rule.id, deviceId, state: INITIAL_STATE, version: 0, commandDue: null }, dirty: false })),
-      lastFix,
-    };
-    contexts.set(deviceId, ctx);
-    return ctx;
+    await loadContexts([{ deviceId, accountId }], rules);
+    return contexts.get(deviceId)!;
+  }
+
+  /**
+   * Reads the contexts of many devices of an account at once (three queries per CONTEXT_CHUNK
+   * devices): the first positions after a start, or after the rules changed, would otherwise cost
+   * three queries per device, on SQLite in the ingest's way.
+   */
+  async function loadContexts(devices: { deviceId: string; accountId: string }[], rules: AlertRule[]): Promise<void> {
+    for (let i = 0; i < devices.length; i += CONTEXT_CHUNK) {
+      const chunk = devices.slice(i, i + CONTEXT_CHUNK).filter((d) => !contexts.has(d.deviceId));
+      if (chunk.length === 0) continue;
+      const ids = chunk.map((d) => d.deviceId);
+      const groups = rules.some((r) => r.group) ? await groupsOf(db, ids) : new Map<string, string[]>();
+      const states = new Map<string, Map<string, store.StoredRuleState>>();
+      for (const st of await store.statesOfDevices(db, ids)) {
+        const m = states.get(st.deviceId) ?? new Map<string, store.StoredRuleState>();
+        m.set(st.ruleId, st);
+        states.set(st.deviceId, m);
+      }
+      const fixes = await store.lastFixes(db, ids);
+      for (const { deviceId, accountId } of chunk) {
+        if (contexts.has(deviceId)) continue;
+        const mine = groups.get(deviceId) ?? [];
+        const watching = rules.filter((r) => r.enabled && (r.devices?.includes(deviceId) || (r.group !== null && mine.includes(r.group))));
+        contexts.set(deviceId, {
+          accountId,
+          slots: watching.map((rule) => ({ rule, stored: states.get(deviceId)?.get(rule.id) ?? { ruleId: rule.id, deviceId, state: INITIAL_STATE, version: 0, commandDue: null }, dirty: false })),
+          lastFix: fixes.get(deviceId) ?? -Infinity,
+        });
+      }
+    }
   }
 
   /** Raises the alert of a rule through the one alert path; false when it could not be recorded (tried again later). */
@@ -228,8 +252,6 @@ export function startRulesEngine(deps: RulesEngineDeps): RulesEngine {
     }
     if (slot.stored.state === before) slot.stored.state = state;
     markDirty(slot);
-    // an alert's state is written at once, not with the next flush: a crash must not raise it twice
-    await flush();
   }
 
   const dirty = new Set<RuleSlot>();
@@ -244,7 +266,8 @@ export function startRulesEngine(deps: RulesEngineDeps): RulesEngine {
   /**
    * Writes the changed states (compare-and-set, one transaction) and the last fixes evaluated. A
    * state another instance wrote first is read again and replaces ours. Runs every FLUSH_MS, when
-   * FLUSH_ROWS states changed, and after each alert.
+   * FLUSH_ROWS states changed. (An alert is recorded before the state that says it fired is
+   * written: a crash in between, at most FLUSH_MS, may raise that episode's alert once more.)
    */
   function flush(): Promise<void> {
     if (flushing) {
@@ -264,10 +287,20 @@ export function startRulesEngine(deps: RulesEngineDeps): RulesEngine {
       const conflicts: RuleSlot[] = [];
       try {
         const t = now();
-        await db.transaction(async (trx) => {
-          for (const w of writes) if (!(await store.writeState(trx, w.row, t))) conflicts.push(w.slot);
-          if (fixes.size) await store.saveLastFixes(trx, fixes);
-        });
+        // new states in multi-row inserts, changed ones compare-and-set; at most FLUSH_ROWS per
+        // transaction, so that on SQLite the ingest's group commit waits for none long
+        for (let i = 0; i < writes.length || (i === 0 && fixes.size); i += FLUSH_ROWS) {
+          const part = writes.slice(i, i + FLUSH_ROWS);
+          await db.transaction(async (trx) => {
+            const fresh = part.filter((w) => w.row.version === 0);
+            const taken = await store.insertStates(trx, fresh.map((w) => w.row), t);
+            for (const w of fresh) if (!taken.has(`${w.row.ruleId}|${w.row.deviceId}`)) conflicts.push(w.slot);
+            const changed = part.filter((w) => w.row.version > 0);
+            const written = await store.updateStates(trx, changed.map((w) => w.row), t);
+            for (const w of changed) if (!written.has(`${w.row.ruleId}|${w.row.deviceId}`)) conflicts.push(w.slot);
+            if (i === 0 && fixes.size) await store.saveLastFixes(trx, fixes);
+          });
+        }
       } catch (err) {
         logger.warn({ err: (err as Error).message, states: writes.length }, 'alert rules: writing their states failed; tried again shortly');
         for (const w of writes) markDirty(w.slot);
@@ -301,16 +334,37 @@ export function startRulesEngine(deps: RulesEngineDeps): RulesEngine {
       .catch((err: Error) => logger.warn({ rule: rule.id, deviceId, err: err.message }, 'alert rule command could not be sent'));
   }
 
+  /** Reads at once the contexts of the waiting jobs' devices that have none (per account with rules). */
+  async function prefetch(): Promise<void> {
+    const byAccount = new Map<string, { deviceId: string; accountId: string }[]>();
+    for (let i = head; i < jobs.length && i < head + 4 * CONTEXT_CHUNK; i++) {
+      const j = jobs[i];
+      if (contexts.has(j.deviceId)) continue;
+      const list = byAccount.get(j.accountId) ?? [];
+      list.push({ deviceId: j.deviceId, accountId: j.accountId });
+      byAccount.set(j.accountId, list);
+    }
+    for (const [accountId, devices] of byAccount) {
+      const account = await accountRules(accountId);
+      if (account.rules.length) await loadContexts(devices, account.rules);
+    }
+  }
+
   async function onPositions(deviceId: string, accountId: string, locations: Location[]): Promise<void> {
     const account = await accountRules(accountId);
     if (account.rules.length === 0) return;
     const ctx = await deviceContext(deviceId, accountId, account.rules);
     if (ctx.slots.length === 0) return;
     const positions = locations.map(rulePosition).sort((a, b) => a.fixTime - b.fixTime);
+    // received: when the ingest stored them (serverTime), not when they are evaluated
+    let received = 0;
+    for (const l of locations) received = Math.max(received, l.serverTime ? Date.parse(l.serverTime) : 0);
+    const lastReport = received || now();
+    fixesToSave.set(deviceId, { lastFix: Number.isFinite(ctx.lastFix) ? ctx.lastFix : 0, lastReport });
     for (const p of positions) {
       if (!(p.fixTime > ctx.lastFix)) continue;
       ctx.lastFix = p.fixTime;
-      fixesToSave.set(deviceId, p.fixTime);
+      fixesToSave.set(deviceId, { lastFix: p.fixTime, lastReport });
       const input: RuleInput = { kind: 'position', position: p };
       for (const slot of ctx.slots) {
         const pending = evaluate(slot, deviceId, accountId, input, account.zones);
@@ -319,37 +373,55 @@ export function startRulesEngine(deps: RulesEngineDeps): RulesEngine {
     }
   }
 
+  /** positions waiting, in the order stored (so each device's in its order), and the one worker draining them */
+  let jobs: { deviceId: string; accountId: string; locations: Location[] }[] = [];
+  let head = 0;
+  let working: Promise<void> | undefined;
+
   function enqueue(items: StoredLocation[]): void {
     if (stopped) return;
-    const byDevice = new Map<string, { accountId: string; locations: Location[] }>();
+    const t = now();
+    let last: { deviceId: string; accountId: string; locations: Location[] } | undefined;
     for (const i of items) {
       // an account known to have no rules: nothing to do, at the cost of a lookup
       const known = accounts.get(i.accountId);
-      if (known && known.rules.length === 0 && now() - known.at < ACCOUNT_TTL_MS) continue;
-      const entry = byDevice.get(i.deviceId) ?? { accountId: i.accountId, locations: [] };
-      entry.locations.push(i.location);
-      byDevice.set(i.deviceId, entry);
-    }
-    for (const [deviceId, { accountId, locations }] of byDevice) {
-      if (queued + locations.length > MAX_QUEUED) {
+      if (known && known.rules.length === 0 && t - known.at < ACCOUNT_TTL_MS) continue;
+      if (queued >= MAX_QUEUED) {
         if (dropping++ === 0) logger.warn({ queued }, 'alert rules: evaluation falls behind; positions are not evaluated until it catches up');
         continue;
       }
-      queued += locations.length;
-      const next = (chains.get(deviceId) ?? Promise.resolve())
-        .then(() => onPositions(deviceId, accountId, locations))
-        .catch((err: Error) => logger.warn({ err: err.message, deviceId }, 'alert rules: evaluating positions failed'))
-        .finally(() => {
-          queued -= locations.length;
-          if (queued === 0 && dropping > 0) {
-            logger.warn({ dropped: dropping }, 'alert rules: caught up');
-            dropping = 0;
-          }
-        });
-      chains.set(deviceId, next);
-      void next.then(() => {
-        if (chains.get(deviceId) === next) chains.delete(deviceId);
-      });
+      queued++;
+      // a batch holds each device's rows together: one job per run of a device
+      if (last?.deviceId === i.deviceId) last.locations.push(i.location);
+      else jobs.push((last = { deviceId: i.deviceId, accountId: i.accountId, locations: [i.location] }));
+    }
+    working ??= work().finally(() => {
+      working = undefined;
+    });
+  }
+
+  async function work(): Promise<void> {
+    while (head < jobs.length) {
+      const job = jobs[head];
+      const known = accounts.get(job.accountId);
+      if (!contexts.has(job.deviceId) && !(known && known.rules.length === 0)) await prefetch();
+      head++;
+      try {
+        await onPositions(job.deviceId, job.accountId, job.locations);
+      } catch (err) {
+        logger.warn({ err: (err as Error).message, deviceId: job.deviceId }, 'alert rules: evaluating positions failed');
+      }
+      queued -= job.locations.length;
+      if (head >= 4096) {
+        jobs = jobs.slice(head);
+        head = 0;
+      }
+    }
+    jobs = [];
+    head = 0;
+    if (dropping > 0) {
+      logger.warn({ dropped: dropping }, 'alert rules: caught up');
+      dropping = 0;
     }
   }
 
@@ -357,6 +429,9 @@ export function startRulesEngine(deps: RulesEngineDeps): RulesEngine {
   async function tick(): Promise<void> {
     const t = now();
     if (!(await store.takeLease(db, LEASE, holder, t, t + 3 * (deps.tickMs ?? TICK_MS)))) return;
+    // what was stored before now is evaluated and saved first
+    while (working) await working;
+    await flush();
     for (const accountId of await deps.source.accounts()) {
       const account = await accountRules(accountId);
       const pending = new Map((await store.pendingOf(db, account.rules.map((r) => r.id))).map((s) => [`${s.ruleId}|${s.deviceId}`, s]));
@@ -378,8 +453,8 @@ export function startRulesEngine(deps: RulesEngineDeps): RulesEngine {
       for (const { rule, deviceId } of work) {
         const c = clocks.get(deviceId);
         if (!c) continue;
-        // in the device's order: after its positions being evaluated
-        await (chains.get(deviceId) ?? Promise.resolve());
+        // after the positions already stored are evaluated
+        if (working) await working;
         const cached = contexts.get(deviceId)?.slots.find((x) => x.rule.id === rule.id);
         const slot: RuleSlot = cached ?? { rule, stored: (await store.stateOf(db, rule.id, deviceId)) ?? { ruleId: rule.id, deviceId, state: INITIAL_STATE, version: 0, commandDue: null }, dirty: false };
         await evaluate(slot, deviceId, accountId, { kind: 'tick', tick: { now: t, lastReportAt: c.lastReportAt, expiresAt: c.expiresAt } }, account.zones);
@@ -421,7 +496,7 @@ export function startRulesEngine(deps: RulesEngineDeps): RulesEngine {
   ];
 
   async function idle(): Promise<void> {
-    while (chains.size) await Promise.all([...chains.values()]);
+    while (working) await working;
     await flush();
     await flushing;
   }

@@ -6,7 +6,8 @@ import type { Knex } from 'knex';
  *   (two instances never both fire one episode), whether an episode waits for its time (`pending`,
  *   found by the tick), and when a rule's delayed command is due (`command_due`);
  * - `rule_devices`: per device, the fix time of the last position evaluated, so a late position
- *   (older than it) is never evaluated, also after a restart;
+ *   (older than it) is never evaluated, also after a restart, and when its last position was
+ *   received (Offline counts from it);
  * - `leases`: one named lease (`rules-tick`): the one instance evaluating the time passing.
  */
 export async function up(knex: Knex): Promise<void> {
@@ -26,6 +27,7 @@ export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('rule_devices', (t) => {
     t.string('device_id', 64).primary();
     t.bigInteger('last_fix').notNullable();
+    t.bigInteger('last_report').notNullable();
   });
   await knex.schema.createTable('leases', (t) => {
     t.string('name', 64).primary();
