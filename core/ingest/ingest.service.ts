@@ -22,6 +22,7 @@ import type { Alert, AlertInput } from '../model/alert.js';
 import type { AlertRecorder } from '../alerts/alert.recorder.js';
 import * as locations from '../locations/locations.repository.js';
 import { runSteps, type Draft } from './ingest.steps.js';
+import { isoUtc } from '../model/time.js';
 
 export interface IngestDeps {
   db: Db;
@@ -151,7 +152,7 @@ export function createIngestService(deps: IngestDeps): IngestService {
 
   async function submit(device: DeviceRecord, protocol: string, reports: readonly Report[], options: SubmitOptions = {}): Promise<IngestResult> {
     const receivedAt = clock.now();
-    const serverTime = receivedAt.toISOString();
+    const serverTime = isoUtc(receivedAt.getTime());
     const rows: locations.LocationRow[] = [];
     const alerts: AlertInput[] = [];
     const dropped: string[] = [];

@@ -10,6 +10,7 @@ import type { AlertInput } from '../model/alert.js';
 import { ALERT_NAME_BY_ALARM, CRITICAL_ALARMS } from '../alerts/alarm-names.js';
 import { fixTimeProblem, positionProblem, type Checked } from './location.checks.js';
 import { MAX_ATTRIBUTES_JSON } from './json.limits.js';
+import { isoUtc } from '../model/time.js';
 
 export interface Draft {
   report: Report;
@@ -128,7 +129,7 @@ const toLocation: Step = (d) => {
   const l = d.report.location;
   if (!l) return;
   if (d.report.given) {
-    d.location = { ...d.report.given, dateTime: d.fixTime.toISOString(), serverTime: d.serverTime, protocol: d.protocol };
+    d.location = { ...d.report.given, dateTime: isoUtc(d.fixTime.getTime()), serverTime: d.serverTime, protocol: d.protocol };
     return;
   }
   const a = d.report.attributes;
@@ -136,7 +137,7 @@ const toLocation: Step = (d) => {
   // Named stores in one fixed order (the stored JSON's key order): every location gets the same
   // hidden classes, which keeps building and serialising it cheap.
   const loc: Location = {
-    dateTime: d.fixTime.toISOString(),
+    dateTime: isoUtc(d.fixTime.getTime()),
     latitude: l.latitudeDeg,
     longitude: l.longitudeDeg,
   };
@@ -176,7 +177,7 @@ const toAlerts: Step = (d) => {
   const l = d.report.location;
   for (const alarm of new Set(d.report.alarms)) {
     d.alerts.push({
-      dateTime: d.fixTime.toISOString(),
+      dateTime: isoUtc(d.fixTime.getTime()),
       latitude: l?.latitudeDeg,
       longitude: l?.longitudeDeg,
       alertName: ALERT_NAME_BY_ALARM[alarm],
@@ -189,7 +190,7 @@ const toAlerts: Step = (d) => {
 
 export const INGEST_STEPS: readonly Step[] = [fixTime, sanity, attributes, toLocation, toAlerts];
 
-export function runSteps(report: Report, protocol: string, receivedAt: Date, serverTime = receivedAt.toISOString()): Draft {
+export function runSteps(report: Report, protocol: string, receivedAt: Date, serverTime = isoUtc(receivedAt.getTime())): Draft {
   const d: Draft = { report, protocol, receivedAt, serverTime, fixTime: receivedAt, alerts: [] };
   for (const step of INGEST_STEPS) {
     step(d);
