@@ -175,15 +175,18 @@ const toLocation: Step = (d) => {
  */
 const toAlerts: Step = (d) => {
   const l = d.report.location;
-  for (const alarm of new Set(d.report.alarms)) {
-    d.alerts.push({
-      dateTime: isoUtc(d.fixTime.getTime()),
-      latitude: l?.latitudeDeg,
-      longitude: l?.longitudeDeg,
-      alertName: ALERT_NAME_BY_ALARM[alarm],
-      text: `${ALERT_NAME_BY_ALARM[alarm]} reported by the tracker (${d.protocol})`,
-      alerts: [ALERT_NAME_BY_ALARM[alarm]],
-    });
+  // most reports raise nothing: no Set for them
+  if (d.report.alarms?.length) {
+    for (const alarm of new Set(d.report.alarms)) {
+      d.alerts.push({
+        dateTime: isoUtc(d.fixTime.getTime()),
+        latitude: l?.latitudeDeg,
+        longitude: l?.longitudeDeg,
+        alertName: ALERT_NAME_BY_ALARM[alarm],
+        text: `${ALERT_NAME_BY_ALARM[alarm]} reported by the tracker (${d.protocol})`,
+        alerts: [ALERT_NAME_BY_ALARM[alarm]],
+      });
+    }
   }
   if (d.report.raised) d.alerts.push(...d.report.raised);
 };
