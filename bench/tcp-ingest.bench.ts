@@ -1,39 +1,59 @@
 /**
- * Issue 4: TCP ingest. 1,000 simulated trackers on loopback (half Teltonika, half GT06) log in to a
- * real trackgate and stream pre-encoded position frames, one frame in flight per connection (the
- * next only after the ack). Measured: positions stored AND acknowledged per second; at the end the
- * rows in `locations` must equal the acknowledged positions. Baseline in the same run: the same
- * rows inserted into a fresh SQLite database through locations.repository insertMany, 500 rows per
+ * Issues 4 and 13: TCP ingest. 1,000 simulated trackers on loopback (400 Teltonika, 300 GT06, 150
+ * Queclink gl200 text, 150 Ruptela) log in to a real trackgate and stream pre-encoded position
+ * frames, one frame in flight per connection (the next only after its exact ack). Measured:
+ * positions stored AND acknowledged per second; at the end the rows in `locations` must equal the
+ * acknowledged positions. Baseline in the same run: the same rows, decoded from the same frames,
+ * inserted into a fresh SQLite database through locations.repository insertMany, 500 rows per
  * transaction. Generator check: the same generator against a trivial ack-only server.
+ *
+ * With two or more CPUs, trackgate (and the raw-storage baseline after it) run on the last CPU and
+ * the generator on CPU 0 (taskset), as in the REST benchmark.
  */
+import os from 'node:os';
+import { spawnSync } from 'node:child_process';
 import { openDb } from '../core/db/db.js';
 import * as locations from '../core/locations/locations.repository.js';
 import { runSteps } from '../core/ingest/ingest.steps.js';
 import { teltonikaProtocol } from '../protocols/teltonika/teltonika.protocol.js';
 import { gt06Protocol } from '../protocols/gt06/gt06.protocol.js';
+import { gl200Protocol } from '../protocols/gl200/gl200.protocol.js';
+import { ruptelaProtocol } from '../protocols/ruptela/ruptela.protocol.js';
 import type { DecodeContext, ProtocolModule } from '../protocols/types.js';
 import { openStorage } from '../main.js';
 import { loadConfig } from '../config/config.js';
 import { startChild, type Child } from './lib/child.js';
-import { encodeFrame, gt06Imei, teltonikaImei } from './lib/frames.js';
+import { BENCH_PROTOCOLS, encodeFrame, imeiOf, positionsPerFrame, type BenchProtocol } from './lib/frames.js';
 import type { ConnectResult, StreamResult } from './lib/tracker-generator.js';
 import { benchEnv, prepareDataDir, startServerProcess, tempDir } from './lib/trackgate.js';
 import { QUICK, fmt, log, machine, pct, printTable, type Machine } from './lib/report.js';
 
-const PER_PROTOCOL = 500;
+/** connections per protocol: the mix of issue 13 (Teltonika and GT06 were 500 each before it) */
+const MIX: Record<BenchProtocol, number> = { teltonika: 400, gt06: 300, gl200: 150, ruptela: 150 };
+const CONNECTIONS = BENCH_PROTOCOLS.reduce((n, p) => n + MIX[p], 0);
+/** Teltonika and Ruptela records per frame (GT06 and gl200 frames carry one position) */
 const RECORDS_PER_FRAME = 10;
 const WARMUP_MS = QUICK ? 1_000 : 3_000;
 const DURATION_MS = QUICK ? 5_000 : 20_000;
 const ECHO_DURATION_MS = QUICK ? 3_000 : 10_000;
 /** pre-encoded frames per connection: far more than a connection gets acknowledged in the window */
-const FRAMES = QUICK ? { teltonika: 60, gt06: 300 } : { teltonika: 400, gt06: 600 };
+const FRAMES: Record<BenchProtocol, number> = QUICK ? { teltonika: 60, gt06: 300, gl200: 300, ruptela: 60 } : { teltonika: 400, gt06: 600, gl200: 600, ruptela: 400 };
 const TX_ROWS = 500;
 const GOAL = 0.5;
+const PIN = os.cpus().length >= 2;
+const SERVER_CPUS = PIN ? String(os.cpus().length - 1) : undefined;
+const GENERATOR_CPUS = PIN ? '0' : undefined;
+const PROTOCOL_MODULES: Record<BenchProtocol, ProtocolModule> = { teltonika: teltonikaProtocol, gt06: gt06Protocol, gl200: gl200Protocol, ruptela: ruptelaProtocol };
+
+/** Pins this process (and what it starts later) to `cpus`; `undefined`: every CPU again. */
+function pinSelf(cpus: string | undefined): void {
+  if (PIN) spawnSync('taskset', ['-a', '-p', '-c', cpus ?? `0-${os.cpus().length - 1}`, String(process.pid)], { stdio: 'ignore' });
+}
 
 export interface IngestResult {
   name: 'tcp-ingest';
   machine: Machine;
-  settings: { connections: number; teltonika: number; gt06: number; recordsPerFrame: number; warmupSeconds: number; windowSeconds: number; rowsPerTransaction: number };
+  settings: { connections: number; mix: Record<BenchProtocol, number>; recordsPerFrame: number; warmupSeconds: number; windowSeconds: number; rowsPerTransaction: number; serverCpus: string; generatorCpus: string };
   login: ConnectResult;
   ingest: StreamResult & { storedRows: number; rowsMatchAcks: boolean };
   rawStorage: { rows: number; seconds: number; rowsPerSec: number; transactions: number; cpuSeconds: number; rowsPerCpuSec: number };
@@ -48,32 +68,30 @@ export interface IngestResult {
 
 function deviceIds(): string[] {
   const ids: string[] = [];
-  for (let i = 0; i < PER_PROTOCOL; i++) ids.push(teltonikaImei(i), gt06Imei(i));
+  for (const p of BENCH_PROTOCOLS) for (let i = 0; i < MIX[p]; i++) ids.push(imeiOf(p, i));
   return ids;
 }
 
-async function connectAll(gen: Child, ports: { teltonika: number; gt06: number }): Promise<ConnectResult> {
-  const r = await gen.call<ConnectResult>('connect', {
-    host: '127.0.0.1', ports, teltonika: { first: 0, count: PER_PROTOCOL }, gt06: { first: 0, count: PER_PROTOCOL }, batch: 250,
-  });
+async function connectAll(gen: Child, ports: Record<BenchProtocol, number>): Promise<ConnectResult> {
+  const ranges = Object.fromEntries(BENCH_PROTOCOLS.map((p) => [p, { first: 0, count: MIX[p] }]));
+  const r = await gen.call<ConnectResult>('connect', { host: '127.0.0.1', ports, ...ranges, batch: 250 });
   if (r.failed > 0) throw new Error(`${r.failed} trackers could not log in: ${r.firstError}`);
   return r;
 }
 
 /** The rows trackgate stores for the acknowledged frames, in arrival-like order (frame by frame across connections). */
 function* rowsOf(framesAcked: StreamResult['framesAcked']): Generator<locations.LocationRow> {
-  const protocols: Record<string, ProtocolModule> = { teltonika: teltonikaProtocol, gt06: gt06Protocol };
   const sessions = framesAcked.map(() => ({}));
   const rounds = Math.max(...framesAcked.map((c) => c.frames));
   for (let i = 0; i < rounds; i++) {
     for (let j = 0; j < framesAcked.length; j++) {
       const c = framesAcked[j];
       if (i >= c.frames) continue;
-      const frame = encodeFrame({ protocol: c.protocol, index: c.index, frames: 0, recordsPerFrame: RECORDS_PER_FRAME }, i);
+      const frame = encodeFrame({ protocol: c.protocol, index: c.index, frames: 0, recordsPerFrame: positionsPerFrame(c.protocol, RECORDS_PER_FRAME) }, i);
       const receivedAt = new Date();
-      const ctx: DecodeContext = { now: receivedAt, transport: 'tcp', checksum: 'accept', session: sessions[j] };
-      const deviceId = c.protocol === 'teltonika' ? teltonikaImei(c.index) : gt06Imei(c.index);
-      for (const m of protocols[c.protocol].decode!(frame, ctx).messages) {
+      const deviceId = imeiOf(c.protocol, c.index);
+      const ctx: DecodeContext = { now: receivedAt, transport: 'tcp', deviceId, checksum: 'accept', session: sessions[j] };
+      for (const m of PROTOCOL_MODULES[c.protocol].decode!(frame, ctx).messages) {
         const d = runSteps(m, c.protocol, receivedAt);
         if (d.drop || !d.location) throw new Error(`frame ${i} of ${deviceId} gives no location (${d.drop})`);
         yield { deviceId, dateTime: d.fixTime.getTime(), serverTime: receivedAt.getTime(), location: { ...d.location, serverTime: receivedAt.toISOString() } };
@@ -137,15 +155,17 @@ export async function run(): Promise<IngestResult> {
   const atStart = machine();
   const data = tempDir('ingest');
   try {
-    log(`preparing: ${fmt(PER_PROTOCOL * 2)} devices`);
+    log(`preparing: ${fmt(CONNECTIONS)} devices (${BENCH_PROTOCOLS.map((p) => `${MIX[p]} ${p}`).join(', ')}); CPUs: trackgate ${SERVER_CPUS ?? 'any'}, generator ${GENERATOR_CPUS ?? 'any'}`);
     await prepareDataDir(data.dir, deviceIds());
-    const server = await startServerProcess(data.dir, { TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_GT06_PORT: '0' });
+    // idle while the others work: kept off trackgate's CPU
+    pinSelf(GENERATOR_CPUS);
+    const server = await startServerProcess(data.dir, Object.fromEntries(BENCH_PROTOCOLS.map((p) => [`TRACKGATE_${p.toUpperCase()}_PORT`, '0'])), SERVER_CPUS);
     let login: ConnectResult;
     let ingest: IngestResult['ingest'];
     try {
-      const gen = await startChild('tracker-generator.ts');
+      const gen = await startChild('tracker-generator.ts', undefined, GENERATOR_CPUS);
       try {
-        login = await connectAll(gen, { teltonika: server.ports.teltonika, gt06: server.ports.gt06 });
+        login = await connectAll(gen, Object.fromEntries(BENCH_PROTOCOLS.map((p) => [p, server.ports[p]])) as Record<BenchProtocol, number>);
         log(`${login.loggedIn} trackers logged in (${login.seconds.toFixed(1)} s); encoding frames`);
         const prepared = await gen.call<{ bytes: number; frames: number }>('prepare', { framesPerConnection: FRAMES, recordsPerFrame: RECORDS_PER_FRAME });
         log(`${fmt(prepared.frames)} frames (${fmt(prepared.bytes / 2 ** 20, 1)} MiB) encoded; streaming: ${WARMUP_MS / 1000} s warm-up, ${DURATION_MS / 1000} s measured`);
@@ -164,11 +184,11 @@ export async function run(): Promise<IngestResult> {
     }
 
     log('generator check: the same trackers against an ack-only server');
-    const ackServer = await startChild('ack-server.ts');
-    const gen = await startChild('tracker-generator.ts');
+    const ackServer = await startChild('ack-server.ts', undefined, SERVER_CPUS);
+    const gen = await startChild('tracker-generator.ts', undefined, GENERATOR_CPUS);
     let echo: StreamResult;
     try {
-      const ports = await ackServer.call<{ teltonika: number; gt06: number }>('start');
+      const ports = await ackServer.call<Record<BenchProtocol, number>>('start');
       await connectAll(gen, ports);
       await gen.call('prepare', { framesPerConnection: FRAMES, recordsPerFrame: RECORDS_PER_FRAME });
       echo = await gen.call<StreamResult>('stream', { warmupMs: WARMUP_MS, durationMs: ECHO_DURATION_MS, cycle: true });
@@ -179,13 +199,18 @@ export async function run(): Promise<IngestResult> {
     }
 
     log(`raw storage: inserting the same ${fmt(ingest.ackedPositions)} rows into a fresh database, ${TX_ROWS} per transaction`);
-    const raw = await rawStorage(ingest.framesAcked, ingest.ackedPositions);
+    // on the CPU trackgate had
+    pinSelf(SERVER_CPUS);
+    const raw = await rawStorage(ingest.framesAcked, ingest.ackedPositions).finally(() => pinSelf(undefined));
     const ratio = ingest.windowPositionsPerSec / raw.rowsPerSec;
     const trackgatePositionsPerCpuSec = ingest.windowPositions / (((ingest.serverCpuPct ?? NaN) / 100) * ingest.windowSeconds);
     const result: IngestResult = {
       name: 'tcp-ingest',
       machine: atStart,
-      settings: { connections: PER_PROTOCOL * 2, teltonika: PER_PROTOCOL, gt06: PER_PROTOCOL, recordsPerFrame: RECORDS_PER_FRAME, warmupSeconds: WARMUP_MS / 1000, windowSeconds: DURATION_MS / 1000, rowsPerTransaction: TX_ROWS },
+      settings: {
+        connections: CONNECTIONS, mix: MIX, recordsPerFrame: RECORDS_PER_FRAME, warmupSeconds: WARMUP_MS / 1000, windowSeconds: DURATION_MS / 1000,
+        rowsPerTransaction: TX_ROWS, serverCpus: SERVER_CPUS ?? 'any', generatorCpus: GENERATOR_CPUS ?? 'any',
+      },
       login: login!,
       ingest: { ...ingest, framesAcked: [] },
       rawStorage: raw,
@@ -203,6 +228,7 @@ export async function run(): Promise<IngestResult> {
     printIngest(result);
     return result;
   } finally {
+    pinSelf(undefined);
     data.remove();
   }
 }
@@ -210,7 +236,7 @@ export async function run(): Promise<IngestResult> {
 export function printIngest(r: IngestResult): void {
   const i = r.ingest;
   printTable(
-    `TCP ingest (${r.settings.connections} connections: ${r.settings.teltonika} Teltonika x ${r.settings.recordsPerFrame} records/frame, ${r.settings.gt06} GT06 x 1; ${r.settings.windowSeconds} s after ${r.settings.warmupSeconds} s warm-up)`,
+    `TCP ingest (${r.settings.connections} connections: ${r.settings.mix.teltonika} Teltonika and ${r.settings.mix.ruptela} Ruptela x ${r.settings.recordsPerFrame} records/frame, ${r.settings.mix.gt06} GT06 and ${r.settings.mix.gl200} gl200 x 1; ${r.settings.windowSeconds} s after ${r.settings.warmupSeconds} s warm-up; CPUs: trackgate ${r.settings.serverCpus}, generator ${r.settings.generatorCpus})`,
     ['measure', 'positions/s', 'ratio', 'goal', 'met', 'per CPU-second', 'ratio (CPU)'],
     [
       ['trackgate: stored and acknowledged', fmt(i.windowPositionsPerSec), pct(r.ratio), r.goal, r.met ? 'yes' : 'NO', fmt(r.cpu.trackgatePositionsPerCpuSec), pct(r.cpu.ratio)],
@@ -218,7 +244,8 @@ export function printIngest(r: IngestResult): void {
       ['generator against an ack-only server', fmt(r.generatorCheck.ackOnlyPositionsPerSec), '', '', '', '', ''],
     ],
   );
-  console.log(`acknowledged: ${fmt(i.ackedPositions)} positions (Teltonika ${fmt(i.ackedByProtocol.teltonika)}, GT06 ${fmt(i.ackedByProtocol.gt06)}); rows in locations: ${fmt(i.storedRows)} -> ${i.rowsMatchAcks ? 'equal' : 'MISMATCH'}`);
+  const by = i.ackedByProtocol;
+  console.log(`acknowledged: ${fmt(i.ackedPositions)} positions (Teltonika ${fmt(by.teltonika)}, GT06 ${fmt(by.gt06)}, gl200 ${fmt(by.gl200)}, Ruptela ${fmt(by.ruptela)}); rows in locations: ${fmt(i.storedRows)} -> ${i.rowsMatchAcks ? 'equal' : 'MISMATCH'}`);
   console.log(`CPU during the window: trackgate ${i.serverCpuPct?.toFixed(0)} % of a core, generator ${i.generatorCpuPct.toFixed(0)} % (against the ack-only server: ${r.generatorCheck.generatorCpuPctAckOnly.toFixed(0)} %, ${pct(r.generatorCheck.trackgateShareOfAckOnly)} of its rate used by trackgate)`);
   console.log(`positions acknowledged per second (first ${r.settings.warmupSeconds} s: warm-up, not counted): ${i.perSecond.map((n) => fmt(n)).join(' ')}`);
   console.log(`login of ${r.login.loggedIn} trackers: ${r.login.seconds.toFixed(1)} s; drain after the window: ${i.drainSeconds.toFixed(2)} s`);

@@ -1,7 +1,8 @@
 /**
- * A trivial tracker server for the generator check: cuts Teltonika and GT06 frames by their
- * length fields and acknowledges each at once (no decoding, no storage). If the generator pushes
- * frames much faster here than to trackgate, the generator is not what limits the ingest figure.
+ * A trivial tracker server for the generator check: cuts Teltonika, GT06 and Ruptela frames by
+ * their length fields and Queclink (gl200) text at its `$`, and acknowledges each at once with
+ * what trackgate answers (no decoding, no storage). If the generator pushes frames much faster here
+ * than to trackgate, the generator is not what limits the ingest figure.
  */
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -31,6 +32,26 @@ const gt06: Cut = (b, p) => {
   return { length, ack };
 };
 
+/** `+ACK:GTHBD,<version>,…,<count>$` -> `+SACK:GTHBD,<version>,<count>$`; any other report -> `+SACK:<count>$` */
+const gl200: Cut = (b, p) => {
+  const end = b.indexOf(0x24, p);
+  if (end < 0) return undefined;
+  const fields = b.toString('latin1', p, end).split(',');
+  const count = fields[fields.length - 1];
+  const text = fields[0] === '+ACK:GTHBD' ? `+SACK:GTHBD,${fields[1]},${count}$` : `+SACK:${count}$`;
+  return { length: end + 1 - p, ack: Buffer.from(text, 'latin1') };
+};
+
+const RUPTELA_ACKS: Record<number, Buffer> = { 1: Buffer.from('0002640113bc', 'hex'), 15: Buffer.from('00027301cb25', 'hex') };
+
+/** `u16 length | IMEI, command, payload | u16 CRC`: records and identification answered */
+const ruptela: Cut = (b, p) => {
+  if (b.length - p < 2) return undefined;
+  const length = 2 + b.readUInt16BE(p) + 2;
+  if (b.length - p < length) return undefined;
+  return { length, ack: RUPTELA_ACKS[b[p + 10]] ?? Buffer.alloc(0) };
+};
+
 function listen(cut: Cut): Promise<number> {
   const server = net.createServer((socket) => {
     socket.setNoDelay(true);
@@ -50,7 +71,7 @@ function listen(cut: Cut): Promise<number> {
 }
 
 serveCommands({
-  async start(): Promise<{ teltonika: number; gt06: number }> {
-    return { teltonika: await listen(teltonika), gt06: await listen(gt06) };
+  async start(): Promise<{ teltonika: number; gt06: number; gl200: number; ruptela: number }> {
+    return { teltonika: await listen(teltonika), gt06: await listen(gt06), gl200: await listen(gl200), ruptela: await listen(ruptela) };
   },
 });

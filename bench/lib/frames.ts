@@ -1,10 +1,12 @@
 /**
- * Pre-encoded tracker frames for the load generators: Teltonika Codec 8 and GT06 0x22, each with a
- * correct CRC and a unique fix time per record, so every record becomes one stored row
- * (rows are keyed by device + fix time). Frames of one protocol all have the same length, so one
- * Buffer per connection holds all of them back to back.
+ * Pre-encoded tracker frames for the load generators: Teltonika Codec 8, GT06 0x22, Queclink
+ * (gl200) +RESP:GTFRI text and Ruptela records, each with a correct checksum and a unique fix time
+ * per record, so every record becomes one stored row (rows are keyed by device + fix time). Frames
+ * of one protocol all have the same length, so one Buffer per connection holds all of them back to
+ * back. Every frame is acknowledged by the server with an ack the generator knows in advance
+ * (`expectedAck`).
  */
-import { crc16Arc, crc16X25 } from '../../protocols/shared/crc.js';
+import { crc16Arc, crc16Kermit, crc16X25 } from '../../protocols/shared/crc.js';
 
 /** Fix times start here (well in the past: the ingest path refuses fixes > 25 h ahead). */
 export const BASE_FIX_MS = Date.UTC(2025, 0, 1);
@@ -12,6 +14,15 @@ export const BASE_FIX_MS = Date.UTC(2025, 0, 1);
 /** 15-digit IMEIs: Teltonika devices 35…, GT06 devices 86… (index up to 10^9). */
 export const teltonikaImei = (i: number): string => `35${String(i).padStart(13, '0')}`;
 export const gt06Imei = (i: number): string => `86${String(i).padStart(13, '0')}`;
+/** Queclink devices 87…, Ruptela devices 88… */
+export const gl200Imei = (i: number): string => `87${String(i).padStart(13, '0')}`;
+export const ruptelaImei = (i: number): string => `88${String(i).padStart(13, '0')}`;
+
+export type BenchProtocol = 'teltonika' | 'gt06' | 'gl200' | 'ruptela';
+export const BENCH_PROTOCOLS: readonly BenchProtocol[] = ['teltonika', 'gt06', 'gl200', 'ruptela'];
+
+export const imeiOf = (protocol: BenchProtocol, index: number): string =>
+  protocol === 'teltonika' ? teltonikaImei(index) : protocol === 'gt06' ? gt06Imei(index) : protocol === 'gl200' ? gl200Imei(index) : ruptelaImei(index);
 
 /** Teltonika TCP login: `00 0F` + 15 ASCII digits; the server answers `01`. */
 export function teltonikaLogin(imei: string): Buffer {
@@ -97,28 +108,137 @@ export function gt06Position(fixMs: number, serial: number, seed: number): Buffe
 export const GT06_POSITION_BYTES = gt06Position(BASE_FIX_MS, 0, 0).length;
 export const GT06_ACK_BYTES = 10;
 
+// --- Queclink (gl200) text -------------------------------------------------------------------
+
+/** protocol version `020102`: device type 02 (GL200), as in Queclink's own examples */
+const GL200_VERSION = '020102';
+const hex4 = (n: number): string => (n & 0xffff).toString(16).toUpperCase().padStart(4, '0');
+/** `yyyyMMddHHmmss` UTC */
+const gl200Time = (ms: number): string => new Date(ms).toISOString().replace(/[-:T]/g, '').slice(0, 14);
+
+/** The heartbeat `+ACK:GTHBD` identifies the device; the server answers `+SACK:GTHBD,<version>,<count>$`. */
+export function gl200Login(imei: string): Buffer {
+  return Buffer.from(`+ACK:GTHBD,${GL200_VERSION},${imei},,${gl200Time(BASE_FIX_MS)},0000$`, 'latin1');
+}
+export const GL200_LOGIN_ACK = Buffer.from(`+SACK:GTHBD,${GL200_VERSION},0000$`, 'latin1');
+
+/**
+ * `+RESP:GTFRI` with one location block (what a GL200 sends at its default settings): fields of
+ * fixed width, so every frame has the same length; acknowledged `+SACK:<count>$`.
+ */
+export function gl200Fri(fixMs: number, count: number, seed: number, imei: string): Buffer {
+  const speed = `${30 + (seed % 60)}.0`;
+  const azimuth = String(100 + ((seed * 13) % 200));
+  const lon = (-3.7038 + (seed % 1000) * 1e-4).toFixed(6);
+  const lat = (40.4168 + ((seed * 7) % 1000) * 1e-4).toFixed(6);
+  const block = `1,${speed},${azimuth},650.0,${lon},${lat},${gl200Time(fixMs)},0214,0007,18D8,6141,00`;
+  return Buffer.from(`+RESP:GTFRI,${GL200_VERSION},${imei},,0,0,1,${block},,${gl200Time(fixMs)},${hex4(count)}$`, 'latin1');
+}
+
+// --- Ruptela ---------------------------------------------------------------------------------
+
+/** `u16 length | u64 IMEI | u8 command | payload | CRC-16/KERMIT of IMEI..payload` */
+function ruptelaPacket(imei: string, command: number, payload: Buffer): Buffer {
+  const f = Buffer.alloc(2 + 9 + payload.length + 2);
+  f.writeUInt16BE(9 + payload.length, 0);
+  f.writeBigUInt64BE(BigInt(imei), 2);
+  f[10] = command;
+  payload.copy(f, 11);
+  f.writeUInt16BE(crc16Kermit(f, 2, 11 + payload.length), 11 + payload.length);
+  return f;
+}
+
+/** Identification (command 15), answered `0002 73 01 cb25`. */
+export const ruptelaLogin = (imei: string): Buffer => ruptelaPacket(imei, 15, Buffer.from([0x01, 0x02]));
+export const RUPTELA_LOGIN_ACK = Buffer.from('00027301cb25', 'hex');
+/** Records (command 1) are answered with the fixed `0002 64 01 13bc`. */
+export const RUPTELA_RECORDS_ACK = Buffer.from('0002640113bc', 'hex');
+
+// IO groups of every record: 1-byte 2 in1, 13 motion; 2-byte 29 power (mV), 30 battery (mV); 4-byte 65 odometer; no 8-byte
+const RUPTELA_IO = Buffer.from([2, 2, 1, 13, 1, 2, 29, 0x30, 0xd4, 30, 0x0f, 0xa0, 1, 65, 0x00, 0x01, 0xe2, 0x40, 0]);
+const RUPTELA_RECORD_BYTES = 4 + 1 + 1 + 4 + 4 + 2 + 2 + 1 + 2 + 1 + 1 + RUPTELA_IO.length;
+
+/** Command 1 with `records` records at `firstFixMs + k * stepMs` (whole seconds). */
+export function ruptelaRecords(records: number, firstFixMs: number, stepMs: number, seed: number, imei: string): Buffer {
+  const payload = Buffer.alloc(2 + records * RUPTELA_RECORD_BYTES);
+  payload[0] = 0; // records left
+  payload[1] = records;
+  let o = 2;
+  for (let k = 0; k < records; k++) {
+    o = payload.writeUInt32BE((firstFixMs + k * stepMs) / 1000, o);
+    payload[o++] = 0; // timestamp extension
+    payload[o++] = 0; // priority
+    o = payload.writeInt32BE(Math.round((-3.7038 + ((seed + k) % 1000) * 1e-4) * 1e7), o);
+    o = payload.writeInt32BE(Math.round((40.4168 + ((seed * 7 + k) % 1000) * 1e-4) * 1e7), o);
+    o = payload.writeUInt16BE(6500, o); // 650.0 m
+    o = payload.writeUInt16BE(((seed + k * 13) % 360) * 100, o); // course ×0.01
+    payload[o++] = 9; // satellites
+    o = payload.writeUInt16BE(30 + ((seed + k) % 60), o); // km/h
+    payload[o++] = 8; // hdop 0.8
+    payload[o++] = 5; // event
+    o += RUPTELA_IO.copy(payload, o);
+  }
+  return ruptelaPacket(imei, 1, payload);
+}
+
+// --- all protocols ---------------------------------------------------------------------------
+
+/** The login frame of a device (Teltonika IMEI, GT06 0x01, gl200 heartbeat, Ruptela identification). */
+export function loginFrame(protocol: BenchProtocol, index: number): Buffer {
+  const imei = imeiOf(protocol, index);
+  if (protocol === 'teltonika') return teltonikaLogin(imei);
+  if (protocol === 'gt06') return gt06Login(imei);
+  if (protocol === 'gl200') return gl200Login(imei);
+  return ruptelaLogin(imei);
+}
+
+/** Positions in one frame of `protocol` (Teltonika and Ruptela: `recordsPerFrame`; GT06 and gl200: 1). */
+export const positionsPerFrame = (protocol: BenchProtocol, recordsPerFrame: number): number =>
+  protocol === 'teltonika' || protocol === 'ruptela' ? recordsPerFrame : 1;
+
 export interface FramePlan {
-  protocol: 'teltonika' | 'gt06';
+  protocol: BenchProtocol;
   /** index of the device among its protocol's devices (its IMEI) */
   index: number;
   frames: number;
-  /** Teltonika records per AVL frame (GT06: always 1) */
+  /** Teltonika and Ruptela records per frame (GT06, gl200: always 1) */
   recordsPerFrame: number;
 }
 
 /**
- * Frame `i` of one connection. Fix times are unique per device: Teltonika record k of frame i at
- * BASE + (i * N + k) s, GT06 frame i at BASE + i s.
+ * Frame `i` of one connection. Fix times are unique per device: record k of frame i at
+ * BASE + (i * N + k) s (Teltonika, Ruptela), frame i at BASE + i s (GT06, gl200).
  */
 export function encodeFrame(p: FramePlan, i: number): Buffer {
   if (p.protocol === 'teltonika') return teltonikaAvl(p.recordsPerFrame, BASE_FIX_MS + i * p.recordsPerFrame * 1000, 1000, p.index + i);
+  if (p.protocol === 'ruptela') return ruptelaRecords(p.recordsPerFrame, BASE_FIX_MS + i * p.recordsPerFrame * 1000, 1000, p.index + i, ruptelaImei(p.index));
+  if (p.protocol === 'gl200') return gl200Fri(BASE_FIX_MS + i * 1000, i, p.index + i, gl200Imei(p.index));
   return gt06Position(BASE_FIX_MS + i * 1000, i + 2, p.index + i);
+}
+
+/** The exact acknowledgement of frame `i` (what trackgate and the ack-only server answer). */
+export function expectedAck(p: FramePlan, i: number): Buffer {
+  if (p.protocol === 'teltonika') {
+    const ack = Buffer.alloc(4);
+    ack.writeUInt32BE(p.recordsPerFrame);
+    return ack;
+  }
+  if (p.protocol === 'ruptela') return RUPTELA_RECORDS_ACK;
+  if (p.protocol === 'gl200') return Buffer.from(`+SACK:${hex4(i)}$`, 'latin1');
+  const ack = Buffer.from([0x78, 0x78, 0x05, 0x22, ((i + 2) >> 8) & 0xff, (i + 2) & 0xff, 0, 0, 0x0d, 0x0a]);
+  ack.writeUInt16BE(crc16X25(ack, 2, 6), 6);
+  return ack;
 }
 
 /** All frames of one connection, back to back (every frame of a protocol has the same length). */
 export function encodeFrames(p: FramePlan): { bytes: Buffer; frameBytes: number } {
-  const frameBytes = p.protocol === 'teltonika' ? teltonikaFrameBytes(p.recordsPerFrame) : GT06_POSITION_BYTES;
+  const first = encodeFrame(p, 0);
+  const frameBytes = first.length;
   const bytes = Buffer.alloc(frameBytes * p.frames);
-  for (let i = 0; i < p.frames; i++) encodeFrame(p, i).copy(bytes, i * frameBytes);
+  for (let i = 0; i < p.frames; i++) {
+    const f = i === 0 ? first : encodeFrame(p, i);
+    if (f.length !== frameBytes) throw new Error(`${p.protocol} frame ${i} of device ${p.index} is ${f.length} bytes, not ${frameBytes}`);
+    f.copy(bytes, i * frameBytes);
+  }
   return { bytes, frameBytes };
 }

@@ -1,14 +1,17 @@
 /**
  * Simulated trackers, in their own process: raw `net` sockets, frames encoded before the clock
  * starts. Each connection logs in, then sends one frame at a time and waits for its ack, as real
- * devices do (Teltonika: AVL frame of N records -> u32 N; GT06: 0x22 frame -> 10-byte ack).
+ * devices do, and checks that ack byte for byte (Teltonika: AVL frame of N records -> u32 N; GT06:
+ * 0x22 frame -> 10-byte ack; gl200: +RESP:GTFRI -> +SACK:<count>$; Ruptela: records -> 0002640113bc).
  */
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { serveCommands } from './child.js';
-import { GT06_ACK_BYTES, encodeFrames, gt06Imei, gt06Login, teltonikaImei, teltonikaLogin } from './frames.js';
+import {
+  BENCH_PROTOCOLS, GL200_LOGIN_ACK, RUPTELA_LOGIN_ACK, encodeFrames, expectedAck, loginFrame, positionsPerFrame, type BenchProtocol,
+} from './frames.js';
 
-type Protocol = 'teltonika' | 'gt06';
+type Protocol = BenchProtocol;
 
 export interface ConnectArgs {
   host: string;
@@ -16,6 +19,8 @@ export interface ConnectArgs {
   /** connections per protocol; device indexes `first`…`first + count - 1` */
   teltonika?: { first: number; count: number };
   gt06?: { first: number; count: number };
+  gl200?: { first: number; count: number };
+  ruptela?: { first: number; count: number };
   /** connections opened (and logged in) at a time */
   batch: number;
 }
@@ -28,7 +33,7 @@ export interface ConnectResult {
 }
 
 export interface PrepareArgs {
-  framesPerConnection: Record<Protocol, number>;
+  framesPerConnection: Partial<Record<Protocol, number>>;
   recordsPerFrame: number;
 }
 
@@ -50,7 +55,7 @@ export interface StreamResult {
   /** all positions acknowledged, the drain after the window included */
   ackedPositions: number;
   ackedByProtocol: Record<Protocol, number>;
-  /** per connection: frames acknowledged (in connection order: teltonika first, then gt06) */
+  /** per connection: frames acknowledged (in connection order: teltonika, gt06, gl200, ruptela) */
   framesAcked: { protocol: Protocol; index: number; frames: number }[];
   warmupSeconds: number;
   windowSeconds: number;
@@ -75,6 +80,8 @@ interface Conn {
   onAck?: (ack: Buffer) => void;
   frames?: Buffer;
   frameBytes: number;
+  /** the ack of each frame, byte for byte */
+  acks?: Buffer[];
   next: number;
   acked: number;
   done: boolean;
@@ -91,9 +98,28 @@ function serverCpuMs(pid: number | undefined): number | undefined {
 }
 let recordsPerFrame = 1;
 
-function ackLength(c: Conn, loggedIn: boolean): number {
-  if (c.protocol === 'gt06') return GT06_ACK_BYTES;
-  return loggedIn ? 4 : 1;
+/** Bytes of the next acknowledgement in `pending`, or undefined while it is incomplete. */
+function ackLength(c: Conn, loggedIn: boolean, pending: Buffer): number | undefined {
+  if (pending.length === 0) return undefined;
+  let need: number;
+  if (!loggedIn) {
+    if (c.protocol === 'gl200') {
+      const end = pending.indexOf(0x24); // `$`
+      return end < 0 ? undefined : end + 1;
+    }
+    need = c.protocol === 'teltonika' ? 1 : c.protocol === 'gt06' ? 10 : RUPTELA_LOGIN_ACK.length;
+  } else {
+    if (!c.acks) throw new Error(`${c.protocol} ${c.index}: unexpected bytes after the login ack: ${pending.toString('hex')}`);
+    need = c.acks[(c.next - 1) % c.acks.length].length;
+  }
+  return pending.length >= need ? need : undefined;
+}
+
+function loginAccepted(protocol: Protocol, ack: Buffer): boolean {
+  if (protocol === 'teltonika') return ack[0] === 0x01;
+  if (protocol === 'gt06') return ack[3] === 0x01;
+  if (protocol === 'gl200') return ack.equals(GL200_LOGIN_ACK);
+  return ack.equals(RUPTELA_LOGIN_ACK);
 }
 
 function open(host: string, port: number, protocol: Protocol, index: number): Promise<Conn> {
@@ -105,14 +131,13 @@ function open(host: string, port: number, protocol: Protocol, index: number): Pr
     socket.on('data', (chunk: Buffer) => {
       c.pending = c.pending.length ? Buffer.concat([c.pending, chunk]) : chunk;
       for (;;) {
-        const need = ackLength(c, loggedIn);
-        if (c.pending.length < need) return;
+        const need = ackLength(c, loggedIn, c.pending);
+        if (need === undefined) return;
         const ack = c.pending.subarray(0, need);
         c.pending = c.pending.subarray(need);
         if (!loggedIn) {
           loggedIn = true;
-          const ok = protocol === 'teltonika' ? ack[0] === 0x01 : ack[3] === 0x01;
-          if (ok) resolve(c);
+          if (loginAccepted(protocol, ack)) resolve(c);
           else reject(new Error(`${protocol} login of device ${index} refused (${ack.toString('hex')})`));
         } else {
           c.onAck?.(ack);
@@ -120,7 +145,7 @@ function open(host: string, port: number, protocol: Protocol, index: number): Pr
       }
     });
     socket.once('error', reject);
-    socket.once('connect', () => socket.write(protocol === 'teltonika' ? teltonikaLogin(teltonikaImei(index)) : gt06Login(gt06Imei(index))));
+    socket.once('connect', () => socket.write(loginFrame(protocol, index)));
   });
 }
 
@@ -128,7 +153,7 @@ serveCommands({
   async connect(a: ConnectArgs): Promise<ConnectResult> {
     const t0 = performance.now();
     const todo: { protocol: Protocol; index: number }[] = [];
-    for (const p of ['teltonika', 'gt06'] as const) {
+    for (const p of BENCH_PROTOCOLS) {
       const range = a[p];
       if (range) for (let i = 0; i < range.count; i++) todo.push({ protocol: p, index: range.first + i });
     }
@@ -154,9 +179,12 @@ serveCommands({
     let frames = 0;
     for (const c of conns) {
       const count = a.framesPerConnection[c.protocol];
-      const e = encodeFrames({ protocol: c.protocol, index: c.index, frames: count, recordsPerFrame: c.protocol === 'teltonika' ? a.recordsPerFrame : 1 });
+      if (!count) throw new Error(`no frame count for ${c.protocol}`);
+      const plan = { protocol: c.protocol, index: c.index, frames: count, recordsPerFrame: positionsPerFrame(c.protocol, a.recordsPerFrame) };
+      const e = encodeFrames(plan);
       c.frames = e.bytes;
       c.frameBytes = e.frameBytes;
+      c.acks = Array.from({ length: count }, (_, i) => expectedAck(plan, i));
       bytes += e.bytes.length;
       frames += count;
     }
@@ -165,7 +193,7 @@ serveCommands({
 
   stream(a: StreamArgs): Promise<StreamResult> {
     return new Promise((resolve) => {
-      const acked: Record<Protocol, number> = { teltonika: 0, gt06: 0 };
+      const acked: Record<Protocol, number> = { teltonika: 0, gt06: 0, gl200: 0, ruptela: 0 };
       const perSecond: number[] = [];
       let windowPositions = 0;
       let errors = 0;
@@ -202,7 +230,7 @@ serveCommands({
         resolve({
           windowPositionsPerSec: windowPositions / windowSeconds,
           windowPositions,
-          ackedPositions: acked.teltonika + acked.gt06,
+          ackedPositions: acked.teltonika + acked.gt06 + acked.gl200 + acked.ruptela,
           ackedByProtocol: acked,
           framesAcked: conns.map((c) => ({ protocol: c.protocol, index: c.index, frames: c.acked })),
           warmupSeconds: a.warmupMs / 1000,
@@ -241,10 +269,9 @@ serveCommands({
         c.next = 0;
         c.acked = 0;
         c.done = false;
-        const positions = c.protocol === 'teltonika' ? recordsPerFrame : 1;
+        const positions = positionsPerFrame(c.protocol, recordsPerFrame);
         c.onAck = (ack) => {
-          const ok = c.protocol === 'teltonika' ? ack.readUInt32BE(0) === positions : ack[3] === 0x22;
-          if (!ok) {
+          if (!ack.equals(c.acks![(c.next - 1) % c.acks!.length])) {
             errors++;
             firstError ??= `${c.protocol} device ${c.index}: unexpected ack ${ack.toString('hex')}`;
             return end(c);

@@ -66,6 +66,7 @@ export interface DeviceDirectory {
 }
 
 const TOUCH_EVERY_MS = 60_000;
+const NOTHING_TO_DO: Promise<void> = Promise.resolve();
 
 export function createDeviceDirectory(o: DirectoryOptions): DeviceDirectory {
   const cacheMs = o.cacheMs ?? 5000;
@@ -121,9 +122,14 @@ export function createDeviceDirectory(o: DirectoryOptions): DeviceDirectory {
     return { status: 'ok', device };
   }
 
-  async function touch(device: DeviceRecord, protocol: string): Promise<void> {
+  /** Not async: on almost every frame there is nothing to do, and that costs no promise of its own. */
+  function touch(device: DeviceRecord, protocol: string): Promise<void> {
     const now = o.clock.now().getTime();
-    if (now - (touched.get(device.id) ?? 0) < TOUCH_EVERY_MS && device.protocol === protocol) return;
+    if (now - (touched.get(device.id) ?? 0) < TOUCH_EVERY_MS && device.protocol === protocol) return NOTHING_TO_DO;
+    return record(device, protocol, now);
+  }
+
+  async function record(device: DeviceRecord, protocol: string, now: number): Promise<void> {
     touched.set(device.id, now);
     // The cached record is the one the gateway holds: keep it in step, or every frame would touch again.
     device.protocol = protocol;

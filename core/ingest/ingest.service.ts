@@ -22,6 +22,7 @@ import type { Alert, AlertInput } from '../model/alert.js';
 import type { AlertRecorder } from '../alerts/alert.recorder.js';
 import * as locations from '../locations/locations.repository.js';
 import { runSteps, type Draft } from './ingest.steps.js';
+import { isoUtc } from '../model/time.js';
 
 export interface IngestDeps {
   db: Db;
@@ -112,9 +113,12 @@ export function createIngestService(deps: IngestDeps): IngestService {
       for (const p of batch) p.reject(e);
       return;
     }
-    const stored = new Set(written);
-    for (const p of batch) p.resolve(p.rows.filter((r) => stored.has(r)).map((r) => r.location));
-    const accountOf = new Map(batch.map((p) => [p.device.id, p.device.accountId]));
+    const rows = batch.reduce((n, p) => n + p.rows.length, 0);
+    // Usually every row was written (no identical resends): no need to look each one up.
+    const stored = written.length === rows ? undefined : new Set(written);
+    for (const p of batch) p.resolve((stored ? p.rows.filter((r) => stored.has(r)) : p.rows).map((r) => r.location));
+    const accountOf = new Map<string, string>();
+    for (const p of batch) accountOf.set(p.device.id, p.device.accountId);
     events.locationsStored(written.map((r) => ({ accountId: accountOf.get(r.deviceId)!, deviceId: r.deviceId, location: r.location })));
   }
 
@@ -148,7 +152,7 @@ export function createIngestService(deps: IngestDeps): IngestService {
 
   async function submit(device: DeviceRecord, protocol: string, reports: readonly Report[], options: SubmitOptions = {}): Promise<IngestResult> {
     const receivedAt = clock.now();
-    const serverTime = receivedAt.toISOString();
+    const serverTime = isoUtc(receivedAt.getTime());
     const rows: locations.LocationRow[] = [];
     const alerts: AlertInput[] = [];
     const dropped: string[] = [];
@@ -163,11 +167,11 @@ export function createIngestService(deps: IngestDeps): IngestService {
       }
       if (d.refused) dropped.push(why(d));
       if (d.location) rows.push({ deviceId: device.id, dateTime: d.fixTime.getTime(), serverTime: receivedAt.getTime(), location: d.location });
-      alerts.push(...d.alerts);
+      if (d.alerts.length) alerts.push(...d.alerts);
     }
     if (dropped.length) logger.warn({ deviceId: device.id, protocol, dropped }, 'positions that fail the checks are not stored');
     const written = await commit(device, rows);
-    return { locations: written, alerts: await raise(device, alerts, options.dedupeAlerts ?? true), dropped };
+    return { locations: written, alerts: alerts.length ? await raise(device, alerts, options.dedupeAlerts ?? true) : [], dropped };
   }
 
   return { submit };

@@ -10,6 +10,7 @@ import type { AlertInput } from '../model/alert.js';
 import { ALERT_NAME_BY_ALARM, CRITICAL_ALARMS } from '../alerts/alarm-names.js';
 import { fixTimeProblem, positionProblem, type Checked } from './location.checks.js';
 import { MAX_ATTRIBUTES_JSON } from './json.limits.js';
+import { isoUtc } from '../model/time.js';
 
 export interface Draft {
   report: Report;
@@ -64,10 +65,12 @@ const sanity: Step = (d) => {
  * attributes are part of the location it gave, bounded by the input schemas where it arrived.)
  */
 const attributes: Step = (d) => {
+  const a = d.report.attributes;
+  if (a !== undefined && !needsCleaning(a)) return;
   const out: PositionReport['attributes'] = {};
   let size = 2;
   let changed = false;
-  for (const [key, value] of Object.entries(d.report.attributes ?? {})) {
+  for (const [key, value] of Object.entries(a ?? {})) {
     let v: string | number | boolean | undefined;
     if (typeof value === 'string') v = value.includes('\u0000') ? value.replaceAll('\u0000', '') : value;
     else if ((typeof value === 'number' && Number.isFinite(value)) || typeof value === 'boolean') v = value;
@@ -83,6 +86,38 @@ const attributes: Step = (d) => {
   if (changed) d.report = { ...d.report, attributes: out };
 };
 
+/** The longest JSON text of a finite number: sign, `0.`, 5 zeros and 17 significant digits. */
+const MAX_NUMBER_JSON = 25;
+
+/**
+ * False when the attributes step would leave `a` as it is: only strings and keys without NUL,
+ * finite numbers and booleans, and an upper bound of the size (numbers at their longest) within
+ * MAX_ATTRIBUTES_JSON. Cheap (no String() per number, nothing allocated but the key list); when
+ * it says true, the step above decides exactly.
+ */
+function needsCleaning(a: Record<string, unknown>): boolean {
+  const keys = Object.keys(a);
+  let bound = 2;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i];
+    const v = a[key];
+    if (typeof v === 'string') {
+      if (v.includes('\u0000')) return true;
+      bound += v.length + 2;
+    } else if (typeof v === 'number') {
+      if (!Number.isFinite(v)) return true;
+      bound += MAX_NUMBER_JSON;
+    } else if (typeof v === 'boolean') {
+      bound += 5;
+    } else {
+      return true;
+    }
+    if (key.includes('\u0000')) return true;
+    bound += key.length + 4;
+  }
+  return bound > MAX_ATTRIBUTES_JSON;
+}
+
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 
 /**
@@ -94,33 +129,39 @@ const toLocation: Step = (d) => {
   const l = d.report.location;
   if (!l) return;
   if (d.report.given) {
-    d.location = { ...d.report.given, dateTime: d.fixTime.toISOString(), serverTime: d.serverTime, protocol: d.protocol };
+    d.location = { ...d.report.given, dateTime: isoUtc(d.fixTime.getTime()), serverTime: d.serverTime, protocol: d.protocol };
     return;
   }
   const a = d.report.attributes;
   const odometerM = num(a.odometer) ?? num(a.totalDistance);
+  // Named stores in one fixed order (the stored JSON's key order): every location gets the same
+  // hidden classes, which keeps building and serialising it cheap.
   const loc: Location = {
-    dateTime: d.fixTime.toISOString(),
+    dateTime: isoUtc(d.fixTime.getTime()),
     latitude: l.latitudeDeg,
     longitude: l.longitudeDeg,
   };
-  const put = <K extends keyof Location>(key: K, value: Location[K] | undefined) => {
-    if (value !== undefined) loc[key] = value;
-  };
-  put('speed', l.speedKmh);
-  put('course', l.courseDeg);
-  put('altitude', l.altitudeM);
-  put('accuracy', l.accuracyM);
-  put('satellites', l.satellites ?? num(a.sat));
-  put('valid', l.valid);
-  put('battery', num(a.batteryLevel));
-  put('fuel', num(a.fuel) ?? num(a.fuel1));
-  put('temperature', num(a.temp1) ?? num(a.deviceTemp));
-  put('temperature2', num(a.temp2));
-  put('rpm', num(a.rpm));
-  put('milleage', odometerM !== undefined ? odometerM / 1000 : undefined);
-  loc.alerts = d.report.alarms.map((x) => ALERT_NAME_BY_ALARM[x]);
-  loc.hasCriticalAlert = d.report.alarms.some((x) => CRITICAL_ALARMS.has(x));
+  if (l.speedKmh !== undefined) loc.speed = l.speedKmh;
+  if (l.courseDeg !== undefined) loc.course = l.courseDeg;
+  if (l.altitudeM !== undefined) loc.altitude = l.altitudeM;
+  if (l.accuracyM !== undefined) loc.accuracy = l.accuracyM;
+  const satellites = l.satellites ?? num(a.sat);
+  if (satellites !== undefined) loc.satellites = satellites;
+  if (l.valid !== undefined) loc.valid = l.valid;
+  const battery = num(a.batteryLevel);
+  if (battery !== undefined) loc.battery = battery;
+  const fuel = num(a.fuel) ?? num(a.fuel1);
+  if (fuel !== undefined) loc.fuel = fuel;
+  const temperature = num(a.temp1) ?? num(a.deviceTemp);
+  if (temperature !== undefined) loc.temperature = temperature;
+  const temperature2 = num(a.temp2);
+  if (temperature2 !== undefined) loc.temperature2 = temperature2;
+  const rpm = num(a.rpm);
+  if (rpm !== undefined) loc.rpm = rpm;
+  if (odometerM !== undefined) loc.milleage = odometerM / 1000;
+  const alarms = d.report.alarms;
+  loc.alerts = alarms.length === 0 ? [] : alarms.map((x) => ALERT_NAME_BY_ALARM[x]);
+  loc.hasCriticalAlert = alarms.length !== 0 && alarms.some((x) => CRITICAL_ALARMS.has(x));
   loc.attributes = a;
   if (typeof a.ignition === 'boolean') loc.inputs = [a.ignition];
   loc.serverTime = d.serverTime;
@@ -134,22 +175,25 @@ const toLocation: Step = (d) => {
  */
 const toAlerts: Step = (d) => {
   const l = d.report.location;
-  for (const alarm of new Set(d.report.alarms)) {
-    d.alerts.push({
-      dateTime: d.fixTime.toISOString(),
-      latitude: l?.latitudeDeg,
-      longitude: l?.longitudeDeg,
-      alertName: ALERT_NAME_BY_ALARM[alarm],
-      text: `${ALERT_NAME_BY_ALARM[alarm]} reported by the tracker (${d.protocol})`,
-      alerts: [ALERT_NAME_BY_ALARM[alarm]],
-    });
+  // most reports raise nothing: no Set for them
+  if (d.report.alarms?.length) {
+    for (const alarm of new Set(d.report.alarms)) {
+      d.alerts.push({
+        dateTime: isoUtc(d.fixTime.getTime()),
+        latitude: l?.latitudeDeg,
+        longitude: l?.longitudeDeg,
+        alertName: ALERT_NAME_BY_ALARM[alarm],
+        text: `${ALERT_NAME_BY_ALARM[alarm]} reported by the tracker (${d.protocol})`,
+        alerts: [ALERT_NAME_BY_ALARM[alarm]],
+      });
+    }
   }
   if (d.report.raised) d.alerts.push(...d.report.raised);
 };
 
 export const INGEST_STEPS: readonly Step[] = [fixTime, sanity, attributes, toLocation, toAlerts];
 
-export function runSteps(report: Report, protocol: string, receivedAt: Date, serverTime = receivedAt.toISOString()): Draft {
+export function runSteps(report: Report, protocol: string, receivedAt: Date, serverTime = isoUtc(receivedAt.getTime())): Draft {
   const d: Draft = { report, protocol, receivedAt, serverTime, fixTime: receivedAt, alerts: [] };
   for (const step of INGEST_STEPS) {
     step(d);

@@ -81,7 +81,9 @@ function ioElement(io: Io, id: number, value: Buffer): void {
 
 /** two 8-byte IO values that together hold an ASCII id (CAN driver 126/127, tachograph driver 155/156) */
 function joinDriver(a: Record<string, AttributeValue>, first: string, second: string): void {
-  const [x, y] = [a[first], a[second]];
+  const x = a[first];
+  const y = a[second];
+  if (x === undefined && y === undefined) return;
   delete a[first];
   delete a[second];
   if (x === undefined || y === undefined) return;
@@ -99,6 +101,8 @@ function joinDriver(a: Record<string, AttributeValue>, first: string, second: st
  * then IO groups of 1, 2, 4 and 8-byte values (ids u16 in extended records). An extended record
  * whose extension says it continues the previous one adds to it.
  */
+const IO_SIZES: readonly number[] = [1, 2, 4, 8];
+
 export const decodeRecords: PayloadHandler = (r, command) => {
   const extended = command === MSG_EXTENDED_RECORDS;
   r.u8(); // records left
@@ -141,7 +145,7 @@ export const decodeRecords: PayloadHandler = (r, command) => {
       if (previous?.location) m.location = previous.location;
     }
     io.attributes.event = extended ? r.u16() : r.u8();
-    for (const size of [1, 2, 4, 8]) {
+    for (const size of IO_SIZES) {
       const n = r.u8();
       for (let j = 0; j < n; j++) {
         const id = extended ? r.u16() : r.u8();
@@ -150,7 +154,8 @@ export const decodeRecords: PayloadHandler = (r, command) => {
     }
     joinDriver(io.attributes, 'io126', 'io127');
     joinDriver(io.attributes, 'io155', 'io156');
-    const [tag1, tag2] = [io.attributes.io760, io.attributes.io761];
+    const tag1 = io.attributes.io760;
+    const tag2 = io.attributes.io761;
     if (tag1 !== undefined && tag2 !== undefined) {
       delete io.attributes.io760;
       delete io.attributes.io761;

@@ -83,6 +83,14 @@ export class ByteReader {
     return v;
   }
 
+  /** u64 as a number: exact up to 2^53, rounded to the nearest double beyond (as Number(u64()) is), without a BigInt */
+  u64Number(): number {
+    this.need(8);
+    const v = this.buf.readUInt32BE(this.pos) * 0x1_0000_0000 + this.buf.readUInt32BE(this.pos + 4);
+    this.pos += 8;
+    return v;
+  }
+
   f32(): number {
     this.need(4);
     const v = this.buf.readFloatBE(this.pos);

@@ -31,8 +31,8 @@ export interface RecordState {
   attributes: Record<string, AttributeValue>;
   alarms: Alarm[];
   location?: DecodedLocation;
-  /** raw 8-byte values kept for IOs that combine two elements (195/196 driver id on FM.6..) */
-  raw: Map<number, Buffer>;
+  /** raw 8-byte values kept for IOs that combine two elements (195/196 driver id on FM.6..); made when first needed */
+  raw?: Map<number, Buffer>;
 }
 
 type ModelTest = (model: string | undefined) => boolean;

@@ -20,7 +20,7 @@ const MAX_TIME_MS = 8.64e15;
 const Y2000_MS = Date.UTC(2000, 0, 1);
 
 function newState(): RecordState {
-  return { attributes: {}, alarms: [], raw: new Map() };
+  return { attributes: {}, alarms: [] };
 }
 
 function toMessage(s: RecordState, fixTime?: Date): DecodedMessage {
@@ -45,20 +45,24 @@ function decodeIo(s: RecordState, id: number, value: Buffer, o: RecordOptions): 
   const p = IO_PARAMETERS[id];
   if (p && p.when(o.model)) p.decode(s, value);
   else s.attributes[`io${id}`] = uintBE(value);
-  if (value.length === 8 && (id === IO_DRIVER_MSB || id === IO_DRIVER_LSB)) s.raw.set(id, value);
+  if (value.length === 8 && (id === IO_DRIVER_MSB || id === IO_DRIVER_LSB)) (s.raw ??= new Map()).set(id, value);
 }
 
 // Element widths per codec, Teltonika "Codec" wiki: 8E uses u16 for counts and ids, 16 uses u16 ids only
 const wideCount = (codec: number): boolean => codec === CODEC_8_EXT;
 const wideId = (codec: number): boolean => codec === CODEC_8_EXT || codec === CODEC_16;
 
-function readIoGroups(r: ByteReader, s: RecordState, o: RecordOptions, widths: number[]): void {
-  const count = (): number => (wideCount(o.codec) ? r.u16() : r.u8());
-  const id = (): number => (wideId(o.codec) ? r.u16() : r.u8());
-  for (const width of widths) {
-    const n = count();
+/** IO value widths of Codec 8 / 8E / 16 records, in the order their groups come */
+const AVL_IO_WIDTHS: readonly number[] = [1, 2, 4, 8];
+
+function readIoGroups(r: ByteReader, s: RecordState, o: RecordOptions, widths: readonly number[]): void {
+  const wideCounts = wideCount(o.codec);
+  const wideIds = wideId(o.codec);
+  for (let w = 0; w < widths.length; w++) {
+    const width = widths[w];
+    const n = wideCounts ? r.u16() : r.u8();
     for (let j = 0; j < n; j++) {
-      const ioId = id();
+      const ioId = wideIds ? r.u16() : r.u8();
       const value = r.bytes(width, `io value ${ioId}`);
       if (o.codec === CODEC_GH3000) {
         const h = GH3000_PARAMETERS[ioId];
@@ -151,15 +155,15 @@ function decodeTags(d: ByteReader, a: Record<string, AttributeValue>): void {
 /** FM.6.. iButton/driver id split over IOs 195 (MSB) and 196 (LSB) as 16 ASCII bytes */
 function decodeFm6Driver(s: RecordState, o: RecordOptions): void {
   if (!o.model || !isFm6(o.model)) return;
-  const msb = s.raw.get(IO_DRIVER_MSB);
-  const lsb = s.raw.get(IO_DRIVER_LSB);
+  const msb = s.raw?.get(IO_DRIVER_MSB);
+  const lsb = s.raw?.get(IO_DRIVER_LSB);
   if (msb && lsb) s.attributes.driverUniqueId = Buffer.concat([msb, lsb]).toString('latin1');
 }
 
 /** Codec 8 / 8E / 16 AVL record, Teltonika "Codec" wiki and TeltonikaProtocolDecoder.decodeLocation */
 export const decodeAvlRecord: RecordDecoder = (r, o) => {
   const s = newState();
-  const fixTime = timeFromMs(Number(r.u64()), r);
+  const fixTime = timeFromMs(r.u64Number(), r);
   s.attributes.priority = r.u8();
   const lon = r.i32() / 1e7;
   const lat = r.i32() / 1e7;
@@ -174,7 +178,7 @@ export const decodeAvlRecord: RecordDecoder = (r, o) => {
   if (o.codec === CODEC_16) r.u8(); // generation type
   if (wideCount(o.codec)) r.u16(); // total IO count
   else r.u8();
-  readIoGroups(r, s, o, [1, 2, 4, 8]);
+  readIoGroups(r, s, o, AVL_IO_WIDTHS);
   if (o.codec === CODEC_8_EXT) readVariableIo(r, s);
   decodeFm6Driver(s, o);
   return toMessage(s, fixTime);

@@ -1,0 +1,24 @@
+import test from 'ava';
+import { ByteReader } from '../../../protocols/shared/byte-reader.js';
+import { ProtocolError } from '../../../protocols/types.js';
+
+const u64Bytes = (v: bigint): Buffer => {
+  const b = Buffer.alloc(8);
+  b.writeBigUInt64BE(v);
+  return b;
+};
+
+test('byte-reader: u64Number gives what Number(u64()) gives, exact to 2^53 and rounded alike beyond', (t) => {
+  const values = [0n, 1n, 0xffff_ffffn, 0x1_0000_0000n, 1735689600000n, 2n ** 53n - 1n, 2n ** 53n, 2n ** 53n + 1n, 2n ** 53n + 3n, 2n ** 63n + 1025n, 2n ** 64n - 1n];
+  for (let i = 0; i < 2000; i++) values.push(BigInt.asUintN(64, BigInt(Math.floor(Math.random() * 2 ** 32)) * 2n ** 32n + BigInt(Math.floor(Math.random() * 2 ** 32))));
+  for (const v of values) {
+    const b = u64Bytes(v);
+    const r = new ByteReader('test', b);
+    t.is(r.u64Number(), Number(new ByteReader('test', b).u64()), `0x${v.toString(16)}`);
+    t.is(r.remaining, 0);
+  }
+});
+
+test('byte-reader: u64Number of a truncated field is a ProtocolError', (t) => {
+  t.throws(() => new ByteReader('test', Buffer.alloc(7)).u64Number(), { instanceOf: ProtocolError });
+});
