@@ -78,7 +78,7 @@ export function startForwardRunner(deps: ForwardRunnerDeps): ForwardRunner {
   const holder = deps.holder ?? randomUUID();
   const leaseMs = s.leaseMs ?? FORWARD_LEASE_MS;
   const pollMs = s.pollMs ?? 1000;
-  const batchSize = s.batchSize ?? 500;
+  const batchSize = s.batchSize ?? 2000;
   const webhookDelayMs = s.webhookDelayMs ?? 200;
   const retryMinMs = s.retryMinMs ?? 500;
   const retryMaxMs = s.retryMaxMs ?? 60_000;

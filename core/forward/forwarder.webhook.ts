@@ -1,6 +1,6 @@
 /**
- * Webhook forwards: each batch is `POST`ed as a JSON array of messages (split so that no body
- * passes WEBHOOK_MAX_BODY_BYTES), with `Content-Type: application/json`, `User-Agent:
+ * Webhook forwards: each batch is `POST`ed as JSON arrays of messages (split so that no body
+ * passes WEBHOOK_MAX_MESSAGES or WEBHOOK_MAX_BODY_BYTES, sent one after the other), with `Content-Type: application/json`, `User-Agent:
  * trackgate/<version>`, `X-Trackgate-Forward: <forward id>` and, when the forward has a `secret`,
  * `X-Trackgate-Signature: sha256=<hex HMAC-SHA256 of the body with the secret>`. Any 2xx accepts
  * the batch; anything else (another status, no connection within the timeout, no complete answer
@@ -14,8 +14,9 @@ import { createHmac } from 'node:crypto';
 import type { ForwardMessage } from '../model/forward.js';
 import { safeUrl, type Forwarder, type ForwarderSettings } from './forwarder.js';
 
-/** The largest body of one POST; a larger batch is sent as several, in order. */
+/** The largest body of one POST, and the most messages in one; a larger batch is sent as several, in order. */
 export const WEBHOOK_MAX_BODY_BYTES = 1024 * 1024;
+export const WEBHOOK_MAX_MESSAGES = 500;
 
 export function createWebhookForwarder(settings: ForwarderSettings & { forwardId: string; url: string; secret: string | null }): Forwarder {
   const target = new URL(settings.url);
@@ -81,7 +82,7 @@ export function createWebhookForwarder(settings: ForwarderSettings & { forwardId
       let parts: string[] = [];
       let size = 2;
       for (const m of messages) {
-        if (parts.length && size + m.json.length + 1 > WEBHOOK_MAX_BODY_BYTES) {
+        if (parts.length && (size + m.json.length + 1 > WEBHOOK_MAX_BODY_BYTES || parts.length === WEBHOOK_MAX_MESSAGES)) {
           await post(`[${parts.join(',')}]`);
           parts = [];
           size = 2;
