@@ -147,12 +147,15 @@ export function startForwardRunner(deps: ForwardRunnerDeps): ForwardRunner {
       let cursor = f.cursor;
       let failingSince = f.failingSince;
       let attempts = 0;
+      let filling = -1;
       while (!this.halted) {
         let batch: repo.StreamEvent[];
         try {
           batch = await repo.readEvents(db, f.accountId, cursor, batchSize);
-          if (batch.length > 0 && batch.length < batchSize && f.type === 'webhook') {
-            const wait = batch[0].createdAt + webhookDelayMs - now();
+          // once per batch, so that clocks that differ between instances (or stand still) cannot hold it
+          if (batch.length > 0 && batch.length < batchSize && f.type === 'webhook' && filling !== batch[0].id) {
+            const wait = Math.min(webhookDelayMs, batch[0].createdAt + webhookDelayMs - now());
+            filling = batch[0].id;
             if (wait > 0) {
               await this.sleepOnly(wait);
               continue;
