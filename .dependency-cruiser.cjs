@@ -2,7 +2,8 @@
  * The import rules of STYLE.md "Which folder may import which", checked in `npm test`.
  * @type {import('dependency-cruiser').IConfiguration}
  */
-const lib = (names) => `^node_modules/(${names.join('|')})/`;
+// (^|/): node_modules may be a link to another checkout's (a git worktree), resolved to ../…/node_modules
+const lib = (names) => `(^|/)node_modules/(${names.join('|')})/`;
 
 module.exports = {
   forbidden: [
@@ -21,15 +22,19 @@ module.exports = {
     // Node's servers stay in the gateway's corners (types may be named anywhere): net and tls in the one
     // stream server (trackers and MQTT), dgram in the UDP listener, http in the OsmAnd server, MQTT's
     // WebSocket port and main.ts, which serves the Koa app of api/ (api/ builds the app, never a server).
-    // main.ts also opens the SMTP socket with net (see connectNoDelay).
+    // main.ts also opens the SMTP socket with net (see connectNoDelay). The one HTTP client with its
+    // own connection and answer timeouts is the webhook forward's (core/forward/forwarder.webhook.ts).
     { name: 'net-only-in-stream-server', severity: 'error', from: { path: '^(?!gateway/shared/stream-server\\.ts$|main\\.ts$)' }, to: { dependencyTypes: ['core'], dependencyTypesNot: ['type-only'], path: '^(node:)?net$' } },
     { name: 'tls-only-in-stream-server', severity: 'error', from: { path: '^(?!gateway/shared/stream-server\\.ts$)' }, to: { dependencyTypes: ['core'], dependencyTypesNot: ['type-only'], path: '^(node:)?tls$' } },
     { name: 'dgram-only-in-gateway-udp', severity: 'error', from: { path: '^(?!gateway/udp/)' }, to: { dependencyTypes: ['core'], dependencyTypesNot: ['type-only'], path: '^(node:)?dgram$' } },
     {
-      name: 'http-only-in-http-listeners', severity: 'error', from: { path: '^(?!gateway/http/|gateway/mqtt/mqtt\\.listeners\\.ts$|main\\.ts$)' },
+      name: 'http-only-in-http-listeners', severity: 'error', from: { path: '^(?!gateway/http/|gateway/mqtt/mqtt\\.listeners\\.ts$|main\\.ts$|core/forward/forwarder\\.webhook\\.ts$)' },
       to: { dependencyTypes: ['core'], dependencyTypesNot: ['type-only'], path: '^(node:)?(http|https|http2)$' },
     },
     { name: 'aedes-only-in-gateway-mqtt', severity: 'error', from: { path: '^(?!gateway/mqtt/)' }, to: { path: lib(['aedes', 'aedes-[^/]+', 'mqemitter[^/]*', 'ws']) } },
+    // the forwards' clients: the mqtt package only in *.mqtt.ts files (the forward's adapter), amqplib only in *.amqp.ts
+    { name: 'mqtt-client-only-in-mqtt-files', severity: 'error', from: { path: '^(?!.+\\.mqtt\\.ts$)' }, to: { path: lib(['mqtt']), dependencyTypesNot: ['type-only'] } },
+    { name: 'amqplib-only-in-amqp-files', severity: 'error', from: { path: '^(?!.+\\.amqp\\.ts$)' }, to: { path: lib(['amqplib']), dependencyTypesNot: ['type-only'] } },
     { name: 'koa-only-in-api', severity: 'error', from: { path: '^(?!api/)' }, to: { path: lib(['koa', '@koa/[^/]+', 'koa-[^/]+']) } },
     { name: 'knex-only-in-db-and-repositories', severity: 'error', from: { path: '^(?!core/db/|core/.+\\.repository\\.ts$)' }, to: { path: lib(['knex', 'better-sqlite3', 'pg']), dependencyTypesNot: ['type-only'] } },
     { name: 'ioredis-only-in-redis-files', severity: 'error', from: { path: '^(?!.+\\.redis\\.ts$)' }, to: { path: lib(['ioredis']), dependencyTypesNot: ['type-only'] } },

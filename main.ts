@@ -3,6 +3,7 @@
  * `startTrackgate` is also what tests start (with port 0 everywhere) and what `trackgate serve` runs.
  */
 import http from 'node:http';
+import { existsSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -44,6 +45,10 @@ import { createGroupsService, type GroupsService } from './core/groups/groups.se
 import { createZonesService, type ZonesService } from './core/rules/zones.service.js';
 import { createAlertRulesService, type AlertRulesService } from './core/rules/alert-rules.service.js';
 import { createUsersService, type UsersService } from './core/users/users.service.js';
+import { createForwardsService, type ForwardsService } from './core/forward/forwards.service.js';
+import { createForwardJournal } from './core/forward/forward.journal.js';
+import { startForwardRunner, type ForwardRunner } from './core/forward/forward.runner.js';
+import { openForwarder } from './core/forward/open-forwarder.js';
 import { COMMAND_UPKEEP_MS, createCommandsService, present as presentCommand, type CommandCheck, type CommandsService } from './core/commands/commands.service.js';
 import type { CommandFormat } from './core/model/command.js';
 import { createApi } from './api/app.js';
@@ -60,6 +65,9 @@ import { lockDataDir } from './core/db/data-dir.lock.js';
 import { getProtocol, protocols } from './protocols/index.js';
 import { CommandError } from './protocols/types.js';
 import { PROTOCOL_DEFAULT_PORTS } from './config/config.js';
+
+/** The User-Agent of webhook forwards (and the AMQP connection name). */
+export const USER_AGENT = `trackgate/${(JSON.parse(readFileSync(new URL(existsSync(new URL('./package.json', import.meta.url)) ? './package.json' : '../package.json', import.meta.url), 'utf8')) as { version: string }).version}`;
 
 export interface StartOptions {
   logger?: Logger;
@@ -98,6 +106,8 @@ export interface Services {
   zones: ZonesService;
   /** Alert rules over REST (*ext*). */
   alertRules: AlertRulesService;
+  /** Forwards over REST (*ext*): the account's stream pushed downstream. */
+  forwards: ForwardsService;
   /** The notification outbox and its worker. */
   notifications: NotificationsService;
   /** Daily per-device send counters (in-process, or Redis). */
@@ -120,6 +130,8 @@ export interface Running {
   services: Services;
   /** the alert-rule engine (tests wait for it and make it evaluate the time passing) */
   rules: RulesEngine;
+  /** the forwards' delivery loops (tests apply retention at once) */
+  forwarding: ForwardRunner;
   /** set when this start created the first account */
   bootstrap?: { accountId: string; userName: string; apiKey: string; generated: boolean };
   stop(): Promise<void>;
@@ -258,8 +270,10 @@ export async function createServices(config: Readonly<Config>, db: Db, clock: Cl
   const accounts = createAccountsService(db, clock, { onCreated: (id) => licenses.load(id, []) });
   const directory = createDeviceDirectory({ db, clock, logger, events });
   const devices = createDevicesService({ db, clock, licenses, counters: notifications.counters, onChange: (id) => events.deviceChanged(id) });
-  const alertRecorder = createAlertRecorder({ db, clock, events, notifier: notifications.notifier });
-  const ingest = createIngestService({ db, clock, events, alerts: alertRecorder, logger });
+  // what accounts with a forward store is journaled in the same transaction (core/forward/)
+  const journal = createForwardJournal({ db, clock, events });
+  const alertRecorder = createAlertRecorder({ db, clock, events, notifier: notifications.notifier, afterInsert: journal.alert });
+  const ingest = createIngestService({ db, clock, events, alerts: alertRecorder, logger, afterWrite: journal.locations });
   // On SQLite this process is the only writer, so the REST read path may remember last locations.
   const locations = createLocationsService({ db, clock, events, ingest, cacheLastLocations: !config.databaseUrl });
   const alerts = createAlertsService({ db, ingest });
@@ -275,6 +289,7 @@ export async function createServices(config: Readonly<Config>, db: Db, clock: Cl
   // a zone or rule changed: every instance's rule engine reads the account's rules again
   const zones = createZonesService({ db, clock, onChanged: (accountId) => events.rulesChanged(accountId) });
   const alertRules = createAlertRulesService({ db, clock, onChanged: (accountId) => events.rulesChanged(accountId) });
+  const forwards = createForwardsService({ db, clock, onChanged: (accountId) => events.forwardsChanged(accountId) });
   const commandSms = config.smsUrl ? createSmsHttpNotifier({ url: config.smsUrl, timeoutMs: config.notifyTimeoutMs }) : undefined;
   const commands = createCommandsService({
     db, clock, logger, waitMs: config.commandWaitSeconds * 1000, check: checkCommand, sms: commandSms,
@@ -286,11 +301,12 @@ export async function createServices(config: Readonly<Config>, db: Db, clock: Cl
     onChange: (c) => events.commandChanged({ accountId: c.accountId, deviceId: c.deviceId, command: presentCommand(c) }),
   });
   return {
-    events, tokens, accounts, directory, ingest, devices, locations, alerts, groups, users, zones, alertRules, commands, notifications, quota, licenses, alertRecorder,
+    events, tokens, accounts, directory, ingest, devices, locations, alerts, groups, users, zones, alertRules, forwards, commands, notifications, quota, licenses, alertRecorder,
     // the raw-frame feed: the tracker listeners offer frames, the MQTT live feed shows them
     frames: new FrameTap(),
     limiter: limiters.requests, logger,
     async close(): Promise<void> {
+      journal.close();
       await commandSms?.close();
       await notifications.stop();
       await usageKeeper?.close();
@@ -401,6 +417,13 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
       device: (id) => findDevice(db, id), timeZoneOf: timeZones(db, clock), commands: services.commands,
     });
     closers.push(() => rules.stop());
+    // forwards: one delivery loop per forward, under a lease (one instance at a time)
+    const forwarding = startForwardRunner({
+      db, clock, logger, events: services.events,
+      open: (f) => openForwarder(f, { timeoutMs: config.forwardTimeoutMs, userAgent: USER_AGENT }),
+      settings: { retentionMs: config.forwardRetentionDays * 86_400_000, maxPendingPerAccount: config.forwardMaxPending },
+    });
+    closers.push(() => forwarding.stop());
     const relay = config.redisUrl ? await relayEvents(services.events, config.redisUrl, config.redisPrefix, logger, { live: config.mqttPort !== 'off', timeoutMs: config.redisTimeoutMs }) : undefined;
     if (relay) closers.push(() => relay.close());
     // raw frames cross instances only for accounts someone on another instance listens to
@@ -433,6 +456,7 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
       gateway,
       services,
       rules,
+      forwarding,
       bootstrap: created ? { accountId: created.accountId, userName: created.userName, apiKey: created.apiKey, generated: config.adminApiKey === undefined } : undefined,
       stop: closeAll,
     };

@@ -21,6 +21,7 @@ import type { AccountsService } from '../core/accounts/accounts.service.js';
 import type { CommandsService } from '../core/commands/commands.service.js';
 import type { ZonesService } from '../core/rules/zones.service.js';
 import type { AlertRulesService } from '../core/rules/alert-rules.service.js';
+import type { ForwardsService } from '../core/forward/forwards.service.js';
 import type { Principal } from '../core/model/user.js';
 import type { SightingScope, UnknownDevice } from '../core/devices/unknown-devices.repository.js';
 import { authRoutes } from './routes/auth.routes.js';
@@ -29,6 +30,7 @@ import { commandRoutes } from './routes/commands.routes.js';
 import { groupRoutes } from './routes/groups.routes.js';
 import { userRoutes } from './routes/users.routes.js';
 import { ruleRoutes } from './routes/rules.routes.js';
+import { forwardRoutes } from './routes/forwards.routes.js';
 import { accountRoutes, systemRoutes } from './routes/system.routes.js';
 import { docsRoutes } from './docs.js';
 import { answerJson, type RouteTable } from './route.js';
@@ -48,6 +50,7 @@ export interface ApiDeps {
   commands: CommandsService;
   zones: ZonesService;
   alertRules: AlertRulesService;
+  forwards: ForwardsService;
   ping: () => Promise<void>;
   /** recent sightings of trackers refused at the gateway; the API always passes the caller's scope */
   unknownDevices: (limit: number, scope: SightingScope) => Promise<UnknownDevice[]>;
@@ -200,6 +203,7 @@ export function createApi(deps: ApiDeps): Koa {
   groupRoutes(api, deps.groups);
   userRoutes(api, deps.users, deps.clock);
   ruleRoutes(api, deps.zones, deps.alertRules);
+  forwardRoutes(api, deps.forwards);
   accountRoutes(api, deps.accounts, deps.unknownDevices, deps.onTimeZoneChanged);
 
   let document: object | undefined;

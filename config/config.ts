@@ -46,6 +46,12 @@ export interface Config {
   idleTimeoutSeconds: number;
   /** how long sendCommand waits for a connected device's reply (CONTRACT.md "Commands") */
   commandWaitSeconds: number;
+  /** forwards: the longest wait for a target's connection, and for its answer (response, PUBACKs, confirms) */
+  forwardTimeoutMs: number;
+  /** forwards: undelivered messages stored longer ago than this are dropped (logged, counted) */
+  forwardRetentionDays: number;
+  /** forwards: undelivered messages beyond the newest this many of an account are dropped (logged, counted) */
+  forwardMaxPending: number;
 }
 
 export class ConfigError extends Error {
@@ -143,6 +149,9 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonl
     checksum,
     idleTimeoutSeconds: integer(env, 'TRACKGATE_IDLE_TIMEOUT', 600, 10, 86400),
     commandWaitSeconds: integer(env, 'TRACKGATE_COMMAND_WAIT', 15, 1, 120),
+    forwardTimeoutMs: integer(env, 'TRACKGATE_FORWARD_TIMEOUT_MS', 10_000, 100, 600_000),
+    forwardRetentionDays: integer(env, 'TRACKGATE_FORWARD_RETENTION_DAYS', 7, 1, 365),
+    forwardMaxPending: integer(env, 'TRACKGATE_FORWARD_MAX_PENDING', 1_000_000, 1000, 100_000_000),
   };
   if ((config.mqttTlsCert === undefined) !== (config.mqttTlsKey === undefined)) {
     throw new ConfigError(config.mqttTlsCert ? 'TRACKGATE_MQTT_TLS_KEY' : 'TRACKGATE_MQTT_TLS_CERT', 'TLS needs both a certificate and a key');

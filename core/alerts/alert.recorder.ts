@@ -43,6 +43,8 @@ export interface AlertRecorderDeps {
   clock: Clock;
   events: EventBus;
   notifier?: AlertNotifier;
+  /** Called inside the alert's transaction once it is inserted (the forwards' journal, core/forward/). */
+  afterInsert?: (trx: Knex.Transaction, item: { accountId: string; deviceId: string; alert: Alert }) => Promise<void>;
 }
 
 /** Records the alerts the ingest raises (see the file's comment). */
@@ -89,6 +91,7 @@ export function createAlertRecorder(deps: AlertRecorderDeps): AlertRecorder {
       }
       const stored = await alerts.insert(trx, { ...row, notifications: plan?.notifications ?? [], suppressed: plan?.suppressed ?? {} });
       await plan?.write(trx, stored.id);
+      await deps.afterInsert?.(trx, { accountId: device.accountId, deviceId: device.id, alert: stored });
       return stored;
     }).catch(async (e: unknown) => {
       // The transaction failed after places in the daily count were reserved: give them back.

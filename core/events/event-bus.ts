@@ -87,6 +87,15 @@ export class EventBus {
     return this.subscribe('rules', fn);
   }
 
+  /** An account's forwards changed: every instance's forward journal and delivery loops look again. */
+  forwardsChanged(accountId: string, remote = false): void {
+    this.emitter.emit('forwards', accountId, remote);
+  }
+
+  onForwardsChanged(fn: (accountId: string, remote: boolean) => void): () => void {
+    return this.subscribe('forwards', fn);
+  }
+
   // Commands (CONTRACT.md "Commands"): the instance holding the device's connection delivers.
   /** Commands were queued for a device whose connection may be held by another instance. */
   commandsQueued(deviceId: string, remote = false): void {

@@ -12,8 +12,8 @@ import type { ChangedCommand, EventBus, StoredAlert, StoredLocation } from './ev
 import type { Logger } from '../logger.js';
 import { connectRedis, closeRedis } from '../redis/redis-client.redis.js';
 
-/** o: origin; l, a: stored locations, alert; u, d, c: changed user, device, account; q: commands queued for a device; k: a command's new status; r: an account's rules changed */
-type Envelope = { o: string; l?: StoredLocation[]; a?: StoredAlert; u?: string; d?: string; c?: string; q?: string; k?: ChangedCommand; r?: string };
+/** o: origin; l, a: stored locations, alert; u, d, c: changed user, device, account; q: commands queued for a device; k: a command's new status; r: an account's rules changed; w: an account's forwards changed */
+type Envelope = { o: string; l?: StoredLocation[]; a?: StoredAlert; u?: string; d?: string; c?: string; q?: string; k?: ChangedCommand; r?: string; w?: string };
 
 export interface RelayOptions {
   /** also relay stored locations, alerts and command changes (only the MQTT live feed needs them); default true */
@@ -54,6 +54,9 @@ export async function relayEvents(bus: EventBus, url: string, prefix: string, lo
   const offRules = bus.onRulesChanged((accountId, remote) => {
     if (!remote) send({ o: origin, r: accountId });
   });
+  const offForwards = bus.onForwardsChanged((accountId, remote) => {
+    if (!remote) send({ o: origin, w: accountId });
+  });
   const offCommand = bus.onCommandChanged((item, remote) => {
     if (!remote && live) send({ o: origin, k: item });
   });
@@ -69,6 +72,7 @@ export async function relayEvents(bus: EventBus, url: string, prefix: string, lo
       if (e.q) bus.commandsQueued(e.q, true);
       if (e.k) bus.commandChanged(e.k, true);
       if (e.r) bus.rulesChanged(e.r, true);
+      if (e.w) bus.forwardsChanged(e.w, true);
     } catch {
       /* not ours */
     }
@@ -84,6 +88,7 @@ export async function relayEvents(bus: EventBus, url: string, prefix: string, lo
       offQueued();
       offCommand();
       offRules();
+      offForwards();
       await Promise.all([closeRedis(pub), closeRedis(sub)]);
     },
   };

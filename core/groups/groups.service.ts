@@ -9,6 +9,7 @@ import * as groups from './groups.repository.js';
 import * as users from '../users/users.repository.js';
 import * as devices from '../devices/devices.repository.js';
 import * as alertRules from '../rules/alert-rules.repository.js';
+import * as forwards from '../forward/forwards.repository.js';
 
 export interface GroupInput {
   name: string;
@@ -29,7 +30,7 @@ export interface GroupsService {
   create(p: Principal, input: GroupInput): Promise<Group>;
   /** Replaces a group's name, description and devices (write privilege). */
   update(p: Principal, id: string, input: GroupInput): Promise<Group>;
-  /** Deletes a group (write privilege, no group restriction); its users are no longer restricted. GROUP_IN_USE while an alert rule watches it. */
+  /** Deletes a group (write privilege, no group restriction); its users are no longer restricted. GROUP_IN_USE while an alert rule watches it or a forward delivers it. */
   remove(p: Principal, id: string): Promise<void>;
   /** Whether a group holds a device, for scopes decided outside a request (the MQTT live feed). */
   includesDevice(groupId: string, deviceId: string): Promise<boolean>;
@@ -121,6 +122,10 @@ export function createGroupsService(deps: GroupsDeps): GroupsService {
       const ruleNames = await alertRules.namesUsingGroup(trx, id);
       if (ruleNames.length) {
         throw new DomainError('GROUP_IN_USE', `Group "${id}" is watched by the alert rule${ruleNames.length > 1 ? 's' : ''} ${ruleNames.map((n) => `"${n}"`).join(', ')}; change or delete ${ruleNames.length > 1 ? 'them' : 'it'} first.`, { rules: ruleNames });
+      }
+      const forwardNames = await forwards.namesUsingGroup(trx, id);
+      if (forwardNames.length) {
+        throw new DomainError('GROUP_IN_USE', `Group "${id}" is what the forward${forwardNames.length > 1 ? 's' : ''} ${forwardNames.map((n) => `"${n}"`).join(', ')} deliver${forwardNames.length > 1 ? '' : 's'}; change or delete ${forwardNames.length > 1 ? 'them' : 'it'} first.`, { forwards: forwardNames });
       }
       await users.clearGroup(trx, id);
       await groups.remove(trx, id);

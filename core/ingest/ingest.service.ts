@@ -11,6 +11,7 @@
  * the database refuses for what a row carries is retried in halves until the refused submission
  * stands alone.
  */
+import type { Knex } from 'knex';
 import type { Db } from '../db/db.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
@@ -32,6 +33,11 @@ export interface IngestDeps {
   logger: Logger;
   /** rows per transaction at most */
   maxBatchRows?: number;
+  /**
+   * Called inside the batch's transaction once its locations are written (the forwards' journal,
+   * core/forward/): what it writes commits, or fails, with them.
+   */
+  afterWrite?: (trx: Knex.Transaction, written: readonly { deviceId: string; location: Location; json?: string }[], accountOf: (deviceId: string) => string) => Promise<void>;
 }
 
 export interface SubmitOptions {
@@ -99,8 +105,14 @@ export function createIngestService(deps: IngestDeps): IngestService {
   /** One transaction for the batch; when the database refuses a row, each half on its own. */
   async function write(batch: Pending[]): Promise<void> {
     let written: locations.LocationRow[];
+    const accountOf = new Map(batch.map((p) => [p.device.id, p.device.accountId]));
     try {
-      written = await db.transaction((trx) => locations.insertMany(trx, batch.flatMap((p) => p.rows)));
+      written = await db.transaction(async (trx) => {
+        const rows = await locations.insertMany(trx, batch.flatMap((p) => p.rows));
+        // the rows as they are: the hook maps only those it keeps (none while no account forwards)
+        await deps.afterWrite?.(trx, rows, (deviceId) => accountOf.get(deviceId)!);
+        return rows;
+      });
     } catch (e) {
       if (batch.length > 1 && locations.isRefusedRow(e)) {
         const half = Math.ceil(batch.length / 2);
@@ -117,8 +129,6 @@ export function createIngestService(deps: IngestDeps): IngestService {
     // Usually every row was written (no identical resends): no need to look each one up.
     const stored = written.length === rows ? undefined : new Set(written);
     for (const p of batch) p.resolve((stored ? p.rows.filter((r) => stored.has(r)) : p.rows).map((r) => r.location));
-    const accountOf = new Map<string, string>();
-    for (const p of batch) accountOf.set(p.device.id, p.device.accountId);
     events.locationsStored(written.map((r) => ({ accountId: accountOf.get(r.deviceId)!, deviceId: r.deviceId, location: r.location })));
   }
 

@@ -8,6 +8,7 @@ import * as m006 from './006-commands-expiry-index.js';
 import * as m007 from './007-device-log.js';
 import * as m008 from './008-rules.js';
 import * as m009 from './009-rule-states.js';
+import * as m010 from './010-forwards.js';
 
 /** Every migration, in order. Adding one is a new file and one line here. */
 const migrations: Record<string, Knex.Migration> = {
@@ -20,6 +21,7 @@ const migrations: Record<string, Knex.Migration> = {
   '007-device-log': m007,
   '008-rules': m008,
   '009-rule-states': m009,
+  '010-forwards': m010,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

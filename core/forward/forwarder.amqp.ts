@@ -1,0 +1,91 @@
+/**
+ * AMQP 0-9-1 forwards (RabbitMQ or any such broker), with `amqplib`: each message is published
+ * persistent (`deliveryMode` 2, `contentType` application/json, `messageId` the message id, `type`
+ * location | alert) to the forward's `exchange` (default FORWARD_AMQP_EXCHANGE; "" is the default
+ * exchange, where the routing key names a queue) with the routing key of its template
+ * (`{deviceId}`, `{event}`; default FORWARD_AMQP_ROUTING_KEY), on a confirm channel: a batch counts
+ * as delivered once the broker has confirmed every message. The exchange is not declared: it is the
+ * operator's (a missing one fails the batch with the broker's NOT_FOUND). A message the exchange
+ * routes to no queue is confirmed and dropped by the broker, as AMQP does: bind a queue first.
+ * A failed connection or channel, a nack or no confirm within the timeout fails the batch and
+ * drops the connection; the delivery loop connects again on its next attempt.
+ */
+import amqp, { type ChannelModel, type ConfirmChannel } from 'amqplib';
+import type { ForwardMessage } from '../model/forward.js';
+import { FORWARD_AMQP_EXCHANGE, FORWARD_AMQP_ROUTING_KEY, expandTemplate, safeUrl, within, type Forwarder, type ForwarderSettings } from './forwarder.js';
+
+export function createAmqpForwarder(settings: ForwarderSettings & { url: string; exchange: string | null; topic: string | null }): Forwarder {
+  const exchange = settings.exchange ?? FORWARD_AMQP_EXCHANGE;
+  const template = settings.topic || FORWARD_AMQP_ROUTING_KEY;
+  const where = safeUrl(settings.url);
+  let conn: ChannelModel | undefined;
+  let channel: ConfirmChannel | undefined;
+  let broken: Error | undefined;
+  let closed = false;
+
+  function drop(): void {
+    const c = conn;
+    conn = undefined;
+    channel = undefined;
+    c?.close().catch(() => {});
+  }
+
+  async function open(): Promise<ConfirmChannel> {
+    if (channel && conn && !broken) return channel;
+    drop();
+    broken = undefined;
+    const c = await within(amqp.connect(settings.url, { timeout: settings.timeoutMs, clientProperties: { connection_name: settings.userAgent } }), settings.timeoutMs, `${where}: no connection within ${settings.timeoutMs} ms`).catch((e: Error) => {
+      throw new Error(e.message.startsWith(where) ? e.message : `${where}: ${e.message}`);
+    });
+    conn = c;
+    const fail = (e?: Error) => {
+      broken ??= new Error(`${where}: ${e?.message ?? 'the connection closed'}`);
+    };
+    c.on('error', fail);
+    c.on('close', fail);
+    try {
+      const ch = await within(c.createConfirmChannel(), settings.timeoutMs, `${where}: no channel within ${settings.timeoutMs} ms`);
+      ch.on('error', fail);
+      ch.on('close', () => fail(new Error('the channel closed')));
+      channel = ch;
+      return ch;
+    } catch (e) {
+      drop();
+      throw e;
+    }
+  }
+
+  async function publishAll(ch: ConfirmChannel, messages: readonly ForwardMessage[]): Promise<void> {
+    const confirms: Promise<void>[] = [];
+    for (const m of messages) {
+      confirms.push(
+        new Promise<void>((resolve, reject) => {
+          const ok = ch.publish(exchange, expandTemplate(template, m), Buffer.from(m.json), { persistent: true, contentType: 'application/json', messageId: String(m.id), type: m.event }, (err: unknown) =>
+            err ? reject(broken ?? new Error(`${where}: the broker refused message ${m.id}`)) : resolve(),
+          );
+          void ok;
+        }),
+      );
+    }
+    await Promise.all(confirms);
+  }
+
+  return {
+    async send(messages: readonly ForwardMessage[]) {
+      if (closed) throw new Error('the AMQP forwarder is closed');
+      const ch = await open();
+      try {
+        await within(publishAll(ch, messages), settings.timeoutMs, `${where}: no confirm within ${settings.timeoutMs} ms`);
+        if (broken) throw broken;
+      } catch (e) {
+        const err = broken ?? (e as Error);
+        drop();
+        throw err;
+      }
+    },
+    async close() {
+      closed = true;
+      drop();
+    },
+  };
+}

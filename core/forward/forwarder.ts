@@ -1,0 +1,49 @@
+/**
+ * What a forward's delivery loop (forward.runner.ts) needs of a target: send a batch, resolving
+ * only once the target has taken every message of it (a webhook's 2xx, MQTT PUBACKs, AMQP
+ * confirms), rejecting otherwise (the loop sends the batch again later). One adapter per target
+ * type: forwarder.webhook.ts, forwarder.mqtt.ts, forwarder.amqp.ts.
+ */
+import type { ForwardMessage } from '../model/forward.js';
+
+/** The default topic template of an mqtt forward. */
+export const FORWARD_MQTT_TOPIC = 'trackgate/{deviceId}/{event}';
+/** The default exchange of an amqp forward: RabbitMQ's predeclared topic exchange. */
+export const FORWARD_AMQP_EXCHANGE = 'amq.topic';
+/** The default routing-key template of an amqp forward (dots: the separator of topic exchanges). */
+export const FORWARD_AMQP_ROUTING_KEY = 'trackgate.{deviceId}.{event}';
+
+export interface Forwarder {
+  /** Messages in stream order; at least once: a batch that fails is sent again whole. */
+  send(messages: readonly ForwardMessage[]): Promise<void>;
+  /** Lets go of connections (a send in flight fails). */
+  close(): Promise<void>;
+}
+
+export interface ForwarderSettings {
+  /** the longest wait for a connection, and for the target's answer (response, PUBACKs, confirms) */
+  timeoutMs: number;
+  /** the User-Agent of webhook requests, the client id prefix of MQTT */
+  userAgent: string;
+}
+
+/** `{deviceId}` and `{event}` (location | alert) of a topic or routing-key template. */
+export function expandTemplate(template: string, m: Pick<ForwardMessage, 'deviceId' | 'event'>): string {
+  return template.replaceAll('{deviceId}', m.deviceId).replaceAll('{event}', m.event);
+}
+
+/** A URL as error messages and logs name it: no credentials, no query. */
+export function safeUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname === '/' ? '' : u.pathname}`;
+  } catch {
+    return 'an unreadable URL';
+  }
+}
+
+/** Rejects with `what` after `ms` unless `p` settles first. */
+export function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(what)), ms)))]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,101 @@
+/**
+ * Webhook forwards: each batch is `POST`ed as JSON arrays of messages (split so that no body
+ * passes WEBHOOK_MAX_MESSAGES or WEBHOOK_MAX_BODY_BYTES, sent one after the other), with `Content-Type: application/json`, `User-Agent:
+ * trackgate/<version>`, `X-Trackgate-Forward: <forward id>` and, when the forward has a `secret`,
+ * `X-Trackgate-Signature: sha256=<hex HMAC-SHA256 of the body with the secret>`. Any 2xx accepts
+ * the batch; anything else (another status, no connection within the timeout, no complete answer
+ * within the timeout) fails it, and the delivery loop sends it again after a backoff. Credentials
+ * in the URL (`https://user:pass@host/path`) become Basic authentication. node:http rather than
+ * fetch: the connection and the answer each get their own timeout, and connections are kept alive.
+ */
+import http from 'node:http';
+import https from 'node:https';
+import { createHmac } from 'node:crypto';
+import type { ForwardMessage } from '../model/forward.js';
+import { safeUrl, type Forwarder, type ForwarderSettings } from './forwarder.js';
+
+/** The largest body of one POST, and the most messages in one; a larger batch is sent as several, in order. */
+export const WEBHOOK_MAX_BODY_BYTES = 1024 * 1024;
+export const WEBHOOK_MAX_MESSAGES = 500;
+
+export function createWebhookForwarder(settings: ForwarderSettings & { forwardId: string; url: string; secret: string | null }): Forwarder {
+  const target = new URL(settings.url);
+  const client = target.protocol === 'https:' ? https : http;
+  const agent = new client.Agent({ keepAlive: true, maxSockets: 1 });
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'user-agent': settings.userAgent,
+    'x-trackgate-forward': settings.forwardId,
+  };
+  if (target.username || target.password) {
+    headers.authorization = `Basic ${Buffer.from(`${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`).toString('base64')}`;
+  }
+  const where = safeUrl(settings.url);
+  const inFlight = new Set<http.ClientRequest>();
+  let closed = false;
+
+  function post(body: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const h: Record<string, string | number> = { ...headers, 'content-length': Buffer.byteLength(body) };
+      if (settings.secret) h['x-trackgate-signature'] = `sha256=${createHmac('sha256', settings.secret).update(body).digest('hex')}`;
+      const req = client.request(target, { method: 'POST', headers: h, agent, auth: undefined });
+      inFlight.add(req);
+      let timer: NodeJS.Timeout | undefined;
+      const fail = (message: string) => {
+        clearTimeout(timer);
+        req.destroy();
+        reject(new Error(message));
+      };
+      // the connection: a fresh socket must connect within the timeout (a kept-alive one is ready)
+      req.on('socket', (socket) => {
+        if (!socket.connecting) return;
+        const t = setTimeout(() => fail(`${where}: no connection within ${settings.timeoutMs} ms`), settings.timeoutMs);
+        socket.once('connect', () => clearTimeout(t));
+        socket.once('close', () => clearTimeout(t));
+      });
+      req.on('error', (e: NodeJS.ErrnoException) => fail(`${where}: ${e.code ?? e.message}`));
+      req.on('close', () => inFlight.delete(req));
+      req.on('response', (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          if (text.length < 300) text += chunk;
+        });
+        res.on('error', (e) => fail(`${where}: ${e.message}`));
+        res.on('end', () => {
+          clearTimeout(timer);
+          const status = res.statusCode ?? 0;
+          if (status >= 200 && status < 300) resolve();
+          else reject(new Error(`${where} answered ${status}${text ? `: ${text.slice(0, 200).replace(/\s+/g, ' ')}` : ''}`));
+        });
+      });
+      // the answer: complete within the timeout once the request is sent
+      req.end(body, () => {
+        timer = setTimeout(() => fail(`${where}: no answer within ${settings.timeoutMs} ms`), settings.timeoutMs);
+      });
+    });
+  }
+
+  return {
+    async send(messages: readonly ForwardMessage[]) {
+      if (closed) throw new Error('the webhook forwarder is closed');
+      let parts: string[] = [];
+      let size = 2;
+      for (const m of messages) {
+        if (parts.length && (size + m.json.length + 1 > WEBHOOK_MAX_BODY_BYTES || parts.length === WEBHOOK_MAX_MESSAGES)) {
+          await post(`[${parts.join(',')}]`);
+          parts = [];
+          size = 2;
+        }
+        parts.push(m.json);
+        size += m.json.length + 1;
+      }
+      if (parts.length) await post(`[${parts.join(',')}]`);
+    },
+    async close() {
+      closed = true;
+      for (const req of inFlight) req.destroy();
+      agent.destroy();
+    },
+  };
+}

@@ -1,0 +1,163 @@
+/**
+ * Forwards on real servers: an HTTP receiver that answers 500 for a while, then hangs, then 200;
+ * the Mosquitto and RabbitMQ of this machine with a topic, an exchange and a queue of the test's
+ * own. Every stored location and alert must arrive, per device in order, none lost, repeats
+ * counted and few; another account's data never.
+ */
+import test from 'ava';
+import { backends } from '../helpers/backends.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { capturingLogger } from '../helpers/capture-logger.js';
+import { until } from '../helpers/wait.js';
+import {
+  alertKey, check, locationKey, signature, startAmqpReceiver, startMqttReceiver, startWebhookReceiver, uniqueName,
+  MOSQUITTO_URL, RABBITMQ_URL, type ForwardedMessage,
+} from '../helpers/forward-receivers.js';
+
+const SECRET = 'the-webhook-secret-0123';
+const T0 = Date.UTC(2026, 2, 1, 8);
+
+async function device(s: TestServer, token: string, id: string): Promise<void> {
+  const r = await s.request('POST', '/api/devices', { token, body: { id, name: id } });
+  if (r.status !== 201) throw new Error(JSON.stringify(r.body));
+}
+
+async function forward(s: TestServer, token: string, body: Record<string, unknown>): Promise<string> {
+  const r = await s.request('POST', '/api/forwards', { token, body });
+  if (r.status !== 201) throw new Error(JSON.stringify(r.body));
+  return r.body.forward.id as string;
+}
+
+/** Per device, the location times of the first arrival of each message are increasing (the test stores them in time order; a correction, stored later, is left out). */
+function timesInOrder(arrived: readonly ForwardedMessage[], except: string): string[] {
+  const seen = new Set<number>();
+  const last = new Map<string, number>();
+  const bad = new Set<string>();
+  for (const m of arrived) {
+    if (seen.has(m.id) || m.event !== 'location' || m.location!.dateTime === except) continue;
+    seen.add(m.id);
+    const t = Date.parse(m.location!.dateTime);
+    if (t < (last.get(m.deviceId) ?? -Infinity)) bad.add(m.deviceId);
+    last.set(m.deviceId, t);
+  }
+  return [...bad];
+}
+
+for (const backend of await backends()) {
+  test(`forward.delivery (${backend}): webhook through 500s, a hang and recovery, MQTT and AMQP: everything stored arrives, in order, only the account's`, async (t) => {
+    const logger = capturingLogger();
+    const s = await startServer(backend, { env: { TRACKGATE_FORWARD_TIMEOUT_MS: '1000' }, logger });
+    t.teardown(() => s.stop());
+    const hook = await startWebhookReceiver();
+    t.teardown(() => hook.close());
+    const otherHook = await startWebhookReceiver();
+    t.teardown(() => otherHook.close());
+    const topicRoot = uniqueName('topic');
+    const sub = await startMqttReceiver(`${topicRoot}/#`);
+    t.teardown(() => sub.close());
+    const rabbit = await startAmqpReceiver(uniqueName('exchange'), 'fwd.#');
+    t.teardown(() => rabbit.close());
+
+    const token = s.adminToken;
+    const devices = ['fwd-a', 'fwd-b', 'fwd-c'];
+    for (const d of devices) await device(s, token, d);
+    await s.running.services.accounts.create({ name: 'Other', licenses: 5, adminUser: 'other-admin', adminApiKey: 'other-admin-key-0123456789' });
+    const otherToken = await s.token('other-admin', 'other-admin-key-0123456789');
+    await device(s, otherToken, 'other-1');
+
+    hook.mode = 'error';
+    const hookId = await forward(s, token, { name: 'ERP', type: 'webhook', url: hook.url, secret: SECRET });
+    await forward(s, token, { name: 'Broker', type: 'mqtt', url: MOSQUITTO_URL, topic: `${topicRoot}/{deviceId}/{event}` });
+    await forward(s, token, { name: 'Rabbit', type: 'amqp', url: RABBITMQ_URL, exchange: rabbit.exchange, topic: 'fwd.{deviceId}.{event}' });
+    await forward(s, otherToken, { name: 'Theirs', type: 'webhook', url: otherHook.url });
+
+    const expected = new Set<string>();
+    const expectedOther = new Set<string>();
+    const post = async (tk: string, id: string, i: number, lat: number) => {
+      const dateTime = new Date(T0 + i * 1000).toISOString();
+      const r = await s.request('POST', `/api/devices/${id}/locations`, { token: tk, body: { location: { dateTime, latitude: lat, longitude: -3.7, speed: i % 90 } } });
+      if (r.status !== 201) throw new Error(JSON.stringify(r.body));
+      (tk === token ? expected : expectedOther).add(locationKey(id, dateTime));
+    };
+    const raise = async (tk: string, id: string, i: number) => {
+      const r = await s.request('POST', `/api/devices/${id}/alerts`, { token: tk, body: { alert: { alertName: 'SOSButton', dateTime: new Date(T0 + i * 1000).toISOString(), latitude: 40, longitude: -3 } } });
+      if (r.status !== 201) throw new Error(JSON.stringify(r.body));
+      (tk === token ? expected : expectedOther).add(alertKey(id, r.body.alerts[0].id));
+    };
+
+    // 500s for a while: the status says why, messages wait
+    const phase = async (from: number, to: number) => {
+      for (let i = from; i < to; i++) {
+        await Promise.all(devices.map((d, k) => post(token, d, i, 40 + k + i / 1e4)));
+        if (i % 10 === 0) {
+          await raise(token, devices[i % devices.length], i);
+          await post(otherToken, 'other-1', i, 10);
+          await raise(otherToken, 'other-1', i);
+        }
+      }
+    };
+    await phase(0, 40);
+    await until('the webhook failed', () => hook.requests.length >= 2, 10_000);
+    const failing = (await s.request('GET', `/api/forwards/${hookId}`, { token })).body.forward;
+    t.regex(failing.status.lastError ?? '', /answered 500/);
+    t.true(failing.status.pending > 0);
+    t.is(logger.at('warn', /^forward failing/).filter((e) => e.forwardId === hookId).length, 1, 'one log line when it starts failing');
+    // a correction is a new message; an identical resend is not
+    const corrected = new Date(T0 + 5 * 1000).toISOString();
+    await s.request('POST', `/api/devices/fwd-a/locations`, { token, body: { location: { dateTime: corrected, latitude: 41.5, longitude: -3.7, speed: 5 } } });
+    await s.request('POST', `/api/devices/fwd-a/locations`, { token, body: { location: { dateTime: corrected, latitude: 41.5, longitude: -3.7, speed: 5 } } });
+
+    // then it hangs (past the 1 s timeout)
+    hook.mode = 'hang';
+    await phase(40, 70);
+    await until('the webhook hung', () => hook.requests.some((r) => r.answered === 'hang'), 15_000);
+    await new Promise((r) => setTimeout(r, 1500));
+    t.regex((await s.request('GET', `/api/forwards/${hookId}`, { token })).body.forward.status.lastError ?? '', /no answer within 1000 ms/);
+
+    // then it answers 200
+    hook.mode = 'ok';
+    await phase(70, 100);
+    const all = (got: readonly ForwardedMessage[]) => check(got, expected).missing.length === 0;
+    await until('every receiver has everything', () => all(hook.messages) && all(sub.messages) && all(rabbit.messages) && check(otherHook.messages, expectedOther).missing.length === 0, 60_000, 200);
+
+    for (const [name, got] of [['webhook', hook.messages], ['mqtt', sub.messages], ['amqp', rabbit.messages]] as const) {
+      const c = check(got, expected);
+      t.deepEqual(c.missing, [], `${name}: none lost`);
+      t.deepEqual(c.unexpected, [], `${name}: nothing of another account`);
+      t.deepEqual(c.outOfOrder, [], `${name}: per device in stream order`);
+      t.deepEqual(timesInOrder(got, corrected), [], `${name}: per device in time order`);
+      t.true(c.repeats <= expected.size, `${name}: ${c.repeats} repeats of ${got.length} messages`);
+      t.log(`${name}: ${got.length} messages, ${expected.size} expected, ${c.repeats} repeats`);
+      // the correction arrived after the original, with its values
+      const fixes = got.filter((m, i) => m.event === 'location' && m.deviceId === 'fwd-a' && m.location!.dateTime === corrected && got.findIndex((x) => x.id === m.id) === i);
+      t.is(fixes.length, 2, `${name}: the original and the correction, the identical resend not`);
+      t.is(fixes[1].location!.latitude, 41.5);
+    }
+    const theirs = check(otherHook.messages, expectedOther);
+    t.deepEqual(theirs.missing, []);
+    t.deepEqual(theirs.unexpected, [], "the other account's forward carries only its own");
+
+    // the webhook's requests: signed, a User-Agent, JSON arrays
+    const ok = hook.requests.filter((r) => r.answered === 'ok');
+    t.true(ok.length >= 1);
+    for (const r of ok) {
+      t.is(r.headers['x-trackgate-signature'], signature(SECRET, r.body));
+      t.regex(r.headers['user-agent'] ?? '', /^trackgate\/\d+\.\d+\.\d+$/);
+      t.is(r.headers['content-type'], 'application/json');
+      t.true(Array.isArray(JSON.parse(r.body)));
+    }
+    t.true(ok.length < hook.messages.length / 5, `batches: ${ok.length} requests for ${hook.messages.length} messages`);
+    t.is(otherHook.requests[0].headers['x-trackgate-signature'], undefined, 'no secret, no signature');
+    // MQTT topics and AMQP routing keys from the templates
+    t.true(sub.keys.every((k) => new RegExp(`^${topicRoot}/(fwd-[abc])/(location|alert)$`).test(k)), sub.keys[0]);
+    t.true(rabbit.keys.every((k) => /^fwd\.fwd-[abc]\.(location|alert)$/.test(k)), rabbit.keys[0]);
+    const props = (rabbit as unknown as { props: { deliveryMode?: number; contentType?: string; messageId?: string }[] }).props;
+    t.true(props.every((p) => p.deliveryMode === 2 && p.contentType === 'application/json' && typeof p.messageId === 'string'), 'persistent JSON messages with their ids');
+
+    await until('the status says delivered', async () => (await s.request('GET', `/api/forwards/${hookId}`, { token })).body.forward.status.pending === 0, 10_000);
+    const status = (await s.request('GET', `/api/forwards/${hookId}`, { token })).body.forward.status;
+    t.is(status.lastError, null);
+    t.truthy(status.lastDeliveredAt);
+    t.is(logger.at('info', 'forward recovered').filter((e) => e.forwardId === hookId).length, 1, 'one log line when it recovers');
+  });
+}
