@@ -103,53 +103,58 @@ const stamp = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
  * A condition read from each position (undefined when the position does not say: no speed, no
  * battery reading), fired after the rule's minimum duration. Ticks only let time pass.
  */
-function positional(read: (p: RulePosition, rule: AlertRule, ctx: DetectorContext) => { on: boolean; text: string } | undefined): Detector {
+/**
+ * A condition read from each position (undefined when the position does not say: no speed, no
+ * battery reading), fired after the rule's minimum duration; `describe` makes the alert's text,
+ * only when it is needed (an alert, or an episode starting). Ticks only let time pass.
+ */
+function positional(read: (p: RulePosition, rule: AlertRule, ctx: DetectorContext) => boolean | undefined, describe: (p: RulePosition, rule: AlertRule, ctx: DetectorContext) => string): Detector {
   return (rule, state, input, ctx) => {
     // a tick fires with what the position that started the episode said
     if (input.kind === 'tick') return episode(state, input, undefined, input.tick.now, minDurationMs(rule), () => String(state.memory.text ?? rule.name));
     const p = input.position;
-    const r = read(p, rule, ctx);
-    const result = episode(state, input, r?.on, p.fixTime, minDurationMs(rule), () => r?.text ?? String(state.memory.text ?? rule.name));
-    if (r && result.state.on && !state.on) result.state = { ...result.state, memory: { ...result.state.memory, text: r.text } };
+    const on = read(p, rule, ctx);
+    const result = episode(state, input, on, p.fixTime, minDurationMs(rule), () => (on === undefined ? String(state.memory.text ?? rule.name) : describe(p, rule, ctx)));
+    if (on !== undefined && result.state.on && !state.on) result.state = { ...result.state, memory: { ...result.state.memory, text: describe(p, rule, ctx) } };
     return result;
   };
 }
 
 /** A threshold on a number a position carries: `on` when below (or above) the rule's value. */
 function threshold(pick: (p: RulePosition, rule: AlertRule) => number | undefined, below: boolean, describe: (v: number, limit: number) => string, fallback?: number): Detector {
-  return positional((p, rule) => {
-    const v = pick(p, rule);
-    const limit = value(rule, fallback);
-    if (v === undefined || limit === undefined) return undefined;
-    return { on: below ? v < limit : v > limit, text: describe(v, limit) };
-  });
+  return positional(
+    (p, rule) => {
+      const v = pick(p, rule);
+      const limit = value(rule, fallback);
+      if (v === undefined || limit === undefined) return undefined;
+      return below ? v < limit : v > limit;
+    },
+    (p, rule) => describe(pick(p, rule)!, value(rule, fallback)!),
+  );
 }
 
-const speedOver: Detector = positional((p, rule) => {
-  const limit = rule.params.speed;
-  if (p.speed === undefined || limit === undefined) return undefined;
-  return { on: p.speed > limit, text: `Speed ${fmt(p.speed)} km/h over the limit of ${fmt(limit)} km/h` };
-});
+const speedOver: Detector = positional(
+  (p, rule) => (p.speed === undefined || rule.params.speed === undefined ? undefined : p.speed > rule.params.speed),
+  (p, rule) => `Speed ${fmt(p.speed!)} km/h over the limit of ${fmt(rule.params.speed!)} km/h`,
+);
 
-const speedUnder: Detector = positional((p, rule) => {
-  const limit = rule.params.speed;
-  if (p.speed === undefined || limit === undefined || p.valid === false) return undefined;
-  return { on: p.speed < limit, text: `Speed ${fmt(p.speed)} km/h under the minimum of ${fmt(limit)} km/h` };
-});
+const speedUnder: Detector = positional(
+  (p, rule) => (p.speed === undefined || rule.params.speed === undefined || p.valid === false ? undefined : p.speed < rule.params.speed),
+  (p, rule) => `Speed ${fmt(p.speed!)} km/h under the minimum of ${fmt(rule.params.speed!)} km/h`,
+);
 
 /** inside (ForbiddenArea) or outside (AllowedArea) the rule's zone */
 const zoneCondition = (inside: boolean): Detector =>
-  positional((p, _rule, ctx) => {
-    if (!ctx.zone || p.valid === false) return undefined;
-    const isIn = ctx.zone.contains(p.latitude, p.longitude);
-    return { on: isIn === inside, text: inside ? `Inside the forbidden zone "${ctx.zone.name}"` : `Outside the allowed zone "${ctx.zone.name}"` };
-  });
+  positional(
+    (p, _rule, ctx) => (!ctx.zone || p.valid === false ? undefined : ctx.zone.contains(p.latitude, p.longitude) === inside),
+    (_p, _rule, ctx) => (inside ? `Inside the forbidden zone "${ctx.zone!.name}"` : `Outside the allowed zone "${ctx.zone!.name}"`),
+  );
 
 /** CheckPoint: reaching the zone, once per visit. */
-const checkPoint: Detector = positional((p, _rule, ctx) => {
-  if (!ctx.zone || p.valid === false) return undefined;
-  return { on: ctx.zone.contains(p.latitude, p.longitude), text: `Reached the check point "${ctx.zone.name}"` };
-});
+const checkPoint: Detector = positional(
+  (p, _rule, ctx) => (!ctx.zone || p.valid === false ? undefined : ctx.zone.contains(p.latitude, p.longitude)),
+  (_p, _rule, ctx) => `Reached the check point "${ctx.zone!.name}"`,
+);
 
 /**
  * CheckArea: entering and leaving the zone, each an alert (after the minimum duration inside, or
@@ -203,13 +208,14 @@ const stopped = (idle: boolean): Detector => {
 
 /** Sensor N on (or off): the input's attribute (`in<N>`, or params.attribute). */
 const sensor = (n: number, wantOn: boolean): Detector =>
-  positional((p, rule) => {
-    const key = rule.params.attribute ?? `in${n}`;
-    const raw = p.attributes[key];
-    if (raw === undefined || raw === null) return undefined;
-    const isOn = raw === true || raw === 1 || raw === '1' || raw === 'true';
-    return { on: isOn === wantOn, text: `Sensor ${n} (${key}) ${wantOn ? 'on' : 'off'}` };
-  });
+  positional(
+    (p, rule) => {
+      const raw = p.attributes[rule.params.attribute ?? `in${n}`];
+      if (raw === undefined || raw === null) return undefined;
+      return (raw === true || raw === 1 || raw === '1' || raw === 'true') === wantOn;
+    },
+    (_p, rule) => `Sensor ${n} (${rule.params.attribute ?? `in${n}`}) ${wantOn ? 'on' : 'off'}`,
+  );
 
 /** FuelJumpDown / FuelJumpUp: the fuel level changed by at least the rule's value between two reports. */
 const fuelJump = (down: boolean): Detector => (rule, state, input) => {
@@ -227,22 +233,24 @@ const fuelJump = (down: boolean): Detector => (rule, state, input) => {
 
 /** AttributeEquals / LessThan / GreaterThan on params.attribute. */
 const attribute = (op: 'eq' | 'lt' | 'gt'): Detector =>
-  positional((p, rule) => {
-    const key = rule.params.attribute;
-    if (key === undefined) return undefined;
-    const v = p.attributes[key];
-    const want = rule.params.value;
-    if (v === undefined || v === null || want === undefined) return undefined;
-    let on: boolean;
-    if (op === 'eq') on = typeof want === 'number' ? Number(v) === want : String(v) === String(want);
-    else {
+  positional(
+    (p, rule) => {
+      const key = rule.params.attribute;
+      if (key === undefined) return undefined;
+      const v = p.attributes[key];
+      const want = rule.params.value;
+      if (v === undefined || v === null || want === undefined) return undefined;
+      if (op === 'eq') return typeof want === 'number' ? Number(v) === want : String(v) === String(want);
       const x = typeof v === 'number' ? v : Number(v);
       if (!Number.isFinite(x) || typeof want !== 'number') return undefined;
-      on = op === 'lt' ? x < want : x > want;
-    }
-    const word = op === 'eq' ? 'is' : op === 'lt' ? 'below' : 'above';
-    return { on, text: `Attribute ${key} = ${String(v)} (${word} ${String(want)})` };
-  });
+      return op === 'lt' ? x < want : x > want;
+    },
+    (p, rule) => {
+      const key = rule.params.attribute!;
+      const word = op === 'eq' ? 'is' : op === 'lt' ? 'below' : 'above';
+      return `Attribute ${key} = ${String(p.attributes[key])} (${word} ${String(rule.params.value)})`;
+    },
+  );
 
 /** GPSNoSignal: positions without a valid fix for the rule's minutes. */
 const gpsNoSignal: Detector = (rule, state, input) => {

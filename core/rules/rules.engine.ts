@@ -68,6 +68,8 @@ const LEASE = 'rules-tick';
 const CONTEXT_CHUNK = 500;
 /** changed states are written together, at least this often … */
 const FLUSH_MS = 200;
+/** the last fixes evaluated per device are saved this often */
+const FIXES_EVERY_MS = 2000;
 /** … or once this many changed */
 const FLUSH_ROWS = 500;
 /** alert names whose alerts are edges (each one an event), not a condition that lasts */
@@ -263,6 +265,7 @@ export function startRulesEngine(deps: RulesEngineDeps): RulesEngine {
 
   let flushing: Promise<void> | undefined;
   let again = false;
+  let fixesSavedAt = -Infinity;
   /**
    * Writes the changed states (compare-and-set, one transaction) and the last fixes evaluated. A
    * state another instance wrote first is read again and replaces ours. Runs every FLUSH_MS, when
@@ -274,7 +277,7 @@ export function startRulesEngine(deps: RulesEngineDeps): RulesEngine {
       again = true;
       return flushing;
     }
-    if (dirty.size === 0 && fixesToSave.size === 0) return Promise.resolve();
+    if (dirty.size === 0 && (fixesToSave.size === 0 || (performance.now() - fixesSavedAt < FIXES_EVERY_MS && !stopped))) return Promise.resolve();
     flushing = (async () => {
       const slots = [...dirty];
       dirty.clear();
@@ -282,8 +285,13 @@ export function startRulesEngine(deps: RulesEngineDeps): RulesEngine {
         slot.dirty = false;
         return { slot, row: { ...slot.stored } };
       });
-      const fixes = new Map(fixesToSave);
-      fixesToSave.clear();
+      // the last fixes are saved every FIXES_EVERY_MS (they matter after a restart, and Offline counts minutes)
+      const fixesDue = performance.now() - fixesSavedAt >= FIXES_EVERY_MS || stopped;
+      const fixes = fixesDue ? new Map(fixesToSave) : new Map<string, { lastFix: number; lastReport: number }>();
+      if (fixesDue) {
+        fixesToSave.clear();
+        fixesSavedAt = performance.now();
+      }
       const conflicts: RuleSlot[] = [];
       try {
         const t = now();
@@ -360,17 +368,16 @@ export function startRulesEngine(deps: RulesEngineDeps): RulesEngine {
     let received = 0;
     for (const l of locations) received = Math.max(received, l.serverTime ? Date.parse(l.serverTime) : 0);
     const lastReport = received || now();
-    fixesToSave.set(deviceId, { lastFix: Number.isFinite(ctx.lastFix) ? ctx.lastFix : 0, lastReport });
     for (const p of positions) {
       if (!(p.fixTime > ctx.lastFix)) continue;
       ctx.lastFix = p.fixTime;
-      fixesToSave.set(deviceId, { lastFix: p.fixTime, lastReport });
       const input: RuleInput = { kind: 'position', position: p };
       for (const slot of ctx.slots) {
         const pending = evaluate(slot, deviceId, accountId, input, account.zones);
         if (pending) await pending;
       }
     }
+    fixesToSave.set(deviceId, { lastFix: Number.isFinite(ctx.lastFix) ? ctx.lastFix : 0, lastReport });
   }
 
   /** positions waiting, in the order stored (so each device's in its order), and the one worker draining them */
