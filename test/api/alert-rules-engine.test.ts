@@ -161,6 +161,25 @@ test('rules: a rule\'s command goes to the device through the commands path when
   t.like(commands[0], { command: 'setdigout 1', status: 'sent' });
 });
 
+test('rules: a rule\'s command with a delay is sent when its time comes, by the time passing, once', async (t) => {
+  const s = await start(t, 'sqlite', { TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_COMMAND_WAIT: '1' });
+  await device(s);
+  await rule(s, { alertName: 'ForbiddenArea', params: { zone: await zone(s) }, command: { command: 'setdigout 1', delaySeconds: 30 } });
+  const { c } = await teltonikaSessionOf(t, s);
+  c.write(F.teltonikaAvl([{ time: new Date(T0), lat: INSIDE.latitude, lon: INSIDE.longitude, speedKmh: 10 }]));
+  t.deepEqual(await c.read(4), Buffer.from('00000001', 'hex'));
+  t.is((await alertsOf(s)).length, 1);
+  const listed = async () => (await s.request('GET', `/api/devices/${IMEI}/commands`, { token: s.adminToken })).body.commands as { command: string }[];
+  s.clock.advance(20_000);
+  await s.running.rules.tick();
+  t.deepEqual(await listed(), [], 'not before its delay');
+  s.clock.advance(15_000);
+  await s.running.rules.tick();
+  t.is(await readTeltonikaCommand(c), 'setdigout 1');
+  await s.running.rules.tick();
+  t.is((await listed()).length, 1, 'sent once');
+});
+
 if (await postgresAvailable()) {
   test('rules: two instances on PostgreSQL and Redis raise each alert once (the same positions through both, and the time passing on both)', async (t) => {
     const clock = new ManualClock(new Date(T0));
