@@ -1,5 +1,5 @@
 import type { ExecutionContext } from 'ava';
-import { ProtocolError, type ProtocolModule } from '../../protocols/types.js';
+import { ProtocolError, type DecodeResult, type ProtocolModule } from '../../protocols/types.js';
 
 /** mulberry32: a small deterministic PRNG, so a fuzz failure reproduces from its seed. */
 export function prng(seed: number): () => number {
@@ -55,4 +55,46 @@ export function fuzzSplitter(t: ExecutionContext, o: SplitterFuzz): void {
       }
     }
   }
+}
+
+/**
+ * One to four random edits of a frame: bits flipped, cut and ended with `ending`, a byte replaced
+ * by one of `specials` (the protocol's delimiters), random bytes appended, a byte dropped.
+ */
+export function mutateBytes(rand: () => number, input: Buffer, o: { ending: string; specials: readonly number[] }): Buffer {
+  const int = (n: number) => Math.floor(rand() * n);
+  let b = Buffer.from(input);
+  for (let r = 0; r < 1 + int(4); r++) {
+    switch (int(5)) {
+      case 0:
+        for (let i = 0; i < 1 + int(4) && b.length; i++) b[int(b.length)] ^= 1 << int(8);
+        break;
+      case 1:
+        b = Buffer.concat([b.subarray(0, int(b.length + 1)), Buffer.from(o.ending)]);
+        break;
+      case 2:
+        if (b.length) b[int(b.length)] = o.specials[int(o.specials.length)];
+        break;
+      case 3:
+        b = Buffer.concat([b, Buffer.from(Array.from({ length: int(32) }, () => int(256)))]);
+        break;
+      default:
+        if (b.length) {
+          const at = int(b.length);
+          b = Buffer.concat([b.subarray(0, at), b.subarray(at + 1)]);
+        }
+    }
+  }
+  return b;
+}
+
+/** Like onlyProtocolErrors for a decode, which must also give only coordinates in range and valid dates. */
+export function decodesSanely(decode: () => DecodeResult): string | undefined {
+  return onlyProtocolErrors(() => {
+    for (const m of decode().messages) {
+      const l = m.location;
+      if (l && !(Math.abs(l.latitudeDeg) <= 90 && Math.abs(l.longitudeDeg) <= 180)) throw new Error('coordinates out of range');
+      if (m.fixTime && Number.isNaN(m.fixTime.getTime())) throw new Error('invalid date');
+    }
+  });
 }
