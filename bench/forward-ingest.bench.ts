@@ -18,7 +18,7 @@ import { openDb } from '../core/db/db.js';
 import type { Db } from '../core/db/db.js';
 import * as forwardsRepo from '../core/forward/forwards.repository.js';
 import { startChild, type Child } from './lib/child.js';
-import { gt06Imei, teltonikaImei } from './lib/frames.js';
+import { alternatingRounds, bestOf, connectTeltonikaGt06, teltonikaGt06Ids } from './lib/paired-rounds.js';
 import type { ConnectResult, StreamResult } from './lib/tracker-generator.js';
 import { prepareDataDir, startServerProcess, tempDir } from './lib/trackgate.js';
 import { QUICK, fmt, log, machine, pct, printTable, type Machine } from './lib/report.js';
@@ -51,11 +51,7 @@ export interface ForwardIngestResult {
   met: boolean;
 }
 
-function deviceIds(): string[] {
-  const ids: string[] = [];
-  for (let i = 0; i < PER_PROTOCOL; i++) ids.push(teltonikaImei(i), gt06Imei(i));
-  return ids;
-}
+const deviceIds = (): string[] => teltonikaGt06Ids(PER_PROTOCOL);
 
 /** The webhook receiver: 200 to every batch, counting its messages (a JSON array: its commas at depth 1 are not counted, its ids are). */
 async function startReceiver(): Promise<{ url: string; count(): number; close(): Promise<void> }> {
@@ -78,13 +74,7 @@ async function startReceiver(): Promise<{ url: string; count(): number; close():
   };
 }
 
-async function connectAll(gen: Child, ports: { teltonika: number; gt06: number }): Promise<ConnectResult> {
-  const r = await gen.call<ConnectResult>('connect', {
-    host: '127.0.0.1', ports, teltonika: { first: 0, count: PER_PROTOCOL }, gt06: { first: 0, count: PER_PROTOCOL }, batch: 250,
-  });
-  if (r.failed > 0) throw new Error(`${r.failed} trackers could not log in: ${r.firstError}`);
-  return r;
-}
+const connectAll = (gen: Child, ports: { teltonika: number; gt06: number }): Promise<ConnectResult> => connectTeltonikaGt06(gen, ports, PER_PROTOCOL);
 
 /**
  * Messages waiting, summed over the forwards: the stream's last id minus each forward's position
@@ -175,16 +165,8 @@ async function once(variant: 'none' | 'forwards'): Promise<ForwardIngestResult['
 
 export async function run(): Promise<ForwardIngestResult> {
   const atStart = machine();
-  const rounds: ForwardIngestResult['rounds'] = [];
-  for (let i = 0; i < ROUNDS; i++) {
-    // alternate which goes first, so a trend in the machine's speed favours neither
-    const order: ('none' | 'forwards')[] = i % 2 === 0 ? ['none', 'forwards'] : ['forwards', 'none'];
-    for (const v of order) rounds.push(await once(v));
-  }
-  const best = {
-    none: Math.max(...rounds.filter((r) => r.variant === 'none').map((r) => r.positionsPerSec)),
-    forwards: Math.max(...rounds.filter((r) => r.variant === 'forwards').map((r) => r.positionsPerSec)),
-  };
+  const rounds = await alternatingRounds<'none' | 'forwards', Awaited<ReturnType<typeof once>>>('none', 'forwards', ROUNDS, once);
+  const best = { none: bestOf(rounds, 'none', (r) => r.positionsPerSec), forwards: bestOf(rounds, 'forwards', (r) => r.positionsPerSec) };
   const ratio = best.forwards / best.none;
   const withForwards = rounds.filter((r) => r.variant === 'forwards');
   const allDelivered = withForwards.every((r) => r.delivered && r.delivered.webhook >= r.delivered.stored && r.delivered.amqp >= r.delivered.stored);

@@ -19,7 +19,7 @@ import * as zonesRepo from '../core/rules/zones.repository.js';
 import * as groupsRepo from '../core/groups/groups.repository.js';
 import type { AlertRule } from '../core/model/alert-rule.js';
 import { startChild, type Child } from './lib/child.js';
-import { gt06Imei, teltonikaImei } from './lib/frames.js';
+import { alternatingRounds, bestOf, connectTeltonikaGt06, teltonikaGt06Ids } from './lib/paired-rounds.js';
 import type { ConnectResult, StreamResult } from './lib/tracker-generator.js';
 import { prepareDataDir, startServerProcess, tempDir } from './lib/trackgate.js';
 import { QUICK, fmt, log, machine, pct, printTable, type Machine } from './lib/report.js';
@@ -45,11 +45,7 @@ export interface RulesIngestResult {
   met: boolean;
 }
 
-function deviceIds(): string[] {
-  const ids: string[] = [];
-  for (let i = 0; i < PER_PROTOCOL; i++) ids.push(teltonikaImei(i), gt06Imei(i));
-  return ids;
-}
+const deviceIds = (): string[] => teltonikaGt06Ids(PER_PROTOCOL);
 
 /**
  * A 50-point polygon (a circle of radius 0.08°) around the whole area the generated positions cover
@@ -86,13 +82,7 @@ async function fillRules(db: Db, accountId: string): Promise<void> {
   for (const [i, r] of rules.entries()) await rulesRepo.insert(db, { ...r, id: randomUUID(), created: now + i });
 }
 
-async function connectAll(gen: Child, ports: { teltonika: number; gt06: number }): Promise<ConnectResult> {
-  const r = await gen.call<ConnectResult>('connect', {
-    host: '127.0.0.1', ports, teltonika: { first: 0, count: PER_PROTOCOL }, gt06: { first: 0, count: PER_PROTOCOL }, batch: 250,
-  });
-  if (r.failed > 0) throw new Error(`${r.failed} trackers could not log in: ${r.firstError}`);
-  return r;
-}
+const connectAll = (gen: Child, ports: { teltonika: number; gt06: number }): Promise<ConnectResult> => connectTeltonikaGt06(gen, ports, PER_PROTOCOL);
 
 /** Seconds until the last fix evaluated per device reaches the last fix stored (rules kept up), at most `limitMs`. */
 async function caughtUp(dataDir: string, limitMs = 30_000): Promise<number> {
@@ -153,19 +143,11 @@ async function once(variant: 'none' | 'rules'): Promise<RulesIngestResult['round
 
 export async function run(): Promise<RulesIngestResult> {
   const atStart = machine();
-  const rounds: RulesIngestResult['rounds'] = [];
-  for (let i = 0; i < ROUNDS; i++) {
-    // alternate which goes first, so a trend in the machine's speed favours neither
-    const order: ('none' | 'rules')[] = i % 2 === 0 ? ['none', 'rules'] : ['rules', 'none'];
-    for (const v of order) rounds.push(await once(v));
-  }
-  const best = {
-    none: Math.max(...rounds.filter((r) => r.variant === 'none').map((r) => r.positionsPerSec)),
-    rules: Math.max(...rounds.filter((r) => r.variant === 'rules').map((r) => r.positionsPerSec)),
-  };
+  const rounds = await alternatingRounds<'none' | 'rules', Awaited<ReturnType<typeof once>>>('none', 'rules', ROUNDS, once);
+  const best = { none: bestOf(rounds, 'none', (r) => r.positionsPerSec), rules: bestOf(rounds, 'rules', (r) => r.positionsPerSec) };
   const ratio = best.rules / best.none;
-  const bestCpu = (v: 'none' | 'rules') => Math.max(...rounds.filter((r) => r.variant === v).map((r) => r.positionsPerCpuSec));
-  const cpu = { none: bestCpu('none'), rules: bestCpu('rules'), ratio: bestCpu('rules') / bestCpu('none') };
+  const cpuOf = (v: 'none' | 'rules') => bestOf(rounds, v, (r) => r.positionsPerCpuSec);
+  const cpu = { none: cpuOf('none'), rules: cpuOf('rules'), ratio: cpuOf('rules') / cpuOf('none') };
   const result: RulesIngestResult = {
     name: 'rules-ingest',
     machine: atStart,
