@@ -23,6 +23,8 @@ type Row = Record<string, unknown>;
 export interface Reads {
   /** The first row `sql` selects (`?` placeholders), or undefined. */
   first(sql: string, ...params: unknown[]): Promise<Row | undefined>;
+  /** Every row `sql` selects (`?` placeholders). */
+  all(sql: string, ...params: unknown[]): Promise<Row[]>;
   close(): void;
 }
 
@@ -64,6 +66,7 @@ const pgTypes: Knex.PgCustomTypesConfig = {
 function poolReads(knex: Knex): Reads {
   return {
     first: async (sql, ...params) => ((await knex.raw(sql, params as Knex.RawBinding[])) as { rows: Row[] }).rows[0],
+    all: async (sql, ...params) => ((await knex.raw(sql, params as Knex.RawBinding[])) as { rows: Row[] }).rows,
     close() {},
   };
 }
@@ -76,14 +79,25 @@ function sqliteReads(knex: Knex, filename: string): Reads {
   let reader: Database.Database | undefined;
   let closed = false;
   const statements = new Map<string, Database.Statement>();
+  /** The statement on the read-only connection, or undefined while there is no file to open yet (then the pool answers). */
+  function statement(sql: string): Database.Statement | undefined {
+    if (closed) throw new Error('the database is closed');
+    if (!reader && filename !== ':memory:' && existsSync(filename)) reader = new Database(filename, { readonly: true });
+    if (!reader) return undefined;
+    let st = statements.get(sql);
+    if (!st) statements.set(sql, (st = reader.prepare(sql)));
+    return st;
+  }
   return {
     async first(sql, ...params) {
-      if (closed) throw new Error('the database is closed');
-      if (!reader && filename !== ':memory:' && existsSync(filename)) reader = new Database(filename, { readonly: true });
-      if (!reader) return ((await knex.raw(sql, params as Knex.RawBinding[])) as Row[])[0];
-      let st = statements.get(sql);
-      if (!st) statements.set(sql, (st = reader.prepare(sql)));
+      const st = statement(sql);
+      if (!st) return ((await knex.raw(sql, params as Knex.RawBinding[])) as Row[])[0];
       return st.get(...params) as Row | undefined;
+    },
+    async all(sql, ...params) {
+      const st = statement(sql);
+      if (!st) return (await knex.raw(sql, params as Knex.RawBinding[])) as Row[];
+      return st.all(...params) as Row[];
     },
     close() {
       closed = true;

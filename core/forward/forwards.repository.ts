@@ -1,7 +1,7 @@
 /** Forwards and their event stream (migration 010): the only SQL of core/forward/. */
 import type { Knex } from 'knex';
 import type { Forward, ForwardEventKind, ForwardProgress, ForwardType } from '../model/forward.js';
-import { keptStatement, sqliteTransactionConnection } from '../db/db.js';
+import { keptStatement, sqliteTransactionConnection, type Db } from '../db/db.js';
 import { parseJson, toBool, toJson, toNum } from '../db/json.js';
 
 type Q = Knex | Knex.Transaction;
@@ -153,9 +153,16 @@ export async function streamEnd(db: Q, accountId: string): Promise<number> {
 }
 
 /** The account's events after `afterId`, oldest first. */
-export async function readEvents(db: Q, accountId: string, afterId: number, limit: number): Promise<StreamEvent[]> {
-  const rows = await db('forward_events').where({ account_id: accountId }).andWhere('id', '>', afterId).orderBy('id').limit(limit).select('id', 'device_id', 'kind', 'body', 'created_at');
-  return rows.map((r: Record<string, unknown>) => ({ id: Number(r.id), deviceId: String(r.device_id), kind: r.kind as StreamEvent['kind'], body: String(r.body), createdAt: Number(r.created_at) }));
+const READ_EVENTS = 'select id, device_id, kind, body, created_at from forward_events where account_id = ? and id > ? order by id limit ?';
+
+/**
+ * The account's events after `afterId`, in order, at most `limit`: through the database's hot-read
+ * connection (on SQLite a read-only connection of its own, which sees every commit and does not
+ * wait for the write connection, busy with the ingest's group commits; on PostgreSQL the pool).
+ */
+export async function readEvents(db: Db, accountId: string, afterId: number, limit: number): Promise<StreamEvent[]> {
+  const rows = await db.read.all(READ_EVENTS, accountId, afterId, limit);
+  return rows.map((r) => ({ id: Number(r.id), deviceId: String(r.device_id), kind: r.kind as StreamEvent['kind'], body: String(r.body), createdAt: Number(r.created_at) }));
 }
 
 /** Which of these devices are in the group now. */
