@@ -2,22 +2,27 @@
  * Issue 15: the cost of forwards on TCP ingest. The TCP ingest load of tcp-ingest.bench.ts (1,000
  * trackers, half Teltonika x 10 records/frame, half GT06, pre-encoded frames, one frame in flight
  * per connection) against trackgate with no forwards, and against trackgate with two forwards on
- * the account: a webhook (an HTTP receiver in this process answering 200 to every batch) and an
- * AMQP forward to the RabbitMQ of this machine (127.0.0.1:5672, guest/guest; an exchange and a
- * queue of the bench's own, read only at the end: the queue's message count, so that no consumer
- * competes for the CPU). Subject and baseline run alternately, ROUNDS times each; the best of each
+ * the account: a webhook (an HTTP receiver in its own process answering 200 to every batch,
+ * bench/lib/webhook-receiver.ts) and an AMQP forward to the RabbitMQ of this machine
+ * (127.0.0.1:5672, guest/guest; an exchange and a queue of the bench's own, read only at the end:
+ * the queue's message count, so that no consumer competes for the CPU). trackgate runs on the last
+ * CPU, the load generator and the receiver on the others (as in tcp-ingest.bench.ts); RabbitMQ runs
+ * where the system put it, and its CPU time during the window is read from /proc (beam.smp) and
+ * reported per message: on a small machine the broker shares the CPUs with everything else.
+ * Subject and baseline run alternately, ROUNDS times each; the best of each
  * is reported. Measured: positions stored and acknowledged per second. The forwards must keep up:
  * the most messages waiting (events after a forward's cursor) sampled every 2 s during the
  * window, and the seconds after the window until both forwards have delivered everything, which
  * must also arrive (webhook messages and queue count = positions stored).
  */
-import http from 'node:http';
+import os from 'node:os';
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import amqp from 'amqplib';
 import { openDb } from '../core/db/db.js';
 import type { Db } from '../core/db/db.js';
 import * as forwardsRepo from '../core/forward/forwards.repository.js';
-import { startChild, type Child } from './lib/child.js';
+import { cpuMsOf, startChild, type Child } from './lib/child.js';
 import { alternatingRounds, bestOf, connectTeltonikaGt06, teltonikaGt06Ids } from './lib/paired-rounds.js';
 import type { ConnectResult, StreamResult } from './lib/tracker-generator.js';
 import { prepareDataDir, startServerProcess, tempDir } from './lib/trackgate.js';
@@ -31,15 +36,24 @@ const DURATION_MS = QUICK ? 4_000 : 12_000;
 const FRAMES = QUICK ? { teltonika: 60, gt06: 300 } : { teltonika: 300, gt06: 500 };
 const GOAL = 0.8;
 const AMQP_URL = process.env.BENCH_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+const PIN = os.cpus().length >= 2;
+const SERVER_CPUS = PIN ? String(os.cpus().length - 1) : undefined;
+const LOAD_CPUS = PIN ? (os.cpus().length === 2 ? '0' : `0-${os.cpus().length - 2}`) : undefined;
 
 export interface ForwardIngestResult {
   name: 'forward-ingest';
   machine: Machine;
-  settings: { connections: number; recordsPerFrame: number; forwards: string[]; rounds: number; windowSeconds: number };
+  settings: { connections: number; recordsPerFrame: number; forwards: string[]; rounds: number; windowSeconds: number; serverCpus: string; loadCpus: string };
   rounds: {
     variant: 'none' | 'forwards';
     positionsPerSec: number;
     serverCpuPct: number | undefined;
+    /** CPU time per position stored during the window (µs): trackgate, the load generator */
+    serverCpuUsPerPosition?: number;
+    generatorCpuUsPerPosition: number;
+    /** CPU time during the window per message taken (µs): RabbitMQ (when its process can be read), the webhook receiver */
+    brokerCpuUsPerMessage?: number;
+    receiverCpuUsPerMessage?: number;
     rowsMatchAcks: boolean;
     maxPending?: number;
     caughtUpSeconds?: number;
@@ -47,45 +61,56 @@ export interface ForwardIngestResult {
   }[];
   best: { none: number; forwards: number };
   ratio: number;
+  /**
+   * The most this machine could ingest with the forwards' targets on it: its CPUs divided by what
+   * one position costs everyone (trackgate, generator, RabbitMQ and receiver, each at its best
+   * round), as a ratio of the best rate without forwards.
+   */
+  machineCeilingRatio?: number;
   goal: string;
   met: boolean;
 }
 
 const deviceIds = (): string[] => teltonikaGt06Ids(PER_PROTOCOL);
 
-/** The webhook receiver: 200 to every batch, counting its messages (a JSON array: its commas at depth 1 are not counted, its ids are). */
-async function startReceiver(): Promise<{ url: string; count(): number; close(): Promise<void> }> {
-  let messages = 0;
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      messages += (JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown[]).length;
-      res.writeHead(200);
-      res.end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  return {
-    url: `http://127.0.0.1:${port}/hook`,
-    count: () => messages,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
-  };
+/** The webhook receiver in its own process, on the load's CPUs. */
+async function startReceiver(): Promise<{ url: string; pid: number; count(): Promise<number>; close(): Promise<void> }> {
+  const child = await startChild('webhook-receiver.ts', undefined, LOAD_CPUS);
+  const port = await child.call<number>('listen');
+  return { url: `http://127.0.0.1:${port}/hook`, pid: child.pid, count: () => child.call<number>('count'), close: () => child.stop() };
+}
+
+/** The RabbitMQ server's process (beam.smp), when there is one to read. */
+function brokerPid(): number | undefined {
+  try {
+    const pid = Number(execFileSync('pgrep', ['-o', '-f', 'beam.smp'], { encoding: 'utf8' }).trim().split('\n')[0]);
+    return Number.isFinite(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 const connectAll = (gen: Child, ports: { teltonika: number; gt06: number }): Promise<ConnectResult> => connectTeltonikaGt06(gen, ports, PER_PROTOCOL);
+
+/** The broker's messages so far (published into the bench's queue), for its CPU per message. */
+async function queued(ch: amqp.Channel | undefined, queue: string): Promise<number> {
+  return ch ? (await ch.checkQueue(queue)).messageCount : 0;
+}
 
 /**
  * Messages waiting, summed over the forwards: the stream's last id minus each forward's position
  * (one account, so its event ids are consecutive), two indexed reads instead of a count that would
  * load the machine under test.
  */
-async function pending(db: Db): Promise<number> {
+async function pendingByForward(db: Db): Promise<Record<string, number>> {
   const last = Number((await db('forward_events').max({ m: 'id' }).first())?.m ?? 0);
-  let n = 0;
-  for (const f of await db('forwards').select('last_event_id')) n += Math.max(0, last - Number(f.last_event_id));
-  return n;
+  const out: Record<string, number> = {};
+  for (const f of await db('forwards').select('name', 'last_event_id')) out[String(f.name)] = Math.max(0, last - Number(f.last_event_id));
+  return out;
+}
+
+async function pending(db: Db): Promise<number> {
+  return Object.values(await pendingByForward(db)).reduce((a, b) => a + b, 0);
 }
 
 async function countRows(db: Db): Promise<number> {
@@ -110,23 +135,44 @@ async function once(variant: 'none' | 'forwards'): Promise<ForwardIngestResult['
       await forwardsRepo.insert(db, { ...base, id: randomUUID(), name: 'webhook', type: 'webhook', url: receiver.url, exchange: null }, 0);
       await forwardsRepo.insert(db, { ...base, id: randomUUID(), name: 'amqp', type: 'amqp', url: AMQP_URL, exchange }, 0);
     } : undefined);
-    const server = await startServerProcess(data.dir, { TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_GT06_PORT: '0' });
+    const server = await startServerProcess(data.dir, { TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_GT06_PORT: '0' }, SERVER_CPUS);
     const db = openDb({ dataDir: data.dir });
     try {
-      const gen = await startChild('tracker-generator.ts');
+      const gen = await startChild('tracker-generator.ts', undefined, LOAD_CPUS);
+      const broker = receiver ? brokerPid() : undefined;
+      let brokerAtStart: { cpuMs: number; messages: number } | undefined;
+      let receiverAtStart: { cpuMs: number; messages: number } | undefined;
+      let brokerCpuUsPerMessage: number | undefined;
+      let receiverCpuUsPerMessage: number | undefined;
       let stream: StreamResult;
       let maxPending = 0;
+      const maxPendingOf: Record<string, number> = {};
       let sampling = true;
       const sampler = (async () => {
         while (receiver && sampling) {
-          maxPending = Math.max(maxPending, await pending(db).catch(() => 0));
+          const each = await pendingByForward(db).catch(() => ({}) as Record<string, number>);
+          for (const [name, n] of Object.entries(each)) maxPendingOf[name] = Math.max(maxPendingOf[name] ?? 0, n);
+          maxPending = Math.max(maxPending, Object.values(each).reduce((a, b) => a + b, 0));
           await new Promise((r) => setTimeout(r, 2000));
         }
       })();
       try {
         await connectAll(gen, { teltonika: server.ports.teltonika, gt06: server.ports.gt06 });
         await gen.call('prepare', { framesPerConnection: FRAMES, recordsPerFrame: RECORDS_PER_FRAME });
-        stream = await gen.call<StreamResult>('stream', { warmupMs: WARMUP_MS, durationMs: DURATION_MS, cycle: false, watchPid: server.pid });
+        const streaming = gen.call<StreamResult>('stream', { warmupMs: WARMUP_MS, durationMs: DURATION_MS, cycle: false, watchPid: server.pid });
+        // the window: from the end of the warm-up to the end of the stream
+        await new Promise((r) => setTimeout(r, WARMUP_MS));
+        if (broker) brokerAtStart = { cpuMs: await cpuMsOf(broker), messages: await queued(ch, exchange) };
+        if (receiver) receiverAtStart = { cpuMs: await cpuMsOf(receiver.pid), messages: await receiver.count() };
+        stream = await streaming;
+        if (broker && brokerAtStart) {
+          const took = (await queued(ch, exchange)) - brokerAtStart.messages;
+          if (took > 0) brokerCpuUsPerMessage = (((await cpuMsOf(broker)) - brokerAtStart.cpuMs) * 1000) / took;
+        }
+        if (receiver && receiverAtStart) {
+          const took = (await receiver.count()) - receiverAtStart.messages;
+          if (took > 0) receiverCpuUsPerMessage = (((await cpuMsOf(receiver.pid)) - receiverAtStart.cpuMs) * 1000) / took;
+        }
         await gen.call('close');
       } finally {
         sampling = false;
@@ -144,10 +190,14 @@ async function once(variant: 'none' | 'forwards'): Promise<ForwardIngestResult['
           await new Promise((r) => setTimeout(r, 250));
         }
         caughtUpSeconds = (performance.now() - t0) / 1000;
-        delivered = { webhook: receiver.count(), amqp: (await ch.checkQueue(exchange)).messageCount, stored };
+        log(`most waiting per forward: ${JSON.stringify(maxPendingOf)}`);
+        delivered = { webhook: await receiver.count(), amqp: (await ch.checkQueue(exchange)).messageCount, stored };
       }
-      log(`${variant}: ${fmt(stream.windowPositionsPerSec)} positions/s; server ${stream.serverCpuPct?.toFixed(0)} % CPU${caughtUpSeconds === undefined ? '' : `; at most ${fmt(maxPending)} waiting, caught up ${caughtUpSeconds.toFixed(1)} s after the load; delivered ${JSON.stringify(delivered)}`}`);
-      return { variant, positionsPerSec: stream.windowPositionsPerSec, serverCpuPct: stream.serverCpuPct, rowsMatchAcks: stored === stream.ackedPositions, ...(receiver && { maxPending, caughtUpSeconds, delivered }) };
+      const perPosition = (cpuPct: number | undefined) => (cpuPct === undefined || stream.windowPositionsPerSec <= 0 ? undefined : (cpuPct * 10_000) / stream.windowPositionsPerSec);
+      const serverCpuUsPerPosition = perPosition(stream.serverCpuPct);
+      const generatorCpuUsPerPosition = perPosition(stream.generatorCpuPct) ?? 0;
+      log(`${variant}: ${fmt(stream.windowPositionsPerSec)} positions/s; CPU per position: trackgate ${serverCpuUsPerPosition?.toFixed(1)} µs (${stream.serverCpuPct?.toFixed(0)} % of a core), generator ${generatorCpuUsPerPosition.toFixed(1)} µs${brokerCpuUsPerMessage === undefined ? '' : `; per message: RabbitMQ ${brokerCpuUsPerMessage.toFixed(1)} µs, receiver ${receiverCpuUsPerMessage?.toFixed(1)} µs`}${caughtUpSeconds === undefined ? '' : `; at most ${fmt(maxPending)} waiting, caught up ${caughtUpSeconds.toFixed(1)} s after the load; delivered ${JSON.stringify(delivered)}`}`);
+      return { variant, positionsPerSec: stream.windowPositionsPerSec, serverCpuPct: stream.serverCpuPct, serverCpuUsPerPosition, generatorCpuUsPerPosition, brokerCpuUsPerMessage, receiverCpuUsPerMessage, rowsMatchAcks: stored === stream.ackedPositions, ...(receiver && { maxPending, caughtUpSeconds, delivered }) };
     } finally {
       await db.destroy();
       await server.stop();
@@ -169,23 +219,29 @@ export async function run(): Promise<ForwardIngestResult> {
   const best = { none: bestOf(rounds, 'none', (r) => r.positionsPerSec), forwards: bestOf(rounds, 'forwards', (r) => r.positionsPerSec) };
   const ratio = best.forwards / best.none;
   const withForwards = rounds.filter((r) => r.variant === 'forwards');
+  const least = (f: (r: (typeof rounds)[number]) => number | undefined) => Math.min(...withForwards.map(f).filter((v): v is number => v !== undefined && Number.isFinite(v)));
+  const perPositionAll = least((r) => r.serverCpuUsPerPosition) + least((r) => r.generatorCpuUsPerPosition) + least((r) => r.brokerCpuUsPerMessage) + least((r) => r.receiverCpuUsPerMessage);
+  const machineCeilingRatio = Number.isFinite(perPositionAll) ? (os.cpus().length * 1e6) / perPositionAll / best.none : undefined;
+  if (machineCeilingRatio !== undefined) log(`all parties together: ${perPositionAll.toFixed(1)} µs of CPU per position with forwards; ${os.cpus().length} CPUs allow at most ${fmt((os.cpus().length * 1e6) / perPositionAll)} positions/s = ${pct(machineCeilingRatio)} of the best rate without forwards`);
   const allDelivered = withForwards.every((r) => r.delivered && r.delivered.webhook >= r.delivered.stored && r.delivered.amqp >= r.delivered.stored);
   const result: ForwardIngestResult = {
     name: 'forward-ingest',
     machine: atStart,
-    settings: { connections: PER_PROTOCOL * 2, recordsPerFrame: RECORDS_PER_FRAME, forwards: ['webhook (HTTP receiver answering 200)', 'amqp (RabbitMQ, persistent, confirms)'], rounds: ROUNDS, windowSeconds: DURATION_MS / 1000 },
+    settings: { connections: PER_PROTOCOL * 2, recordsPerFrame: RECORDS_PER_FRAME, forwards: ['webhook (HTTP receiver answering 200)', 'amqp (RabbitMQ, persistent, confirms)'], rounds: ROUNDS, windowSeconds: DURATION_MS / 1000, serverCpus: SERVER_CPUS ?? 'any', loadCpus: LOAD_CPUS ?? 'any' },
     rounds,
     best,
     ratio,
+    ...(machineCeilingRatio !== undefined && { machineCeilingRatio }),
     goal: `>= ${pct(GOAL)} of the rate without forwards; every position delivered by both`,
     met: ratio >= GOAL && rounds.every((r) => r.rowsMatchAcks) && allDelivered,
   };
   printTable(
     `TCP ingest with a webhook and an AMQP forward vs none (${PER_PROTOCOL * 2} trackers; best of ${ROUNDS} alternating rounds, ${DURATION_MS / 1000} s windows)`,
-    ['measure', 'positions/s (best)', 'rounds', 'ratio', 'most waiting', 'caught up after', 'goal', 'met'],
+    ['measure', 'positions/s (best)', 'rounds', 'ratio', 'trackgate µs CPU/position', 'generator µs/position', 'RabbitMQ µs/message', 'receiver µs/message', 'most waiting', 'caught up after', 'goal', 'met'],
     [
-      ['webhook + amqp forwards', fmt(best.forwards), withForwards.map((r) => fmt(r.positionsPerSec)).join(' / '), pct(ratio), withForwards.map((r) => fmt(r.maxPending ?? 0)).join(' / '), withForwards.map((r) => `${r.caughtUpSeconds?.toFixed(1)} s`).join(' / '), result.goal, result.met ? 'yes' : 'NO'],
-      ['no forwards', fmt(best.none), rounds.filter((r) => r.variant === 'none').map((r) => fmt(r.positionsPerSec)).join(' / '), '100 %', '', '', '', ''],
+      ['webhook + amqp forwards', fmt(best.forwards), withForwards.map((r) => fmt(r.positionsPerSec)).join(' / '), pct(ratio), withForwards.map((r) => r.serverCpuUsPerPosition?.toFixed(1) ?? '?').join(' / '), withForwards.map((r) => r.generatorCpuUsPerPosition.toFixed(1)).join(' / '), withForwards.map((r) => r.brokerCpuUsPerMessage?.toFixed(1) ?? '?').join(' / '), withForwards.map((r) => r.receiverCpuUsPerMessage?.toFixed(1) ?? '?').join(' / '), withForwards.map((r) => fmt(r.maxPending ?? 0)).join(' / '), withForwards.map((r) => `${r.caughtUpSeconds?.toFixed(1)} s`).join(' / '), result.goal, result.met ? 'yes' : 'NO'],
+      ['no forwards', fmt(best.none), rounds.filter((r) => r.variant === 'none').map((r) => fmt(r.positionsPerSec)).join(' / '), '100 %', rounds.filter((r) => r.variant === 'none').map((r) => r.serverCpuUsPerPosition?.toFixed(1) ?? '?').join(' / '), rounds.filter((r) => r.variant === 'none').map((r) => r.generatorCpuUsPerPosition.toFixed(1)).join(' / '), '', '', '', '', '', ''],
+      ['ceiling of this machine with the targets on it', machineCeilingRatio === undefined ? '?' : fmt(machineCeilingRatio * best.none), '', machineCeilingRatio === undefined ? '?' : pct(machineCeilingRatio), '', '', '', '', '', '', '', ''],
     ],
   );
   return result;
