@@ -85,6 +85,13 @@ export function guardPacketSize(inner: Duplex, maxBytes: number, onTooLarge: (e:
       if (inner.write(chunk)) callback();
       else writeDone = callback;
     },
+    // aedes (mqtt-packet) corks this stream and writes a packet in several small pieces (a PUBACK in
+    // three): what was written while corked goes to the socket as one write, not one system call per piece
+    writev(chunks, callback) {
+      const ok = chunks.length === 1 ? inner.write(chunks[0].chunk) : inner.write(Buffer.concat(chunks.map((c) => c.chunk as Buffer)));
+      if (ok) callback();
+      else writeDone = callback;
+    },
     final(callback) {
       inner.end();
       callback();

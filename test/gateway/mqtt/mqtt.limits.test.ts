@@ -1,7 +1,8 @@
 import test from 'ava';
 import WebSocket from 'ws';
 import { loadConfig, ConfigError } from '../../../config/config.js';
-import { PacketSizeMeter } from '../../../gateway/mqtt/packet-size.guard.js';
+import { Duplex } from 'node:stream';
+import { PacketSizeMeter, guardPacketSize } from '../../../gateway/mqtt/packet-size.guard.js';
 import { startHarness, closed, PASSWORD } from './mqtt-harness.js';
 import { rawConnect, socketClosed } from './raw-mqtt.js';
 import { remainingLength } from '../../helpers/mqtt-packets.js';
@@ -22,6 +23,30 @@ test('packet-size.guard: the meter follows packets across chunks and stops at th
   t.is(meter.push(Buffer.from([0x01])), 1 + 2 + 200);
   // a fifth length byte is malformed
   t.true(new PacketSizeMeter(1e9).push(Buffer.from([0x10, 0x80, 0x80, 0x80, 0x80, 0x01])) > 1e9);
+});
+
+test('packet-size.guard: what aedes writes while the stream is corked reaches the socket as one write', async (t) => {
+  // the inner side stands for the client's socket: a real Duplex that records each write it gets
+  const writes: Buffer[] = [];
+  const inner = new Duplex({
+    read() {},
+    write(chunk: Buffer, _e, cb) {
+      writes.push(chunk);
+      cb();
+    },
+  });
+  const outer = guardPacketSize(inner, 1024, () => {});
+  // mqtt-packet writes a PUBACK as header byte, length and packet id, with the stream corked
+  outer.cork();
+  for (const id of [1, 2]) {
+    outer.write(Buffer.from([0x40]));
+    outer.write(Buffer.from([0x02]));
+    outer.write(Buffer.from([0x00, id]));
+  }
+  outer.uncork();
+  await new Promise((r) => setImmediate(r));
+  t.is(writes.length, 1);
+  t.deepEqual(writes[0], Buffer.from([0x40, 0x02, 0x00, 0x01, 0x40, 0x02, 0x00, 0x02]));
 });
 
 test('mqtt.gateway: a CONNECT declaring 268 MB is refused from its header: four such connections close at once and nothing is buffered', async (t) => {
