@@ -129,12 +129,38 @@ export function createDeviceDirectory(o: DirectoryOptions): DeviceDirectory {
     return record(device, protocol, now);
   }
 
-  async function record(device: DeviceRecord, protocol: string, now: number): Promise<void> {
+  // Last connections are written like a group commit: what arrives while a write runs goes in the
+  // next one, in one transaction, so a login storm (thousands of trackers reconnecting after a
+  // restart) costs a few commits, not one per tracker.
+  const touches = new Map<string, { protocol: string; atMs: number }>();
+  let waiting: (() => void)[] = [];
+  let writing = false;
+
+  function record(device: DeviceRecord, protocol: string, now: number): Promise<void> {
     touched.set(device.id, now);
     // The cached record is the one the gateway holds: keep it in step, or every frame would touch again.
     device.protocol = protocol;
     device.lastConnection = now;
-    await devices.touchConnection(o.db, device.id, protocol, now).catch((e) => o.logger.warn({ err: e }, 'recording last connection failed'));
+    touches.set(device.id, { protocol, atMs: now });
+    return new Promise<void>((resolve) => {
+      waiting.push(resolve);
+      if (!writing) void writeTouches();
+    });
+  }
+
+  async function writeTouches(): Promise<void> {
+    writing = true;
+    // what else arrives in this turn of the event loop joins the first write
+    await new Promise((r) => setImmediate(r));
+    while (touches.size > 0) {
+      const batch = [...touches].map(([id, t]) => ({ id, ...t }));
+      touches.clear();
+      const done = waiting;
+      waiting = [];
+      await devices.touchConnections(o.db, batch).catch((e) => o.logger.warn({ err: e, devices: batch.length }, 'recording last connection failed'));
+      for (const resolve of done) resolve();
+    }
+    writing = false;
   }
 
   async function flush(): Promise<void> {
