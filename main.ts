@@ -8,6 +8,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
+import { Registry } from 'prom-client';
 import { loadConfig, ConfigError, type Config } from './config/config.js';
 import { openDb, migrate, ping, closeDb, type Db } from './core/db/db.js';
 import { systemClock, type Clock } from './core/clock.js';
@@ -54,6 +55,7 @@ import type { CommandFormat } from './core/model/command.js';
 import { createApi } from './api/app.js';
 import { createDeviceDirectory, type DeviceDirectory } from './core/devices/device-directory.js';
 import { createIngestService, type IngestService } from './core/ingest/ingest.service.js';
+import { createMetrics, type Metrics } from './core/metrics/metrics.js';
 import { startTrackerGateway, type TrackerGateway } from './gateway/tracker-gateway.js';
 import { startMqttGateway } from './gateway/mqtt/mqtt.gateway.js';
 import { relayFrames } from './gateway/shared/frame-relay.redis.js';
@@ -239,7 +241,7 @@ export function checkCommand(protocol: string, deviceId: string, format: Command
   }
 }
 
-export async function createServices(config: Readonly<Config>, db: Db, clock: Clock, logger: Logger): Promise<Services> {
+export async function createServices(config: Readonly<Config>, db: Db, clock: Clock, logger: Logger, metrics?: Metrics): Promise<Services> {
   const events = new EventBus();
   const secret = config.jwtSecret ?? (await settings.setIfAbsent(db, 'jwt_secret', randomSecret()));
   const redis = await openRedis(config, logger);
@@ -273,7 +275,7 @@ export async function createServices(config: Readonly<Config>, db: Db, clock: Cl
   // what accounts with a forward store is journaled in the same transaction (core/forward/)
   const journal = createForwardJournal({ db, clock, events });
   const alertRecorder = createAlertRecorder({ db, clock, events, notifier: notifications.notifier, afterInsert: journal.alert });
-  const ingest = createIngestService({ db, clock, events, alerts: alertRecorder, logger, afterWrite: journal.locations });
+  const ingest = createIngestService({ db, clock, events, alerts: alertRecorder, logger, afterWrite: journal.locations, counts: metrics?.ingest });
   // On SQLite this process is the only writer, so the REST read path may remember last locations.
   const locations = createLocationsService({ db, clock, events, ingest, cacheLastLocations: !config.databaseUrl });
   const alerts = createAlertsService({ db, ingest });
@@ -345,12 +347,15 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
   };
 
   try {
-    const services = await createServices(config, db, clock, logger);
+    // GET /metrics: one registry; each part counts its own (core/metrics/counts.ts), read at each scrape
+    const metrics = config.metrics ? createMetrics(new Registry()) : undefined;
+    metrics?.readAtScrape({ outboxPending: () => outboxRepo.countPending(db) });
+    const services = await createServices(config, db, clock, logger, metrics);
     closers.push(() => services.close());
 
     // Every listener is bound before the first account exists: a port in use stops the first start
     // before a generated API key is printed, so the key is never shown by a start that then dies.
-    const api = createApi({ ...services, clock, logger, bodyLimitBytes: config.bodyLimitBytes, ping: () => ping(db), unknownDevices: services.directory.recentUnknown, onTimeZoneChanged: (accountId) => services.events.accountChanged(accountId) });
+    const api = createApi({ ...services, clock, logger, bodyLimitBytes: config.bodyLimitBytes, ping: () => ping(db), unknownDevices: services.directory.recentUnknown, onTimeZoneChanged: (accountId) => services.events.accountChanged(accountId), metrics });
     // The API's server is made here, beside every other listener: api/ builds the Koa app only.
     const server = http.createServer(api.callback());
     server.keepAliveTimeout = 65_000;
@@ -369,6 +374,7 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
       commandWaitMs: config.commandWaitSeconds * 1000,
       frames: services.frames,
       logger,
+      metrics,
     });
     closers.push(() => gateway.stop());
     const mqtt = await startMqttGateway({
@@ -383,8 +389,10 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
       commandWaitMs: config.commandWaitSeconds * 1000,
       clock,
       logger,
+      counts: metrics?.mqtt,
     });
     closers.push(() => mqtt.stop());
+    metrics?.readAtScrape({ mqttClients: () => mqtt.connectedClients(), mqttOutcomes: () => ({ ...mqtt.stats }) });
     // A device's commands go through whichever side holds it: a tracker connection or an MQTT client.
     const deliverCommands = (deviceId: string) => gateway.deliverCommands(deviceId) || mqtt.deliverCommands(deviceId);
     services.commands.attach({ deliver: deliverCommands });

@@ -23,6 +23,8 @@ import type { ZonesService } from '../core/rules/zones.service.js';
 import type { AlertRulesService } from '../core/rules/alert-rules.service.js';
 import type { ForwardsService } from '../core/forward/forwards.service.js';
 import type { Principal } from '../core/model/user.js';
+import type { Metrics } from '../core/metrics/metrics.js';
+import { monotonicMs, UNMATCHED_ROUTE } from '../core/metrics/counts.js';
 import type { SightingScope, UnknownDevice } from '../core/devices/unknown-devices.repository.js';
 import { authRoutes } from './routes/auth.routes.js';
 import { deviceRoutes } from './routes/devices.routes.js';
@@ -31,7 +33,7 @@ import { groupRoutes } from './routes/groups.routes.js';
 import { userRoutes } from './routes/users.routes.js';
 import { ruleRoutes } from './routes/rules.routes.js';
 import { forwardRoutes } from './routes/forwards.routes.js';
-import { accountRoutes, systemRoutes } from './routes/system.routes.js';
+import { accountRoutes, metricsRoute, systemRoutes } from './routes/system.routes.js';
 import { docsRoutes } from './docs.js';
 import { answerJson, type RouteTable } from './route.js';
 
@@ -56,6 +58,8 @@ export interface ApiDeps {
   unknownDevices: (limit: number, scope: SightingScope) => Promise<UnknownDevice[]>;
   onTimeZoneChanged?: (accountId: string) => void;
   version?: string;
+  /** GET /metrics and the count of every request; absent (TRACKGATE_METRICS=off): neither */
+  metrics?: Pick<Metrics, 'http' | 'scrape'>;
 }
 
 /** The 401 answer for each reason the token verifier (core/auth/tokens.service.ts) gives. */
@@ -104,6 +108,19 @@ export function createApi(deps: ApiDeps): Koa {
   const app = new Koa({ proxy: false });
   const registry = newRegistry();
   registry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+
+  // Every request, errors included, by the route pattern that took it (the label stays bounded).
+  const http = deps.metrics?.http;
+  if (http) {
+    app.use(async (ctx: Context, next: Next) => {
+      const start = monotonicMs();
+      try {
+        await next();
+      } finally {
+        http.route((ctx as { routerPath?: string }).routerPath ?? UNMATCHED_ROUTE, ctx.method).answered(ctx.status, start);
+      }
+    });
+  }
 
   // Errors: one envelope for everything, never a stack.
   app.use(async (ctx: Context, next: Next) => {
@@ -197,6 +214,7 @@ export function createApi(deps: ApiDeps): Koa {
   // One router for the whole API: a request is matched once.
   const api: RouteTable = { router: new Router({ sensitive: false }), registry, guard, bodyLimitBytes: deps.bodyLimitBytes };
   systemRoutes(api, { ping: deps.ping });
+  if (deps.metrics) metricsRoute(api, deps.metrics.scrape);
   authRoutes(api, deps.tokens);
   deviceRoutes(api, deps);
   commandRoutes(api, deps.commands);

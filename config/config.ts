@@ -52,6 +52,8 @@ export interface Config {
   forwardRetentionDays: number;
   /** forwards: undelivered messages beyond the newest this many of an account are dropped (logged, counted) */
   forwardMaxPending: number;
+  /** `GET /metrics` (Prometheus text format) and the counting behind it; false: neither */
+  metrics: boolean;
 }
 
 export class ConfigError extends Error {
@@ -82,6 +84,14 @@ function port(env: Env, name: string, fallback: number | 'off'): number | 'off' 
   if (raw?.toLowerCase() === 'off') return 'off';
   if (raw === undefined) return fallback;
   return integer(env, name, 0, 0, 65535);
+}
+
+function onOff(env: Env, name: string, fallback: boolean): boolean {
+  const raw = text(env, name)?.toLowerCase();
+  if (raw === undefined) return fallback;
+  if (raw === 'on') return true;
+  if (raw === 'off') return false;
+  throw new ConfigError(name, `"${raw}" is not one of on, off`);
 }
 
 function url(env: Env, name: string, schemes: string[]): string | undefined {
@@ -152,6 +162,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonl
     forwardTimeoutMs: integer(env, 'TRACKGATE_FORWARD_TIMEOUT_MS', 10_000, 100, 600_000),
     forwardRetentionDays: integer(env, 'TRACKGATE_FORWARD_RETENTION_DAYS', 7, 1, 365),
     forwardMaxPending: integer(env, 'TRACKGATE_FORWARD_MAX_PENDING', 1_000_000, 1000, 100_000_000),
+    metrics: onOff(env, 'TRACKGATE_METRICS', true),
   };
   if ((config.mqttTlsCert === undefined) !== (config.mqttTlsKey === undefined)) {
     throw new ConfigError(config.mqttTlsCert ? 'TRACKGATE_MQTT_TLS_KEY' : 'TRACKGATE_MQTT_TLS_CERT', 'TLS needs both a certificate and a key');

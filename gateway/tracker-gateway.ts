@@ -5,6 +5,7 @@
 import type { ProtocolModule } from '../protocols/types.js';
 import type { Clock } from '../core/clock.js';
 import type { CommandsService } from '../core/commands/commands.service.js';
+import type { TrackerCounts } from '../core/metrics/counts.js';
 import { ConnectionRegistry } from './tcp/connection-registry.js';
 import { DeviceConnection } from './tcp/device-connection.js';
 import { startUdpListener, UDP_LISTEN_MS, type UdpPeer } from './udp/udp-listener.js';
@@ -26,6 +27,8 @@ export interface TrackerGatewayOptions extends GatewayDeps {
   commands: CommandsService;
   /** how long a command without an answer holds back the device's next one (TRACKGATE_COMMAND_WAIT) */
   commandWaitMs: number;
+  /** where each protocol's listeners count for GET /metrics; absent: metrics are off */
+  metrics?: { tracker(protocol: string): TrackerCounts };
 }
 
 export interface TrackerGateway {
@@ -57,7 +60,7 @@ export async function startTrackerGateway(o: TrackerGatewayOptions): Promise<Tra
       // config/config.ts PROTOCOL_DEFAULT_PORTS names every protocol: a missing one is a bug, not "off"
       if (port === undefined) throw new Error(`no port configured for protocol ${name}`);
       if (port === 'off') continue;
-      const common = { ...o, protocol, storageFailures };
+      const common = { ...o, protocol, storageFailures, counts: o.metrics?.tracker(name) };
       if (protocol.transports.includes('http') && protocol.decodeHttp) {
         const s = await startOsmandServer(common, port, o.host);
         ports[name] = s.port;

@@ -25,6 +25,22 @@ export function systemRoutes(api: RouteTable, deps: { ping: () => Promise<void> 
   });
 }
 
+/** GET /metrics (no token): the Prometheus text format; the README's "Metrics" lists the names. */
+export function metricsRoute(api: RouteTable, scrape: () => Promise<{ contentType: string; text: string }>): void {
+  api.registry.registerPath({
+    method: 'get', path: '/metrics', tags: ['System'], summary: 'ext: metrics in the Prometheus text format (no token)',
+    description: 'Prometheus exposition format 0.0.4 (`text/plain; version=0.0.4`). Every name starts with `trackgate_`: tracker connections and frames (decoded, malformed, unknown) per protocol, seconds from a frame\'s arrival to its acknowledgement, positions stored per protocol, rows per group-commit transaction, MQTT clients and publishes, REST requests by route pattern, method and status with their durations, the notification outbox backlog, and the process (CPU, memory, event loop, GC). `TRACKGATE_METRICS=off` removes this endpoint (404).',
+    security: [],
+    responses: { 200: { description: 'The metrics.', content: { 'text/plain; version=0.0.4': { schema: z.string() } } } },
+  });
+  api.router.get('/metrics', async (ctx) => {
+    const { contentType, text } = await scrape();
+    ctx.set('Content-Type', contentType);
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = text;
+  });
+}
+
 const accountResponse = z
   .object({
     success: z.literal(true),

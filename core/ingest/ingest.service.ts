@@ -21,6 +21,7 @@ import type { Report } from '../model/report.js';
 import type { Location } from '../model/location.js';
 import type { Alert, AlertInput } from '../model/alert.js';
 import type { AlertRecorder } from '../alerts/alert.recorder.js';
+import type { IngestCounts } from '../metrics/counts.js';
 import * as locations from '../locations/locations.repository.js';
 import { runSteps, type Draft } from './ingest.steps.js';
 import { isoUtc } from '../model/time.js';
@@ -38,6 +39,8 @@ export interface IngestDeps {
    * core/forward/): what it writes commits, or fails, with them.
    */
   afterWrite?: (trx: Knex.Transaction, written: readonly { deviceId: string; location: Location; json?: string }[], accountOf: (deviceId: string) => string) => Promise<void>;
+  /** positions stored and rows per transaction, for GET /metrics; absent: metrics are off */
+  counts?: IngestCounts;
 }
 
 export interface SubmitOptions {
@@ -68,6 +71,7 @@ export interface IngestResult {
 
 interface Pending {
   device: DeviceRecord;
+  protocol: string;
   rows: locations.LocationRow[];
   resolve: (written: Location[]) => void;
   reject: (e: unknown) => void;
@@ -126,14 +130,19 @@ export function createIngestService(deps: IngestDeps): IngestService {
       return;
     }
     const rows = batch.reduce((n, p) => n + p.rows.length, 0);
+    deps.counts?.committed(rows);
     // Usually every row was written (no identical resends): no need to look each one up.
     const stored = written.length === rows ? undefined : new Set(written);
-    for (const p of batch) p.resolve((stored ? p.rows.filter((r) => stored.has(r)) : p.rows).map((r) => r.location));
+    for (const p of batch) {
+      const mine = stored ? p.rows.filter((r) => stored.has(r)) : p.rows;
+      deps.counts?.stored(p.protocol, mine.length);
+      p.resolve(mine.map((r) => r.location));
+    }
     events.locationsStored(written.map((r) => ({ accountId: accountOf.get(r.deviceId)!, deviceId: r.deviceId, location: r.location })));
   }
 
   /** Resolves with the locations written once they are committed. */
-  function commit(device: DeviceRecord, rows: locations.LocationRow[]): Promise<Location[]> {
+  function commit(device: DeviceRecord, protocol: string, rows: locations.LocationRow[]): Promise<Location[]> {
     if (rows.length === 0) return Promise.resolve([]);
     try {
       // Serialised here, outside the shared transaction: a value JSON cannot hold fails only its sender.
@@ -143,7 +152,7 @@ export function createIngestService(deps: IngestDeps): IngestService {
       return Promise.reject(e);
     }
     return new Promise<Location[]>((resolve, reject) => {
-      queue.push({ device, rows, resolve, reject });
+      queue.push({ device, protocol, rows, resolve, reject });
       if (!flushing && !scheduled) {
         scheduled = true;
         setImmediate(() => {
@@ -180,7 +189,7 @@ export function createIngestService(deps: IngestDeps): IngestService {
       if (d.alerts.length) alerts.push(...d.alerts);
     }
     if (dropped.length) logger.warn({ deviceId: device.id, protocol, dropped }, 'positions that fail the checks are not stored');
-    const written = await commit(device, rows);
+    const written = await commit(device, protocol, rows);
     return { locations: written, alerts: alerts.length ? await raise(device, alerts, options.dedupeAlerts ?? true) : [], dropped };
   }
 

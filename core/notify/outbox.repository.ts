@@ -101,6 +101,12 @@ export async function liveQuotaHolders(db: Q, nowMs: number): Promise<{ quotaKey
   return rows.map((r: Record<string, unknown>) => ({ quotaKey: String(r.quota_key), quotaLimit: Number(r.quota_limit), quotaExpiresAt: Number(r.quota_expires_at) }));
 }
 
+/** Messages waiting to be sent or retried: the outbox backlog, counted on the (status, next_attempt_at) index. */
+export async function countPending(db: Q): Promise<number> {
+  const r = await db('outbox').where('status', 'pending').count({ n: '*' }).first();
+  return Number(r?.n ?? 0);
+}
+
 export async function forAlert(db: Q, alertId: number): Promise<OutboxRow[]> {
   return (await db('outbox').where({ alert_id: alertId }).orderBy('id')).map(toRow);
 }

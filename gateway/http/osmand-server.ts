@@ -12,6 +12,7 @@ import { handleDecoded, type GatewayDeps } from '../shared/frame-handler.js';
 import { listen, type Listener } from '../shared/listen.js';
 import { flushEveryWindow, LISTENER_LOG, LogBudget } from '../shared/log-budget.js';
 import { logStorageFailure } from '../shared/storage-failures.js';
+import { monotonicMs } from '../../core/metrics/counts.js';
 
 export interface OsmandOptions extends GatewayDeps {
   protocol: ProtocolModule;
@@ -32,6 +33,7 @@ export async function startOsmandServer(o: OsmandOptions, port: number, host: st
 
   // Traccar's load tool and shell scripts send HTTP/1.1 without a Host header; Traccar takes them.
   const server = http.createServer({ requireHostHeader: false }, (req, res) => {
+    const arrivedAt = monotonicMs();
     const chunks: Buffer[] = [];
     let size = 0;
     const remote = req.socket.remoteAddress ?? null;
@@ -73,10 +75,12 @@ export async function startOsmandServer(o: OsmandOptions, port: number, host: st
       try {
         result = decode(undefined);
       } catch (e) {
+        o.counts?.frameMalformed();
         bad((e as Error).message);
         return answer(400, 'malformed request\n');
       }
       if (result.status >= 400) {
+        o.counts?.frameMalformed();
         bad(result.warnings?.at(-1) ?? `HTTP ${result.status}`);
         return answer(result.status, 'missing or invalid id or position\n');
       }
@@ -85,7 +89,8 @@ export async function startOsmandServer(o: OsmandOptions, port: number, host: st
       const outcome = await handleDecoded(o, protocol, result, {}, remote, decode, raw);
       switch (outcome.kind) {
         case 'ok':
-          return answer(200);
+          answer(200);
+          return o.counts?.acknowledged(arrivedAt);
         case 'invalid':
           bad(outcome.reason, { identifier: outcome.identity.slice(0, 80) });
           return answer(400, 'invalid id\n');
@@ -97,6 +102,7 @@ export async function startOsmandServer(o: OsmandOptions, port: number, host: st
           logStorageFailure(o.storageFailures, o.logger, now(), outcome.error, { protocol, remote });
           return answer(503, 'storage unavailable, retry\n');
         case 'malformed':
+          o.counts?.frameMalformed();
           bad((outcome.error as Error).message);
           return answer(400, 'malformed request\n');
       }

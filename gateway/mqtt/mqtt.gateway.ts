@@ -33,6 +33,7 @@ import type { GroupsService } from '../../core/groups/groups.service.js';
 import type { EventBus } from '../../core/events/event-bus.js';
 import type { Logger } from '../../core/logger.js';
 import type { Clock } from '../../core/clock.js';
+import type { MqttCounts } from '../../core/metrics/counts.js';
 import { createAuthenticator } from './mqtt.auth.js';
 import { createPublishHandler, type PublishStats } from './mqtt.publish.js';
 import { startLiveFeed } from './live.feed.js';
@@ -90,6 +91,8 @@ export interface MqttGatewayOptions {
   commands?: CommandsService;
   /** how long a command without an answer holds back the device's next one (TRACKGATE_COMMAND_WAIT; default 15 s) */
   commandWaitMs?: number;
+  /** where device publishes are counted for GET /metrics; absent: metrics are off */
+  counts?: MqttCounts;
 }
 
 export const DEFAULT_MAX_PACKET_BYTES = 256 * 1024;
@@ -98,6 +101,8 @@ export interface MqttGateway {
   /** { mqtt, 'mqtt/ws', 'mqtt/tls' }, those that listen */
   ports: Record<string, number>;
   stats: Readonly<PublishStats>;
+  /** MQTT clients connected now (aedes' count: CONNECT accepted, not yet gone) */
+  connectedClients(): number;
   /** Delivers an MQTT device's queued commands if a client of it takes commands here; whether one does. */
   deliverCommands(deviceId: string): boolean;
   /** The MQTT devices with a client that takes commands here. */
@@ -132,6 +137,7 @@ export async function startMqttGateway(o: MqttGatewayOptions): Promise<MqttGatew
   const publisher = createPublishHandler({
     directory: o.directory, ingest: o.ingest, logger, pending: new Semaphore(o.maxPendingMessages ?? 10_000),
     commandResults: commands && ((deviceId, results) => commands.results(deviceId, results)),
+    counts: o.counts,
   });
   const gw: MqttContext = {
     logger,
@@ -212,6 +218,7 @@ export async function startMqttGateway(o: MqttGatewayOptions): Promise<MqttGatew
   return {
     ports,
     stats: publisher.stats,
+    connectedClients: () => broker.connectedClients,
     deliverCommands: (deviceId) => commands?.deliver(deviceId) ?? false,
     connectedDevices: () => commands?.connectedDevices() ?? [],
     stop: () => (stopping ??= stopAll()),

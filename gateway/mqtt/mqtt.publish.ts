@@ -19,6 +19,7 @@ import type { IngestService } from '../../core/ingest/ingest.service.js';
 import { alertReport, locationReport } from '../../core/ingest/input.reports.js';
 import type { DeviceRecord } from '../../core/model/device.js';
 import type { Logger } from '../../core/logger.js';
+import type { MqttCounts } from '../../core/metrics/counts.js';
 import type { Identity } from './mqtt.auth.js';
 import type { Session } from './mqtt.sessions.js';
 import { PROTOCOL } from './mqtt.auth.js';
@@ -50,6 +51,8 @@ export interface PublishDeps {
   pending: Semaphore;
   /** a device's answers to its commands (mqtt.commands.ts), recorded before the PUBACK */
   commandResults?(deviceId: string, results: { id: number; result: string }[]): Promise<void>;
+  /** publishes by topic kind, for GET /metrics; absent: metrics are off */
+  counts?: MqttCounts;
 }
 
 type Work =
@@ -172,6 +175,7 @@ export function createPublishHandler(deps: PublishDeps): PublishHandler {
     if (identity.kind !== 'device') return refuse('API users may only subscribe');
     const route = routeDevicePublish(packet.topic, identity.deviceId);
     if (!route) return refuse('not one of the device topics');
+    deps.counts?.published(route.kind);
     // Device messages are stored, not kept: no retained copy in the broker (OwnTracks retains by default).
     packet.retain = false;
 

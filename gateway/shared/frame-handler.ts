@@ -16,6 +16,7 @@ import type { DeviceRecord } from '../../core/model/device.js';
 import type { DeviceDirectory } from '../../core/devices/device-directory.js';
 import type { IngestService } from '../../core/ingest/ingest.service.js';
 import type { Logger } from '../../core/logger.js';
+import type { TrackerCounts } from '../../core/metrics/counts.js';
 import { liveFrame, type FrameTap, type RawFrame } from './frame-tap.js';
 
 export interface GatewayDeps {
@@ -24,6 +25,8 @@ export interface GatewayDeps {
   logger: Logger;
   /** the raw-frame feed (live/{deviceId}/frames); absent: frames are not shown */
   frames?: FrameTap;
+  /** the protocol's counts for GET /metrics (a malformed frame is counted where decoding failed); absent: metrics are off */
+  counts?: TrackerCounts;
 }
 
 export type FrameOutcome =
@@ -64,6 +67,8 @@ export async function handleDecoded(
 ): Promise<FrameOutcome> {
   const holder: { result: DecodeResult } = { result: decoded };
   const outcome = await resolveAndStore(deps, protocol, holder, known, remoteAddress, redecode);
+  if (outcome.kind === 'rejected' || outcome.kind === 'invalid') deps.counts?.frameOfUnknown();
+  else if (outcome.kind !== 'malformed') deps.counts?.frameDecoded();
   if (raw && deps.frames) showFrame(deps.frames, protocol, raw, remoteAddress, holder.result, outcome);
   return outcome;
 }

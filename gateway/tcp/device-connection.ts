@@ -17,6 +17,7 @@ import { CONNECTION_LOG, LogBudget } from '../shared/log-budget.js';
 import { logStorageFailure } from '../shared/storage-failures.js';
 import type { CommandsService } from '../../core/commands/commands.service.js';
 import { ConnectionCommands } from '../shared/connection-commands.js';
+import { monotonicMs } from '../../core/metrics/counts.js';
 
 export interface ConnectionOptions extends GatewayDeps {
   protocol: ProtocolModule;
@@ -47,6 +48,8 @@ export class DeviceConnection {
   private readonly splitter: FrameSplitter;
   private readonly session: Record<string, unknown> = {};
   private readonly queue: Buffer[] = [];
+  /** when each queued frame's bytes arrived (monotonicMs), for the acknowledgement latency */
+  private readonly arrivals: number[] = [];
   private readonly remote: string;
   private readonly openedAt: number;
   private identity?: string;
@@ -92,6 +95,7 @@ export class DeviceConnection {
       o.logger.debug({ ...this.where(), err: err.message }, 'tracker socket error');
     });
     socket.on('close', () => this.onClose());
+    o.counts?.connected();
     o.logger.info(this.where(), 'tracker connected');
   }
 
@@ -112,7 +116,8 @@ export class DeviceConnection {
 
   private onClose(): void {
     this.closed = true;
-    this.queue.length = 0;
+    this.queue.length = this.arrivals.length = 0;
+    this.o.counts?.disconnected();
     this.malformedLog.flush();
     this.checksumLog.flush();
     this.refusedLog.flush();
@@ -136,7 +141,11 @@ export class DeviceConnection {
       return;
     }
     if (frames.length) {
-      for (const frame of frames) this.queue.push(frame);
+      const arrivedAt = monotonicMs();
+      for (const frame of frames) {
+        this.queue.push(frame);
+        this.arrivals.push(arrivedAt);
+      }
       if (this.queue.length > (this.o.maxQueuedFrames ?? 256)) this.socket.pause();
       this.pump().catch((e: unknown) => this.internalError(e));
     } else {
@@ -158,7 +167,7 @@ export class DeviceConnection {
     this.pumping = true;
     try {
       while (this.queue.length && !this.closed) {
-        await this.handle(this.queue.shift()!);
+        await this.handle(this.queue.shift()!, this.arrivals.shift()!);
         if (this.socket.isPaused() && this.queue.length < 16) this.socket.resume();
       }
     } finally {
@@ -181,6 +190,7 @@ export class DeviceConnection {
 
   private malformed(e: unknown, frame: Buffer): void {
     this.malformedRun++;
+    this.o.counts?.frameMalformed();
     if (this.malformedLog.take(this.now())) {
       const excerpt = e instanceof ProtocolError ? e.excerpt : frame.subarray(0, 32).toString('hex');
       this.o.logger.warn({ ...this.where(), excerpt, reason: (e as Error).message }, 'malformed frame');
@@ -241,7 +251,7 @@ export class DeviceConnection {
     });
   }
 
-  private async handle(frame: Buffer): Promise<void> {
+  private async handle(frame: Buffer, arrivedAt: number): Promise<void> {
     const now = this.o.clock.now();
     const decode = (model: string | undefined): DecodeResult =>
       this.o.protocol.decode!(frame, { now, transport: 'tcp', deviceId: this.identity, model, checksum: this.o.checksum, session: this.session });
@@ -270,6 +280,7 @@ export class DeviceConnection {
         this.model = outcome.device.model ?? undefined;
         if (result.messages.length > 0 || result.replies.length > 0 || outcome.commandResults) this.proven();
         for (const reply of outcome.replies) this.socket.write(reply);
+        if (outcome.replies.length) this.o.counts?.acknowledged(arrivedAt);
         if (outcome.commandResults) {
           await this.commands?.answer(outcome.commandResults).catch((e: unknown) => this.o.logger.warn({ ...this.where(), err: (e as Error).message }, 'recording a command answer failed'));
         }
@@ -292,7 +303,7 @@ export class DeviceConnection {
         // Frames queued behind this one are not handled either: an acknowledgement of a later
         // frame must never be taken for this one's (Teltonika acks carry only a count).
         const dropped = this.queue.length;
-        this.queue.length = 0;
+        this.queue.length = this.arrivals.length = 0;
         // our failure, not the tracker's: a known device keeps its connection while it resends
         if (this.identity !== undefined) this.proven();
         logStorageFailure(this.o.storageFailures, this.o.logger, this.now(), outcome.error, { ...this.where(), dropped });

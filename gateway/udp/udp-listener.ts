@@ -19,6 +19,7 @@ import { flushEveryWindow, LISTENER_LOG, LogBudget } from '../shared/log-budget.
 import { logStorageFailure } from '../shared/storage-failures.js';
 import { ConnectionCommands } from '../shared/connection-commands.js';
 import type { CommandsService } from '../../core/commands/commands.service.js';
+import { monotonicMs } from '../../core/metrics/counts.js';
 
 /** how long after a device's datagram a new command is sent at once (the tracker still listens) */
 export const UDP_LISTEN_MS = 5000;
@@ -61,7 +62,8 @@ export async function startUdpListener(o: UdpOptions, port: number, host: string
   const chains = new Map<string, Promise<void>>();
   socket.on('message', (msg, rinfo) => {
     const key = `${rinfo.address}:${rinfo.port}`;
-    const next = (chains.get(key) ?? Promise.resolve()).then(() => handle(msg, rinfo)).catch((e: unknown) => {
+    const arrivedAt = monotonicMs();
+    const next = (chains.get(key) ?? Promise.resolve()).then(() => handle(msg, rinfo, arrivedAt)).catch((e: unknown) => {
       o.logger.error({ protocol, remote: key, err: e }, 'handling a datagram failed unexpectedly');
     });
     chains.set(key, next);
@@ -71,12 +73,13 @@ export async function startUdpListener(o: UdpOptions, port: number, host: string
   });
   socket.on('error', (err) => o.logger.warn({ protocol, err: err.message }, 'udp socket error'));
 
-  async function handle(msg: Buffer, rinfo: dgram.RemoteInfo): Promise<void> {
+  async function handle(msg: Buffer, rinfo: dgram.RemoteInfo, arrivedAt: number): Promise<void> {
     const remote = `${rinfo.address}:${rinfo.port}`;
     const received = o.clock.now();
     const decode = (model: string | undefined): DecodeResult =>
       o.protocol.decodeDatagram!(msg, { now: received, transport: 'udp', model, checksum: o.checksum, session: {} });
     const malformed = (e: unknown): void => {
+      o.counts?.frameMalformed();
       if (!malformedLog.take(now())) return;
       const excerpt = e instanceof ProtocolError ? e.excerpt : msg.subarray(0, 32).toString('hex');
       o.logger.warn({ protocol, remote, excerpt, reason: (e as Error).message }, 'malformed datagram');
@@ -97,6 +100,7 @@ export async function startUdpListener(o: UdpOptions, port: number, host: string
     switch (outcome.kind) {
       case 'ok': {
         outcome.replies.forEach(send);
+        if (outcome.replies.length) o.counts?.acknowledged(arrivedAt);
         const peer = peerOf(outcome.device.id, rinfo);
         peer.model = outcome.device.model ?? undefined;
         if (outcome.commandResults) {

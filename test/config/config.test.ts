@@ -13,6 +13,8 @@ test('config: defaults follow CONTRACT.md', (t) => {
   t.like(c, { host: '0.0.0.0', httpPort: 8080, mqttPort: 1883, dataDir: '/srv/data', adminUser: 'admin', licenses: 10, tokenTtlSeconds: 3600, rateLimitPerMinute: 600, mailFrom: 'trackgate@localhost' });
   t.like(c.protocolPorts, { teltonika: 5027, gt06: 5023, h02: 5013, gps103: 5001, jt808: 5015, osmand: 5055 });
   t.true(Object.isFrozen(c));
+  t.true(c.metrics, 'GET /metrics is on unless TRACKGATE_METRICS=off');
+  t.false(loadConfig({ TRACKGATE_METRICS: 'OFF' }).metrics);
 });
 
 test('config: ports take a number, 0 or off', (t) => {
@@ -32,6 +34,7 @@ test('config: a bad value names the variable and what is wrong', (t) => {
     [{ TRACKGATE_LICENSES: '-1' }, 'TRACKGATE_LICENSES', /whole number/],
     [{ TRACKGATE_ADMIN_API_KEY: 'short' }, 'TRACKGATE_ADMIN_API_KEY', /16/],
     [{ TRACKGATE_SMTP_URL: 'http://x' }, 'TRACKGATE_SMTP_URL', /scheme/],
+    [{ TRACKGATE_METRICS: 'maybe' }, 'TRACKGATE_METRICS', /not one of on, off/],
   ];
   for (const [env, variable, reason] of cases) {
     const e = t.throws(() => loadConfig(env), { instanceOf: ConfigError });
