@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Location } from '../model/location.js';
-import { keptStatement, sqliteTransactionConnection, type Db } from '../db/db.js';
+import { dbKind, keptStatement, sqliteTransactionConnection, type Db } from '../db/db.js';
 
 type Q = Knex | Knex.Transaction;
 
@@ -58,6 +58,7 @@ export async function insertMany(db: Q, rows: LocationRow[]): Promise<LocationRo
     for (const r of newestPerDevice(written)) upsert.run(r.deviceId, r.dateTime, r.json ?? storedJson(r.location));
     return written;
   }
+  if (dbKind(db) === 'postgres') return insertManyPg(db, unique);
   written = [];
   for (let i = 0; i < unique.length; i += CHUNK) {
     const chunk = unique.slice(i, i + CHUNK);
@@ -72,6 +73,65 @@ export async function insertMany(db: Q, rows: LocationRow[]): Promise<LocationRo
   }
   await upsertLast(db, newestPerDevice(written));
   return written;
+}
+
+// --- PostgreSQL: one statement per step, whatever the batch's size -----------------------------
+//
+// Each column travels as one array parameter and `unnest` turns the arrays back into rows: a
+// statement of the same text for every batch (parsed and planned like any other, once per batch
+// instead of once per 500 rows), four parameters instead of four per row (no 65,535-parameter
+// limit). Rows go in a fixed order (device, then fix time) so that two instances writing the same
+// keys at once take their row locks in the same order and never deadlock.
+
+const PG_INSERT = `insert into locations (device_id, date_time, server_time, data)
+  select * from unnest(?::text[], ?::int8[], ?::int8[], ?::text[])
+  on conflict (device_id, date_time) do nothing
+  returning device_id, date_time`;
+const PG_STORED = `select l.device_id, l.date_time, l.data from locations l
+  join unnest(?::text[], ?::int8[]) as k(device_id, date_time) on l.device_id = k.device_id and l.date_time = k.date_time`;
+const PG_CORRECT = `update locations l set server_time = u.server_time, data = u.data
+  from unnest(?::text[], ?::int8[], ?::int8[], ?::text[]) as u(device_id, date_time, server_time, data)
+  where l.device_id = u.device_id and l.date_time = u.date_time`;
+const PG_UPSERT_LAST = `insert into last_locations (device_id, date_time, data)
+  select * from unnest(?::text[], ?::int8[], ?::text[]) ${LAST_ON_CONFLICT}`;
+
+const byKey = (a: LocationRow, b: LocationRow): number => (a.deviceId < b.deviceId ? -1 : a.deviceId > b.deviceId ? 1 : a.dateTime - b.dateTime);
+
+/** insertMany on PostgreSQL: `unique` has one row per key. */
+async function insertManyPg(db: Q, unique: LocationRow[]): Promise<LocationRow[]> {
+  const sorted = [...unique].sort(byKey);
+  const { rows: keys } = (await db.raw(PG_INSERT, [
+    sorted.map((r) => r.deviceId),
+    sorted.map((r) => r.dateTime),
+    sorted.map((r) => r.serverTime),
+    sorted.map((r) => r.json ?? storedJson(r.location)),
+  ])) as { rows: { device_id: string; date_time: number | string }[] };
+  let written = unique;
+  if (keys.length < unique.length) {
+    const fresh = new Set(keys.map((k) => key(k.device_id, Number(k.date_time))));
+    const changed = await correctionsPg(db, sorted.filter((r) => !fresh.has(key(r.deviceId, r.dateTime))));
+    written = unique.filter((r) => fresh.has(key(r.deviceId, r.dateTime)) || changed.has(r));
+  }
+  const last = newestPerDevice(written).sort(byKey);
+  if (last.length) await db.raw(PG_UPSERT_LAST, [last.map((r) => r.deviceId), last.map((r) => r.dateTime), last.map((r) => r.json ?? storedJson(r.location))]);
+  return written;
+}
+
+/** Of rows whose key is already stored (in key order), replaces those whose values differ: one read, one update. */
+async function correctionsPg(db: Q, conflicting: LocationRow[]): Promise<Set<LocationRow>> {
+  const changed = new Set<LocationRow>();
+  const { rows: found } = (await db.raw(PG_STORED, [conflicting.map((r) => r.deviceId), conflicting.map((r) => r.dateTime)])) as {
+    rows: { device_id: string; date_time: number | string; data: string }[];
+  };
+  const stored = new Map(found.map((f) => [key(f.device_id, Number(f.date_time)), f.data]));
+  for (const r of conflicting) {
+    const data = stored.get(key(r.deviceId, r.dateTime));
+    if (data === undefined || !sameLocation(JSON.parse(data), r.location)) changed.add(r);
+  }
+  if (changed.size === 0) return changed;
+  const list = [...changed];
+  await db.raw(PG_CORRECT, [list.map((r) => r.deviceId), list.map((r) => r.dateTime), list.map((r) => r.serverTime), list.map((r) => r.json ?? storedJson(r.location))]);
+  return changed;
 }
 
 /** Of rows whose key is already stored, replaces those whose values differ; returns them. */
