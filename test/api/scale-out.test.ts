@@ -75,7 +75,7 @@ if (runs) {
     t.is(status, 401);
   });
 
-  test('scale-out: trackers on two instances store at once into one PostgreSQL: every position acknowledged, stored once and journaled once, with every tracker's fixes sent to both instances at the same time', async (t) => {
+  test('scale-out: trackers on two instances store at once into one PostgreSQL: every position acknowledged, stored once and journaled once, with the fixes of every tracker sent to both instances at the same time', async (t) => {
     const port = await closedPort();
     const [a, b] = await startPair(t, { TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_LICENSES: '40' });
     const devicesCount = 16;
