@@ -2,6 +2,7 @@
 import type { Knex } from 'knex';
 import type { Forward, ForwardEventKind, ForwardProgress, ForwardType } from '../model/forward.js';
 import { keptStatement, sqliteTransactionConnection } from '../db/db.js';
+import { pgInt8Array, pgTextArray } from '../db/pg-arrays.js';
 import { parseJson, toBool, toJson, toNum } from '../db/json.js';
 
 type Q = Knex | Knex.Transaction;
@@ -131,12 +132,12 @@ export async function lockStreams(trx: Knex.Transaction, accountIds: Iterable<st
   const ids = [...new Set(accountIds)];
   if (ids.length === 0) return;
   // in the order of the lock keys themselves: two accounts whose keys collide cannot make a cycle
-  await trx.raw('select count(pg_advisory_xact_lock(?, h)) from (select distinct hashtext(a) as h from unnest(?::text[]) as a order by h) s', [ADVISORY_CLASS, ids]);
+  await trx.raw('select count(pg_advisory_xact_lock(?, h)) from (select distinct hashtext(a) as h from unnest(?::text[]) as a order by h) s', [ADVISORY_CLASS, pgTextArray(ids)]);
 }
 
 const INSERT_EVENT = 'insert into forward_events (account_id, device_id, kind, body, created_at) values (?, ?, ?, ?, ?)';
 const CHUNK = 200;
-/** PostgreSQL: every event in one statement, columns as arrays; ids drawn in the order given. */
+/** PostgreSQL: every event in one statement, columns as binary arrays (core/db/pg-arrays.ts); ids drawn in the order given. */
 const PG_INSERT_EVENTS = `insert into forward_events (account_id, device_id, kind, body, created_at)
   select a, d, k, b, c from unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::int8[]) with ordinality as u(a, d, k, b, c, n) order by n`;
 
@@ -150,7 +151,13 @@ export async function insertEvents(trx: Knex.Transaction, events: NewStreamEvent
     return;
   }
   if (trx.client.config.client === 'pg') {
-    await trx.raw(PG_INSERT_EVENTS, [events.map((e) => e.accountId), events.map((e) => e.deviceId), events.map((e) => e.kind), events.map((e) => e.body), events.map((e) => e.createdAt)]);
+    await trx.raw(PG_INSERT_EVENTS, [
+      pgTextArray(events.map((e) => e.accountId)),
+      pgTextArray(events.map((e) => e.deviceId)),
+      pgTextArray(events.map((e) => e.kind)),
+      pgTextArray(events.map((e) => e.body)),
+      pgInt8Array(events.map((e) => e.createdAt)),
+    ]);
     return;
   }
   for (let i = 0; i < events.length; i += CHUNK) {

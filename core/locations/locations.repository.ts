@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Location } from '../model/location.js';
 import { dbKind, keptStatement, sqliteTransactionConnection, type Db } from '../db/db.js';
+import { pgInt8Array, pgTextArray } from '../db/pg-arrays.js';
 
 type Q = Knex | Knex.Transaction;
 
@@ -77,10 +78,10 @@ export async function insertMany(db: Q, rows: LocationRow[]): Promise<LocationRo
 
 // --- PostgreSQL: one statement per step, whatever the batch's size -----------------------------
 //
-// Each column travels as one array parameter and `unnest` turns the arrays back into rows: a
-// statement of the same text for every batch (parsed and planned like any other, once per batch
-// instead of once per 500 rows), four parameters instead of four per row (no 65,535-parameter
-// limit). Rows go in a fixed order (device, then fix time) so that two instances writing the same
+// Each column travels as one array parameter (binary: core/db/pg-arrays.ts) and `unnest` turns the
+// arrays back into rows: a statement of the same text for every batch (parsed and planned once per
+// batch instead of once per 500 rows), four parameters instead of four per row (no
+// 65,535-parameter limit). Rows go in a fixed order (device, then fix time) so that two instances writing the same
 // keys at once take their row locks in the same order and never deadlock.
 
 const PG_INSERT = `insert into locations (device_id, date_time, server_time, data)
@@ -101,10 +102,10 @@ const byKey = (a: LocationRow, b: LocationRow): number => (a.deviceId < b.device
 async function insertManyPg(db: Q, unique: LocationRow[]): Promise<LocationRow[]> {
   const sorted = [...unique].sort(byKey);
   const { rows: keys } = (await db.raw(PG_INSERT, [
-    sorted.map((r) => r.deviceId),
-    sorted.map((r) => r.dateTime),
-    sorted.map((r) => r.serverTime),
-    sorted.map((r) => r.json ?? storedJson(r.location)),
+    pgTextArray(sorted.map((r) => r.deviceId)),
+    pgInt8Array(sorted.map((r) => r.dateTime)),
+    pgInt8Array(sorted.map((r) => r.serverTime)),
+    pgTextArray(sorted.map((r) => r.json ?? storedJson(r.location))),
   ])) as { rows: { device_id: string; date_time: number | string }[] };
   let written = unique;
   if (keys.length < unique.length) {
@@ -113,14 +114,14 @@ async function insertManyPg(db: Q, unique: LocationRow[]): Promise<LocationRow[]
     written = unique.filter((r) => fresh.has(key(r.deviceId, r.dateTime)) || changed.has(r));
   }
   const last = newestPerDevice(written).sort(byKey);
-  if (last.length) await db.raw(PG_UPSERT_LAST, [last.map((r) => r.deviceId), last.map((r) => r.dateTime), last.map((r) => r.json ?? storedJson(r.location))]);
+  if (last.length) await db.raw(PG_UPSERT_LAST, [pgTextArray(last.map((r) => r.deviceId)), pgInt8Array(last.map((r) => r.dateTime)), pgTextArray(last.map((r) => r.json ?? storedJson(r.location)))]);
   return written;
 }
 
 /** Of rows whose key is already stored (in key order), replaces those whose values differ: one read, one update. */
 async function correctionsPg(db: Q, conflicting: LocationRow[]): Promise<Set<LocationRow>> {
   const changed = new Set<LocationRow>();
-  const { rows: found } = (await db.raw(PG_STORED, [conflicting.map((r) => r.deviceId), conflicting.map((r) => r.dateTime)])) as {
+  const { rows: found } = (await db.raw(PG_STORED, [pgTextArray(conflicting.map((r) => r.deviceId)), pgInt8Array(conflicting.map((r) => r.dateTime))])) as {
     rows: { device_id: string; date_time: number | string; data: string }[];
   };
   const stored = new Map(found.map((f) => [key(f.device_id, Number(f.date_time)), f.data]));
@@ -130,7 +131,7 @@ async function correctionsPg(db: Q, conflicting: LocationRow[]): Promise<Set<Loc
   }
   if (changed.size === 0) return changed;
   const list = [...changed];
-  await db.raw(PG_CORRECT, [list.map((r) => r.deviceId), list.map((r) => r.dateTime), list.map((r) => r.serverTime), list.map((r) => r.json ?? storedJson(r.location))]);
+  await db.raw(PG_CORRECT, [pgTextArray(list.map((r) => r.deviceId)), pgInt8Array(list.map((r) => r.dateTime)), pgInt8Array(list.map((r) => r.serverTime)), pgTextArray(list.map((r) => r.json ?? storedJson(r.location)))]);
   return changed;
 }
 
