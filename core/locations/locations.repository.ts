@@ -81,24 +81,38 @@ export async function insertMany(db: Q, rows: LocationRow[]): Promise<LocationRo
 // Each column travels as one array parameter (binary: core/db/pg-arrays.ts) and `unnest` turns the
 // arrays back into rows: a statement of the same text for every batch (parsed and planned once per
 // batch instead of once per 500 rows), four parameters instead of four per row (no
-// 65,535-parameter limit). Rows go in a fixed order (device, then fix time) so that two instances writing the same
-// keys at once take their row locks in the same order and never deadlock.
+// 65,535-parameter limit). A batch of new fixes is one statement: the history's insert and, from
+// the rows it inserted, the last locations' upsert. Rows are locked in a fixed order (locations by
+// device and fix time, last locations by device) so that two instances writing the same keys at
+// once never deadlock.
 
-const PG_INSERT = `insert into locations (device_id, date_time, server_time, data)
-  select * from unnest(?::text[], ?::int8[], ?::int8[], ?::text[])
-  on conflict (device_id, date_time) do nothing
-  returning device_id, date_time`;
+/** The last locations' upsert from `source` (device_id, date_time, data), newest per device, devices in byte order. */
+const lastFrom = (source: string): string => `insert into last_locations (device_id, date_time, data)
+  select * from (select distinct on (device_id) device_id, date_time, data from ${source} order by device_id, date_time desc) n
+  order by device_id collate "C"
+  ${LAST_ON_CONFLICT}`;
+const PG_INSERT = `with ins as (
+    insert into locations (device_id, date_time, server_time, data)
+    select * from unnest(?::text[], ?::int8[], ?::int8[], ?::text[])
+    on conflict (device_id, date_time) do nothing
+    returning device_id, date_time, data
+  ), last as (${lastFrom('ins')})
+  select device_id, date_time from ins`;
 const PG_STORED = `select l.device_id, l.date_time, l.data from locations l
   join unnest(?::text[], ?::int8[]) as k(device_id, date_time) on l.device_id = k.device_id and l.date_time = k.date_time`;
 const PG_CORRECT = `update locations l set server_time = u.server_time, data = u.data
   from unnest(?::text[], ?::int8[], ?::int8[], ?::text[]) as u(device_id, date_time, server_time, data)
   where l.device_id = u.device_id and l.date_time = u.date_time`;
-const PG_UPSERT_LAST = `insert into last_locations (device_id, date_time, data)
-  select * from unnest(?::text[], ?::int8[], ?::text[]) ${LAST_ON_CONFLICT}`;
+const PG_UPSERT_LAST = lastFrom('unnest(?::text[], ?::int8[], ?::text[]) as u(device_id, date_time, data)');
 
+/** Devices in byte order (as `collate "C"` sorts them: UTF-16 and UTF-8 orders agree but for rare characters), then fix time. */
 const byKey = (a: LocationRow, b: LocationRow): number => (a.deviceId < b.deviceId ? -1 : a.deviceId > b.deviceId ? 1 : a.dateTime - b.dateTime);
 
-/** insertMany on PostgreSQL: `unique` has one row per key. */
+/**
+ * insertMany on PostgreSQL (`unique` has one row per key): one statement when every row is new;
+ * otherwise one read of the stored rows, one update of the corrected ones and one upsert of their
+ * last locations (the upsert keeps the latest fix, so the two upserts give what one would).
+ */
 async function insertManyPg(db: Q, unique: LocationRow[]): Promise<LocationRow[]> {
   const sorted = [...unique].sort(byKey);
   const { rows: keys } = (await db.raw(PG_INSERT, [
@@ -107,15 +121,14 @@ async function insertManyPg(db: Q, unique: LocationRow[]): Promise<LocationRow[]
     pgInt8Array(sorted.map((r) => r.serverTime)),
     pgTextArray(sorted.map((r) => r.json ?? storedJson(r.location))),
   ])) as { rows: { device_id: string; date_time: number | string }[] };
-  let written = unique;
-  if (keys.length < unique.length) {
-    const fresh = new Set(keys.map((k) => key(k.device_id, Number(k.date_time))));
-    const changed = await correctionsPg(db, sorted.filter((r) => !fresh.has(key(r.deviceId, r.dateTime))));
-    written = unique.filter((r) => fresh.has(key(r.deviceId, r.dateTime)) || changed.has(r));
+  if (keys.length === unique.length) return unique;
+  const fresh = new Set(keys.map((k) => key(k.device_id, Number(k.date_time))));
+  const changed = await correctionsPg(db, sorted.filter((r) => !fresh.has(key(r.deviceId, r.dateTime))));
+  if (changed.size) {
+    const last = [...changed];
+    await db.raw(PG_UPSERT_LAST, [pgTextArray(last.map((r) => r.deviceId)), pgInt8Array(last.map((r) => r.dateTime)), pgTextArray(last.map((r) => r.json ?? storedJson(r.location)))]);
   }
-  const last = newestPerDevice(written).sort(byKey);
-  if (last.length) await db.raw(PG_UPSERT_LAST, [pgTextArray(last.map((r) => r.deviceId)), pgInt8Array(last.map((r) => r.dateTime)), pgTextArray(last.map((r) => r.json ?? storedJson(r.location)))]);
-  return written;
+  return unique.filter((r) => fresh.has(key(r.deviceId, r.dateTime)) || changed.has(r));
 }
 
 /** Of rows whose key is already stored (in key order), replaces those whose values differ: one read, one update. */
