@@ -81,8 +81,8 @@ export async function insertMany(db: Q, rows: LocationRow[]): Promise<LocationRo
 // Each column travels as one array parameter (binary: core/db/pg-arrays.ts) and `unnest` turns the
 // arrays back into rows: a statement of the same text for every batch (parsed and planned once per
 // batch instead of once per 500 rows), four parameters instead of four per row (no
-// 65,535-parameter limit). A batch of new fixes is one statement: the history's insert and, from
-// the rows it inserted, the last locations' upsert. Rows are locked in a fixed order (locations by
+// 65,535-parameter limit). A batch of new fixes is one statement: the history's plain insert and
+// the last locations' upsert. Rows are locked in a fixed order (locations by
 // device and fix time, last locations by device) so that two instances writing the same keys at
 // once never deadlock.
 
@@ -91,6 +91,12 @@ const lastFrom = (source: string): string => `insert into last_locations (device
   select * from (select distinct on (device_id) device_id, date_time, data from ${source} order by device_id, date_time desc) n
   order by device_id collate "C"
   ${LAST_ON_CONFLICT}`;
+/** Every row new (the usual batch): a plain insert, cheaper than one that checks each row for a conflict. */
+const PG_INSERT_NEW = `with u as (select * from unnest(?::text[], ?::int8[], ?::int8[], ?::text[]) as u(device_id, date_time, server_time, data)),
+  ins as (insert into locations (device_id, date_time, server_time, data) select * from u),
+  last as (${lastFrom('u')})
+  select 1`;
+/** Some rows stored already: the new ones inserted, their keys returned. */
 const PG_INSERT = `with ins as (
     insert into locations (device_id, date_time, server_time, data)
     select * from unnest(?::text[], ?::int8[], ?::int8[], ?::text[])
@@ -108,19 +114,34 @@ const PG_UPSERT_LAST = lastFrom('unnest(?::text[], ?::int8[], ?::text[]) as u(de
 /** Devices in byte order (as `collate "C"` sorts them: UTF-16 and UTF-8 orders agree but for rare characters), then fix time. */
 const byKey = (a: LocationRow, b: LocationRow): number => (a.deviceId < b.deviceId ? -1 : a.deviceId > b.deviceId ? 1 : a.dateTime - b.dateTime);
 
+const UNIQUE_VIOLATION = '23505';
+
 /**
- * insertMany on PostgreSQL (`unique` has one row per key): one statement when every row is new;
- * otherwise one read of the stored rows, one update of the corrected ones and one upsert of their
- * last locations (the upsert keeps the latest fix, so the two upserts give what one would).
+ * insertMany on PostgreSQL (`unique` has one row per key): one statement when every row is new
+ * (tried first, inside a savepoint when in a transaction); when one was stored already, the
+ * statement that skips stored rows and returns the keys it inserted, then one read of the stored
+ * rows, one update of the corrected ones and one upsert of their last locations (the upsert keeps
+ * the latest fix, so the two upserts give what one would).
  */
 async function insertManyPg(db: Q, unique: LocationRow[]): Promise<LocationRow[]> {
+  if (unique.length === 0) return unique;
   const sorted = [...unique].sort(byKey);
-  const { rows: keys } = (await db.raw(PG_INSERT, [
+  const columns = [
     pgTextArray(sorted.map((r) => r.deviceId)),
     pgInt8Array(sorted.map((r) => r.dateTime)),
     pgInt8Array(sorted.map((r) => r.serverTime)),
     pgTextArray(sorted.map((r) => r.json ?? storedJson(r.location))),
-  ])) as { rows: { device_id: string; date_time: number | string }[] };
+  ];
+  const inTransaction = (db as { isTransaction?: boolean }).isTransaction === true;
+  if (inTransaction) await db.raw('savepoint tg_locations');
+  try {
+    await db.raw(PG_INSERT_NEW, columns);
+    return unique;
+  } catch (e) {
+    if ((e as { code?: unknown }).code !== UNIQUE_VIOLATION) throw e;
+    if (inTransaction) await db.raw('rollback to savepoint tg_locations');
+  }
+  const { rows: keys } = (await db.raw(PG_INSERT, columns)) as { rows: { device_id: string; date_time: number | string }[] };
   if (keys.length === unique.length) return unique;
   const fresh = new Set(keys.map((k) => key(k.device_id, Number(k.date_time))));
   const changed = await correctionsPg(db, sorted.filter((r) => !fresh.has(key(r.deviceId, r.dateTime))));
