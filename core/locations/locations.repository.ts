@@ -91,10 +91,17 @@ const lastFrom = (source: string): string => `insert into last_locations (device
   select * from (select distinct on (device_id) device_id, date_time, data from ${source} order by device_id, date_time desc) n
   order by device_id collate "C"
   ${LAST_ON_CONFLICT}`;
-/** Every row new (the usual batch): a plain insert, cheaper than one that checks each row for a conflict. */
-const PG_INSERT_NEW = `with u as (select * from unnest(?::text[], ?::int8[], ?::int8[], ?::text[]) as u(device_id, date_time, server_time, data)),
-  ins as (insert into locations (device_id, date_time, server_time, data) select * from u),
-  last as (${lastFrom('u')})
+/**
+ * Every row new (the usual batch): a plain insert, cheaper than one that checks each row for a
+ * conflict. The upsert reads what the insert returns, so the history's rows are locked before the
+ * last locations' in every statement (two upserts that each read the arrays could run first and
+ * lock the tables in the other order, which deadlocks against a writer of the same devices).
+ */
+const PG_INSERT_NEW = `with ins as (
+    insert into locations (device_id, date_time, server_time, data)
+    select * from unnest(?::text[], ?::int8[], ?::int8[], ?::text[])
+    returning device_id, date_time, data
+  ), last as (${lastFrom('ins')})
   select 1`;
 /** Some rows stored already: the new ones inserted, their keys returned. */
 const PG_INSERT = `with ins as (
