@@ -45,10 +45,11 @@ export function deviceRecord(id: string, accountId: string, nowMs: number): Devi
 
 /**
  * Creates the schema, the account with its admin (ADMIN_KEY) and the devices, directly in the
- * database of `dataDir`; `fill` may add more (e.g. history) before the handle is closed.
+ * database of `dataDir` (or the one `extra.TRACKGATE_DATABASE_URL` names); `fill` may add more
+ * (e.g. history) before the handle is closed.
  */
-export async function prepareDataDir(dataDir: string, deviceIds: string[], fill?: (db: Db, accountId: string) => Promise<void>): Promise<void> {
-  const db = await openStorage(loadConfig(benchEnv(dataDir)));
+export async function prepareDataDir(dataDir: string, deviceIds: string[], fill?: (db: Db, accountId: string) => Promise<void>, extra: Record<string, string> = {}): Promise<void> {
+  const db = await openStorage(loadConfig(benchEnv(dataDir, extra)));
   try {
     const created = await createAccountsService(db, systemClock).bootstrap({ name: 'Bench account', licenses: 1_000_000, adminUser: 'admin', adminApiKey: ADMIN_KEY });
     const accountId = created?.accountId ?? (await db('accounts').first('id')).id;

@@ -2,6 +2,7 @@
 import type { Knex } from 'knex';
 import type { Forward, ForwardEventKind, ForwardProgress, ForwardType } from '../model/forward.js';
 import { keptStatement, sqliteTransactionConnection, type Db } from '../db/db.js';
+import { pgInt8Array, pgTextArray } from '../db/pg-arrays.js';
 import { parseJson, toBool, toJson, toNum } from '../db/json.js';
 
 type Q = Knex | Knex.Transaction;
@@ -117,18 +118,28 @@ const ADVISORY_CLASS = 0x7467; // "tg"
 
 /**
  * PostgreSQL: takes the accounts' stream locks until the transaction ends (in a fixed order, so
- * two transactions never wait for each other). An event's id is drawn when it is inserted and
- * becomes visible when its transaction commits; with one writer per account at a time the ids of
- * an account's events become visible in increasing order, so a reader's cursor never passes an
- * event still to commit. SQLite has one writer anyway.
+ * two transactions never wait for each other in a cycle), in one statement. An event's id is drawn
+ * when it is inserted and becomes visible when its transaction commits; with one writer per account
+ * at a time the ids of an account's events become visible in increasing order, so a reader's cursor
+ * never passes an event still to commit. This is the one lock instances sharing a database take
+ * against each other on the ingest path, and only for accounts with an enabled forward: the
+ * batches of two instances that journal events of the same account commit one after the other
+ * (the lock is taken after the locations are written, so it is held for the journal's insert and
+ * the commit). SQLite has one writer anyway.
  */
 export async function lockStreams(trx: Knex.Transaction, accountIds: Iterable<string>): Promise<void> {
   if (trx.client.config.client !== 'pg') return;
-  for (const id of [...new Set(accountIds)].sort()) await trx.raw('select pg_advisory_xact_lock(?, hashtext(?))', [ADVISORY_CLASS, id]);
+  const ids = [...new Set(accountIds)];
+  if (ids.length === 0) return;
+  // in the order of the lock keys themselves: two accounts whose keys collide cannot make a cycle
+  await trx.raw('select count(pg_advisory_xact_lock(?, h)) from (select distinct hashtext(a) as h from unnest(?::text[]) as a order by h) s', [ADVISORY_CLASS, pgTextArray(ids)]);
 }
 
 const INSERT_EVENT = 'insert into forward_events (account_id, device_id, kind, body, created_at) values (?, ?, ?, ?, ?)';
 const CHUNK = 200;
+/** PostgreSQL: every event in one statement, columns as binary arrays (core/db/pg-arrays.ts); ids drawn in the order given. */
+const PG_INSERT_EVENTS = `insert into forward_events (account_id, device_id, kind, body, created_at)
+  select a, d, k, b, c from unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::int8[]) with ordinality as u(a, d, k, b, c, n) order by n`;
 
 /** Appends events, in the order given (their ids increase in that order). */
 export async function insertEvents(trx: Knex.Transaction, events: NewStreamEvent[]): Promise<void> {
@@ -137,6 +148,16 @@ export async function insertEvents(trx: Knex.Transaction, events: NewStreamEvent
   if (conn) {
     const insert = keptStatement(conn, INSERT_EVENT);
     for (const e of events) insert.run(e.accountId, e.deviceId, e.kind, e.body, e.createdAt);
+    return;
+  }
+  if (trx.client.config.client === 'pg') {
+    await trx.raw(PG_INSERT_EVENTS, [
+      pgTextArray(events.map((e) => e.accountId)),
+      pgTextArray(events.map((e) => e.deviceId)),
+      pgTextArray(events.map((e) => e.kind)),
+      pgTextArray(events.map((e) => e.body)),
+      pgInt8Array(events.map((e) => e.createdAt)),
+    ]);
     return;
   }
   for (let i = 0; i < events.length; i += CHUNK) {

@@ -5,6 +5,9 @@
  * transaction), then alerts are recorded. `submit` resolves only once everything is committed, so
  * a caller acknowledges only what is durable; it rejects when the write failed. Submissions are
  * written in the order they arrive: of two with the same device and fix time, the later is stored.
+ * On PostgreSQL two transactions run at a time, of different devices (a device's rows wait while
+ * a transaction with its rows runs), so that the next batch is gathered and sent while the
+ * database writes one; SQLite has one writer.
  *
  * One sender's bad data must not cost the others their acknowledgement: each submission is
  * serialised before it joins a batch (a value JSON cannot hold fails only its sender), and a batch
@@ -12,7 +15,7 @@
  * stands alone.
  */
 import type { Knex } from 'knex';
-import type { Db } from '../db/db.js';
+import { dbKind, type Db } from '../db/db.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import type { EventBus } from '../events/event-bus.js';
@@ -34,6 +37,11 @@ export interface IngestDeps {
   logger: Logger;
   /** rows per transaction at most */
   maxBatchRows?: number;
+  /**
+   * transactions at a time (default: 1 on SQLite, its one writer; 2 on PostgreSQL, so that one
+   * batch is written while the next is gathered and sent)
+   */
+  writers?: number;
   /**
    * Called inside the batch's transaction once its locations are written (the forwards' journal,
    * core/forward/): what it writes commits, or fails, with them.
@@ -86,23 +94,48 @@ export interface IngestService {
 export function createIngestService(deps: IngestDeps): IngestService {
   const { db, clock, events, logger } = deps;
   const maxBatchRows = deps.maxBatchRows ?? 2000;
+  const writers = deps.writers ?? (dbKind(db) === 'postgres' ? 2 : 1);
   let queue: Pending[] = [];
-  let flushing = false;
+  let running = 0;
   let scheduled = false;
+  /** devices with rows in a transaction still running: their next rows wait for it (one device's rows are written in order) */
+  const busy = new Set<string>();
 
-  async function flush(): Promise<void> {
-    flushing = true;
-    try {
-      while (queue.length) {
-        let count = 0;
-        let take = 0;
-        while (take < queue.length && (take === 0 || count + queue[take].rows.length <= maxBatchRows)) count += queue[take++].rows.length;
-        const batch = queue.slice(0, take);
-        queue = queue.slice(take);
-        await write(batch);
+  /**
+   * Starts transactions while fewer than `writers` run: each takes, in arrival order, what is
+   * queued (up to maxBatchRows rows) of devices not in a running transaction; a device's rows after
+   * one that waits also wait. With one writer (SQLite) a batch is what is queued, in order.
+   */
+  function pump(): void {
+    while (running < writers && queue.length) {
+      const batch: Pending[] = [];
+      const rest: Pending[] = [];
+      const held = new Set<string>();
+      let count = 0;
+      let i = 0;
+      for (; i < queue.length; i++) {
+        const p = queue[i];
+        if (batch.length > 0 && count + p.rows.length > maxBatchRows) break;
+        const id = p.device.id;
+        if (busy.has(id) || held.has(id)) {
+          held.add(id);
+          rest.push(p);
+          continue;
+        }
+        batch.push(p);
+        count += p.rows.length;
       }
-    } finally {
-      flushing = false;
+      for (; i < queue.length; i++) rest.push(queue[i]);
+      if (batch.length === 0) return;
+      queue = rest;
+      const devices = [...new Set(batch.map((p) => p.device.id))];
+      for (const id of devices) busy.add(id);
+      running++;
+      void write(batch).finally(() => {
+        running--;
+        for (const id of devices) busy.delete(id);
+        pump();
+      });
     }
   }
 
@@ -153,11 +186,11 @@ export function createIngestService(deps: IngestDeps): IngestService {
     }
     return new Promise<Location[]>((resolve, reject) => {
       queue.push({ device, protocol, rows, resolve, reject });
-      if (!flushing && !scheduled) {
+      if (running < writers && !scheduled) {
         scheduled = true;
         setImmediate(() => {
           scheduled = false;
-          void flush();
+          pump();
         });
       }
     });

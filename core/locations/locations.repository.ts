@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Location } from '../model/location.js';
-import { keptStatement, sqliteTransactionConnection, type Db } from '../db/db.js';
+import { dbKind, keptStatement, sqliteTransactionConnection, type Db } from '../db/db.js';
+import { pgInt8Array, pgTextArray } from '../db/pg-arrays.js';
 
 type Q = Knex | Knex.Transaction;
 
@@ -58,6 +59,7 @@ export async function insertMany(db: Q, rows: LocationRow[]): Promise<LocationRo
     for (const r of newestPerDevice(written)) upsert.run(r.deviceId, r.dateTime, r.json ?? storedJson(r.location));
     return written;
   }
+  if (dbKind(db) === 'postgres') return insertManyPg(db, unique);
   written = [];
   for (let i = 0; i < unique.length; i += CHUNK) {
     const chunk = unique.slice(i, i + CHUNK);
@@ -72,6 +74,106 @@ export async function insertMany(db: Q, rows: LocationRow[]): Promise<LocationRo
   }
   await upsertLast(db, newestPerDevice(written));
   return written;
+}
+
+// --- PostgreSQL: one statement per step, whatever the batch's size -----------------------------
+//
+// Each column travels as one array parameter (binary: core/db/pg-arrays.ts) and `unnest` turns the
+// arrays back into rows: a statement of the same text for every batch (parsed and planned once per
+// batch instead of once per 500 rows), four parameters instead of four per row (no
+// 65,535-parameter limit). A batch of new fixes is one statement: the history's plain insert and
+// the last locations' upsert. Rows are locked in a fixed order (locations by
+// device and fix time, last locations by device) so that two instances writing the same keys at
+// once never deadlock.
+
+/** The last locations' upsert from `source` (device_id, date_time, data), newest per device, devices in byte order. */
+const lastFrom = (source: string): string => `insert into last_locations (device_id, date_time, data)
+  select * from (select distinct on (device_id) device_id, date_time, data from ${source} order by device_id, date_time desc) n
+  order by device_id collate "C"
+  ${LAST_ON_CONFLICT}`;
+/**
+ * Every row new (the usual batch): a plain insert, cheaper than one that checks each row for a
+ * conflict. The upsert reads what the insert returns, so the history's rows are locked before the
+ * last locations' in every statement (two upserts that each read the arrays could run first and
+ * lock the tables in the other order, which deadlocks against a writer of the same devices).
+ */
+const PG_INSERT_NEW = `with ins as (
+    insert into locations (device_id, date_time, server_time, data)
+    select * from unnest(?::text[], ?::int8[], ?::int8[], ?::text[])
+    returning device_id, date_time, data
+  ), last as (${lastFrom('ins')})
+  select 1`;
+/** Some rows stored already: the new ones inserted, their keys returned. */
+const PG_INSERT = `with ins as (
+    insert into locations (device_id, date_time, server_time, data)
+    select * from unnest(?::text[], ?::int8[], ?::int8[], ?::text[])
+    on conflict (device_id, date_time) do nothing
+    returning device_id, date_time, data
+  ), last as (${lastFrom('ins')})
+  select device_id, date_time from ins`;
+const PG_STORED = `select l.device_id, l.date_time, l.data from locations l
+  join unnest(?::text[], ?::int8[]) as k(device_id, date_time) on l.device_id = k.device_id and l.date_time = k.date_time`;
+const PG_CORRECT = `update locations l set server_time = u.server_time, data = u.data
+  from unnest(?::text[], ?::int8[], ?::int8[], ?::text[]) as u(device_id, date_time, server_time, data)
+  where l.device_id = u.device_id and l.date_time = u.date_time`;
+const PG_UPSERT_LAST = lastFrom('unnest(?::text[], ?::int8[], ?::text[]) as u(device_id, date_time, data)');
+
+/** Devices in byte order (as `collate "C"` sorts them: UTF-16 and UTF-8 orders agree but for rare characters), then fix time. */
+const byKey = (a: LocationRow, b: LocationRow): number => (a.deviceId < b.deviceId ? -1 : a.deviceId > b.deviceId ? 1 : a.dateTime - b.dateTime);
+
+const UNIQUE_VIOLATION = '23505';
+
+/**
+ * insertMany on PostgreSQL (`unique` has one row per key): one statement when every row is new
+ * (tried first, inside a savepoint when in a transaction); when one was stored already, the
+ * statement that skips stored rows and returns the keys it inserted, then one read of the stored
+ * rows, one update of the corrected ones and one upsert of their last locations (the upsert keeps
+ * the latest fix, so the two upserts give what one would).
+ */
+async function insertManyPg(db: Q, unique: LocationRow[]): Promise<LocationRow[]> {
+  if (unique.length === 0) return unique;
+  const sorted = [...unique].sort(byKey);
+  const columns = [
+    pgTextArray(sorted.map((r) => r.deviceId)),
+    pgInt8Array(sorted.map((r) => r.dateTime)),
+    pgInt8Array(sorted.map((r) => r.serverTime)),
+    pgTextArray(sorted.map((r) => r.json ?? storedJson(r.location))),
+  ];
+  const inTransaction = (db as { isTransaction?: boolean }).isTransaction === true;
+  if (inTransaction) await db.raw('savepoint tg_locations');
+  try {
+    await db.raw(PG_INSERT_NEW, columns);
+    return unique;
+  } catch (e) {
+    if ((e as { code?: unknown }).code !== UNIQUE_VIOLATION) throw e;
+    if (inTransaction) await db.raw('rollback to savepoint tg_locations');
+  }
+  const { rows: keys } = (await db.raw(PG_INSERT, columns)) as { rows: { device_id: string; date_time: number | string }[] };
+  if (keys.length === unique.length) return unique;
+  const fresh = new Set(keys.map((k) => key(k.device_id, Number(k.date_time))));
+  const changed = await correctionsPg(db, sorted.filter((r) => !fresh.has(key(r.deviceId, r.dateTime))));
+  if (changed.size) {
+    const last = [...changed];
+    await db.raw(PG_UPSERT_LAST, [pgTextArray(last.map((r) => r.deviceId)), pgInt8Array(last.map((r) => r.dateTime)), pgTextArray(last.map((r) => r.json ?? storedJson(r.location)))]);
+  }
+  return unique.filter((r) => fresh.has(key(r.deviceId, r.dateTime)) || changed.has(r));
+}
+
+/** Of rows whose key is already stored (in key order), replaces those whose values differ: one read, one update. */
+async function correctionsPg(db: Q, conflicting: LocationRow[]): Promise<Set<LocationRow>> {
+  const changed = new Set<LocationRow>();
+  const { rows: found } = (await db.raw(PG_STORED, [pgTextArray(conflicting.map((r) => r.deviceId)), pgInt8Array(conflicting.map((r) => r.dateTime))])) as {
+    rows: { device_id: string; date_time: number | string; data: string }[];
+  };
+  const stored = new Map(found.map((f) => [key(f.device_id, Number(f.date_time)), f.data]));
+  for (const r of conflicting) {
+    const data = stored.get(key(r.deviceId, r.dateTime));
+    if (data === undefined || !sameLocation(JSON.parse(data), r.location)) changed.add(r);
+  }
+  if (changed.size === 0) return changed;
+  const list = [...changed];
+  await db.raw(PG_CORRECT, [pgTextArray(list.map((r) => r.deviceId)), pgInt8Array(list.map((r) => r.dateTime)), pgInt8Array(list.map((r) => r.serverTime)), pgTextArray(list.map((r) => r.json ?? storedJson(r.location)))]);
+  return changed;
 }
 
 /** Of rows whose key is already stored, replaces those whose values differ; returns them. */

@@ -8,6 +8,8 @@ import { backends } from '../helpers/backends.js';
 import { useRedis } from '../helpers/redis.js';
 import { startSmtpReceiver, closedPort } from '../helpers/receivers.js';
 import mqtt from 'mqtt';
+import { TrackerClient } from '../helpers/tracker-client.js';
+import * as F from '../helpers/frames.js';
 
 const runs = (await backends()).includes('postgres') && (await useRedis('scale-out (two instances on PostgreSQL and Redis)'));
 
@@ -71,6 +73,49 @@ if (runs) {
       if (status !== 401) await new Promise((r) => setTimeout(r, 10));
     }
     t.is(status, 401);
+  });
+
+  test('scale-out: trackers on two instances store at once into one PostgreSQL: every position acknowledged, stored once and journaled once, with the fixes of every tracker sent to both instances at the same time', async (t) => {
+    const port = await closedPort();
+    const [a, b] = await startPair(t, { TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_LICENSES: '40' });
+    const devicesCount = 16;
+    const frames = 25;
+    const perFrame = 10;
+    const imei = (d: number) => String(356307042440000 + d);
+    for (let d = 0; d < devicesCount; d++) t.is((await a.request('POST', '/api/devices', { token: a.adminToken, body: { id: imei(d), name: `t${d}` } })).status, 201);
+    // an enabled forward whose target never answers: every stored location is journaled for it (the stream locks are taken)
+    const hook = await a.request('POST', '/api/forwards', { token: a.adminToken, body: { name: 'Down', type: 'webhook', url: `http://127.0.0.1:${port}/in` } });
+    t.is(hook.status, 201);
+    const T0 = Date.UTC(2026, 2, 1);
+    const frame = (d: number, f: number) => F.teltonikaAvl(Array.from({ length: perFrame }, (_, i) => ({ time: new Date(T0 + (f * perFrame + i) * 1000), lat: 40 + d / 100 + f / 1e4, lon: -3 - i / 1e4 })));
+    /** One tracker: logs in, sends its frames with up to 5 unacknowledged, counts what is acknowledged. */
+    const tracker = async (s: TestServer, d: number): Promise<number> => {
+      const c = await TrackerClient.connect(s.running.ports.teltonika);
+      t.teardown(() => c.socket.destroy());
+      c.write(F.teltonikaLogin(imei(d)));
+      t.deepEqual(await c.read(1), Buffer.from([1]));
+      let acked = 0;
+      let sent = 0;
+      while (acked < frames * perFrame) {
+        while (sent < frames && sent - acked / perFrame < 5) c.write(frame(d, sent++));
+        acked += (await c.read(4, 20_000)).readUInt32BE(0);
+      }
+      return acked;
+    };
+    // every device on one instance; and every device also sends the same frames to the other at the same time
+    const runs = [
+      ...Array.from({ length: devicesCount }, (_, d) => tracker(d % 2 ? a : b, d)),
+      ...Array.from({ length: devicesCount }, (_, d) => tracker(d % 2 ? b : a, d)),
+    ];
+    const acked = await Promise.all(runs);
+    t.true(acked.every((n) => n === frames * perFrame), 'every tracker had every position acknowledged');
+    const count = async (table: string) => Number(((await a.running.db(table).count({ n: '*' }).first()) as { n: number | string }).n);
+    t.is(await count('locations'), devicesCount * frames * perFrame, 'each position stored once');
+    t.is(await count('forward_events'), devicesCount * frames * perFrame, 'and journaled once: the fixes sent twice were identical resends the second time');
+    for (const d of [0, 5, devicesCount - 1]) {
+      const last = await b.request('GET', `/api/devices/${imei(d)}/lastLocation`, { token: b.adminToken });
+      t.is(last.body.lastLocation.dateTime, new Date(T0 + (frames * perFrame - 1) * 1000).toISOString());
+    }
   });
 
   test('scale-out: request limits and usage are shared by the instances', async (t) => {

@@ -10,8 +10,10 @@ import * as outbox from '../../core/notify/outbox.repository.js';
 import * as unknown from '../../core/devices/unknown-devices.repository.js';
 import * as zones from '../../core/rules/zones.repository.js';
 import * as rules from '../../core/rules/alert-rules.repository.js';
+import * as forwardsRepo from '../../core/forward/forwards.repository.js';
 import type { DeviceRecord } from '../../core/model/device.js';
 import type { AlertRule } from '../../core/model/alert-rule.js';
+import type { Location } from '../../core/model/location.js';
 
 // One contract for the storage behind knex: every backend must behave the same.
 async function openFresh(t: { teardown(fn: () => unknown): void }, backend: Backend): Promise<Db> {
@@ -30,6 +32,20 @@ const dev = (id: string, expiresAt: number | null = null): DeviceRecord => ({
   id, accountId: 'acc', name: id, description: null, min: null, tags: {}, expiresAt, dailyEmailLimit: 10, dailySmsLimit: 10,
   alertEmails: [], alertPhones: [], protocol: null, lastConnection: null, model: null, mqttPasswordHash: null, creation: 0, modification: 0,
 });
+
+/** The statements knex sends while `fn` runs (transaction control aside: begin, commit, savepoints). */
+async function statements<T>(db: Db, fn: () => Promise<T>): Promise<{ result: T; sql: string[] }> {
+  const sql: string[] = [];
+  const seen = (q: { sql: string }) => {
+    if (!/^(begin|commit|rollback|savepoint|release)\b/i.test(q.sql.trim())) sql.push(q.sql);
+  };
+  db.on('query', seen);
+  try {
+    return { result: await fn(), sql };
+  } finally {
+    db.off('query', seen);
+  }
+}
 
 const loc = (deviceId: string, t: number, lat = 1) => ({ deviceId, dateTime: t, serverTime: 5, location: { dateTime: new Date(t).toISOString(), latitude: lat, longitude: 2 } });
 
@@ -175,4 +191,117 @@ for (const backend of await backends()) {
     t.is(await rules.forgetDevice(db, 'acc', 'd1'), 3);
     t.deepEqual((await rules.listByAccount(db, 'acc')).map((r) => r.devices), [['d2'], null, ['d2']]);
   });
+
+  test(`repositories (${backend}): a batch of more rows than 65,535 parameters can carry is stored in one go: one statement on PostgreSQL, one per step when some rows are resends`, async (t) => {
+    const db = await openFresh(t, backend);
+    const n = 20_000; // 65,535 / 4 columns = 16,383 rows per statement at most with one parameter per value
+    const devicesCount = 50;
+    for (let d = 0; d < devicesCount; d++) await devices.insert(db, dev(`d${d}`));
+    const rows = Array.from({ length: n }, (_, i) => loc(`d${i % devicesCount}`, 1_700_000_000_000 + Math.floor(i / devicesCount) * 1000, i / 1000));
+    const { result: written, sql } = await statements(db, () => db.transaction((trx) => locations.insertMany(trx, rows)));
+    t.is(written.length, n);
+    if (backend === 'postgres') t.is(sql.length, 1, `one statement inserts the history and upserts the last locations, not ${sql.length}`);
+    const count = (await db('locations').count({ n: '*' }).first()) as { n: number | string };
+    t.is(Number(count.n), n);
+    const last = JSON.parse((await locations.lastWithOwner(db, 'd7'))!.data!) as Location;
+    t.is(last.latitude, (n - devicesCount + 7) / 1000, "each device's last location is its latest fix");
+    // the same batch again: every row is an identical resend (one read, nothing written)
+    const again = await statements(db, () => db.transaction((trx) => locations.insertMany(trx, rows)));
+    t.deepEqual(again.result, []);
+    if (backend === 'postgres') t.is(again.sql.length, 3, 'the insert of new rows (refused: a key is stored), the insert that skips stored rows, one read of the stored rows');
+    // every row corrected: one update for all of them
+    const corrected = rows.map((r) => ({ ...r, location: { ...r.location, speed: 3 } }));
+    const third = await statements(db, () => db.transaction((trx) => locations.insertMany(trx, corrected)));
+    t.is(third.result.length, n);
+    if (backend === 'postgres') t.is(third.sql.length, 5, 'both inserts, one read, one update, one upsert of the last locations');
+    t.is((await locations.findMany(db, 'd3', [1_700_000_000_000]))[0].speed, 3);
+  });
+
+  test(`repositories (${backend}): a location comes back exactly as stored: nulls, nested attributes, times, unicode and characters arrays must escape`, async (t) => {
+    const db = await openFresh(t, backend);
+    await devices.insert(db, dev('dé 🚚'));
+    const tricky = 'quote " backslash \\ braces {} comma , NULL null \u0000 nul tab\t newline\n emoji 🚚 accents ñandú 東京';
+    const full: Location = {
+      dateTime: '2026-11-21T08:00:00.123Z',
+      serverTime: '2026-11-21T08:00:01.456Z',
+      latitude: -33.868_820_123_456,
+      longitude: 151.209_295_987_654,
+      speed: 0,
+      course: 359.9,
+      altitude: null as unknown as number,
+      attributes: { text: tricky, nested: { list: [1, 'two', null, { three: [true, false] }], empty: {} }, big: 2 ** 53 - 1, tiny: 1e-12, NULL: 'NULL' },
+      warningTexts: ['{"a":1}', 'NULL', ''],
+      inputs: [true, false],
+      accessoriesAttributes: [{ name: tricky }],
+    } as Location;
+    const rows = [
+      { deviceId: 'dé 🚚', dateTime: Date.parse(full.dateTime), serverTime: Date.parse(full.serverTime!), location: full },
+      { deviceId: 'dé 🚚', dateTime: Date.parse(full.dateTime) - 1, serverTime: 1, location: { dateTime: new Date(Date.parse(full.dateTime) - 1).toISOString(), latitude: 0.1, longitude: -0.1 } as Location },
+    ];
+    for (const where of ['in a transaction', 'outside a transaction']) {
+      const written = where === 'in a transaction' ? await db.transaction((trx) => locations.insertMany(trx, rows)) : await locations.insertMany(db, rows);
+      t.is(written.length, where === 'in a transaction' ? 2 : 0, `${where}: the second time, identical resends`);
+    }
+    const back = await locations.findMany(db, 'dé 🚚', rows.map((r) => r.dateTime).reverse());
+    t.deepEqual(back, [rows[1].location, full].map((l) => JSON.parse(JSON.stringify(l))), 'oldest first, every value as given (JSON null kept as stored)');
+    t.deepEqual(JSON.parse((await locations.lastWithOwner(db, 'dé 🚚'))!.data!), JSON.parse(JSON.stringify(full)));
+    const range = await locations.range(db, { deviceId: 'dé 🚚', fromMs: rows[1].dateTime, toMs: rows[0].dateTime, limit: 10 });
+    t.is(range.lastMs, rows[0].dateTime, 'millisecond fix times');
+  });
+
+  test(`repositories (${backend}): written rows come back in the order given, across devices, with duplicates, resends and corrections mixed`, async (t) => {
+    const db = await openFresh(t, backend);
+    for (const id of ['aa', 'bb', 'mm', 'zz']) await devices.insert(db, dev(id));
+    const rows = [loc('zz', 3000), loc('aa', 2000), loc('mm', 1000), loc('aa', 1000), loc('zz', 1000)];
+    t.deepEqual((await db.transaction((trx) => locations.insertMany(trx, rows))).map((r) => [r.deviceId, r.dateTime]), rows.map((r) => [r.deviceId, r.dateTime]));
+    const next = [loc('zz', 4000), loc('aa', 2000), loc('mm', 1000, 5), loc('aa', 500), loc('zz', 4000, 8), loc('bb', 1)];
+    for (const write of [(r: typeof next) => db.transaction((trx) => locations.insertMany(trx, r)), (r: typeof next) => locations.insertMany(db, r)]) {
+      await db('locations').where({ device_id: 'aa', date_time: 500 }).orWhere({ device_id: 'bb' }).orWhere({ device_id: 'zz', date_time: 4000 }).delete();
+      await db('locations').where({ device_id: 'mm' }).update({ data: JSON.stringify(loc('mm', 1000).location) });
+      const written = await write(next);
+      t.deepEqual(written.map((r) => [r.deviceId, r.dateTime, r.location.latitude]), [['zz', 4000, 8], ['mm', 1000, 5], ['aa', 500, 1], ['bb', 1, 1]], 'the duplicate key at the place of the first with the last values; the identical resend left out');
+    }
+    const lastOf = async (id: string) => (JSON.parse((await locations.lastWithOwner(db, id))?.data ?? 'null') as Location | null)?.latitude;
+    t.is(await lastOf('zz'), 8);
+  });
+
+  test(`repositories (${backend}): forward events get increasing ids in the order given, many in one statement on PostgreSQL`, async (t) => {
+    const db = await openFresh(t, backend);
+    const n = 15_000; // 65,535 / 5 columns = 13,107 rows per statement at most with one parameter per value
+    const events = Array.from({ length: n }, (_, i) => ({ accountId: i % 3 === 0 ? 'acc' : 'other', deviceId: `d${(n - i) % 7}`, kind: (i % 5 ? 'location' : 'alert') as 'location' | 'alert', body: `{"i":${i},"s":"é\\\"{,}"}`, createdAt: 1000 + i }));
+    const { sql } = await statements(db, () =>
+      db.transaction(async (trx) => {
+        await forwardsRepo.lockStreams(trx, ['other', 'acc', 'other']);
+        await forwardsRepo.insertEvents(trx, events);
+      }),
+    );
+    if (backend === 'postgres') t.is(sql.length, 2, 'one statement locks the streams, one inserts the events');
+    for (const account of ['acc', 'other']) {
+      const read = await forwardsRepo.readEvents(db, account, 0, n);
+      const expected = events.filter((e) => e.accountId === account);
+      t.deepEqual(read.map((e) => [e.deviceId, e.kind, e.body, e.createdAt]), expected.map((e) => [e.deviceId, e.kind, e.body, e.createdAt]), `${account}: in the order given, values exact`);
+      t.true(read.every((e, i) => i === 0 || e.id > read[i - 1].id));
+    }
+  });
+
+  if (backend === 'postgres') {
+    test('repositories (postgres): two transactions writing the same keys in opposite orders at once both commit (rows locked in one order: no deadlock)', async (t) => {
+      const db = await openFresh(t, backend);
+      const rows = Array.from({ length: 20_000 }, (_, i) => loc(`d${i % 40}`, 1000 + Math.floor(i / 40) * 1000));
+      let arrived = 0;
+      let go!: () => void;
+      const bothIn = new Promise<void>((r) => (go = r));
+      const write = (batch: typeof rows) =>
+        db.transaction(async (trx) => {
+          await trx.raw('select 1');
+          if (++arrived === 2) go();
+          await bothIn;
+          return locations.insertMany(trx, batch);
+        });
+      const [a, b] = await Promise.all([write(rows), write([...rows].reverse())]);
+      t.is(a.length + b.length, rows.length, 'each row written once: by whichever committed first; the other found an identical resend');
+      const count = (await db('locations').count({ n: '*' }).first()) as { n: number | string };
+      t.is(Number(count.n), rows.length);
+    });
+  }
 }

@@ -39,31 +39,34 @@ if (withPostgres) {
   test('ingest (postgres): a REST request\'s locations join the trackers\' group commit: stored and announced in one batch with them', async (t) => {
     const s = await startServer('postgres');
     t.teardown(() => s.stop());
-    for (const id of ['tracker', 'client']) t.is((await s.request('POST', '/api/devices', { token: s.adminToken, body: { id, name: id } })).status, 201);
+    for (const id of ['tracker', 'tracker2', 'tracker3', 'client']) t.is((await s.request('POST', '/api/devices', { token: s.adminToken, body: { id, name: id } })).status, 201);
     const { ingest, directory, events } = s.running.services;
-    const tracker = (await directory.find('tracker'))!;
+    const [tracker, tracker2, tracker3] = await Promise.all(['tracker', 'tracker2', 'tracker3'].map(async (id) => (await directory.find(id))!));
     const batches: string[][] = [];
     events.onLocations((items) => batches.push(items.map((i) => `${i.deviceId}:${i.location.protocol}`)));
 
-    // Another connection holds the locations table: the first batch waits, and what arrives meanwhile queues for the next.
+    // Another connection holds the locations table: the first batches (PostgreSQL writes two at a
+    // time, of different devices) wait, and what arrives meanwhile queues for the next.
     const lock = new pg.Client({ connectionString: s.storageEnv.TRACKGATE_DATABASE_URL });
     await lock.connect();
     t.teardown(() => lock.end());
     await lock.query('begin');
     await lock.query('lock table locations in exclusive mode');
     const first = ingest.submit(tracker, 'test', [trackerReport(1, 10)]);
+    await new Promise((r) => setTimeout(r, 100));
+    const other = ingest.submit(tracker2, 'test', [trackerReport(1, 11)]);
     await new Promise((r) => setTimeout(r, 200));
     const rest = s.request('POST', '/api/devices/client/locations', { token: s.adminToken, body: { location: { dateTime: at(2), latitude: 20, longitude: 20 } } });
     await new Promise((r) => setTimeout(r, 1000));
-    const second = ingest.submit(tracker, 'test', [trackerReport(3, 30)]);
+    const second = ingest.submit(tracker3, 'test', [trackerReport(3, 30)]);
     await new Promise((r) => setTimeout(r, 200));
     await lock.query('commit');
 
-    await first;
-    await second;
+    await Promise.all([first, other, second]);
     const answer = await rest;
     t.is(answer.status, 201, 'answered after its commit');
     t.like(answer.body.locations[0], { dateTime: at(2), latitude: 20, protocol: 'rest' });
-    t.deepEqual(batches, [['tracker:test'], ['client:rest', 'tracker:test']]);
+    t.deepEqual(batches.slice(0, 2).sort(), [['tracker2:test'], ['tracker:test']]);
+    t.deepEqual(batches.slice(2), [['client:rest', 'tracker3:test']]);
   });
 }

@@ -4,6 +4,7 @@ import { startServer, type TestServer } from '../../helpers/server.js';
 import type { DeviceRecord } from '../../../core/model/device.js';
 import type { PositionReport } from '../../../core/model/report.js';
 import { locationReport } from '../../../core/ingest/input.reports.js';
+import pg from 'pg';
 
 /**
  * Three accounts, one device each, on a real trackgate; the database refuses any location row
@@ -75,5 +76,34 @@ for (const backend of await backends()) {
     ]);
     t.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
     t.deepEqual(await s.running.db('last_locations').orderBy('device_id').pluck('device_id'), ['dev-a', 'dev-c']);
+  });
+}
+
+if ((await backends()).includes('postgres')) {
+  test('ingest.service (postgres): two batches are written at once, of different devices; a device whose rows are being written waits, and its later resend wins', async (t) => {
+    const { s, devices } = await setup(t, 'postgres');
+    const ingest = s.running.services.ingest;
+    const [x, y] = devices;
+    await ingest.submit(x, 'test', [report(1, 'first')]);
+    // Another session holds x's last location: a batch with x's rows waits for it.
+    const holder = new pg.Client({ connectionString: s.storageEnv.TRACKGATE_DATABASE_URL });
+    await holder.connect();
+    t.teardown(() => holder.end());
+    await holder.query('begin');
+    await holder.query('select * from last_locations where device_id = $1 for update', [x.id]);
+    const xFirst = ingest.submit(x, 'test', [report(2, 'blocked')]);
+    await new Promise((r) => setTimeout(r, 200));
+    const xAgain = ingest.submit(x, 'test', [report(2, 'corrected')]);
+    const yDone = await Promise.race([ingest.submit(y, 'test', [report(3, 'free')]).then(() => true), new Promise<false>((r) => setTimeout(() => r(false), 3000))]);
+    t.true(yDone, "another device's rows are committed while x's batch waits");
+    let xSettled = false;
+    void Promise.allSettled([xFirst, xAgain]).then(() => (xSettled = true));
+    await new Promise((r) => setTimeout(r, 200));
+    t.false(xSettled, "x's rows wait for the lock");
+    await holder.query('commit');
+    await Promise.all([xFirst, xAgain]);
+    const stored = await s.running.db('locations').where({ device_id: x.id, date_time: report(2, '').fixTime!.getTime() }).first('data');
+    t.is(JSON.parse(stored.data).attributes.note, 'corrected', "x's later submission is written after its earlier one");
+    t.is(JSON.parse((await s.running.db('last_locations').where({ device_id: x.id }).first('data')).data).attributes.note, 'corrected');
   });
 }

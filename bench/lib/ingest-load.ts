@@ -1,0 +1,74 @@
+/**
+ * The TCP ingest load that tcp-ingest and pg-ingest share: 1,000 trackers of four protocols
+ * (issue 13's mix), pre-encoded frames, the CPUs they are pinned to, and the rows trackgate stores
+ * for acknowledged frames (decoded from the same frames, for the raw-storage baselines).
+ */
+import os from 'node:os';
+import { spawnSync } from 'node:child_process';
+import type * as locations from '../../core/locations/locations.repository.js';
+import { runSteps } from '../../core/ingest/ingest.steps.js';
+import { teltonikaProtocol } from '../../protocols/teltonika/teltonika.protocol.js';
+import { gt06Protocol } from '../../protocols/gt06/gt06.protocol.js';
+import { gl200Protocol } from '../../protocols/gl200/gl200.protocol.js';
+import { ruptelaProtocol } from '../../protocols/ruptela/ruptela.protocol.js';
+import type { DecodeContext, ProtocolModule } from '../../protocols/types.js';
+import type { Child } from './child.js';
+import { BENCH_PROTOCOLS, encodeFrame, imeiOf, positionsPerFrame, type BenchProtocol } from './frames.js';
+import type { ConnectResult, StreamResult } from './tracker-generator.js';
+
+/** connections per protocol: the mix of issue 13 (Teltonika and GT06 were 500 each before it) */
+export const MIX: Record<BenchProtocol, number> = { teltonika: 400, gt06: 300, gl200: 150, ruptela: 150 };
+export const CONNECTIONS = BENCH_PROTOCOLS.reduce((n, p) => n + MIX[p], 0);
+/** Teltonika and Ruptela records per frame (GT06 and gl200 frames carry one position) */
+export const RECORDS_PER_FRAME = 10;
+
+const PIN = os.cpus().length >= 2;
+/** trackgate (and the raw-storage baselines after it) on the last CPU, the generator on CPU 0 */
+export const SERVER_CPUS = PIN ? String(os.cpus().length - 1) : undefined;
+export const GENERATOR_CPUS = PIN ? '0' : undefined;
+
+const PROTOCOL_MODULES: Record<BenchProtocol, ProtocolModule> = { teltonika: teltonikaProtocol, gt06: gt06Protocol, gl200: gl200Protocol, ruptela: ruptelaProtocol };
+
+/** Pins this process (and what it starts later) to `cpus`; `undefined`: every CPU again. */
+export function pinSelf(cpus: string | undefined): void {
+  if (PIN) spawnSync('taskset', ['-a', '-p', '-c', cpus ?? `0-${os.cpus().length - 1}`, String(process.pid)], { stdio: 'ignore' });
+}
+
+export function deviceIds(): string[] {
+  const ids: string[] = [];
+  for (const p of BENCH_PROTOCOLS) for (let i = 0; i < MIX[p]; i++) ids.push(imeiOf(p, i));
+  return ids;
+}
+
+export async function connectAll(gen: Child, ports: Record<BenchProtocol, number>): Promise<ConnectResult> {
+  const ranges = Object.fromEntries(BENCH_PROTOCOLS.map((p) => [p, { first: 0, count: MIX[p] }]));
+  const r = await gen.call<ConnectResult>('connect', { host: '127.0.0.1', ports, ...ranges, batch: 250 });
+  if (r.failed > 0) throw new Error(`${r.failed} trackers could not log in: ${r.firstError}`);
+  return r;
+}
+
+/** The rows trackgate stores for the acknowledged frames, in arrival-like order (frame by frame across connections). */
+export function* rowsOf(framesAcked: StreamResult['framesAcked']): Generator<locations.LocationRow> {
+  const sessions = framesAcked.map(() => ({}));
+  const rounds = Math.max(...framesAcked.map((c) => c.frames));
+  for (let i = 0; i < rounds; i++) {
+    for (let j = 0; j < framesAcked.length; j++) {
+      const c = framesAcked[j];
+      if (i >= c.frames) continue;
+      const frame = encodeFrame({ protocol: c.protocol, index: c.index, frames: 0, recordsPerFrame: positionsPerFrame(c.protocol, RECORDS_PER_FRAME) }, i);
+      const receivedAt = new Date();
+      const deviceId = imeiOf(c.protocol, c.index);
+      const ctx: DecodeContext = { now: receivedAt, transport: 'tcp', deviceId, checksum: 'accept', session: sessions[j] };
+      for (const m of PROTOCOL_MODULES[c.protocol].decode!(frame, ctx).messages) {
+        const d = runSteps(m, c.protocol, receivedAt);
+        if (d.drop || !d.location) throw new Error(`frame ${i} of ${deviceId} gives no location (${d.drop})`);
+        yield { deviceId, dateTime: d.fixTime.getTime(), serverTime: receivedAt.getTime(), location: { ...d.location, serverTime: receivedAt.toISOString() } };
+      }
+    }
+  }
+}
+
+/** `frames` frames of every connection of the mix, as a generator's `framesAcked` would list them. */
+export function everyConnection(frames: number): StreamResult['framesAcked'] {
+  return BENCH_PROTOCOLS.flatMap((protocol) => Array.from({ length: MIX[protocol] }, (_, index) => ({ protocol, index, frames })));
+}

@@ -1,0 +1,273 @@
+/**
+ * Issue 16: TCP ingest on PostgreSQL. The load of tcp-ingest.bench.ts (1,000 trackers of four
+ * protocols, pre-encoded frames on raw sockets, one frame in flight per connection) against a real
+ * trackgate storing in PostgreSQL (TRACKGATE_DATABASE_URL: a database of the bench's own, created
+ * and dropped by it, on BENCH_PG_URL, default postgres://postgres@127.0.0.1:5432). Measured:
+ * positions stored AND acknowledged per second; the rows in `locations` must equal them.
+ *
+ * Baseline, in the same run: the same kind of rows (decoded from the same frames through the
+ * protocol modules and the ingest steps, serialised beforehand) loaded into `locations` of a fresh
+ * database with the same schema by `COPY locations (…) FROM STDIN` (text format), 10,000 rows per
+ * COPY, each its own transaction (bench/lib/pg-copy.ts: pg-copy-streams is not installed). For
+ * information only, the same rows by one multi-row `INSERT … SELECT FROM unnest(…)` per 10,000
+ * rows with binary array parameters, the statement trackgate's PostgreSQL write path uses (without
+ * its conflict handling and last-location upsert), the arrays encoded inside the clock. Only the COPYs and the inserts are timed.
+ *
+ * Subject and baseline rounds alternate (ROUNDS each), each round on a fresh database; the best of
+ * each is reported. trackgate (and the baseline's client after it) run on the last CPU, the
+ * generator on CPU 0; PostgreSQL runs where the kernel puts it, in both.
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { storedJson } from '../core/locations/locations.repository.js';
+import { pgInt8Array, pgTextArray } from '../core/db/pg-arrays.js';
+import { startChild } from './lib/child.js';
+import { BENCH_PROTOCOLS, type BenchProtocol } from './lib/frames.js';
+import { CONNECTIONS, GENERATOR_CPUS, MIX, RECORDS_PER_FRAME, SERVER_CPUS, connectAll, deviceIds, everyConnection, pinSelf, rowsOf } from './lib/ingest-load.js';
+import { alternatingRounds, bestOf } from './lib/paired-rounds.js';
+import { copyFrom, copyText } from './lib/pg-copy.js';
+import type { StreamResult } from './lib/tracker-generator.js';
+import { prepareDataDir, startServerProcess, tempDir } from './lib/trackgate.js';
+import { QUICK, fmt, log, machine, pct, printTable, type Machine } from './lib/report.js';
+
+const PG_URL = (process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432').replace(/\/+$/, '');
+const ROUNDS = QUICK ? 1 : 3;
+const WARMUP_MS = QUICK ? 1_000 : 3_000;
+const DURATION_MS = QUICK ? 4_000 : 15_000;
+/** pre-encoded frames per connection: far more than a connection gets acknowledged in the window */
+const FRAMES: Record<BenchProtocol, number> = QUICK ? { teltonika: 60, gt06: 300, gl200: 300, ruptela: 60 } : { teltonika: 300, gt06: 500, gl200: 500, ruptela: 300 };
+/** the baseline's rows: this many frames of every connection (5,950 rows per frame round) */
+const BASELINE_FRAMES = QUICK ? 10 : 60;
+const TX_ROWS = 10_000;
+const GOAL = 0.5;
+
+type Variant = 'trackgate' | 'copy';
+
+interface Round {
+  variant: Variant;
+  /** trackgate: positions acknowledged per second in the window; copy: rows per second copied */
+  perSec: number;
+  trackgate?: { windowPositions: number; ackedPositions: number; storedRows: number; rowsMatchAcks: boolean; serverCpuPct: number | undefined; generatorCpuPct: number; drainSeconds: number };
+  copy?: { rows: number; seconds: number; statements: number };
+  /** the unnest insert of the same rows (information) */
+  unnest?: { rows: number; seconds: number; perSec: number };
+}
+
+export interface PgIngestResult {
+  name: 'pg-ingest';
+  machine: Machine;
+  settings: {
+    connections: number; mix: Record<BenchProtocol, number>; recordsPerFrame: number; warmupSeconds: number; windowSeconds: number; rounds: number;
+    baselineRows: number; rowsPerCopy: number; serverCpus: string; generatorCpus: string; postgres: string;
+  };
+  rounds: Round[];
+  best: { trackgate: number; copy: number; unnest: number };
+  ratio: number;
+  goal: string;
+  met: boolean;
+}
+
+/** A database of the bench's own on PG_URL, dropped by `drop()`. */
+async function freshDatabase(tag: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `tg_bench_${tag}_${process.pid}_${randomBytes(3).toString('hex')}`;
+  const admin = async (sql: string) => {
+    const c = new pg.Client({ connectionString: `${PG_URL}/postgres` });
+    await c.connect();
+    try {
+      await c.query(sql);
+    } finally {
+      await c.end();
+    }
+  };
+  await admin(`create database ${name}`);
+  return { url: `${PG_URL}/${name}`, drop: () => admin(`drop database if exists ${name} with (force)`) };
+}
+
+async function countRows(url: string): Promise<number> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return Number((await c.query('select count(*) as n from locations')).rows[0].n);
+  } finally {
+    await c.end();
+  }
+}
+
+async function trackgateRound(): Promise<Round> {
+  const data = tempDir('pg-ingest');
+  const database = await freshDatabase('tg');
+  try {
+    const storage = { TRACKGATE_DATABASE_URL: database.url };
+    await prepareDataDir(data.dir, deviceIds(), undefined, storage);
+    pinSelf(GENERATOR_CPUS);
+    const server = await startServerProcess(data.dir, { ...storage, ...Object.fromEntries(BENCH_PROTOCOLS.map((p) => [`TRACKGATE_${p.toUpperCase()}_PORT`, '0'])) }, SERVER_CPUS);
+    let stream: StreamResult;
+    try {
+      const gen = await startChild('tracker-generator.ts', undefined, GENERATOR_CPUS);
+      try {
+        await connectAll(gen, Object.fromEntries(BENCH_PROTOCOLS.map((p) => [p, server.ports[p]])) as Record<BenchProtocol, number>);
+        await gen.call('prepare', { framesPerConnection: FRAMES, recordsPerFrame: RECORDS_PER_FRAME });
+        stream = await gen.call<StreamResult>('stream', { warmupMs: WARMUP_MS, durationMs: DURATION_MS, cycle: false, watchPid: server.pid });
+        await gen.call('close');
+      } finally {
+        await gen.stop();
+      }
+    } finally {
+      await server.stop();
+      pinSelf(undefined);
+    }
+    if (stream.errors > 0) throw new Error(`${stream.errors} stream errors: ${stream.firstError}`);
+    if (stream.exhausted > 0) log(`WARNING: ${stream.exhausted} connections ran out of frames before the window closed`);
+    const storedRows = await countRows(database.url);
+    log(`trackgate on PostgreSQL: ${fmt(stream.windowPositionsPerSec)} positions/s acknowledged; ${fmt(storedRows)} rows stored, ${fmt(stream.ackedPositions)} acknowledged; trackgate ${stream.serverCpuPct?.toFixed(0)} % CPU`);
+    return {
+      variant: 'trackgate',
+      perSec: stream.windowPositionsPerSec,
+      trackgate: {
+        windowPositions: stream.windowPositions, ackedPositions: stream.ackedPositions, storedRows, rowsMatchAcks: storedRows === stream.ackedPositions,
+        serverCpuPct: stream.serverCpuPct, generatorCpuPct: stream.generatorCpuPct, drainSeconds: stream.drainSeconds,
+      },
+    };
+  } finally {
+    await database.drop();
+    data.remove();
+  }
+}
+
+const COPY = 'copy locations (device_id, date_time, server_time, data) from stdin';
+const UNNEST = 'insert into locations (device_id, date_time, server_time, data) select * from unnest($1::text[], $2::int8[], $3::int8[], $4::text[])';
+
+type Raw = [string, number, number, string];
+
+/** The baseline rows, decoded and serialised 50,000 at a time (outside the clock). */
+function* blocks(): Generator<Raw[]> {
+  const source = rowsOf(everyConnection(BASELINE_FRAMES));
+  for (;;) {
+    const block: Raw[] = [];
+    while (block.length < 50_000) {
+      const r = source.next();
+      if (r.done) break;
+      block.push([r.value.deviceId, r.value.dateTime, r.value.serverTime, storedJson(r.value.location)]);
+    }
+    if (block.length === 0) return;
+    yield block;
+  }
+}
+
+/** COPY's text format of `rows`, in buffers of about 64 KiB. */
+function copyChunks(rows: Raw[]): Buffer[] {
+  const chunks: Buffer[] = [];
+  let text = '';
+  for (const r of rows) {
+    text += `${r[0]}\t${r[1]}\t${r[2]}\t${copyText(r[3])}\n`;
+    if (text.length >= 65_536) {
+      chunks.push(Buffer.from(text, 'utf8'));
+      text = '';
+    }
+  }
+  if (text) chunks.push(Buffer.from(text, 'utf8'));
+  return chunks;
+}
+
+async function copyRound(): Promise<Round> {
+  const data = tempDir('pg-copy');
+  const database = await freshDatabase('copy');
+  try {
+    await prepareDataDir(data.dir, deviceIds(), undefined, { TRACKGATE_DATABASE_URL: database.url });
+    pinSelf(SERVER_CPUS);
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      let copied = 0;
+      let copyMs = 0;
+      let statements = 0;
+      let inserted = 0;
+      let insertMs = 0;
+      // COPY every block, then (information) the unnest insert of the same rows into the emptied table
+      const all: Raw[][] = [];
+      for (const block of blocks()) {
+        for (let i = 0; i < block.length; i += TX_ROWS) {
+          const chunks = copyChunks(block.slice(i, i + TX_ROWS));
+          const t0 = performance.now();
+          copied += await copyFrom(client, COPY, chunks);
+          copyMs += performance.now() - t0;
+          statements++;
+        }
+        all.push(block);
+      }
+      if ((await countRows(database.url)) !== copied) throw new Error('COPY: the rows in locations differ from the rows copied');
+      await client.query('truncate locations');
+      for (const block of all) {
+        for (let i = 0; i < block.length; i += TX_ROWS) {
+          const rows = block.slice(i, i + TX_ROWS);
+          const t0 = performance.now();
+          const params = [pgTextArray(rows.map((r) => r[0])), pgInt8Array(rows.map((r) => r[1])), pgInt8Array(rows.map((r) => r[2])), pgTextArray(rows.map((r) => r[3]))];
+          inserted += (await client.query(UNNEST, params)).rowCount ?? 0;
+          insertMs += performance.now() - t0;
+        }
+      }
+      if (inserted !== copied) throw new Error(`unnest inserted ${inserted} rows, COPY ${copied}`);
+      const perSec = copied / (copyMs / 1000);
+      const unnest = { rows: inserted, seconds: insertMs / 1000, perSec: inserted / (insertMs / 1000) };
+      log(`COPY: ${fmt(perSec)} rows/s (${fmt(copied)} rows, ${statements} COPYs of ${fmt(TX_ROWS)}); unnest insert of the same rows: ${fmt(unnest.perSec)} rows/s`);
+      return { variant: 'copy', perSec, copy: { rows: copied, seconds: copyMs / 1000, statements }, unnest };
+    } finally {
+      await client.end();
+      pinSelf(undefined);
+    }
+  } finally {
+    await database.drop();
+    data.remove();
+  }
+}
+
+export async function run(): Promise<PgIngestResult> {
+  const atStart = machine();
+  const version = await (async () => {
+    const c = new pg.Client({ connectionString: `${PG_URL}/postgres` });
+    await c.connect();
+    try {
+      return String((await c.query('show server_version')).rows[0].server_version);
+    } finally {
+      await c.end();
+    }
+  })();
+  log(`PostgreSQL ${version} at ${PG_URL.replace(/\/\/[^@]*@/, '//')}; ${fmt(CONNECTIONS)} trackers (${BENCH_PROTOCOLS.map((p) => `${MIX[p]} ${p}`).join(', ')}); CPUs: trackgate ${SERVER_CPUS ?? 'any'}, generator ${GENERATOR_CPUS ?? 'any'}; ${ROUNDS} round(s) each`);
+  const rounds = await alternatingRounds<Variant, Round>('copy', 'trackgate', ROUNDS, (v) => (v === 'copy' ? copyRound() : trackgateRound()));
+  const best = {
+    trackgate: bestOf(rounds, 'trackgate', (r) => r.perSec),
+    copy: bestOf(rounds, 'copy', (r) => r.perSec),
+    unnest: bestOf(rounds, 'copy', (r) => r.unnest?.perSec ?? 0),
+  };
+  const ratio = best.trackgate / best.copy;
+  const tg = rounds.filter((r) => r.variant === 'trackgate');
+  const copies = rounds.filter((r) => r.variant === 'copy');
+  const result: PgIngestResult = {
+    name: 'pg-ingest',
+    machine: atStart,
+    settings: {
+      connections: CONNECTIONS, mix: MIX, recordsPerFrame: RECORDS_PER_FRAME, warmupSeconds: WARMUP_MS / 1000, windowSeconds: DURATION_MS / 1000, rounds: ROUNDS,
+      baselineRows: copies[0]?.copy?.rows ?? 0, rowsPerCopy: TX_ROWS, serverCpus: SERVER_CPUS ?? 'any', generatorCpus: GENERATOR_CPUS ?? 'any', postgres: version,
+    },
+    rounds,
+    best,
+    ratio,
+    goal: `>= ${pct(GOAL)} of COPY`,
+    met: ratio >= GOAL && tg.every((r) => r.trackgate?.rowsMatchAcks),
+  };
+  printTable(
+    `TCP ingest on PostgreSQL ${version} (${CONNECTIONS} connections, as tcp-ingest; best of ${ROUNDS} alternating round(s), ${DURATION_MS / 1000} s windows; CPUs: trackgate ${result.settings.serverCpus}, generator ${result.settings.generatorCpus})`,
+    ['measure', 'per second (best)', 'rounds', 'ratio', 'goal', 'met'],
+    [
+      ['trackgate on PostgreSQL: positions stored and acknowledged', fmt(best.trackgate), tg.map((r) => fmt(r.perSec)).join(' / '), pct(ratio), result.goal, result.met ? 'yes' : 'NO'],
+      [`COPY FROM STDIN, ${fmt(TX_ROWS)} rows per COPY: rows`, fmt(best.copy), copies.map((r) => fmt(r.perSec)).join(' / '), '100 %', '', ''],
+      [`(information) INSERT … SELECT FROM unnest, ${fmt(TX_ROWS)} rows per statement`, fmt(best.unnest), copies.map((r) => fmt(r.unnest?.perSec ?? 0)).join(' / '), pct(best.unnest / best.copy), '', ''],
+    ],
+  );
+  for (const r of tg) {
+    const t = r.trackgate!;
+    console.log(`trackgate round: ${fmt(t.ackedPositions)} acknowledged, ${fmt(t.storedRows)} rows -> ${t.rowsMatchAcks ? 'equal' : 'MISMATCH'}; CPU trackgate ${t.serverCpuPct?.toFixed(0)} %, generator ${t.generatorCpuPct.toFixed(0)} %; drain ${t.drainSeconds.toFixed(2)} s`);
+  }
+  console.log(`baseline rows per round: ${fmt(result.settings.baselineRows)} (${BASELINE_FRAMES} frames of every connection)`);
+  return result;
+}
