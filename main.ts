@@ -5,6 +5,7 @@
 import http from 'node:http';
 import { existsSync, readFileSync } from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
@@ -55,6 +56,9 @@ import { createApi } from './api/app.js';
 import { createDeviceDirectory, type DeviceDirectory } from './core/devices/device-directory.js';
 import { createIngestService, type IngestService } from './core/ingest/ingest.service.js';
 import { startTrackerGateway, type TrackerGateway } from './gateway/tracker-gateway.js';
+import { startCoreLink } from './gateway/ipc/core-link.server.js';
+import { INIT_REQUEST, startGatewayPool, type GatewayInit, type GatewayPool } from './gateway/ipc/gateway-pool.js';
+import { startGatewayProcess } from './gateway/ipc/gateway.process.js';
 import { startMqttGateway } from './gateway/mqtt/mqtt.gateway.js';
 import { relayFrames } from './gateway/shared/frame-relay.redis.js';
 import { PROTOCOL as MQTT_PROTOCOL } from './gateway/mqtt/mqtt.auth.js';
@@ -126,7 +130,10 @@ export interface Running {
   config: Readonly<Config>;
   db: Db;
   ports: Record<string, number>;
-  gateway: TrackerGateway;
+  /** the tracker listeners: in this process, or the gateway processes' (TRACKGATE_GATEWAY_PROCESSES) as the core sees them */
+  gateway: Pick<TrackerGateway, 'ports' | 'deliverCommands' | 'connectedDevices' | 'stop'>;
+  /** the gateway processes, when they run */
+  gatewayPool?: GatewayPool;
   services: Services;
   /** the alert-rule engine (tests wait for it and make it evaluate the time passing) */
   rules: RulesEngine;
@@ -356,20 +363,7 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
     server.keepAliveTimeout = 65_000;
     const apiListener = await listen(server, { port: config.httpPort, host: config.host });
     closers.push(() => apiListener.close());
-    const gateway = await startTrackerGateway({
-      host: config.host,
-      protocols,
-      ports: config.protocolPorts,
-      clock,
-      checksum: config.checksum,
-      idleTimeoutSeconds: config.idleTimeoutSeconds,
-      directory: services.directory,
-      ingest: services.ingest,
-      commands: services.commands,
-      commandWaitMs: config.commandWaitSeconds * 1000,
-      frames: services.frames,
-      logger,
-    });
+    const { gateway, pool: gatewayPool } = await startTrackers(config, services, clock, logger);
     closers.push(() => gateway.stop());
     const mqtt = await startMqttGateway({
       host: config.host,
@@ -454,6 +448,7 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
       db,
       ports,
       gateway,
+      gatewayPool,
       services,
       rules,
       forwarding,
@@ -464,6 +459,104 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
     await closeAll();
     throw e;
   }
+}
+
+/**
+ * The tracker listeners: in this process (TRACKGATE_GATEWAY_PROCESSES=0), or in gateway processes
+ * that run this same file with the role `gateway-process` and reach the core over net-ipc on a
+ * Unix socket of their own (README "Scaling").
+ */
+async function startTrackers(config: Readonly<Config>, services: Services, clock: Clock, logger: Logger): Promise<{ gateway: Running['gateway']; pool?: GatewayPool }> {
+  if (config.gatewayProcesses === 0) {
+    const gateway = await startTrackerGateway({
+      host: config.host,
+      protocols,
+      ports: config.protocolPorts,
+      clock,
+      checksum: config.checksum,
+      idleTimeoutSeconds: config.idleTimeoutSeconds,
+      directory: services.directory,
+      ingest: services.ingest,
+      commands: services.commands,
+      commandWaitMs: config.commandWaitSeconds * 1000,
+      frames: services.frames,
+      logger,
+    });
+    return { gateway };
+  }
+  const secret = randomSecret();
+  const socketPath = path.join(os.tmpdir(), `trackgate-${process.pid}-${randomSecret().slice(0, 8)}.sock`);
+  const link = await startCoreLink({ path: socketPath, secret, ...services, logger });
+  let pool: GatewayPool;
+  try {
+    pool = await startGatewayPool({
+      processes: config.gatewayProcesses,
+      exec: fileURLToPath(import.meta.url),
+      args: [GATEWAY_ROLE],
+      link,
+      logger,
+      settings: {
+        link: { path: socketPath },
+        secret,
+        host: config.host,
+        ports: config.protocolPorts,
+        checksum: config.checksum,
+        idleTimeoutSeconds: config.idleTimeoutSeconds,
+        commandWaitMs: config.commandWaitSeconds * 1000,
+        logLevel: config.logLevel,
+      },
+    });
+  } catch (e) {
+    await link.close();
+    throw e;
+  }
+  logger.info({ processes: config.gatewayProcesses, pids: pool.pids() }, 'gateway processes listening');
+  return {
+    pool,
+    gateway: {
+      ports: pool.ports,
+      deliverCommands: (deviceId) => link.deliverCommands(deviceId),
+      connectedDevices: () => link.connectedDevices(),
+      async stop() {
+        await pool.stop();
+        await link.close();
+      },
+    },
+  };
+}
+
+/** the argument main.ts runs with in a gateway process */
+const GATEWAY_ROLE = 'gateway-process';
+
+/**
+ * A gateway process (started by the core, gateway/ipc/gateway-pool.ts): waits for its settings on
+ * the cluster channel, then runs the tracker listeners. It exits with the core; the core starts
+ * it again should it die.
+ */
+async function runGatewayProcess(): Promise<void> {
+  const init = await new Promise<GatewayInit>((resolve) => {
+    const onMessage = (m: unknown) => {
+      if ((m as GatewayInit | undefined)?.t !== 'trackgate-gateway-init') return;
+      process.off('message', onMessage);
+      resolve(m as GatewayInit);
+    };
+    process.on('message', onMessage);
+    process.send!(INIT_REQUEST);
+  });
+  const logger = createLogger({ logLevel: init.settings.logLevel }).child({ role: 'gateway', worker: init.worker });
+  process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection (a bug): logged, the gateway process keeps running'));
+  process.on('uncaughtException', (err) => {
+    logger.error({ err }, 'uncaught exception (a bug): the gateway process exits; the core starts another');
+    process.exit(1);
+  });
+  let running: Awaited<ReturnType<typeof startGatewayProcess>> | undefined;
+  const stop = () => {
+    setTimeout(() => process.exit(0), STOP_TIMEOUT_MS).unref();
+    void (running?.stop() ?? Promise.resolve()).finally(() => process.exit(0));
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  running = await startGatewayProcess({ ...init.settings, worker: init.worker, protocols, clock: systemClock, logger });
 }
 
 /** how long stopping may take before the process exits anyway */
@@ -525,5 +618,12 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void>
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  void serve();
+  if (process.argv[2] === GATEWAY_ROLE) {
+    runGatewayProcess().catch((e: unknown) => {
+      process.stderr.write(`trackgate gateway process: could not start: ${(e as Error).message}\n`);
+      process.exit(1);
+    });
+  } else {
+    void serve();
+  }
 }

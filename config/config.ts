@@ -2,6 +2,7 @@
  * The only place that reads the environment. `loadConfig(env)` validates every TRACKGATE_* value
  * (CONTRACT.md §1) and returns a frozen, typed Config; a bad value throws ConfigError naming it.
  */
+import os from 'node:os';
 import path from 'node:path';
 
 /** The usual port of each tracker protocol (CONTRACT.md §1): what deployed trackers are set to. */
@@ -52,6 +53,12 @@ export interface Config {
   forwardRetentionDays: number;
   /** forwards: undelivered messages beyond the newest this many of an account are dropped (logged, counted) */
   forwardMaxPending: number;
+  /**
+   * tracker listener processes beside the core (TRACKGATE_GATEWAY_PROCESSES): 0 runs every
+   * listener in the core's process; `auto` (the default) is one per core of the box but the
+   * core's own (0 on a one-core box)
+   */
+  gatewayProcesses: number;
 }
 
 export class ConfigError extends Error {
@@ -82,6 +89,17 @@ function port(env: Env, name: string, fallback: number | 'off'): number | 'off' 
   if (raw?.toLowerCase() === 'off') return 'off';
   if (raw === undefined) return fallback;
   return integer(env, name, 0, 0, 65535);
+}
+
+/** `auto`: every core but the one the core process (REST, MQTT, SQLite writes) keeps busy. */
+export const autoGatewayProcesses = (cores = os.availableParallelism()): number => Math.max(0, cores - 1);
+
+function gatewayProcesses(env: Env): number {
+  const name = 'TRACKGATE_GATEWAY_PROCESSES';
+  const raw = text(env, name);
+  if (raw === undefined || raw.toLowerCase() === 'auto') return autoGatewayProcesses();
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `"${raw}" is neither auto nor a whole number (0..64)`);
+  return integer(env, name, 0, 0, 64);
 }
 
 function url(env: Env, name: string, schemes: string[]): string | undefined {
@@ -152,6 +170,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonl
     forwardTimeoutMs: integer(env, 'TRACKGATE_FORWARD_TIMEOUT_MS', 10_000, 100, 600_000),
     forwardRetentionDays: integer(env, 'TRACKGATE_FORWARD_RETENTION_DAYS', 7, 1, 365),
     forwardMaxPending: integer(env, 'TRACKGATE_FORWARD_MAX_PENDING', 1_000_000, 1000, 100_000_000),
+    gatewayProcesses: gatewayProcesses(env),
   };
   if ((config.mqttTlsCert === undefined) !== (config.mqttTlsKey === undefined)) {
     throw new ConfigError(config.mqttTlsCert ? 'TRACKGATE_MQTT_TLS_KEY' : 'TRACKGATE_MQTT_TLS_CERT', 'TLS needs both a certificate and a key');

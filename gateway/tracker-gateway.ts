@@ -4,12 +4,12 @@
  */
 import type { ProtocolModule } from '../protocols/types.js';
 import type { Clock } from '../core/clock.js';
-import type { CommandsService } from '../core/commands/commands.service.js';
 import { ConnectionRegistry } from './tcp/connection-registry.js';
 import { DeviceConnection } from './tcp/device-connection.js';
 import { startUdpListener, UDP_LISTEN_MS, type UdpPeer } from './udp/udp-listener.js';
 import { startOsmandServer } from './http/osmand-server.js';
 import type { GatewayDeps } from './shared/frame-handler.js';
+import type { CommandQueue } from './shared/connection-commands.js';
 import { flushEveryWindow } from './shared/log-budget.js';
 import { storageFailureBudget } from './shared/storage-failures.js';
 import { listenStream } from './shared/stream-server.js';
@@ -23,9 +23,11 @@ export interface TrackerGatewayOptions extends GatewayDeps {
   checksum: 'accept' | 'strict';
   idleTimeoutSeconds: number;
   /** the command queue a TCP connection delivers once its device identifies itself */
-  commands: CommandsService;
+  commands: CommandQueue;
   /** how long a command without an answer holds back the device's next one (TRACKGATE_COMMAND_WAIT) */
   commandWaitMs: number;
+  /** a device got or lost its live TCP connection here (a gateway process tells the core) */
+  onConnectionChange?(deviceId: string, connected: boolean): void;
 }
 
 export interface TrackerGateway {
@@ -44,7 +46,7 @@ export interface TrackerGateway {
 }
 
 export async function startTrackerGateway(o: TrackerGatewayOptions): Promise<TrackerGateway> {
-  const registry = new ConnectionRegistry<DeviceConnection>();
+  const registry = new ConnectionRegistry<DeviceConnection>(o.onConnectionChange);
   const udpPeers = new Map<string, UdpPeer>();
   const ports: Record<string, number> = {};
   const closers: (() => Promise<void>)[] = [];

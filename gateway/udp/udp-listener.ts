@@ -17,8 +17,7 @@ import { handleDecoded, type GatewayDeps } from '../shared/frame-handler.js';
 import { listen, type Listener } from '../shared/listen.js';
 import { flushEveryWindow, LISTENER_LOG, LogBudget } from '../shared/log-budget.js';
 import { logStorageFailure } from '../shared/storage-failures.js';
-import { ConnectionCommands } from '../shared/connection-commands.js';
-import type { CommandsService } from '../../core/commands/commands.service.js';
+import { ConnectionCommands, type CommandQueue } from '../shared/connection-commands.js';
 
 /** how long after a device's datagram a new command is sent at once (the tracker still listens) */
 export const UDP_LISTEN_MS = 5000;
@@ -39,7 +38,7 @@ export interface UdpOptions extends GatewayDeps {
   checksum: 'accept' | 'strict';
   /** gateway-wide: the storage failures of every listener share one log budget */
   storageFailures: LogBudget;
-  commands: CommandsService;
+  commands: CommandQueue;
   commandWaitMs: number;
   idleTimeoutSeconds: number;
   /** gateway-wide: the devices heard over UDP, by device id */

@@ -1,0 +1,91 @@
+import test from 'ava';
+import { startServer, type TestServer } from '../../helpers/server.js';
+import { TrackerClient, readTeltonikaCommand, teltonikaSession } from '../../helpers/tracker-client.js';
+import { until } from '../../helpers/wait.js';
+import * as F from '../../helpers/frames.js';
+
+const TELTONIKA = '356307042441013';
+const GT06 = '868120145233604';
+const ENV = { TRACKGATE_GATEWAY_PROCESSES: '2', TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_GT06_PORT: '0', TRACKGATE_COMMAND_WAIT: '5' };
+
+async function start(t: { teardown(fn: () => unknown): void }): Promise<TestServer> {
+  const s = await startServer('sqlite', { env: ENV });
+  t.teardown(() => s.stop());
+  for (const id of [TELTONIKA, GT06]) {
+    const r = await s.request('POST', '/api/devices', { token: s.adminToken, body: { id, name: id } });
+    if (r.status !== 201) throw new Error(JSON.stringify(r.body));
+  }
+  return s;
+}
+
+const locations = async (s: TestServer, id: string): Promise<{ dateTime: string; latitude: number }[]> =>
+  (await s.request('POST', `/api/devices/${id}/locations`, { token: s.adminToken, body: { from: '2026-01-01T00:00:00Z', to: '2027-01-01T00:00:00Z' } })).body.locations;
+
+test('gateway.ipc: with two gateway processes the trackers are served by processes other than the core, and positions are stored and acknowledged byte-exact', async (t) => {
+  const s = await start(t);
+  const pids = s.running.gatewayPool!.pids();
+  t.is(pids.length, 2);
+  t.false(pids.includes(process.pid));
+
+  const tel = await teltonikaSession(t, s.running.ports.teltonika, TELTONIKA);
+  const T0 = Date.UTC(2026, 2, 1, 10);
+  tel.write(F.teltonikaAvl([0, 1, 2].map((i) => ({ time: new Date(T0 + i * 1000), lat: 40 + i / 100, lon: -3 }))));
+  t.deepEqual(await tel.read(4), Buffer.from([0, 0, 0, 3]), 'Teltonika: the count of records, once stored');
+
+  const gt = await TrackerClient.connect(s.running.ports.gt06);
+  t.teardown(() => gt.end());
+  gt.write(F.gt06Login(GT06, 1));
+  t.deepEqual(await gt.read(10), F.gt06Ack(0x01, 1));
+  gt.write(F.gt06Position({ time: new Date(T0), lat: 41.5, lon: 2.1 }, 2));
+  t.deepEqual(await gt.read(10), F.gt06Ack(0x22, 2));
+
+  // acknowledged means committed: readable at once
+  t.deepEqual((await locations(s, TELTONIKA)).map((l) => l.dateTime), [0, 1, 2].map((i) => new Date(T0 + i * 1000).toISOString()));
+  const g = await locations(s, GT06);
+  t.is(g.length, 1);
+  t.is(g[0].latitude, 41.5);
+  const device = (await s.request('GET', `/api/devices/${GT06}`, { token: s.adminToken })).body.device;
+  t.is(device.protocol, 'gt06', 'the last connection is recorded through the core');
+});
+
+test('gateway.ipc: an unknown device gets no acknowledgement and is listed for the operator', async (t) => {
+  const s = await start(t);
+  const c = await TrackerClient.connect(s.running.ports.teltonika);
+  t.teardown(() => c.end());
+  c.write(F.teltonikaLogin('356307042449999'));
+  t.deepEqual(await c.read(1), Buffer.from([0]), 'the login is refused');
+  await until('recorded as an unknown identifier', async () => (await s.running.services.directory.recentUnknown()).some((u) => u.identifier === '356307042449999'));
+  t.pass();
+});
+
+test('gateway.ipc: a command reaches a tracker connected to a gateway process, and its answer is recorded', async (t) => {
+  const s = await start(t);
+  const tel = await teltonikaSession(t, s.running.ports.teltonika, TELTONIKA);
+  await until('the core knows which gateway process holds the device', () => s.running.gateway.connectedDevices().includes(TELTONIKA));
+  const pending = s.request('POST', `/api/devices/${TELTONIKA}/sendCommand`, { token: s.adminToken, body: { command: 'getinfo' } });
+  t.is(await readTeltonikaCommand(tel), 'getinfo');
+  tel.write(F.teltonikaAnswer('RTC:2026/3/1 10:00 UpTime:3600s'));
+  const r = await pending;
+  t.is(r.status, 200, JSON.stringify(r.body));
+  t.is(r.body.result, 'RTC:2026/3/1 10:00 UpTime:3600s');
+  t.like(r.body.command, { status: 'answered', attempts: 1 });
+
+  // GT06: queued while offline, delivered after login, its answer matched by the server flag
+  const queued = await s.request('POST', `/api/devices/${GT06}/sendCommand`, { token: s.adminToken, body: { command: 'WHERE#' } });
+  t.is(queued.body.command.status, 'queued');
+  const gt = await TrackerClient.connect(s.running.ports.gt06);
+  t.teardown(() => gt.end());
+  gt.write(F.gt06Login(GT06, 1));
+  t.deepEqual(await gt.read(10), F.gt06Ack(0x01, 1));
+  const head = await gt.read(3);
+  const frame = Buffer.concat([head, await gt.read(head[2] + 2)]);
+  t.is(frame[3], 0x80, 'a GT06 0x80 command');
+  const flag = frame.readUInt32BE(5);
+  t.is(frame.toString('latin1', 9, 9 + frame[4] - 4), 'WHERE#');
+  gt.write(F.gt06CommandAnswer(flag, 'Lat:N40.4168,Lon:W3.7038'));
+  await until('answered', async () => {
+    const list = (await s.request('GET', `/api/devices/${GT06}/commands`, { token: s.adminToken })).body.commands;
+    return list[0]?.status === 'answered' && list[0].result === 'Lat:N40.4168,Lon:W3.7038';
+  });
+  t.pass();
+});
