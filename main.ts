@@ -56,7 +56,7 @@ import { createApi } from './api/app.js';
 import { createDeviceDirectory, type DeviceDirectory } from './core/devices/device-directory.js';
 import { createIngestService, type IngestService } from './core/ingest/ingest.service.js';
 import { startTrackerGateway, type TrackerGateway } from './gateway/tracker-gateway.js';
-import { startCoreLink } from './gateway/ipc/core-link.server.js';
+import { startCoreLink, type CoreLink } from './gateway/ipc/core-link.server.js';
 import { INIT_REQUEST, startGatewayPool, type GatewayInit, type GatewayPool } from './gateway/ipc/gateway-pool.js';
 import { startGatewayProcess } from './gateway/ipc/gateway.process.js';
 import { startMqttGateway } from './gateway/mqtt/mqtt.gateway.js';
@@ -132,8 +132,9 @@ export interface Running {
   ports: Record<string, number>;
   /** the tracker listeners: in this process, or the gateway processes' (TRACKGATE_GATEWAY_PROCESSES) as the core sees them */
   gateway: Pick<TrackerGateway, 'ports' | 'deliverCommands' | 'connectedDevices' | 'stop'>;
-  /** the gateway processes, when they run */
+  /** the gateway processes and the core's link to them, when they run */
   gatewayPool?: GatewayPool;
+  gatewayLink?: CoreLink;
   services: Services;
   /** the alert-rule engine (tests wait for it and make it evaluate the time passing) */
   rules: RulesEngine;
@@ -363,7 +364,7 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
     server.keepAliveTimeout = 65_000;
     const apiListener = await listen(server, { port: config.httpPort, host: config.host });
     closers.push(() => apiListener.close());
-    const { gateway, pool: gatewayPool } = await startTrackers(config, services, clock, logger);
+    const { gateway, pool: gatewayPool, link: gatewayLink } = await startTrackers(config, services, clock, logger);
     closers.push(() => gateway.stop());
     const mqtt = await startMqttGateway({
       host: config.host,
@@ -449,6 +450,7 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
       ports,
       gateway,
       gatewayPool,
+      gatewayLink,
       services,
       rules,
       forwarding,
@@ -466,7 +468,7 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
  * that run this same file with the role `gateway-process` and reach the core over net-ipc on a
  * Unix socket of their own (README "Scaling").
  */
-async function startTrackers(config: Readonly<Config>, services: Services, clock: Clock, logger: Logger): Promise<{ gateway: Running['gateway']; pool?: GatewayPool }> {
+async function startTrackers(config: Readonly<Config>, services: Services, clock: Clock, logger: Logger): Promise<{ gateway: Running['gateway']; pool?: GatewayPool; link?: CoreLink }> {
   if (config.gatewayProcesses === 0) {
     const gateway = await startTrackerGateway({
       host: config.host,
@@ -513,6 +515,7 @@ async function startTrackers(config: Readonly<Config>, services: Services, clock
   logger.info({ processes: config.gatewayProcesses, pids: pool.pids() }, 'gateway processes listening');
   return {
     pool,
+    link,
     gateway: {
       ports: pool.ports,
       deliverCommands: (deviceId) => link.deliverCommands(deviceId),

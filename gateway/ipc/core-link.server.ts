@@ -36,6 +36,8 @@ export interface CoreLink {
   deliverCommands(deviceId: string): boolean;
   /** the devices connected to a gateway process */
   connectedDevices(): string[];
+  /** the pid of the gateway process that holds the device's connection */
+  holderOf(deviceId: string): number | undefined;
   /** Calls `fn` with the ports of each gateway process that says hello (after its listeners are bound). */
   onHello(fn: (ports: Record<string, number>, payload: ConnectPayload) => void): void;
   /** how many gateway processes are connected now */
@@ -156,6 +158,10 @@ export async function startCoreLink(o: CoreLinkOptions): Promise<CoreLink> {
       return true;
     },
     connectedDevices: () => [...holders.keys()],
+    holderOf(deviceId) {
+      const c = holders.get(deviceId);
+      return c && authenticated.get(c)?.pid;
+    },
     onHello(fn) {
       hellos.push(fn);
     },

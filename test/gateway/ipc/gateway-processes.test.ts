@@ -1,4 +1,6 @@
 import test from 'ava';
+import pg from 'pg';
+import { postgresAvailable } from '../../helpers/backends.js';
 import { startServer, type TestServer } from '../../helpers/server.js';
 import { TrackerClient, readTeltonikaCommand, teltonikaSession } from '../../helpers/tracker-client.js';
 import { until } from '../../helpers/wait.js';
@@ -88,4 +90,23 @@ test('gateway.ipc: a command reaches a tracker connected to a gateway process, a
     return list[0]?.status === 'answered' && list[0].result === 'Lat:N40.4168,Lon:W3.7038';
   });
   t.pass();
+});
+
+test('gateway.ipc: a gateway process acknowledges only once the core has committed (PostgreSQL: the locations table locked by another session holds the ack back until it lets go)', async (t) => {
+  if (!(await postgresAvailable())) return t.pass('PostgreSQL not available');
+  const s = await startServer('postgres', { env: ENV });
+  t.teardown(() => s.stop());
+  t.is((await s.request('POST', '/api/devices', { token: s.adminToken, body: { id: TELTONIKA, name: 'lock' } })).status, 201);
+  const tel = await teltonikaSession(t, s.running.ports.teltonika, TELTONIKA);
+  const other = new pg.Client({ connectionString: s.storageEnv.TRACKGATE_DATABASE_URL });
+  await other.connect();
+  t.teardown(() => other.end());
+  await other.query('BEGIN');
+  await other.query('LOCK TABLE locations IN EXCLUSIVE MODE');
+  const T0 = Date.UTC(2026, 2, 1, 11);
+  tel.write(F.teltonikaAvl([{ time: new Date(T0), lat: 40, lon: -3 }]));
+  t.true(await tel.nothingFor(1500), 'no acknowledgement while the write waits for the lock');
+  await other.query('ROLLBACK');
+  t.deepEqual(await tel.read(4), Buffer.from([0, 0, 0, 1]), 'the acknowledgement once it is committed');
+  t.deepEqual((await locations(s, TELTONIKA)).map((l) => l.dateTime), [new Date(T0).toISOString()]);
 });
