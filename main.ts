@@ -57,8 +57,8 @@ import { createDeviceDirectory, type DeviceDirectory } from './core/devices/devi
 import { createIngestService, type IngestService } from './core/ingest/ingest.service.js';
 import { startTrackerGateway, type TrackerGateway } from './gateway/tracker-gateway.js';
 import { startCoreLink, type CoreLink } from './gateway/ipc/core-link.server.js';
-import { INIT_REQUEST, startGatewayPool, type GatewayInit, type GatewayPool } from './gateway/ipc/gateway-pool.js';
-import { startGatewayProcess } from './gateway/ipc/gateway.process.js';
+import { startGatewayPool, type GatewayPool } from './gateway/ipc/gateway-pool.js';
+import { concretePorts } from './gateway/ipc/free-ports.js';
 import { startMqttGateway } from './gateway/mqtt/mqtt.gateway.js';
 import { relayFrames } from './gateway/shared/frame-relay.redis.js';
 import { PROTOCOL as MQTT_PROTOCOL } from './gateway/mqtt/mqtt.auth.js';
@@ -465,8 +465,8 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
 
 /**
  * The tracker listeners: in this process (TRACKGATE_GATEWAY_PROCESSES=0), or in gateway processes
- * that run this same file with the role `gateway-process` and reach the core over net-ipc on a
- * Unix socket of their own (README "Scaling").
+ * (gateway-main.ts, cluster workers of this one) that reach the core over net-ipc on a Unix socket
+ * of their own (README "Scaling").
  */
 async function startTrackers(config: Readonly<Config>, services: Services, clock: Clock, logger: Logger): Promise<{ gateway: Running['gateway']; pool?: GatewayPool; link?: CoreLink }> {
   if (config.gatewayProcesses === 0) {
@@ -493,15 +493,16 @@ async function startTrackers(config: Readonly<Config>, services: Services, clock
   try {
     pool = await startGatewayPool({
       processes: config.gatewayProcesses,
-      exec: fileURLToPath(import.meta.url),
-      args: [GATEWAY_ROLE],
+      // gateway-main.ts beside this file (.js once built): it loads only what a gateway process runs
+      exec: fileURLToPath(import.meta.url).replace(/main\.(ts|js)$/, 'gateway-main.$1'),
+      args: [],
       link,
       logger,
       settings: {
         link: { path: socketPath },
         secret,
         host: config.host,
-        ports: config.protocolPorts,
+        ports: await concretePorts(config.protocolPorts, protocols, config.host),
         checksum: config.checksum,
         idleTimeoutSeconds: config.idleTimeoutSeconds,
         commandWaitMs: config.commandWaitSeconds * 1000,
@@ -526,40 +527,6 @@ async function startTrackers(config: Readonly<Config>, services: Services, clock
       },
     },
   };
-}
-
-/** the argument main.ts runs with in a gateway process */
-const GATEWAY_ROLE = 'gateway-process';
-
-/**
- * A gateway process (started by the core, gateway/ipc/gateway-pool.ts): waits for its settings on
- * the cluster channel, then runs the tracker listeners. It exits with the core; the core starts
- * it again should it die.
- */
-async function runGatewayProcess(): Promise<void> {
-  const init = await new Promise<GatewayInit>((resolve) => {
-    const onMessage = (m: unknown) => {
-      if ((m as GatewayInit | undefined)?.t !== 'trackgate-gateway-init') return;
-      process.off('message', onMessage);
-      resolve(m as GatewayInit);
-    };
-    process.on('message', onMessage);
-    process.send!(INIT_REQUEST);
-  });
-  const logger = createLogger({ logLevel: init.settings.logLevel }).child({ role: 'gateway', worker: init.worker });
-  process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection (a bug): logged, the gateway process keeps running'));
-  process.on('uncaughtException', (err) => {
-    logger.error({ err }, 'uncaught exception (a bug): the gateway process exits; the core starts another');
-    process.exit(1);
-  });
-  let running: Awaited<ReturnType<typeof startGatewayProcess>> | undefined;
-  const stop = () => {
-    setTimeout(() => process.exit(0), STOP_TIMEOUT_MS).unref();
-    void (running?.stop() ?? Promise.resolve()).finally(() => process.exit(0));
-  };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
-  running = await startGatewayProcess({ ...init.settings, worker: init.worker, protocols, clock: systemClock, logger });
 }
 
 /** how long stopping may take before the process exits anyway */
@@ -621,12 +588,5 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void>
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  if (process.argv[2] === GATEWAY_ROLE) {
-    runGatewayProcess().catch((e: unknown) => {
-      process.stderr.write(`trackgate gateway process: could not start: ${(e as Error).message}\n`);
-      process.exit(1);
-    });
-  } else {
-    void serve();
-  }
+  void serve();
 }

@@ -14,6 +14,18 @@ export interface StreamOptions {
   maxConnections?: number;
 }
 
+/** A TCP port free now on `host` (the gateway processes need one number before any of them listens: gateway/ipc/free-ports.ts). */
+export function freeTcpPort(host: string): Promise<number> {
+  const server = net.createServer();
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ port: 0, host, exclusive: true }, () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
 export function listenStream(onSocket: (socket: net.Socket) => void, o: StreamOptions): Promise<Listener> {
   const server = o.tls
     ? tls.createServer({ cert: o.tls.cert, key: o.tls.key, handshakeTimeout: 30_000 }, onSocket)

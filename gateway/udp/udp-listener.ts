@@ -45,6 +45,18 @@ export interface UdpOptions extends GatewayDeps {
   udpPeers: Map<string, UdpPeer>;
 }
 
+/** Whether a UDP port is free now on `host` (gateway/ipc/free-ports.ts). */
+export function udpPortFree(port: number, host: string): Promise<boolean> {
+  const socket = dgram.createSocket({ type: host.includes(':') ? 'udp6' : 'udp4' });
+  return new Promise((resolve) => {
+    socket.once('error', () => {
+      socket.close();
+      resolve(false);
+    });
+    socket.bind({ port, address: host, exclusive: true }, () => socket.close(() => resolve(true)));
+  });
+}
+
 export async function startUdpListener(o: UdpOptions, port: number, host: string): Promise<Listener> {
   const socket = dgram.createSocket({ type: host.includes(':') ? 'udp6' : 'udp4', reuseAddr: false });
   const protocol = o.protocol.name;

@@ -1,5 +1,8 @@
 import test from 'ava';
+import dgram from 'node:dgram';
 import pg from 'pg';
+import { INTEREST_EVERY_MS } from '../../../gateway/ipc/core-link.server.js';
+import { messages, sleep, startHarness } from '../mqtt/mqtt-harness.js';
 import { postgresAvailable } from '../../helpers/backends.js';
 import { startServer, type TestServer } from '../../helpers/server.js';
 import { TrackerClient, readTeltonikaCommand, teltonikaSession } from '../../helpers/tracker-client.js';
@@ -109,4 +112,56 @@ test('gateway.ipc: a gateway process acknowledges only once the core has committ
   await other.query('ROLLBACK');
   t.deepEqual(await tel.read(4), Buffer.from([0, 0, 0, 1]), 'the acknowledgement once it is committed');
   t.deepEqual((await locations(s, TELTONIKA)).map((l) => l.dateTime), [new Date(T0).toISOString()]);
+});
+
+/** Sends `datagram` and resolves with the reply, or undefined after `ms`. */
+function udpExchange(port: number, datagram: Buffer, ms: number): Promise<Buffer | undefined> {
+  const sock = dgram.createSocket('udp4');
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      sock.close();
+      resolve(undefined);
+    }, ms);
+    sock.once('message', (m) => {
+      clearTimeout(timer);
+      sock.close();
+      resolve(m);
+    });
+    sock.send(datagram, port, '127.0.0.1');
+  });
+}
+
+test('gateway.ipc: UDP datagrams and OsmAnd requests are served by the gateway processes too', async (t) => {
+  const s = await startServer('sqlite', { env: { ...ENV, TRACKGATE_OSMAND_PORT: '0' } });
+  t.teardown(() => s.stop());
+  for (const id of [TELTONIKA, 'phone-1']) t.is((await s.request('POST', '/api/devices', { token: s.adminToken, body: { id, name: id } })).status, 201);
+  const T0 = Date.UTC(2026, 2, 1, 12);
+  const udp = F.teltonikaDatagram(TELTONIKA, 0x07, [{ time: new Date(T0), lat: 40, lon: -3 }]);
+  t.deepEqual(await udpExchange(s.running.ports['teltonika/udp'], udp, 5000), Buffer.from('00050000010701', 'hex'));
+  t.is((await fetch(`http://127.0.0.1:${s.running.ports.osmand}/?id=phone-1&lat=40.5&lon=-3.5&timestamp=${T0 / 1000}`)).status, 200);
+  t.is((await fetch(`http://127.0.0.1:${s.running.ports.osmand}/?id=phone-2&lat=40.5&lon=-3.5&timestamp=${T0 / 1000}`)).status, 404, 'an unknown phone');
+  t.is((await locations(s, TELTONIKA)).length, 1);
+  t.is((await locations(s, 'phone-1')).length, 1);
+});
+
+test('gateway.ipc: the raw frames of a tracker on a gateway process reach live/<imei>/frames at the core, with their replies', async (t) => {
+  const h = await startHarness(t, {}, ENV);
+  await h.device(TELTONIKA);
+  const admin = await h.connect({ username: 'admin', password: h.s.adminToken, clientId: 'admin-frames' });
+  await admin.subscribeAsync(`live/${TELTONIKA}/frames`);
+  const seen = messages(admin);
+  // the core pushes who listens to the gateway processes
+  await sleep(INTEREST_EVERY_MS * 2);
+  const tracker = await TrackerClient.connect(h.s.running.ports.teltonika);
+  t.teardown(() => tracker.end());
+  const login = F.teltonikaLogin(TELTONIKA);
+  tracker.write(login);
+  t.deepEqual(await tracker.read(1), Buffer.from([1]));
+  const avl = F.teltonikaAvl([{ time: new Date(Date.UTC(2026, 2, 1, 10)), lat: 40.4168, lon: -3.7038 }]);
+  tracker.write(avl);
+  const ack = await tracker.read(4);
+  t.true(await seen.until(() => seen.seen.length >= 2), JSON.stringify(seen.seen));
+  t.like(seen.seen[0].body, { protocol: 'teltonika', hex: login.toString('hex'), reply: '01', outcome: 'ok' });
+  t.like(seen.seen[1].body, { protocol: 'teltonika', hex: avl.toString('hex'), reply: ack.toString('hex') });
+  t.is(seen.seen[1].body.decoded.messageCount, 1);
 });
