@@ -28,6 +28,8 @@ export interface TrackerGatewayOptions extends GatewayDeps {
   commandWaitMs: number;
   /** a device got or lost its live TCP connection here (a gateway process tells the core) */
   onConnectionChange?(deviceId: string, connected: boolean): void;
+  /** a device's datagram was handled here (a gateway process tells the core) */
+  onUdpHeard?(deviceId: string): void;
 }
 
 export interface TrackerGateway {

@@ -17,7 +17,7 @@ import type { IngestResult } from '../../core/ingest/ingest.service.js';
 import type { GatewayDeps } from '../shared/frame-handler.js';
 import type { CommandQueue } from '../shared/connection-commands.js';
 import { FrameTap } from '../shared/frame-tap.js';
-import { fromWire, type Answer, type CommandCall, type ConnectPayload, type CoreNote, type GatewayNote, type GatewayRequest } from './ipc.messages.js';
+import { fromWire, HEARD_EVERY_MS, type Answer, type CommandCall, type ConnectPayload, type CoreNote, type GatewayNote, type GatewayRequest } from './ipc.messages.js';
 
 export const RECONNECT_MS = 500;
 export const CACHE_MS = 5000;
@@ -58,6 +58,8 @@ export interface CoreLinkClient extends Pick<GatewayDeps, 'directory' | 'ingest'
   frames: FrameTap;
   /** Tells the core a device got or lost its connection here. */
   connectionChanged(deviceId: string, connected: boolean): void;
+  /** Tells the core a device's datagram was handled here (at most once a second per device). */
+  heard(deviceId: string): void;
   /** Says hello again (the listeners are bound now: their ports). */
   announce(): Promise<void>;
   /** Resolves once the link is up (the first time). */
@@ -72,6 +74,7 @@ export function connectCoreLink(o: CoreLinkClientOptions): CoreLinkClient {
   const pending = new Set<(e: Error) => void>();
   const cache = new Map<string, { at: number; device: DeviceRecord }>();
   const touched = new Map<string, { at: number; protocol: string }>();
+  const heardAt = new Map<string, number>();
   let wanted: { accounts: Set<string>; unknown: boolean } = { accounts: new Set(), unknown: false };
   let up = false;
   let closed = false;
@@ -221,6 +224,13 @@ export function connectCoreLink(o: CoreLinkClientOptions): CoreLinkClient {
       note(connected ? { t: 'online', deviceId } : { t: 'offline', deviceId });
     },
     announce: () => request({ t: 'hello', ...o.hello() }),
+    heard(deviceId) {
+      const now = o.clock.now().getTime();
+      if (now - (heardAt.get(deviceId) ?? 0) < HEARD_EVERY_MS) return;
+      if (heardAt.size > 100_000) heardAt.clear();
+      heardAt.set(deviceId, now);
+      note({ t: 'heard', deviceId });
+    },
     ready: () => first,
     isUp: () => up,
     async close() {

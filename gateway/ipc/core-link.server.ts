@@ -12,7 +12,8 @@ import type { CommandsService } from '../../core/commands/commands.service.js';
 import type { EventBus } from '../../core/events/event-bus.js';
 import type { Logger } from '../../core/logger.js';
 import type { FrameTap } from '../shared/frame-tap.js';
-import { COMMAND_CALLS, toWire, type Answer, type ConnectPayload, type CoreNote, type GatewayNote, type GatewayRequest } from './ipc.messages.js';
+import { UDP_LISTEN_MS } from '../udp/udp-listener.js';
+import { COMMAND_CALLS, HEARD_EVERY_MS, toWire, type Answer, type ConnectPayload, type CoreNote, type GatewayNote, type GatewayRequest } from './ipc.messages.js';
 
 /** how often the raw-frame feed's interest is compared and, when it changed, pushed */
 export const INTEREST_EVERY_MS = 500;
@@ -50,6 +51,8 @@ export async function startCoreLink(o: CoreLinkOptions): Promise<CoreLink> {
   const authenticated = new Map<Connection, ConnectPayload>();
   /** device -> the gateway process that holds its live TCP connection */
   const holders = new Map<string, Connection>();
+  /** UDP device -> the gateway process that last heard it, and when */
+  const heard = new Map<string, { c: Connection; at: number }>();
   const hellos: ((ports: Record<string, number>, payload: ConnectPayload) => void)[] = [];
   const send = (c: Connection, note: CoreNote) => void c.send(note).catch(() => undefined);
   let interest = o.frames.interest();
@@ -76,6 +79,7 @@ export async function startCoreLink(o: CoreLinkOptions): Promise<CoreLink> {
         dropped++;
       }
     }
+    for (const [deviceId, h] of heard) if (h.c === c) heard.delete(deviceId);
     if (who) o.logger.info({ pid: who.pid, worker: who.worker, devices: dropped }, 'gateway process disconnected');
   });
 
@@ -93,6 +97,10 @@ export async function startCoreLink(o: CoreLinkOptions): Promise<CoreLink> {
         return;
       case 'offline':
         if (holders.get(m.deviceId) === c) holders.delete(m.deviceId);
+        return;
+      case 'heard':
+        if (heard.size > 100_000) heard.clear();
+        heard.set(m.deviceId, { c, at: Date.now() });
         return;
     }
   });
@@ -152,7 +160,12 @@ export async function startCoreLink(o: CoreLinkOptions): Promise<CoreLink> {
   await server.start();
   return {
     deliverCommands(deviceId) {
-      const holder = holders.get(deviceId);
+      let holder = holders.get(deviceId);
+      if (!holder) {
+        // a UDP device listens a moment after its datagram; the gateway process that heard it checks exactly
+        const h = heard.get(deviceId);
+        if (h && Date.now() - h.at < UDP_LISTEN_MS - HEARD_EVERY_MS) holder = h.c;
+      }
       if (!holder) return false;
       send(holder, { t: 'deliver', deviceId });
       return true;

@@ -70,6 +70,7 @@ export async function startGatewayProcess(o: GatewayProcessOptions): Promise<Gat
       frames: link.frames,
       logger: o.logger,
       onConnectionChange: (deviceId, connected) => link.connectionChanged(deviceId, connected),
+      onUdpHeard: (deviceId) => link.heard(deviceId),
     });
     await link.announce();
   } catch (e) {

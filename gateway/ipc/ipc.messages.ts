@@ -8,7 +8,8 @@
  *   resolve  DeviceDirectory.resolve (the core records unknown and expired sightings)
  *   submit   IngestService.submit: answered only once committed; the tracker's acknowledgement waits for it
  *   command  one call of the command queue (ConnectionCommands: recover, next, markSent, ...)
- * gateway -> core, notes: touch (last connection), frame (raw-frame feed), online/offline (a device's TCP connection)
+ * gateway -> core, notes: touch (last connection), frame (raw-frame feed), online/offline (a device's TCP
+ *   connection), heard (a device's datagram)
  * core -> gateway, notes: deliver (a command is queued for a device connected there), drop (the device
  *   connected to another gateway process), deviceChanged (forget its cached record), interest (whose frames to send)
  */
@@ -17,6 +18,9 @@ import type { Report } from '../../core/model/report.js';
 import type { Resolution } from '../../core/devices/device-directory.js';
 import type { LiveFrame } from '../shared/frame-tap.js';
 import type { CommandQueue } from '../shared/connection-commands.js';
+
+/** at most this often per device, a gateway process tells the core it heard a UDP device */
+export const HEARD_EVERY_MS = 1000;
 
 /** What a gateway process sends in net-ipc's connect payload: the core refuses a connection without its secret. */
 export interface ConnectPayload {
@@ -40,7 +44,9 @@ export type GatewayNote =
   | { t: 'touch'; deviceId: string; protocol: string }
   | { t: 'frame'; accountId: string | null; deviceId: string | null; frame: LiveFrame }
   | { t: 'online'; deviceId: string }
-  | { t: 'offline'; deviceId: string };
+  | { t: 'offline'; deviceId: string }
+  /** a datagram of the device was handled (at most once a second per device): it listens for commands a moment */
+  | { t: 'heard'; deviceId: string };
 
 export type CoreNote =
   | { t: 'deliver'; deviceId: string }

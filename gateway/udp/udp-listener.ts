@@ -43,6 +43,8 @@ export interface UdpOptions extends GatewayDeps {
   idleTimeoutSeconds: number;
   /** gateway-wide: the devices heard over UDP, by device id */
   udpPeers: Map<string, UdpPeer>;
+  /** a device's datagram was handled (a gateway process tells the core, which then knows where a new command can go at once) */
+  onUdpHeard?(deviceId: string): void;
 }
 
 /** Whether a UDP port is free now on `host` (gateway/ipc/free-ports.ts). */
@@ -110,6 +112,7 @@ export async function startUdpListener(o: UdpOptions, port: number, host: string
         outcome.replies.forEach(send);
         const peer = peerOf(outcome.device.id, rinfo);
         peer.model = outcome.device.model ?? undefined;
+        o.onUdpHeard?.(outcome.device.id);
         if (outcome.commandResults) {
           await peer.commands.answer(outcome.commandResults).catch((e: unknown) => o.logger.warn({ protocol, remote, err: (e as Error).message }, 'recording a command answer failed'));
         }

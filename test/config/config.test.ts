@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
-import { loadConfig, ConfigError } from '../../config/config.js';
+import { loadConfig, ConfigError, autoGatewayProcesses } from '../../config/config.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -70,4 +70,16 @@ test('config: the Redis and notification timeouts are milliseconds with defaults
   t.like(loadConfig({ TRACKGATE_REDIS_TIMEOUT_MS: '250', TRACKGATE_NOTIFY_TIMEOUT_MS: '5000' }), { redisTimeoutMs: 250, notifyTimeoutMs: 5000 });
   t.is(t.throws(() => loadConfig({ TRACKGATE_REDIS_TIMEOUT_MS: '0' }), { instanceOf: ConfigError })?.variable, 'TRACKGATE_REDIS_TIMEOUT_MS');
   t.is(t.throws(() => loadConfig({ TRACKGATE_NOTIFY_TIMEOUT_MS: '2s' }), { instanceOf: ConfigError })?.variable, 'TRACKGATE_NOTIFY_TIMEOUT_MS');
+});
+
+test('config: TRACKGATE_GATEWAY_PROCESSES is auto by default (every core but one, none on one core), a number, or 0 for one process', (t) => {
+  t.is(loadConfig({}).gatewayProcesses, Math.max(0, os.availableParallelism() - 1));
+  t.is(loadConfig({ TRACKGATE_GATEWAY_PROCESSES: 'auto' }).gatewayProcesses, autoGatewayProcesses());
+  t.is(autoGatewayProcesses(1), 0);
+  t.is(autoGatewayProcesses(2), 1);
+  t.is(autoGatewayProcesses(16), 15);
+  t.is(loadConfig({ TRACKGATE_GATEWAY_PROCESSES: '0' }).gatewayProcesses, 0);
+  t.is(loadConfig({ TRACKGATE_GATEWAY_PROCESSES: '3' }).gatewayProcesses, 3);
+  t.throws(() => loadConfig({ TRACKGATE_GATEWAY_PROCESSES: 'many' }), { instanceOf: ConfigError, message: /TRACKGATE_GATEWAY_PROCESSES: "many" is neither auto nor a whole number/ });
+  t.throws(() => loadConfig({ TRACKGATE_GATEWAY_PROCESSES: '65' }), { instanceOf: ConfigError, message: /TRACKGATE_GATEWAY_PROCESSES: 65 is out of range/ });
 });

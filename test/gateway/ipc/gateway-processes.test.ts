@@ -165,3 +165,43 @@ test('gateway.ipc: the raw frames of a tracker on a gateway process reach live/<
   t.like(seen.seen[1].body, { protocol: 'teltonika', hex: avl.toString('hex'), reply: ack.toString('hex') });
   t.is(seen.seen[1].body.decoded.messageCount, 1);
 });
+
+test('gateway.ipc: a command sent just after a UDP datagram goes at once from the gateway process that heard it, and sendCommand answers with the reply', async (t) => {
+  const s = await start(t);
+  const sock = dgram.createSocket('udp4');
+  t.teardown(() => sock.close());
+  const received: Buffer[] = [];
+  sock.on('message', (m) => received.push(m));
+  await new Promise<void>((r) => sock.bind(0, '127.0.0.1', r));
+  const port = s.running.ports['teltonika/udp'];
+  sock.send(F.teltonikaDatagram(TELTONIKA, 7, [{ time: new Date(Date.UTC(2026, 2, 1, 10)), lat: 40.5, lon: -3.5 }]), port, '127.0.0.1');
+  await until('acknowledged', () => received.length === 1);
+  await new Promise((r) => setTimeout(r, 300)); // the gateway process's note that it heard the device crosses the link
+  const pending = s.request('POST', `/api/devices/${TELTONIKA}/sendCommand`, { token: s.adminToken, body: { command: 'getinfo' } });
+  let command: Buffer | undefined;
+  await until('a Codec 12 command datagram', () => (command = received.slice(1).find((m) => m.length > 15 && m[8] === 0x0c && m[10] === 0x05)) !== undefined, 5000);
+  t.is(command!.toString('latin1', 15, 15 + command!.readUInt32BE(11)), 'getinfo');
+  sock.send(F.teltonikaUdp(TELTONIKA, 8, F.teltonikaAnswerData('UpTime:3600s')), port, '127.0.0.1');
+  const r = await pending;
+  t.is(r.body.result, 'UpTime:3600s');
+  t.is(r.body.command.status, 'answered');
+});
+
+test('gateway.ipc: a tracker that reconnects to another gateway process has its stale connection on the first one closed', async (t) => {
+  const s = await start(t);
+  const link = s.running.gatewayLink!;
+  const first = await teltonikaSession(t, s.running.ports.teltonika, TELTONIKA);
+  await until('held', () => link.holderOf(TELTONIKA) !== undefined);
+  const firstPid = link.holderOf(TELTONIKA)!;
+  // the kernel picks the process for each new connection: try until one lands on the other
+  let landed = false;
+  for (let i = 0; i < 40 && !landed; i++) {
+    const c = await teltonikaSession(t, s.running.ports.teltonika, TELTONIKA);
+    await until('the core knows the new holder', () => link.holderOf(TELTONIKA) !== undefined);
+    await new Promise((r) => setTimeout(r, 50));
+    landed = link.holderOf(TELTONIKA) !== firstPid;
+    if (!landed) c.end();
+  }
+  if (!landed) return t.pass('every connection landed on the same gateway process; nothing to check');
+  t.true(await first.waitClosed(5000), 'the older connection on the other gateway process is closed');
+});
