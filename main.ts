@@ -59,6 +59,7 @@ import { startTrackerGateway, type TrackerGateway } from './gateway/tracker-gate
 import { startCoreLink, type CoreLink } from './gateway/ipc/core-link.server.js';
 import { startGatewayPool, type GatewayPool } from './gateway/ipc/gateway-pool.js';
 import { concretePorts } from './gateway/ipc/free-ports.js';
+import { freeTcpPort } from './gateway/shared/stream-server.js';
 import { startMqttGateway } from './gateway/mqtt/mqtt.gateway.js';
 import { relayFrames } from './gateway/shared/frame-relay.redis.js';
 import { PROTOCOL as MQTT_PROTOCOL } from './gateway/mqtt/mqtt.auth.js';
@@ -135,6 +136,8 @@ export interface Running {
   /** the gateway processes and the core's link to them, when they run */
   gatewayPool?: GatewayPool;
   gatewayLink?: CoreLink;
+  /** the core's link for edge gateways (TRACKGATE_GATEWAY_LINK_PORT) */
+  edgeLink?: CoreLink;
   services: Services;
   /** the alert-rule engine (tests wait for it and make it evaluate the time passing) */
   rules: RulesEngine;
@@ -364,8 +367,20 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
     server.keepAliveTimeout = 65_000;
     const apiListener = await listen(server, { port: config.httpPort, host: config.host });
     closers.push(() => apiListener.close());
-    const { gateway, pool: gatewayPool, link: gatewayLink } = await startTrackers(config, services, clock, logger);
-    closers.push(() => gateway.stop());
+    const trackers = await startTrackers(config, services, clock, logger);
+    closers.push(() => trackers.gateway.stop());
+    const { pool: gatewayPool, link: gatewayLink } = trackers;
+    // edge gateways (`trackgate gateway --core`) on their own link: commands go through whichever side holds the device
+    const edge = await startEdgeLink(config, services, logger);
+    if (edge) closers.push(() => edge.link.close());
+    const gateway: Running['gateway'] = edge
+      ? {
+          ports: { ...trackers.gateway.ports, gatewayLink: edge.port },
+          deliverCommands: (deviceId) => trackers.gateway.deliverCommands(deviceId) || edge.link.deliverCommands(deviceId),
+          connectedDevices: () => [...trackers.gateway.connectedDevices(), ...edge.link.connectedDevices()],
+          stop: () => trackers.gateway.stop(),
+        }
+      : trackers.gateway;
     const mqtt = await startMqttGateway({
       host: config.host,
       port: config.mqttPort,
@@ -451,6 +466,7 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
       gateway,
       gatewayPool,
       gatewayLink,
+      edgeLink: edge?.link,
       services,
       rules,
       forwarding,
@@ -527,6 +543,27 @@ async function startTrackers(config: Readonly<Config>, services: Services, clock
       },
     },
   };
+}
+
+/**
+ * The link edge gateways connect to (`trackgate gateway --core host:port`), when
+ * TRACKGATE_GATEWAY_LINK_PORT is set: TCP on TRACKGATE_HOST, TLS when a certificate is configured,
+ * and TRACKGATE_GATEWAY_SECRET to present. Port 0 picks a free port (logged with the others).
+ */
+async function startEdgeLink(config: Readonly<Config>, services: Services, logger: Logger): Promise<{ link: CoreLink; port: number } | undefined> {
+  if (config.gatewayLinkPort === 'off') return undefined;
+  const read = (file: string, variable: string) => {
+    try {
+      return readFileSync(file);
+    } catch (e) {
+      throw new ConfigError(variable, `cannot read ${file} (${(e as Error).message})`);
+    }
+  };
+  const tls = config.gatewayTlsCert && config.gatewayTlsKey ? { cert: read(config.gatewayTlsCert, 'TRACKGATE_GATEWAY_TLS_CERT'), key: read(config.gatewayTlsKey, 'TRACKGATE_GATEWAY_TLS_KEY') } : undefined;
+  const port = config.gatewayLinkPort === 0 ? await freeTcpPort(config.host) : config.gatewayLinkPort;
+  const link = await startCoreLink({ port, host: config.host, tls, secret: config.gatewaySecret!, ...services, logger: logger.child({ link: 'edge' }) });
+  if (!tls) logger.warn({ port }, 'edge gateways connect without TLS: their secret and data cross the network in clear (set TRACKGATE_GATEWAY_TLS_CERT and _KEY)');
+  return { link, port };
 }
 
 /** how long stopping may take before the process exits anyway */

@@ -59,6 +59,15 @@ export interface Config {
    * core's own (0 on a one-core box)
    */
   gatewayProcesses: number;
+  /** the core's TCP port for edge gateways (`trackgate gateway --core`); off: none */
+  gatewayLinkPort: number | 'off';
+  /** what an edge gateway presents to the core (both sides set it) */
+  gatewaySecret?: string;
+  /** core: PEM certificate and key: the edge gateways' link is served over TLS */
+  gatewayTlsCert?: string;
+  gatewayTlsKey?: string;
+  /** edge gateway: connect over TLS, trusting this PEM file (the core's certificate or its CA) */
+  gatewayTlsCa?: string;
 }
 
 export class ConfigError extends Error {
@@ -171,9 +180,23 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonl
     forwardRetentionDays: integer(env, 'TRACKGATE_FORWARD_RETENTION_DAYS', 7, 1, 365),
     forwardMaxPending: integer(env, 'TRACKGATE_FORWARD_MAX_PENDING', 1_000_000, 1000, 100_000_000),
     gatewayProcesses: gatewayProcesses(env),
+    gatewayLinkPort: port(env, 'TRACKGATE_GATEWAY_LINK_PORT', 'off'),
+    gatewaySecret: text(env, 'TRACKGATE_GATEWAY_SECRET'),
+    gatewayTlsCert: text(env, 'TRACKGATE_GATEWAY_TLS_CERT'),
+    gatewayTlsKey: text(env, 'TRACKGATE_GATEWAY_TLS_KEY'),
+    gatewayTlsCa: text(env, 'TRACKGATE_GATEWAY_TLS_CA'),
   };
   if ((config.mqttTlsCert === undefined) !== (config.mqttTlsKey === undefined)) {
     throw new ConfigError(config.mqttTlsCert ? 'TRACKGATE_MQTT_TLS_KEY' : 'TRACKGATE_MQTT_TLS_CERT', 'TLS needs both a certificate and a key');
+  }
+  if (config.gatewaySecret !== undefined && config.gatewaySecret.length < 32) {
+    throw new ConfigError('TRACKGATE_GATEWAY_SECRET', 'must be at least 32 characters');
+  }
+  if (config.gatewayLinkPort !== 'off' && config.gatewaySecret === undefined) {
+    throw new ConfigError('TRACKGATE_GATEWAY_SECRET', 'is needed when TRACKGATE_GATEWAY_LINK_PORT is set: edge gateways present it');
+  }
+  if ((config.gatewayTlsCert === undefined) !== (config.gatewayTlsKey === undefined)) {
+    throw new ConfigError(config.gatewayTlsCert ? 'TRACKGATE_GATEWAY_TLS_KEY' : 'TRACKGATE_GATEWAY_TLS_CERT', 'TLS needs both a certificate and a key');
   }
   const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
   if (!levels.includes(config.logLevel)) {

@@ -30,6 +30,8 @@ export interface TrackerGatewayOptions extends GatewayDeps {
   onConnectionChange?(deviceId: string, connected: boolean): void;
   /** a device's datagram was handled here (a gateway process tells the core) */
   onUdpHeard?(deviceId: string): void;
+  /** whether a new tracker connection is taken (a gateway process takes none while the core is unreachable: closed at once, the tracker retries) */
+  admit?(): boolean;
 }
 
 export interface TrackerGateway {
@@ -70,7 +72,13 @@ export async function startTrackerGateway(o: TrackerGatewayOptions): Promise<Tra
       }
       if (protocol.transports.includes('tcp') && protocol.decode && protocol.createSplitter) {
         const connection = { ...common, registry, idleTimeoutMs: o.idleTimeoutSeconds * 1000 };
-        const t = await listenStream((socket) => new DeviceConnection(socket, connection), { port, host: o.host });
+        const t = await listenStream((socket) => {
+          if (o.admit && !o.admit()) {
+            socket.destroy();
+            return;
+          }
+          new DeviceConnection(socket, connection);
+        }, { port, host: o.host });
         ports[name] = t.port;
         closers.push(t.close);
       }

@@ -40,6 +40,8 @@ export interface CoreLinkClientOptions {
   path?: string;
   host?: string;
   port?: number;
+  /** TLS to the core's TCP port, trusting `ca` (PEM) when given, else the system's authorities */
+  tls?: { ca?: string };
   secret: string;
   worker?: number;
   clock: Clock;
@@ -69,7 +71,8 @@ export interface CoreLinkClient extends Pick<GatewayDeps, 'directory' | 'ingest'
 }
 
 export function connectCoreLink(o: CoreLinkClientOptions): CoreLinkClient {
-  const client = new Client({ ...(o.path ? { path: o.path } : { host: o.host, port: o.port }), messagepack: true, reconnect: false });
+  const where = o.path ? { path: o.path } : { host: o.host, port: o.port, ...(o.tls && { tls: true, options: o.tls.ca ? { ca: o.tls.ca } : {} }) };
+  const client = new Client({ ...where, messagepack: true, reconnect: false });
   const payload: ConnectPayload = { secret: o.secret, pid: process.pid, ...(o.worker !== undefined && { worker: o.worker }) };
   const pending = new Set<(e: Error) => void>();
   const cache = new Map<string, { at: number; device: DeviceRecord }>();

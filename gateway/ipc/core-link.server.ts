@@ -5,6 +5,7 @@
  * the tracker), runs their command-queue calls, shows their raw frames on the live feed, and
  * knows which gateway process holds each device's connection, to tell it when a command is queued.
  */
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { Server, type Connection } from 'net-ipc';
 import type { DeviceDirectory } from '../../core/devices/device-directory.js';
 import type { IngestService } from '../../core/ingest/ingest.service.js';
@@ -19,9 +20,12 @@ import { COMMAND_CALLS, HEARD_EVERY_MS, toWire, type Answer, type ConnectPayload
 export const INTEREST_EVERY_MS = 500;
 
 export interface CoreLinkOptions {
-  /** Unix socket path, or a TCP port (edge gateways) */
+  /** Unix socket path, or a TCP port and address (edge gateways) */
   path?: string;
   port?: number;
+  host?: string;
+  /** PEM certificate and key: TLS on the TCP port */
+  tls?: { cert: Buffer; key: Buffer };
   /** what a gateway process must present */
   secret: string;
   directory: DeviceDirectory;
@@ -46,8 +50,16 @@ export interface CoreLink {
   close(): Promise<void>;
 }
 
+/** equal-length digests, compared in constant time */
+const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
+
 export async function startCoreLink(o: CoreLinkOptions): Promise<CoreLink> {
-  const server = new Server(o.path ? { path: o.path } : { port: o.port });
+  const server = new Server(
+    o.path
+      ? { path: o.path }
+      : { port: o.port, ...(o.host && { listenOptions: { host: o.host } }), ...(o.tls && { tls: true, options: { cert: o.tls.cert, key: o.tls.key } }) },
+  );
+  const secret = digest(o.secret);
   const authenticated = new Map<Connection, ConnectPayload>();
   /** device -> the gateway process that holds its live TCP connection */
   const holders = new Map<string, Connection>();
@@ -60,7 +72,7 @@ export async function startCoreLink(o: CoreLinkOptions): Promise<CoreLink> {
 
   server.on('error', (e) => o.logger.debug({ err: (e as unknown as Error).message }, 'gateway link error'));
   server.on('connect', (c, payload?: ConnectPayload) => {
-    if (!payload || payload.secret !== o.secret) {
+    if (typeof payload?.secret !== 'string' || !timingSafeEqual(digest(payload.secret), secret)) {
       o.logger.warn({ remote: c.connection?.remoteAddress ?? 'local' }, 'gateway process refused: wrong secret');
       void c.close('unauthorized');
       return;
@@ -157,7 +169,18 @@ export async function startCoreLink(o: CoreLinkOptions): Promise<CoreLink> {
   }, INTEREST_EVERY_MS);
   interestTimer.unref();
 
-  await server.start();
+  // net-ipc reports a port that cannot be bound only as an error event
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject as never);
+    server.start().then(() => {
+      server.off('error', reject as never);
+      resolve();
+    }, reject);
+  }).catch((e: unknown) => {
+    offChanged();
+    clearInterval(interestTimer);
+    throw e;
+  });
   return {
     deliverCommands(deviceId) {
       let holder = holders.get(deviceId);

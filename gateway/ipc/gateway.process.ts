@@ -17,8 +17,8 @@ import { connectCoreLink, type CoreLinkClient } from './core-link.client.js';
 
 /** What the core hands a gateway process when it starts it (gateway-pool.ts), and what an edge gateway is configured with. */
 export interface GatewayProcessSettings {
-  /** the core's link: a Unix socket path, or host and port */
-  link: { path?: string; host?: string; port?: number };
+  /** the core's link: a Unix socket path, or host and port (and TLS, trusting `ca` when given) */
+  link: { path?: string; host?: string; port?: number; tls?: { ca?: string } };
   secret: string;
   host: string;
   ports: Readonly<Record<string, number | 'off'>>;
@@ -71,6 +71,7 @@ export async function startGatewayProcess(o: GatewayProcessOptions): Promise<Gat
       logger: o.logger,
       onConnectionChange: (deviceId, connected) => link.connectionChanged(deviceId, connected),
       onUdpHeard: (deviceId) => link.heard(deviceId),
+      admit: () => link.isUp(),
     });
     await link.announce();
   } catch (e) {

@@ -176,7 +176,8 @@ test('gateway.ipc: a command sent just after a UDP datagram goes at once from th
   const port = s.running.ports['teltonika/udp'];
   sock.send(F.teltonikaDatagram(TELTONIKA, 7, [{ time: new Date(Date.UTC(2026, 2, 1, 10)), lat: 40.5, lon: -3.5 }]), port, '127.0.0.1');
   await until('acknowledged', () => received.length === 1);
-  await new Promise((r) => setTimeout(r, 300)); // the gateway process's note that it heard the device crosses the link
+  // the gateway process's note that it heard the device crosses the link (asking has it kick an empty queue: harmless)
+  await until('the core knows which gateway process heard it', () => s.running.gateway.deliverCommands(TELTONIKA), 3000);
   const pending = s.request('POST', `/api/devices/${TELTONIKA}/sendCommand`, { token: s.adminToken, body: { command: 'getinfo' } });
   let command: Buffer | undefined;
   await until('a Codec 12 command datagram', () => (command = received.slice(1).find((m) => m.length > 15 && m[8] === 0x0c && m[10] === 0x05)) !== undefined, 5000);
