@@ -30,6 +30,8 @@ export interface TrackerGatewayOptions extends GatewayDeps {
   onConnectionChange?(deviceId: string, connected: boolean): void;
   /** a device's datagram was handled here (a gateway process tells the core) */
   onUdpHeard?(deviceId: string): void;
+  /** false: no UDP listeners here (of several gateway processes, one takes the datagrams: gateway/ipc/gateway-pool.ts) */
+  udp?: boolean;
   /** whether a new tracker connection is taken (a gateway process takes none while the core is unreachable: closed at once, the tracker retries) */
   admit?(): boolean;
 }
@@ -82,7 +84,7 @@ export async function startTrackerGateway(o: TrackerGatewayOptions): Promise<Tra
         ports[name] = t.port;
         closers.push(t.close);
       }
-      if (protocol.transports.includes('udp') && protocol.decodeDatagram) {
+      if (protocol.transports.includes('udp') && protocol.decodeDatagram && o.udp !== false) {
         const u = await startUdpListener({ ...common, udpPeers }, port, o.host);
         ports[`${name}/udp`] = u.port;
         closers.push(u.close);

@@ -10,6 +10,11 @@
  * them. (Round-robin scheduling would have the core accept every connection and pass it on, a cost
  * on the core's one core; SO_REUSEPORT needs Node 22.12.) A worker exits when the core's process
  * does (its channel to the primary closes), so no orphan ever holds a port.
+ *
+ * Datagrams go to one gateway process only (the first; the one started in its place when it
+ * dies): a UDP tracker's datagrams must meet the same state (the command it was sent and waits to
+ * answer) and keep their order, which a kernel spreading them over processes would not keep. TCP
+ * and HTTP are in every gateway process.
  */
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from '../../core/logger.js';
@@ -55,7 +60,7 @@ export async function startGatewayPool(o: GatewayPoolOptions): Promise<GatewayPo
   // read by cluster at its first setupPrimary: the kernel distributes connections (see above)
   cluster.schedulingPolicy = cluster.SCHED_NONE;
   cluster.setupPrimary({ exec: o.exec, args: o.args });
-  const workers = new Map<Worker, { startedAt: number }>();
+  const workers = new Map<Worker, { startedAt: number; udp: boolean }>();
   const listening = new Map<number, (ports: Record<string, number>) => void>();
   let ports: Record<string, number> | undefined;
   let stopping = false;
@@ -67,9 +72,9 @@ export async function startGatewayPool(o: GatewayPoolOptions): Promise<GatewayPo
     listening.get(who.worker)?.(reported);
   });
 
-  function fork(): { worker: Worker; listening: Promise<Record<string, number>> } {
+  function fork(udp: boolean): { worker: Worker; listening: Promise<Record<string, number>> } {
     const worker = cluster.fork();
-    workers.set(worker, { startedAt: Date.now() });
+    workers.set(worker, { startedAt: Date.now(), udp });
     const ready = new Promise<Record<string, number>>((resolve, reject) => {
       listening.set(worker.id, (p) => {
         listening.delete(worker.id);
@@ -78,7 +83,7 @@ export async function startGatewayPool(o: GatewayPoolOptions): Promise<GatewayPo
       worker.once('exit', () => reject(new Error(`gateway process ${worker.id} exited before listening`)));
     });
     ready.catch(() => undefined);
-    const init: GatewayInit = { t: 'trackgate-gateway-init', worker: worker.id, settings: o.settings };
+    const init: GatewayInit = { t: 'trackgate-gateway-init', worker: worker.id, settings: { ...o.settings, udp } };
     worker.on('message', (m: unknown) => {
       if (m === INIT_REQUEST) worker.send(init);
     });
@@ -91,14 +96,15 @@ export async function startGatewayPool(o: GatewayPoolOptions): Promise<GatewayPo
       o.logger.warn({ worker: worker.id, pid: worker.process.pid, code, signal, restartInMs: restartDelay }, 'gateway process died; starting another (its trackers reconnect to the others meanwhile)');
       const t = setTimeout(() => {
         timers.delete(t);
-        if (!stopping) fork();
+        if (!stopping) fork(udp);
       }, restartDelay);
       timers.add(t);
     });
     return { worker, listening: ready };
   }
 
-  const started = Array.from({ length: o.processes }, () => fork());
+  // the first reports every port: it has the UDP listeners too
+  const started = Array.from({ length: o.processes }, (_, i) => fork(i === 0));
   const timeoutMs = o.startTimeoutMs ?? 30_000;
   let timer: NodeJS.Timeout | undefined;
   try {

@@ -26,6 +26,8 @@ export interface GatewayProcessSettings {
   idleTimeoutSeconds: number;
   commandWaitMs: number;
   logLevel: string;
+  /** false: this process takes no datagrams (another gateway process does); default true */
+  udp?: boolean;
 }
 
 export interface GatewayProcessOptions extends GatewayProcessSettings {
@@ -72,6 +74,7 @@ export async function startGatewayProcess(o: GatewayProcessOptions): Promise<Gat
       onConnectionChange: (deviceId, connected) => link.connectionChanged(deviceId, connected),
       onUdpHeard: (deviceId) => link.heard(deviceId),
       admit: () => link.isUp(),
+      udp: o.udp,
     });
     await link.announce();
   } catch (e) {
