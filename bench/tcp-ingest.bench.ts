@@ -160,7 +160,7 @@ export async function run(): Promise<IngestResult> {
     // idle while the others work: kept off trackgate's CPU
     pinSelf(GENERATOR_CPUS);
     // BENCH_GATEWAY_PROCESSES=n: the listeners in n gateway processes (README "Scaling"); recorded figures use 0, one process
-    const gatewayProcesses = process.env.BENCH_GATEWAY_PROCESSES ? { TRACKGATE_GATEWAY_PROCESSES: process.env.BENCH_GATEWAY_PROCESSES } : {};
+    const gatewayProcesses: Record<string, string> = process.env.BENCH_GATEWAY_PROCESSES ? { TRACKGATE_GATEWAY_PROCESSES: process.env.BENCH_GATEWAY_PROCESSES } : {};
     const server = await startServerProcess(data.dir, { ...Object.fromEntries(BENCH_PROTOCOLS.map((p) => [`TRACKGATE_${p.toUpperCase()}_PORT`, '0'])), ...gatewayProcesses }, SERVER_CPUS);
     let login: ConnectResult;
     let ingest: IngestResult['ingest'];
