@@ -83,3 +83,12 @@ test('config: TRACKGATE_GATEWAY_PROCESSES is auto by default (every core but one
   t.throws(() => loadConfig({ TRACKGATE_GATEWAY_PROCESSES: 'many' }), { instanceOf: ConfigError, message: /TRACKGATE_GATEWAY_PROCESSES: "many" is neither auto nor a whole number/ });
   t.throws(() => loadConfig({ TRACKGATE_GATEWAY_PROCESSES: '65' }), { instanceOf: ConfigError, message: /TRACKGATE_GATEWAY_PROCESSES: 65 is out of range/ });
 });
+
+test('config: the edge gateways link is off by default; when on it needs TRACKGATE_GATEWAY_SECRET (≥ 32 characters), and TLS both a certificate and a key', (t) => {
+  const secret = 'a-shared-secret-of-32-characters!';
+  t.is(loadConfig({}).gatewayLinkPort, 'off');
+  t.like(loadConfig({ TRACKGATE_GATEWAY_LINK_PORT: '5100', TRACKGATE_GATEWAY_SECRET: secret }), { gatewayLinkPort: 5100, gatewaySecret: secret });
+  t.throws(() => loadConfig({ TRACKGATE_GATEWAY_LINK_PORT: '5100' }), { instanceOf: ConfigError, message: /TRACKGATE_GATEWAY_SECRET: is needed when TRACKGATE_GATEWAY_LINK_PORT is set/ });
+  t.throws(() => loadConfig({ TRACKGATE_GATEWAY_SECRET: 'short' }), { instanceOf: ConfigError, message: /TRACKGATE_GATEWAY_SECRET: must be at least 32 characters/ });
+  t.throws(() => loadConfig({ TRACKGATE_GATEWAY_LINK_PORT: '5100', TRACKGATE_GATEWAY_SECRET: secret, TRACKGATE_GATEWAY_TLS_CERT: '/c.pem' }), { instanceOf: ConfigError, message: /TRACKGATE_GATEWAY_TLS_KEY: TLS needs both/ });
+});

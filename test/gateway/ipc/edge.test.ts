@@ -1,5 +1,5 @@
 import test from 'ava';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -123,4 +123,15 @@ test('gateway.edge: an edge gateway with the wrong secret is refused and opens n
   const listening = await Promise.race([edge.then((e) => e.ports), new Promise((r) => setTimeout(() => r('not listening'), 1000))]);
   t.is(listening, 'not listening', 'no tracker port while the core refuses it');
   t.is(s.running.edgeLink!.connections(), 0);
+});
+
+test('gateway.edge: trackgate gateway without the secret, or with a --core that is not host:port, stops with one line saying why', (t) => {
+  const run = (args: string[], env: Record<string, string>) =>
+    spawnSync(process.execPath, ['--import=tsx', 'cli.ts', 'gateway', ...args], { cwd: root, env: { ...process.env, ...testEnv({ TRACKGATE_TELTONIKA_PORT: '0', ...env }) }, encoding: 'utf8', timeout: 30_000 });
+  const noSecret = run(['--core', '127.0.0.1:5100'], {});
+  t.is(noSecret.status, 1);
+  t.regex(noSecret.stderr, /configuration error: TRACKGATE_GATEWAY_SECRET: an edge gateway presents it to the core/);
+  const badCore = run(['--core', 'core.example.com'], { TRACKGATE_GATEWAY_SECRET: SECRET });
+  t.not(badCore.status, 0);
+  t.regex(badCore.stderr, /must be host:port/);
 });
