@@ -86,6 +86,9 @@ async function runWorker(): Promise<void> {
   const logger = pino({ level: init.settings.logLevel, base: { service: 'trackgate', role: 'gateway', worker: init.worker } }) as unknown as Logger;
   let running: GatewayProcess | undefined;
   processPolicy(logger, () => running);
+  // Ctrl-C reaches the whole process group: the core stops its gateway processes itself (SIGTERM) once its own work is done
+  process.removeAllListeners('SIGINT');
+  process.on('SIGINT', () => undefined);
   running = await startGatewayProcess({ ...init.settings, worker: init.worker, protocols, clock: systemClock, logger });
 }
 

@@ -471,7 +471,11 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
       rules,
       forwarding,
       bootstrap: created ? { accountId: created.accountId, userName: created.userName, apiKey: created.apiKey, generated: config.adminApiKey === undefined } : undefined,
-      stop: closeAll,
+      async stop() {
+        // a signal to the whole process group (Ctrl-C, systemd) stops the gateway processes too: not started again
+        gatewayPool?.quiesce();
+        await closeAll();
+      },
     };
   } catch (e) {
     await closeAll();
@@ -485,7 +489,8 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
  * of their own (README "Scaling").
  */
 async function startTrackers(config: Readonly<Config>, services: Services, clock: Clock, logger: Logger): Promise<{ gateway: Running['gateway']; pool?: GatewayPool; link?: CoreLink }> {
-  if (config.gatewayProcesses === 0) {
+  // no tracker port: nothing for gateway processes to do
+  if (config.gatewayProcesses === 0 || Object.values(config.protocolPorts).every((p) => p === 'off')) {
     const gateway = await startTrackerGateway({
       host: config.host,
       protocols,

@@ -194,7 +194,7 @@ export function connectCoreLink(o: CoreLinkClientOptions): CoreLinkClient {
 
   const ingest: CoreLinkClient['ingest'] = {
     async submit(device, protocol, reports) {
-      await request({ t: 'submit', device, protocol, reports });
+      await request({ t: 'submit', deviceId: device.id, protocol, reports });
       // the listeners only wait for the commit; what was stored is the core's to show
       return { locations: [], alerts: [], dropped: [] } satisfies IngestResult;
     },

@@ -137,11 +137,18 @@ export async function startCoreLink(o: CoreLinkOptions): Promise<CoreLink> {
 
   async function answer(m: GatewayRequest, c: Connection): Promise<unknown> {
     switch (m.t) {
-      case 'submit':
-        await o.ingest.submit(m.device, m.protocol, m.reports);
+      case 'submit': {
+        const device = await o.directory.find(m.deviceId);
+        // deleted since the gateway resolved it: nothing acknowledged; the resend finds it unknown
+        if (!device) throw new Error(`device ${m.deviceId} no longer exists`);
+        await o.ingest.submit(device, m.protocol, m.reports);
         return undefined;
-      case 'resolve':
-        return o.directory.resolve(m.identifier, m.protocol, m.remote);
+      }
+      case 'resolve': {
+        const r = await o.directory.resolve(m.identifier, m.protocol, m.remote);
+        // a gateway (an edge one in a DMZ, too) has no use for a device's MQTT password hash
+        return r.status === 'ok' ? { status: 'ok', device: { ...r.device, mqttPasswordHash: null } } : r;
+      }
       case 'command': {
         if (!COMMAND_CALLS.includes(m.call)) throw new Error(`unknown command call ${String(m.call)}`);
         const fn = o.commands[m.call] as (...args: unknown[]) => Promise<unknown>;

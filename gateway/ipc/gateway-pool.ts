@@ -48,6 +48,8 @@ export interface GatewayPool {
   ports: Record<string, number>;
   /** pid of each running gateway process */
   pids(): number[];
+  /** No gateway process is started again from now on (the core is stopping: they stop with it). */
+  quiesce(): void;
   stop(): Promise<void>;
 }
 
@@ -144,6 +146,9 @@ export async function startGatewayPool(o: GatewayPoolOptions): Promise<GatewayPo
   return {
     ports: ports!,
     pids: () => [...workers.keys()].filter((w) => !w.isDead()).map((w) => w.process.pid!),
+    quiesce() {
+      stopping = true;
+    },
     stop,
   };
 }

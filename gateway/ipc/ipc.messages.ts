@@ -13,7 +13,6 @@
  * core -> gateway, notes: deliver (a command is queued for a device connected there), drop (the device
  *   connected to another gateway process), deviceChanged (forget its cached record), interest (whose frames to send)
  */
-import type { DeviceRecord } from '../../core/model/device.js';
 import type { Report } from '../../core/model/report.js';
 import type { Resolution } from '../../core/devices/device-directory.js';
 import type { LiveFrame } from '../shared/frame-tap.js';
@@ -37,7 +36,8 @@ export type GatewayRequest =
   /** ports: null until the listeners are bound (the first hello comes before) */
   | { t: 'hello'; ports: Record<string, number> | null; online: string[] }
   | { t: 'resolve'; identifier: string; protocol: string; remote: string | null }
-  | { t: 'submit'; device: DeviceRecord; protocol: string; reports: readonly Report[] }
+  /** the device by id: the core stores under its own record of it (cached), never one a gateway sends */
+  | { t: 'submit'; deviceId: string; protocol: string; reports: readonly Report[] }
   | { t: 'command'; call: CommandCall; args: unknown[] };
 
 export type GatewayNote =
