@@ -92,11 +92,12 @@ test('gateway.ipc faults: a gateway process killed mid-stream loses nothing ackn
   t.false(alive(victim));
 });
 
-function spawnTrackgate(env: Record<string, string>): Promise<{ child: ChildProcess; ports: Record<string, number>; gateways: number[] }> {
-  const child = spawn(process.execPath, ['--import=tsx', 'main.ts'], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+function spawnTrackgate(env: Record<string, string>, options: { detached?: boolean; lines?: string[] } = {}): Promise<{ child: ChildProcess; ports: Record<string, number>; gateways: number[] }> {
+  const child = spawn(process.execPath, ['--import=tsx', 'main.ts'], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'], detached: options.detached });
   return new Promise((resolve, reject) => {
     let gateways: number[] = [];
     createInterface({ input: child.stdout! }).on('line', (line) => {
+      options.lines?.push(line);
       try {
         const entry = JSON.parse(line) as { msg?: string; ports?: Record<string, number>; pids?: number[] };
         if (entry.msg === 'gateway processes listening' && entry.pids) gateways = entry.pids;
@@ -188,4 +189,19 @@ test('gateway.ipc faults: a gateway without the core\'s secret is refused and ge
   t.false(client.isUp());
   t.is(link.connections(), 0);
   await t.throwsAsync(client.directory.resolve(IMEI, 'teltonika', null), { instanceOf: CoreUnreachable });
+});
+
+test('gateway.ipc faults: Ctrl-C to the whole process group stops the core and its gateway processes cleanly, none started again', async (t) => {
+  const storage = await createStorage('sqlite');
+  t.teardown(() => storage.cleanup());
+  const lines: string[] = [];
+  const { child, gateways } = await spawnTrackgate(testEnv({ ...storage.env, TRACKGATE_LOG_LEVEL: 'info', TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_GATEWAY_PROCESSES: '2' }), { detached: true, lines });
+  t.teardown(() => child.kill('SIGKILL'));
+  t.is(gateways.length, 2);
+  process.kill(-child.pid!, 'SIGINT');
+  const [code] = (await once(child, 'exit')) as [number];
+  t.is(code, 0);
+  await until('the gateway processes are gone', () => gateways.every((pid) => !alive(pid)), 10_000);
+  t.false(lines.some((l) => l.includes('gateway process died')), 'none was taken for dead and started again');
+  t.true(lines.some((l) => l.includes('"msg":"stopped"')));
 });
