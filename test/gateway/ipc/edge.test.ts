@@ -1,12 +1,13 @@
 import test from 'ava';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import os from 'node:os';
 import path from 'node:path';
 import { generate } from 'selfsigned';
-import { startServer, testEnv, type TestServer } from '../../helpers/server.js';
+import { ADMIN_KEY, startServer, testEnv, type TestServer } from '../../helpers/server.js';
 import { createStorage } from '../../helpers/backends.js';
 import { TrackerClient, readTeltonikaCommand, teltonikaSession } from '../../helpers/tracker-client.js';
 import { capturingLogger } from '../../helpers/capture-logger.js';
@@ -134,4 +135,49 @@ test('gateway.edge: trackgate gateway without the secret, or with a --core that 
   const badCore = run(['--core', 'core.example.com'], { TRACKGATE_GATEWAY_SECRET: SECRET });
   t.not(badCore.status, 0);
   t.regex(badCore.stderr, /must be host:port/);
+});
+
+/** The core as a real process (main.ts); resolves once it logs "listening". */
+function spawnCore(t: T, env: Record<string, string>): Promise<{ child: ChildProcess; ports: Record<string, number> }> {
+  const child = spawn(process.execPath, ['--import=tsx', 'main.ts'], { cwd: root, env: { ...process.env, ...testEnv({ TRACKGATE_LOG_LEVEL: 'info', ...env }) }, stdio: ['ignore', 'pipe', 'inherit'] });
+  t.teardown(() => child.kill('SIGKILL'));
+  return new Promise((resolve, reject) => {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      try {
+        const entry = JSON.parse(line) as { msg?: string; ports?: Record<string, number> };
+        if (entry.msg === 'listening' && entry.ports) resolve({ child, ports: entry.ports });
+      } catch {
+        /* not a log line */
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`the core exited with ${code} before listening`)));
+  });
+}
+
+test('gateway.edge: the core killed (SIGKILL), an edge gateway acknowledges nothing until a new core is up, then the tracker resends and all is stored', async (t) => {
+  const storage = await createStorage('sqlite');
+  t.teardown(() => storage.cleanup());
+  const coreEnv = { ...storage.env, TRACKGATE_GATEWAY_LINK_PORT: '0', TRACKGATE_GATEWAY_SECRET: SECRET };
+  const core = await spawnCore(t, coreEnv);
+  const base = `http://127.0.0.1:${core.ports.http}`;
+  const token = ((await (await fetch(`${base}/api/Auth/Token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ userName: 'admin', apiKey: ADMIN_KEY }) })).json()) as { token: string }).token;
+  t.is((await fetch(`${base}/api/devices`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ id: IMEI, name: 'edge' }) })).status, 201);
+
+  const linkPort = core.ports.gatewayLink;
+  const edge = await spawnEdge(t, `localhost:${linkPort}`, { TRACKGATE_GATEWAY_SECRET: SECRET });
+  const c = await teltonikaSession(t, edge.ports!.teltonika, IMEI);
+  c.write(avl(0));
+  t.deepEqual(await c.read(4), Buffer.from([0, 0, 0, 1]));
+
+  core.child.kill('SIGKILL');
+  await once(core.child, 'exit');
+  c.write(avl(1));
+  t.true(await c.nothingFor(2000), 'nothing acknowledged while there is no core');
+
+  const back = await startServer('sqlite', { storageEnv: storage.env, env: { TRACKGATE_GATEWAY_LINK_PORT: String(linkPort), TRACKGATE_GATEWAY_SECRET: SECRET } });
+  t.teardown(() => back.stop());
+  await until('the edge gateway connected again by itself', () => back.running.edgeLink!.connections() === 1, 15_000);
+  c.write(avl(1));
+  t.deepEqual(await c.read(4), Buffer.from([0, 0, 0, 1]));
+  t.deepEqual(await stored(back), [0, 1].map((i) => new Date(T0 + i * 1000).toISOString()));
 });
