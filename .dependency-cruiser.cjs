@@ -35,6 +35,9 @@ module.exports = {
     // the forwards' clients: the mqtt package only in *.mqtt.ts files (the forward's adapter), amqplib only in *.amqp.ts
     { name: 'mqtt-client-only-in-mqtt-files', severity: 'error', from: { path: '^(?!.+\\.mqtt\\.ts$)' }, to: { path: lib(['mqtt']), dependencyTypesNot: ['type-only'] } },
     { name: 'amqplib-only-in-amqp-files', severity: 'error', from: { path: '^(?!.+\\.amqp\\.ts$)' }, to: { path: lib(['amqplib']), dependencyTypesNot: ['type-only'] } },
+    // the link between the core and its gateway processes: net-ipc and cluster stay in gateway/ipc/
+    { name: 'net-ipc-only-in-gateway-ipc', severity: 'error', from: { path: '^(?!gateway/ipc/)' }, to: { path: lib(['net-ipc', 'msgpackr']) } },
+    { name: 'cluster-only-in-gateway-ipc', severity: 'error', from: { path: '^(?!gateway/ipc/)' }, to: { dependencyTypes: ['core'], dependencyTypesNot: ['type-only'], path: '^(node:)?cluster$' } },
     { name: 'koa-only-in-api', severity: 'error', from: { path: '^(?!api/)' }, to: { path: lib(['koa', '@koa/[^/]+', 'koa-[^/]+']) } },
     { name: 'knex-only-in-db-and-repositories', severity: 'error', from: { path: '^(?!core/db/|core/.+\\.repository\\.ts$)' }, to: { path: lib(['knex', 'better-sqlite3', 'pg']), dependencyTypesNot: ['type-only'] } },
     { name: 'ioredis-only-in-redis-files', severity: 'error', from: { path: '^(?!.+\\.redis\\.ts$)' }, to: { path: lib(['ioredis']), dependencyTypesNot: ['type-only'] } },
