@@ -15,15 +15,10 @@ export interface StreamOptions {
 }
 
 /** A TCP port free now on `host` (the gateway processes need one number before any of them listens: gateway/ipc/free-ports.ts). */
-export function freeTcpPort(host: string): Promise<number> {
-  const server = net.createServer();
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ port: 0, host, exclusive: true }, () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
+export async function freeTcpPort(host: string): Promise<number> {
+  const probe = await listen(net.createServer(), { port: 0, host });
+  await probe.close();
+  return probe.port;
 }
 
 export function listenStream(onSocket: (socket: net.Socket) => void, o: StreamOptions): Promise<Listener> {

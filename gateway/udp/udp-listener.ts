@@ -48,15 +48,19 @@ export interface UdpOptions extends GatewayDeps {
 }
 
 /** Whether a UDP port is free now on `host` (gateway/ipc/free-ports.ts). */
-export function udpPortFree(port: number, host: string): Promise<boolean> {
+export async function udpPortFree(port: number, host: string): Promise<boolean> {
   const socket = dgram.createSocket({ type: host.includes(':') ? 'udp6' : 'udp4' });
-  return new Promise((resolve) => {
-    socket.once('error', () => {
+  try {
+    await (await listen(socket, { port, host })).close();
+    return true;
+  } catch {
+    try {
       socket.close();
-      resolve(false);
-    });
-    socket.bind({ port, address: host, exclusive: true }, () => socket.close(() => resolve(true)));
-  });
+    } catch {
+      // never bound: nothing to close
+    }
+    return false;
+  }
 }
 
 export async function startUdpListener(o: UdpOptions, port: number, host: string): Promise<Listener> {
