@@ -7,8 +7,8 @@ const lib = (names) => `(^|/)node_modules/(${names.join('|')})/`;
 
 module.exports = {
   forbidden: [
-    { name: 'config-imports-nothing-of-ours', severity: 'error', from: { path: '^config/' }, to: { path: '^(protocols|core|gateway|api)/|^(main|cli)\\.ts$' } },
-    { name: 'protocols-are-pure', severity: 'error', from: { path: '^protocols/' }, to: { path: '^(gateway|api|config)/|^core/(?!model/)|^(main|cli)\\.ts$' } },
+    { name: 'config-imports-nothing-of-ours', severity: 'error', from: { path: '^config/' }, to: { path: '^(protocols|core|gateway|api)/|^(main|gateway-main|cli)\\.ts$' } },
+    { name: 'protocols-are-pure', severity: 'error', from: { path: '^protocols/' }, to: { path: '^(gateway|api|config)/|^core/(?!model/)|^(main|gateway-main|cli)\\.ts$' } },
     { name: 'protocols-take-only-types-from-core-model', severity: 'error', from: { path: '^protocols/' }, to: { path: '^core/model/', dependencyTypesNot: ['type-only'] } },
     {
       name: 'protocols-no-io', severity: 'error', from: { path: '^protocols/' },
@@ -16,9 +16,9 @@ module.exports = {
     },
     { name: 'protocols-no-libraries', severity: 'error', from: { path: '^protocols/' }, to: { dependencyTypes: ['npm', 'npm-dev'] } },
     { name: 'core-model-imports-nothing', severity: 'error', from: { path: '^core/model/' }, to: { pathNot: '^core/model/' } },
-    { name: 'core-imports-only-core', severity: 'error', from: { path: '^core/' }, to: { path: '^(protocols|gateway|api|config)/|^(main|cli)\\.ts$' } },
-    { name: 'gateway-not-api', severity: 'error', from: { path: '^gateway/' }, to: { path: '^(api|config)/|^(main|cli)\\.ts$' } },
-    { name: 'api-not-gateway-or-protocols', severity: 'error', from: { path: '^api/' }, to: { path: '^(gateway|protocols|config)/|^(main|cli)\\.ts$' } },
+    { name: 'core-imports-only-core', severity: 'error', from: { path: '^core/' }, to: { path: '^(protocols|gateway|api|config)/|^(main|gateway-main|cli)\\.ts$' } },
+    { name: 'gateway-not-api', severity: 'error', from: { path: '^gateway/' }, to: { path: '^(api|config)/|^(main|gateway-main|cli)\\.ts$' } },
+    { name: 'api-not-gateway-or-protocols', severity: 'error', from: { path: '^api/' }, to: { path: '^(gateway|protocols|config)/|^(main|gateway-main|cli)\\.ts$' } },
     // Node's servers stay in the gateway's corners (types may be named anywhere): net and tls in the one
     // stream server (trackers and MQTT), dgram in the UDP listener, http in the OsmAnd server, MQTT's
     // WebSocket port and main.ts, which serves the Koa app of api/ (api/ builds the app, never a server).
@@ -35,10 +35,14 @@ module.exports = {
     // the forwards' clients: the mqtt package only in *.mqtt.ts files (the forward's adapter), amqplib only in *.amqp.ts
     { name: 'mqtt-client-only-in-mqtt-files', severity: 'error', from: { path: '^(?!.+\\.mqtt\\.ts$)' }, to: { path: lib(['mqtt']), dependencyTypesNot: ['type-only'] } },
     { name: 'amqplib-only-in-amqp-files', severity: 'error', from: { path: '^(?!.+\\.amqp\\.ts$)' }, to: { path: lib(['amqplib']), dependencyTypesNot: ['type-only'] } },
+    // the link between the core and its gateway processes: net-ipc and cluster stay in gateway/ipc/
+    { name: 'net-ipc-only-in-gateway-ipc', severity: 'error', from: { path: '^(?!gateway/ipc/)' }, to: { path: lib(['net-ipc', 'msgpackr']) } },
+    { name: 'cluster-only-in-gateway-ipc', severity: 'error', from: { path: '^(?!gateway/ipc/)' }, to: { dependencyTypes: ['core'], dependencyTypesNot: ['type-only'], path: '^(node:)?cluster$' } },
     { name: 'koa-only-in-api', severity: 'error', from: { path: '^(?!api/)' }, to: { path: lib(['koa', '@koa/[^/]+', 'koa-[^/]+']) } },
     { name: 'knex-only-in-db-and-repositories', severity: 'error', from: { path: '^(?!core/db/|core/.+\\.repository\\.ts$)' }, to: { path: lib(['knex', 'better-sqlite3', 'pg']), dependencyTypesNot: ['type-only'] } },
     { name: 'ioredis-only-in-redis-files', severity: 'error', from: { path: '^(?!.+\\.redis\\.ts$)' }, to: { path: lib(['ioredis']), dependencyTypesNot: ['type-only'] } },
-    { name: 'pino-only-in-main', severity: 'error', from: { path: '^(?!main\\.ts$)' }, to: { path: lib(['pino']) } },
+    // pino in the two composition roots: the core's (main.ts) and a gateway process's (gateway-main.ts)
+    { name: 'pino-only-in-main', severity: 'error', from: { path: '^(?!(gateway-)?main\\.ts$)' }, to: { path: lib(['pino']) } },
     // prom-client formats GET /metrics in core/metrics/metrics.ts from the registry main.ts makes; every other part counts in core/metrics/counts.ts
     { name: 'prom-client-only-in-core-metrics', severity: 'error', from: { path: '^(?!core/metrics/metrics\\.ts$|main\\.ts$)' }, to: { path: lib(['prom-client']), dependencyTypesNot: ['type-only'] } },
     { name: 'no-circular', severity: 'error', from: {}, to: { circular: true } },

@@ -11,7 +11,7 @@ COPY protocols ./protocols
 COPY core ./core
 COPY gateway ./gateway
 COPY api ./api
-COPY main.ts cli.ts ./
+COPY main.ts gateway-main.ts cli.ts ./
 RUN npm run build && npm prune --omit=dev
 
 FROM node:22-bookworm-slim

@@ -8,10 +8,17 @@ import { createAccountsService } from './core/accounts/accounts.service.js';
 import * as unknownDevices from './core/devices/unknown-devices.repository.js';
 import { DomainError } from './core/errors.js';
 import { decodeFrame } from './protocols/decode-frame.js';
+import { runEdgeGateway } from './gateway-main.js';
 
 function fail(message: string): never {
   process.stderr.write(`trackgate: ${message}\n`);
   process.exit(1);
+}
+
+function coreAddress(value: string): { host: string; port: number } {
+  const m = /^\[?([^\]]+?)\]?:(\d{1,5})$/.exec(value);
+  if (!m || Number(m[2]) < 1 || Number(m[2]) > 65535) throw new InvalidArgumentError('must be host:port, e.g. core.example.com:5100');
+  return { host: m[1], port: Number(m[2]) };
 }
 
 function wholeNumber(value: string): number {
@@ -102,6 +109,15 @@ program
     } finally {
       await closeDb(db);
     }
+  });
+
+program
+  .command('gateway')
+  .description('an edge gateway: the tracker listeners on this host, storing through the core at --core (README "Scaling")')
+  .requiredOption('--core <host:port>', "the core's TRACKGATE_GATEWAY_LINK_PORT", coreAddress)
+  .option('--tls', "TLS to the core, trusting the system's authorities (TRACKGATE_GATEWAY_TLS_CA: trust that file instead)")
+  .action(async (o: { core: { host: string; port: number }; tls?: boolean }) => {
+    await runEdgeGateway(loadConfig(), { ...o.core, tls: o.tls ?? false });
   });
 
 program

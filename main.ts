@@ -5,6 +5,7 @@
 import http from 'node:http';
 import { existsSync, readFileSync } from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
@@ -57,6 +58,10 @@ import { createDeviceDirectory, type DeviceDirectory } from './core/devices/devi
 import { createIngestService, type IngestService } from './core/ingest/ingest.service.js';
 import { createMetrics, type Metrics } from './core/metrics/metrics.js';
 import { startTrackerGateway, type TrackerGateway } from './gateway/tracker-gateway.js';
+import { startCoreLink, type CoreLink } from './gateway/ipc/core-link.server.js';
+import { startGatewayPool, type GatewayPool } from './gateway/ipc/gateway-pool.js';
+import { concretePorts } from './gateway/ipc/free-ports.js';
+import { freeTcpPort } from './gateway/shared/stream-server.js';
 import { startMqttGateway } from './gateway/mqtt/mqtt.gateway.js';
 import { relayFrames } from './gateway/shared/frame-relay.redis.js';
 import { PROTOCOL as MQTT_PROTOCOL } from './gateway/mqtt/mqtt.auth.js';
@@ -128,7 +133,13 @@ export interface Running {
   config: Readonly<Config>;
   db: Db;
   ports: Record<string, number>;
-  gateway: TrackerGateway;
+  /** the tracker listeners: in this process, or the gateway processes' (TRACKGATE_GATEWAY_PROCESSES) as the core sees them */
+  gateway: Pick<TrackerGateway, 'ports' | 'deliverCommands' | 'connectedDevices' | 'stop'>;
+  /** the gateway processes and the core's link to them, when they run */
+  gatewayPool?: GatewayPool;
+  gatewayLink?: CoreLink;
+  /** the core's link for edge gateways (TRACKGATE_GATEWAY_LINK_PORT) */
+  edgeLink?: CoreLink;
   services: Services;
   /** the alert-rule engine (tests wait for it and make it evaluate the time passing) */
   rules: RulesEngine;
@@ -361,22 +372,20 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
     server.keepAliveTimeout = 65_000;
     const apiListener = await listen(server, { port: config.httpPort, host: config.host });
     closers.push(() => apiListener.close());
-    const gateway = await startTrackerGateway({
-      host: config.host,
-      protocols,
-      ports: config.protocolPorts,
-      clock,
-      checksum: config.checksum,
-      idleTimeoutSeconds: config.idleTimeoutSeconds,
-      directory: services.directory,
-      ingest: services.ingest,
-      commands: services.commands,
-      commandWaitMs: config.commandWaitSeconds * 1000,
-      frames: services.frames,
-      logger,
-      metrics,
-    });
-    closers.push(() => gateway.stop());
+    const trackers = await startTrackers(config, services, clock, logger, metrics);
+    closers.push(() => trackers.gateway.stop());
+    const { pool: gatewayPool, link: gatewayLink } = trackers;
+    // edge gateways (`trackgate gateway --core`) on their own link: commands go through whichever side holds the device
+    const edge = await startEdgeLink(config, services, logger);
+    if (edge) closers.push(() => edge.link.close());
+    const gateway: Running['gateway'] = edge
+      ? {
+          ports: { ...trackers.gateway.ports, gatewayLink: edge.port },
+          deliverCommands: (deviceId) => trackers.gateway.deliverCommands(deviceId) || edge.link.deliverCommands(deviceId),
+          connectedDevices: () => [...trackers.gateway.connectedDevices(), ...edge.link.connectedDevices()],
+          stop: () => trackers.gateway.stop(),
+        }
+      : trackers.gateway;
     const mqtt = await startMqttGateway({
       host: config.host,
       port: config.mqttPort,
@@ -462,16 +471,112 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
       db,
       ports,
       gateway,
+      gatewayPool,
+      gatewayLink,
+      edgeLink: edge?.link,
       services,
       rules,
       forwarding,
       bootstrap: created ? { accountId: created.accountId, userName: created.userName, apiKey: created.apiKey, generated: config.adminApiKey === undefined } : undefined,
-      stop: closeAll,
+      async stop() {
+        // a signal to the whole process group (Ctrl-C, systemd) stops the gateway processes too: not started again
+        gatewayPool?.quiesce();
+        await closeAll();
+      },
     };
   } catch (e) {
     await closeAll();
     throw e;
   }
+}
+
+/**
+ * The tracker listeners: in this process (TRACKGATE_GATEWAY_PROCESSES=0), or in gateway processes
+ * (gateway-main.ts, cluster workers of this one) that reach the core over net-ipc on a Unix socket
+ * of their own (README "Scaling").
+ */
+async function startTrackers(config: Readonly<Config>, services: Services, clock: Clock, logger: Logger, metrics?: Metrics): Promise<{ gateway: Running['gateway']; pool?: GatewayPool; link?: CoreLink }> {
+  // no tracker port: nothing for gateway processes to do
+  if (config.gatewayProcesses === 0 || Object.values(config.protocolPorts).every((p) => p === 'off')) {
+    const gateway = await startTrackerGateway({
+      host: config.host,
+      protocols,
+      ports: config.protocolPorts,
+      clock,
+      checksum: config.checksum,
+      idleTimeoutSeconds: config.idleTimeoutSeconds,
+      directory: services.directory,
+      ingest: services.ingest,
+      commands: services.commands,
+      commandWaitMs: config.commandWaitSeconds * 1000,
+      frames: services.frames,
+      logger,
+      metrics,
+    });
+    return { gateway };
+  }
+  const secret = randomSecret();
+  const socketPath = path.join(os.tmpdir(), `trackgate-${process.pid}-${randomSecret().slice(0, 8)}.sock`);
+  const link = await startCoreLink({ path: socketPath, secret, ...services, logger });
+  let pool: GatewayPool;
+  try {
+    pool = await startGatewayPool({
+      processes: config.gatewayProcesses,
+      // gateway-main.ts beside this file (.js once built): it loads only what a gateway process runs
+      exec: fileURLToPath(import.meta.url).replace(/main\.(ts|js)$/, 'gateway-main.$1'),
+      args: [],
+      link,
+      logger,
+      settings: {
+        link: { path: socketPath },
+        secret,
+        host: config.host,
+        ports: await concretePorts(config.protocolPorts, protocols, config.host),
+        checksum: config.checksum,
+        idleTimeoutSeconds: config.idleTimeoutSeconds,
+        commandWaitMs: config.commandWaitSeconds * 1000,
+        logLevel: config.logLevel,
+      },
+    });
+  } catch (e) {
+    await link.close();
+    throw e;
+  }
+  logger.info({ processes: config.gatewayProcesses, pids: pool.pids() }, 'gateway processes listening');
+  return {
+    pool,
+    link,
+    gateway: {
+      ports: pool.ports,
+      deliverCommands: (deviceId) => link.deliverCommands(deviceId),
+      connectedDevices: () => link.connectedDevices(),
+      async stop() {
+        await pool.stop();
+        await link.close();
+      },
+    },
+  };
+}
+
+/**
+ * The link edge gateways connect to (`trackgate gateway --core host:port`), when
+ * TRACKGATE_GATEWAY_LINK_PORT is set: TCP on TRACKGATE_HOST, TLS when a certificate is configured,
+ * and TRACKGATE_GATEWAY_SECRET to present. Port 0 picks a free port (logged with the others).
+ */
+async function startEdgeLink(config: Readonly<Config>, services: Services, logger: Logger): Promise<{ link: CoreLink; port: number } | undefined> {
+  if (config.gatewayLinkPort === 'off') return undefined;
+  const read = (file: string, variable: string) => {
+    try {
+      return readFileSync(file);
+    } catch (e) {
+      throw new ConfigError(variable, `cannot read ${file} (${(e as Error).message})`);
+    }
+  };
+  const tls = config.gatewayTlsCert && config.gatewayTlsKey ? { cert: read(config.gatewayTlsCert, 'TRACKGATE_GATEWAY_TLS_CERT'), key: read(config.gatewayTlsKey, 'TRACKGATE_GATEWAY_TLS_KEY') } : undefined;
+  const port = config.gatewayLinkPort === 0 ? await freeTcpPort(config.host) : config.gatewayLinkPort;
+  const link = await startCoreLink({ port, host: config.host, tls, secret: config.gatewaySecret!, ...services, logger: logger.child({ link: 'edge' }) });
+  if (!tls) logger.warn({ port }, 'edge gateways connect without TLS: their secret and data cross the network in clear (set TRACKGATE_GATEWAY_TLS_CERT and _KEY)');
+  return { link, port };
 }
 
 /** how long stopping may take before the process exits anyway */

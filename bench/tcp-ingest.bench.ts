@@ -122,7 +122,9 @@ export async function run(): Promise<IngestResult> {
     await prepareDataDir(data.dir, deviceIds());
     // idle while the others work: kept off trackgate's CPU
     pinSelf(GENERATOR_CPUS);
-    const server = await startServerProcess(data.dir, Object.fromEntries(BENCH_PROTOCOLS.map((p) => [`TRACKGATE_${p.toUpperCase()}_PORT`, '0'])), SERVER_CPUS);
+    // BENCH_GATEWAY_PROCESSES=n: the listeners in n gateway processes (README "Scaling"); recorded figures use 0, one process
+    const gatewayProcesses: Record<string, string> = process.env.BENCH_GATEWAY_PROCESSES ? { TRACKGATE_GATEWAY_PROCESSES: process.env.BENCH_GATEWAY_PROCESSES } : {};
+    const server = await startServerProcess(data.dir, { ...Object.fromEntries(BENCH_PROTOCOLS.map((p) => [`TRACKGATE_${p.toUpperCase()}_PORT`, '0'])), ...gatewayProcesses }, SERVER_CPUS);
     let login: ConnectResult;
     let ingest: IngestResult['ingest'];
     try {

@@ -2,6 +2,7 @@
  * The only place that reads the environment. `loadConfig(env)` validates every TRACKGATE_* value
  * (CONTRACT.md §1) and returns a frozen, typed Config; a bad value throws ConfigError naming it.
  */
+import os from 'node:os';
 import path from 'node:path';
 
 /** The usual port of each tracker protocol (CONTRACT.md §1): what deployed trackers are set to. */
@@ -54,6 +55,21 @@ export interface Config {
   forwardMaxPending: number;
   /** `GET /metrics` (Prometheus text format) and the counting behind it; false: neither */
   metrics: boolean;
+  /**
+   * tracker listener processes beside the core (TRACKGATE_GATEWAY_PROCESSES): 0 runs every
+   * listener in the core's process; `auto` (the default) is one per core of the box but the
+   * core's own (0 on a one-core box)
+   */
+  gatewayProcesses: number;
+  /** the core's TCP port for edge gateways (`trackgate gateway --core`); off: none */
+  gatewayLinkPort: number | 'off';
+  /** what an edge gateway presents to the core (both sides set it) */
+  gatewaySecret?: string;
+  /** core: PEM certificate and key: the edge gateways' link is served over TLS */
+  gatewayTlsCert?: string;
+  gatewayTlsKey?: string;
+  /** edge gateway: connect over TLS, trusting this PEM file (the core's certificate or its CA) */
+  gatewayTlsCa?: string;
 }
 
 export class ConfigError extends Error {
@@ -92,6 +108,17 @@ function onOff(env: Env, name: string, fallback: boolean): boolean {
   if (raw === 'on') return true;
   if (raw === 'off') return false;
   throw new ConfigError(name, `"${raw}" is not one of on, off`);
+}
+
+/** `auto`: every core but the one the core process (REST, MQTT, SQLite writes) keeps busy. */
+export const autoGatewayProcesses = (cores = os.availableParallelism()): number => Math.max(0, cores - 1);
+
+function gatewayProcesses(env: Env): number {
+  const name = 'TRACKGATE_GATEWAY_PROCESSES';
+  const raw = text(env, name);
+  if (raw === undefined || raw.toLowerCase() === 'auto') return autoGatewayProcesses();
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `"${raw}" is neither auto nor a whole number (0..64)`);
+  return integer(env, name, 0, 0, 64);
 }
 
 function url(env: Env, name: string, schemes: string[]): string | undefined {
@@ -163,9 +190,24 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonl
     forwardRetentionDays: integer(env, 'TRACKGATE_FORWARD_RETENTION_DAYS', 7, 1, 365),
     forwardMaxPending: integer(env, 'TRACKGATE_FORWARD_MAX_PENDING', 1_000_000, 1000, 100_000_000),
     metrics: onOff(env, 'TRACKGATE_METRICS', true),
+    gatewayProcesses: gatewayProcesses(env),
+    gatewayLinkPort: port(env, 'TRACKGATE_GATEWAY_LINK_PORT', 'off'),
+    gatewaySecret: text(env, 'TRACKGATE_GATEWAY_SECRET'),
+    gatewayTlsCert: text(env, 'TRACKGATE_GATEWAY_TLS_CERT'),
+    gatewayTlsKey: text(env, 'TRACKGATE_GATEWAY_TLS_KEY'),
+    gatewayTlsCa: text(env, 'TRACKGATE_GATEWAY_TLS_CA'),
   };
   if ((config.mqttTlsCert === undefined) !== (config.mqttTlsKey === undefined)) {
     throw new ConfigError(config.mqttTlsCert ? 'TRACKGATE_MQTT_TLS_KEY' : 'TRACKGATE_MQTT_TLS_CERT', 'TLS needs both a certificate and a key');
+  }
+  if (config.gatewaySecret !== undefined && config.gatewaySecret.length < 32) {
+    throw new ConfigError('TRACKGATE_GATEWAY_SECRET', 'must be at least 32 characters');
+  }
+  if (config.gatewayLinkPort !== 'off' && config.gatewaySecret === undefined) {
+    throw new ConfigError('TRACKGATE_GATEWAY_SECRET', 'is needed when TRACKGATE_GATEWAY_LINK_PORT is set: edge gateways present it');
+  }
+  if ((config.gatewayTlsCert === undefined) !== (config.gatewayTlsKey === undefined)) {
+    throw new ConfigError(config.gatewayTlsCert ? 'TRACKGATE_GATEWAY_TLS_KEY' : 'TRACKGATE_GATEWAY_TLS_CERT', 'TLS needs both a certificate and a key');
   }
   const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
   if (!levels.includes(config.logLevel)) {

@@ -4,13 +4,13 @@
  */
 import type { ProtocolModule } from '../protocols/types.js';
 import type { Clock } from '../core/clock.js';
-import type { CommandsService } from '../core/commands/commands.service.js';
 import type { TrackerCounts } from '../core/metrics/counts.js';
 import { ConnectionRegistry } from './tcp/connection-registry.js';
 import { DeviceConnection } from './tcp/device-connection.js';
 import { startUdpListener, UDP_LISTEN_MS, type UdpPeer } from './udp/udp-listener.js';
 import { startOsmandServer } from './http/osmand-server.js';
 import type { GatewayDeps } from './shared/frame-handler.js';
+import type { CommandQueue } from './shared/connection-commands.js';
 import { flushEveryWindow } from './shared/log-budget.js';
 import { storageFailureBudget } from './shared/storage-failures.js';
 import { listenStream } from './shared/stream-server.js';
@@ -24,11 +24,19 @@ export interface TrackerGatewayOptions extends GatewayDeps {
   checksum: 'accept' | 'strict';
   idleTimeoutSeconds: number;
   /** the command queue a TCP connection delivers once its device identifies itself */
-  commands: CommandsService;
+  commands: CommandQueue;
   /** how long a command without an answer holds back the device's next one (TRACKGATE_COMMAND_WAIT) */
   commandWaitMs: number;
   /** where each protocol's listeners count for GET /metrics; absent: metrics are off */
   metrics?: { tracker(protocol: string): TrackerCounts };
+  /** a device got or lost its live TCP connection here (a gateway process tells the core) */
+  onConnectionChange?(deviceId: string, connected: boolean): void;
+  /** a device's datagram was handled here (a gateway process tells the core) */
+  onUdpHeard?(deviceId: string): void;
+  /** false: no UDP listeners here (of several gateway processes, one takes the datagrams: gateway/ipc/gateway-pool.ts) */
+  udp?: boolean;
+  /** whether a new tracker connection is taken (a gateway process takes none while the core is unreachable: closed at once, the tracker retries) */
+  admit?(): boolean;
 }
 
 export interface TrackerGateway {
@@ -47,7 +55,7 @@ export interface TrackerGateway {
 }
 
 export async function startTrackerGateway(o: TrackerGatewayOptions): Promise<TrackerGateway> {
-  const registry = new ConnectionRegistry<DeviceConnection>();
+  const registry = new ConnectionRegistry<DeviceConnection>(o.onConnectionChange);
   const udpPeers = new Map<string, UdpPeer>();
   const ports: Record<string, number> = {};
   const closers: (() => Promise<void>)[] = [];
@@ -69,11 +77,17 @@ export async function startTrackerGateway(o: TrackerGatewayOptions): Promise<Tra
       }
       if (protocol.transports.includes('tcp') && protocol.decode && protocol.createSplitter) {
         const connection = { ...common, registry, idleTimeoutMs: o.idleTimeoutSeconds * 1000 };
-        const t = await listenStream((socket) => new DeviceConnection(socket, connection), { port, host: o.host });
+        const t = await listenStream((socket) => {
+          if (o.admit && !o.admit()) {
+            socket.destroy();
+            return;
+          }
+          new DeviceConnection(socket, connection);
+        }, { port, host: o.host });
         ports[name] = t.port;
         closers.push(t.close);
       }
-      if (protocol.transports.includes('udp') && protocol.decodeDatagram) {
+      if (protocol.transports.includes('udp') && protocol.decodeDatagram && o.udp !== false) {
         const u = await startUdpListener({ ...common, udpPeers }, port, o.host);
         ports[`${name}/udp`] = u.port;
         closers.push(u.close);

@@ -19,8 +19,11 @@ import type { Logger } from '../../core/logger.js';
 import type { CommandRecord } from '../../core/model/command.js';
 import { commandBytes, type CommandsService } from '../../core/commands/commands.service.js';
 
+/** What a connection asks of the command queue: the core's service, or in a gateway process the same over gateway/ipc/. */
+export type CommandQueue = Pick<CommandsService, 'recover' | 'next' | 'markSent' | 'markFailed' | 'answered' | 'unsolicited'>;
+
 export interface ConnectionCommandsOptions {
-  commands: CommandsService;
+  commands: CommandQueue;
   /** the device's protocol: its encoder wraps Text commands (unless `encode` is given) */
   protocol?: ProtocolModule;
   /** the protocol's name, for the log and the device's log */

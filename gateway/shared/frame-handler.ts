@@ -20,7 +20,8 @@ import type { TrackerCounts } from '../../core/metrics/counts.js';
 import { liveFrame, type FrameTap, type RawFrame } from './frame-tap.js';
 
 export interface GatewayDeps {
-  directory: DeviceDirectory;
+  /** the core's directory, or in a gateway process its answers over gateway/ipc/ */
+  directory: Pick<DeviceDirectory, 'resolve' | 'touch'>;
   ingest: IngestService;
   logger: Logger;
   /** the raw-frame feed (live/{deviceId}/frames); absent: frames are not shown */

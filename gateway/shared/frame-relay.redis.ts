@@ -58,6 +58,11 @@ export async function relayFrames(tap: FrameTap, url: string, prefix: string, lo
         wanted.delete(key(accountId));
         return false;
       },
+      interest() {
+        const now = Date.now();
+        const live = [...wanted].filter(([, until]) => until > now).map(([a]) => a);
+        return { accounts: live.filter((a) => a !== ''), unknown: live.includes('') };
+      },
       offer(accountId, deviceId, frame) {
         if (inFlight >= MAX_IN_FLIGHT) {
           if (dropped++ === 0) logger.warn('frames for other instances: Redis is slow; frames dropped until it catches up');

@@ -76,10 +76,19 @@ export class FrameTap {
 
   /** What this instance's listeners want, for the relay to announce to the others. */
   localInterest(): { accounts: string[]; unknown: boolean } {
+    return this.interestOf(false);
+  }
+
+  /** What every listener wants, here and (through the relay) on other instances: for gateway processes, which offer only these frames. */
+  interest(): { accounts: string[]; unknown: boolean } {
+    return this.interestOf(true);
+  }
+
+  private interestOf(relayed: boolean): { accounts: string[]; unknown: boolean } {
     const accounts = new Set<string>();
     let unknown = false;
     for (const [sink, { relay }] of this.sinks) {
-      if (relay || !sink.interest) continue;
+      if ((relay && !relayed) || !sink.interest) continue;
       const i = sink.interest();
       i.accounts.forEach((a) => accounts.add(a));
       unknown ||= i.unknown;

@@ -14,6 +14,13 @@ export interface StreamOptions {
   maxConnections?: number;
 }
 
+/** A TCP port free now on `host` (the gateway processes need one number before any of them listens: gateway/ipc/free-ports.ts). */
+export async function freeTcpPort(host: string): Promise<number> {
+  const probe = await listen(net.createServer(), { port: 0, host });
+  await probe.close();
+  return probe.port;
+}
+
 export function listenStream(onSocket: (socket: net.Socket) => void, o: StreamOptions): Promise<Listener> {
   const server = o.tls
     ? tls.createServer({ cert: o.tls.cert, key: o.tls.key, handshakeTimeout: 30_000 }, onSocket)

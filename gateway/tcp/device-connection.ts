@@ -15,8 +15,7 @@ import type { ConnectionRegistry } from './connection-registry.js';
 import { handleDecoded, type GatewayDeps } from '../shared/frame-handler.js';
 import { CONNECTION_LOG, LogBudget } from '../shared/log-budget.js';
 import { logStorageFailure } from '../shared/storage-failures.js';
-import type { CommandsService } from '../../core/commands/commands.service.js';
-import { ConnectionCommands } from '../shared/connection-commands.js';
+import { ConnectionCommands, type CommandQueue } from '../shared/connection-commands.js';
 import { monotonicMs } from '../../core/metrics/counts.js';
 
 export interface ConnectionOptions extends GatewayDeps {
@@ -30,7 +29,7 @@ export interface ConnectionOptions extends GatewayDeps {
   /** gateway-wide: the storage failures of every connection share one log budget */
   storageFailures: LogBudget;
   /** the command queue delivered once the device identifies itself */
-  commands: CommandsService;
+  commands: CommandQueue;
   /** how long a command without an answer holds back the next one */
   commandWaitMs: number;
 }

@@ -17,8 +17,7 @@ import { handleDecoded, type GatewayDeps } from '../shared/frame-handler.js';
 import { listen, type Listener } from '../shared/listen.js';
 import { flushEveryWindow, LISTENER_LOG, LogBudget } from '../shared/log-budget.js';
 import { logStorageFailure } from '../shared/storage-failures.js';
-import { ConnectionCommands } from '../shared/connection-commands.js';
-import type { CommandsService } from '../../core/commands/commands.service.js';
+import { ConnectionCommands, type CommandQueue } from '../shared/connection-commands.js';
 import { monotonicMs } from '../../core/metrics/counts.js';
 
 /** how long after a device's datagram a new command is sent at once (the tracker still listens) */
@@ -40,11 +39,29 @@ export interface UdpOptions extends GatewayDeps {
   checksum: 'accept' | 'strict';
   /** gateway-wide: the storage failures of every listener share one log budget */
   storageFailures: LogBudget;
-  commands: CommandsService;
+  commands: CommandQueue;
   commandWaitMs: number;
   idleTimeoutSeconds: number;
   /** gateway-wide: the devices heard over UDP, by device id */
   udpPeers: Map<string, UdpPeer>;
+  /** a device's datagram was handled (a gateway process tells the core, which then knows where a new command can go at once) */
+  onUdpHeard?(deviceId: string): void;
+}
+
+/** Whether a UDP port is free now on `host` (gateway/ipc/free-ports.ts). */
+export async function udpPortFree(port: number, host: string): Promise<boolean> {
+  const socket = dgram.createSocket({ type: host.includes(':') ? 'udp6' : 'udp4' });
+  try {
+    await (await listen(socket, { port, host })).close();
+    return true;
+  } catch {
+    try {
+      socket.close();
+    } catch {
+      // never bound: nothing to close
+    }
+    return false;
+  }
 }
 
 export async function startUdpListener(o: UdpOptions, port: number, host: string): Promise<Listener> {
@@ -103,6 +120,7 @@ export async function startUdpListener(o: UdpOptions, port: number, host: string
         if (outcome.replies.length) o.counts?.acknowledged(arrivedAt);
         const peer = peerOf(outcome.device.id, rinfo);
         peer.model = outcome.device.model ?? undefined;
+        o.onUdpHeard?.(outcome.device.id);
         if (outcome.commandResults) {
           await peer.commands.answer(outcome.commandResults).catch((e: unknown) => o.logger.warn({ protocol, remote, err: (e as Error).message }, 'recording a command answer failed'));
         }

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
-import { loadConfig, ConfigError } from '../../config/config.js';
+import { loadConfig, ConfigError, autoGatewayProcesses } from '../../config/config.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -73,4 +73,25 @@ test('config: the Redis and notification timeouts are milliseconds with defaults
   t.like(loadConfig({ TRACKGATE_REDIS_TIMEOUT_MS: '250', TRACKGATE_NOTIFY_TIMEOUT_MS: '5000' }), { redisTimeoutMs: 250, notifyTimeoutMs: 5000 });
   t.is(t.throws(() => loadConfig({ TRACKGATE_REDIS_TIMEOUT_MS: '0' }), { instanceOf: ConfigError })?.variable, 'TRACKGATE_REDIS_TIMEOUT_MS');
   t.is(t.throws(() => loadConfig({ TRACKGATE_NOTIFY_TIMEOUT_MS: '2s' }), { instanceOf: ConfigError })?.variable, 'TRACKGATE_NOTIFY_TIMEOUT_MS');
+});
+
+test('config: TRACKGATE_GATEWAY_PROCESSES is auto by default (every core but one, none on one core), a number, or 0 for one process', (t) => {
+  t.is(loadConfig({}).gatewayProcesses, Math.max(0, os.availableParallelism() - 1));
+  t.is(loadConfig({ TRACKGATE_GATEWAY_PROCESSES: 'auto' }).gatewayProcesses, autoGatewayProcesses());
+  t.is(autoGatewayProcesses(1), 0);
+  t.is(autoGatewayProcesses(2), 1);
+  t.is(autoGatewayProcesses(16), 15);
+  t.is(loadConfig({ TRACKGATE_GATEWAY_PROCESSES: '0' }).gatewayProcesses, 0);
+  t.is(loadConfig({ TRACKGATE_GATEWAY_PROCESSES: '3' }).gatewayProcesses, 3);
+  t.throws(() => loadConfig({ TRACKGATE_GATEWAY_PROCESSES: 'many' }), { instanceOf: ConfigError, message: /TRACKGATE_GATEWAY_PROCESSES: "many" is neither auto nor a whole number/ });
+  t.throws(() => loadConfig({ TRACKGATE_GATEWAY_PROCESSES: '65' }), { instanceOf: ConfigError, message: /TRACKGATE_GATEWAY_PROCESSES: 65 is out of range/ });
+});
+
+test('config: the edge gateways link is off by default; when on it needs TRACKGATE_GATEWAY_SECRET (≥ 32 characters), and TLS both a certificate and a key', (t) => {
+  const secret = 'a-shared-secret-of-32-characters!';
+  t.is(loadConfig({}).gatewayLinkPort, 'off');
+  t.like(loadConfig({ TRACKGATE_GATEWAY_LINK_PORT: '5100', TRACKGATE_GATEWAY_SECRET: secret }), { gatewayLinkPort: 5100, gatewaySecret: secret });
+  t.throws(() => loadConfig({ TRACKGATE_GATEWAY_LINK_PORT: '5100' }), { instanceOf: ConfigError, message: /TRACKGATE_GATEWAY_SECRET: is needed when TRACKGATE_GATEWAY_LINK_PORT is set/ });
+  t.throws(() => loadConfig({ TRACKGATE_GATEWAY_SECRET: 'short' }), { instanceOf: ConfigError, message: /TRACKGATE_GATEWAY_SECRET: must be at least 32 characters/ });
+  t.throws(() => loadConfig({ TRACKGATE_GATEWAY_LINK_PORT: '5100', TRACKGATE_GATEWAY_SECRET: secret, TRACKGATE_GATEWAY_TLS_CERT: '/c.pem' }), { instanceOf: ConfigError, message: /TRACKGATE_GATEWAY_TLS_KEY: TLS needs both/ });
 });

@@ -36,6 +36,8 @@ export function testEnv(extra: Record<string, string> = {}): Record<string, stri
     TRACKGATE_MQTT_TLS_PORT: 'off',
     TRACKGATE_ADMIN_API_KEY: ADMIN_KEY,
     TRACKGATE_LOG_LEVEL: 'silent',
+    // every listener in the test's process (test/gateway/ipc/ starts gateway processes)
+    TRACKGATE_GATEWAY_PROCESSES: '0',
     ...ports,
     ...extra,
   };

@@ -1,0 +1,104 @@
+/**
+ * The composition root of a gateway process (README "Scaling"), in two forms:
+ * - run as a file, a local gateway process: the core (main.ts) starts it as a cluster worker when
+ *   TRACKGATE_GATEWAY_PROCESSES is above 0; it asks the core for its settings on the cluster
+ *   channel, then runs the tracker listeners (gateway/ipc/gateway.process.ts). It loads only what
+ *   that needs: no database, REST or MQTT code, so it starts fast and stays small. It exits with
+ *   the core (cluster closes its channel), so no orphan keeps a tracker port.
+ * - `runEdgeGateway` (`trackgate gateway --core host:port`): the same listeners on another host,
+ *   over TCP (TLS when configured) with TRACKGATE_GATEWAY_SECRET; it outlives the core and
+ *   connects again by itself.
+ *
+ * Process policy: as the core's (main.ts serve), an unhandled rejection is logged and the process
+ * carries on; an uncaught exception is logged and the process exits 1 (the core, or the edge's
+ * supervisor, starts it again).
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import pino from 'pino';
+import type { Config } from './config/config.js';
+import { ConfigError } from './config/config.js';
+import { systemClock } from './core/clock.js';
+import type { Logger } from './core/logger.js';
+import { protocols } from './protocols/index.js';
+import { INIT_REQUEST, type GatewayInit } from './gateway/ipc/gateway-pool.js';
+import { startGatewayProcess, type GatewayProcess } from './gateway/ipc/gateway.process.js';
+
+/** how long stopping may take before the process exits anyway */
+const STOP_TIMEOUT_MS = 10_000;
+
+/** Logs a bug and, for an uncaught exception, exits 1; stops cleanly on SIGTERM and SIGINT. */
+function processPolicy(logger: Logger, running: () => GatewayProcess | undefined): void {
+  process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection (a bug): logged, the gateway process keeps running'));
+  process.on('uncaughtException', (err) => {
+    logger.error({ err }, 'uncaught exception (a bug): the gateway process exits; it is started again');
+    process.exit(1);
+  });
+  const stop = () => {
+    setTimeout(() => process.exit(0), STOP_TIMEOUT_MS).unref();
+    void (running()?.stop() ?? Promise.resolve()).finally(() => process.exit(0));
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+/** `trackgate gateway --core host:port`: the tracker listeners of `config`, their core far away. */
+export async function runEdgeGateway(config: Readonly<Config>, core: { host: string; port: number; tls: boolean }): Promise<void> {
+  if (!config.gatewaySecret) throw new ConfigError('TRACKGATE_GATEWAY_SECRET', 'an edge gateway presents it to the core: set the same value on both');
+  let ca: string | undefined;
+  if (config.gatewayTlsCa) {
+    try {
+      ca = readFileSync(config.gatewayTlsCa, 'utf8');
+    } catch (e) {
+      throw new ConfigError('TRACKGATE_GATEWAY_TLS_CA', `cannot read ${config.gatewayTlsCa} (${(e as Error).message})`);
+    }
+  }
+  const logger = pino({ level: config.logLevel, base: { service: 'trackgate', role: 'edge-gateway' } }) as unknown as Logger;
+  let running: GatewayProcess | undefined;
+  processPolicy(logger, () => running);
+  logger.info({ core: `${core.host}:${core.port}`, tls: core.tls || ca !== undefined }, 'connecting to the core; the tracker ports open once it answers');
+  running = await startGatewayProcess({
+    link: { host: core.host, port: core.port, ...((core.tls || ca !== undefined) && { tls: { ca } }) },
+    secret: config.gatewaySecret,
+    host: config.host,
+    ports: config.protocolPorts,
+    checksum: config.checksum,
+    idleTimeoutSeconds: config.idleTimeoutSeconds,
+    commandWaitMs: config.commandWaitSeconds * 1000,
+    logLevel: config.logLevel,
+    protocols,
+    clock: systemClock,
+    logger,
+  });
+  logger.info({ host: config.host, ports: running.ports }, 'listening');
+}
+
+async function runWorker(): Promise<void> {
+  const init = await new Promise<GatewayInit>((resolve) => {
+    const onMessage = (m: unknown) => {
+      if ((m as GatewayInit | undefined)?.t !== 'trackgate-gateway-init') return;
+      process.off('message', onMessage);
+      resolve(m as GatewayInit);
+    };
+    process.on('message', onMessage);
+    process.send!(INIT_REQUEST);
+  });
+  const logger = pino({ level: init.settings.logLevel, base: { service: 'trackgate', role: 'gateway', worker: init.worker } }) as unknown as Logger;
+  let running: GatewayProcess | undefined;
+  processPolicy(logger, () => running);
+  // Ctrl-C reaches the whole process group: the core stops its gateway processes itself (SIGTERM) once its own work is done
+  process.removeAllListeners('SIGINT');
+  process.on('SIGINT', () => undefined);
+  running = await startGatewayProcess({ ...init.settings, worker: init.worker, protocols, clock: systemClock, logger });
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  if (!process.send) {
+    process.stderr.write('trackgate: gateway-main is started by the core (TRACKGATE_GATEWAY_PROCESSES); on another host run `trackgate gateway --core host:port`\n');
+    process.exit(64);
+  }
+  runWorker().catch((e: unknown) => {
+    process.stderr.write(`trackgate gateway process: could not start: ${(e as Error).message}\n`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,246 @@
+/**
+ * A gateway process's end of the link to the core (ipc.messages.ts): what the tracker listeners
+ * ask of the core (GatewayDeps and the command queue), answered by the core over net-ipc.
+ *
+ * While the core is unreachable every request fails at once (CoreUnreachable, a storage outage to
+ * the listeners), so no tracker is acknowledged; the link connects again by itself, every
+ * RECONNECT_MS, for as long as the process runs, and says hello again (its ports and connected
+ * devices). Device records of active devices are cached for CACHE_MS, and forgotten when the core
+ * says the device changed or when the link was down (a change may have been missed).
+ */
+import { Client } from 'net-ipc';
+import type { Clock } from '../../core/clock.js';
+import type { Logger } from '../../core/logger.js';
+import { isExpired, type DeviceRecord } from '../../core/model/device.js';
+import type { Resolution } from '../../core/devices/device-directory.js';
+import type { IngestResult } from '../../core/ingest/ingest.service.js';
+import type { GatewayDeps } from '../shared/frame-handler.js';
+import type { CommandQueue } from '../shared/connection-commands.js';
+import { FrameTap } from '../shared/frame-tap.js';
+import { fromWire, HEARD_EVERY_MS, type Answer, type CommandCall, type ConnectPayload, type CoreNote, type GatewayNote, type GatewayRequest } from './ipc.messages.js';
+
+export const RECONNECT_MS = 500;
+export const CACHE_MS = 5000;
+/** longest wait for the core's answer (a submit waits for its group commit) */
+export const REQUEST_TIMEOUT_MS = 30_000;
+/** as often as the core's directory records a device's last connection */
+const TOUCH_EVERY_MS = 60_000;
+
+/** The core does not answer: nothing is acknowledged (a storage outage, to the listeners: the tracker resends). */
+export class CoreUnreachable extends Error {
+  readonly code = 'ECONNREFUSED';
+  constructor(reason: string) {
+    super(`the core does not answer (${reason}): nothing acknowledged`);
+    this.name = 'CoreUnreachable';
+  }
+}
+
+export interface CoreLinkClientOptions {
+  /** Unix socket path of the core, or its host and port */
+  path?: string;
+  host?: string;
+  port?: number;
+  /** TLS to the core's TCP port, trusting `ca` (PEM) when given, else the system's authorities */
+  tls?: { ca?: string };
+  secret: string;
+  worker?: number;
+  clock: Clock;
+  logger: Logger;
+  /** what hello tells the core after each connection */
+  hello(): { ports: Record<string, number> | null; online: string[] };
+  /** the core queued a command for a device connected here */
+  onDeliver(deviceId: string): void;
+  /** the device connected to another gateway process: close its connection here */
+  onDrop(deviceId: string): void;
+}
+
+export interface CoreLinkClient extends Pick<GatewayDeps, 'directory' | 'ingest'> {
+  commands: CommandQueue;
+  /** the raw-frame feed: offers only what someone at the core listens to */
+  frames: FrameTap;
+  /** Tells the core a device got or lost its connection here. */
+  connectionChanged(deviceId: string, connected: boolean): void;
+  /** Tells the core a device's datagram was handled here (at most once a second per device). */
+  heard(deviceId: string): void;
+  /** Says hello again (the listeners are bound now: their ports). */
+  announce(): Promise<void>;
+  /** Resolves once the link is up (the first time). */
+  ready(): Promise<void>;
+  isUp(): boolean;
+  close(): Promise<void>;
+}
+
+export function connectCoreLink(o: CoreLinkClientOptions): CoreLinkClient {
+  const where = o.path ? { path: o.path } : { host: o.host, port: o.port, ...(o.tls && { tls: true, options: o.tls.ca ? { ca: o.tls.ca } : {} }) };
+  const client = new Client({ ...where, messagepack: true, reconnect: false });
+  const payload: ConnectPayload = { secret: o.secret, pid: process.pid, ...(o.worker !== undefined && { worker: o.worker }) };
+  const pending = new Set<(e: Error) => void>();
+  const cache = new Map<string, { at: number; device: DeviceRecord }>();
+  const touched = new Map<string, { at: number; protocol: string }>();
+  const heardAt = new Map<string, number>();
+  let wanted: { accounts: Set<string>; unknown: boolean } = { accounts: new Set(), unknown: false };
+  let up = false;
+  let closed = false;
+  let retry: NodeJS.Timeout | undefined;
+  let lastError = '';
+  let firstUp: () => void;
+  const first = new Promise<void>((r) => (firstUp = r));
+
+  client.on('error', (e) => {
+    const message = (e as unknown as Error).message ?? String(e);
+    if (message !== lastError) o.logger.debug({ err: message }, 'core link error');
+    lastError = message;
+  });
+  client.on('status', (status: number) => {
+    // 4: DISCONNECTED (net-ipc ClientStatus)
+    if (status !== 4) return;
+    if (up) o.logger.warn('core link lost: acknowledging nothing until it is back');
+    up = false;
+    cache.clear();
+    for (const fail of [...pending]) fail(new CoreUnreachable('link lost'));
+  });
+  client.on('close', () => schedule());
+  client.on('ready', () => {
+    lastError = '';
+    const hello = o.hello();
+    request({ t: 'hello', ...hello })
+      .then(() => {
+        up = true;
+        o.logger.info({ devices: hello.online.length }, 'core link up');
+        firstUp();
+      })
+      .catch((e: Error) => {
+        o.logger.warn({ err: e.message }, 'core link: hello refused; trying again');
+        client.destroy();
+        schedule();
+      });
+  });
+  client.on('message', (m: CoreNote) => {
+    switch (m.t) {
+      case 'deliver':
+        return o.onDeliver(m.deviceId);
+      case 'drop':
+        return o.onDrop(m.deviceId);
+      case 'deviceChanged':
+        cache.delete(m.deviceId);
+        touched.delete(m.deviceId);
+        return;
+      case 'interest':
+        wanted = { accounts: new Set(m.accounts), unknown: m.unknown };
+        return;
+    }
+  });
+
+  function connect(): void {
+    if (closed) return;
+    client.connect(payload).catch(() => undefined);
+  }
+  function schedule(): void {
+    if (closed || retry) return;
+    retry = setTimeout(() => {
+      retry = undefined;
+      // net-ipc lets a client connect again only once it is idle (0) after a close
+      if (client.status === 0) connect();
+      else schedule();
+    }, RECONNECT_MS);
+  }
+
+  async function request<T>(m: GatewayRequest): Promise<T> {
+    // net-ipc would hold a request while it reconnects; the listeners must not wait
+    if (client.status !== 3 || closed) throw new CoreUnreachable('not connected');
+    const answer = await new Promise<Answer<T>>((resolve, reject) => {
+      const fail = (e: Error) => {
+        pending.delete(fail);
+        reject(e);
+      };
+      pending.add(fail);
+      client.request(m, REQUEST_TIMEOUT_MS).then(
+        (a: Answer<T>) => {
+          pending.delete(fail);
+          resolve(a);
+        },
+        (e: unknown) => fail(new CoreUnreachable(typeof e === 'string' ? e : (e as Error).message)),
+      );
+    });
+    if (!answer.ok) throw fromWire(answer.error);
+    return answer.value as T;
+  }
+
+  function note(m: GatewayNote): void {
+    if (client.status !== 3) return;
+    client.send(m).catch(() => undefined);
+  }
+
+  const directory: CoreLinkClient['directory'] = {
+    async resolve(identifier, protocol, remote) {
+      const hit = cache.get(identifier);
+      const now = o.clock.now().getTime();
+      if (hit && now - hit.at < CACHE_MS && !isExpired(hit.device, now)) return { status: 'ok', device: hit.device };
+      const r = await request<Resolution>({ t: 'resolve', identifier, protocol, remote });
+      if (r.status === 'ok') cache.set(identifier, { at: now, device: r.device });
+      else cache.delete(identifier);
+      return r;
+    },
+    touch(device, protocol) {
+      const now = o.clock.now().getTime();
+      const t = touched.get(device.id);
+      if (!t || now - t.at >= TOUCH_EVERY_MS || t.protocol !== protocol) {
+        touched.set(device.id, { at: now, protocol });
+        note({ t: 'touch', deviceId: device.id, protocol });
+      }
+      return Promise.resolve();
+    },
+  };
+
+  const ingest: CoreLinkClient['ingest'] = {
+    async submit(device, protocol, reports) {
+      await request({ t: 'submit', deviceId: device.id, protocol, reports });
+      // the listeners only wait for the commit; what was stored is the core's to show
+      return { locations: [], alerts: [], dropped: [] } satisfies IngestResult;
+    },
+  };
+
+  const call = <K extends CommandCall>(name: K) =>
+    ((...args: unknown[]) => request({ t: 'command', call: name, args })) as unknown as CommandQueue[K];
+  const commands: CommandQueue = {
+    recover: call('recover'),
+    next: call('next'),
+    markSent: call('markSent'),
+    markFailed: call('markFailed'),
+    answered: call('answered'),
+    unsolicited: call('unsolicited'),
+  };
+
+  const frames = new FrameTap();
+  frames.attach({
+    wants: (accountId) => (accountId === null ? wanted.unknown : wanted.accounts.has(accountId)),
+    offer: (accountId, deviceId, frame) => note({ t: 'frame', accountId, deviceId, frame }),
+  });
+
+  connect();
+  return {
+    directory,
+    ingest,
+    commands,
+    frames,
+    connectionChanged(deviceId, connected) {
+      note(connected ? { t: 'online', deviceId } : { t: 'offline', deviceId });
+    },
+    announce: () => request({ t: 'hello', ...o.hello() }),
+    heard(deviceId) {
+      const now = o.clock.now().getTime();
+      if (now - (heardAt.get(deviceId) ?? 0) < HEARD_EVERY_MS) return;
+      if (heardAt.size > 100_000) heardAt.clear();
+      heardAt.set(deviceId, now);
+      note({ t: 'heard', deviceId });
+    },
+    ready: () => first,
+    isUp: () => up,
+    async close() {
+      closed = true;
+      clearTimeout(retry);
+      for (const fail of [...pending]) fail(new CoreUnreachable('closing'));
+      await client.close().catch(() => false);
+    },
+  };
+}

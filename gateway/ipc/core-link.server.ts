@@ -1,0 +1,218 @@
+/**
+ * The core's end of the gateway processes (ipc.messages.ts): a net-ipc server on a Unix socket
+ * (or TCP). It answers device lookups, stores what gateway processes submit through the one
+ * ingest path (the answer goes once it is committed, and only then does the gateway acknowledge
+ * the tracker), runs their command-queue calls, shows their raw frames on the live feed, and
+ * knows which gateway process holds each device's connection, to tell it when a command is queued.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { Server, type Connection } from 'net-ipc';
+import type { DeviceDirectory } from '../../core/devices/device-directory.js';
+import type { IngestService } from '../../core/ingest/ingest.service.js';
+import type { CommandsService } from '../../core/commands/commands.service.js';
+import type { EventBus } from '../../core/events/event-bus.js';
+import type { Logger } from '../../core/logger.js';
+import type { FrameTap } from '../shared/frame-tap.js';
+import { UDP_LISTEN_MS } from '../udp/udp-listener.js';
+import { COMMAND_CALLS, HEARD_EVERY_MS, toWire, type Answer, type ConnectPayload, type CoreNote, type GatewayNote, type GatewayRequest } from './ipc.messages.js';
+
+/** how often the raw-frame feed's interest is compared and, when it changed, pushed */
+export const INTEREST_EVERY_MS = 500;
+
+export interface CoreLinkOptions {
+  /** Unix socket path, or a TCP port and address (edge gateways) */
+  path?: string;
+  port?: number;
+  host?: string;
+  /** PEM certificate and key: TLS on the TCP port */
+  tls?: { cert: Buffer; key: Buffer };
+  /** what a gateway process must present */
+  secret: string;
+  directory: DeviceDirectory;
+  ingest: IngestService;
+  commands: CommandsService;
+  events: EventBus;
+  frames: FrameTap;
+  logger: Logger;
+}
+
+export interface CoreLink {
+  /** Has the gateway process that holds the device's connection deliver its queued commands: whether one does. */
+  deliverCommands(deviceId: string): boolean;
+  /** the devices connected to a gateway process */
+  connectedDevices(): string[];
+  /** the pid of the gateway process that holds the device's connection */
+  holderOf(deviceId: string): number | undefined;
+  /** Calls `fn` with the ports of each gateway process that says hello (after its listeners are bound). */
+  onHello(fn: (ports: Record<string, number>, payload: ConnectPayload) => void): void;
+  /** how many gateway processes are connected now */
+  connections(): number;
+  close(): Promise<void>;
+}
+
+/** equal-length digests, compared in constant time */
+const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
+
+export async function startCoreLink(o: CoreLinkOptions): Promise<CoreLink> {
+  const server = new Server(
+    o.path
+      ? { path: o.path }
+      : { port: o.port, ...(o.host && { listenOptions: { host: o.host } }), ...(o.tls && { tls: true, options: { cert: o.tls.cert, key: o.tls.key } }) },
+  );
+  const secret = digest(o.secret);
+  const authenticated = new Map<Connection, ConnectPayload>();
+  /** device -> the gateway process that holds its live TCP connection */
+  const holders = new Map<string, Connection>();
+  /** UDP device -> the gateway process that last heard it, and when */
+  const heard = new Map<string, { c: Connection; at: number }>();
+  const hellos: ((ports: Record<string, number>, payload: ConnectPayload) => void)[] = [];
+  const send = (c: Connection, note: CoreNote) => void c.send(note).catch(() => undefined);
+  let interest = o.frames.interest();
+  let interestKey = JSON.stringify(interest);
+
+  server.on('error', (e) => o.logger.debug({ err: (e as unknown as Error).message }, 'gateway link error'));
+  server.on('connect', (c, payload?: ConnectPayload) => {
+    if (typeof payload?.secret !== 'string' || !timingSafeEqual(digest(payload.secret), secret)) {
+      o.logger.warn({ remote: c.connection?.remoteAddress ?? 'local' }, 'gateway process refused: wrong secret');
+      void c.close('unauthorized');
+      return;
+    }
+    authenticated.set(c, { pid: payload.pid, worker: payload.worker, secret: '' });
+    o.logger.info({ pid: payload.pid, worker: payload.worker }, 'gateway process connected');
+    send(c, { t: 'interest', ...interest });
+  });
+  server.on('disconnect', (c) => {
+    const who = authenticated.get(c);
+    authenticated.delete(c);
+    let dropped = 0;
+    for (const [deviceId, holder] of holders) {
+      if (holder === c) {
+        holders.delete(deviceId);
+        dropped++;
+      }
+    }
+    for (const [deviceId, h] of heard) if (h.c === c) heard.delete(deviceId);
+    if (who) o.logger.info({ pid: who.pid, worker: who.worker, devices: dropped }, 'gateway process disconnected');
+  });
+
+  server.on('message', (m: GatewayNote, c) => {
+    if (!authenticated.has(c)) return;
+    switch (m.t) {
+      case 'touch':
+        o.directory.find(m.deviceId).then((d) => d && o.directory.touch(d, m.protocol)).catch(() => undefined);
+        return;
+      case 'frame':
+        o.frames.offer(m.accountId, m.deviceId, m.frame);
+        return;
+      case 'online':
+        online(m.deviceId, c);
+        return;
+      case 'offline':
+        if (holders.get(m.deviceId) === c) holders.delete(m.deviceId);
+        return;
+      case 'heard':
+        if (heard.size > 100_000) heard.clear();
+        heard.set(m.deviceId, { c, at: Date.now() });
+        return;
+    }
+  });
+
+  function online(deviceId: string, c: Connection): void {
+    const before = holders.get(deviceId);
+    // the tracker reconnected to another gateway process: its old connection there is stale
+    if (before && before !== c) send(before, { t: 'drop', deviceId });
+    holders.set(deviceId, c);
+  }
+
+  server.on('request', (m: GatewayRequest, respond, c) => {
+    if (!authenticated.has(c)) {
+      void respond({ ok: false, error: { message: 'not authenticated' } } satisfies Answer).catch(() => undefined);
+      return;
+    }
+    answer(m, c).then(
+      (value) => respond({ ok: true, value } satisfies Answer),
+      (e: unknown) => respond({ ok: false, error: toWire(e) } satisfies Answer),
+    ).catch(() => undefined); // the gateway process is gone: it acknowledged nothing
+  });
+
+  async function answer(m: GatewayRequest, c: Connection): Promise<unknown> {
+    switch (m.t) {
+      case 'submit': {
+        const device = await o.directory.find(m.deviceId);
+        // deleted since the gateway resolved it: nothing acknowledged; the resend finds it unknown
+        if (!device) throw new Error(`device ${m.deviceId} no longer exists`);
+        await o.ingest.submit(device, m.protocol, m.reports);
+        return undefined;
+      }
+      case 'resolve': {
+        const r = await o.directory.resolve(m.identifier, m.protocol, m.remote);
+        // a gateway (an edge one in a DMZ, too) has no use for a device's MQTT password hash
+        return r.status === 'ok' ? { status: 'ok', device: { ...r.device, mqttPasswordHash: null } } : r;
+      }
+      case 'command': {
+        if (!COMMAND_CALLS.includes(m.call)) throw new Error(`unknown command call ${String(m.call)}`);
+        const fn = o.commands[m.call] as (...args: unknown[]) => Promise<unknown>;
+        return fn.apply(o.commands, m.args);
+      }
+      case 'hello': {
+        const who = authenticated.get(c)!;
+        for (const deviceId of m.online) online(deviceId, c);
+        if (m.ports) for (const fn of hellos) fn(m.ports, who);
+        return undefined;
+      }
+    }
+  }
+
+  const offChanged = o.events.onDeviceChanged((deviceId) => {
+    for (const c of authenticated.keys()) send(c, { t: 'deviceChanged', deviceId });
+  });
+  const interestTimer = setInterval(() => {
+    const now = o.frames.interest();
+    const key = JSON.stringify(now);
+    if (key === interestKey) return;
+    interest = now;
+    interestKey = key;
+    for (const c of authenticated.keys()) send(c, { t: 'interest', ...interest });
+  }, INTEREST_EVERY_MS);
+  interestTimer.unref();
+
+  // net-ipc reports a port that cannot be bound only as an error event
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject as never);
+    server.start().then(() => {
+      server.off('error', reject as never);
+      resolve();
+    }, reject);
+  }).catch((e: unknown) => {
+    offChanged();
+    clearInterval(interestTimer);
+    throw e;
+  });
+  return {
+    deliverCommands(deviceId) {
+      let holder = holders.get(deviceId);
+      if (!holder) {
+        // a UDP device listens a moment after its datagram; the gateway process that heard it checks exactly
+        const h = heard.get(deviceId);
+        if (h && Date.now() - h.at < UDP_LISTEN_MS - HEARD_EVERY_MS) holder = h.c;
+      }
+      if (!holder) return false;
+      send(holder, { t: 'deliver', deviceId });
+      return true;
+    },
+    connectedDevices: () => [...holders.keys()],
+    holderOf(deviceId) {
+      const c = holders.get(deviceId);
+      return c && authenticated.get(c)?.pid;
+    },
+    onHello(fn) {
+      hellos.push(fn);
+    },
+    connections: () => authenticated.size,
+    async close() {
+      offChanged();
+      clearInterval(interestTimer);
+      await server.close();
+    },
+  };
+}

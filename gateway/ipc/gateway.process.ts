@@ -1,0 +1,94 @@
+/**
+ * One gateway process (README "Scaling"): the tracker listeners of every protocol (TCP, UDP,
+ * OsmAnd HTTP) and their decoders, with the core at the other end of the link: the core resolves
+ * devices, stores, and keeps the command queue; this process writes acknowledgements once the core
+ * answers that what they acknowledge is committed, and writes the commands of the devices
+ * connected here.
+ *
+ * Several gateway processes share each port: they are cluster workers of the core (gateway-pool.ts)
+ * and listen through the handle the core binds, so the kernel hands each new connection to one of
+ * them. The listeners are bound only once the link is up the first time.
+ */
+import type { ProtocolModule } from '../../protocols/types.js';
+import type { Clock } from '../../core/clock.js';
+import type { Logger } from '../../core/logger.js';
+import { startTrackerGateway, type TrackerGateway } from '../tracker-gateway.js';
+import { connectCoreLink, type CoreLinkClient } from './core-link.client.js';
+
+/** What the core hands a gateway process when it starts it (gateway-pool.ts), and what an edge gateway is configured with. */
+export interface GatewayProcessSettings {
+  /** the core's link: a Unix socket path, or host and port (and TLS, trusting `ca` when given) */
+  link: { path?: string; host?: string; port?: number; tls?: { ca?: string } };
+  secret: string;
+  host: string;
+  ports: Readonly<Record<string, number | 'off'>>;
+  checksum: 'accept' | 'strict';
+  idleTimeoutSeconds: number;
+  commandWaitMs: number;
+  logLevel: string;
+  /** false: this process takes no datagrams (another gateway process does); default true */
+  udp?: boolean;
+}
+
+export interface GatewayProcessOptions extends GatewayProcessSettings {
+  protocols: Record<string, ProtocolModule>;
+  clock: Clock;
+  logger: Logger;
+  worker?: number;
+}
+
+export interface GatewayProcess {
+  ports: Record<string, number>;
+  link: CoreLinkClient;
+  gateway: TrackerGateway;
+  stop(): Promise<void>;
+}
+
+export async function startGatewayProcess(o: GatewayProcessOptions): Promise<GatewayProcess> {
+  let gateway: TrackerGateway | undefined;
+  const link = connectCoreLink({
+    ...o.link,
+    secret: o.secret,
+    worker: o.worker,
+    clock: o.clock,
+    logger: o.logger,
+    hello: () => ({ ports: gateway?.ports ?? null, online: gateway?.connectedDevices() ?? [] }),
+    onDeliver: (deviceId) => gateway?.deliverCommands(deviceId),
+    onDrop: (deviceId) => gateway?.registry.get(deviceId)?.close('replaced by a newer connection of the same device on another gateway process'),
+  });
+  await link.ready();
+  try {
+    gateway = await startTrackerGateway({
+      host: o.host,
+      protocols: o.protocols,
+      ports: o.ports,
+      clock: o.clock,
+      checksum: o.checksum,
+      idleTimeoutSeconds: o.idleTimeoutSeconds,
+      commandWaitMs: o.commandWaitMs,
+      directory: link.directory,
+      ingest: link.ingest,
+      commands: link.commands,
+      frames: link.frames,
+      logger: o.logger,
+      onConnectionChange: (deviceId, connected) => link.connectionChanged(deviceId, connected),
+      onUdpHeard: (deviceId) => link.heard(deviceId),
+      admit: () => link.isUp(),
+      udp: o.udp,
+    });
+    await link.announce();
+  } catch (e) {
+    await gateway?.stop();
+    await link.close();
+    throw e;
+  }
+  return {
+    ports: gateway.ports,
+    link,
+    gateway,
+    async stop() {
+      await gateway!.stop();
+      await link.close();
+    },
+  };
+}

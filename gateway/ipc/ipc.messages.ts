@@ -1,0 +1,82 @@
+/**
+ * Every message between the core and its gateway processes (README "Scaling"), over net-ipc with
+ * MessagePack (Dates and Buffers cross as they are). A gateway process decodes; the core resolves
+ * devices, stores, queues commands and shows frames. Requests are answered; notes are one-way.
+ *
+ * gateway -> core, requests (answered):
+ *   hello    after each (re)connection: the gateway's ports and the devices connected to it
+ *   resolve  DeviceDirectory.resolve (the core records unknown and expired sightings)
+ *   submit   IngestService.submit: answered only once committed; the tracker's acknowledgement waits for it
+ *   command  one call of the command queue (ConnectionCommands: recover, next, markSent, ...)
+ * gateway -> core, notes: touch (last connection), frame (raw-frame feed), online/offline (a device's TCP
+ *   connection), heard (a device's datagram)
+ * core -> gateway, notes: deliver (a command is queued for a device connected there), drop (the device
+ *   connected to another gateway process), deviceChanged (forget its cached record), interest (whose frames to send)
+ */
+import type { Report } from '../../core/model/report.js';
+import type { Resolution } from '../../core/devices/device-directory.js';
+import type { LiveFrame } from '../shared/frame-tap.js';
+import type { CommandQueue } from '../shared/connection-commands.js';
+
+/** at most this often per device, a gateway process tells the core it heard a UDP device */
+export const HEARD_EVERY_MS = 1000;
+
+/** What a gateway process sends in net-ipc's connect payload: the core refuses a connection without its secret. */
+export interface ConnectPayload {
+  secret: string;
+  /** for the log: the process's pid and, for a local gateway process, its cluster worker id */
+  pid: number;
+  worker?: number;
+}
+
+export type CommandCall = keyof CommandQueue;
+export const COMMAND_CALLS: readonly CommandCall[] = ['recover', 'next', 'markSent', 'markFailed', 'answered', 'unsolicited'];
+
+export type GatewayRequest =
+  /** ports: null until the listeners are bound (the first hello comes before) */
+  | { t: 'hello'; ports: Record<string, number> | null; online: string[] }
+  | { t: 'resolve'; identifier: string; protocol: string; remote: string | null }
+  /** the device by id: the core stores under its own record of it (cached), never one a gateway sends */
+  | { t: 'submit'; deviceId: string; protocol: string; reports: readonly Report[] }
+  | { t: 'command'; call: CommandCall; args: unknown[] };
+
+export type GatewayNote =
+  | { t: 'touch'; deviceId: string; protocol: string }
+  | { t: 'frame'; accountId: string | null; deviceId: string | null; frame: LiveFrame }
+  | { t: 'online'; deviceId: string }
+  | { t: 'offline'; deviceId: string }
+  /** a datagram of the device was handled (at most once a second per device): it listens for commands a moment */
+  | { t: 'heard'; deviceId: string };
+
+export type CoreNote =
+  | { t: 'deliver'; deviceId: string }
+  | { t: 'drop'; deviceId: string }
+  | { t: 'deviceChanged'; deviceId: string }
+  | { t: 'interest'; accounts: string[]; unknown: boolean };
+
+/** An error as it crosses: `code` kept, so a storage outage is still told from a fault (core/db/storage-errors.ts). */
+export interface WireError {
+  message: string;
+  code?: string;
+  name?: string;
+}
+
+export type Answer<T = unknown> = { ok: true; value?: T } | { ok: false; error: WireError };
+
+export type ResolveAnswer = Answer<Resolution>;
+
+export function toWire(e: unknown): WireError {
+  const err = e as { message?: unknown; code?: unknown; name?: unknown };
+  return {
+    message: typeof err?.message === 'string' ? err.message : String(e),
+    ...(typeof err?.code === 'string' && { code: err.code }),
+    ...(typeof err?.name === 'string' && { name: err.name }),
+  };
+}
+
+export function fromWire(w: WireError): Error {
+  const e = new Error(w.message) as Error & { code?: string };
+  if (w.code) e.code = w.code;
+  if (w.name) e.name = w.name;
+  return e;
+}

@@ -1,0 +1,183 @@
+import test from 'ava';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import os from 'node:os';
+import path from 'node:path';
+import { generate } from 'selfsigned';
+import { ADMIN_KEY, startServer, testEnv, type TestServer } from '../../helpers/server.js';
+import { createStorage } from '../../helpers/backends.js';
+import { TrackerClient, readTeltonikaCommand, teltonikaSession } from '../../helpers/tracker-client.js';
+import { capturingLogger } from '../../helpers/capture-logger.js';
+import { until } from '../../helpers/wait.js';
+import * as F from '../../helpers/frames.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const IMEI = '356307042441013';
+const SECRET = 'edge-gateway-secret-0123456789abcdef';
+const T0 = Date.UTC(2026, 2, 1, 9);
+const avl = (i: number) => F.teltonikaAvl([{ time: new Date(T0 + i * 1000), lat: 40 + i / 100, lon: -3 }]);
+type T = { teardown(fn: () => unknown): void };
+
+async function certificate(t: T): Promise<{ cert: string; key: string; pem: string }> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'trackgate-edge-tls-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const pems = await generate([{ name: 'commonName', value: 'localhost' }], {
+    keySize: 2048,
+    algorithm: 'sha256',
+    extensions: [{ name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }, { type: 7, ip: '127.0.0.1' }] }],
+  });
+  writeFileSync(path.join(dir, 'cert.pem'), pems.cert);
+  writeFileSync(path.join(dir, 'key.pem'), pems.private);
+  return { cert: path.join(dir, 'cert.pem'), key: path.join(dir, 'key.pem'), pem: pems.cert };
+}
+
+/** `trackgate gateway --core …` as a real process; resolves with its tracker ports once it logs "listening", or undefined after `ms`. */
+function spawnEdge(t: T, core: string, env: Record<string, string>, ms = 30_000): Promise<{ child: ChildProcess; ports?: Record<string, number> }> {
+  const child = spawn(process.execPath, ['--import=tsx', 'cli.ts', 'gateway', '--core', core], {
+    cwd: root,
+    env: { ...process.env, ...testEnv({ TRACKGATE_LOG_LEVEL: 'info', TRACKGATE_TELTONIKA_PORT: '0', ...env }) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  t.teardown(() => child.kill('SIGKILL'));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => resolve({ child }), ms);
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      try {
+        const entry = JSON.parse(line) as { msg?: string; ports?: Record<string, number> };
+        if (entry.msg === 'listening' && entry.ports) {
+          clearTimeout(timer);
+          resolve({ child, ports: entry.ports });
+        }
+      } catch {
+        /* not a log line */
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the edge gateway exited with ${code}`));
+    });
+  });
+}
+
+async function device(s: TestServer): Promise<void> {
+  const r = await s.request('POST', '/api/devices', { token: s.adminToken, body: { id: IMEI, name: 'edge' } });
+  if (r.status !== 201) throw new Error(JSON.stringify(r.body));
+}
+
+const stored = async (s: TestServer): Promise<string[]> =>
+  (await s.request('POST', `/api/devices/${IMEI}/locations`, { token: s.adminToken, body: { from: '2026-01-01T00:00:00Z', to: '2027-01-01T00:00:00Z' } })).body.locations.map((l: { dateTime: string }) => l.dateTime);
+
+test('gateway.edge: an edge gateway over TLS with the shared secret stores through the core, delivers commands, acknowledges nothing while the core is down, refuses new trackers meanwhile, and resumes by itself', async (t) => {
+  const tls = await certificate(t);
+  const storage = await createStorage('sqlite');
+  t.teardown(() => storage.cleanup());
+  const coreEnv = { TRACKGATE_GATEWAY_LINK_PORT: '0', TRACKGATE_GATEWAY_SECRET: SECRET, TRACKGATE_GATEWAY_TLS_CERT: tls.cert, TRACKGATE_GATEWAY_TLS_KEY: tls.key, TRACKGATE_COMMAND_WAIT: '5' };
+  const s = await startServer('sqlite', { storageEnv: storage.env, env: coreEnv });
+  let stopped = false;
+  t.teardown(() => (stopped ? undefined : s.running.stop()));
+  await device(s);
+  const linkPort = s.running.ports.gatewayLink;
+  t.true(linkPort > 0);
+
+  const edge = await spawnEdge(t, `localhost:${linkPort}`, { TRACKGATE_GATEWAY_SECRET: SECRET, TRACKGATE_GATEWAY_TLS_CA: tls.cert });
+  t.truthy(edge.ports, 'the edge listens once the core answered');
+  const port = edge.ports!.teltonika;
+  const c = await teltonikaSession(t, port, IMEI);
+  c.write(avl(0));
+  t.deepEqual(await c.read(4), Buffer.from([0, 0, 0, 1]));
+  t.deepEqual(await stored(s), [new Date(T0).toISOString()]);
+
+  await until('the core knows the edge holds the device', () => s.running.edgeLink!.connectedDevices().includes(IMEI));
+  const pending = s.request('POST', `/api/devices/${IMEI}/sendCommand`, { token: s.adminToken, body: { command: 'getver' } });
+  t.is(await readTeltonikaCommand(c), 'getver');
+  c.write(F.teltonikaAnswer('Ver:03.27.07'));
+  t.is((await pending).body.result, 'Ver:03.27.07');
+
+  // the core goes away
+  await s.running.stop();
+  stopped = true;
+  c.write(avl(1));
+  t.true(await c.nothingFor(1500), 'nothing acknowledged while the core is down');
+  t.false(c.closed, 'the tracker keeps its connection');
+  const newcomer = await TrackerClient.connect(port);
+  t.teardown(() => newcomer.end());
+  t.true(await newcomer.waitClosed(3000), 'a new tracker connection is closed at once while the core is down');
+
+  // the core comes back on the same link port: the edge connects again by itself
+  const back = await startServer('sqlite', { storageEnv: storage.env, env: { ...coreEnv, TRACKGATE_GATEWAY_LINK_PORT: String(linkPort) } });
+  t.teardown(() => back.running.stop());
+  await until('the edge is back', () => back.running.edgeLink!.connections() === 1, 15_000);
+  c.write(avl(1));
+  t.deepEqual(await c.read(4), Buffer.from([0, 0, 0, 1]), 'the resend is acknowledged');
+  t.deepEqual(await stored(back), [0, 1].map((i) => new Date(T0 + i * 1000).toISOString()));
+});
+
+test('gateway.edge: an edge gateway with the wrong secret is refused and opens no tracker port', async (t) => {
+  const logger = capturingLogger();
+  const s = await startServer('sqlite', { env: { TRACKGATE_GATEWAY_LINK_PORT: '0', TRACKGATE_GATEWAY_SECRET: SECRET }, logger });
+  t.teardown(() => s.stop());
+  const edge = spawnEdge(t, `localhost:${s.running.ports.gatewayLink}`, { TRACKGATE_GATEWAY_SECRET: 'not-the-secret-of-the-core-0123456789' }, 20_000);
+  await until('the core refused it', () => logger.at('warn', /gateway process refused: wrong secret/).length >= 2, 20_000);
+  const listening = await Promise.race([edge.then((e) => e.ports), new Promise((r) => setTimeout(() => r('not listening'), 1000))]);
+  t.is(listening, 'not listening', 'no tracker port while the core refuses it');
+  t.is(s.running.edgeLink!.connections(), 0);
+});
+
+test('gateway.edge: trackgate gateway without the secret, or with a --core that is not host:port, stops with one line saying why', (t) => {
+  const run = (args: string[], env: Record<string, string>) =>
+    spawnSync(process.execPath, ['--import=tsx', 'cli.ts', 'gateway', ...args], { cwd: root, env: { ...process.env, ...testEnv({ TRACKGATE_TELTONIKA_PORT: '0', ...env }) }, encoding: 'utf8', timeout: 30_000 });
+  const noSecret = run(['--core', '127.0.0.1:5100'], {});
+  t.is(noSecret.status, 1);
+  t.regex(noSecret.stderr, /configuration error: TRACKGATE_GATEWAY_SECRET: an edge gateway presents it to the core/);
+  const badCore = run(['--core', 'core.example.com'], { TRACKGATE_GATEWAY_SECRET: SECRET });
+  t.not(badCore.status, 0);
+  t.regex(badCore.stderr, /must be host:port/);
+});
+
+/** The core as a real process (main.ts); resolves once it logs "listening". */
+function spawnCore(t: T, env: Record<string, string>): Promise<{ child: ChildProcess; ports: Record<string, number> }> {
+  const child = spawn(process.execPath, ['--import=tsx', 'main.ts'], { cwd: root, env: { ...process.env, ...testEnv({ TRACKGATE_LOG_LEVEL: 'info', ...env }) }, stdio: ['ignore', 'pipe', 'inherit'] });
+  t.teardown(() => child.kill('SIGKILL'));
+  return new Promise((resolve, reject) => {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      try {
+        const entry = JSON.parse(line) as { msg?: string; ports?: Record<string, number> };
+        if (entry.msg === 'listening' && entry.ports) resolve({ child, ports: entry.ports });
+      } catch {
+        /* not a log line */
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`the core exited with ${code} before listening`)));
+  });
+}
+
+test('gateway.edge: the core killed (SIGKILL), an edge gateway acknowledges nothing until a new core is up, then the tracker resends and all is stored', async (t) => {
+  const storage = await createStorage('sqlite');
+  t.teardown(() => storage.cleanup());
+  const coreEnv = { ...storage.env, TRACKGATE_GATEWAY_LINK_PORT: '0', TRACKGATE_GATEWAY_SECRET: SECRET };
+  const core = await spawnCore(t, coreEnv);
+  const base = `http://127.0.0.1:${core.ports.http}`;
+  const token = ((await (await fetch(`${base}/api/Auth/Token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ userName: 'admin', apiKey: ADMIN_KEY }) })).json()) as { token: string }).token;
+  t.is((await fetch(`${base}/api/devices`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ id: IMEI, name: 'edge' }) })).status, 201);
+
+  const linkPort = core.ports.gatewayLink;
+  const edge = await spawnEdge(t, `localhost:${linkPort}`, { TRACKGATE_GATEWAY_SECRET: SECRET });
+  const c = await teltonikaSession(t, edge.ports!.teltonika, IMEI);
+  c.write(avl(0));
+  t.deepEqual(await c.read(4), Buffer.from([0, 0, 0, 1]));
+
+  core.child.kill('SIGKILL');
+  await once(core.child, 'exit');
+  c.write(avl(1));
+  t.true(await c.nothingFor(2000), 'nothing acknowledged while there is no core');
+
+  const back = await startServer('sqlite', { storageEnv: storage.env, env: { TRACKGATE_GATEWAY_LINK_PORT: String(linkPort), TRACKGATE_GATEWAY_SECRET: SECRET } });
+  t.teardown(() => back.stop());
+  await until('the edge gateway connected again by itself', () => back.running.edgeLink!.connections() === 1, 15_000);
+  c.write(avl(1));
+  t.deepEqual(await c.read(4), Buffer.from([0, 0, 0, 1]));
+  t.deepEqual(await stored(back), [0, 1].map((i) => new Date(T0 + i * 1000).toISOString()));
+});
