@@ -375,6 +375,8 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
     const trackers = await startTrackers(config, services, clock, logger, metrics);
     closers.push(() => trackers.gateway.stop());
     const { pool: gatewayPool, link: gatewayLink } = trackers;
+    // the gateway processes' (and edge gateways') listener counts, summed into this GET /metrics
+    metrics?.readAtScrape({ remoteTrackers: () => [...(trackers.link?.trackerCounts() ?? []), ...(edge?.link.trackerCounts() ?? [])] });
     // edge gateways (`trackgate gateway --core`) on their own link: commands go through whichever side holds the device
     const edge = await startEdgeLink(config, services, logger);
     if (edge) closers.push(() => edge.link.close());

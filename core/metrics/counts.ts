@@ -53,6 +53,15 @@ export class CountsBy {
   }
 }
 
+/** What a gateway process reports of one protocol's listeners (its totals since it started), to the core that answers GET /metrics. */
+export interface TrackerSnapshot {
+  decoded: number;
+  malformed: number;
+  unknown: number;
+  connections: number;
+  ack: { counts: number[]; sum: number; count: number };
+}
+
 /** One tracker protocol's listeners (TCP, UDP and HTTP alike). */
 export class TrackerCounts {
   /** frames decoded: stored, with nothing to store, or not acknowledged because storage failed */
@@ -89,6 +98,23 @@ export class TrackerCounts {
   /** The acknowledgement of a frame that arrived at `arrivedAtMs` (monotonicMs) is written. */
   acknowledged(arrivedAtMs: number): void {
     this.ackSeconds.observeSince(arrivedAtMs);
+  }
+
+  snapshot(): TrackerSnapshot {
+    return { decoded: this.decoded, malformed: this.malformed, unknown: this.unknown, connections: this.connections, ack: { counts: [...this.ackSeconds.counts], sum: this.ackSeconds.sum, count: this.ackSeconds.count } };
+  }
+
+  /** Adds another process's counts (a sum for one scrape); `connections: false` for a process gone (its counts stay, its connections do not). */
+  add(s: TrackerSnapshot | TrackerCounts, connections = true): void {
+    const o = s instanceof TrackerCounts ? s.snapshot() : s;
+    this.decoded += o.decoded;
+    this.malformed += o.malformed;
+    this.unknown += o.unknown;
+    if (connections) this.connections += o.connections;
+    const n = Math.min(this.ackSeconds.counts.length, o.ack.counts.length);
+    for (let i = 0; i < n; i++) this.ackSeconds.counts[i] += o.ack.counts[i];
+    this.ackSeconds.sum += o.ack.sum;
+    this.ackSeconds.count += o.ack.count;
   }
 }
 

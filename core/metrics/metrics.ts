@@ -7,7 +7,7 @@
  * Every name starts with `trackgate_` (CONTRACT.md "Metrics"); README "Metrics" lists them.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client';
-import { Buckets, HttpCounts, IngestCounts, MqttCounts, TrackerCounts } from './counts.js';
+import { Buckets, HttpCounts, IngestCounts, MqttCounts, TrackerCounts, type TrackerSnapshot } from './counts.js';
 
 export const PREFIX = 'trackgate_';
 
@@ -19,6 +19,8 @@ export interface ScrapeSources {
   mqttOutcomes?: () => Readonly<Record<string, number>>;
   /** notifications waiting in the outbox (a cheap indexed count) */
   outboxPending?: () => Promise<number>;
+  /** what the gateway processes (and edge gateways) last reported of their listeners, by protocol; `live: false` once one is gone */
+  remoteTrackers?: () => Iterable<{ protocol: string; counts: TrackerSnapshot; live: boolean }>;
 }
 
 export interface Metrics {
@@ -97,11 +99,26 @@ export function createMetrics(registry: Registry): Metrics {
 
   for (const m of processMetricsOnce()) registry.registerMetric(m);
 
+  /** This process's listeners and what the gateway processes reported, summed by protocol (at a scrape). */
+  function allTrackers(): Map<string, TrackerCounts> {
+    const remote = sources.remoteTrackers?.();
+    if (!remote) return trackers;
+    const sum = new Map<string, TrackerCounts>();
+    const of = (protocol: string) => {
+      let c = sum.get(protocol);
+      if (!c) sum.set(protocol, (c = new TrackerCounts()));
+      return c;
+    };
+    for (const [protocol, c] of trackers) of(protocol).add(c);
+    for (const r of remote) of(r.protocol).add(r.counts, r.live);
+    return sum;
+  }
+
   new Gauge({
     name: `${PREFIX}tracker_connections`, help: 'Open tracker TCP connections, by protocol.', labelNames: ['protocol'], registers,
     collect() {
       this.reset();
-      for (const [protocol, c] of trackers) this.set({ protocol }, c.connections);
+      for (const [protocol, c] of allTrackers()) this.set({ protocol }, c.connections);
     },
   });
   new Counter({
@@ -110,7 +127,7 @@ export function createMetrics(registry: Registry): Metrics {
     labelNames: ['protocol', 'outcome'], registers,
     collect() {
       this.reset();
-      for (const [protocol, c] of trackers) {
+      for (const [protocol, c] of allTrackers()) {
         this.inc({ protocol, outcome: 'decoded' }, c.decoded);
         this.inc({ protocol, outcome: 'malformed' }, c.malformed);
         this.inc({ protocol, outcome: 'unknown' }, c.unknown);
@@ -119,7 +136,7 @@ export function createMetrics(registry: Registry): Metrics {
   });
   registry.registerMetric(new BucketsHistogram(
     `${PREFIX}tracker_ack_seconds`, 'Seconds from a tracker frame\'s arrival to its acknowledgement written (after the write is durable), by protocol.', ['protocol'],
-    () => [...trackers].map(([protocol, c]) => [{ protocol }, c.ackSeconds]),
+    () => [...allTrackers()].map(([protocol, c]) => [{ protocol }, c.ackSeconds]),
   ));
   new Counter({
     name: `${PREFIX}positions_stored_total`, help: 'Positions written to storage, by protocol (a tracker protocol, mqtt, owntracks, rest); an identical resend is not written again.',

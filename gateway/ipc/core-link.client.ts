@@ -18,6 +18,7 @@ import type { GatewayDeps } from '../shared/frame-handler.js';
 import type { CommandQueue } from '../shared/connection-commands.js';
 import { FrameTap } from '../shared/frame-tap.js';
 import { fromWire, HEARD_EVERY_MS, type Answer, type CommandCall, type ConnectPayload, type CoreNote, type GatewayNote, type GatewayRequest } from './ipc.messages.js';
+import type { TrackerSnapshot } from '../../core/metrics/counts.js';
 
 export const RECONNECT_MS = 500;
 export const CACHE_MS = 5000;
@@ -62,6 +63,8 @@ export interface CoreLinkClient extends Pick<GatewayDeps, 'directory' | 'ingest'
   connectionChanged(deviceId: string, connected: boolean): void;
   /** Tells the core a device's datagram was handled here (at most once a second per device). */
   heard(deviceId: string): void;
+  /** Reports the listeners' counts (totals since this process started) to the core, when connected. */
+  reportCounts(source: string, trackers: Record<string, TrackerSnapshot>): void;
   /** Says hello again (the listeners are bound now: their ports). */
   announce(): Promise<void>;
   /** Resolves once the link is up (the first time). */
@@ -233,6 +236,9 @@ export function connectCoreLink(o: CoreLinkClientOptions): CoreLinkClient {
       if (heardAt.size > 100_000) heardAt.clear();
       heardAt.set(deviceId, now);
       note({ t: 'heard', deviceId });
+    },
+    reportCounts(source, trackers) {
+      note({ t: 'counts', source, trackers });
     },
     ready: () => first,
     isUp: () => up,

@@ -12,6 +12,7 @@ import type { IngestService } from '../../core/ingest/ingest.service.js';
 import type { CommandsService } from '../../core/commands/commands.service.js';
 import type { EventBus } from '../../core/events/event-bus.js';
 import type { Logger } from '../../core/logger.js';
+import type { TrackerSnapshot } from '../../core/metrics/counts.js';
 import type { FrameTap } from '../shared/frame-tap.js';
 import { UDP_LISTEN_MS } from '../udp/udp-listener.js';
 import { COMMAND_CALLS, HEARD_EVERY_MS, toWire, type Answer, type ConnectPayload, type CoreNote, type GatewayNote, type GatewayRequest } from './ipc.messages.js';
@@ -47,6 +48,8 @@ export interface CoreLink {
   onHello(fn: (ports: Record<string, number>, payload: ConnectPayload) => void): void;
   /** how many gateway processes are connected now */
   connections(): number;
+  /** what each gateway process last reported of its listeners (one that is gone: live false, its counts kept) */
+  trackerCounts(): { protocol: string; counts: TrackerSnapshot; live: boolean }[];
   close(): Promise<void>;
 }
 
@@ -66,6 +69,8 @@ export async function startCoreLink(o: CoreLinkOptions): Promise<CoreLink> {
   /** UDP device -> the gateway process that last heard it, and when */
   const heard = new Map<string, { c: Connection; at: number }>();
   const hellos: ((ports: Record<string, number>, payload: ConnectPayload) => void)[] = [];
+  /** each gateway process's last counts, by the source id it reports under (a process that reconnects replaces its own) */
+  const reported = new Map<string, { c: Connection | undefined; trackers: Record<string, TrackerSnapshot> }>();
   const send = (c: Connection, note: CoreNote) => void c.send(note).catch(() => undefined);
   let interest = o.frames.interest();
   let interestKey = JSON.stringify(interest);
@@ -92,6 +97,7 @@ export async function startCoreLink(o: CoreLinkOptions): Promise<CoreLink> {
       }
     }
     for (const [deviceId, h] of heard) if (h.c === c) heard.delete(deviceId);
+    for (const r of reported.values()) if (r.c === c) r.c = undefined;
     if (who) o.logger.info({ pid: who.pid, worker: who.worker, devices: dropped }, 'gateway process disconnected');
   });
 
@@ -113,6 +119,9 @@ export async function startCoreLink(o: CoreLinkOptions): Promise<CoreLink> {
       case 'heard':
         if (heard.size > 100_000) heard.clear();
         heard.set(m.deviceId, { c, at: Date.now() });
+        return;
+      case 'counts':
+        if (typeof m.source === 'string' && m.trackers && typeof m.trackers === 'object' && (reported.has(m.source) || reported.size < 10_000)) reported.set(m.source, { c, trackers: m.trackers });
         return;
     }
   });
@@ -209,6 +218,7 @@ export async function startCoreLink(o: CoreLinkOptions): Promise<CoreLink> {
       hellos.push(fn);
     },
     connections: () => authenticated.size,
+    trackerCounts: () => [...reported.values()].flatMap((r) => Object.entries(r.trackers).map(([protocol, counts]) => ({ protocol, counts, live: r.c !== undefined }))),
     async close() {
       offChanged();
       clearInterval(interestTimer);

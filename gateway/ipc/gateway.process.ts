@@ -14,6 +14,9 @@ import type { Clock } from '../../core/clock.js';
 import type { Logger } from '../../core/logger.js';
 import { startTrackerGateway, type TrackerGateway } from '../tracker-gateway.js';
 import { connectCoreLink, type CoreLinkClient } from './core-link.client.js';
+import { randomUUID } from 'node:crypto';
+import { TrackerCounts } from '../../core/metrics/counts.js';
+import { COUNTS_EVERY_MS } from './ipc.messages.js';
 
 /** What the core hands a gateway process when it starts it (gateway-pool.ts), and what an edge gateway is configured with. */
 export interface GatewayProcessSettings {
@@ -46,6 +49,16 @@ export interface GatewayProcess {
 
 export async function startGatewayProcess(o: GatewayProcessOptions): Promise<GatewayProcess> {
   let gateway: TrackerGateway | undefined;
+  // the listeners count here; the core sums every process's counts in its GET /metrics
+  const counts = new Map<string, TrackerCounts>();
+  const metrics = {
+    tracker(protocol: string): TrackerCounts {
+      let c = counts.get(protocol);
+      if (!c) counts.set(protocol, (c = new TrackerCounts()));
+      return c;
+    },
+  };
+  const source = randomUUID();
   const link = connectCoreLink({
     ...o.link,
     secret: o.secret,
@@ -75,6 +88,7 @@ export async function startGatewayProcess(o: GatewayProcessOptions): Promise<Gat
       onUdpHeard: (deviceId) => link.heard(deviceId),
       admit: () => link.isUp(),
       udp: o.udp,
+      metrics,
     });
     await link.announce();
   } catch (e) {
@@ -82,11 +96,16 @@ export async function startGatewayProcess(o: GatewayProcessOptions): Promise<Gat
     await link.close();
     throw e;
   }
+  const report = () => link.reportCounts(source, Object.fromEntries([...counts].map(([protocol, c]) => [protocol, c.snapshot()])));
+  const reporting = setInterval(report, COUNTS_EVERY_MS);
+  reporting.unref();
+  report();
   return {
     ports: gateway.ports,
     link,
     gateway,
     async stop() {
+      clearInterval(reporting);
       await gateway!.stop();
       await link.close();
     },

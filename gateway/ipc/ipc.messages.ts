@@ -9,7 +9,7 @@
  *   submit   IngestService.submit: answered only once committed; the tracker's acknowledgement waits for it
  *   command  one call of the command queue (ConnectionCommands: recover, next, markSent, ...)
  * gateway -> core, notes: touch (last connection), frame (raw-frame feed), online/offline (a device's TCP
- *   connection), heard (a device's datagram)
+ *   connection), heard (a device's datagram), counts (its listeners' counts, for GET /metrics)
  * core -> gateway, notes: deliver (a command is queued for a device connected there), drop (the device
  *   connected to another gateway process), deviceChanged (forget its cached record), interest (whose frames to send)
  */
@@ -17,6 +17,10 @@ import type { Report } from '../../core/model/report.js';
 import type { Resolution } from '../../core/devices/device-directory.js';
 import type { LiveFrame } from '../shared/frame-tap.js';
 import type { CommandQueue } from '../shared/connection-commands.js';
+import type { TrackerSnapshot } from '../../core/metrics/counts.js';
+
+/** how often a gateway process reports its listener counts to the core */
+export const COUNTS_EVERY_MS = 1000;
 
 /** at most this often per device, a gateway process tells the core it heard a UDP device */
 export const HEARD_EVERY_MS = 1000;
@@ -46,7 +50,9 @@ export type GatewayNote =
   | { t: 'online'; deviceId: string }
   | { t: 'offline'; deviceId: string }
   /** a datagram of the device was handled (at most once a second per device): it listens for commands a moment */
-  | { t: 'heard'; deviceId: string };
+  | { t: 'heard'; deviceId: string }
+  /** the process's listener counts since it started, by protocol (every COUNTS_EVERY_MS), for the core's GET /metrics */
+  | { t: 'counts'; source: string; trackers: Record<string, TrackerSnapshot> };
 
 export type CoreNote =
   | { t: 'deliver'; deviceId: string }

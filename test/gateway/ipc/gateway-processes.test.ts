@@ -206,3 +206,33 @@ test('gateway.ipc: a tracker that reconnects to another gateway process has its 
   if (!landed) return t.pass('every connection landed on the same gateway process; nothing to check');
   t.true(await first.waitClosed(5000), 'the older connection on the other gateway process is closed');
 });
+
+test('gateway.ipc: the core\'s GET /metrics counts what the gateway processes\' listeners saw', async (t) => {
+  const s = await start(t);
+  const metric = async (line: RegExp): Promise<number> => {
+    const res = await fetch(`${s.base}/metrics`);
+    const m = line.exec(await res.text());
+    return m ? Number(m[1]) : 0;
+  };
+  const decoded = /^trackgate_tracker_frames_total\{protocol="teltonika",outcome="decoded"\} (\S+)$/m;
+  const malformed = /^trackgate_tracker_frames_total\{protocol="gt06",outcome="malformed"\} (\S+)$/m;
+  const connections = /^trackgate_tracker_connections\{protocol="teltonika"\} (\S+)$/m;
+  const acks = /^trackgate_tracker_ack_seconds_count\{protocol="teltonika"\} (\S+)$/m;
+
+  const tel = await teltonikaSession(t, s.running.ports.teltonika, TELTONIKA);
+  const T0 = Date.UTC(2026, 2, 2, 10);
+  tel.write(F.teltonikaAvl([0, 1].map((i) => ({ time: new Date(T0 + i * 1000), lat: 40, lon: -3 }))));
+  t.deepEqual(await tel.read(4), Buffer.from([0, 0, 0, 2]));
+  const gt = await TrackerClient.connect(s.running.ports.gt06);
+  t.teardown(() => gt.end());
+  gt.write(F.gt06Login(GT06, 1));
+  t.deepEqual(await gt.read(10), F.gt06Ack(0x01, 1));
+  gt.write(Buffer.from('7878082201020300049999' + '0d0a', 'hex'));
+
+  // the login and the AVL frame, the open connection, and both acknowledgements, reported within a second or so
+  await until('the gateway processes reported', async () => (await metric(decoded)) >= 2 && (await metric(connections)) === 1 && (await metric(acks)) >= 2, 5000);
+  await until('the malformed GT06 frame is counted', async () => (await metric(malformed)) >= 1, 5000);
+  tel.end();
+  await until('the connection is gone from the gauge', async () => (await metric(connections)) === 0, 5000);
+  t.is(await metric(decoded), 2, 'the counts of a closed connection stay');
+});
