@@ -2,14 +2,17 @@
  * The core starts its gateway processes (TRACKGATE_GATEWAY_PROCESSES) as cluster workers of its
  * own entry, and starts a dead one again.
  *
- * How several processes share one port: Node's cluster module with SCHED_NONE. The core (the
- * cluster primary) binds each tracker port once and passes the bound handle to every worker; each
- * worker listens on it, so the kernel hands every new connection (and every datagram) to one of the
- * processes accepting on it, and the core itself never accepts a tracker. A worker that dies takes
- * nothing with it but its own connections: the others keep the port, and its trackers reconnect to
- * them. (Round-robin scheduling would have the core accept every connection and pass it on, a cost
- * on the core's one core; SO_REUSEPORT needs Node 22.12.) A worker exits when the core's process
- * does (its channel to the primary closes), so no orphan ever holds a port.
+ * How several processes share one port: Node's cluster module with round-robin scheduling
+ * (SCHED_RR). The core (the cluster primary) listens on each tracker port, accepts each new
+ * connection and hands it to the next gateway process in turn, so every process holds its share.
+ * With SCHED_NONE (every process accepting on the shared socket, the kernel picking one) the spread
+ * was very uneven on Linux: in the 100,000-tracker benchmark one process of six reached its 20,000
+ * open files while another held 5,000, and a process out of files drops every connection handed
+ * to it. SO_REUSEPORT would spread them evenly without the core but needs Node 22.12. Handing a
+ * connection over costs the core once per connection, never per frame. A worker that dies takes
+ * nothing with it but its own connections: its trackers reconnect and are handed to the others. A
+ * worker exits when the core's process does (its channel to the primary closes), so no orphan ever
+ * holds a port.
  *
  * Datagrams go to one gateway process only (the first; the one started in its place when it
  * dies): a UDP tracker's datagrams must meet the same state (the command it was sent and waits to
@@ -59,8 +62,8 @@ const RESTART_MAX_MS = 10_000;
 const HEALTHY_MS = 10_000;
 
 export async function startGatewayPool(o: GatewayPoolOptions): Promise<GatewayPool> {
-  // read by cluster at its first setupPrimary: the kernel distributes connections (see above)
-  cluster.schedulingPolicy = cluster.SCHED_NONE;
+  // read by cluster at its first setupPrimary: the core hands out connections in turn (see above)
+  cluster.schedulingPolicy = cluster.SCHED_RR;
   cluster.setupPrimary({ exec: o.exec, args: o.args });
   const workers = new Map<Worker, { startedAt: number; udp: boolean }>();
   const listening = new Map<number, (ports: Record<string, number>) => void>();
