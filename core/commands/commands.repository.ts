@@ -2,6 +2,7 @@
 import type { Knex } from 'knex';
 import type { CommandFormat, CommandMatchData, CommandRecord, CommandStatus } from '../model/command.js';
 import { parseJson, toBool, toNum } from '../db/json.js';
+import type { Db } from '../db/db.js';
 
 type Q = Knex | Knex.Transaction;
 
@@ -44,6 +45,14 @@ export async function get(db: Q, id: number): Promise<CommandRecord | undefined>
 export async function listByDevice(db: Q, deviceId: string, limit: number): Promise<CommandRecord[]> {
   const rows = await db('commands').where({ device_id: deviceId }).orderBy('id', 'desc').limit(limit);
   return rows.map(toRecord);
+}
+
+/**
+ * Whether the device has a command queued or sent, on the hot-read connection (indexed by device
+ * and status): a tracker logging in without any costs no write.
+ */
+export async function hasOpen(db: Db, deviceId: string): Promise<boolean> {
+  return (await db.read.first("select 1 as x from commands where device_id = ? and status in ('queued', 'sent') limit 1", deviceId)) !== undefined;
 }
 
 /** A device's commands in `status`, oldest first. */

@@ -306,6 +306,7 @@ export function createCommandsService(deps: CommandsDeps): CommandsService {
     },
 
     async recover(deviceId) {
+      if (!(await repo.hasOpen(db, deviceId))) return;
       const nowMs = now();
       for (const c of await repo.inStatus(db, deviceId, 'sent')) {
         if (c.sms) continue;
@@ -320,6 +321,8 @@ export function createCommandsService(deps: CommandsDeps): CommandsService {
     },
 
     async next(deviceId) {
+      // most trackers have nothing waiting: one read, no write
+      if (!(await repo.hasOpen(db, deviceId))) return undefined;
       await expire(deviceId);
       // an SMS command is on its way through the SMS gateway, not the connection
       return (await repo.inStatus(db, deviceId, 'queued')).find((c) => !c.sms);

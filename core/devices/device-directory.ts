@@ -129,6 +129,7 @@ export function createDeviceDirectory(o: DirectoryOptions): DeviceDirectory {
     return record(device, protocol, now);
   }
 
+  const TOUCH_GATHER_MS = 50;
   // Last connections are written like a group commit: what arrives while a write runs goes in the
   // next one, in one transaction, so a login storm (thousands of trackers reconnecting after a
   // restart) costs a few commits, not one per tracker.
@@ -150,8 +151,9 @@ export function createDeviceDirectory(o: DirectoryOptions): DeviceDirectory {
 
   async function writeTouches(): Promise<void> {
     writing = true;
-    // what else arrives in this turn of the event loop joins the first write
-    await new Promise((r) => setImmediate(r));
+    // what else arrives within TOUCH_GATHER_MS joins the first write: a last connection is for
+    // people to read, and a login storm then costs a few commits a second, not one per event-loop turn
+    await new Promise((r) => setTimeout(r, TOUCH_GATHER_MS));
     while (touches.size > 0) {
       const batch = [...touches].map(([id, t]) => ({ id, ...t }));
       touches.clear();

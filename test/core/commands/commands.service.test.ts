@@ -31,3 +31,25 @@ for (const backend of await backends()) {
     t.truthy(sent.command.sent);
   });
 }
+
+for (const backend of await backends()) {
+  test(`commands.service (${backend}): a tracker logging in with no command waiting costs one indexed read and no write`, async (t) => {
+    const s = await startServer(backend);
+    t.teardown(() => s.stop());
+    t.is((await s.request('POST', '/api/devices', { token: s.adminToken, body: { id: 'd1', name: 'd1' } })).status, 201);
+    const commands = s.running.services.commands;
+    const statements: string[] = [];
+    const count = (q: { sql: string }) => statements.push(q.sql);
+    s.running.db.on('query', count);
+    await commands.recover('d1');
+    t.is(await commands.next('d1'), undefined);
+    s.running.db.off('query', count);
+    // on SQLite the read goes through the read-only connection (not seen here); on PostgreSQL through the pool
+    t.deepEqual(statements.filter((sql) => !/^select 1 as x from commands where device_id = /.test(sql)), []);
+
+    // with a command queued, the same calls find it
+    const id = (await s.request('POST', '/api/devices/d1/sendCommand', { token: s.adminToken, body: { command: 'getinfo' } })).body.command.id;
+    await commands.recover('d1');
+    t.is((await commands.next('d1'))?.id, id);
+  });
+}
