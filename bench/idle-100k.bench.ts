@@ -3,8 +3,12 @@
  * received) and 10,000 MQTT devices (CONNECT with their password, CONNACK 0) connect and stay
  * silent. trackgate runs its tracker listeners in TRACKGATE_GATEWAY_PROCESSES gateway processes
  * (each held, like every process here, to 20,000 open files); the MQTT broker stays in the core.
- * The load comes from several generator processes, each from its own loopback source address
- * (127.0.0.2, .3, …: one address has about 28,000 ephemeral ports). Reported: the time until every
+ * The load comes from several generator processes, each connecting to its own loopback address
+ * (127.0.0.2, .3, …; trackgate listens on 0.0.0.0 for the run): the kernel picks a source port
+ * per destination, and one destination takes about 28,000 (the ephemeral range). Binding each
+ * generator to its own source address instead (`localAddress`) cost the kernel about 2 ms per
+ * connect once thousands of ports were taken (the port search of bind()), which made the generator
+ * the bottleneck. Reported: the time until every
  * one is logged in, and the resident memory (VmRSS) summed over the core and its gateway processes.
  * Baseline: the same processes before any tracker connected.
  */
@@ -17,11 +21,12 @@ import { prepareDataDir, startServerProcess, tempDir } from './lib/trackgate.js'
 import { hashDevicePassword } from '../core/auth/secrets.js';
 import { QUICK, fmt, log, machine, printTable, type Machine } from './lib/report.js';
 
-const TCP = QUICK ? 4_500 : 90_000;
-const MQTT = QUICK ? 500 : 10_000;
-const GATEWAY_PROCESSES = QUICK ? 2 : 6;
+/** BENCH_IDLE_TCP, BENCH_IDLE_MQTT, BENCH_GATEWAY_PROCESSES: other sizes, for trying things out */
+const TCP = Number(process.env.BENCH_IDLE_TCP ?? (QUICK ? 4_500 : 90_000));
+const MQTT = Number(process.env.BENCH_IDLE_MQTT ?? (QUICK ? 500 : 10_000));
+const GATEWAY_PROCESSES = Number(process.env.BENCH_GATEWAY_PROCESSES ?? (QUICK ? 2 : 6));
 /** TCP generators: each under its process's 20,000 files and its source address's ports */
-const TCP_GENERATORS = QUICK ? 1 : 5;
+const TCP_GENERATORS = Math.max(1, Math.ceil(TCP / 18_000));
 const BATCH = 200;
 const SETTLE_MS = 5_000;
 const GOAL_BYTES = 1.5 * 2 ** 30;
@@ -85,7 +90,7 @@ export async function run(): Promise<Idle100kResult> {
     await prepareDataDir(data.dir, [...tcpIds, ...mqttIds], async (db) => {
       for (let i = 0; i < mqttIds.length; i += 500) await db('devices').whereIn('id', mqttIds.slice(i, i + 500)).update({ mqtt_password_hash: hash });
     });
-    const server = await startServerProcess(data.dir, { TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_MQTT_PORT: '0', TRACKGATE_GATEWAY_PROCESSES: String(GATEWAY_PROCESSES) });
+    const server = await startServerProcess(data.dir, { TRACKGATE_HOST: '0.0.0.0', TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_MQTT_PORT: '0', TRACKGATE_GATEWAY_PROCESSES: String(GATEWAY_PROCESSES) });
     const gens: Child[] = [];
     try {
       await sleep(SETTLE_MS);
@@ -99,18 +104,21 @@ export async function run(): Promise<Idle100kResult> {
       const [tcpResults, mqttResult] = await Promise.all([
         Promise.all(
           gens.slice(0, TCP_GENERATORS).map((gen, g) =>
-            gen.call<ConnectResult>('connect', { host: '127.0.0.1', localAddress: `127.0.0.${2 + g}`, ports: { teltonika: server.ports.teltonika }, teltonika: { first: g * per, count: Math.min(per, TCP - g * per) }, batch: BATCH }),
+            gen.call<ConnectResult>('connect', { host: `127.0.0.${2 + g}`, ports: { teltonika: server.ports.teltonika }, teltonika: { first: g * per, count: Math.min(per, TCP - g * per) }, batch: BATCH }),
           ),
         ),
         mqttGen.call<MqttConnectResult>('connect', {
-          host: '127.0.0.1', port: server.ports.mqtt, localAddress: `127.0.0.${2 + TCP_GENERATORS}`, batch: BATCH,
+          host: `127.0.0.${2 + TCP_GENERATORS}`, port: server.ports.mqtt, batch: BATCH,
           clients: mqttIds.map((id) => ({ deviceId: id, clientId: `${id}-idle`, username: id, password: MQTT_PASSWORD })),
         }),
       ]);
       const seconds = (performance.now() - t0) / 1000;
       const tcp = tcpResults.reduce((n, r) => n + r.loggedIn, 0);
       const failed = tcpResults.reduce((n, r) => n + r.failed, 0);
-      if (failed > 0) throw new Error(`${failed} trackers could not log in: ${tcpResults.find((r) => r.firstError)?.firstError}`);
+      if (failed > 0) {
+        for (const line of server.log().filter((l) => /"level":(40|50|60)/.test(l)).slice(-20)) console.error(`trackgate: ${line}`);
+        throw new Error(`${failed} trackers could not log in: ${tcpResults.find((r) => r.firstError)?.firstError}`);
+      }
       if (mqttResult.connected !== MQTT) throw new Error(`${MQTT - mqttResult.connected} MQTT devices not connected: ${JSON.stringify(mqttResult.returnCodes)} ${mqttResult.firstError ?? ''}`);
       log(`${fmt(tcp)} TCP trackers (generators done after ${tcpResults.map((r) => r.seconds.toFixed(1)).join(' / ')} s) and ${fmt(mqttResult.connected)} MQTT devices (${mqttResult.seconds.toFixed(1)} s) logged in (${seconds.toFixed(1)} s); idle for ${SETTLE_MS / 1000} s`);
       await sleep(SETTLE_MS);

@@ -147,6 +147,17 @@ function open(host: string, port: number, protocol: Protocol, index: number, loc
       }
     });
     socket.once('error', reject);
+    // a connection the server closes, or never answers, before the login's ack fails instead of hanging the run
+    socket.once('close', () => {
+      if (!loggedIn) reject(new Error(`${protocol} device ${index}: connection closed before the login was acknowledged`));
+    });
+    const timer = setTimeout(() => {
+      if (!loggedIn) {
+        socket.destroy();
+        reject(new Error(`${protocol} device ${index}: no login acknowledgement within 60 s`));
+      }
+    }, 60_000);
+    timer.unref();
     socket.once('connect', () => socket.write(loginFrame(protocol, index)));
   });
 }

@@ -3,7 +3,7 @@
  * temporary SQLite data dir prepared beforehand (account, admin, devices, optional history) by
  * this process through the project's own repositories.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -95,7 +95,10 @@ export async function startServerProcess(dataDir: string, extra: Record<string, 
       clearTimeout(timer);
       reject(new Error(`trackgate exited (${code}) before listening:\n${lines.join('\n')}`));
     });
+    // BENCH_SERVER_LOG=<file>: every line the server logs is also written there (for diagnosis)
+    const logFile = process.env.BENCH_SERVER_LOG ? createWriteStream(process.env.BENCH_SERVER_LOG, { flags: 'a' }) : undefined;
     createInterface({ input: proc.stdout! }).on('line', (line) => {
+      logFile?.write(`${line}\n`);
       lines.push(line);
       if (lines.length > 200) lines.shift();
       if (!line.includes('"msg":"listening"')) return;
