@@ -129,7 +129,6 @@ export function createDeviceDirectory(o: DirectoryOptions): DeviceDirectory {
     return record(device, protocol, now);
   }
 
-  const TOUCH_GATHER_MS = 50;
   // Last connections are written like a group commit: what arrives while a write runs goes in the
   // next one, in one transaction, so a login storm (thousands of trackers reconnecting after a
   // restart) costs a few commits, not one per tracker.
@@ -151,9 +150,10 @@ export function createDeviceDirectory(o: DirectoryOptions): DeviceDirectory {
 
   async function writeTouches(): Promise<void> {
     writing = true;
-    // what else arrives within TOUCH_GATHER_MS joins the first write: a last connection is for
-    // people to read, and a login storm then costs a few commits a second, not one per event-loop turn
-    await new Promise((r) => setTimeout(r, TOUCH_GATHER_MS));
+    // what else arrives in this turn of the event loop joins the first write; under a login storm
+    // the next write takes everything that arrived while this one ran. (Not later: a tracker's
+    // acknowledgement follows its commit, and by then its last connection is written too.)
+    await new Promise((r) => setImmediate(r));
     while (touches.size > 0) {
       const batch = [...touches].map(([id, t]) => ({ id, ...t }));
       touches.clear();
