@@ -1,32 +1,12 @@
 import test from 'ava';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
-import path from 'node:path';
 import { createStorage } from '../helpers/backends.js';
 import { ADMIN_KEY, startServer, testEnv } from '../helpers/server.js';
 import { TrackerClient } from '../helpers/tracker-client.js';
 import * as F from '../helpers/frames.js';
+import { spawnTrackgate } from '../helpers/spawn-trackgate.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const IMEI = '356307042441013';
-
-function spawnTrackgate(env: Record<string, string>): Promise<{ child: ChildProcess; ports: Record<string, number> }> {
-  const child = spawn(process.execPath, ['--import=tsx', 'main.ts'], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    const lines = createInterface({ input: child.stdout! });
-    lines.on('line', (line) => {
-      try {
-        const entry = JSON.parse(line) as { msg?: string; ports?: Record<string, number> };
-        if (entry.msg === 'listening' && entry.ports) resolve({ child, ports: entry.ports });
-      } catch {
-        /* not a log line */
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`trackgate exited with ${code} before listening`)));
-  });
-}
 
 test('gateway.crash: after SIGKILL mid-stream, every acknowledged position is stored', async (t) => {
   const storage = await createStorage('sqlite');

@@ -1,11 +1,11 @@
 import test from 'ava';
-import dgram from 'node:dgram';
 import { ManualClock } from '../../core/clock.js';
 import { type TestServer } from '../helpers/server.js';
 import { startOnOwnPostgres } from '../helpers/instances.js';
 import { TrackerClient } from '../helpers/tracker-client.js';
 import { capturingLogger } from '../helpers/capture-logger.js';
 import * as F from '../helpers/frames.js';
+import { udpExchange } from '../helpers/udp.js';
 
 const IMEI = '356307042441013';
 const GT06_IMEI = '356307042441014';
@@ -20,22 +20,6 @@ async function storedTimes(s: TestServer, id: string): Promise<string[]> {
 }
 
 /** Sends `datagram` and resolves with the reply, or undefined after `ms`. */
-function udpExchange(port: number, datagram: Buffer, ms: number): Promise<Buffer | undefined> {
-  const sock = dgram.createSocket('udp4');
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      sock.close();
-      resolve(undefined);
-    }, ms);
-    sock.once('message', (m) => {
-      clearTimeout(timer);
-      sock.close();
-      resolve(m);
-    });
-    sock.send(datagram, port, '127.0.0.1');
-  });
-}
-
 /** Resends `frame` every 500 ms, as a tracker does without an ack, until `n` ack bytes arrive. */
 async function resendUntilAcked(c: TrackerClient, frame: Buffer, n: number, ms = 20_000): Promise<Buffer> {
   const until = Date.now() + ms;

@@ -1,8 +1,5 @@
 import test from 'ava';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import os from 'node:os';
 import path from 'node:path';
 import { createStorage } from '../../helpers/backends.js';
@@ -17,8 +14,8 @@ import { protocols } from '../../../protocols/index.js';
 import { startCoreLink } from '../../../gateway/ipc/core-link.server.js';
 import { connectCoreLink, CoreUnreachable } from '../../../gateway/ipc/core-link.client.js';
 import { startGatewayProcess } from '../../../gateway/ipc/gateway.process.js';
+import { spawnTrackgate } from '../../helpers/spawn-trackgate.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const IMEI = '356307042441013';
 const T0 = Date.UTC(2026, 2, 1);
 /** frame n carries 5 records, at T0 + (5n .. 5n+4) s */
@@ -91,24 +88,6 @@ test('gateway.ipc faults: a gateway process killed mid-stream loses nothing ackn
   await until('the core started another gateway process', () => pool.pids().length === 2 && !pool.pids().includes(victim), 20_000);
   t.false(alive(victim));
 });
-
-function spawnTrackgate(env: Record<string, string>, options: { detached?: boolean; lines?: string[] } = {}): Promise<{ child: ChildProcess; ports: Record<string, number>; gateways: number[] }> {
-  const child = spawn(process.execPath, ['--import=tsx', 'main.ts'], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'], detached: options.detached });
-  return new Promise((resolve, reject) => {
-    let gateways: number[] = [];
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      options.lines?.push(line);
-      try {
-        const entry = JSON.parse(line) as { msg?: string; ports?: Record<string, number>; pids?: number[] };
-        if (entry.msg === 'gateway processes listening' && entry.pids) gateways = entry.pids;
-        if (entry.msg === 'listening' && entry.ports) resolve({ child, ports: entry.ports, gateways });
-      } catch {
-        /* not a log line */
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`trackgate exited with ${code} before listening`)));
-  });
-}
 
 test('gateway.ipc faults: the core killed, its gateway processes acknowledge nothing more and leave with it; after a restart the tracker resends and all is stored', async (t) => {
   const storage = await createStorage('sqlite');

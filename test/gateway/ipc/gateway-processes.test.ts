@@ -8,6 +8,7 @@ import { startServer, type TestServer } from '../../helpers/server.js';
 import { TrackerClient, readTeltonikaCommand, teltonikaSession } from '../../helpers/tracker-client.js';
 import { until } from '../../helpers/wait.js';
 import * as F from '../../helpers/frames.js';
+import { udpExchange } from '../../helpers/udp.js';
 
 const TELTONIKA = '356307042441013';
 const GT06 = '868120145233604';
@@ -115,22 +116,6 @@ test('gateway.ipc: a gateway process acknowledges only once the core has committ
 });
 
 /** Sends `datagram` and resolves with the reply, or undefined after `ms`. */
-function udpExchange(port: number, datagram: Buffer, ms: number): Promise<Buffer | undefined> {
-  const sock = dgram.createSocket('udp4');
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      sock.close();
-      resolve(undefined);
-    }, ms);
-    sock.once('message', (m) => {
-      clearTimeout(timer);
-      sock.close();
-      resolve(m);
-    });
-    sock.send(datagram, port, '127.0.0.1');
-  });
-}
-
 test('gateway.ipc: UDP datagrams and OsmAnd requests are served by the gateway processes too', async (t) => {
   const s = await startServer('sqlite', { env: { ...ENV, TRACKGATE_OSMAND_PORT: '0' } });
   t.teardown(() => s.stop());
