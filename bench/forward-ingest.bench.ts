@@ -24,6 +24,7 @@ import type { Db } from '../core/db/db.js';
 import * as forwardsRepo from '../core/forward/forwards.repository.js';
 import { cpuMsOf, startChild, type Child } from './lib/child.js';
 import { alternatingRounds, bestOf, connectTeltonikaGt06, teltonikaGt06Ids } from './lib/paired-rounds.js';
+import { SERVER_CPUS } from './lib/ingest-load.js';
 import type { ConnectResult, StreamResult } from './lib/tracker-generator.js';
 import { prepareDataDir, startServerProcess, tempDir } from './lib/trackgate.js';
 import { QUICK, fmt, log, machine, pct, printTable, type Machine } from './lib/report.js';
@@ -36,9 +37,8 @@ const DURATION_MS = QUICK ? 4_000 : 12_000;
 const FRAMES = QUICK ? { teltonika: 60, gt06: 300 } : { teltonika: 300, gt06: 500 };
 const GOAL = 0.8;
 const AMQP_URL = process.env.BENCH_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
-const PIN = os.cpus().length >= 2;
-const SERVER_CPUS = PIN ? String(os.cpus().length - 1) : undefined;
-const LOAD_CPUS = PIN ? (os.cpus().length === 2 ? '0' : `0-${os.cpus().length - 2}`) : undefined;
+/** the load generator and the webhook receiver: every CPU but trackgate's (SERVER_CPUS, as tcp-ingest) */
+const LOAD_CPUS = SERVER_CPUS === undefined ? undefined : os.cpus().length === 2 ? '0' : `0-${os.cpus().length - 2}`;
 
 export interface ForwardIngestResult {
   name: 'forward-ingest';

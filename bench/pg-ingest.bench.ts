@@ -19,11 +19,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { storedJson } from '../core/locations/locations.repository.js';
 import { pgInt8Array, pgTextArray } from '../core/db/pg-arrays.js';
 import { startChild } from './lib/child.js';
 import { BENCH_PROTOCOLS, type BenchProtocol } from './lib/frames.js';
-import { CONNECTIONS, GENERATOR_CPUS, MIX, RECORDS_PER_FRAME, SERVER_CPUS, connectAll, deviceIds, everyConnection, pinSelf, rowsOf } from './lib/ingest-load.js';
+import { CONNECTIONS, GENERATOR_CPUS, MIX, RECORDS_PER_FRAME, SERVER_CPUS, connectAll, deviceIds, everyConnection, pinSelf, rawBlocks, rowsOf, type RawRow } from './lib/ingest-load.js';
 import { alternatingRounds, bestOf } from './lib/paired-rounds.js';
 import { copyFrom, copyText } from './lib/pg-copy.js';
 import type { StreamResult } from './lib/tracker-generator.js';
@@ -137,25 +136,11 @@ async function trackgateRound(): Promise<Round> {
 const COPY = 'copy locations (device_id, date_time, server_time, data) from stdin';
 const UNNEST = 'insert into locations (device_id, date_time, server_time, data) select * from unnest($1::text[], $2::int8[], $3::int8[], $4::text[])';
 
-type Raw = [string, number, number, string];
-
 /** The baseline rows, decoded and serialised 50,000 at a time (outside the clock). */
-function* blocks(): Generator<Raw[]> {
-  const source = rowsOf(everyConnection(BASELINE_FRAMES));
-  for (;;) {
-    const block: Raw[] = [];
-    while (block.length < 50_000) {
-      const r = source.next();
-      if (r.done) break;
-      block.push([r.value.deviceId, r.value.dateTime, r.value.serverTime, storedJson(r.value.location)]);
-    }
-    if (block.length === 0) return;
-    yield block;
-  }
-}
+const blocks = (): Generator<RawRow[]> => rawBlocks(rowsOf(everyConnection(BASELINE_FRAMES)));
 
 /** COPY's text format of `rows`, in buffers of about 64 KiB. */
-function copyChunks(rows: Raw[]): Buffer[] {
+function copyChunks(rows: RawRow[]): Buffer[] {
   const chunks: Buffer[] = [];
   let text = '';
   for (const r of rows) {
@@ -184,7 +169,7 @@ async function copyRound(): Promise<Round> {
       let inserted = 0;
       let insertMs = 0;
       // COPY every block, then (information) the unnest insert of the same rows into the emptied table
-      const all: Raw[][] = [];
+      const all: RawRow[][] = [];
       for (const block of blocks()) {
         for (let i = 0; i < block.length; i += TX_ROWS) {
           const chunks = copyChunks(block.slice(i, i + TX_ROWS));

@@ -16,10 +16,9 @@
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { openDb } from '../core/db/db.js';
-import { storedJson } from '../core/locations/locations.repository.js';
 import { startChild } from './lib/child.js';
 import { BENCH_PROTOCOLS, type BenchProtocol } from './lib/frames.js';
-import { CONNECTIONS, GENERATOR_CPUS, MIX, RECORDS_PER_FRAME, SERVER_CPUS, connectAll, deviceIds, pinSelf, rowsOf } from './lib/ingest-load.js';
+import { CONNECTIONS, GENERATOR_CPUS, MIX, RECORDS_PER_FRAME, SERVER_CPUS, connectAll, deviceIds, pinSelf, rawBlocks, rowsOf, type RawRow } from './lib/ingest-load.js';
 import type { ConnectResult, StreamResult } from './lib/tracker-generator.js';
 import { prepareDataDir, startServerProcess, tempDir } from './lib/trackgate.js';
 import { QUICK, fmt, log, machine, pct, printTable, type Machine } from './lib/report.js';
@@ -65,23 +64,14 @@ async function rawStorage(framesAcked: StreamResult['framesAcked'], expected: nu
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = FULL');
       const insert = db.prepare(INSERT);
-      type Raw = [string, number, number, string];
-      const insertAll = db.transaction((rows: Raw[]) => {
+      const insertAll = db.transaction((rows: RawRow[]) => {
         for (const r of rows) insert.run(r[0], r[1], r[2], r[3]);
       });
-      const source = rowsOf(framesAcked);
       let rows = 0;
       let transactions = 0;
       let ms = 0;
       let cpuMicros = 0;
-      for (;;) {
-        const block: Raw[] = [];
-        while (block.length < 50_000) {
-          const r = source.next();
-          if (r.done) break;
-          block.push([r.value.deviceId, r.value.dateTime, r.value.serverTime, storedJson(r.value.location)]);
-        }
-        if (block.length === 0) break;
+      for (const block of rawBlocks(rowsOf(framesAcked))) {
         for (let i = 0; i < block.length; i += TX_ROWS) {
           const chunk = block.slice(i, i + TX_ROWS);
           const t0 = performance.now();

@@ -5,7 +5,7 @@
  */
 import os from 'node:os';
 import { spawnSync } from 'node:child_process';
-import type * as locations from '../../core/locations/locations.repository.js';
+import { storedJson, type LocationRow } from '../../core/locations/locations.repository.js';
 import { runSteps } from '../../core/ingest/ingest.steps.js';
 import { teltonikaProtocol } from '../../protocols/teltonika/teltonika.protocol.js';
 import { gt06Protocol } from '../../protocols/gt06/gt06.protocol.js';
@@ -48,7 +48,7 @@ export async function connectAll(gen: Child, ports: Record<BenchProtocol, number
 }
 
 /** The rows trackgate stores for the acknowledged frames, in arrival-like order (frame by frame across connections). */
-export function* rowsOf(framesAcked: StreamResult['framesAcked']): Generator<locations.LocationRow> {
+export function* rowsOf(framesAcked: StreamResult['framesAcked']): Generator<LocationRow> {
   const sessions = framesAcked.map(() => ({}));
   const rounds = Math.max(...framesAcked.map((c) => c.frames));
   for (let i = 0; i < rounds; i++) {
@@ -71,4 +71,21 @@ export function* rowsOf(framesAcked: StreamResult['framesAcked']): Generator<loc
 /** `frames` frames of every connection of the mix, as a generator's `framesAcked` would list them. */
 export function everyConnection(frames: number): StreamResult['framesAcked'] {
   return BENCH_PROTOCOLS.flatMap((protocol) => Array.from({ length: MIX[protocol] }, (_, index) => ({ protocol, index, frames })));
+}
+
+/** A row as the raw baselines insert it: device id, fix time, server time, the stored JSON. */
+export type RawRow = [string, number, number, string];
+
+/** `source`'s rows, serialised as the baselines insert them, `size` at a time (done outside their clocks). */
+export function* rawBlocks(source: Generator<LocationRow>, size = 50_000): Generator<RawRow[]> {
+  for (;;) {
+    const block: RawRow[] = [];
+    while (block.length < size) {
+      const r = source.next();
+      if (r.done) break;
+      block.push([r.value.deviceId, r.value.dateTime, r.value.serverTime, storedJson(r.value.location)]);
+    }
+    if (block.length === 0) return;
+    yield block;
+  }
 }
