@@ -23,8 +23,6 @@ export interface MqttConnectArgs {
   clients: MqttClientSpec[];
   /** CONNECTs in flight at a time */
   batch: number;
-  /** the source address of the connections (127.0.0.x) */
-  localAddress?: string;
 }
 
 export interface MqttConnectResult {
@@ -105,9 +103,9 @@ function cpuMsOfPid(pid: number): number {
 
 const epochNow = (): number => performance.timeOrigin + performance.now();
 
-function open(host: string, port: number, spec: MqttClientSpec, localAddress?: string): Promise<{ conn?: Conn; returnCode?: number; error?: string }> {
+function open(host: string, port: number, spec: MqttClientSpec): Promise<{ conn?: Conn; returnCode?: number; error?: string }> {
   return new Promise((resolve) => {
-    const socket = net.connect({ host, port, noDelay: true, ...(localAddress && { localAddress }) });
+    const socket = net.connect({ host, port, noDelay: true });
     let buf: Buffer = Buffer.alloc(0);
     let settled = false;
     const done = (r: { conn?: Conn; returnCode?: number; error?: string }) => {
@@ -150,7 +148,7 @@ async function connect(a: MqttConnectArgs): Promise<MqttConnectResult> {
   let failed = 0;
   let firstError: string | undefined;
   for (let i = 0; i < a.clients.length; i += a.batch) {
-    const results = await Promise.all(a.clients.slice(i, i + a.batch).map((c) => open(a.host, a.port, c, a.localAddress)));
+    const results = await Promise.all(a.clients.slice(i, i + a.batch).map((c) => open(a.host, a.port, c)));
     for (const r of results) {
       if (r.returnCode !== undefined) returnCodes[r.returnCode] = (returnCodes[r.returnCode] ?? 0) + 1;
       if (r.conn) conns.push(r.conn);

@@ -23,8 +23,6 @@ export interface ConnectArgs {
   ruptela?: { first: number; count: number };
   /** connections opened (and logged in) at a time */
   batch: number;
-  /** the source address of the connections (127.0.0.x: each loopback address has its own ~28,000 ephemeral ports) */
-  localAddress?: string;
 }
 
 export interface ConnectResult {
@@ -124,9 +122,9 @@ function loginAccepted(protocol: Protocol, ack: Buffer): boolean {
   return ack.equals(RUPTELA_LOGIN_ACK);
 }
 
-function open(host: string, port: number, protocol: Protocol, index: number, localAddress?: string): Promise<Conn> {
+function open(host: string, port: number, protocol: Protocol, index: number): Promise<Conn> {
   return new Promise((resolve, reject) => {
-    const socket = net.connect({ host, port, ...(localAddress && { localAddress }) });
+    const socket = net.connect({ host, port });
     socket.setNoDelay(true);
     const c: Conn = { protocol, index, socket, pending: Buffer.alloc(0), frameBytes: 0, next: 0, acked: 0, done: false };
     let loggedIn = false;
@@ -173,7 +171,7 @@ serveCommands({
     let failed = 0;
     let firstError: string | undefined;
     for (let i = 0; i < todo.length; i += a.batch) {
-      const settled = await Promise.allSettled(todo.slice(i, i + a.batch).map((t) => open(a.host, a.ports[t.protocol]!, t.protocol, t.index, a.localAddress)));
+      const settled = await Promise.allSettled(todo.slice(i, i + a.batch).map((t) => open(a.host, a.ports[t.protocol]!, t.protocol, t.index)));
       for (const s of settled) {
         if (s.status === 'fulfilled') conns.push(s.value);
         else {
