@@ -14,6 +14,9 @@
  * the most messages waiting (events after a forward's cursor) sampled every 2 s during the
  * window, and the seconds after the window until both forwards have delivered everything, which
  * must also arrive (webhook messages and queue count = positions stored).
+ * Each round also measures RabbitMQ alone (bench/lib/amqp-publisher.ts: the same messages,
+ * persistent and confirmed, with nothing else running), and the report computes what the machine
+ * allows with the targets on it, with trackgate's forwarding as measured and as if it cost nothing.
  */
 import os from 'node:os';
 import { execFileSync } from 'node:child_process';
@@ -36,6 +39,8 @@ const WARMUP_MS = QUICK ? 1_000 : 3_000;
 const DURATION_MS = QUICK ? 4_000 : 12_000;
 const FRAMES = QUICK ? { teltonika: 60, gt06: 300 } : { teltonika: 300, gt06: 500 };
 const GOAL = 0.8;
+/** unconfirmed messages the "RabbitMQ alone" publisher keeps out: 50,000 took the most per second here (2,000: 10,448/s; 5,000: 11,897; 20,000: 12,582; 50,000: 14,481) */
+const BROKER_WINDOW = 50_000;
 const AMQP_URL = process.env.BENCH_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 /** the load generator and the webhook receiver: every CPU but trackgate's (SERVER_CPUS, as tcp-ingest) */
 const LOAD_CPUS = SERVER_CPUS === undefined ? undefined : os.cpus().length === 2 ? '0' : `0-${os.cpus().length - 2}`;
@@ -67,6 +72,19 @@ export interface ForwardIngestResult {
    * round), as a ratio of the best rate without forwards.
    */
   machineCeilingRatio?: number;
+  /**
+   * The same ceiling if forwarding cost trackgate nothing: trackgate's CPU per position without
+   * forwards plus the generator's, RabbitMQ's and the receiver's with them. Under the goal, no
+   * forwarder however cheap can reach the goal on this machine with these targets on it.
+   */
+  freeForwardingCeilingRatio?: number;
+  /**
+   * The AMQP target alone: RabbitMQ taking the same messages (persistent, confirmed, routed by
+   * device) from a publisher with nothing else running, in each round (bench/lib/amqp-publisher.ts);
+   * the best, against the rate the goal asks of the ingest with forwards (each position is one
+   * message to the AMQP forward, so the forward keeps up only if the broker takes that many).
+   */
+  brokerAlone?: { rounds: { messagesPerSec: number; publisherCpuPct: number; brokerCpuUsPerMessage?: number }[]; best: number; goalRate: number };
   goal: string;
   met: boolean;
 }
@@ -115,6 +133,32 @@ async function pending(db: Db): Promise<number> {
 
 async function countRows(db: Db): Promise<number> {
   return Number((await db('locations').count({ n: '*' }))[0].n);
+}
+
+/** RabbitMQ alone: the most persistent confirmed messages per second it takes here (see brokerAlone above). */
+async function brokerAlone(): Promise<NonNullable<ForwardIngestResult['brokerAlone']>['rounds'][number]> {
+  const exchange = `trackgate-bench-${randomUUID()}`;
+  const conn = await amqp.connect(AMQP_URL);
+  const ch = await conn.createChannel();
+  const publisher = await startChild('amqp-publisher.ts', undefined, LOAD_CPUS);
+  try {
+    await ch.assertExchange(exchange, 'topic', { durable: false });
+    await ch.assertQueue(exchange, { durable: false });
+    await ch.bindQueue(exchange, exchange, '#');
+    await publisher.call('prepare', { devices: deviceIds(), messages: 50_000 });
+    const broker = brokerPid();
+    const cpuAtStart = broker ? await cpuMsOf(broker) : undefined;
+    const r = await publisher.call<{ messagesPerSec: number; publisherCpuPct: number; published: number }>('publish', { url: AMQP_URL, exchange, warmupMs: WARMUP_MS, durationMs: DURATION_MS, window: BROKER_WINDOW });
+    const took = await queued(ch, exchange);
+    const brokerCpuUsPerMessage = broker && cpuAtStart !== undefined && took > 0 ? (((await cpuMsOf(broker)) - cpuAtStart) * 1000) / took : undefined;
+    log(`RabbitMQ alone: ${fmt(r.messagesPerSec)} messages/s confirmed; publisher ${r.publisherCpuPct.toFixed(0)} % of a core${brokerCpuUsPerMessage === undefined ? '' : `, RabbitMQ ${brokerCpuUsPerMessage.toFixed(1)} µs CPU per message`}`);
+    return { messagesPerSec: r.messagesPerSec, publisherCpuPct: r.publisherCpuPct, brokerCpuUsPerMessage };
+  } finally {
+    await publisher.stop();
+    await ch.deleteQueue(exchange).catch(() => {});
+    await ch.deleteExchange(exchange).catch(() => {});
+    await conn.close().catch(() => {});
+  }
 }
 
 async function once(variant: 'none' | 'forwards'): Promise<ForwardIngestResult['rounds'][number]> {
@@ -215,14 +259,27 @@ async function once(variant: 'none' | 'forwards'): Promise<ForwardIngestResult['
 
 export async function run(): Promise<ForwardIngestResult> {
   const atStart = machine();
-  const rounds = await alternatingRounds<'none' | 'forwards', Awaited<ReturnType<typeof once>>>('none', 'forwards', ROUNDS, once);
+  // each round: without and with forwards (alternating which goes first), then the broker alone
+  const rounds: Awaited<ReturnType<typeof once>>[] = [];
+  const alone: Awaited<ReturnType<typeof brokerAlone>>[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    rounds.push(...(await alternatingRounds<'none' | 'forwards', Awaited<ReturnType<typeof once>>>(i % 2 === 0 ? 'none' : 'forwards', i % 2 === 0 ? 'forwards' : 'none', 1, once)));
+    alone.push(await brokerAlone());
+  }
   const best = { none: bestOf(rounds, 'none', (r) => r.positionsPerSec), forwards: bestOf(rounds, 'forwards', (r) => r.positionsPerSec) };
+  const brokerBest = Math.max(...alone.map((a) => a.messagesPerSec));
   const ratio = best.forwards / best.none;
   const withForwards = rounds.filter((r) => r.variant === 'forwards');
   const least = (f: (r: (typeof rounds)[number]) => number | undefined) => Math.min(...withForwards.map(f).filter((v): v is number => v !== undefined && Number.isFinite(v)));
   const perPositionAll = least((r) => r.serverCpuUsPerPosition) + least((r) => r.generatorCpuUsPerPosition) + least((r) => r.brokerCpuUsPerMessage) + least((r) => r.receiverCpuUsPerMessage);
+  const noneRounds = rounds.filter((r) => r.variant === 'none');
+  const leastNone = Math.min(...noneRounds.map((r) => r.serverCpuUsPerPosition).filter((v): v is number => v !== undefined && Number.isFinite(v)));
+  const perPositionFree = leastNone + least((r) => r.generatorCpuUsPerPosition) + least((r) => r.brokerCpuUsPerMessage) + least((r) => r.receiverCpuUsPerMessage);
+  const freeForwardingCeilingRatio = Number.isFinite(perPositionFree) ? (os.cpus().length * 1e6) / perPositionFree / best.none : undefined;
+  if (freeForwardingCeilingRatio !== undefined) log(`if forwarding cost trackgate nothing: ${perPositionFree.toFixed(1)} µs of CPU per position for all parties; at most ${fmt((os.cpus().length * 1e6) / perPositionFree)} positions/s = ${pct(freeForwardingCeilingRatio)} of the best rate without forwards`);
   const machineCeilingRatio = Number.isFinite(perPositionAll) ? (os.cpus().length * 1e6) / perPositionAll / best.none : undefined;
   if (machineCeilingRatio !== undefined) log(`all parties together: ${perPositionAll.toFixed(1)} µs of CPU per position with forwards; ${os.cpus().length} CPUs allow at most ${fmt((os.cpus().length * 1e6) / perPositionAll)} positions/s = ${pct(machineCeilingRatio)} of the best rate without forwards`);
+  log(`RabbitMQ alone took at most ${fmt(brokerBest)} messages/s; the goal asks the ingest with forwards for ${fmt(GOAL * best.none)} positions/s, each one message to the AMQP forward${brokerBest < GOAL * best.none ? ': more than the broker takes on this machine with nothing else running, so no forwarder can keep up at that rate here' : ''}`);
   const allDelivered = withForwards.every((r) => r.delivered && r.delivered.webhook >= r.delivered.stored && r.delivered.amqp >= r.delivered.stored);
   const result: ForwardIngestResult = {
     name: 'forward-ingest',
@@ -232,6 +289,8 @@ export async function run(): Promise<ForwardIngestResult> {
     best,
     ratio,
     ...(machineCeilingRatio !== undefined && { machineCeilingRatio }),
+    ...(freeForwardingCeilingRatio !== undefined && { freeForwardingCeilingRatio }),
+    brokerAlone: { rounds: alone, best: brokerBest, goalRate: GOAL * best.none },
     goal: `>= ${pct(GOAL)} of the rate without forwards; every position delivered by both`,
     met: ratio >= GOAL && rounds.every((r) => r.rowsMatchAcks) && allDelivered,
   };
@@ -241,7 +300,9 @@ export async function run(): Promise<ForwardIngestResult> {
     [
       ['webhook + amqp forwards', fmt(best.forwards), withForwards.map((r) => fmt(r.positionsPerSec)).join(' / '), pct(ratio), withForwards.map((r) => r.serverCpuUsPerPosition?.toFixed(1) ?? '?').join(' / '), withForwards.map((r) => r.generatorCpuUsPerPosition.toFixed(1)).join(' / '), withForwards.map((r) => r.brokerCpuUsPerMessage?.toFixed(1) ?? '?').join(' / '), withForwards.map((r) => r.receiverCpuUsPerMessage?.toFixed(1) ?? '?').join(' / '), withForwards.map((r) => fmt(r.maxPending ?? 0)).join(' / '), withForwards.map((r) => `${r.caughtUpSeconds?.toFixed(1)} s`).join(' / '), result.goal, result.met ? 'yes' : 'NO'],
       ['no forwards', fmt(best.none), rounds.filter((r) => r.variant === 'none').map((r) => fmt(r.positionsPerSec)).join(' / '), '100 %', rounds.filter((r) => r.variant === 'none').map((r) => r.serverCpuUsPerPosition?.toFixed(1) ?? '?').join(' / '), rounds.filter((r) => r.variant === 'none').map((r) => r.generatorCpuUsPerPosition.toFixed(1)).join(' / '), '', '', '', '', '', ''],
+      ['RabbitMQ alone (the AMQP target, nothing else running): messages/s', fmt(brokerBest), alone.map((a) => fmt(a.messagesPerSec)).join(' / '), pct(brokerBest / best.none), '', alone.map((a) => `publisher ${a.publisherCpuPct.toFixed(0)} %`).join(' / '), alone.map((a) => a.brokerCpuUsPerMessage?.toFixed(1) ?? '?').join(' / '), '', '', '', `>= ${fmt(GOAL * best.none)}/s for the goal`, brokerBest >= GOAL * best.none ? 'yes' : 'NO'],
       ['ceiling of this machine with the targets on it', machineCeilingRatio === undefined ? '?' : fmt(machineCeilingRatio * best.none), '', machineCeilingRatio === undefined ? '?' : pct(machineCeilingRatio), '', '', '', '', '', '', '', ''],
+      ['the same if forwarding cost trackgate nothing', freeForwardingCeilingRatio === undefined ? '?' : fmt(freeForwardingCeilingRatio * best.none), '', freeForwardingCeilingRatio === undefined ? '?' : pct(freeForwardingCeilingRatio), '', '', '', '', '', '', '', ''],
     ],
   );
   return result;
