@@ -17,7 +17,7 @@ import type { IngestResult } from '../../core/ingest/ingest.service.js';
 import type { GatewayDeps } from '../shared/frame-handler.js';
 import type { CommandQueue } from '../shared/connection-commands.js';
 import { FrameTap } from '../shared/frame-tap.js';
-import { fromWire, HEARD_EVERY_MS, type Answer, type CommandCall, type ConnectPayload, type CoreNote, type GatewayNote, type GatewayRequest } from './ipc.messages.js';
+import { fromWire, HEARD_EVERY_MS, MAX_BATCH_ITEMS, type Answer, type BatchItem, type CommandCall, type ConnectPayload, type CoreNote, type GatewayBatch, type GatewayNote, type GatewayRequest } from './ipc.messages.js';
 import type { TrackerSnapshot } from '../../core/metrics/counts.js';
 
 export const RECONNECT_MS = 500;
@@ -77,7 +77,13 @@ export function connectCoreLink(o: CoreLinkClientOptions): CoreLinkClient {
   const where = o.path ? { path: o.path } : { host: o.host, port: o.port, ...(o.tls && { tls: true, options: o.tls.ca ? { ca: o.tls.ca } : {} }) };
   const client = new Client({ ...where, messagepack: true, reconnect: false });
   const payload: ConnectPayload = { secret: o.secret, pid: process.pid, ...(o.worker !== undefined && { worker: o.worker }) };
+  /** hello, the one net-ipc request of its own: how to fail it when the link goes */
   const pending = new Set<(e: Error) => void>();
+  /** this turn's notes and requests, sent as one batch in the next check phase */
+  let outbox: BatchItem[] = [];
+  let nextId = 1;
+  /** batched requests waiting for their answer, by id */
+  const waiting = new Map<number, { resolve(a: Answer): void; reject(e: Error): void; at: number }>();
   const cache = new Map<string, { at: number; device: DeviceRecord }>();
   const touched = new Map<string, { at: number; protocol: string }>();
   const heardAt = new Map<string, number>();
@@ -100,13 +106,13 @@ export function connectCoreLink(o: CoreLinkClientOptions): CoreLinkClient {
     if (up) o.logger.warn('core link lost: acknowledging nothing until it is back');
     up = false;
     cache.clear();
-    for (const fail of [...pending]) fail(new CoreUnreachable('link lost'));
+    failAll(new CoreUnreachable('link lost'));
   });
   client.on('close', () => schedule());
   client.on('ready', () => {
     lastError = '';
     const hello = o.hello();
-    request({ t: 'hello', ...hello })
+    direct({ t: 'hello', ...hello })
       .then(() => {
         up = true;
         o.logger.info({ devices: hello.online.length }, 'core link up');
@@ -120,6 +126,14 @@ export function connectCoreLink(o: CoreLinkClientOptions): CoreLinkClient {
   });
   client.on('message', (m: CoreNote) => {
     switch (m.t) {
+      case 'answers':
+        for (const [id, a] of m.answers) {
+          const w = waiting.get(id);
+          if (!w) continue;
+          waiting.delete(id);
+          w.resolve(a);
+        }
+        return;
       case 'deliver':
         return o.onDeliver(m.deviceId);
       case 'drop':
@@ -148,7 +162,8 @@ export function connectCoreLink(o: CoreLinkClientOptions): CoreLinkClient {
     }, RECONNECT_MS);
   }
 
-  async function request<T>(m: GatewayRequest): Promise<T> {
+  /** A net-ipc request of its own (hello: the link is not up before its answer). */
+  async function direct<T>(m: GatewayRequest): Promise<T> {
     // net-ipc would hold a request while it reconnects; the listeners must not wait
     if (client.status !== 3 || closed) throw new CoreUnreachable('not connected');
     const answer = await new Promise<Answer<T>>((resolve, reject) => {
@@ -169,10 +184,64 @@ export function connectCoreLink(o: CoreLinkClientOptions): CoreLinkClient {
     return answer.value as T;
   }
 
+  /** A request in this turn's batch (ipc.messages.ts), answered under its id. */
+  async function request<T>(m: GatewayRequest): Promise<T> {
+    if (client.status !== 3 || closed) throw new CoreUnreachable('not connected');
+    const answer = await new Promise<Answer>((resolve, reject) => {
+      const id = nextId++;
+      waiting.set(id, { resolve, reject, at: Date.now() });
+      enqueue({ id, request: m });
+    });
+    if (!answer.ok) throw fromWire(answer.error);
+    return answer.value as T;
+  }
+
   function note(m: GatewayNote): void {
     if (client.status !== 3) return;
-    client.send(m).catch(() => undefined);
+    enqueue({ note: m });
   }
+
+  function enqueue(item: BatchItem): void {
+    outbox.push(item);
+    if (outbox.length === 1) setImmediate(flush);
+    else if (outbox.length >= MAX_BATCH_ITEMS) flush();
+  }
+
+  function flush(): void {
+    if (outbox.length === 0) return;
+    const items = outbox;
+    outbox = [];
+    const failRequests = (e: Error) => {
+      for (const item of items) {
+        if (!('id' in item)) continue;
+        const w = waiting.get(item.id);
+        if (!w) continue;
+        waiting.delete(item.id);
+        w.reject(e);
+      }
+    };
+    if (client.status !== 3 || closed) return failRequests(new CoreUnreachable('not connected'));
+    client.send({ t: 'batch', items } satisfies GatewayBatch).catch((e: unknown) => failRequests(new CoreUnreachable(typeof e === 'string' ? e : (e as Error).message)));
+  }
+
+  /** Fails every request waiting (the link is gone, or this process closes it). */
+  function failAll(e: Error): void {
+    for (const fail of [...pending]) fail(e);
+    const all = [...waiting.values()];
+    waiting.clear();
+    for (const w of all) w.reject(e);
+  }
+
+  // a request the core never answers (it is stuck, or the answer was lost) fails after REQUEST_TIMEOUT_MS
+  const sweep = setInterval(() => {
+    const late = Date.now() - REQUEST_TIMEOUT_MS;
+    for (const [id, w] of waiting) {
+      if (w.at > late) continue;
+      waiting.delete(id);
+      w.reject(new CoreUnreachable('no answer in time'));
+    }
+  }, Math.min(1000, REQUEST_TIMEOUT_MS));
+  sweep.unref();
 
   const directory: CoreLinkClient['directory'] = {
     async resolve(identifier, protocol, remote) {
@@ -245,7 +314,8 @@ export function connectCoreLink(o: CoreLinkClientOptions): CoreLinkClient {
     async close() {
       closed = true;
       clearTimeout(retry);
-      for (const fail of [...pending]) fail(new CoreUnreachable('closing'));
+      clearInterval(sweep);
+      failAll(new CoreUnreachable('closing'));
       await client.close().catch(() => false);
     },
   };

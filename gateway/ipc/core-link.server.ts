@@ -15,7 +15,7 @@ import type { Logger } from '../../core/logger.js';
 import type { TrackerSnapshot } from '../../core/metrics/counts.js';
 import type { FrameTap } from '../shared/frame-tap.js';
 import { UDP_LISTEN_MS } from '../udp/udp-listener.js';
-import { COMMAND_CALLS, HEARD_EVERY_MS, toWire, type Answer, type ConnectPayload, type CoreNote, type GatewayNote, type GatewayRequest } from './ipc.messages.js';
+import { COMMAND_CALLS, HEARD_EVERY_MS, toWire, type Answer, type ConnectPayload, type CoreNote, type GatewayBatch, type GatewayNote, type GatewayRequest } from './ipc.messages.js';
 
 /** how often the raw-frame feed's interest is compared and, when it changed, pushed */
 export const INTEREST_EVERY_MS = 500;
@@ -48,6 +48,8 @@ export interface CoreLink {
   onHello(fn: (ports: Record<string, number>, payload: ConnectPayload) => void): void;
   /** how many gateway processes are connected now */
   connections(): number;
+  /** messages (net-ipc's, each a request, a note or a batch) received from gateway processes since it started */
+  messagesReceived(): number;
   /** what each gateway process last reported of its listeners (one that is gone: live false, its counts kept) */
   trackerCounts(): { protocol: string; counts: TrackerSnapshot; live: boolean }[];
   close(): Promise<void>;
@@ -101,9 +103,45 @@ export async function startCoreLink(o: CoreLinkOptions): Promise<CoreLink> {
     if (who) o.logger.info({ pid: who.pid, worker: who.worker, devices: dropped }, 'gateway process disconnected');
   });
 
-  server.on('message', (m: GatewayNote, c) => {
+  let received = 0;
+  server.on('message', (m: GatewayNote | GatewayBatch, c) => {
+    received++;
     if (!authenticated.has(c)) return;
-    switch (m.t) {
+    if (m.t === 'batch') {
+      if (!Array.isArray(m.items)) return;
+      for (const item of m.items) {
+        if (!item || typeof item !== 'object') continue;
+        if ('note' in item) onNote(item.note, c);
+        else if (typeof item.id === 'number' && item.request) {
+          answer(item.request, c).then(
+            (value) => reply(c, item.id, { ok: true, value }),
+            (e: unknown) => reply(c, item.id, { ok: false, error: toWire(e) }),
+          );
+        }
+      }
+      return;
+    }
+    onNote(m, c);
+  });
+
+  /** answers of batched requests not yet sent, per gateway process: they leave together at the end of this turn */
+  const replies = new Map<Connection, [number, Answer][]>();
+  function reply(c: Connection, id: number, a: Answer): void {
+    let list = replies.get(c);
+    if (!list) {
+      if (replies.size === 0) setImmediate(flushReplies);
+      list = [];
+      replies.set(c, list);
+    }
+    list.push([id, a]);
+  }
+  function flushReplies(): void {
+    for (const [c, answers] of replies) if (authenticated.has(c)) send(c, { t: 'answers', answers });
+    replies.clear();
+  }
+
+  function onNote(m: GatewayNote, c: Connection): void {
+    switch (m?.t) {
       case 'touch':
         o.directory.find(m.deviceId).then((d) => d && o.directory.touch(d, m.protocol)).catch(() => undefined);
         return;
@@ -124,7 +162,7 @@ export async function startCoreLink(o: CoreLinkOptions): Promise<CoreLink> {
         if (typeof m.source === 'string' && m.trackers && typeof m.trackers === 'object' && (reported.has(m.source) || reported.size < 10_000)) reported.set(m.source, { c, trackers: m.trackers });
         return;
     }
-  });
+  }
 
   function online(deviceId: string, c: Connection): void {
     const before = holders.get(deviceId);
@@ -134,6 +172,7 @@ export async function startCoreLink(o: CoreLinkOptions): Promise<CoreLink> {
   }
 
   server.on('request', (m: GatewayRequest, respond, c) => {
+    received++;
     if (!authenticated.has(c)) {
       void respond({ ok: false, error: { message: 'not authenticated' } } satisfies Answer).catch(() => undefined);
       return;
@@ -218,6 +257,7 @@ export async function startCoreLink(o: CoreLinkOptions): Promise<CoreLink> {
       hellos.push(fn);
     },
     connections: () => authenticated.size,
+    messagesReceived: () => received,
     trackerCounts: () => [...reported.values()].flatMap((r) => Object.entries(r.trackers).map(([protocol, counts]) => ({ protocol, counts, live: r.c !== undefined }))),
     async close() {
       offChanged();

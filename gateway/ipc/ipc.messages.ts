@@ -12,6 +12,13 @@
  *   connection), heard (a device's datagram), counts (its listeners' counts, for GET /metrics)
  * core -> gateway, notes: deliver (a command is queued for a device connected there), drop (the device
  *   connected to another gateway process), deviceChanged (forget its cached record), interest (whose frames to send)
+ *
+ * Batched: what one side has to say in one turn of its event loop leaves as one message. A gateway
+ * process sends `batch` (its notes and requests in the order made, each request with its own id)
+ * and the core sends each request's answer as soon as it has it, gathered per turn in `answers`:
+ * one write, one MessagePack value and no per-request timer or promise of net-ipc's, instead of one
+ * of each per tracker frame, while a slow request (a command call, a commit) holds back no other.
+ * Only `hello` goes as a net-ipc request of its own (the link is not up before its answer).
  */
 import type { Report } from '../../core/model/report.js';
 import type { Resolution } from '../../core/devices/device-directory.js';
@@ -54,7 +61,19 @@ export type GatewayNote =
   /** the process's listener counts since it started, by protocol (every COUNTS_EVERY_MS), for the core's GET /metrics */
   | { t: 'counts'; source: string; trackers: Record<string, TrackerSnapshot> };
 
+/** A gateway process's turn: notes and requests in the order made; each request is answered in `answers` under its `id`. */
+export type BatchItem = { note: GatewayNote } | { id: number; request: GatewayRequest };
+export interface GatewayBatch {
+  t: 'batch';
+  items: BatchItem[];
+}
+
+/** the most items in one batch: a larger turn leaves as several */
+export const MAX_BATCH_ITEMS = 1000;
+
 export type CoreNote =
+  /** answers to batched requests, as [request id, answer] */
+  | { t: 'answers'; answers: [number, Answer][] }
   | { t: 'deliver'; deviceId: string }
   | { t: 'drop'; deviceId: string }
   | { t: 'deviceChanged'; deviceId: string }
