@@ -10,10 +10,12 @@
  * connect once thousands of ports were taken (the port search of bind()), which made the generator
  * the bottleneck. Reported: the time until every
  * one is logged in, and the resident memory (VmRSS) summed over the core and its gateway processes.
- * Baseline: the same processes before any tracker connected.
+ * Baseline: the same processes before any tracker connected. trackgate runs as `npm start` runs
+ * it: built (dist/), without tsx's loader, whose transforms and source maps cost each process tens
+ * of MiB that no user's process carries.
  */
-import { readFileSync, readdirSync } from 'node:fs';
-import { startChild, memoryOf, type Child } from './lib/child.js';
+import { readdirSync } from 'node:fs';
+import { childPids, startChild, memoryOf, type Child } from './lib/child.js';
 import { teltonikaImei } from './lib/frames.js';
 import type { ConnectResult } from './lib/tracker-generator.js';
 import type { MqttConnectResult } from './lib/mqtt-generator.js';
@@ -50,24 +52,9 @@ export interface Idle100kResult {
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const mqttId = (i: number): string => `mq${String(i).padStart(8, '0')}`;
 
-/** The processes started by `pid` (its gateway processes), from /proc. */
-function childrenOf(pid: number): number[] {
-  const out: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push(Number(name));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out;
-}
-
 async function processes(core: number): Promise<Idle100kResult['processes']> {
   const list: Idle100kResult['processes'] = [];
-  for (const [pid, role] of [[core, 'core'] as const, ...childrenOf(core).map((p) => [p, 'gateway'] as const)]) {
+  for (const [pid, role] of [[core, 'core'] as const, ...childPids(core).map((p) => [p, 'gateway'] as const)]) {
     try {
       list.push({ pid, role, rssKb: (await memoryOf(pid)).rssKb, openFiles: readdirSync(`/proc/${pid}/fd`).length });
     } catch {
@@ -90,7 +77,7 @@ export async function run(): Promise<Idle100kResult> {
     await prepareDataDir(data.dir, [...tcpIds, ...mqttIds], async (db) => {
       for (let i = 0; i < mqttIds.length; i += 500) await db('devices').whereIn('id', mqttIds.slice(i, i + 500)).update({ mqtt_password_hash: hash });
     });
-    const server = await startServerProcess(data.dir, { TRACKGATE_HOST: '0.0.0.0', TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_MQTT_PORT: '0', TRACKGATE_GATEWAY_PROCESSES: String(GATEWAY_PROCESSES) });
+    const server = await startServerProcess(data.dir, { TRACKGATE_HOST: '0.0.0.0', TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_MQTT_PORT: '0', TRACKGATE_GATEWAY_PROCESSES: String(GATEWAY_PROCESSES) }, undefined, { compiled: true });
     const gens: Child[] = [];
     try {
       await sleep(SETTLE_MS);

@@ -18,7 +18,7 @@ import Database from 'better-sqlite3';
 import { openDb } from '../core/db/db.js';
 import { startChild } from './lib/child.js';
 import { BENCH_PROTOCOLS, type BenchProtocol } from './lib/frames.js';
-import { CONNECTIONS, GENERATOR_CPUS, MIX, RECORDS_PER_FRAME, SERVER_CPUS, connectAll, deviceIds, pinSelf, rawBlocks, rowsOf, type RawRow } from './lib/ingest-load.js';
+import { CONNECTIONS, GENERATOR_CPUS, MIX, RECORDS_PER_FRAME, SERVER_CPUS, connectAll, deviceIds, pinChildren, pinSelf, rawBlocks, rowsOf, type RawRow } from './lib/ingest-load.js';
 import type { ConnectResult, StreamResult } from './lib/tracker-generator.js';
 import { prepareDataDir, startServerProcess, tempDir } from './lib/trackgate.js';
 import { QUICK, fmt, log, machine, pct, printTable, type Machine } from './lib/report.js';
@@ -115,6 +115,8 @@ export async function run(): Promise<IngestResult> {
     // BENCH_GATEWAY_PROCESSES=n: the listeners in n gateway processes (README "Scaling"); recorded figures use 0, one process
     const gatewayProcesses: Record<string, string> = process.env.BENCH_GATEWAY_PROCESSES ? { TRACKGATE_GATEWAY_PROCESSES: process.env.BENCH_GATEWAY_PROCESSES } : {};
     const server = await startServerProcess(data.dir, { ...Object.fromEntries(BENCH_PROTOCOLS.map((p) => [`TRACKGATE_${p.toUpperCase()}_PORT`, '0'])), ...gatewayProcesses }, SERVER_CPUS);
+    const gatewayPids = Number(process.env.BENCH_GATEWAY_PROCESSES ?? 0) > 0 ? pinChildren(server.pid, GENERATOR_CPUS) : [];
+    if (gatewayPids.length) log(`${gatewayPids.length} gateway processes pinned to CPU ${GENERATOR_CPUS ?? 'any'} (with the generator); the core on CPU ${SERVER_CPUS ?? 'any'}`);
     let login: ConnectResult;
     let ingest: IngestResult['ingest'];
     try {
@@ -130,7 +132,7 @@ export async function run(): Promise<IngestResult> {
         if (stream.exhausted > 0) log(`WARNING: ${stream.exhausted} connections ran out of frames before the window closed`);
         const storedRows = await countRows(data.dir);
         ingest = { ...stream, storedRows, rowsMatchAcks: storedRows === stream.ackedPositions };
-        log(`trackgate: ${fmt(stream.windowPositionsPerSec)} positions/s acknowledged; ${fmt(storedRows)} rows stored, ${fmt(stream.ackedPositions)} positions acknowledged`);
+        log(`trackgate: ${fmt(stream.windowPositionsPerSec)} positions/s acknowledged; ${fmt(storedRows)} rows stored, ${fmt(stream.ackedPositions)} positions acknowledged; CPU: trackgate ${stream.serverCpuPct?.toFixed(0)} % of a core${gatewayPids.length ? ` (core ${stream.coreCpuPct?.toFixed(0)} %: ${stream.coreCpuPct === undefined ? '?' : ((stream.coreCpuPct * 10_000) / stream.windowPositionsPerSec).toFixed(1)} µs per position)` : ''}, generator ${stream.generatorCpuPct.toFixed(0)} %`);
       } finally {
         await gen.stop();
       }

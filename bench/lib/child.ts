@@ -5,6 +5,7 @@
  * through bash with the open-file limit raised to the hard limit.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -14,11 +15,11 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 export function spawnNode(
   entry: string,
   args: string[],
-  options: { env?: NodeJS.ProcessEnv; stdio?: ('ignore' | 'inherit' | 'pipe' | 'ipc')[]; nodeArgs?: string[]; cpus?: string } = {},
+  options: { env?: NodeJS.ProcessEnv; stdio?: ('ignore' | 'inherit' | 'pipe' | 'ipc')[]; nodeArgs?: string[]; cpus?: string; tsx?: boolean } = {},
 ): ChildProcess {
   const pin = options.cpus && /^[0-9,-]+$/.test(options.cpus) && hasTaskset() ? `taskset -c ${options.cpus} ` : '';
   const script = `ulimit -n 65535 2>/dev/null || ulimit -n "$(ulimit -Hn)"; exec ${pin}"$0" "$@"`;
-  return spawn('bash', ['-c', script, process.execPath, ...(options.nodeArgs ?? []), '--import=tsx', entry, ...args], {
+  return spawn('bash', ['-c', script, process.execPath, ...(options.nodeArgs ?? []), ...(options.tsx === false ? [] : ['--import=tsx']), entry, ...args], {
     cwd: ROOT,
     env: options.env ?? process.env,
     stdio: options.stdio ?? ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -105,6 +106,21 @@ export function serveCommands(handlers: Record<string, (args: any) => unknown>):
   process.on('disconnect', () => process.exit(0));
   process.on('SIGTERM', () => process.exit(0));
   process.send!({ ready: true });
+}
+
+/** The processes `pid` started (trackgate's gateway processes), from /proc. */
+export function childPids(pid: number): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push(Number(name));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
 }
 
 /** Resident and peak resident memory of a process, from /proc/<pid>/status (kB). */

@@ -12,7 +12,7 @@ import { gt06Protocol } from '../../protocols/gt06/gt06.protocol.js';
 import { gl200Protocol } from '../../protocols/gl200/gl200.protocol.js';
 import { ruptelaProtocol } from '../../protocols/ruptela/ruptela.protocol.js';
 import type { DecodeContext, ProtocolModule } from '../../protocols/types.js';
-import type { Child } from './child.js';
+import { childPids, type Child } from './child.js';
 import { BENCH_PROTOCOLS, encodeFrame, imeiOf, positionsPerFrame, type BenchProtocol } from './frames.js';
 import type { ConnectResult, StreamResult } from './tracker-generator.js';
 
@@ -32,6 +32,18 @@ const PROTOCOL_MODULES: Record<BenchProtocol, ProtocolModule> = { teltonika: tel
 /** Pins this process (and what it starts later) to `cpus`; `undefined`: every CPU again. */
 export function pinSelf(cpus: string | undefined): void {
   if (PIN) spawnSync('taskset', ['-a', '-p', '-c', cpus ?? `0-${os.cpus().length - 1}`, String(process.pid)], { stdio: 'ignore' });
+}
+
+/**
+ * Pins the child processes of `pid` (trackgate's gateway processes) to `cpus`, leaving `pid` (the
+ * core) where it is: on a 2-CPU machine the core keeps its CPU and the gateway processes share the
+ * other with the generator. The pids pinned.
+ */
+export function pinChildren(pid: number, cpus: string | undefined): number[] {
+  if (!PIN) return [];
+  const children = childPids(pid);
+  for (const child of children) spawnSync('taskset', ['-a', '-p', '-c', cpus ?? `0-${os.cpus().length - 1}`, String(child)], { stdio: 'ignore' });
+  return children;
 }
 
 export function deviceIds(): string[] {

@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
-import { serveCommands } from './child.js';
+import { childPids, serveCommands } from './child.js';
 import {
   BENCH_PROTOCOLS, GL200_LOGIN_ACK, RUPTELA_LOGIN_ACK, encodeFrames, expectedAck, loginFrame, positionsPerFrame, type BenchProtocol,
 } from './frames.js';
@@ -66,8 +66,10 @@ export interface StreamResult {
   firstError?: string;
   /** CPU used by this generator process during the window, % of one core */
   generatorCpuPct: number;
-  /** CPU used by `watchPid` during the window, % of one core */
+  /** CPU used by `watchPid` and its child processes (gateway processes) during the window, % of one core */
   serverCpuPct?: number;
+  /** CPU used by `watchPid` alone (trackgate's core when it has gateway processes) during the window, % of one core */
+  coreCpuPct?: number;
   /** positions acknowledged in each second, warm-up included */
   perSecond: number[];
 }
@@ -95,6 +97,20 @@ function serverCpuMs(pid: number | undefined): number | undefined {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
+/** CPU time (ms) of `pid` and its child processes (trackgate's gateway processes), read synchronously. */
+function treeCpuMs(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  let ms = serverCpuMs(pid) ?? 0;
+  for (const child of childPids(pid)) {
+    try {
+      ms += serverCpuMs(child) ?? 0;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return ms;
 }
 let recordsPerFrame = 1;
 
@@ -214,14 +230,15 @@ serveCommands({
       // phases: warm-up (sending, not counted) -> window (counted) -> drain (no new frames)
       let phase: 'warmup' | 'window' | 'drain' = 'warmup';
       const t0 = performance.now();
-      let at = { t: t0, cpu: process.cpuUsage(), server: serverCpuMs(a.watchPid) };
+      let at = { t: t0, cpu: process.cpuUsage(), server: treeCpuMs(a.watchPid), core: serverCpuMs(a.watchPid) };
       let windowSeconds = 0;
       let generatorCpuPct = 0;
       let serverCpuPct: number | undefined;
+      let coreCpuPct: number | undefined;
 
       const openWindow = (): void => {
         phase = 'window';
-        at = { t: performance.now(), cpu: process.cpuUsage(), server: serverCpuMs(a.watchPid) };
+        at = { t: performance.now(), cpu: process.cpuUsage(), server: treeCpuMs(a.watchPid), core: serverCpuMs(a.watchPid) };
       };
       const closeWindow = (): void => {
         if (phase === 'drain') return;
@@ -231,8 +248,10 @@ serveCommands({
         const cpu = process.cpuUsage(at.cpu);
         windowSeconds = ms / 1000;
         generatorCpuPct = ((cpu.user + cpu.system) / 1000 / ms) * 100;
-        const server = serverCpuMs(a.watchPid);
+        const server = treeCpuMs(a.watchPid);
+        const core = serverCpuMs(a.watchPid);
         if (server !== undefined && at.server !== undefined) serverCpuPct = ((server - at.server) / ms) * 100;
+        if (core !== undefined && at.core !== undefined) coreCpuPct = ((core - at.core) / ms) * 100;
       };
       const finish = (): void => {
         clearTimeout(warmupTimer);
@@ -252,6 +271,7 @@ serveCommands({
           ...(firstError && { firstError }),
           generatorCpuPct,
           ...(serverCpuPct !== undefined && { serverCpuPct }),
+          ...(coreCpuPct !== undefined && { coreCpuPct }),
           perSecond: Array.from(perSecond, (n) => n ?? 0),
         });
       };

@@ -5,6 +5,7 @@
  */
 import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
+import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { loadConfig } from '../../config/config.js';
@@ -75,17 +76,31 @@ export interface ServerProcess {
   stop(): Promise<void>;
 }
 
+let built = false;
+/** `npm run build` once per bench run (dist/, what `npm start` runs). */
+function buildOnce(): void {
+  if (built) return;
+  const r = spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  if (r.status !== 0) throw new Error(`npm run build failed (${r.status ?? r.signal})`);
+  built = true;
+}
+
 /**
- * Starts `node --import=tsx main.ts` with benchEnv and waits for its `"msg":"listening"` line.
+ * Starts `node --import=tsx main.ts` with benchEnv and waits for its `"msg":"listening"` line;
+ * with `compiled`, what `npm start` runs instead: the build (`npm run build`, once) and `node
+ * --enable-source-maps dist/main.js`, without tsx's loader in each process.
  * BENCH_PROFILE_DIR=<dir> writes a V8 CPU profile of each server process there (for diagnosis).
  */
-export async function startServerProcess(dataDir: string, extra: Record<string, string> = {}, cpus?: string): Promise<ServerProcess> {
+export async function startServerProcess(dataDir: string, extra: Record<string, string> = {}, cpus?: string, options: { compiled?: boolean } = {}): Promise<ServerProcess> {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('TRACKGATE_')) env[k] = v;
   Object.assign(env, benchEnv(dataDir, extra));
   const profileDir = process.env.BENCH_PROFILE_DIR;
   const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`] : [];
-  const proc = spawnNode(path.join(ROOT, 'main.ts'), [], { env, stdio: ['ignore', 'pipe', 'inherit'], nodeArgs, cpus });
+  if (options.compiled) buildOnce();
+  const proc = options.compiled
+    ? spawnNode(path.join(ROOT, 'dist/main.js'), [], { env, stdio: ['ignore', 'pipe', 'inherit'], nodeArgs: [...nodeArgs, '--enable-source-maps'], cpus, tsx: false })
+    : spawnNode(path.join(ROOT, 'main.ts'), [], { env, stdio: ['ignore', 'pipe', 'inherit'], nodeArgs, cpus });
   const lines: string[] = [];
   let exited = false;
   const exit = new Promise<void>((resolve) => proc.once('exit', () => ((exited = true), resolve())));
