@@ -108,6 +108,9 @@ function sqliteReads(knex: Knex, filename: string): Reads {
   };
 }
 
+/** The SQLite writer's durability: every commit reaches the disk before it is acknowledged. */
+const SQLITE_SYNCHRONOUS = 'FULL';
+
 export function openDb(options: DbOptions): Db {
   if (options.databaseUrl) {
     const knex = knexFactory({
@@ -138,7 +141,7 @@ export function openDb(options: DbOptions): Db {
       afterCreate(conn: { pragma(s: string): unknown }, done: (err: Error | null, conn: unknown) => void) {
         conn.pragma('journal_mode = WAL');
         // FULL: a commit is on disk before it is acknowledged (power loss included); group commit amortises the fsync.
-        conn.pragma('synchronous = FULL');
+        conn.pragma(`synchronous = ${SQLITE_SYNCHRONOUS}`);
         conn.pragma('foreign_keys = ON');
         conn.pragma('busy_timeout = 5000');
         done(null, conn);
@@ -174,6 +177,57 @@ export async function sqliteTransactionConnection(q: unknown): Promise<Database.
   const trx = q as { isTransaction?: boolean; client?: { config: { client: string }; acquireConnection(): Promise<unknown> } };
   if (!trx.isTransaction || trx.client?.config.client !== 'better-sqlite3') return undefined;
   return (await trx.client.acquireConnection()) as Database.Database;
+}
+
+/**
+ * Runs `write` as one transaction whose commit does not wait for the disk: what it writes survives
+ * the process crashing, and is atomic, but a power loss or OS crash may lose it (the next durable
+ * commit, or checkpoint, takes it to the disk too). For bookkeeping that no acknowledgement
+ * depends on and that the next event writes again (a device's last connection); never for
+ * positions. SQLite: the writer's `synchronous` is NORMAL for this one commit (WAL: no fsync) and
+ * FULL again before anything else can use the connection (`write` runs synchronously while it is
+ * held). PostgreSQL: `synchronous_commit = off` for this transaction. `write` gets the
+ * better-sqlite3 connection on SQLite, the knex transaction on PostgreSQL.
+ */
+export async function nonDurableWrite(db: Knex, write: { sqlite(conn: Database.Database): void; postgres(trx: Knex.Transaction): Promise<void> }): Promise<void> {
+  if (dbKind(db) === 'postgres') {
+    await db.transaction(async (trx) => {
+      await trx.raw('set local synchronous_commit = off');
+      await write.postgres(trx);
+    });
+    return;
+  }
+  const client = db.client as { acquireConnection(): Promise<Database.Database>; releaseConnection(conn: Database.Database): Promise<unknown> };
+  const conn = await client.acquireConnection();
+  try {
+    relaxedTransaction(conn)(write.sqlite);
+  } finally {
+    await client.releaseConnection(conn);
+  }
+}
+
+const relaxed = new WeakMap<Database.Database, (write: (conn: Database.Database) => void) => void>();
+
+/**
+ * The connection's non-durable transaction, made once (better-sqlite3 prepares BEGIN and COMMIT
+ * when it is made). The pragmas run each time: SQLite applies `synchronous` when the statement is
+ * compiled, so a kept one would not set it again.
+ */
+function relaxedTransaction(conn: Database.Database): (write: (conn: Database.Database) => void) => void {
+  let run = relaxed.get(conn);
+  if (!run) {
+    const transaction = conn.transaction((write: (c: Database.Database) => void) => write(conn));
+    run = (write) => {
+      conn.exec('PRAGMA synchronous = NORMAL');
+      try {
+        transaction(write);
+      } finally {
+        conn.exec(`PRAGMA synchronous = ${SQLITE_SYNCHRONOUS}`);
+      }
+    };
+    relaxed.set(conn, run);
+  }
+  return run;
 }
 
 /** Closes the database (and its hot-read connection). */

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { DeviceRecord } from '../model/device.js';
 import { parseJson, toJson, toNum } from '../db/json.js';
-import { keptStatement, sqliteTransactionConnection, type Db } from '../db/db.js';
+import { keptStatement, nonDurableWrite, type Db } from '../db/db.js';
 
 type Q = Knex | Knex.Transaction;
 
@@ -132,20 +132,21 @@ export async function remove(db: Q, id: string): Promise<void> {
 export async function touchConnections(db: Knex, touches: readonly { id: string; protocol: string; atMs: number }[]): Promise<void> {
   if (touches.length === 0) return;
   const sorted = [...touches].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  await db.transaction(async (trx) => {
-    const conn = await sqliteTransactionConnection(trx);
-    if (conn) {
+  // a last connection is bookkeeping: the next connection writes it again, and no acknowledgement waits for it
+  await nonDurableWrite(db, {
+    sqlite(conn) {
       const update = keptStatement(conn, 'update devices set protocol = ?, last_connection = ? where id = ?');
       for (const t of sorted) update.run(t.protocol, t.atMs, t.id);
-      return;
-    }
-    for (let i = 0; i < sorted.length; i += 5000) {
-      const part = sorted.slice(i, i + 5000);
-      await trx.raw(
-        'update devices as d set protocol = v.protocol, last_connection = v.at from (select unnest(?::text[]) as id, unnest(?::text[]) as protocol, unnest(?::bigint[]) as at) as v where d.id = v.id',
-        [part.map((t) => t.id), part.map((t) => t.protocol), part.map((t) => t.atMs)],
-      );
-    }
+    },
+    async postgres(trx) {
+      for (let i = 0; i < sorted.length; i += 5000) {
+        const part = sorted.slice(i, i + 5000);
+        await trx.raw(
+          'update devices as d set protocol = v.protocol, last_connection = v.at from (select unnest(?::text[]) as id, unnest(?::text[]) as protocol, unnest(?::bigint[]) as at) as v where d.id = v.id',
+          [part.map((t) => t.id), part.map((t) => t.protocol), part.map((t) => t.atMs)],
+        );
+      }
+    },
   });
 }
 

@@ -1,4 +1,5 @@
 import test from 'ava';
+import type Database from 'better-sqlite3';
 import { backends, createStorage, type Backend } from '../helpers/backends.js';
 import { openDb, migrate, closeDb, type Db } from '../../core/db/db.js';
 import * as accounts from '../../core/accounts/accounts.repository.js';
@@ -53,6 +54,43 @@ for (const backend of await backends()) {
   test(`repositories (${backend}): migrations are idempotent`, async (t) => {
     const db = await openFresh(t, backend);
     t.deepEqual(await migrate(db), []);
+  });
+
+  test(`repositories (${backend}): last connections are written without waiting for the disk, and the writer is durable again for what follows`, async (t) => {
+    const db = await openFresh(t, backend);
+    await devices.insert(db, dev('d1'));
+    await devices.insert(db, dev('d2'));
+    // SQLite: the synchronous setting seen by each update of the write, through the statements the connection prepares
+    const seen: number[] = [];
+    const conn = backend === 'sqlite' ? ((await db.client.acquireConnection()) as Database.Database) : undefined;
+    if (conn) await db.client.releaseConnection(conn);
+    if (conn) {
+      const prepare = conn.prepare.bind(conn);
+      conn.prepare = ((source: string) => {
+        const st = prepare(source);
+        if (!/^update devices/i.test(source)) return st;
+        const run = st.run.bind(st);
+        st.run = ((...params: unknown[]) => {
+          seen.push(conn.pragma('synchronous', { simple: true }) as number);
+          return run(...params);
+        }) as typeof st.run;
+        return st;
+      }) as typeof conn.prepare;
+    }
+    const { sql } = await statements(db, () => devices.touchConnections(db, [{ id: 'd2', protocol: 'gt06', atMs: 2000 }, { id: 'd1', protocol: 'teltonika', atMs: 1000 }]));
+    if (conn) {
+      t.deepEqual(seen, [1, 1], 'NORMAL (no fsync at its commit) while it writes');
+      t.is(conn.pragma('synchronous', { simple: true }), 2, 'FULL again');
+    } else {
+      t.true(sql.some((q) => /set local synchronous_commit = off/i.test(q)), sql.join('\n'));
+    }
+    const read = await devices.findById(db, 'd1');
+    t.is(read?.lastConnection, 1000);
+    t.is(read?.protocol, 'teltonika');
+    t.is((await devices.findById(db, 'd2'))?.lastConnection, 2000);
+    // a location batch after it commits durably
+    await locations.insertMany(db, [loc('d1', 3000)]);
+    if (conn) t.is(conn.pragma('synchronous', { simple: true }), 2);
   });
 
   test(`repositories (${backend}): locations are unique per device and fix time; the last one is the latest fix`, async (t) => {
