@@ -19,13 +19,20 @@ import pino from 'pino';
 import type { Config } from './config/config.js';
 import { ConfigError } from './config/config.js';
 import { systemClock } from './core/clock.js';
-import type { Logger } from './core/logger.js';
+import { LOG_BLOCK_BYTES, LOG_FLUSH_MS, type Logger } from './core/logger.js';
 import { protocols } from './protocols/index.js';
 import { INIT_REQUEST, type GatewayInit } from './gateway/ipc/gateway-pool.js';
 import { startGatewayProcess, type GatewayProcess } from './gateway/ipc/gateway.process.js';
 
 /** how long stopping may take before the process exits anyway */
 const STOP_TIMEOUT_MS = 10_000;
+
+/** JSON lines on standard output in blocks, as the core writes them (main.ts createLogger). */
+function createLogger(level: string, base: Record<string, unknown>): Logger {
+  const destination = pino.destination({ dest: 1, minLength: LOG_BLOCK_BYTES, sync: false });
+  setInterval(() => destination.flush(), LOG_FLUSH_MS).unref();
+  return pino({ level, base }, destination) as unknown as Logger;
+}
 
 /** Logs a bug and, for an uncaught exception, exits 1; stops cleanly on SIGTERM and SIGINT. */
 function processPolicy(logger: Logger, running: () => GatewayProcess | undefined): void {
@@ -53,7 +60,7 @@ export async function runEdgeGateway(config: Readonly<Config>, core: { host: str
       throw new ConfigError('TRACKGATE_GATEWAY_TLS_CA', `cannot read ${config.gatewayTlsCa} (${(e as Error).message})`);
     }
   }
-  const logger = pino({ level: config.logLevel, base: { service: 'trackgate', role: 'edge-gateway' } }) as unknown as Logger;
+  const logger = createLogger(config.logLevel, { service: 'trackgate', role: 'edge-gateway' });
   let running: GatewayProcess | undefined;
   processPolicy(logger, () => running);
   logger.info({ core: `${core.host}:${core.port}`, tls: core.tls || ca !== undefined }, 'connecting to the core; the tracker ports open once it answers');
@@ -83,7 +90,7 @@ async function runWorker(): Promise<void> {
     process.on('message', onMessage);
     process.send!(INIT_REQUEST);
   });
-  const logger = pino({ level: init.settings.logLevel, base: { service: 'trackgate', role: 'gateway', worker: init.worker } }) as unknown as Logger;
+  const logger = createLogger(init.settings.logLevel, { service: 'trackgate', role: 'gateway', worker: init.worker });
   let running: GatewayProcess | undefined;
   processPolicy(logger, () => running);
   // Ctrl-C reaches the whole process group: the core stops its gateway processes itself (SIGTERM) once its own work is done
