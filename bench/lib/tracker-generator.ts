@@ -186,16 +186,24 @@ serveCommands({
     }
     let failed = 0;
     let firstError: string | undefined;
-    for (let i = 0; i < todo.length; i += a.batch) {
-      const settled = await Promise.allSettled(todo.slice(i, i + a.batch).map((t) => open(a.host, a.ports[t.protocol]!, t.protocol, t.index)));
-      for (const s of settled) {
-        if (s.status === 'fulfilled') conns.push(s.value);
-        else {
+    // `batch` logins in flight at a time, each tracker on its own (one slow login holds back no
+    // other), as trackers connect; kept in `todo` order
+    const opened: (Conn | undefined)[] = new Array(todo.length);
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < todo.length) {
+        const i = next++;
+        const t = todo[i];
+        try {
+          opened[i] = await open(a.host, a.ports[t.protocol]!, t.protocol, t.index);
+        } catch (e) {
           failed++;
-          firstError ??= String(s.reason);
+          firstError ??= String(e);
         }
       }
-    }
+    };
+    await Promise.all(Array.from({ length: Math.min(a.batch, todo.length) }, worker));
+    for (const c of opened) if (c) conns.push(c);
     return { loggedIn: conns.length, failed, seconds: (performance.now() - t0) / 1000, ...(firstError && { firstError }) };
   },
 
