@@ -10,6 +10,10 @@ import { until } from '../../helpers/wait.js';
 import * as F from '../../helpers/frames.js';
 import { udpExchange } from '../../helpers/udp.js';
 
+// One at a time: every trackgate these tests start is a cluster primary of this one test process,
+// and cluster shares a listening handle between primaries of one process by address and port. Two
+// cores started at once could pick the same free port (free-ports.ts checks, then binds) and
+// serve each other's trackers and datagrams, which a real box, one core per process, never does.
 const TELTONIKA = '356307042441013';
 const GT06 = '868120145233604';
 const ENV = { TRACKGATE_GATEWAY_PROCESSES: '2', TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_GT06_PORT: '0', TRACKGATE_COMMAND_WAIT: '5' };
@@ -27,7 +31,7 @@ async function start(t: { teardown(fn: () => unknown): void }): Promise<TestServ
 const locations = async (s: TestServer, id: string): Promise<{ dateTime: string; latitude: number }[]> =>
   (await s.request('POST', `/api/devices/${id}/locations`, { token: s.adminToken, body: { from: '2026-01-01T00:00:00Z', to: '2027-01-01T00:00:00Z' } })).body.locations;
 
-test('gateway.ipc: with two gateway processes the trackers are served by processes other than the core, and positions are stored and acknowledged byte-exact', async (t) => {
+test.serial('gateway.ipc: with two gateway processes the trackers are served by processes other than the core, and positions are stored and acknowledged byte-exact', async (t) => {
   const s = await start(t);
   const pids = s.running.gatewayPool!.pids();
   t.is(pids.length, 2);
@@ -54,7 +58,7 @@ test('gateway.ipc: with two gateway processes the trackers are served by process
   t.is(device.protocol, 'gt06', 'the last connection is recorded through the core');
 });
 
-test('gateway.ipc: an unknown device gets no acknowledgement and is listed for the operator', async (t) => {
+test.serial('gateway.ipc: an unknown device gets no acknowledgement and is listed for the operator', async (t) => {
   const s = await start(t);
   const c = await TrackerClient.connect(s.running.ports.teltonika);
   t.teardown(() => c.end());
@@ -64,7 +68,7 @@ test('gateway.ipc: an unknown device gets no acknowledgement and is listed for t
   t.pass();
 });
 
-test('gateway.ipc: a command reaches a tracker connected to a gateway process, and its answer is recorded', async (t) => {
+test.serial('gateway.ipc: a command reaches a tracker connected to a gateway process, and its answer is recorded', async (t) => {
   const s = await start(t);
   const tel = await teltonikaSession(t, s.running.ports.teltonika, TELTONIKA);
   await until('the core knows which gateway process holds the device', () => s.running.gateway.connectedDevices().includes(TELTONIKA));
@@ -96,7 +100,7 @@ test('gateway.ipc: a command reaches a tracker connected to a gateway process, a
   t.pass();
 });
 
-test('gateway.ipc: a gateway process acknowledges only once the core has committed (PostgreSQL: the locations table locked by another session holds the ack back until it lets go)', async (t) => {
+test.serial('gateway.ipc: a gateway process acknowledges only once the core has committed (PostgreSQL: the locations table locked by another session holds the ack back until it lets go)', async (t) => {
   if (!(await postgresAvailable())) return t.pass('PostgreSQL not available');
   const s = await startServer('postgres', { env: ENV });
   t.teardown(() => s.stop());
@@ -116,7 +120,7 @@ test('gateway.ipc: a gateway process acknowledges only once the core has committ
 });
 
 /** Sends `datagram` and resolves with the reply, or undefined after `ms`. */
-test('gateway.ipc: UDP datagrams and OsmAnd requests are served by the gateway processes too', async (t) => {
+test.serial('gateway.ipc: UDP datagrams and OsmAnd requests are served by the gateway processes too', async (t) => {
   const s = await startServer('sqlite', { env: { ...ENV, TRACKGATE_OSMAND_PORT: '0' } });
   t.teardown(() => s.stop());
   for (const id of [TELTONIKA, 'phone-1']) t.is((await s.request('POST', '/api/devices', { token: s.adminToken, body: { id, name: id } })).status, 201);
@@ -129,7 +133,7 @@ test('gateway.ipc: UDP datagrams and OsmAnd requests are served by the gateway p
   t.is((await locations(s, 'phone-1')).length, 1);
 });
 
-test('gateway.ipc: the raw frames of a tracker on a gateway process reach live/<imei>/frames at the core, with their replies', async (t) => {
+test.serial('gateway.ipc: the raw frames of a tracker on a gateway process reach live/<imei>/frames at the core, with their replies', async (t) => {
   const h = await startHarness(t, {}, ENV);
   await h.device(TELTONIKA);
   const admin = await h.connect({ username: 'admin', password: h.s.adminToken, clientId: 'admin-frames' });
@@ -151,7 +155,7 @@ test('gateway.ipc: the raw frames of a tracker on a gateway process reach live/<
   t.is(seen.seen[1].body.decoded.messageCount, 1);
 });
 
-test('gateway.ipc: a command sent just after a UDP datagram goes at once from the gateway process that heard it, and sendCommand answers with the reply', async (t) => {
+test.serial('gateway.ipc: a command sent just after a UDP datagram goes at once from the gateway process that heard it, and sendCommand answers with the reply', async (t) => {
   const s = await start(t);
   const sock = dgram.createSocket('udp4');
   t.teardown(() => sock.close());
@@ -173,7 +177,7 @@ test('gateway.ipc: a command sent just after a UDP datagram goes at once from th
   t.is(r.body.command.status, 'answered');
 });
 
-test('gateway.ipc: a tracker that reconnects to another gateway process has its stale connection on the first one closed', async (t) => {
+test.serial('gateway.ipc: a tracker that reconnects to another gateway process has its stale connection on the first one closed', async (t) => {
   const s = await start(t);
   const link = s.running.gatewayLink!;
   const first = await teltonikaSession(t, s.running.ports.teltonika, TELTONIKA);
@@ -192,7 +196,7 @@ test('gateway.ipc: a tracker that reconnects to another gateway process has its 
   t.true(await first.waitClosed(5000), 'the older connection on the other gateway process is closed');
 });
 
-test('gateway.ipc: the core\'s GET /metrics counts what the gateway processes\' listeners saw', async (t) => {
+test.serial('gateway.ipc: the core\'s GET /metrics counts what the gateway processes\' listeners saw', async (t) => {
   const s = await start(t);
   const metric = async (line: RegExp): Promise<number> => {
     const res = await fetch(`${s.base}/metrics`);
