@@ -260,21 +260,20 @@ async function once(variant: 'none' | 'forwards'): Promise<ForwardIngestResult['
 export async function run(): Promise<ForwardIngestResult> {
   const atStart = machine();
   // each round: without and with forwards (alternating which goes first), then the broker alone
-  const rounds: Awaited<ReturnType<typeof once>>[] = [];
   const alone: Awaited<ReturnType<typeof brokerAlone>>[] = [];
-  for (let i = 0; i < ROUNDS; i++) {
-    rounds.push(...(await alternatingRounds<'none' | 'forwards', Awaited<ReturnType<typeof once>>>(i % 2 === 0 ? 'none' : 'forwards', i % 2 === 0 ? 'forwards' : 'none', 1, once)));
+  const rounds = await alternatingRounds<'none' | 'forwards', Awaited<ReturnType<typeof once>>>('none', 'forwards', ROUNDS, once, async () => {
     alone.push(await brokerAlone());
-  }
+  });
   const best = { none: bestOf(rounds, 'none', (r) => r.positionsPerSec), forwards: bestOf(rounds, 'forwards', (r) => r.positionsPerSec) };
   const brokerBest = Math.max(...alone.map((a) => a.messagesPerSec));
   const ratio = best.forwards / best.none;
   const withForwards = rounds.filter((r) => r.variant === 'forwards');
-  const least = (f: (r: (typeof rounds)[number]) => number | undefined) => Math.min(...withForwards.map(f).filter((v): v is number => v !== undefined && Number.isFinite(v)));
-  const perPositionAll = least((r) => r.serverCpuUsPerPosition) + least((r) => r.generatorCpuUsPerPosition) + least((r) => r.brokerCpuUsPerMessage) + least((r) => r.receiverCpuUsPerMessage);
-  const noneRounds = rounds.filter((r) => r.variant === 'none');
-  const leastNone = Math.min(...noneRounds.map((r) => r.serverCpuUsPerPosition).filter((v): v is number => v !== undefined && Number.isFinite(v)));
-  const perPositionFree = leastNone + least((r) => r.generatorCpuUsPerPosition) + least((r) => r.brokerCpuUsPerMessage) + least((r) => r.receiverCpuUsPerMessage);
+  /** the least of `f` over `of` (each party at its best round) */
+  const least = (of: typeof rounds, f: (r: (typeof rounds)[number]) => number | undefined) => Math.min(...of.map(f).filter((v): v is number => v !== undefined && Number.isFinite(v)));
+  // what the others spend per position with forwards: generator, RabbitMQ, receiver
+  const targets = least(withForwards, (r) => r.generatorCpuUsPerPosition) + least(withForwards, (r) => r.brokerCpuUsPerMessage) + least(withForwards, (r) => r.receiverCpuUsPerMessage);
+  const perPositionAll = least(withForwards, (r) => r.serverCpuUsPerPosition) + targets;
+  const perPositionFree = least(rounds.filter((r) => r.variant === 'none'), (r) => r.serverCpuUsPerPosition) + targets;
   const freeForwardingCeilingRatio = Number.isFinite(perPositionFree) ? (os.cpus().length * 1e6) / perPositionFree / best.none : undefined;
   if (freeForwardingCeilingRatio !== undefined) log(`if forwarding cost trackgate nothing: ${perPositionFree.toFixed(1)} µs of CPU per position for all parties; at most ${fmt((os.cpus().length * 1e6) / perPositionFree)} positions/s = ${pct(freeForwardingCeilingRatio)} of the best rate without forwards`);
   const machineCeilingRatio = Number.isFinite(perPositionAll) ? (os.cpus().length * 1e6) / perPositionAll / best.none : undefined;

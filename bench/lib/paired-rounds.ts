@@ -25,12 +25,14 @@ export async function connectTeltonikaGt06(gen: Child, ports: { teltonika: numbe
 
 /**
  * Runs the baseline and the subject `rounds` times each, alternating which goes first (so a trend
- * in the machine's speed favours neither): every round's result, in the order run.
+ * in the machine's speed favours neither), and `afterRound` (another measure of the same round)
+ * after each pair: every round's result, in the order run.
  */
-export async function alternatingRounds<V extends string, R>(baseline: V, subject: V, rounds: number, once: (variant: V) => Promise<R>): Promise<R[]> {
+export async function alternatingRounds<V extends string, R>(baseline: V, subject: V, rounds: number, once: (variant: V) => Promise<R>, afterRound?: () => Promise<void>): Promise<R[]> {
   const results: R[] = [];
   for (let i = 0; i < rounds; i++) {
     for (const v of i % 2 === 0 ? [baseline, subject] : [subject, baseline]) results.push(await once(v));
+    await afterRound?.();
   }
   return results;
 }

@@ -99,18 +99,19 @@ function serverCpuMs(pid: number | undefined): number | undefined {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }
 
-/** CPU time (ms) of `pid` and its child processes (trackgate's gateway processes), read synchronously. */
-function treeCpuMs(pid: number | undefined): number | undefined {
-  if (pid === undefined) return undefined;
-  let ms = serverCpuMs(pid) ?? 0;
+/** CPU time (ms) of `pid` alone (the core) and with its child processes (trackgate's gateway processes), read synchronously. */
+function serverCpu(pid: number | undefined): { core: number; tree: number } | undefined {
+  const core = serverCpuMs(pid);
+  if (pid === undefined || core === undefined) return undefined;
+  let tree = core;
   for (const child of childPids(pid)) {
     try {
-      ms += serverCpuMs(child) ?? 0;
+      tree += serverCpuMs(child)!;
     } catch {
       // gone meanwhile
     }
   }
-  return ms;
+  return { core, tree };
 }
 let recordsPerFrame = 1;
 
@@ -238,7 +239,7 @@ serveCommands({
       // phases: warm-up (sending, not counted) -> window (counted) -> drain (no new frames)
       let phase: 'warmup' | 'window' | 'drain' = 'warmup';
       const t0 = performance.now();
-      let at = { t: t0, cpu: process.cpuUsage(), server: treeCpuMs(a.watchPid), core: serverCpuMs(a.watchPid) };
+      let at = { t: t0, cpu: process.cpuUsage(), server: serverCpu(a.watchPid) };
       let windowSeconds = 0;
       let generatorCpuPct = 0;
       let serverCpuPct: number | undefined;
@@ -246,7 +247,7 @@ serveCommands({
 
       const openWindow = (): void => {
         phase = 'window';
-        at = { t: performance.now(), cpu: process.cpuUsage(), server: treeCpuMs(a.watchPid), core: serverCpuMs(a.watchPid) };
+        at = { t: performance.now(), cpu: process.cpuUsage(), server: serverCpu(a.watchPid) };
       };
       const closeWindow = (): void => {
         if (phase === 'drain') return;
@@ -256,10 +257,11 @@ serveCommands({
         const cpu = process.cpuUsage(at.cpu);
         windowSeconds = ms / 1000;
         generatorCpuPct = ((cpu.user + cpu.system) / 1000 / ms) * 100;
-        const server = treeCpuMs(a.watchPid);
-        const core = serverCpuMs(a.watchPid);
-        if (server !== undefined && at.server !== undefined) serverCpuPct = ((server - at.server) / ms) * 100;
-        if (core !== undefined && at.core !== undefined) coreCpuPct = ((core - at.core) / ms) * 100;
+        const server = serverCpu(a.watchPid);
+        if (server !== undefined && at.server !== undefined) {
+          serverCpuPct = ((server.tree - at.server.tree) / ms) * 100;
+          coreCpuPct = ((server.core - at.server.core) / ms) * 100;
+        }
       };
       const finish = (): void => {
         clearTimeout(warmupTimer);

@@ -98,9 +98,9 @@ export async function startServerProcess(dataDir: string, extra: Record<string, 
   const profileDir = process.env.BENCH_PROFILE_DIR;
   const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`] : [];
   if (options.compiled) buildOnce();
-  const proc = options.compiled
-    ? spawnNode(path.join(ROOT, 'dist/main.js'), [], { env, stdio: ['ignore', 'pipe', 'inherit'], nodeArgs: [...nodeArgs, '--enable-source-maps'], cpus, tsx: false })
-    : spawnNode(path.join(ROOT, 'main.ts'), [], { env, stdio: ['ignore', 'pipe', 'inherit'], nodeArgs, cpus });
+  const proc = spawnNode(path.join(ROOT, options.compiled ? 'dist/main.js' : 'main.ts'), [], {
+    env, stdio: ['ignore', 'pipe', 'inherit'], nodeArgs: options.compiled ? [...nodeArgs, '--enable-source-maps'] : nodeArgs, cpus, tsx: !options.compiled,
+  });
   const lines: string[] = [];
   let exited = false;
   const exit = new Promise<void>((resolve) => proc.once('exit', () => ((exited = true), resolve())));
