@@ -3,9 +3,10 @@
  * received) and 10,000 MQTT devices (CONNECT with their password, CONNACK 0) connect and stay
  * silent. trackgate runs its tracker listeners in TRACKGATE_GATEWAY_PROCESSES gateway processes
  * (each held, like every process here, to 20,000 open files); the MQTT broker stays in the core.
- * The load comes from several generator processes, each connecting to its own loopback address
- * (127.0.0.2, .3, …; trackgate listens on 0.0.0.0 for the run): the kernel picks a source port
- * per destination, and one destination takes about 28,000 (the ephemeral range). Binding each
+ * The load comes from several generator processes, each connecting to loopback addresses of its
+ * own (127.0.0.2, .3, …, at most PER_ADDRESS connections to each; trackgate listens on 0.0.0.0
+ * for the run): the kernel picks a source port per destination, and one destination takes about
+ * 28,000 (the ephemeral range), the first 14,000 cheaply (see PER_ADDRESS). Binding each
  * generator to its own source address instead (`localAddress`) cost the kernel about 2 ms per
  * connect once thousands of ports were taken (the port search of bind()), which made the generator
  * the bottleneck. Reported: the time until every
@@ -29,6 +30,14 @@ const MQTT = Number(process.env.BENCH_IDLE_MQTT ?? (QUICK ? 500 : 10_000));
 const GATEWAY_PROCESSES = Number(process.env.BENCH_GATEWAY_PROCESSES ?? (QUICK ? 2 : 6));
 /** TCP generators: each under its process's 20,000 files and its source address's ports */
 const TCP_GENERATORS = Math.max(1, Math.ceil(TCP / 18_000));
+/**
+ * connections at most from one generator to one destination address: Linux takes a connect's
+ * source port from the even half of the ephemeral range first (about 14,000 here), and past it
+ * every connect scans the range in the kernel (measured: the generators' system time at a whole
+ * CPU once they held 12,000-15,000 connections each to one address, and the same trackgate took
+ * 133-147 s for the storm instead of 89 s)
+ */
+const PER_ADDRESS = 5_000;
 const BATCH = 200;
 const SETTLE_MS = 5_000;
 const GOAL_BYTES = 1.5 * 2 ** 30;
@@ -87,15 +96,18 @@ export async function run(): Promise<Idle100kResult> {
       const mqttGen = await startChild('mqtt-generator.ts');
       gens.push(mqttGen);
       const per = Math.ceil(TCP / TCP_GENERATORS);
+      const addressesPer = Math.ceil(per / PER_ADDRESS);
+      /** generator g's destination addresses: 127.0.0.2 onwards, each generator its own */
+      const addresses = (g: number): string[] => Array.from({ length: addressesPer }, (_, k) => `127.0.0.${2 + g * addressesPer + k}`);
       const t0 = performance.now();
       const [tcpResults, mqttResult] = await Promise.all([
         Promise.all(
           gens.slice(0, TCP_GENERATORS).map((gen, g) =>
-            gen.call<ConnectResult>('connect', { host: `127.0.0.${2 + g}`, ports: { teltonika: server.ports.teltonika }, teltonika: { first: g * per, count: Math.min(per, TCP - g * per) }, batch: BATCH }),
+            gen.call<ConnectResult>('connect', { host: addresses(g), ports: { teltonika: server.ports.teltonika }, teltonika: { first: g * per, count: Math.min(per, TCP - g * per) }, batch: BATCH }),
           ),
         ),
         mqttGen.call<MqttConnectResult>('connect', {
-          host: `127.0.0.${2 + TCP_GENERATORS}`, port: server.ports.mqtt, batch: BATCH,
+          host: `127.0.0.${2 + TCP_GENERATORS * addressesPer}`, port: server.ports.mqtt, batch: BATCH,
           clients: mqttIds.map((id) => ({ deviceId: id, clientId: `${id}-idle`, username: id, password: MQTT_PASSWORD })),
         }),
       ]);

@@ -14,7 +14,14 @@ import {
 type Protocol = BenchProtocol;
 
 export interface ConnectArgs {
-  host: string;
+  /**
+   * where to connect; with several addresses, connection i goes to `host[i % host.length]`. Linux
+   * picks a connection's source port from the even half of the ephemeral range first, and once a
+   * destination holds about half the range each further connect scans it in the kernel (measured:
+   * a generator's system time rose to a whole CPU past about 12,000 connections to one address),
+   * so a generator that opens many spreads them over several addresses.
+   */
+  host: string | readonly string[];
   ports: Partial<Record<Protocol, number>>;
   /** connections per protocol; device indexes `first`…`first + count - 1` */
   teltonika?: { first: number; count: number };
@@ -196,7 +203,7 @@ serveCommands({
         const i = next++;
         const t = todo[i];
         try {
-          opened[i] = await open(a.host, a.ports[t.protocol]!, t.protocol, t.index);
+          opened[i] = await open(typeof a.host === 'string' ? a.host : a.host[i % a.host.length], a.ports[t.protocol]!, t.protocol, t.index);
         } catch (e) {
           failed++;
           firstError ??= String(e);
