@@ -61,6 +61,8 @@ export interface DeviceDirectory {
   flush(): Promise<void>;
   /** The `limit` (default 100) most recent sightings: every one for operators; with `scope`, only those of an account's devices. */
   recentUnknown(limit?: number, scope?: unknown.SightingScope): Promise<unknown.UnknownDevice[]>;
+  /** What it holds in memory: cached device records and the last-connection times it remembers. */
+  held(): { records: number; touched: number };
   /** Stops listening for changes and the flush timer, then writes what is pending. */
   close(): Promise<void>;
 }
@@ -172,7 +174,23 @@ export function createDeviceDirectory(o: DirectoryOptions): DeviceDirectory {
     await unknown.upsertMany(o.db, batch).catch((e) => o.logger.warn({ err: e }, 'recording unknown identifiers failed'));
   }
 
-  const timer = setInterval(() => void flush(), o.flushMs ?? 5000);
+  /**
+   * Forgets what no lookup may use any more: records cached longer than cacheMs ago (a lookup
+   * reads them again) and last connections recorded over TOUCH_EVERY_MS ago (the next touch writes
+   * anyway). Without it, every device that ever logged in stayed in memory: after a storm of
+   * 100,000 trackers logging in through the gateway processes the core held 100,000 records it
+   * would never answer from.
+   */
+  function sweep(): void {
+    const now = o.clock.now().getTime();
+    for (const [id, hit] of cache) if (now - hit.at >= cacheMs) cache.delete(id);
+    for (const [id, at] of touched) if (now - at >= TOUCH_EVERY_MS) touched.delete(id);
+  }
+
+  const timer = setInterval(() => {
+    sweep();
+    void flush();
+  }, o.flushMs ?? 5000);
   timer.unref();
 
   return {
@@ -180,6 +198,7 @@ export function createDeviceDirectory(o: DirectoryOptions): DeviceDirectory {
     find: lookup,
     touch,
     flush,
+    held: () => ({ records: cache.size, touched: touched.size }),
     recentUnknown: async (limit = 100, scope) => {
       await flush();
       return unknown.recent(o.db, limit, scope);

@@ -53,6 +53,8 @@ export interface CoreLinkClientOptions {
   onDeliver(deviceId: string): void;
   /** the device connected to another gateway process: close its connection here */
   onDrop(deviceId: string): void;
+  /** how often what it remembers is swept (default CACHE_MS) */
+  forgetEveryMs?: number;
 }
 
 export interface CoreLinkClient extends Pick<GatewayDeps, 'directory' | 'ingest'> {
@@ -70,6 +72,8 @@ export interface CoreLinkClient extends Pick<GatewayDeps, 'directory' | 'ingest'
   /** Resolves once the link is up (the first time). */
   ready(): Promise<void>;
   isUp(): boolean;
+  /** What it remembers per device: cached records, last connections told, datagrams told. */
+  held(): { records: number; touched: number; heard: number };
   close(): Promise<void>;
 }
 
@@ -243,6 +247,16 @@ export function connectCoreLink(o: CoreLinkClientOptions): CoreLinkClient {
   }, Math.min(1000, REQUEST_TIMEOUT_MS));
   sweep.unref();
 
+  // Forgets what no lookup or note may use any more (each map answers only within its time): a
+  // gateway process of 15,000 idle trackers held their 15,000 device records, read once at login.
+  const forget = setInterval(() => {
+    const now = o.clock.now().getTime();
+    for (const [id, hit] of cache) if (now - hit.at >= CACHE_MS) cache.delete(id);
+    for (const [id, t] of touched) if (now - t.at >= TOUCH_EVERY_MS) touched.delete(id);
+    for (const [id, at] of heardAt) if (now - at >= HEARD_EVERY_MS) heardAt.delete(id);
+  }, o.forgetEveryMs ?? CACHE_MS);
+  forget.unref();
+
   const directory: CoreLinkClient['directory'] = {
     async resolve(identifier, protocol, remote) {
       const hit = cache.get(identifier);
@@ -311,10 +325,12 @@ export function connectCoreLink(o: CoreLinkClientOptions): CoreLinkClient {
     },
     ready: () => first,
     isUp: () => up,
+    held: () => ({ records: cache.size, touched: touched.size, heard: heardAt.size }),
     async close() {
       closed = true;
       clearTimeout(retry);
       clearInterval(sweep);
+      clearInterval(forget);
       failAll(new CoreUnreachable('closing'));
       await client.close().catch(() => false);
     },

@@ -1,7 +1,7 @@
 /**
  * Last connections are written in groups: a login storm (every tracker reconnecting after a
  * restart) costs a few transactions, not one commit per tracker, and every device's protocol and
- * last connection are stored.
+ * last connection are stored. What the directory keeps in memory goes once no lookup may use it.
  */
 import test from 'ava';
 import { closeDb, migrate, openDb } from '../../../core/db/db.js';
@@ -9,7 +9,7 @@ import { EventBus } from '../../../core/events/event-bus.js';
 import { createDeviceDirectory } from '../../../core/devices/device-directory.js';
 import * as devices from '../../../core/devices/devices.repository.js';
 import type { DeviceRecord } from '../../../core/model/device.js';
-import { systemClock } from '../../../core/clock.js';
+import { ManualClock, systemClock } from '../../../core/clock.js';
 import { backends, createStorage } from '../../helpers/backends.js';
 import { capturingLogger } from '../../helpers/capture-logger.js';
 
@@ -54,3 +54,35 @@ for (const backend of await backends()) {
     }
   });
 }
+
+test('device-directory: records and last connections no lookup may use any more are forgotten (a login storm leaves nothing behind)', async (t) => {
+  const db = openDb({ sqliteFile: ':memory:' });
+  t.teardown(() => closeDb(db));
+  await migrate(db);
+  await db('accounts').insert({ id: 'acc-dir', name: 'A', licenses: N, time_zone: 'UTC', created_at: 1 });
+  const ids = Array.from({ length: N }, (_, i) => `sweep-${String(i).padStart(4, '0')}`);
+  await db.transaction(async (trx) => {
+    for (const id of ids) await devices.insert(trx, record(id));
+  });
+  const clock = new ManualClock(Date.now());
+  const directory = createDeviceDirectory({ db, clock, logger: capturingLogger(), events: new EventBus(), cacheMs: 5000, flushMs: 20 });
+  t.teardown(() => directory.close());
+  const found = await Promise.all(ids.map((id) => directory.resolve(id, 'teltonika', null)));
+  t.true(found.every((r) => r.status === 'ok'));
+  await Promise.all(found.map((r) => directory.touch((r as { device: DeviceRecord }).device, 'teltonika')));
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  await sleep(60);
+  t.deepEqual(directory.held(), { records: N, touched: N }, 'within the cache time everything is still held');
+
+  clock.advance(5000);
+  await sleep(60);
+  t.deepEqual(directory.held(), { records: 0, touched: N }, 'records past the cache time are gone; last connections are kept for a minute');
+  clock.advance(55_000);
+  await sleep(60);
+  t.deepEqual(directory.held(), { records: 0, touched: 0 });
+
+  // a device looked up again is read and cached again, and its next touch is written
+  const again = await directory.resolve(ids[0], 'teltonika', null);
+  t.is(again.status, 'ok');
+  t.is(directory.held().records, 1);
+});

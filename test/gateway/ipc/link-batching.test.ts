@@ -4,9 +4,9 @@ import path from 'node:path';
 import { startServer } from '../../helpers/server.js';
 import { until } from '../../helpers/wait.js';
 import { silentLogger } from '../../../core/logger.js';
-import { systemClock } from '../../../core/clock.js';
+import { ManualClock, systemClock } from '../../../core/clock.js';
 import { startCoreLink } from '../../../gateway/ipc/core-link.server.js';
-import { connectCoreLink, CoreUnreachable } from '../../../gateway/ipc/core-link.client.js';
+import { CACHE_MS, connectCoreLink, CoreUnreachable } from '../../../gateway/ipc/core-link.client.js';
 
 const ids = Array.from({ length: 200 }, (_, i) => String(356307042400000 + i));
 
@@ -70,4 +70,38 @@ test('gateway.ipc link: what a gateway process asks in one turn leaves as one me
   await link.close();
   await t.throwsAsync(orphan, { instanceOf: CoreUnreachable });
   releaseAgain();
+});
+
+test('gateway.ipc link: device records and notes no lookup may use any more are forgotten (15,000 idle trackers held their records, read once at login)', async (t) => {
+  const s = await startServer('sqlite', { env: { TRACKGATE_LICENSES: '1000' } });
+  t.teardown(() => s.stop());
+  for (const id of ids.slice(0, 50)) t.is((await s.request('POST', '/api/devices', { token: s.adminToken, body: { id, name: id } })).status, 201);
+  const socketPath = path.join(os.tmpdir(), `trackgate-test-${process.pid}-${Date.now()}-f.sock`);
+  const secret = 'a-secret-of-this-test-0123456789';
+  const link = await startCoreLink({ path: socketPath, secret, ...s.running.services, logger: silentLogger });
+  t.teardown(() => link.close());
+  const clock = new ManualClock(Date.now());
+  const client = connectCoreLink({
+    path: socketPath, secret, clock, logger: silentLogger, forgetEveryMs: 20,
+    hello: () => ({ ports: null, online: [] }), onDeliver: () => undefined, onDrop: () => undefined,
+  });
+  t.teardown(() => client.close());
+  await client.ready();
+
+  const found = await Promise.all(ids.slice(0, 50).map((id) => client.directory.resolve(id, 'teltonika', null)));
+  for (const r of found) if (r.status === 'ok') await client.directory.touch(r.device, 'teltonika');
+  for (const id of ids.slice(0, 50)) client.heard(id);
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  await sleep(60);
+  t.deepEqual(client.held(), { records: 50, touched: 50, heard: 50 });
+  clock.advance(CACHE_MS);
+  await sleep(60);
+  t.deepEqual(client.held(), { records: 0, touched: 50, heard: 0 }, 'records and datagram notes past their time are gone');
+  clock.advance(60_000);
+  await sleep(60);
+  t.deepEqual(client.held(), { records: 0, touched: 0, heard: 0 });
+  // a device looked up again is asked of the core again
+  const again = await client.directory.resolve(ids[0], 'teltonika', null);
+  t.is(again.status, 'ok');
+  t.is(client.held().records, 1);
 });
