@@ -64,18 +64,15 @@ export class DeviceConnection {
   private malformedRun = 0;
   /** bytes received since the last good frame */
   private unprovenBytes = 0;
-  private readonly malformedLog: LogBudget;
-  private readonly checksumLog: LogBudget;
-  private readonly refusedLog: LogBudget;
+  /** made at the first event of their kind (most connections never have one: no memory for them while idle) */
+  private malformedLog?: LogBudget;
+  private checksumLog?: LogBudget;
+  private refusedLog?: LogBudget;
 
   constructor(private readonly socket: Socket, private readonly o: ConnectionOptions) {
     this.splitter = o.protocol.createSplitter!();
     this.remote = `${socket.remoteAddress}:${socket.remotePort}`;
     this.openedAt = o.clock.now().getTime();
-    const summary = (what: string) => (count: number) => o.logger.warn({ ...this.where(), count }, `${what} not logged one by one`);
-    this.malformedLog = new LogBudget({ ...CONNECTION_LOG, onSuppressed: summary('malformed frames') });
-    this.checksumLog = new LogBudget({ ...CONNECTION_LOG, onSuppressed: summary('checksum mismatches') });
-    this.refusedLog = new LogBudget({ ...CONNECTION_LOG, onSuppressed: summary('frames of unknown, expired or invalid identities') });
     socket.setNoDelay(true);
     socket.setKeepAlive(true, 60_000);
     socket.setTimeout(o.idleTimeoutMs, () => this.close('idle timeout'));
@@ -105,6 +102,11 @@ export class DeviceConnection {
     this.socket.destroy();
   }
 
+  /** A log budget of this connection: past it, `what` is counted and reported in one summary line. */
+  private budget(what: string): LogBudget {
+    return new LogBudget({ ...CONNECTION_LOG, onSuppressed: (count) => this.o.logger.warn({ ...this.where(), count }, `${what} not logged one by one`) });
+  }
+
   private where(): { protocol: string; remote: string; device?: string } {
     return { protocol: this.o.protocol.name, remote: this.remote, ...(this.identity !== undefined && { device: this.identity }) };
   }
@@ -117,9 +119,9 @@ export class DeviceConnection {
     this.closed = true;
     this.queue.length = this.arrivals.length = 0;
     this.o.counts?.disconnected();
-    this.malformedLog.flush();
-    this.checksumLog.flush();
-    this.refusedLog.flush();
+    this.malformedLog?.flush();
+    this.checksumLog?.flush();
+    this.refusedLog?.flush();
     this.commands?.close();
     this.o.logger.info(
       { ...this.where(), reason: this.closeReason ?? 'connection closed', frames: this.frames, seconds: Math.round((this.now() - this.openedAt) / 1000) },
@@ -190,7 +192,7 @@ export class DeviceConnection {
   private malformed(e: unknown, frame: Buffer): void {
     this.malformedRun++;
     this.o.counts?.frameMalformed();
-    if (this.malformedLog.take(this.now())) {
+    if ((this.malformedLog ??= this.budget('malformed frames')).take(this.now())) {
       const excerpt = e instanceof ProtocolError ? e.excerpt : frame.subarray(0, 32).toString('hex');
       this.o.logger.warn({ ...this.where(), excerpt, reason: (e as Error).message }, 'malformed frame');
     }
@@ -202,7 +204,7 @@ export class DeviceConnection {
 
   private decoded(result: DecodeResult, frame: Buffer): void {
     this.frames++;
-    if (result.checksumError && this.checksumLog.take(this.now())) {
+    if (result.checksumError && (this.checksumLog ??= this.budget('checksum mismatches')).take(this.now())) {
       this.o.logger.warn({ ...this.where(), reason: result.checksumError, excerpt: frame.subarray(0, 32).toString('hex') }, 'checksum mismatch: frame accepted (TRACKGATE_CHECKSUM=accept)');
     }
     if (result.warnings?.length) this.o.logger.debug({ ...this.where(), warnings: result.warnings }, 'frame accepted with warnings');
@@ -292,7 +294,7 @@ export class DeviceConnection {
         // Whatever this connection was before, it is not a known device now: a later frame
         // without an identity of its own must not be stored under an earlier one.
         this.forgetIdentity();
-        if (this.refusedLog.take(this.now())) {
+        if ((this.refusedLog ??= this.budget('frames of unknown, expired or invalid identities')).take(this.now())) {
           if (outcome.kind === 'rejected') this.o.logger.info({ ...this.where(), identifier: outcome.identity }, 'frame of an unknown or expired device: not stored');
           else this.o.logger.warn({ ...this.where(), identifier: outcome.identity.slice(0, 80), reason: outcome.reason }, 'frame with an invalid identity: not stored');
         }

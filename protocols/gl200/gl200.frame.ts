@@ -1,4 +1,5 @@
 import type { FrameSplitter } from '../types.js';
+import { EMPTY } from '../shared/empty.js';
 import {
   BINARY_LENGTH_AT, GL200_MAX_FRAME_BYTES, MIN_BINARY_BYTES, PREFIXED_LENGTH_OFFSET, TEXT_END, TEXT_END_ALT,
 } from './gl200.constants.js';
@@ -40,7 +41,7 @@ export function isBinaryFrame(frame: Buffer): boolean {
  * maxFrameBytes is not a frame, and the search for one moves on to the next `+`.
  */
 export function createGl200Splitter(maxFrameBytes = GL200_MAX_FRAME_BYTES): FrameSplitter {
-  let pending: Buffer = Buffer.alloc(0);
+  let pending: Buffer = EMPTY;
   let discarding = false;
   return {
     get buffered() {

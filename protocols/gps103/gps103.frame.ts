@@ -1,5 +1,6 @@
 import type { FrameSplitter } from '../types.js';
 import { GPS103_MAX_FRAME_BYTES } from './gps103.constants.js';
+import { EMPTY, restOf } from '../shared/empty.js';
 
 // Delimiters "\r\n", "\n", ";", "*" (Gps103Protocol); "\r\n" ends at its "\n", so three bytes suffice.
 const LF = 0x0a;
@@ -17,7 +18,7 @@ const isSentenceStart = (c: number): boolean => c > 0x20 && c < 0x7f;
  * its delimiter, as Netty's DelimiterBasedFrameDecoder does.
  */
 export function createGps103Splitter(maxFrameBytes = GPS103_MAX_FRAME_BYTES): FrameSplitter {
-  let pending: Buffer = Buffer.alloc(0);
+  let pending: Buffer = EMPTY;
   let discarding = false;
   return {
     get buffered() {
@@ -38,9 +39,9 @@ export function createGps103Splitter(maxFrameBytes = GPS103_MAX_FRAME_BYTES): Fr
         discarding = false;
         start = end;
       }
-      pending = discarding ? Buffer.alloc(0) : Buffer.from(buf.subarray(start));
+      pending = discarding ? EMPTY : restOf(buf, start);
       if (pending.length > maxFrameBytes) {
-        pending = Buffer.alloc(0);
+        pending = EMPTY;
         discarding = true;
       }
       return frames;

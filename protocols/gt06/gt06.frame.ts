@@ -1,5 +1,6 @@
 import type { FrameSplitter } from '../types.js';
 import { crc16X25 } from '../shared/crc.js';
+import { EMPTY } from '../shared/empty.js';
 
 /**
  * Largest frame kept: 0x7979 carries a u16 length, but no GT06 packet in use comes near it
@@ -19,7 +20,7 @@ const LF = 0x0a;
  * that cannot complete within `maxFrameBytes` loses its marker and the stream is searched again.
  */
 export class Gt06FrameSplitter implements FrameSplitter {
-  private buf: Buffer = Buffer.alloc(0);
+  private buf: Buffer = EMPTY;
   /** read position in `buf` during one push */
   private pos = 0;
   /** cache of the last CR LF search: first CR at or after `crlfFrom` (-1: none up to the end) */

@@ -1,4 +1,5 @@
 import type { FrameSplitter } from '../types.js';
+import { EMPTY } from '../shared/empty.js';
 import {
   ALT_LENGTH, BINARY_LONG, BINARY_SHORT, MARKER_ALT, MARKER_BINARY, MARKER_TEXT, MAX_FRAME_BYTES, TEXT_END,
 } from './h02.constants.js';
@@ -22,7 +23,7 @@ const isMarker = (b: number | undefined): boolean => b === MARKER_TEXT || b === 
  * `*` runs to `#` (CR/LF after it skipped); `$` is 32 or 45 bytes; `X` is 32 bytes.
  */
 export class H02Splitter implements FrameSplitter {
-  private buf: Buffer = Buffer.alloc(0);
+  private buf: Buffer = EMPTY;
   /** where the search for `#` resumes in a text frame still waiting for its end */
   private textScanFrom = 0;
   /** `$` frame length once known (configured, or detected on this connection) */
@@ -59,7 +60,7 @@ export class H02Splitter implements FrameSplitter {
         while (start < this.buf.length && (this.buf[start] === CR || this.buf[start] === LF)) start++;
       }
     }
-    this.buf = start >= this.buf.length ? Buffer.alloc(0) : this.buf.subarray(start);
+    this.buf = start >= this.buf.length ? EMPTY : this.buf.subarray(start);
     return frames;
   }
 

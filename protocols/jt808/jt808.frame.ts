@@ -1,5 +1,6 @@
 import type { FrameSplitter } from '../types.js';
 import { DELIMITER, DELIMITER_ALT, ESCAPE } from './jt808.constants.js';
+import { EMPTY, restOf } from '../shared/empty.js';
 
 /** an escaped frame is at most twice 1 + 2 + 2 + 1 + 10 + 2 + 4 + 1023 + 1 bytes plus delimiters */
 export const MAX_FRAME_BYTES = 4096;
@@ -73,7 +74,7 @@ export function escapeFrame(frame: Buffer): Buffer {
  * of: the second one opens the next frame.
  */
 export class Jt808Splitter implements FrameSplitter {
-  private buf: Buffer = Buffer.alloc(0);
+  private buf: Buffer = EMPTY;
 
   constructor(private readonly maxFrameBytes = MAX_FRAME_BYTES) {}
 
@@ -115,7 +116,7 @@ export class Jt808Splitter implements FrameSplitter {
         start = end + 1;
       }
     }
-    this.buf = start >= this.buf.length ? Buffer.alloc(0) : Buffer.from(this.buf.subarray(start));
+    this.buf = start >= this.buf.length ? EMPTY : restOf(this.buf, start);
     return frames;
   }
 }

@@ -1,5 +1,6 @@
 import type { FrameSplitter } from '../types.js';
 import { MEITRACK_MAX_FRAME_BYTES } from './meitrack.constants.js';
+import { EMPTY, restOf } from '../shared/empty.js';
 
 const DOLLAR = 0x24;
 const AT = 0x40;
@@ -28,7 +29,7 @@ export function meitrackChecksum(bytes: Buffer | string): string {
  * to the next `$$`.
  */
 export function createMeitrackSplitter(maxFrameBytes = MEITRACK_MAX_FRAME_BYTES): FrameSplitter {
-  let pending: Buffer = Buffer.alloc(0);
+  let pending: Buffer = EMPTY;
   return {
     get buffered() {
       return pending.length;
@@ -62,7 +63,7 @@ export function createMeitrackSplitter(maxFrameBytes = MEITRACK_MAX_FRAME_BYTES)
         frames.push(Buffer.from(buf.subarray(pos, pos + total)));
         pos += total;
       }
-      pending = Buffer.from(buf.subarray(pos));
+      pending = restOf(buf, pos);
       return frames;
     },
   };

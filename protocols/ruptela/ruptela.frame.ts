@@ -1,5 +1,6 @@
 import type { FrameSplitter } from '../types.js';
 import { CRC_BYTES, LENGTH_BYTES, MAX_FRAME_BYTES } from './ruptela.constants.js';
+import { EMPTY } from '../shared/empty.js';
 
 /**
  * Cuts a Ruptela stream (Traccar: LengthFieldBasedFrameDecoder(1024, 0, 2, 2, 0)): `u16 length`,
@@ -8,7 +9,7 @@ import { CRC_BYTES, LENGTH_BYTES, MAX_FRAME_BYTES } from './ruptela.constants.js
  * and the search goes on.
  */
 export function createRuptelaSplitter(maxFrameBytes = MAX_FRAME_BYTES): FrameSplitter {
-  let buf: Buffer = Buffer.alloc(0);
+  let buf: Buffer = EMPTY;
   return {
     get buffered() {
       return buf.length;
@@ -27,7 +28,7 @@ export function createRuptelaSplitter(maxFrameBytes = MAX_FRAME_BYTES): FrameSpl
         frames.push(Buffer.from(buf.subarray(start, start + total)));
         start += total;
       }
-      buf = start >= buf.length ? Buffer.alloc(0) : buf.subarray(start);
+      buf = start >= buf.length ? EMPTY : buf.subarray(start);
       return frames;
     },
   };

@@ -1,5 +1,6 @@
 import type { FrameSplitter } from '../types.js';
 import { CR, LF, MAX_FRAME_BYTES, ZIP_MARKER } from './suntech.constants.js';
+import { EMPTY } from '../shared/empty.js';
 
 /** Bytes that may start a report: a binary marker or a printable character (`S`, `A`, `C`, `-` …). */
 const canStart = (b: number): boolean => b === ZIP_MARKER || b >= 0x80 || (b > 0x20 && b < 0x7f);
@@ -13,7 +14,7 @@ const canStart = (b: number): boolean => b === ZIP_MARKER || b >= 0x80 || (b > 0
  * a text report longer than `maxFrameBytes` is dropped up to its CR.
  */
 export function createSuntechSplitter(maxFrameBytes = MAX_FRAME_BYTES): FrameSplitter {
-  let buf: Buffer = Buffer.alloc(0);
+  let buf: Buffer = EMPTY;
   /** bytes at the front of `buf` already searched for the CR that ends a text report */
   let scanned = 0;
   let discarding = false;
@@ -58,10 +59,10 @@ export function createSuntechSplitter(maxFrameBytes = MAX_FRAME_BYTES): FrameSpl
         start = end + 1;
         scanned = 0;
       }
-      buf = start >= buf.length ? Buffer.alloc(0) : buf.subarray(start);
+      buf = start >= buf.length ? EMPTY : buf.subarray(start);
       if (buf.length > maxFrameBytes) {
         // a text report without its CR: what is held is dropped, and the rest of it up to the CR
-        buf = Buffer.alloc(0);
+        buf = EMPTY;
         scanned = 0;
         discarding = true;
       }

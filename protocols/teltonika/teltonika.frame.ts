@@ -1,5 +1,6 @@
 import type { FrameSplitter } from '../types.js';
 import { CODEC_8, CODEC_8_EXT, CODEC_12, CODEC_13, CODEC_16, CODEC_GH3000 } from './teltonika.constants.js';
+import { EMPTY, restOf } from '../shared/empty.js';
 
 /**
  * Teltonika sends nothing longer than a few kB (an FMB AVL packet is at most 1280 bytes, FM6x/FMC
@@ -45,7 +46,7 @@ function nextStep(buf: Buffer, pos: number, maxFrameBytes: number): Step {
 }
 
 export function createTeltonikaSplitter(maxFrameBytes = TELTONIKA_MAX_FRAME_BYTES): FrameSplitter {
-  let pending: Buffer = Buffer.alloc(0);
+  let pending: Buffer = EMPTY;
   return {
     get buffered() {
       return pending.length;
@@ -60,8 +61,8 @@ export function createTeltonikaSplitter(maxFrameBytes = TELTONIKA_MAX_FRAME_BYTE
         if ('frame' in step) frames.push(Buffer.from(buf.subarray(pos, pos + step.frame)));
         pos += 'frame' in step ? step.frame : step.skip;
       }
-      pending = Buffer.from(buf.subarray(pos));
-      if (pending.length > maxFrameBytes) pending = Buffer.alloc(0);
+      pending = restOf(buf, pos);
+      if (pending.length > maxFrameBytes) pending = EMPTY;
       return frames;
     },
   };

@@ -1,5 +1,6 @@
 import type { FrameSplitter } from '../types.js';
 import { TK103_MAX_FRAME_BYTES } from './tk103.constants.js';
+import { EMPTY, restOf } from '../shared/empty.js';
 
 const OPEN = 0x28; // (
 const CLOSE = 0x29; // )
@@ -21,7 +22,7 @@ function frameEnd(buf: Buffer, start: number): number {
  * `(` on, as Traccar does past 1,024 bytes.
  */
 export function createTk103Splitter(maxFrameBytes = TK103_MAX_FRAME_BYTES): FrameSplitter {
-  let pending: Buffer = Buffer.alloc(0);
+  let pending: Buffer = EMPTY;
   return {
     get buffered() {
       return pending.length;
@@ -48,7 +49,7 @@ export function createTk103Splitter(maxFrameBytes = TK103_MAX_FRAME_BYTES): Fram
         }
         pos = start + 1; // too long: look for the next frame start
       }
-      pending = Buffer.from(buf.subarray(pos));
+      pending = restOf(buf, pos);
       return frames;
     },
   };

@@ -1,5 +1,6 @@
 import type { FrameSplitter } from '../types.js';
 import { ESCAPE, FRAME_END, FRAME_START, MAX_FRAME_BYTES, UNESCAPED } from './watch.constants.js';
+import { EMPTY } from '../shared/empty.js';
 
 /** Frame bytes with `}` escapes resolved (`7D 01` -> `}`, `7D 02` -> `[`, ... WatchFrameDecoder). An unknown escape is kept as it is. */
 export function unescapeFrame(frame: Buffer): Buffer {
@@ -25,7 +26,7 @@ export function unescapeFrame(frame: Buffer): Buffer {
  * `maxFrameBytes` without closing is dropped and the search resumes at the next `[` after its start.
  */
 export function createWatchSplitter(maxFrameBytes = MAX_FRAME_BYTES): FrameSplitter {
-  let buf: Buffer = Buffer.alloc(0);
+  let buf: Buffer = EMPTY;
   /** where the scan of the open frame resumes, and its bracket depth there */
   let scanned = 0;
   let depth = 0;
@@ -43,7 +44,7 @@ export function createWatchSplitter(maxFrameBytes = MAX_FRAME_BYTES): FrameSplit
       for (;;) {
         const start = buf.indexOf(FRAME_START);
         if (start < 0) {
-          buf = Buffer.alloc(0);
+          buf = EMPTY;
           reset();
           break;
         }
@@ -74,7 +75,7 @@ export function createWatchSplitter(maxFrameBytes = MAX_FRAME_BYTES): FrameSplit
         scanned = i;
         break;
       }
-      if (buf.length === 0) buf = Buffer.alloc(0);
+      if (buf.length === 0) buf = EMPTY;
       return frames;
     },
   };
