@@ -1,7 +1,10 @@
 import test from 'ava';
 import dgram from 'node:dgram';
+import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import os from 'node:os';
 import pg from 'pg';
 import { INTEREST_EVERY_MS } from '../../../gateway/ipc/core-link.server.js';
+import { GATEWAY_NICE, GATEWAY_V8_FLAGS } from '../../../gateway/ipc/gateway-pool.js';
 import { messages, sleep, startHarness } from '../mqtt/mqtt-harness.js';
 import { postgresAvailable } from '../../helpers/backends.js';
 import { startServer, type TestServer } from '../../helpers/server.js';
@@ -56,6 +59,47 @@ test.serial('gateway.ipc: with two gateway processes the trackers are served by 
   t.is(g[0].latitude, 41.5);
   const device = (await s.request('GET', `/api/devices/${GT06}`, { token: s.adminToken })).body.device;
   t.is(device.protocol, 'gt06', 'the last connection is recorded through the core');
+});
+
+/** The inode of the socket listening on 127.0.0.1:port (Linux /proc/net/tcp). */
+function listeningInode(port: number): string | undefined {
+  const local = `0100007F:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  for (const line of readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1)) {
+    const f = line.trim().split(/\s+/);
+    if (f[1] === local && f[3] === '0A') return f[9];
+  }
+  return undefined;
+}
+const holds = (pid: number, inode: string): boolean =>
+  readdirSync(`/proc/${pid}/fd`).some((fd) => {
+    try {
+      return readlinkSync(`/proc/${pid}/fd/${fd}`) === `socket:[${inode}]`;
+    } catch {
+      return false;
+    }
+  });
+
+test.serial('gateway.ipc: the gateway processes accept their trackers themselves, one connection at a time, at a lower priority than the core, their old generation kept close to its live size', async (t) => {
+  if (process.platform !== 'linux') return t.pass('reads /proc');
+  const s = await start(t);
+  const pids = s.running.gatewayPool!.pids();
+  const inode = listeningInode(s.running.ports.teltonika);
+  t.truthy(inode, 'the Teltonika port listens on 127.0.0.1');
+  for (const pid of pids) {
+    // the core handing each connection over (cluster round robin) kept the listening socket to itself
+    t.true(holds(pid, inode!), `gateway process ${pid} accepts on the listening socket`);
+    t.true(readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes('UV_TCP_SINGLE_ACCEPT=1'), `gateway process ${pid} accepts one connection at a time`);
+    t.is(os.getPriority(pid), Math.min(19, os.getPriority() + GATEWAY_NICE), `gateway process ${pid} yields to the core`);
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0');
+    for (const flag of GATEWAY_V8_FLAGS) t.true(argv.includes(flag), `gateway process ${pid} runs with ${flag}`);
+  }
+  t.is(os.getPriority(), os.getPriority(process.pid), 'the core keeps its priority');
+
+  // trackers connecting at once are spread over both processes, and each is served
+  const clients = await Promise.all(Array.from({ length: 20 }, () => TrackerClient.connect(s.running.ports.teltonika)));
+  t.teardown(() => clients.forEach((c) => c.end()));
+  for (const c of clients) c.write(F.teltonikaLogin(TELTONIKA));
+  for (const c of clients) t.deepEqual(await c.read(1), Buffer.from([1]));
 });
 
 test.serial('gateway.ipc: an unknown device gets no acknowledgement and is listed for the operator', async (t) => {
