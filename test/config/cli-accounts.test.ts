@@ -1,5 +1,5 @@
 import test from 'ava';
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -9,8 +9,18 @@ import { startServer } from '../helpers/server.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
-function cli(args: string[], env: Record<string, string> = {}) {
-  return spawnSync(process.execPath, ['--import=tsx', 'cli.ts', ...args], { cwd: root, env: { ...process.env, TRACKGATE_LOG_LEVEL: 'silent', ...env }, encoding: 'utf8', timeout: 30_000 });
+/**
+ * Runs the trackgate command without blocking this process: a test's server runs in this process,
+ * and a synchronous spawn held its event loop for as long as the command took (seconds under tsx
+ * on a loaded machine), long enough for the server's database-connection wait (10 s) to give up.
+ */
+function cli(args: string[], env: Record<string, string> = {}): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--import=tsx', 'cli.ts', ...args], { cwd: root, env: { ...process.env, TRACKGATE_LOG_LEVEL: 'silent', ...env }, encoding: 'utf8', timeout: 30_000 }, (err, stdout, stderr) => {
+      const code = (err as { code?: unknown } | null)?.code;
+      resolve({ status: err ? (typeof code === 'number' ? code : null) : 0, stdout, stderr });
+    });
+  });
 }
 
 for (const backend of await backends()) {
@@ -22,42 +32,42 @@ for (const backend of await backends()) {
     t.is(refused.status, 409);
     t.is(refused.body.code, 'NO_LICENSE_AVAILABLE');
 
-    const [account] = JSON.parse(cli(['account', 'list'], s.storageEnv).stdout) as { id: string; licenses: number; licensesUsed: number }[];
+    const [account] = JSON.parse((await cli(['account', 'list'], s.storageEnv)).stdout) as { id: string; licenses: number; licensesUsed: number }[];
     t.like(account, { licenses: 1, licensesUsed: 1 });
-    const r = cli(['account', 'update', '--id', account.id, '--licenses', '2'], s.storageEnv);
+    const r = await cli(['account', 'update', '--id', account.id, '--licenses', '2'], s.storageEnv);
     t.is(r.status, 0, r.stderr);
     t.is((await s.request('POST', '/api/devices', { token: s.adminToken, body: { id: 'd2', name: 'two' } })).status, 201);
     t.like((await s.request('GET', '/api/account', { token: s.adminToken })).body, { success: true });
   });
 }
 
-test('cli: account list prints every account, account update changes licences, name and time zone', (t) => {
+test('cli: account list prints every account, account update changes licences, name and time zone', async (t) => {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'tg-cli-acc-'));
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
   const env = { TRACKGATE_DATA_DIR: dataDir };
-  const created = JSON.parse(cli(['account', 'create', '--name', 'Acme', '--licenses', '5', '--admin-user', 'acme-admin'], env).stdout) as { accountId: string };
-  cli(['account', 'create', '--name', 'Globex', '--licenses', '2', '--admin-user', 'globex-admin'], env);
+  const created = JSON.parse((await cli(['account', 'create', '--name', 'Acme', '--licenses', '5', '--admin-user', 'acme-admin'], env)).stdout) as { accountId: string };
+  await cli(['account', 'create', '--name', 'Globex', '--licenses', '2', '--admin-user', 'globex-admin'], env);
 
-  const list = cli(['account', 'list'], env);
+  const list = await cli(['account', 'list'], env);
   t.is(list.status, 0, list.stderr);
   const accounts = JSON.parse(list.stdout) as { id: string; name: string; licenses: number; timeZone: string; licensesUsed: number }[];
   t.deepEqual(accounts.map((a) => [a.name, a.licenses, a.timeZone, a.licensesUsed]), [['Acme', 5, 'UTC', 0], ['Globex', 2, 'UTC', 0]]);
 
-  const updated = cli(['account', 'update', '--id', created.accountId, '--licenses', '12', '--name', 'Acme Ltd', '--time-zone', 'Europe/Madrid'], env);
+  const updated = await cli(['account', 'update', '--id', created.accountId, '--licenses', '12', '--name', 'Acme Ltd', '--time-zone', 'Europe/Madrid'], env);
   t.is(updated.status, 0, updated.stderr);
   t.like(JSON.parse(updated.stdout), { id: created.accountId, name: 'Acme Ltd', licenses: 12, timeZone: 'Europe/Madrid' });
-  t.like(JSON.parse(cli(['account', 'list'], env).stdout)[0], { name: 'Acme Ltd', licenses: 12 });
+  t.like(JSON.parse((await cli(['account', 'list'], env)).stdout)[0], { name: 'Acme Ltd', licenses: 12 });
 
-  const unknown = cli(['account', 'update', '--id', 'no-such-account', '--licenses', '3'], env);
+  const unknown = await cli(['account', 'update', '--id', 'no-such-account', '--licenses', '3'], env);
   t.is(unknown.status, 1);
   t.regex(unknown.stderr, /no account no-such-account/);
-  const nothing = cli(['account', 'update', '--id', created.accountId], env);
+  const nothing = await cli(['account', 'update', '--id', created.accountId], env);
   t.is(nothing.status, 1);
   t.regex(nothing.stderr, /--licenses/);
-  const badZone = cli(['account', 'update', '--id', created.accountId, '--time-zone', 'Mars/Olympus'], env);
+  const badZone = await cli(['account', 'update', '--id', created.accountId, '--time-zone', 'Mars/Olympus'], env);
   t.is(badZone.status, 1);
   t.regex(badZone.stderr, /IANA/);
-  t.is(cli(['account', 'update', '--id', created.accountId, '--licenses', '-1'], env).status, 1);
+  t.is((await cli(['account', 'update', '--id', created.accountId, '--licenses', '-1'], env)).status, 1);
 });
 
 test('cli: unknown-devices lists, for the operator, identifiers of every account and of none', async (t) => {
@@ -71,7 +81,7 @@ test('cli: unknown-devices lists, for the operator, identifiers of every account
   await new Promise((r) => setTimeout(r, 300));
   socket.destroy();
   await s.running.services.directory.flush();
-  const r = cli(['unknown-devices'], s.storageEnv);
+  const r = await cli(['unknown-devices'], s.storageEnv);
   t.is(r.status, 0, r.stderr);
   const list = JSON.parse(r.stdout) as { identifier: string; protocol: string; reason: string }[];
   t.like(list.find((u) => u.identifier === '123456789012345'), { protocol: 'gt06', reason: 'unknown' });
