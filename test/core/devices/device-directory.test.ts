@@ -4,7 +4,7 @@
  * last connection are stored. What the directory keeps in memory goes once no lookup may use it.
  */
 import test from 'ava';
-import { closeDb, migrate, openDb } from '../../../core/db/db.js';
+import { closeDb, migrate, openDb, type Db } from '../../../core/db/db.js';
 import { EventBus } from '../../../core/events/event-bus.js';
 import { createDeviceDirectory } from '../../../core/devices/device-directory.js';
 import * as devices from '../../../core/devices/devices.repository.js';
@@ -22,18 +22,24 @@ function record(id: string): DeviceRecord {
   };
 }
 
+/** The schema, one account and N devices named `${prefix}0000`…; their ids. */
+async function seed(db: Db, prefix: string): Promise<string[]> {
+  await migrate(db);
+  await db('accounts').insert({ id: 'acc-dir', name: 'A', licenses: N, time_zone: 'UTC', created_at: 1 });
+  const ids = Array.from({ length: N }, (_, i) => `${prefix}${String(i).padStart(4, '0')}`);
+  await db.transaction(async (trx) => {
+    for (const id of ids) await devices.insert(trx, record(id));
+  });
+  return ids;
+}
+
 for (const backend of await backends()) {
   test(`device-directory (${backend}): ${N} trackers logging in at once are recorded in a few transactions`, async (t) => {
     const storage = await createStorage(backend);
     t.teardown(() => storage.cleanup());
     const db = openDb({ databaseUrl: storage.env.TRACKGATE_DATABASE_URL, dataDir: storage.env.TRACKGATE_DATA_DIR });
     t.teardown(() => closeDb(db));
-    await migrate(db);
-    await db('accounts').insert({ id: 'acc-dir', name: 'A', licenses: N, time_zone: 'UTC', created_at: 1 });
-    const ids = Array.from({ length: N }, (_, i) => `dir-${String(i).padStart(4, '0')}`);
-    await db.transaction(async (trx) => {
-      for (const id of ids) await devices.insert(trx, record(id));
-    });
+    const ids = await seed(db, 'dir-');
     const directory = createDeviceDirectory({ db, clock: systemClock, logger: capturingLogger(), events: new EventBus() });
     t.teardown(() => directory.close());
     const found = await Promise.all(ids.map((id) => directory.find(id)));
@@ -58,12 +64,7 @@ for (const backend of await backends()) {
 test('device-directory: records and last connections no lookup may use any more are forgotten (a login storm leaves nothing behind)', async (t) => {
   const db = openDb({ sqliteFile: ':memory:' });
   t.teardown(() => closeDb(db));
-  await migrate(db);
-  await db('accounts').insert({ id: 'acc-dir', name: 'A', licenses: N, time_zone: 'UTC', created_at: 1 });
-  const ids = Array.from({ length: N }, (_, i) => `sweep-${String(i).padStart(4, '0')}`);
-  await db.transaction(async (trx) => {
-    for (const id of ids) await devices.insert(trx, record(id));
-  });
+  const ids = await seed(db, 'sweep-');
   const clock = new ManualClock(Date.now());
   const directory = createDeviceDirectory({ db, clock, logger: capturingLogger(), events: new EventBus(), cacheMs: 5000, flushMs: 20 });
   t.teardown(() => directory.close());
