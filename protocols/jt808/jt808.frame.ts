@@ -116,7 +116,7 @@ export class Jt808Splitter implements FrameSplitter {
         start = end + 1;
       }
     }
-    this.buf = start >= this.buf.length ? EMPTY : restOf(this.buf, start);
+    this.buf = restOf(this.buf, start);
     return frames;
   }
 }
