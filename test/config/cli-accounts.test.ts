@@ -1,27 +1,12 @@
 import test from 'ava';
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import path from 'node:path';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { backends } from '../helpers/backends.js';
 import { startServer } from '../helpers/server.js';
+import { runCli } from '../helpers/run-cli.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-
-/**
- * Runs the trackgate command without blocking this process: a test's server runs in this process,
- * and a synchronous spawn held its event loop for as long as the command took (seconds under tsx
- * on a loaded machine), long enough for the server's database-connection wait (10 s) to give up.
- */
-function cli(args: string[], env: Record<string, string> = {}): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, ['--import=tsx', 'cli.ts', ...args], { cwd: root, env: { ...process.env, TRACKGATE_LOG_LEVEL: 'silent', ...env }, encoding: 'utf8', timeout: 30_000 }, (err, stdout, stderr) => {
-      const code = (err as { code?: unknown } | null)?.code;
-      resolve({ status: err ? (typeof code === 'number' ? code : null) : 0, stdout, stderr });
-    });
-  });
-}
+const cli = (args: string[], env: Record<string, string> = {}) => runCli(args, { TRACKGATE_LOG_LEVEL: 'silent', ...env });
 
 for (const backend of await backends()) {
   test(`cli (${backend}): more licences given with account update are usable at once by a running trackgate`, async (t) => {

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
@@ -13,6 +13,7 @@ import { TrackerClient, readTeltonikaCommand, teltonikaSession } from '../../hel
 import { capturingLogger } from '../../helpers/capture-logger.js';
 import { until } from '../../helpers/wait.js';
 import * as F from '../../helpers/frames.js';
+import { runCli } from '../../helpers/run-cli.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const IMEI = '356307042441013';
@@ -126,13 +127,13 @@ test('gateway.edge: an edge gateway with the wrong secret is refused and opens n
   t.is(s.running.edgeLink!.connections(), 0);
 });
 
-test('gateway.edge: trackgate gateway without the secret, or with a --core that is not host:port, stops with one line saying why', (t) => {
-  const run = (args: string[], env: Record<string, string>) =>
-    spawnSync(process.execPath, ['--import=tsx', 'cli.ts', 'gateway', ...args], { cwd: root, env: { ...process.env, ...testEnv({ TRACKGATE_TELTONIKA_PORT: '0', ...env }) }, encoding: 'utf8', timeout: 30_000 });
-  const noSecret = run(['--core', '127.0.0.1:5100'], {});
+test('gateway.edge: trackgate gateway without the secret, or with a --core that is not host:port, stops with one line saying why', async (t) => {
+  // without blocking: the other tests of this file run cores in this process meanwhile
+  const run = (args: string[], env: Record<string, string>) => runCli(['gateway', ...args], testEnv({ TRACKGATE_TELTONIKA_PORT: '0', ...env }));
+  const noSecret = await run(['--core', '127.0.0.1:5100'], {});
   t.is(noSecret.status, 1);
   t.regex(noSecret.stderr, /configuration error: TRACKGATE_GATEWAY_SECRET: an edge gateway presents it to the core/);
-  const badCore = run(['--core', 'core.example.com'], { TRACKGATE_GATEWAY_SECRET: SECRET });
+  const badCore = await run(['--core', 'core.example.com'], { TRACKGATE_GATEWAY_SECRET: SECRET });
   t.not(badCore.status, 0);
   t.regex(badCore.stderr, /must be host:port/);
 });
