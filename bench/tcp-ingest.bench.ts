@@ -15,7 +15,7 @@
  */
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { openDb } from '../core/db/db.js';
+import { openDb, sqliteWriterPragmas } from '../core/db/db.js';
 import { startChild } from './lib/child.js';
 import { BENCH_PROTOCOLS, type BenchProtocol } from './lib/frames.js';
 import { CONNECTIONS, GENERATOR_CPUS, MIX, RECORDS_PER_FRAME, SERVER_CPUS, connectAll, deviceIds, pinChildren, pinSelf, rawBlocks, rowsOf, type RawRow } from './lib/ingest-load.js';
@@ -61,8 +61,8 @@ async function rawStorage(framesAcked: StreamResult['framesAcked'], expected: nu
     await prepareDataDir(data.dir, deviceIds());
     const db = new Database(path.join(data.dir, 'trackgate.sqlite'));
     try {
-      db.pragma('journal_mode = WAL');
-      db.pragma('synchronous = FULL');
+      // trackgate's writer's settings: WAL, synchronous=FULL, its checkpoint interval
+      sqliteWriterPragmas(db);
       const insert = db.prepare(INSERT);
       const insertAll = db.transaction((rows: RawRow[]) => {
         for (const r of rows) insert.run(r[0], r[1], r[2], r[3]);

@@ -89,14 +89,17 @@ function buildOnce(): void {
  * Starts `node --import=tsx main.ts` with benchEnv and waits for its `"msg":"listening"` line;
  * with `compiled`, what `npm start` runs instead: the build (`npm run build`, once) and `node
  * --enable-source-maps dist/main.js`, without tsx's loader in each process.
- * BENCH_PROFILE_DIR=<dir> writes a V8 CPU profile of each server process there (for diagnosis).
+ * BENCH_PROFILE_DIR=<dir> writes a V8 CPU profile of each server process there (for diagnosis);
+ * BENCH_NODE_ARGS adds node flags to the server's.
  */
 export async function startServerProcess(dataDir: string, extra: Record<string, string> = {}, cpus?: string, options: { compiled?: boolean } = {}): Promise<ServerProcess> {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('TRACKGATE_')) env[k] = v;
   Object.assign(env, benchEnv(dataDir, extra));
   const profileDir = process.env.BENCH_PROFILE_DIR;
-  const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`] : [];
+  // BENCH_NODE_ARGS: more node flags for the server (diagnosis: a heap profiler's --import, a V8 flag to try)
+  const extraArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const nodeArgs = [...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`] : []), ...extraArgs];
   if (options.compiled) buildOnce();
   const proc = spawnNode(path.join(ROOT, options.compiled ? 'dist/main.js' : 'main.ts'), [], {
     env, stdio: ['ignore', 'pipe', 'inherit'], nodeArgs: options.compiled ? [...nodeArgs, '--enable-source-maps'] : nodeArgs, cpus, tsx: !options.compiled,

@@ -1,7 +1,7 @@
 import test from 'ava';
 import type Database from 'better-sqlite3';
 import { backends, createStorage, type Backend } from '../helpers/backends.js';
-import { openDb, migrate, closeDb, type Db } from '../../core/db/db.js';
+import { openDb, migrate, closeDb, SQLITE_WAL_CHECKPOINT_PAGES, type Db } from '../../core/db/db.js';
 import * as accounts from '../../core/accounts/accounts.repository.js';
 import * as devices from '../../core/devices/devices.repository.js';
 import * as locations from '../../core/locations/locations.repository.js';
@@ -51,6 +51,19 @@ async function statements<T>(db: Db, fn: () => Promise<T>): Promise<{ result: T;
 const loc = (deviceId: string, t: number, lat = 1) => ({ deviceId, dateTime: t, serverTime: 5, location: { dateTime: new Date(t).toISOString(), latitude: lat, longitude: 2 } });
 
 for (const backend of await backends()) {
+  if (backend === 'sqlite') test('repositories (sqlite): the writer is WAL and durable, and checkpoints only every SQLITE_WAL_CHECKPOINT_PAGES (not after nearly every group commit)', async (t) => {
+    const db = await openFresh(t, 'sqlite');
+    const conn = (await db.client.acquireConnection()) as Database.Database;
+    try {
+      t.is(conn.pragma('journal_mode', { simple: true }), 'wal');
+      t.is(conn.pragma('synchronous', { simple: true }), 2, 'FULL');
+      t.is(SQLITE_WAL_CHECKPOINT_PAGES, 10_000);
+      t.is(conn.pragma('wal_autocheckpoint', { simple: true }), SQLITE_WAL_CHECKPOINT_PAGES, 'not SQLite\'s 1,000');
+    } finally {
+      await db.client.releaseConnection(conn);
+    }
+  });
+
   test(`repositories (${backend}): migrations are idempotent`, async (t) => {
     const db = await openFresh(t, backend);
     t.deepEqual(await migrate(db), []);
@@ -98,6 +111,10 @@ for (const backend of await backends()) {
     await devices.insert(db, dev('d1'));
     const first = await locations.insertMany(db, [loc('d1', 2000), loc('d1', 1000), loc('d1', 2000, 9)]);
     t.deepEqual(first.map((r) => [r.dateTime, r.location.latitude]), [[2000, 9], [1000, 1]], 'a duplicate inside one batch: the last wins');
+    await devices.insert(db, dev('d3'));
+    await devices.insert(db, dev('d4'));
+    const interleaved = await locations.insertMany(db, [loc('d3', 100), loc('d4', 100), loc('d3', 200), loc('d3', 200, 8)]);
+    t.deepEqual(interleaved.map((r) => [r.deviceId, r.dateTime, r.location.latitude]), [['d3', 100, 1], ['d4', 100, 1], ['d3', 200, 8]], 'the same fix time of two devices is two rows; a device repeating its latest fix: the last wins');
     const again = await locations.insertMany(db, [loc('d1', 1000, 7), loc('d1', 500)]);
     t.deepEqual(again.map((r) => r.dateTime), [1000, 500], 'a correction and a new fix are written');
     const last = await locations.lastWithOwner(db, 'd1');
