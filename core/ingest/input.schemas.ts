@@ -20,11 +20,19 @@ export const ISO_DATE_TIME_PATTERN = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}
 export function isRealDateTime(s: string): boolean {
   const m = ISO_DATE_TIME_PATTERN.exec(s);
   if (!m) return false;
-  const [year, month, day, hour, minute, second, offsetH, offsetM] = m.slice(1).map((x) => Number(x ?? 0));
-  if (hour > 23 || minute > 59 || second > 59 || offsetH > 23 || offsetM > 59) return false;
-  const t = new Date(0);
-  t.setUTCFullYear(year, month - 1, day);
-  return t.getUTCFullYear() === year && t.getUTCMonth() === month - 1 && t.getUTCDate() === day && !Number.isNaN(new Date(s).getTime());
+  // every message's fix time comes through here: no array or Date more than needed
+  const year = Number(m[1]);
+  const month = Number(m[2]);
+  const day = Number(m[3]);
+  if (Number(m[4]) > 23 || Number(m[5]) > 59 || Number(m[6] ?? 0) > 59 || Number(m[7] ?? 0) > 23 || Number(m[8] ?? 0) > 59) return false;
+  if (month < 1 || month > 12 || day < 1 || day > daysIn(year, month)) return false;
+  return !Number.isNaN(Date.parse(s));
+}
+
+/** Days of the month (1–12) in the proleptic Gregorian calendar, as Date counts them. */
+function daysIn(year: number, month: number): number {
+  if (month !== 2) return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+  return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
 }
 
 /** Any ISO 8601 date-time with a zone (`Z` or `±hh:mm`), e.g. 2026-03-01T10:00:00Z; a real one. */
