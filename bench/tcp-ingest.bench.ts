@@ -5,8 +5,9 @@
  * positions stored AND acknowledged per second; at the end the rows in `locations` must equal the
  * acknowledged positions. Baseline in the same run (issue 16's definition): the same rows, decoded
  * from the same frames and serialised beforehand, inserted by better-sqlite3 into `locations` of a
- * fresh database with the same schema and settings (WAL, synchronous=FULL), 10,000 rows per
- * transaction through one prepared statement: the fastest the storage takes them. trackgate also
+ * fresh database with the same schema and the writer's settings (sqliteWriterPragmas: WAL,
+ * synchronous=FULL, its checkpoint interval), 10,000 rows per transaction through one prepared
+ * statement: the fastest the storage takes them. trackgate also
  * keeps each device's last location and checks every fix for a resend, which the baseline does
  * not. Generator check: the same generator against a trivial ack-only server.
  *
