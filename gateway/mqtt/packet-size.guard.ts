@@ -2,12 +2,12 @@
  * The largest MQTT packet a client may send, enforced from the fixed header before the packet is
  * read. aedes 1.2 gives its parser (mqtt-packet 9) no size limit: the parser appends bytes until
  * the declared Remaining Length has arrived, so a CONNECT declaring 268 MB would be buffered
- * before any login. This Duplex sits between the socket (TCP, TLS or WebSocket) and aedes, walks
- * the packet boundaries as the bytes pass (MQTT 3.1.1 §2.2: one header byte, a Remaining Length
- * of 1–4 bytes, 7 bits each, then the body) and destroys the connection as soon as a declared
- * size exceeds the limit, before the body arrives. Bytes pass through unchanged and uncopied.
+ * before any login. The guard meters what aedes reads from the socket (TCP, TLS or WebSocket),
+ * walks the packet boundaries as the bytes pass (MQTT 3.1.1 §2.2: one header byte, a Remaining
+ * Length of 1–4 bytes, 7 bits each, then the body) and destroys the connection as soon as a
+ * declared size exceeds the limit, before the body arrives. Bytes pass through unchanged and uncopied.
  */
-import { Duplex } from 'node:stream';
+import type { Readable } from 'node:stream';
 
 /** MQTT 3.1.1 §2.2.3: a Remaining Length has at most 4 bytes (268,435,455). */
 const MAX_LENGTH_BYTES = 4;
@@ -69,64 +69,30 @@ export class PacketSizeMeter {
 }
 
 /**
- * Wraps a client's stream; a packet declared larger than `maxBytes` destroys both with
- * PacketTooLarge (after `onTooLarge`), without passing any of its bytes on.
+ * Guards a client's stream in place for aedes, which takes its bytes only with `read()` when the
+ * stream is readable (aedes 1.2 lib/client.js): every chunk `read()` returns first passes the
+ * meter, and a packet
+ * declared larger than `maxBytes` destroys the stream with PacketTooLarge (after `onTooLarge`)
+ * without handing any of that chunk on. Until aedes reads, the bytes wait in the stream's own
+ * buffer, which stops taking from the network at its high-water mark. No stream is put in front
+ * of the socket: one per client cost about 2 KiB of each idle client's memory (two stream states,
+ * their buffers and closures) and a pass through the stream machinery for every chunk each way.
+ * Returns the stream it was given.
  */
-export function guardPacketSize(inner: Duplex, maxBytes: number, onTooLarge: (e: PacketTooLarge) => void): Duplex {
+export function guardPacketSize<S extends Readable>(stream: S, maxBytes: number, onTooLarge: (e: PacketTooLarge) => void): S {
   const meter = new PacketSizeMeter(maxBytes);
-  let writeDone: ((err?: Error | null) => void) | null = null;
-
-  const outer = new Duplex({
-    allowHalfOpen: false,
-    read() {
-      inner.resume();
-    },
-    write(chunk: Buffer, _encoding, callback) {
-      if (inner.write(chunk)) callback();
-      else writeDone = callback;
-    },
-    // aedes (mqtt-packet) corks this stream and writes a packet in several small pieces (a PUBACK in
-    // three): what was written while corked goes to the socket as one write, not one system call per piece
-    writev(chunks, callback) {
-      const ok = chunks.length === 1 ? inner.write(chunks[0].chunk) : inner.write(Buffer.concat(chunks.map((c) => c.chunk as Buffer)));
-      if (ok) callback();
-      else writeDone = callback;
-    },
-    final(callback) {
-      inner.end();
-      callback();
-    },
-    destroy(err, callback) {
-      const done = writeDone;
-      writeDone = null;
-      done?.(err ?? new Error('connection closed'));
-      inner.destroy();
-      callback(err);
-    },
-  });
-
-  // aedes listens for errors on `outer` while the client lives; this keeps a late one (the inner
-  // stream failing after aedes let go) from being thrown as an unhandled 'error' event
-  outer.on('error', () => {});
-  inner.on('data', (chunk: Buffer) => {
+  const read = stream.read;
+  let refused = false;
+  stream.read = function guardedRead(this: S, size?: number) {
+    const chunk = read.call(this, size) as Buffer | null;
+    if (chunk === null || refused) return null;
     const declared = meter.push(chunk);
-    if (declared > 0) {
-      const e = new PacketTooLarge(declared, maxBytes);
-      onTooLarge(e);
-      outer.destroy(e);
-      return;
-    }
-    if (!outer.push(chunk)) inner.pause();
-  });
-  inner.on('drain', () => {
-    const done = writeDone;
-    writeDone = null;
-    done?.();
-  });
-  inner.on('end', () => outer.push(null));
-  inner.on('error', (err) => outer.destroy(err));
-  inner.on('close', () => {
-    if (!outer.destroyed) outer.destroy();
-  });
-  return outer;
+    if (declared === 0) return chunk;
+    refused = true;
+    const e = new PacketTooLarge(declared, maxBytes);
+    onTooLarge(e);
+    this.destroy(e);
+    return null;
+  };
+  return stream;
 }

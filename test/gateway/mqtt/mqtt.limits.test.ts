@@ -1,8 +1,8 @@
 import test from 'ava';
 import WebSocket from 'ws';
 import { loadConfig, ConfigError } from '../../../config/config.js';
-import { Duplex } from 'node:stream';
-import { PacketSizeMeter, guardPacketSize } from '../../../gateway/mqtt/packet-size.guard.js';
+import { PassThrough } from 'node:stream';
+import { PacketSizeMeter, PacketTooLarge, guardPacketSize } from '../../../gateway/mqtt/packet-size.guard.js';
 import { startHarness, closed, PASSWORD } from './mqtt-harness.js';
 import { rawConnect, socketClosed } from './raw-mqtt.js';
 import { remainingLength } from '../../helpers/mqtt-packets.js';
@@ -25,28 +25,24 @@ test('packet-size.guard: the meter follows packets across chunks and stops at th
   t.true(new PacketSizeMeter(1e9).push(Buffer.from([0x10, 0x80, 0x80, 0x80, 0x80, 0x01])) > 1e9);
 });
 
-test('packet-size.guard: what aedes writes while the stream is corked reaches the socket as one write', async (t) => {
-  // the inner side stands for the client's socket: a real Duplex that records each write it gets
-  const writes: Buffer[] = [];
-  const inner = new Duplex({
-    read() {},
-    write(chunk: Buffer, _e, cb) {
-      writes.push(chunk);
-      cb();
-    },
-  });
-  const outer = guardPacketSize(inner, 1024, () => {});
-  // mqtt-packet writes a PUBACK as header byte, length and packet id, with the stream corked
-  outer.cork();
-  for (const id of [1, 2]) {
-    outer.write(Buffer.from([0x40]));
-    outer.write(Buffer.from([0x02]));
-    outer.write(Buffer.from([0x00, id]));
-  }
-  outer.uncork();
+test('packet-size.guard: guards the stream in place: what is read passes unchanged until a packet over the limit, which destroys the stream unread', async (t) => {
+  const stream = new PassThrough();
+  const refused: number[] = [];
+  t.is(guardPacketSize(stream, 100, (e) => refused.push(e.declaredBytes)), stream, 'no stream in front of it');
+  // a PINGREQ and a 98-byte PUBLISH, read the way aedes reads
+  const publish = Buffer.concat([Buffer.from([0x30, 96]), Buffer.alloc(96, 7)]);
+  stream.write(Buffer.from([0xc0, 0x00]));
+  stream.write(publish);
   await new Promise((r) => setImmediate(r));
-  t.is(writes.length, 1);
-  t.deepEqual(writes[0], Buffer.from([0x40, 0x02, 0x00, 0x01, 0x40, 0x02, 0x00, 0x02]));
+  t.deepEqual(stream.read(), Buffer.concat([Buffer.from([0xc0, 0x00]), publish]));
+  // then a PUBLISH declaring 203 bytes, behind a PINGREQ in the same chunk: nothing of it is handed on
+  stream.write(Buffer.from([0xc0, 0x00, 0x30, 0xc8, 0x01]));
+  await new Promise((r) => setImmediate(r));
+  const errored = new Promise<Error>((r) => stream.once('error', r));
+  t.is(stream.read(), null);
+  t.deepEqual(refused, [203]);
+  t.true(stream.destroyed);
+  t.true((await errored) instanceof PacketTooLarge);
 });
 
 test('mqtt.gateway: a CONNECT declaring 268 MB is refused from its header: four such connections close at once and nothing is buffered', async (t) => {
