@@ -29,6 +29,9 @@ import * as locations from '../locations/locations.repository.js';
 import { runSteps, type Draft } from './ingest.steps.js';
 import { isoUtc } from '../model/time.js';
 
+/** rows per group-commit transaction at most, unless IngestDeps.maxBatchRows says otherwise */
+export const DEFAULT_MAX_BATCH_ROWS = 2000;
+
 export interface IngestDeps {
   db: Db;
   clock: Clock;
@@ -93,7 +96,7 @@ export interface IngestService {
 
 export function createIngestService(deps: IngestDeps): IngestService {
   const { db, clock, events, logger } = deps;
-  const maxBatchRows = deps.maxBatchRows ?? 2000;
+  const maxBatchRows = deps.maxBatchRows ?? DEFAULT_MAX_BATCH_ROWS;
   const writers = deps.writers ?? (dbKind(db) === 'postgres' ? 2 : 1);
   let queue: Pending[] = [];
   let running = 0;
