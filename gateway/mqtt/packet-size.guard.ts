@@ -12,6 +12,8 @@ import type { Readable } from 'node:stream';
 /** MQTT 3.1.1 §2.2.3: a Remaining Length has at most 4 bytes (268,435,455). */
 const MAX_LENGTH_BYTES = 4;
 
+const ignoreError = (): void => {};
+
 export class PacketTooLarge extends Error {
   constructor(readonly declaredBytes: number, readonly maxBytes: number) {
     super(`MQTT packet of ${declaredBytes} bytes or more declared; the limit is ${maxBytes} bytes`);
@@ -71,16 +73,19 @@ export class PacketSizeMeter {
 /**
  * Guards a client's stream in place for aedes, which takes its bytes only with `read()` when the
  * stream is readable (aedes 1.2 lib/client.js): every chunk `read()` returns first passes the
- * meter, and a packet
- * declared larger than `maxBytes` destroys the stream with PacketTooLarge (after `onTooLarge`)
- * without handing any of that chunk on. Until aedes reads, the bytes wait in the stream's own
- * buffer, which stops taking from the network at its high-water mark. No stream is put in front
- * of the socket: one per client cost about 2 KiB of each idle client's memory (two stream states,
- * their buffers and closures) and a pass through the stream machinery for every chunk each way.
+ * meter, and a packet declared larger than `maxBytes` destroys the stream with PacketTooLarge
+ * (after `onTooLarge`) without handing any of that chunk on. Until aedes reads, the bytes wait in
+ * the stream's own buffer, which stops taking from the network at its high-water mark. No stream
+ * is put in front of the socket: one per client cost 1.1–1.5 KiB of each idle client's memory
+ * (two stream states, their buffers and closures; BENCHMARKS.md §5c) and a pass through the
+ * stream machinery for every chunk each way.
  * Returns the stream it was given.
  */
 export function guardPacketSize<S extends Readable>(stream: S, maxBytes: number, onTooLarge: (e: PacketTooLarge) => void): S {
   const meter = new PacketSizeMeter(maxBytes);
+  // aedes listens for the socket's errors while its client lives; this keeps one that comes when
+  // nothing else listens (before aedes has the socket, or after) from being thrown
+  stream.on('error', ignoreError);
   const read = stream.read;
   let refused = false;
   stream.read = function guardedRead(this: S, size?: number) {

@@ -43,6 +43,8 @@ test('packet-size.guard: guards the stream in place: what is read passes unchang
   t.deepEqual(refused, [203]);
   t.true(stream.destroyed);
   t.true((await errored) instanceof PacketTooLarge);
+  // an error on a guarded socket that nothing else listens to (aedes let go) is not thrown
+  t.notThrows(() => guardPacketSize(new PassThrough(), 100, () => {}).emit('error', new Error('late')));
 });
 
 test('mqtt.gateway: a CONNECT declaring 268 MB is refused from its header: four such connections close at once and nothing is buffered', async (t) => {
