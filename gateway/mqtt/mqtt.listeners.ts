@@ -44,6 +44,10 @@ export async function listenWebSocket(handle: Handle, port: number, host: string
   wss.on('error', onError);
   wss.on('connection', (ws, req) => {
     const stream = createWebSocketStream(ws);
+    // aedes (mqtt-packet) writes a packet in pieces with the stream corked (a PUBACK in three); the
+    // stream of `ws` has no writev, so each piece would leave as a WebSocket message of its own:
+    // what was written while corked leaves as one message instead
+    stream._writev = (chunks, callback) => stream._write(Buffer.concat(chunks.map((c) => c.chunk as Buffer)), 'binary', callback);
     stream.on('error', onError);
     handle(stream, req.socket.remoteAddress ?? null, req);
   });

@@ -5,7 +5,7 @@ import { PassThrough } from 'node:stream';
 import { PacketSizeMeter, PacketTooLarge, guardPacketSize } from '../../../gateway/mqtt/packet-size.guard.js';
 import { startHarness, closed, PASSWORD } from './mqtt-harness.js';
 import { rawConnect, socketClosed } from './raw-mqtt.js';
-import { remainingLength } from '../../helpers/mqtt-packets.js';
+import { CONNACK_TYPE, connectPacket, publishQos1Packet, pubackPacket, remainingLength } from '../../helpers/mqtt-packets.js';
 
 const MiB = 1024 * 1024;
 /** a CONNECT fixed header declaring the largest Remaining Length MQTT allows (268,435,455 bytes) */
@@ -112,6 +112,28 @@ test('mqtt.gateway: after login a PUBLISH over TRACKGATE_MQTT_MAX_PACKET closes 
   w.publish('devices/dev1/locations', location(5000).replace('10:00:00', '12:00:00'), { qos: 1 });
   await wsGone;
   t.is((await h.lastLocation('dev1')).body.lastLocation.dateTime, '2026-03-01T10:00:00.000Z');
+});
+
+test('mqtt.gateway: over WebSocket each packet aedes writes (in pieces, corked) leaves as one WebSocket message', async (t) => {
+  const h = await startHarness(t);
+  await h.device('dev1');
+  const ws = new WebSocket(`ws://127.0.0.1:${h.gw.ports['mqtt/ws']}/mqtt`, 'mqtt');
+  t.teardown(() => ws.terminate());
+  const messages: Buffer[] = [];
+  ws.on('message', (m: Buffer) => messages.push(m));
+  await new Promise((resolve, reject) => {
+    ws.once('open', resolve);
+    ws.once('error', reject);
+  });
+  const until = async (n: number) => {
+    for (let i = 0; i < 200 && messages.length < n; i++) await new Promise((r) => setTimeout(r, 10));
+  };
+  ws.send(connectPacket({ clientId: 'dev1-ws', username: 'dev1', password: PASSWORD }));
+  await until(1);
+  ws.send(publishQos1Packet('devices/dev1/locations', 7, Buffer.from(JSON.stringify({ dateTime: '2026-03-01T10:00:00Z', latitude: 1, longitude: 2 }))));
+  await until(2);
+  await new Promise((r) => setTimeout(r, 100));
+  t.deepEqual(messages, [Buffer.from([CONNACK_TYPE, 0x02, 0x00, 0x00]), pubackPacket(7)]);
 });
 
 test('config: TRACKGATE_MQTT_MAX_PACKET defaults to 256 KiB and takes 1 KiB to 256 MiB', (t) => {
