@@ -201,19 +201,7 @@ const key = (deviceId: string, dateTime: number): string => `${deviceId}\u0000${
 
 /** One row per (device, fix time): the last given, at the place of the first. */
 function lastPerKey(rows: LocationRow[]): LocationRow[] {
-  // The usual batch: each device's fix times only rise, so no key comes twice. Finding that out
-  // takes a number per device; a key string per row cost as much as a tenth of the write.
-  const latest = new Map<string, number>();
-  let rising = true;
-  for (const r of rows) {
-    const before = latest.get(r.deviceId);
-    if (before !== undefined && r.dateTime <= before) {
-      rising = false;
-      break;
-    }
-    latest.set(r.deviceId, r.dateTime);
-  }
-  if (rising) return rows;
+  if (risingPerDevice(rows)) return rows;
   const byKey = new Map<string, LocationRow>();
   for (const r of rows) byKey.set(key(r.deviceId, r.dateTime), r);
   return byKey.size === rows.length ? rows : [...byKey.values()];
@@ -238,6 +226,21 @@ function sameJson(a: unknown, b: unknown): boolean {
   const ka = Object.keys(oa).filter((k) => oa[k] != null);
   const kb = Object.keys(ob).filter((k) => ob[k] != null);
   return ka.length === kb.length && ka.every((k) => sameJson(oa[k], ob[k]));
+}
+
+/**
+ * Whether each device's fix times only rise in `rows` (the usual batch), so that no key comes
+ * twice. Finding that out takes a number per device; a key string per row cost as much as a
+ * tenth of the write.
+ */
+function risingPerDevice(rows: LocationRow[]): boolean {
+  const latest = new Map<string, number>();
+  for (const r of rows) {
+    const before = latest.get(r.deviceId);
+    if (before !== undefined && r.dateTime <= before) return false;
+    latest.set(r.deviceId, r.dateTime);
+  }
+  return true;
 }
 
 function newestPerDevice(rows: LocationRow[]): LocationRow[] {
