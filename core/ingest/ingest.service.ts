@@ -80,6 +80,13 @@ export interface IngestResult {
   refused?: { index: number; field: string; message: string };
 }
 
+/** A submission's reports after the steps. */
+interface Prepared {
+  rows: locations.LocationRow[];
+  alerts: AlertInput[];
+  dropped: string[];
+}
+
 interface Pending {
   device: DeviceRecord;
   protocol: string;
@@ -99,6 +106,8 @@ export function createIngestService(deps: IngestDeps): IngestService {
   const maxBatchRows = deps.maxBatchRows ?? DEFAULT_MAX_BATCH_ROWS;
   const writers = deps.writers ?? (dbKind(db) === 'postgres' ? 2 : 1);
   let queue: Pending[] = [];
+  /** rows in `queue` */
+  let queuedRows = 0;
   let running = 0;
   let scheduled = false;
   /** devices with rows in a transaction still running: their next rows wait for it (one device's rows are written in order) */
@@ -131,6 +140,7 @@ export function createIngestService(deps: IngestDeps): IngestService {
       for (; i < queue.length; i++) rest.push(queue[i]);
       if (batch.length === 0) return;
       queue = rest;
+      queuedRows -= count;
       const devices = [...new Set(batch.map((p) => p.device.id))];
       for (const id of devices) busy.add(id);
       running++;
@@ -189,7 +199,12 @@ export function createIngestService(deps: IngestDeps): IngestService {
     }
     return new Promise<Location[]>((resolve, reject) => {
       queue.push({ device, protocol, rows, resolve, reject });
-      if (running < writers && !scheduled) {
+      queuedRows += rows.length;
+      if (running >= writers) return;
+      // A full batch is written at once: thousands of trackers' frames can be read in one turn of
+      // the event loop, and what waits for the end of the turn stays in memory until then.
+      if (queuedRows >= maxBatchRows) pump();
+      else if (!scheduled) {
         scheduled = true;
         setImmediate(() => {
           scheduled = false;
@@ -205,7 +220,23 @@ export function createIngestService(deps: IngestDeps): IngestService {
     return raised;
   }
 
-  async function submit(device: DeviceRecord, protocol: string, reports: readonly Report[], options: SubmitOptions = {}): Promise<IngestResult> {
+  /**
+   * Not an async function: the reports are turned into rows at once, and what waits for the
+   * commit holds the rows, not the reports (an async function keeps its parameters reachable
+   * until it returns, and thousands of submissions wait for each group commit).
+   */
+  function submit(device: DeviceRecord, protocol: string, reports: readonly Report[], options: SubmitOptions = {}): Promise<IngestResult> {
+    let prepared: Prepared | IngestResult;
+    try {
+      prepared = prepare(device, protocol, reports, options);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return 'rows' in prepared ? finish(device, protocol, prepared, options.dedupeAlerts ?? true) : Promise.resolve(prepared);
+  }
+
+  /** The reports through the steps: rows to write and alerts to raise, or (allOrNothing) the refusal. */
+  function prepare(device: DeviceRecord, protocol: string, reports: readonly Report[], options: SubmitOptions): Prepared | IngestResult {
     const receivedAt = clock.now();
     const serverTime = isoUtc(receivedAt.getTime());
     const rows: locations.LocationRow[] = [];
@@ -225,8 +256,12 @@ export function createIngestService(deps: IngestDeps): IngestService {
       if (d.alerts.length) alerts.push(...d.alerts);
     }
     if (dropped.length) logger.warn({ deviceId: device.id, protocol, dropped }, 'positions that fail the checks are not stored');
-    const written = await commit(device, protocol, rows);
-    return { locations: written, alerts: alerts.length ? await raise(device, alerts, options.dedupeAlerts ?? true) : [], dropped };
+    return { rows, alerts, dropped };
+  }
+
+  async function finish(device: DeviceRecord, protocol: string, p: Prepared, dedupeAlerts: boolean): Promise<IngestResult> {
+    const written = await commit(device, protocol, p.rows);
+    return { locations: written, alerts: p.alerts.length ? await raise(device, p.alerts, dedupeAlerts) : [], dropped: p.dropped };
   }
 
   return { submit };

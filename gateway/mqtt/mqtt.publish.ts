@@ -15,7 +15,7 @@
  */
 import type { Client, PublishPacket } from 'aedes';
 import type { DeviceDirectory } from '../../core/devices/device-directory.js';
-import type { IngestService } from '../../core/ingest/ingest.service.js';
+import type { IngestResult, IngestService } from '../../core/ingest/ingest.service.js';
 import { alertReport, locationReport } from '../../core/ingest/input.reports.js';
 import type { DeviceRecord } from '../../core/model/device.js';
 import type { Logger } from '../../core/logger.js';
@@ -62,6 +62,16 @@ type Work =
 
 class Refused extends Error {}
 
+// Made outside createPublishHandler's closures (see handOver): what waits for a commit holds these, not a message's reports.
+const commitOf = (step: { committed: Promise<number> }): Promise<number> => step.committed;
+const raisedAlerts = (r: IngestResult): number => r.alerts.length;
+const locationsWritten = (r: IngestResult): number => r.locations.length;
+/** How many locations a device's message stored; a refusal (the message fails the checks) is logged. */
+const storedLocations = (logger: Logger, d: DeviceRecord) => (r: IngestResult): number => {
+  if (r.refused) logger.warn({ deviceId: d.id, protocol: PROTOCOL, index: r.refused.index, field: r.refused.field, reason: r.refused.message }, 'locations refused: they fail the checks');
+  return r.locations.length;
+};
+
 /** What becomes of a device's PUBLISH (see the file's comment). */
 export interface PublishHandler {
   /**
@@ -77,6 +87,8 @@ export interface PublishHandler {
 export function createPublishHandler(deps: PublishDeps): PublishHandler {
   const { directory, ingest, logger, pending } = deps;
   const stats: PublishStats = { accepted: 0, rejected: 0, ignored: 0, refused: 0, failed: 0 };
+  /** made here, not in handOver: a closure made there would keep handOver's `work` until the commit */
+  const releaseSlot = (): void => pending.release();
 
   /**
    * Decodes the payload for its route into the core's reports (synchronously, so work keeps
@@ -88,21 +100,14 @@ export function createPublishHandler(deps: PublishDeps): PublishHandler {
         const p = parseLocations(payload);
         if (!p.ok) return { kind: 'rejected', reason: p.reason };
         const reports = p.value.map(locationReport);
-        return {
-          kind: 'store',
-          run: async (d) => {
-            // One message is one unit, as one REST request is: acknowledged, and refused whole.
-            const r = await ingest.submit(d, PROTOCOL, reports, { allOrNothing: true });
-            if (r.refused) logger.warn({ deviceId: d.id, protocol: PROTOCOL, index: r.refused.index, field: r.refused.field, reason: r.refused.message }, 'locations refused: they fail the checks');
-            return r.locations.length;
-          },
-        };
+        // One message is one unit, as one REST request is: acknowledged, and refused whole.
+        return { kind: 'store', run: (d) => ingest.submit(d, PROTOCOL, reports, { allOrNothing: true }).then(storedLocations(logger, d)) };
       }
       case 'alerts': {
         const p = parseAlerts(payload);
         if (!p.ok) return { kind: 'rejected', reason: p.reason };
         const reports = p.value.map(alertReport);
-        return { kind: 'store', run: async (d) => (await ingest.submit(d, PROTOCOL, reports)).alerts.length };
+        return { kind: 'store', run: (d) => ingest.submit(d, PROTOCOL, reports).then(raisedAlerts) };
       }
       case 'commandResults': {
         const p = parseCommandResults(payload);
@@ -125,7 +130,7 @@ export function createPublishHandler(deps: PublishDeps): PublishHandler {
         if (bad && bad.kind === 'malformed') return { kind: 'rejected', reason: bad.reason };
         const reports = decoded.flatMap((d) => (d.kind === 'location' ? [d.report] : []));
         if (reports.length === 0) return { kind: 'ignored', what: decoded.map((d) => (d.kind === 'ignored' ? d.type : '')).join(',') };
-        return { kind: 'store', run: async (d) => (await ingest.submit(d, OWNTRACKS_PROTOCOL, reports)).locations.length };
+        return { kind: 'store', run: (d) => ingest.submit(d, OWNTRACKS_PROTOCOL, reports).then(locationsWritten) };
       }
       case 'owntracks-other':
         return { kind: 'ignored', what: route.subtopic };
@@ -151,18 +156,21 @@ export function createPublishHandler(deps: PublishDeps): PublishHandler {
     return run;
   }
 
-  /** Throttles, checks the device is still active, takes a slot and hands over; settles with the commit. */
-  async function handOver(session: Session, work: Exclude<Work, { kind: 'rejected' }>, protocol: string, waitMs: number): Promise<void> {
-    const { committed } = await inArrivalOrder(session, async () => {
+  /**
+   * Throttles, checks the device is still active, takes a slot and hands over; settles with the
+   * commit. Not an async function, and nothing that waits for the commit refers to `work`: its
+   * reports (held by `run`) are garbage once the ingest has made rows of them.
+   */
+  function handOver(session: Session, work: Exclude<Work, { kind: 'rejected' }>, protocol: string, waitMs: number): Promise<unknown> {
+    return inArrivalOrder(session, async () => {
       if (waitMs > 0) await sleep(waitMs);
       if (work.kind === 'ignored') return { committed: Promise.resolve(0) };
       const device = await currentDevice(session, protocol);
       await pending.acquire();
-      const committed = work.run(device).finally(() => pending.release());
+      const committed = work.run(device).finally(releaseSlot);
       void directory.touch(device, protocol);
       return { committed };
-    });
-    await committed;
+    }).then(commitOf);
   }
 
   function authorize(client: Client, session: Session, packet: PublishPacket, callback: (error?: Error | null) => void): void {
@@ -189,9 +197,10 @@ export function createPublishHandler(deps: PublishDeps): PublishHandler {
       return callback(null);
     }
     const protocol = route.kind === 'owntracks' ? OWNTRACKS_PROTOCOL : PROTOCOL;
+    const ignored = work.kind === 'ignored';
     handOver(session, work, protocol, waitMs).then(
       () => {
-        if (work.kind === 'ignored') stats.ignored++;
+        if (ignored) stats.ignored++;
         else stats.accepted++;
         callback(null);
       },

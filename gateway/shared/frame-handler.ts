@@ -57,7 +57,7 @@ export type Redecode = (model: string | undefined) => DecodeResult;
  * Handles a decoded frame (see the top of this file); with `raw`, the frame and its outcome are
  * then offered to the raw-frame feed, if anyone listens to frames of its account.
  */
-export async function handleDecoded(
+export function handleDecoded(
   deps: GatewayDeps,
   protocol: string,
   decoded: DecodeResult,
@@ -66,12 +66,16 @@ export async function handleDecoded(
   redecode: Redecode,
   raw?: RawFrame,
 ): Promise<FrameOutcome> {
-  const holder: { result: DecodeResult } = { result: decoded };
-  const outcome = await resolveAndStore(deps, protocol, holder, known, remoteAddress, redecode);
-  if (outcome.kind === 'rejected' || outcome.kind === 'invalid') deps.counts?.frameOfUnknown();
-  else if (outcome.kind !== 'malformed') deps.counts?.frameDecoded();
-  if (raw && deps.frames) showFrame(deps.frames, protocol, raw, remoteAddress, holder.result, outcome);
-  return outcome;
+  // Not an async function: its parameters would stay reachable until the commit, and with them
+  // every decoded report (see resolveAndStore). Only the feed keeps the decoded frame.
+  const tap = raw && deps.frames;
+  const holder: { result?: DecodeResult } = { result: decoded };
+  return resolveAndStore(deps, protocol, holder, known, remoteAddress, redecode, !!tap).then((outcome) => {
+    if (outcome.kind === 'rejected' || outcome.kind === 'invalid') deps.counts?.frameOfUnknown();
+    else if (outcome.kind !== 'malformed') deps.counts?.frameDecoded();
+    if (tap && holder.result) showFrame(tap, protocol, raw, remoteAddress, holder.result, outcome);
+    return outcome;
+  });
 }
 
 /** Offers the frame to the raw-frame feed: a known device's to its account, an unknown identifier's to admins. */
@@ -83,15 +87,24 @@ function showFrame(tap: FrameTap, protocol: string, raw: RawFrame, remote: strin
   }
 }
 
+/**
+ * Resolves the frame's device and hands its messages to the ingest. What waits for the commit
+ * holds only the outcome: thousands of frames wait for each group commit, and keeping their
+ * decoded reports (already turned into locations by the ingest) alive until then made each
+ * young-generation garbage collection copy them. `keep`: leave the decoded frame in `holder` for
+ * the raw-frame feed.
+ */
 async function resolveAndStore(
   deps: GatewayDeps,
   protocol: string,
-  holder: { result: DecodeResult },
+  holder: { result?: DecodeResult },
   known: KnownDevice,
   remoteAddress: string | null,
   redecode: Redecode,
+  keep: boolean,
 ): Promise<FrameOutcome> {
-  let result = holder.result;
+  let result = holder.result!;
+  if (!keep) holder.result = undefined;
   const identity = result.identity ?? known.identity;
   if (identity === undefined) return { kind: 'anonymous' };
   let resolution;
@@ -106,19 +119,19 @@ async function resolveAndStore(
   const model = device.model ?? undefined;
   if (model !== known.model) {
     try {
-      result = holder.result = redecode(model);
+      result = redecode(model);
     } catch (error) {
       return { kind: 'malformed', error };
     }
+    if (keep) holder.result = result;
   }
   // Best effort, off the acknowledgement path: a failure is logged by the directory.
   deps.directory.touch(device, protocol).catch((e: unknown) => deps.logger.warn({ err: (e as Error).message }, 'recording last connection failed'));
-  if (result.messages.length) {
-    try {
-      await deps.ingest.submit(device, protocol, result.messages);
-    } catch (error) {
-      return { kind: 'failed', error };
-    }
-  }
-  return { kind: 'ok', device, replies: result.replies, ...(result.commandResults?.length && { commandResults: result.commandResults }) };
+  const ok: FrameOutcome = { kind: 'ok', device, replies: result.replies, ...(result.commandResults?.length && { commandResults: result.commandResults }) };
+  if (!result.messages.length) return ok;
+  // Returned, not awaited: this function is done and holds nothing while the commit runs.
+  return deps.ingest.submit(device, protocol, result.messages).then(
+    () => ok,
+    (error: unknown): FrameOutcome => ({ kind: 'failed', error }),
+  );
 }

@@ -257,7 +257,7 @@ export class DeviceConnection {
     const decode = (model: string | undefined): DecodeResult =>
       this.o.protocol.decode!(frame, { now, transport: 'tcp', deviceId: this.identity, model, checksum: this.o.checksum, session: this.session });
     const known = { identity: this.identity, model: this.model };
-    let result: DecodeResult;
+    let result: DecodeResult | undefined;
     try {
       result = decode(known.model);
     } catch (e) {
@@ -265,8 +265,13 @@ export class DeviceConnection {
       return;
     }
     this.decoded(result, frame);
+    // What is needed of the decoded frame once it is stored; the frame itself is let go before
+    // the wait (an async function keeps its variables, even unused ones, until it returns).
+    const reports = result.messages.length > 0 || result.replies.length > 0;
     const raw = { bytes: frame, text: this.o.protocol.frameEncoding === 'text', receivedAt: now };
-    const outcome = await handleDecoded(this.o, this.o.protocol.name, result, known, this.socket.remoteAddress ?? null, decode, raw);
+    const stored = handleDecoded(this.o, this.o.protocol.name, result, known, this.socket.remoteAddress ?? null, decode, raw);
+    result = undefined;
+    const outcome = await stored;
     if (this.closed) return;
     switch (outcome.kind) {
       case 'ok': {
@@ -279,7 +284,7 @@ export class DeviceConnection {
           this.commands = this.commandsOf(outcome.device.id);
         }
         this.model = outcome.device.model ?? undefined;
-        if (result.messages.length > 0 || result.replies.length > 0 || outcome.commandResults) this.proven();
+        if (reports || outcome.commandResults) this.proven();
         for (const reply of outcome.replies) this.socket.write(reply);
         if (outcome.replies.length) this.o.counts?.acknowledged(arrivedAt);
         if (outcome.commandResults) {
