@@ -90,7 +90,9 @@ function buildOnce(): void {
  * with `compiled`, what `npm start` runs instead: the build (`npm run build`, once) and `node
  * --enable-source-maps dist/main.js`, without tsx's loader in each process.
  * BENCH_PROFILE_DIR=<dir> writes a V8 CPU profile of each server process there (for diagnosis);
- * BENCH_NODE_ARGS adds node flags to the server's.
+ * BENCH_NODE_ARGS adds node flags to the server's; BENCH_COMPILED=1 runs every server under test
+ * from the build, as `compiled` does (profiles then name the build's functions, without tsx's
+ * helpers in between).
  */
 export async function startServerProcess(dataDir: string, extra: Record<string, string> = {}, cpus?: string, options: { compiled?: boolean } = {}): Promise<ServerProcess> {
   const env: NodeJS.ProcessEnv = {};
@@ -100,6 +102,7 @@ export async function startServerProcess(dataDir: string, extra: Record<string, 
   // BENCH_NODE_ARGS: more node flags for the server (diagnosis: a heap profiler's --import, a V8 flag to try)
   const extraArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
   const nodeArgs = [...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`] : []), ...extraArgs];
+  if (process.env.BENCH_COMPILED === '1') options = { ...options, compiled: true };
   if (options.compiled) buildOnce();
   const proc = spawnNode(path.join(ROOT, options.compiled ? 'dist/main.js' : 'main.ts'), [], {
     env, stdio: ['ignore', 'pipe', 'inherit'], nodeArgs: options.compiled ? [...nodeArgs, '--enable-source-maps'] : nodeArgs, cpus, tsx: !options.compiled,
