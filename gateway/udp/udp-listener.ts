@@ -101,7 +101,7 @@ export async function startUdpListener(o: UdpOptions, port: number, host: string
       const excerpt = e instanceof ProtocolError ? e.excerpt : msg.subarray(0, 32).toString('hex');
       o.logger.warn({ protocol, remote, excerpt, reason: (e as Error).message }, 'malformed datagram');
     };
-    let result: DecodeResult;
+    let result: DecodeResult | undefined;
     try {
       result = decode(undefined);
     } catch (e) {
@@ -112,7 +112,10 @@ export async function startUdpListener(o: UdpOptions, port: number, host: string
       o.logger.warn({ protocol, remote, reason: result.checksumError }, 'checksum mismatch: datagram accepted (TRACKGATE_CHECKSUM=accept)');
     }
     const raw = { bytes: msg, text: o.protocol.frameEncoding === 'text', receivedAt: received };
-    const outcome = await handleDecoded(o, protocol, result, {}, rinfo.address, decode, raw);
+    const stored = handleDecoded(o, protocol, result, {}, rinfo.address, decode, raw);
+    // the decoded datagram is let go while it waits for its commit (see device-connection.ts)
+    result = undefined;
+    const outcome = await stored;
     const send = (b: Buffer) => socket.send(b, rinfo.port, rinfo.address);
     switch (outcome.kind) {
       case 'ok': {

@@ -18,7 +18,8 @@ import type { PositionReport } from '../../../core/model/report.js';
 import type { DecodeResult, ProtocolModule } from '../../../protocols/types.js';
 import { startTrackerGateway } from '../../../gateway/tracker-gateway.js';
 import { teltonikaProtocol } from '../../../protocols/teltonika/teltonika.protocol.js';
-import { teltonikaAvl } from '../../helpers/frames.js';
+import { teltonikaAvl, teltonikaDatagram } from '../../helpers/frames.js';
+import { udpExchange } from '../../helpers/udp.js';
 import { teltonikaSession } from '../../helpers/tracker-client.js';
 import { createPublishHandler } from '../../../gateway/mqtt/mqtt.publish.js';
 import { PublishBucket, Semaphore, DEFAULT_RATE } from '../../../gateway/mqtt/publish.limits.js';
@@ -87,6 +88,30 @@ async function setup(t: { teardown(fn: () => unknown): void }, options: { hold: 
   };
 }
 
+/**
+ * The tracker listeners (Teltonika over TCP and UDP) on `ingest`, with the real decoder: the test
+ * keeps only a weak reference to each report it decodes.
+ */
+async function watchedGateway(t: { teardown(fn: () => unknown): void }, s: TestServer, ingest: IngestService): Promise<{ gateway: { ports: Record<string, number> }; decodedReports: WeakRef<object>[] }> {
+  const decodedReports: WeakRef<object>[] = [];
+  const watch = (r: DecodeResult): DecodeResult => {
+    for (const m of r.messages) decodedReports.push(new WeakRef(m));
+    return r;
+  };
+  const watched: ProtocolModule = {
+    ...teltonikaProtocol,
+    decode: (frame, ctx) => watch(teltonikaProtocol.decode!(frame, ctx)),
+    decodeDatagram: (datagram, ctx) => watch(teltonikaProtocol.decodeDatagram!(datagram, ctx)),
+  };
+  const services = s.running.services;
+  const gateway = await startTrackerGateway({
+    host: '127.0.0.1', protocols: { teltonika: watched }, ports: { teltonika: 0 }, clock: systemClock, checksum: 'strict', idleTimeoutSeconds: 60,
+    directory: services.directory, ingest, commands: services.commands, commandWaitMs: 1000, logger: services.logger,
+  });
+  t.teardown(() => gateway.stop());
+  return { gateway, decodedReports };
+}
+
 /** Whether `ref`'s target is gone after a full collection (the turns let WeakRef's own hold on it lapse). */
 async function collected(ref: WeakRef<object>): Promise<boolean> {
   await turn();
@@ -149,22 +174,7 @@ test('ingest: a full batch is written at once, not at the end of the turn that f
 
 test('TCP tracker connection: a frame waiting for its commit no longer holds what was decoded of it; the acknowledgement follows the commit', async (t) => {
   const { s, devices, ingest, reached, release } = await setup(t, { hold: true, imeis: true });
-  const decodedReports: WeakRef<object>[] = [];
-  // the real decoder; the test only keeps a weak reference to what it decodes
-  const watched: ProtocolModule = {
-    ...teltonikaProtocol,
-    decode: (frame, ctx) => {
-      const r = teltonikaProtocol.decode!(frame, ctx);
-      for (const m of r.messages) decodedReports.push(new WeakRef(m));
-      return r;
-    },
-  };
-  const services = s.running.services;
-  const gateway = await startTrackerGateway({
-    host: '127.0.0.1', protocols: { teltonika: watched }, ports: { teltonika: 0 }, clock: systemClock, checksum: 'strict', idleTimeoutSeconds: 60,
-    directory: services.directory, ingest, commands: services.commands, commandWaitMs: 1000, logger: services.logger,
-  });
-  t.teardown(() => gateway.stop());
+  const { gateway, decodedReports } = await watchedGateway(t, s, ingest);
   // the first device's commit is held: the tracker's frame waits behind it
   const first = ingest.submit(devices[0], 'test', [report(1)]);
   await reached();
@@ -214,4 +224,19 @@ test('MQTT publish: a message waiting for its commit no longer holds its reports
   t.deepEqual(acked, [null], 'acknowledged once stored');
   t.deepEqual(await s.running.db('locations').where('device_id', device.id).pluck('date_time'), [Date.UTC(2026, 2, 1, 10, 7)]);
   acked = [];
+});
+
+test('UDP datagram: while it waits for its commit, what was decoded of it is garbage; the acknowledgement follows the commit', async (t) => {
+  const { s, devices, ingest, reached, release } = await setup(t, { hold: true, imeis: true });
+  const { gateway, decodedReports } = await watchedGateway(t, s, ingest);
+  const first = ingest.submit(devices[0], 'test', [report(1)]);
+  await reached();
+  const answer = udpExchange(gateway.ports['teltonika/udp'], teltonikaDatagram(devices[1].id, 7, [{ time: new Date(Date.UTC(2026, 2, 1, 10, 8)), lat: 40.08, lon: -3 }]), 10_000);
+  for (let i = 0; i < 200 && decodedReports.length < 1; i++) await turn();
+  t.is(decodedReports.length, 1, 'the datagram was decoded');
+  t.true(await collected(decodedReports[0]), 'what was decoded is garbage while the datagram waits for its commit');
+  release();
+  await first;
+  t.truthy(await answer, 'acknowledged once stored');
+  t.deepEqual(await s.running.db('locations').where('device_id', devices[1].id).pluck('date_time'), [Date.UTC(2026, 2, 1, 10, 8)]);
 });
