@@ -69,11 +69,11 @@ export function handleDecoded(
   // Not an async function: its parameters would stay reachable until the commit, and with them
   // every decoded report (see resolveAndStore). Only the feed keeps the decoded frame.
   const tap = raw && deps.frames;
-  const holder: { result?: DecodeResult } = { result: decoded };
-  return resolveAndStore(deps, protocol, holder, known, remoteAddress, redecode, !!tap).then((outcome) => {
+  const shown = tap ? { result: decoded } : undefined;
+  return resolveAndStore(deps, protocol, decoded, known, remoteAddress, redecode, shown).then((outcome) => {
     if (outcome.kind === 'rejected' || outcome.kind === 'invalid') deps.counts?.frameOfUnknown();
     else if (outcome.kind !== 'malformed') deps.counts?.frameDecoded();
-    if (tap && holder.result) showFrame(tap, protocol, raw, remoteAddress, holder.result, outcome);
+    if (tap && shown) showFrame(tap, protocol, raw, remoteAddress, shown.result, outcome);
     return outcome;
   });
 }
@@ -91,20 +91,19 @@ function showFrame(tap: FrameTap, protocol: string, raw: RawFrame, remote: strin
  * Resolves the frame's device and hands its messages to the ingest. What waits for the commit
  * holds only the outcome: thousands of frames wait for each group commit, and keeping their
  * decoded reports (already turned into locations by the ingest) alive until then made each
- * young-generation garbage collection copy them. `keep`: leave the decoded frame in `holder` for
- * the raw-frame feed.
+ * young-generation garbage collection copy them. `shown`: where the frame as stored (decoded
+ * again for its device's model, if need be) is left for the raw-frame feed, when it is wanted.
  */
 async function resolveAndStore(
   deps: GatewayDeps,
   protocol: string,
-  holder: { result?: DecodeResult },
+  decoded: DecodeResult,
   known: KnownDevice,
   remoteAddress: string | null,
   redecode: Redecode,
-  keep: boolean,
+  shown?: { result: DecodeResult },
 ): Promise<FrameOutcome> {
-  let result = holder.result!;
-  if (!keep) holder.result = undefined;
+  let result = decoded;
   const identity = result.identity ?? known.identity;
   if (identity === undefined) return { kind: 'anonymous' };
   let resolution;
@@ -123,7 +122,7 @@ async function resolveAndStore(
     } catch (error) {
       return { kind: 'malformed', error };
     }
-    if (keep) holder.result = result;
+    if (shown) shown.result = result;
   }
   // Best effort, off the acknowledgement path: a failure is logged by the directory.
   deps.directory.touch(device, protocol).catch((e: unknown) => deps.logger.warn({ err: (e as Error).message }, 'recording last connection failed'));

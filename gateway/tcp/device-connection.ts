@@ -267,7 +267,7 @@ export class DeviceConnection {
     this.decoded(result, frame);
     // What is needed of the decoded frame once it is stored; the frame itself is let go before
     // the wait (an async function keeps its variables, even unused ones, until it returns).
-    const reports = result.messages.length > 0 || result.replies.length > 0;
+    const reportsOrAsks = result.messages.length > 0 || result.replies.length > 0;
     const raw = { bytes: frame, text: this.o.protocol.frameEncoding === 'text', receivedAt: now };
     const stored = handleDecoded(this.o, this.o.protocol.name, result, known, this.socket.remoteAddress ?? null, decode, raw);
     result = undefined;
@@ -284,7 +284,7 @@ export class DeviceConnection {
           this.commands = this.commandsOf(outcome.device.id);
         }
         this.model = outcome.device.model ?? undefined;
-        if (reports || outcome.commandResults) this.proven();
+        if (reportsOrAsks || outcome.commandResults) this.proven();
         for (const reply of outcome.replies) this.socket.write(reply);
         if (outcome.replies.length) this.o.counts?.acknowledged(arrivedAt);
         if (outcome.commandResults) {

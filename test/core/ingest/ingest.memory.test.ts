@@ -20,6 +20,7 @@ import { startTrackerGateway } from '../../../gateway/tracker-gateway.js';
 import { teltonikaProtocol } from '../../../protocols/teltonika/teltonika.protocol.js';
 import { teltonikaAvl, teltonikaDatagram } from '../../helpers/frames.js';
 import { udpExchange } from '../../helpers/udp.js';
+import { until } from '../../helpers/wait.js';
 import { teltonikaSession } from '../../helpers/tracker-client.js';
 import { createPublishHandler } from '../../../gateway/mqtt/mqtt.publish.js';
 import { PublishBucket, Semaphore, DEFAULT_RATE } from '../../../gateway/mqtt/publish.limits.js';
@@ -180,7 +181,7 @@ test('TCP tracker connection: a frame waiting for its commit no longer holds wha
   await reached();
   const tracker = await teltonikaSession(t, gateway.ports.teltonika, devices[1].id);
   tracker.socket.write(teltonikaAvl([{ time: new Date(Date.UTC(2026, 2, 1, 10, 5)), lat: 40.05, lon: -3 }, { time: new Date(Date.UTC(2026, 2, 1, 10, 6)), lat: 40.06, lon: -3 }]));
-  for (let i = 0; i < 100 && decodedReports.length < 2; i++) await turn();
+  await until('the frame decoded', () => decodedReports.length >= 2);
   t.is(decodedReports.length, 2, 'the frame was decoded');
   t.true(await tracker.nothingFor(100), 'no acknowledgement before the commit');
   t.true(await collected(decodedReports[0]) && decodedReports[1].deref() === undefined, 'what was decoded is garbage while the frame waits for its commit');
@@ -212,18 +213,17 @@ test('MQTT publish: a message waiting for its commit no longer holds its reports
   const packet = { cmd: 'publish', qos: 1, dup: false, retain: false, messageId: 1, topic: `devices/${device.id}/locations`, payload: Buffer.from('{"dateTime":"2026-03-01T10:07:00Z","latitude":40.07,"longitude":-3}') } as PublishPacket;
   const first = ingest.submit(devices[0], 'test', [report(1)]);
   await reached();
-  let acked: (Error | null | undefined)[] = [];
+  const acked: (Error | null | undefined)[] = [];
   handler.authorize(client, session, packet, (e) => acked.push(e));
-  for (let i = 0; i < 100 && submitted.length === 0; i++) await turn();
+  await until('the message handed to the ingest', () => submitted.length > 0);
   t.is(submitted.length, 1, 'handed to the ingest');
   t.true(await collected(submitted[0]), 'the report is garbage while the message waits for its commit');
   t.deepEqual(acked, [], 'no PUBACK before the commit');
   release();
   await first;
-  for (let i = 0; i < 100 && acked.length === 0; i++) await turn();
+  await until('the PUBACK', () => acked.length > 0);
   t.deepEqual(acked, [null], 'acknowledged once stored');
   t.deepEqual(await s.running.db('locations').where('device_id', device.id).pluck('date_time'), [Date.UTC(2026, 2, 1, 10, 7)]);
-  acked = [];
 });
 
 test('UDP datagram: while it waits for its commit, what was decoded of it is garbage; the acknowledgement follows the commit', async (t) => {
@@ -232,7 +232,7 @@ test('UDP datagram: while it waits for its commit, what was decoded of it is gar
   const first = ingest.submit(devices[0], 'test', [report(1)]);
   await reached();
   const answer = udpExchange(gateway.ports['teltonika/udp'], teltonikaDatagram(devices[1].id, 7, [{ time: new Date(Date.UTC(2026, 2, 1, 10, 8)), lat: 40.08, lon: -3 }]), 10_000);
-  for (let i = 0; i < 200 && decodedReports.length < 1; i++) await turn();
+  await until('the datagram decoded', () => decodedReports.length >= 1);
   t.is(decodedReports.length, 1, 'the datagram was decoded');
   t.true(await collected(decodedReports[0]), 'what was decoded is garbage while the datagram waits for its commit');
   release();
