@@ -5,7 +5,6 @@
 import http from 'node:http';
 import { existsSync, readFileSync } from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
@@ -58,10 +57,9 @@ import { createDeviceDirectory, type DeviceDirectory } from './core/devices/devi
 import { createIngestService, type IngestService } from './core/ingest/ingest.service.js';
 import { createMetrics, type Metrics } from './core/metrics/metrics.js';
 import { startTrackerGateway, type TrackerGateway } from './gateway/tracker-gateway.js';
-import { startCoreLink, type CoreLink } from './gateway/ipc/core-link.server.js';
+import { startCoreLink, startLocalCoreLink, type CoreLink } from './gateway/ipc/core-link.server.js';
 import { startGatewayPool, type GatewayPool } from './gateway/ipc/gateway-pool.js';
 import { concretePorts } from './gateway/ipc/free-ports.js';
-import { freeTcpPort } from './gateway/shared/stream-server.js';
 import { startMqttGateway } from './gateway/mqtt/mqtt.gateway.js';
 import { relayFrames } from './gateway/shared/frame-relay.redis.js';
 import { PROTOCOL as MQTT_PROTOCOL } from './gateway/mqtt/mqtt.auth.js';
@@ -503,8 +501,8 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
 
 /**
  * The tracker listeners: in this process (TRACKGATE_GATEWAY_PROCESSES=0), or in gateway processes
- * (gateway-main.ts, cluster workers of this one) that reach the core over net-ipc on a Unix socket
- * of their own (README "Scaling").
+ * (gateway-main.ts, cluster workers of this one) that reach the core over net-ipc on a loopback
+ * TCP port of their own (README "Scaling").
  */
 async function startTrackers(config: Readonly<Config>, services: Services, clock: Clock, logger: Logger, metrics?: Metrics): Promise<{ gateway: Running['gateway']; pool?: GatewayPool; link?: CoreLink }> {
   // no tracker port: nothing for gateway processes to do
@@ -527,8 +525,7 @@ async function startTrackers(config: Readonly<Config>, services: Services, clock
     return { gateway };
   }
   const secret = randomSecret();
-  const socketPath = path.join(os.tmpdir(), `trackgate-${process.pid}-${randomSecret().slice(0, 8)}.sock`);
-  const link = await startCoreLink({ path: socketPath, secret, ...services, logger });
+  const { link, address } = await startLocalCoreLink({ secret, ...services, logger });
   let pool: GatewayPool;
   try {
     pool = await startGatewayPool({
@@ -539,7 +536,7 @@ async function startTrackers(config: Readonly<Config>, services: Services, clock
       link,
       logger,
       settings: {
-        link: { path: socketPath },
+        link: address,
         secret,
         host: config.host,
         ports: await concretePorts(config.protocolPorts, protocols, config.host),
@@ -584,8 +581,8 @@ async function startEdgeLink(config: Readonly<Config>, services: Services, logge
     }
   };
   const tls = config.gatewayTlsCert && config.gatewayTlsKey ? { cert: read(config.gatewayTlsCert, 'TRACKGATE_GATEWAY_TLS_CERT'), key: read(config.gatewayTlsKey, 'TRACKGATE_GATEWAY_TLS_KEY') } : undefined;
-  const port = config.gatewayLinkPort === 0 ? await freeTcpPort(config.host) : config.gatewayLinkPort;
-  const link = await startCoreLink({ port, host: config.host, tls, secret: config.gatewaySecret!, ...services, logger: logger.child({ link: 'edge' }) });
+  const link = await startCoreLink({ port: config.gatewayLinkPort, host: config.host, tls, secret: config.gatewaySecret!, ...services, logger: logger.child({ link: 'edge' }) });
+  const port = link.port!;
   if (!tls) logger.warn({ port }, 'edge gateways connect without TLS: their secret and data cross the network in clear (set TRACKGATE_GATEWAY_TLS_CERT and _KEY)');
   return { link, port };
 }

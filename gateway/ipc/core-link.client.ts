@@ -37,7 +37,7 @@ export class CoreUnreachable extends Error {
 }
 
 export interface CoreLinkClientOptions {
-  /** Unix socket path of the core, or its host and port */
+  /** the core's host and port, or its Unix socket path */
   path?: string;
   host?: string;
   port?: number;
@@ -78,7 +78,8 @@ export interface CoreLinkClient extends Pick<GatewayDeps, 'directory' | 'ingest'
 }
 
 export function connectCoreLink(o: CoreLinkClientOptions): CoreLinkClient {
-  const where = o.path ? { path: o.path } : { host: o.host, port: o.port, ...(o.tls && { tls: true, options: o.tls.ca ? { ca: o.tls.ca } : {} }) };
+  // Nagle off on TCP: requests and answers are small messages that must not wait for the peer's ACK.
+  const where = o.path ? { path: o.path } : { host: o.host, port: o.port, tls: o.tls !== undefined, options: { noDelay: true, ...(o.tls?.ca && { ca: o.tls.ca }) } };
   const client = new Client({ ...where, messagepack: true, reconnect: false });
   const payload: ConnectPayload = { secret: o.secret, pid: process.pid, ...(o.worker !== undefined && { worker: o.worker }) };
   /** hello, the one net-ipc request of its own: how to fail it when the link goes */

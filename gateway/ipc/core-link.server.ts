@@ -1,6 +1,7 @@
 /**
- * The core's end of the gateway processes (ipc.messages.ts): a net-ipc server on a Unix socket
- * (or TCP). It answers device lookups, stores what gateway processes submit through the one
+ * The core's end of the gateway processes (ipc.messages.ts): a net-ipc server on TCP (the loopback
+ * address for the core's own gateway processes, TRACKGATE_HOST for edge gateways) or a Unix
+ * socket. It answers device lookups, stores what gateway processes submit through the one
  * ingest path (the answer goes once it is committed, and only then does the gateway acknowledge
  * the tracker), runs their command-queue calls, shows their raw frames on the live feed, and
  * knows which gateway process holds each device's connection, to tell it when a command is queued.
@@ -15,13 +16,14 @@ import type { Logger } from '../../core/logger.js';
 import type { TrackerSnapshot } from '../../core/metrics/counts.js';
 import type { FrameTap } from '../shared/frame-tap.js';
 import { UDP_LISTEN_MS } from '../udp/udp-listener.js';
+import { freeTcpPort } from '../shared/stream-server.js';
 import { COMMAND_CALLS, HEARD_EVERY_MS, toWire, type Answer, type ConnectPayload, type CoreNote, type GatewayBatch, type GatewayNote, type GatewayRequest } from './ipc.messages.js';
 
 /** how often the raw-frame feed's interest is compared and, when it changed, pushed */
 export const INTEREST_EVERY_MS = 500;
 
 export interface CoreLinkOptions {
-  /** Unix socket path, or a TCP port and address (edge gateways) */
+  /** Unix socket path, or a TCP port (0: a free one, see CoreLink.port) and address */
   path?: string;
   port?: number;
   host?: string;
@@ -38,6 +40,8 @@ export interface CoreLinkOptions {
 }
 
 export interface CoreLink {
+  /** the TCP port it listens on (undefined on a Unix socket) */
+  readonly port: number | undefined;
   /** Has the gateway process that holds the device's connection deliver its queued commands: whether one does. */
   deliverCommands(deviceId: string): boolean;
   /** the devices connected to a gateway process */
@@ -58,11 +62,45 @@ export interface CoreLink {
 /** equal-length digests, compared in constant time */
 const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
 
+/** times a free port is picked again when another process bound it first */
+const PORT_ATTEMPTS = 20;
+
+/**
+ * Starts the link. Port 0 takes a free port: net-ipc listens only on a port it is given, so one
+ * is picked and, should another process bind it first, another.
+ */
 export async function startCoreLink(o: CoreLinkOptions): Promise<CoreLink> {
+  if (o.path !== undefined || o.port !== 0) return open(o);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await open({ ...o, port: await freeTcpPort(o.host ?? '127.0.0.1') });
+    } catch (e) {
+      if ((e as { code?: unknown }).code !== 'EADDRINUSE' || attempt >= PORT_ATTEMPTS) throw e;
+    }
+  }
+}
+
+/** the address the core's own gateway processes reach it on */
+export const LOCAL_LINK_HOST = '127.0.0.1';
+
+/**
+ * The link of the core's own gateway processes (README "Scaling"): TCP on the loopback address, on
+ * a free port, and the address they connect to; whoever connects must present the secret. Not a
+ * Unix socket: one takes at most about 200 KB from its writer, so the rest of a gateway process's
+ * batch (300 KB to 1 MB under load) stayed in that process until its event loop turned again,
+ * while the core waited for the whole message (BENCHMARKS §2f); loopback TCP takes it at once.
+ */
+export async function startLocalCoreLink(o: Omit<CoreLinkOptions, 'path' | 'port' | 'host' | 'tls'>): Promise<{ link: CoreLink; address: { host: string; port: number } }> {
+  const link = await startCoreLink({ ...o, host: LOCAL_LINK_HOST, port: 0 });
+  return { link, address: { host: LOCAL_LINK_HOST, port: link.port! } };
+}
+
+async function open(o: CoreLinkOptions): Promise<CoreLink> {
+  // Nagle off: requests and answers are small messages that must not wait for the peer's ACK.
   const server = new Server(
     o.path
       ? { path: o.path }
-      : { port: o.port, ...(o.host && { listenOptions: { host: o.host } }), ...(o.tls && { tls: true, options: { cert: o.tls.cert, key: o.tls.key } }) },
+      : { port: o.port, ...(o.host && { listenOptions: { host: o.host } }), tls: o.tls !== undefined, options: { noDelay: true, ...(o.tls && { cert: o.tls.cert, key: o.tls.key }) } },
   );
   const secret = digest(o.secret);
   const authenticated = new Map<Connection, ConnectPayload>();
@@ -237,6 +275,7 @@ export async function startCoreLink(o: CoreLinkOptions): Promise<CoreLink> {
     throw e;
   });
   return {
+    port: o.path ? undefined : o.port,
     deliverCommands(deviceId) {
       let holder = holders.get(deviceId);
       if (!holder) {

@@ -20,7 +20,7 @@ import { COUNTS_EVERY_MS } from './ipc.messages.js';
 
 /** What the core hands a gateway process when it starts it (gateway-pool.ts), and what an edge gateway is configured with. */
 export interface GatewayProcessSettings {
-  /** the core's link: a Unix socket path, or host and port (and TLS, trusting `ca` when given) */
+  /** the core's link: host and port (and TLS, trusting `ca` when given), or a Unix socket path */
   link: { path?: string; host?: string; port?: number; tls?: { ca?: string } };
   secret: string;
   host: string;
