@@ -3,9 +3,10 @@
  * MQTT, OwnTracks and REST alike): reports go through INGEST_STEPS, locations are written with
  * group commit (every submission that arrives while a write is running joins the next
  * transaction; a batch is written at the end of the event loop's turn, or at once when it is
- * full), then alerts are recorded. What waits for the commit is the rows, not the reports. `submit` resolves only once everything is committed, so
- * a caller acknowledges only what is durable; it rejects when the write failed. Submissions are
- * written in the order they arrive: of two with the same device and fix time, the later is stored.
+ * full), then alerts are recorded. What waits for the commit is the rows, not the reports.
+ * `submit` resolves only once everything is committed, so a caller acknowledges only what is
+ * durable; it rejects when the write failed. Submissions are written in the order they arrive: of
+ * two with the same device and fix time, the later is stored.
  * On PostgreSQL two transactions run at a time, of different devices (a device's rows wait while
  * a transaction with its rows runs), so that the next batch is gathered and sent while the
  * database writes one; SQLite has one writer.
