@@ -385,7 +385,7 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
     // the gateway processes' (and edge gateways') listener counts, summed into this GET /metrics
     metrics?.readAtScrape({ remoteTrackers: () => [...(trackers.link?.trackerCounts() ?? []), ...(edge?.link.trackerCounts() ?? [])] });
     // edge gateways (`trackgate gateway --core`) on their own link: commands go through whichever side holds the device
-    const edge = await startEdgeLink(config, services, logger);
+    const edge = await startEdgeLink(config, services, clock, logger);
     if (edge) closers.push(() => edge.link.close());
     const gateway: Running['gateway'] = edge
       ? {
@@ -525,7 +525,7 @@ async function startTrackers(config: Readonly<Config>, services: Services, clock
     return { gateway };
   }
   const secret = randomSecret();
-  const { link, address } = await startLocalCoreLink({ secret, ...services, logger });
+  const { link, address } = await startLocalCoreLink({ secret, ...services, clock, logger });
   let pool: GatewayPool;
   try {
     pool = await startGatewayPool({
@@ -571,7 +571,7 @@ async function startTrackers(config: Readonly<Config>, services: Services, clock
  * TRACKGATE_GATEWAY_LINK_PORT is set: TCP on TRACKGATE_HOST, TLS when a certificate is configured,
  * and TRACKGATE_GATEWAY_SECRET to present. Port 0 picks a free port (logged with the others).
  */
-async function startEdgeLink(config: Readonly<Config>, services: Services, logger: Logger): Promise<{ link: CoreLink; port: number } | undefined> {
+async function startEdgeLink(config: Readonly<Config>, services: Services, clock: Clock, logger: Logger): Promise<{ link: CoreLink; port: number } | undefined> {
   if (config.gatewayLinkPort === 'off') return undefined;
   const read = (file: string, variable: string) => {
     try {
@@ -581,7 +581,7 @@ async function startEdgeLink(config: Readonly<Config>, services: Services, logge
     }
   };
   const tls = config.gatewayTlsCert && config.gatewayTlsKey ? { cert: read(config.gatewayTlsCert, 'TRACKGATE_GATEWAY_TLS_CERT'), key: read(config.gatewayTlsKey, 'TRACKGATE_GATEWAY_TLS_KEY') } : undefined;
-  const link = await startCoreLink({ port: config.gatewayLinkPort, host: config.host, tls, secret: config.gatewaySecret!, ...services, logger: logger.child({ link: 'edge' }) });
+  const link = await startCoreLink({ port: config.gatewayLinkPort, host: config.host, tls, secret: config.gatewaySecret!, ...services, clock, logger: logger.child({ link: 'edge' }) });
   const port = link.port!;
   if (!tls) logger.warn({ port }, 'edge gateways connect without TLS: their secret and data cross the network in clear (set TRACKGATE_GATEWAY_TLS_CERT and _KEY)');
   return { link, port };

@@ -186,8 +186,10 @@ export async function run(): Promise<IngestResult> {
     // BENCH_GATEWAY_PROCESSES=n: the listeners in n gateway processes (README "Scaling"); recorded figures use 0, one process
     const gatewayProcesses: Record<string, string> = process.env.BENCH_GATEWAY_PROCESSES ? { TRACKGATE_GATEWAY_PROCESSES: process.env.BENCH_GATEWAY_PROCESSES } : {};
     const server = await startServerProcess(data.dir, { ...Object.fromEntries(BENCH_PROTOCOLS.map((p) => [`TRACKGATE_${p.toUpperCase()}_PORT`, '0'])), ...gatewayProcesses }, SERVER_CPUS);
-    const gatewayPids = Number(process.env.BENCH_GATEWAY_PROCESSES ?? 0) > 0 ? pinChildren(server.pid, GENERATOR_CPUS) : [];
-    if (gatewayPids.length) log(`${gatewayPids.length} gateway processes pinned to CPU ${GENERATOR_CPUS ?? 'any'} (with the generator); the core on CPU ${SERVER_CPUS ?? 'any'}`);
+    // BENCH_GATEWAY_CPUS=all: the gateway processes on every CPU, as the system places them (else on the generator's)
+    const gatewayCpus = process.env.BENCH_GATEWAY_CPUS === 'all' ? undefined : GENERATOR_CPUS;
+    const gatewayPids = Number(process.env.BENCH_GATEWAY_PROCESSES ?? 0) > 0 ? pinChildren(server.pid, gatewayCpus) : [];
+    if (gatewayPids.length) log(`${gatewayPids.length} gateway processes pinned to CPU ${gatewayCpus ?? 'any'}${gatewayCpus === GENERATOR_CPUS ? ' (with the generator)' : ''}; the core on CPU ${SERVER_CPUS ?? 'any'}`);
     let login: ConnectResult;
     let ingest: IngestResult['ingest'];
     try {

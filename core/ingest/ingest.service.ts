@@ -28,8 +28,7 @@ import type { Alert, AlertInput } from '../model/alert.js';
 import type { AlertRecorder } from '../alerts/alert.recorder.js';
 import type { IngestCounts } from '../metrics/counts.js';
 import * as locations from '../locations/locations.repository.js';
-import { runSteps, type Draft } from './ingest.steps.js';
-import { isoUtc } from '../model/time.js';
+import { prepareReports, type Prepared } from './ingest.steps.js';
 
 /** rows per group-commit transaction at most, unless IngestDeps.maxBatchRows says otherwise */
 export const DEFAULT_MAX_BATCH_ROWS = 2000;
@@ -82,18 +81,11 @@ export interface IngestResult {
   refused?: { index: number; field: string; message: string };
 }
 
-/** A submission's reports after the steps. */
-interface Prepared {
-  rows: locations.LocationRow[];
-  alerts: AlertInput[];
-  dropped: string[];
-}
-
 interface Pending {
   device: DeviceRecord;
   protocol: string;
   rows: locations.LocationRow[];
-  resolve: (written: Location[]) => void;
+  resolve: (written: locations.LocationRow[]) => void;
   reject: (e: unknown) => void;
 }
 
@@ -101,6 +93,12 @@ interface Pending {
 export interface IngestService {
   /** Reports of a device already resolved: steps, group-committed locations, then alerts; resolves once all is committed, rejects when the write failed. */
   submit(device: DeviceRecord, protocol: string, reports: readonly Report[], options?: SubmitOptions): Promise<IngestResult>;
+  /**
+   * Rows a gateway process prepared (ingest.steps.ts prepareReports, each row's JSON made there)
+   * and the alerts they raise: written as they came, in the same group commit; resolves once
+   * committed and the alerts recorded (deduplicated, as for every tracker).
+   */
+  store(device: DeviceRecord, protocol: string, rows: locations.LocationRow[], alerts: readonly AlertInput[]): Promise<void>;
 }
 
 export function createIngestService(deps: IngestDeps): IngestService {
@@ -184,22 +182,31 @@ export function createIngestService(deps: IngestDeps): IngestService {
     for (const p of batch) {
       const mine = stored ? p.rows.filter((r) => stored.has(r)) : p.rows;
       deps.counts?.stored(p.protocol, mine.length);
-      p.resolve(mine.map((r) => r.location));
+      p.resolve(mine);
     }
-    events.locationsStored(written.map((r) => ({ accountId: accountOf.get(r.deviceId)!, deviceId: r.deviceId, location: r.location })));
+    // the location read only by a listener that wants it: a serialised row is parsed only then
+    events.locationsStored(
+      written.map((r) => ({
+        accountId: accountOf.get(r.deviceId)!,
+        deviceId: r.deviceId,
+        get location() {
+          return r.location;
+        },
+      })),
+    );
   }
 
-  /** Resolves with the locations written once they are committed. */
-  function commit(device: DeviceRecord, protocol: string, rows: locations.LocationRow[]): Promise<Location[]> {
+  /** Resolves with the rows written once they are committed. */
+  function commit(device: DeviceRecord, protocol: string, rows: locations.LocationRow[]): Promise<locations.LocationRow[]> {
     if (rows.length === 0) return Promise.resolve([]);
     try {
       // Serialised here, outside the shared transaction: a value JSON cannot hold fails only its sender.
-      for (const r of rows) r.json = locations.storedJson(r.location);
+      for (const r of rows) r.json ??= locations.storedJson(r.location);
     } catch (e) {
       logger.warn({ err: e, deviceId: device.id }, 'a location cannot be serialised; it is not stored');
       return Promise.reject(e);
     }
-    return new Promise<Location[]>((resolve, reject) => {
+    return new Promise<locations.LocationRow[]>((resolve, reject) => {
       queue.push({ device, protocol, rows, resolve, reject });
       queuedRows += rows.length;
       if (running >= writers) return;
@@ -239,40 +246,20 @@ export function createIngestService(deps: IngestDeps): IngestService {
 
   /** The reports through the steps: rows to write and alerts to raise, or (allOrNothing) the refusal. */
   function prepare(device: DeviceRecord, protocol: string, reports: readonly Report[], options: SubmitOptions): Prepared | IngestResult {
-    const receivedAt = clock.now();
-    const serverTime = isoUtc(receivedAt.getTime());
-    const rows: locations.LocationRow[] = [];
-    const alerts: AlertInput[] = [];
-    const dropped: string[] = [];
-    for (let i = 0; i < reports.length; i++) {
-      const d = runSteps(reports[i], protocol, receivedAt, serverTime);
-      if (d.refused && options.allOrNothing) {
-        return { locations: [], alerts: [], dropped: [why(d)], refused: { index: i, field: d.refused.field, message: d.refused.message } };
-      }
-      if (d.drop) {
-        dropped.push(d.drop);
-        continue;
-      }
-      if (d.refused) dropped.push(why(d));
-      if (d.location) rows.push({ deviceId: device.id, dateTime: d.fixTime.getTime(), serverTime: receivedAt.getTime(), location: d.location });
-      if (d.alerts.length) alerts.push(...d.alerts);
-    }
-    if (dropped.length) logger.warn({ deviceId: device.id, protocol, dropped }, 'positions that fail the checks are not stored');
-    return { rows, alerts, dropped };
+    const p = prepareReports(device.id, protocol, reports, clock.now(), options.allOrNothing);
+    if ('refused' in p) return { locations: [], alerts: [], dropped: [p.why], refused: p.refused };
+    if (p.dropped.length) logger.warn({ deviceId: device.id, protocol, dropped: p.dropped }, 'positions that fail the checks are not stored');
+    return p;
   }
 
   async function finish(device: DeviceRecord, protocol: string, p: Prepared, dedupeAlerts: boolean): Promise<IngestResult> {
     const written = await commit(device, protocol, p.rows);
-    return { locations: written, alerts: p.alerts.length ? await raise(device, p.alerts, dedupeAlerts) : [], dropped: p.dropped };
+    return { locations: written.map((r) => r.location), alerts: p.alerts.length ? await raise(device, p.alerts, dedupeAlerts) : [], dropped: p.dropped };
   }
 
-  return { submit };
-}
+  function store(device: DeviceRecord, protocol: string, rows: locations.LocationRow[], alerts: readonly AlertInput[]): Promise<void> {
+    return commit(device, protocol, rows).then(() => (alerts.length ? raise(device, [...alerts], true).then(() => undefined) : undefined));
+  }
 
-/** The check a report's position failed, for the log: field, the fix time it had, reason. */
-function why(d: Draft): string {
-  const r = d.refused!;
-  if (r.field !== 'dateTime') return `${r.field} ${r.message}`;
-  const fix = d.report.fixTime?.getTime() ?? NaN;
-  return `fix time ${Number.isNaN(fix) ? 'invalid' : new Date(fix).toISOString()}: ${r.message}`;
+  return { submit, store };
 }

@@ -11,6 +11,7 @@ import { ALERT_NAME_BY_ALARM, CRITICAL_ALARMS } from '../alerts/alarm-names.js';
 import { fixTimeProblem, positionProblem, type Checked } from './location.checks.js';
 import { MAX_ATTRIBUTES_JSON } from './json.limits.js';
 import { isoUtc } from '../model/time.js';
+import type { LocationRow } from '../locations/locations.repository.js';
 
 export interface Draft {
   report: Report;
@@ -200,4 +201,50 @@ export function runSteps(report: Report, protocol: string, receivedAt: Date, ser
     if (d.drop) break;
   }
   return d;
+}
+
+/** A submission's reports after the steps: rows to write, alerts to raise, and why positions were not stored. */
+export interface Prepared {
+  rows: LocationRow[];
+  alerts: AlertInput[];
+  dropped: string[];
+}
+
+/** allOrNothing: the position that failed the checks (its index and field), and why. */
+export interface Refusal {
+  refused: { index: number; field: string; message: string };
+  why: string;
+}
+
+/**
+ * A device's reports through the steps, received at `receivedAt`: the rows to write and the alerts
+ * to raise, or, with `allOrNothing` (a client's message), the first position that failed the
+ * checks. Pure: the core runs it for what reaches it whole, a gateway process for what it decoded
+ * (gateway/ipc/core-link.client.ts), so that the core only writes.
+ */
+export function prepareReports(deviceId: string, protocol: string, reports: readonly Report[], receivedAt: Date, allOrNothing = false): Prepared | Refusal {
+  const serverTime = isoUtc(receivedAt.getTime());
+  const rows: LocationRow[] = [];
+  const alerts: AlertInput[] = [];
+  const dropped: string[] = [];
+  for (let i = 0; i < reports.length; i++) {
+    const d = runSteps(reports[i], protocol, receivedAt, serverTime);
+    if (d.refused && allOrNothing) return { refused: { index: i, field: d.refused.field, message: d.refused.message }, why: why(d) };
+    if (d.drop) {
+      dropped.push(d.drop);
+      continue;
+    }
+    if (d.refused) dropped.push(why(d));
+    if (d.location) rows.push({ deviceId, dateTime: d.fixTime.getTime(), serverTime: receivedAt.getTime(), location: d.location });
+    if (d.alerts.length) alerts.push(...d.alerts);
+  }
+  return { rows, alerts, dropped };
+}
+
+/** The check a report's position failed, for the log: field, the fix time it had, reason. */
+function why(d: Draft): string {
+  const r = d.refused!;
+  if (r.field !== 'dateTime') return `${r.field} ${r.message}`;
+  const fix = d.report.fixTime?.getTime() ?? NaN;
+  return `fix time ${Number.isNaN(fix) ? 'invalid' : new Date(fix).toISOString()}: ${r.message}`;
 }

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { Location } from '../model/location.js';
+import { storedJson, type Location } from '../model/location.js';
 import { dbKind, keptStatement, sqliteTransactionConnection, type Db } from '../db/db.js';
 import { pgInt8Array, pgTextArray } from '../db/pg-arrays.js';
 
@@ -17,8 +17,25 @@ export interface LocationRow {
 
 const CHUNK = 500;
 
-/** `location` as the JSON text stored and answered; throws for a value JSON cannot hold. */
-export const storedJson = (location: Location): string => JSON.stringify(location);
+export { storedJson } from '../model/location.js';
+
+/**
+ * A row that arrives serialised (a gateway process ran the steps and made its JSON): the core
+ * writes the text as it came, and parses it only if something asks for the location (a rule to
+ * evaluate, a live-feed subscriber, a stored fix to compare a resend with).
+ */
+export class SerialisedRow implements LocationRow {
+  private parsed?: Location;
+  constructor(
+    readonly deviceId: string,
+    readonly dateTime: number,
+    readonly serverTime: number,
+    readonly json: string,
+  ) {}
+  get location(): Location {
+    return (this.parsed ??= JSON.parse(this.json) as Location);
+  }
+}
 
 const INSERT_ONE = 'insert into locations (device_id, date_time, server_time, data) values (?, ?, ?, ?) on conflict (device_id, date_time) do nothing';
 const SELECT_ONE = 'select data from locations where device_id = ? and date_time = ?';

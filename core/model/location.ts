@@ -41,3 +41,6 @@ export interface Location {
 export type LocationInput = Pick<Location, 'dateTime' | 'latitude' | 'longitude'> & {
   [K in Exclude<keyof Location, 'dateTime' | 'latitude' | 'longitude'>]?: Location[K] | null;
 };
+
+/** `location` as the JSON text stored and answered; throws for a value JSON cannot hold. */
+export const storedJson = (location: Location): string => JSON.stringify(location);

@@ -14,6 +14,8 @@ import type { Logger } from '../../core/logger.js';
 import { isExpired, type DeviceRecord } from '../../core/model/device.js';
 import type { Resolution } from '../../core/devices/device-directory.js';
 import type { IngestResult } from '../../core/ingest/ingest.service.js';
+import { prepareReports, type Prepared } from '../../core/ingest/ingest.steps.js';
+import { storedJson } from '../../core/model/location.js';
 import type { GatewayDeps } from '../shared/frame-handler.js';
 import type { CommandQueue } from '../shared/connection-commands.js';
 import { FrameTap } from '../shared/frame-tap.js';
@@ -280,10 +282,28 @@ export function connectCoreLink(o: CoreLinkClientOptions): CoreLinkClient {
   };
 
   const ingest: CoreLinkClient['ingest'] = {
-    async submit(device, protocol, reports) {
-      await request({ t: 'submit', deviceId: device.id, protocol, reports });
+    /**
+     * The ingest steps run here and each position's JSON is made here (ipc.messages.ts `store`):
+     * the core only writes, and decoded reports never cross the link. Not an async function: what
+     * waits for the commit holds the rows' text, not the reports.
+     */
+    submit(device, protocol, reports) {
+      let m: GatewayRequest & { t: 'store' };
+      try {
+        const receivedAt = o.clock.now();
+        const p = prepareReports(device.id, protocol, reports, receivedAt) as Prepared;
+        if (p.dropped.length) o.logger.warn({ deviceId: device.id, protocol, dropped: p.dropped }, 'positions that fail the checks are not stored');
+        const rows = new Array<[number, string]>(p.rows.length);
+        for (let i = 0; i < rows.length; i++) rows[i] = [p.rows[i].dateTime, storedJson(p.rows[i].location)];
+        m = { t: 'store', deviceId: device.id, protocol, serverTime: receivedAt.getTime(), rows, alerts: p.alerts };
+      } catch (e) {
+        // a value JSON cannot hold: only this submission fails
+        return Promise.reject(e);
+      }
       // the listeners only wait for the commit; what was stored is the core's to show
-      return { locations: [], alerts: [], dropped: [] } satisfies IngestResult;
+      const done: IngestResult = { locations: [], alerts: [], dropped: [] };
+      if (m.rows.length === 0 && m.alerts.length === 0) return Promise.resolve(done);
+      return request(m).then(() => done);
     },
   };
 

@@ -10,6 +10,10 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { Server, type Connection } from 'net-ipc';
 import type { DeviceDirectory } from '../../core/devices/device-directory.js';
 import type { IngestService } from '../../core/ingest/ingest.service.js';
+import { systemClock, type Clock } from '../../core/clock.js';
+import { SerialisedRow } from '../../core/locations/locations.repository.js';
+import { fixTimeProblem } from '../../core/ingest/location.checks.js';
+import type { AlertInput } from '../../core/model/alert.js';
 import type { CommandsService } from '../../core/commands/commands.service.js';
 import type { EventBus } from '../../core/events/event-bus.js';
 import type { Logger } from '../../core/logger.js';
@@ -17,7 +21,7 @@ import type { TrackerSnapshot } from '../../core/metrics/counts.js';
 import type { FrameTap } from '../shared/frame-tap.js';
 import { UDP_LISTEN_MS } from '../udp/udp-listener.js';
 import { freeTcpPort } from '../shared/stream-server.js';
-import { COMMAND_CALLS, HEARD_EVERY_MS, toWire, type Answer, type ConnectPayload, type CoreNote, type GatewayBatch, type GatewayNote, type GatewayRequest } from './ipc.messages.js';
+import { COMMAND_CALLS, HEARD_EVERY_MS, MAX_LOCATION_JSON, MAX_STORE_ROWS, toWire, type Answer, type ConnectPayload, type CoreNote, type GatewayBatch, type GatewayNote, type GatewayRequest } from './ipc.messages.js';
 
 /** how often the raw-frame feed's interest is compared and, when it changed, pushed */
 export const INTEREST_EVERY_MS = 500;
@@ -37,6 +41,8 @@ export interface CoreLinkOptions {
   events: EventBus;
   frames: FrameTap;
   logger: Logger;
+  /** the core's clock: fix times a gateway sends are checked against it (default: the system's) */
+  clock?: Clock;
 }
 
 export interface CoreLink {
@@ -223,11 +229,22 @@ async function open(o: CoreLinkOptions): Promise<CoreLink> {
 
   async function answer(m: GatewayRequest, c: Connection): Promise<unknown> {
     switch (m.t) {
-      case 'submit': {
+      case 'store': {
+        const alerts = checkStore(m);
         const device = await o.directory.find(m.deviceId);
         // deleted since the gateway resolved it: nothing acknowledged; the resend finds it unknown
         if (!device) throw new Error(`device ${m.deviceId} no longer exists`);
-        await o.ingest.submit(device, m.protocol, m.reports);
+        const now = clock.now().getTime();
+        const rows: SerialisedRow[] = [];
+        let late: string[] | undefined;
+        for (const [dateTime, json] of m.rows) {
+          // the gateway checked them against its clock; an edge's clock may differ from the core's
+          const problem = fixTimeProblem(dateTime, now);
+          if (problem) (late ??= []).push(`fix time ${new Date(dateTime).toISOString()}: ${problem.message}`);
+          else rows.push(new SerialisedRow(device.id, dateTime, m.serverTime, json));
+        }
+        if (late) o.logger.warn({ deviceId: device.id, protocol: m.protocol, dropped: late }, 'positions that fail the checks are not stored');
+        await o.ingest.store(device, m.protocol, rows, alerts);
         return undefined;
       }
       case 'resolve': {
@@ -248,6 +265,8 @@ async function open(o: CoreLinkOptions): Promise<CoreLink> {
       }
     }
   }
+
+  const clock = o.clock ?? systemClock;
 
   const offChanged = o.events.onDeviceChanged((deviceId) => {
     for (const c of authenticated.keys()) send(c, { t: 'deviceChanged', deviceId });
@@ -304,4 +323,26 @@ async function open(o: CoreLinkOptions): Promise<CoreLink> {
       await server.close();
     },
   };
+}
+
+/**
+ * The alerts of a `store` request whose shape is what a gateway process sends (ipc.messages.ts);
+ * throws for anything else, and nothing of it is stored (a gateway of another version, or not
+ * ours: the secret was right, the data is not).
+ */
+function checkStore(m: GatewayRequest & { t: 'store' }): AlertInput[] {
+  const bad = (why: string): never => {
+    throw new Error(`malformed store request: ${why}`);
+  };
+  if (typeof m.deviceId !== 'string' || typeof m.protocol !== 'string') bad('deviceId and protocol must be strings');
+  if (!Number.isFinite(m.serverTime)) bad('serverTime must be a time in epoch ms');
+  if (!Array.isArray(m.rows) || m.rows.length > MAX_STORE_ROWS) bad(`rows must be an array of at most ${MAX_STORE_ROWS}`);
+  for (const r of m.rows) {
+    if (!Array.isArray(r) || r.length !== 2 || !Number.isSafeInteger(r[0])) bad('each row must be [fix time in epoch ms, JSON]');
+    const json = r[1];
+    if (typeof json !== 'string' || json.length > MAX_LOCATION_JSON || json.charCodeAt(0) !== 123 || json.charCodeAt(json.length - 1) !== 125) bad(`each row's location must be a JSON object of at most ${MAX_LOCATION_JSON} characters`);
+  }
+  const alerts = m.alerts ?? [];
+  if (!Array.isArray(alerts) || alerts.length > MAX_STORE_ROWS || !alerts.every((a) => a !== null && typeof a === 'object' && typeof a.alertName === 'string')) bad('alerts must be alerts with a name');
+  return alerts;
 }

@@ -6,7 +6,10 @@
  * gateway -> core, requests (answered):
  *   hello    after each (re)connection: the gateway's ports and the devices connected to it
  *   resolve  DeviceDirectory.resolve (the core records unknown and expired sightings)
- *   submit   IngestService.submit: answered only once committed; the tracker's acknowledgement waits for it
+ *   store    IngestService.store: answered only once committed; the tracker's acknowledgement waits for it.
+ *            The gateway process ran the ingest steps (ingest.steps.ts prepareReports) on what it
+ *            decoded and sends each position as its fix time and stored JSON, received at its
+ *            `serverTime`: the core checks the rows' shape and fix times and writes them as they came.
  *   command  one call of the command queue (ConnectionCommands: recover, next, markSent, ...)
  * gateway -> core, notes: touch (last connection), frame (raw-frame feed), online/offline (a device's TCP
  *   connection), heard (a device's datagram), counts (its listeners' counts, for GET /metrics)
@@ -20,7 +23,7 @@
  * of each per tracker frame, while a slow request (a command call, a commit) holds back no other.
  * Only `hello` goes as a net-ipc request of its own (the link is not up before its answer).
  */
-import type { Report } from '../../core/model/report.js';
+import type { AlertInput } from '../../core/model/alert.js';
 import type { Resolution } from '../../core/devices/device-directory.js';
 import type { LiveFrame } from '../shared/frame-tap.js';
 import type { CommandQueue } from '../shared/connection-commands.js';
@@ -31,6 +34,13 @@ export const COUNTS_EVERY_MS = 1000;
 
 /** at most this often per device, a gateway process tells the core it heard a UDP device */
 export const HEARD_EVERY_MS = 1000;
+
+/**
+ * The most rows one `store` request may carry (a tracker frame holds at most 255 records) and the
+ * longest location JSON (attributes are cut at MAX_ATTRIBUTES_JSON, 16,384 characters, by the steps)
+ */
+export const MAX_STORE_ROWS = 4096;
+export const MAX_LOCATION_JSON = 65_536;
 
 /** What a gateway process sends in net-ipc's connect payload: the core refuses a connection without its secret. */
 export interface ConnectPayload {
@@ -47,8 +57,12 @@ export type GatewayRequest =
   /** ports: null until the listeners are bound (the first hello comes before) */
   | { t: 'hello'; ports: Record<string, number> | null; online: string[] }
   | { t: 'resolve'; identifier: string; protocol: string; remote: string | null }
-  /** the device by id: the core stores under its own record of it (cached), never one a gateway sends */
-  | { t: 'submit'; deviceId: string; protocol: string; reports: readonly Report[] }
+  /**
+   * the device by id: the core stores under its own record of it (cached), never one a gateway
+   * sends; rows as [fix time (epoch ms), the location's JSON]; serverTime: when the gateway
+   * process received them (epoch ms)
+   */
+  | { t: 'store'; deviceId: string; protocol: string; serverTime: number; rows: [number, string][]; alerts: AlertInput[] }
   | { t: 'command'; call: CommandCall; args: unknown[] };
 
 export type GatewayNote =
@@ -68,8 +82,13 @@ export interface GatewayBatch {
   items: BatchItem[];
 }
 
-/** the most items in one batch: a larger turn leaves as several */
-export const MAX_BATCH_ITEMS = 1000;
+/**
+ * the most items in one batch: a turn with more sends each MAX_BATCH_ITEMS as they are made, so
+ * that the core writes the first trackers' positions while this process still decodes the rest of
+ * the turn's frames (1,000 trackers read in one turn and sent as one message left each process
+ * idle while the other worked)
+ */
+export const MAX_BATCH_ITEMS = 100;
 
 export type CoreNote =
   /** answers to batched requests, as [request id, answer] */

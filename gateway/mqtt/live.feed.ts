@@ -132,11 +132,11 @@ export function startLiveFeed(deps: LiveFeedDeps): LiveFeed {
     return value;
   }
 
-  function publish(accountId: string, deviceId: string, feed: LiveFeedName, body: unknown, groups: string[]): void {
+  function publish(accountId: string, deviceId: string, feed: LiveFeedName, body: () => unknown, groups: string[]): void {
     const packet: PublishPacket = {
       cmd: 'publish',
       topic: liveTopic(deviceId, feed),
-      payload: Buffer.from(JSON.stringify(body)),
+      payload: Buffer.from(JSON.stringify(body())),
       qos: 0,
       retain: false,
       dup: false,
@@ -147,7 +147,8 @@ export function startLiveFeed(deps: LiveFeedDeps): LiveFeed {
     });
   }
 
-  function offer(accountId: string, deviceId: string, feed: LiveFeedName, body: unknown): void {
+  /** `body` is read only when someone may see it (a location a gateway process sent is parsed only then). */
+  function offer(accountId: string, deviceId: string, feed: LiveFeedName, body: () => unknown): void {
     const groups = audienceGroups(accountId);
     if (groups === null) return;
     const tail = tails.get(accountId);
@@ -195,7 +196,7 @@ export function startLiveFeed(deps: LiveFeedDeps): LiveFeed {
   }
 
   function offerFrame(accountId: string | null, deviceId: string | null, frame: LiveFrame): void {
-    if (accountId !== null && deviceId !== null) return offer(accountId, deviceId, 'frames', frame);
+    if (accountId !== null && deviceId !== null) return offer(accountId, deviceId, 'frames', () => frame);
     broker.publish(
       {
         cmd: 'publish',
@@ -214,10 +215,10 @@ export function startLiveFeed(deps: LiveFeedDeps): LiveFeed {
 
   const offs = [
     events.onLocations((items) => {
-      for (const i of items) offer(i.accountId, i.deviceId, 'locations', i.location);
+      for (const i of items) offer(i.accountId, i.deviceId, 'locations', () => i.location);
     }),
-    events.onAlert((i) => offer(i.accountId, i.deviceId, 'alerts', i.alert)),
-    events.onCommandChanged((i) => offer(i.accountId, i.deviceId, 'commands', i.command)),
+    events.onAlert((i) => offer(i.accountId, i.deviceId, 'alerts', () => i.alert)),
+    events.onCommandChanged((i) => offer(i.accountId, i.deviceId, 'commands', () => i.command)),
     ...(deps.frames ? [deps.frames.attach({ wants: wantsFrames, offer: offerFrame, interest: framesInterest })] : []),
     events.onDeviceChanged((deviceId) => {
       memberships -= membership.get(deviceId)?.size ?? 0;

@@ -45,7 +45,7 @@ export interface PublishStats {
 
 export interface PublishDeps {
   directory: DeviceDirectory;
-  ingest: IngestService;
+  ingest: Pick<IngestService, 'submit'>;
   logger: Logger;
   /** messages handed to the core and not yet committed, over all clients */
   pending: Semaphore;

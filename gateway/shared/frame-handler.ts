@@ -22,7 +22,7 @@ import { liveFrame, type FrameTap, type RawFrame } from './frame-tap.js';
 export interface GatewayDeps {
   /** the core's directory, or in a gateway process its answers over gateway/ipc/ */
   directory: Pick<DeviceDirectory, 'resolve' | 'touch'>;
-  ingest: IngestService;
+  ingest: Pick<IngestService, 'submit'>;
   logger: Logger;
   /** the raw-frame feed (live/{deviceId}/frames); absent: frames are not shown */
   frames?: FrameTap;

@@ -3,6 +3,9 @@
  * on 'go' it submits one device's reports, enough for a batch of about 1 MB, and right after the
  * batch leaves, its event loop is busy (blocked on a shared flag) for up to `busyMs`: it then says
  * whether the core let it go ('ok', the batch was stored meanwhile) or nobody did ('timed-out').
+ * With `submissions`, it makes that many submissions of one report each instead, as a turn that
+ * read that many trackers' frames does, and is busy in that same turn, before its end would send
+ * anything.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { connectCoreLink } from '../../gateway/ipc/core-link.client.js';
@@ -18,9 +21,10 @@ interface Data {
   reports: number;
   busyMs: number;
   flag: SharedArrayBuffer;
+  submissions?: number;
 }
 
-const { address, secret, device, reports: count, busyMs, flag } = workerData as Data;
+const { address, secret, device, reports: count, busyMs, flag, submissions } = workerData as Data;
 const port = parentPort!;
 const client = connectCoreLink({
   ...address, secret, clock: systemClock, logger: silentLogger,
@@ -37,6 +41,14 @@ const reports: Report[] = Array.from({ length: count }, (_, i) => ({
 }));
 
 port.once('message', () => {
+  if (submissions) {
+    const all: Promise<unknown>[] = [];
+    for (let i = 0; i < submissions; i++) all.push(client.ingest.submit(device, 'teltonika', [reports[i]]).catch(() => undefined));
+    port.postMessage(Atomics.wait(new Int32Array(flag), 0, 0, busyMs));
+    // the rest leaves at the end of this turn; the link closes once all are answered
+    void Promise.all(all).then(() => client.close());
+    return;
+  }
   void client.ingest.submit(device, 'teltonika', reports).catch(() => undefined);
   // the batch leaves in this turn's check phase (core-link.client.ts flush); this runs right after it
   setImmediate(() => {

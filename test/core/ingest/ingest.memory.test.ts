@@ -196,7 +196,7 @@ test('MQTT publish: a message waiting for its commit no longer holds its reports
   const services = s.running.services;
   const submitted: WeakRef<object>[] = [];
   // the real ingest; the test only keeps a weak reference to the reports it is given
-  const watching: IngestService = {
+  const watching: Pick<IngestService, 'submit'> = {
     submit: (device, protocol, reports, options) => {
       for (const r of reports) submitted.push(new WeakRef(r));
       return ingest.submit(device, protocol, reports, options);

@@ -1,0 +1,108 @@
+import test from 'ava';
+import os from 'node:os';
+import path from 'node:path';
+import { Client } from 'net-ipc';
+import { startServer } from '../../helpers/server.js';
+import { silentLogger } from '../../../core/logger.js';
+import { systemClock } from '../../../core/clock.js';
+import type { Location } from '../../../core/model/location.js';
+import type { Report } from '../../../core/model/report.js';
+import type { StoredLocation } from '../../../core/events/event-bus.js';
+import { startCoreLink } from '../../../gateway/ipc/core-link.server.js';
+import { connectCoreLink } from '../../../gateway/ipc/core-link.client.js';
+import type { Answer, CoreNote, GatewayRequest } from '../../../gateway/ipc/ipc.messages.js';
+
+const secret = 'a-secret-of-this-test-0123456789';
+const sockets = (tag: string) => path.join(os.tmpdir(), `trackgate-test-${process.pid}-${Date.now()}-${tag}.sock`);
+
+/** A report as a Teltonika decoder gives it, with an alarm: a position, attributes and an alert. */
+function report(fixMs: number): Report {
+  return {
+    fixTime: new Date(fixMs),
+    location: { latitudeDeg: 52.1, longitudeDeg: 4.3, valid: true, speedKmh: 42.5, courseDeg: 181, altitudeM: 12, satellites: 9 },
+    alarms: ['sos'],
+    attributes: { io239: 1, power: 12.61, batteryLevel: 80, odometer: 123_456, ignition: true, note: 'a\u0000b' },
+  };
+}
+
+async function setup(t: import('ava').ExecutionContext, ids: string[]) {
+  const s = await startServer('sqlite', { env: { TRACKGATE_LICENSES: '10' } });
+  t.teardown(() => s.stop());
+  for (const id of ids) t.is((await s.request('POST', '/api/devices', { token: s.adminToken, body: { id, name: id } })).status, 201);
+  const socketPath = sockets('s');
+  const link = await startCoreLink({ path: socketPath, secret, ...s.running.services, logger: silentLogger });
+  t.teardown(() => link.close());
+  return { s, socketPath };
+}
+
+const storedData = async (s: Awaited<ReturnType<typeof startServer>>, id: string) =>
+  ((await s.running.db('locations').where('device_id', id).orderBy('date_time').pluck('data')) as string[]).map((d) => JSON.parse(d) as Location);
+
+test('gateway.ipc store: a gateway process runs the steps and sends each position as its stored JSON: the core stores what it would have made itself, raises the alarm, and its listeners get the location', async (t) => {
+  const [viaLink, inCore] = ['356307042441031', '356307042441032'];
+  const { s, socketPath } = await setup(t, [viaLink, inCore]);
+  const seen: StoredLocation[] = [];
+  t.teardown(s.running.services.events.onLocations((items) => seen.push(...items)));
+  const client = connectCoreLink({
+    path: socketPath, secret, clock: systemClock, logger: silentLogger,
+    hello: () => ({ ports: null, online: [] }), onDeliver: () => undefined, onDrop: () => undefined,
+  });
+  t.teardown(() => client.close());
+  await client.ready();
+
+  const fix = Date.now() - 60_000;
+  const directory = s.running.services.directory;
+  await client.ingest.submit((await directory.find(viaLink))!, 'teltonika', [report(fix), report(fix + 1000)]);
+  await s.running.services.ingest.submit((await directory.find(inCore))!, 'teltonika', [report(fix), report(fix + 1000)]);
+
+  const withoutServerTime = (l: Location) => ({ ...l, serverTime: undefined });
+  const [linked, direct] = [await storedData(s, viaLink), await storedData(s, inCore)];
+  t.is(linked.length, 2);
+  t.deepEqual(linked.map(withoutServerTime), direct.map(withoutServerTime), 'the same stored JSON either way');
+  t.is(linked[0].attributes?.note, 'ab', 'the steps ran in the gateway process (NUL taken out)');
+  t.true(typeof linked[0].serverTime === 'string' && Math.abs(Date.parse(linked[0].serverTime) - Date.now()) < 60_000);
+  const last = ((await s.request('GET', `/api/devices/${viaLink}/lastLocation`, { token: s.adminToken })).body as { lastLocation: Location }).lastLocation;
+  t.is(last.dateTime, new Date(fix + 1000).toISOString(), 'the last location moved forward');
+  const alerts = await s.running.db('alerts').where('device_id', viaLink).count({ n: '*' });
+  t.is(Number((alerts as { n: number }[])[0].n), 2, 'each report\'s alarm raised an alert');
+  const mine = seen.filter((i) => i.deviceId === viaLink);
+  t.deepEqual(mine.map((i) => i.location), linked, 'listeners read the location as stored');
+});
+
+test('gateway.ipc store: the core refuses a store request of another shape and stores nothing of it; it drops a fix time too far ahead of its own clock and stores the rest', async (t) => {
+  const id = '356307042441033';
+  const { s, socketPath } = await setup(t, [id]);
+  const client = new Client({ path: socketPath, messagepack: true, reconnect: false });
+  await client.connect({ secret, pid: process.pid });
+  t.teardown(() => client.close());
+  let nextId = 1;
+  const waiting = new Map<number, (a: Answer) => void>();
+  client.on('message', (m: CoreNote) => {
+    if (m.t === 'answers') for (const [i, a] of m.answers) waiting.get(i)?.(a);
+  });
+  const ask = (request: GatewayRequest) =>
+    new Promise<Answer>((resolve) => {
+      const i = nextId++;
+      waiting.set(i, resolve);
+      void client.send({ t: 'batch', items: [{ id: i, request }] });
+    });
+  const now = Date.now();
+  const json = (ms: number) => JSON.stringify({ dateTime: new Date(ms).toISOString(), latitude: 1, longitude: 2, protocol: 'teltonika' });
+  const store = (rows: unknown, extra: Record<string, unknown> = {}) => ask({ t: 'store', deviceId: id, protocol: 'teltonika', serverTime: now, rows, alerts: [], ...extra } as GatewayRequest);
+
+  const refused: [string, Answer][] = [
+    ['a row that is not a JSON object', await store([[now - 5000, '"text"']])],
+    ['a fix time that is not an integer', await store([[now - 4000.5, json(now)]])],
+    ['rows that are not an array', await store({ 0: [now, json(now)] })],
+    ['too many rows', await store(Array.from({ length: 5000 }, (_, i) => [now - i * 1000, json(now - i * 1000)]))],
+    ['a location too long', await store([[now - 3000, `{"a":"${'x'.repeat(70_000)}"}`]])],
+    ['an alert without a name', await store([[now - 2000, json(now - 2000)]], { alerts: [{ text: 'no name' }] })],
+  ];
+  for (const [what, a] of refused) t.false(a.ok, `${what} is refused`);
+  t.is((await storedData(s, id)).length, 0, 'nothing of a refused request is stored');
+
+  const ahead = now + 30 * 3600_000;
+  const a = await store([[now - 1000, json(now - 1000)], [ahead, json(ahead)]]);
+  t.true(a.ok);
+  t.deepEqual((await storedData(s, id)).map((l) => Date.parse(l.dateTime)), [now - 1000], 'the fix 30 h ahead of the core is dropped, the other stored');
+});
