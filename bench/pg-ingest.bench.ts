@@ -22,7 +22,7 @@ import pg from 'pg';
 import { pgInt8Array, pgTextArray } from '../core/db/pg-arrays.js';
 import { startChild } from './lib/child.js';
 import { BENCH_PROTOCOLS, type BenchProtocol } from './lib/frames.js';
-import { CONNECTIONS, GENERATOR_CPUS, MIX, RECORDS_PER_FRAME, SERVER_CPUS, connectAll, deviceIds, everyConnection, pinSelf, rawBlocks, rowsOf, type RawRow } from './lib/ingest-load.js';
+import { CONNECTIONS, GATEWAY_CPUS, GATEWAY_PROCESSES, GENERATOR_CPUS, MIX, RECORDS_PER_FRAME, SERVER_CPUS, connectAll, deviceIds, everyConnection, pinSelf, placeGatewayProcesses, rawBlocks, rowsOf, type RawRow } from './lib/ingest-load.js';
 import { alternatingRounds, bestOf } from './lib/paired-rounds.js';
 import { copyFrom, copyText } from './lib/pg-copy.js';
 import type { StreamResult } from './lib/tracker-generator.js';
@@ -58,6 +58,8 @@ export interface PgIngestResult {
   settings: {
     connections: number; mix: Record<BenchProtocol, number>; recordsPerFrame: number; warmupSeconds: number; windowSeconds: number; rounds: number;
     baselineRows: number; rowsPerCopy: number; serverCpus: string; generatorCpus: string; postgres: string;
+    /** trackgate's gateway processes (bench/lib/ingest-load.ts GATEWAY_PROCESSES) and their CPUs */
+    gatewayProcesses: string; gatewayCpus: string;
   };
   rounds: Round[];
   best: { trackgate: number; copy: number; unnest: number };
@@ -99,7 +101,8 @@ async function trackgateRound(): Promise<Round> {
     const storage = { TRACKGATE_DATABASE_URL: database.url };
     await prepareDataDir(data.dir, deviceIds(), undefined, storage);
     pinSelf(GENERATOR_CPUS);
-    const server = await startServerProcess(data.dir, { ...storage, ...Object.fromEntries(BENCH_PROTOCOLS.map((p) => [`TRACKGATE_${p.toUpperCase()}_PORT`, '0'])) }, SERVER_CPUS);
+    const server = await startServerProcess(data.dir, { ...storage, ...Object.fromEntries(BENCH_PROTOCOLS.map((p) => [`TRACKGATE_${p.toUpperCase()}_PORT`, '0'])), TRACKGATE_GATEWAY_PROCESSES: GATEWAY_PROCESSES }, SERVER_CPUS);
+    placeGatewayProcesses(server.pid);
     let stream: StreamResult;
     try {
       const gen = await startChild('tracker-generator.ts', undefined, GENERATOR_CPUS);
@@ -233,6 +236,7 @@ export async function run(): Promise<PgIngestResult> {
     settings: {
       connections: CONNECTIONS, mix: MIX, recordsPerFrame: RECORDS_PER_FRAME, warmupSeconds: WARMUP_MS / 1000, windowSeconds: DURATION_MS / 1000, rounds: ROUNDS,
       baselineRows: copies[0]?.copy?.rows ?? 0, rowsPerCopy: TX_ROWS, serverCpus: SERVER_CPUS ?? 'any', generatorCpus: GENERATOR_CPUS ?? 'any', postgres: version,
+      gatewayProcesses: GATEWAY_PROCESSES, gatewayCpus: GATEWAY_CPUS,
     },
     rounds,
     best,

@@ -25,7 +25,7 @@ import { openDb, sqliteWriterPragmas } from '../core/db/db.js';
 import { DEFAULT_MAX_BATCH_ROWS } from '../core/ingest/ingest.service.js';
 import { startChild } from './lib/child.js';
 import { BENCH_PROTOCOLS, type BenchProtocol } from './lib/frames.js';
-import { CONNECTIONS, GENERATOR_CPUS, MIX, RECORDS_PER_FRAME, SERVER_CPUS, connectAll, deviceIds, pinChildren, pinSelf, rawBlocks, rowsOf, type RawRow } from './lib/ingest-load.js';
+import { CONNECTIONS, GATEWAY_CPUS, GATEWAY_PROCESSES, GENERATOR_CPUS, MIX, RECORDS_PER_FRAME, SERVER_CPUS, connectAll, deviceIds, pinSelf, placeGatewayProcesses, rawBlocks, rowsOf, type RawRow } from './lib/ingest-load.js';
 import type { ConnectResult, StreamResult } from './lib/tracker-generator.js';
 import { prepareDataDir, startServerProcess, tempDir } from './lib/trackgate.js';
 import { QUICK, fmt, log, machine, pct, printTable, type Machine } from './lib/report.js';
@@ -42,7 +42,7 @@ const GOAL = 0.5;
 export interface IngestResult {
   name: 'tcp-ingest';
   machine: Machine;
-  settings: { connections: number; mix: Record<BenchProtocol, number>; recordsPerFrame: number; warmupSeconds: number; windowSeconds: number; rowsPerTransaction: number; serverCpus: string; generatorCpus: string };
+  settings: { connections: number; mix: Record<BenchProtocol, number>; recordsPerFrame: number; warmupSeconds: number; windowSeconds: number; rowsPerTransaction: number; serverCpus: string; generatorCpus: string; gatewayProcesses: number; gatewayCpus: string };
   login: ConnectResult;
   ingest: StreamResult & { storedRows: number; rowsMatchAcks: boolean };
   rawStorage: { rows: number; seconds: number; rowsPerSec: number; transactions: number; cpuSeconds: number; rowsPerCpuSec: number };
@@ -183,13 +183,8 @@ export async function run(): Promise<IngestResult> {
     await prepareDataDir(data.dir, deviceIds());
     // idle while the others work: kept off trackgate's CPU
     pinSelf(GENERATOR_CPUS);
-    // BENCH_GATEWAY_PROCESSES=n: the listeners in n gateway processes (README "Scaling"); recorded figures use 0, one process
-    const gatewayProcesses: Record<string, string> = process.env.BENCH_GATEWAY_PROCESSES ? { TRACKGATE_GATEWAY_PROCESSES: process.env.BENCH_GATEWAY_PROCESSES } : {};
-    const server = await startServerProcess(data.dir, { ...Object.fromEntries(BENCH_PROTOCOLS.map((p) => [`TRACKGATE_${p.toUpperCase()}_PORT`, '0'])), ...gatewayProcesses }, SERVER_CPUS);
-    // BENCH_GATEWAY_CPUS=all: the gateway processes on every CPU, as the system places them (else on the generator's)
-    const gatewayCpus = process.env.BENCH_GATEWAY_CPUS === 'all' ? undefined : GENERATOR_CPUS;
-    const gatewayPids = Number(process.env.BENCH_GATEWAY_PROCESSES ?? 0) > 0 ? pinChildren(server.pid, gatewayCpus) : [];
-    if (gatewayPids.length) log(`${gatewayPids.length} gateway processes pinned to CPU ${gatewayCpus ?? 'any'}${gatewayCpus === GENERATOR_CPUS ? ' (with the generator)' : ''}; the core on CPU ${SERVER_CPUS ?? 'any'}`);
+    const server = await startServerProcess(data.dir, { ...Object.fromEntries(BENCH_PROTOCOLS.map((p) => [`TRACKGATE_${p.toUpperCase()}_PORT`, '0'])), TRACKGATE_GATEWAY_PROCESSES: GATEWAY_PROCESSES }, SERVER_CPUS);
+    const gatewayPids = placeGatewayProcesses(server.pid);
     let login: ConnectResult;
     let ingest: IngestResult['ingest'];
     try {
@@ -247,7 +242,7 @@ export async function run(): Promise<IngestResult> {
       machine: atStart,
       settings: {
         connections: CONNECTIONS, mix: MIX, recordsPerFrame: RECORDS_PER_FRAME, warmupSeconds: WARMUP_MS / 1000, windowSeconds: DURATION_MS / 1000,
-        rowsPerTransaction: TX_ROWS, serverCpus: SERVER_CPUS ?? 'any', generatorCpus: GENERATOR_CPUS ?? 'any',
+        rowsPerTransaction: TX_ROWS, serverCpus: SERVER_CPUS ?? 'any', generatorCpus: GENERATOR_CPUS ?? 'any', gatewayProcesses: gatewayPids.length, gatewayCpus: GATEWAY_CPUS,
       },
       login: login!,
       ingest: { ...ingest, framesAcked: [] },

@@ -110,8 +110,14 @@ function onOff(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(name, `"${raw}" is not one of on, off`);
 }
 
-/** `auto`: every core but the one the core process (REST, MQTT, SQLite writes) keeps busy. */
-export const autoGatewayProcesses = (cores = os.availableParallelism()): number => Math.max(0, cores - 1);
+/**
+ * `auto`: one per core, none on one core. The gateway processes run below the core's priority
+ * (gateway-pool.ts GATEWAY_NICE), so they take the CPU time the core (REST, MQTT, SQLite writes)
+ * leaves, on its core too: since they run the ingest steps, the core only writes, and on 2 cores
+ * TCP ingest took 41,000-57,000 positions/s with two gateway processes against 34,000-41,000
+ * with one and 41,000-42,000 with three, in quick runs of one half-hour (BENCHMARKS.md §2g).
+ */
+export const autoGatewayProcesses = (cores = os.availableParallelism()): number => (cores >= 2 ? cores : 0);
 
 function gatewayProcesses(env: Env): number {
   const name = 'TRACKGATE_GATEWAY_PROCESSES';

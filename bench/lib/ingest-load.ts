@@ -12,7 +12,9 @@ import { gt06Protocol } from '../../protocols/gt06/gt06.protocol.js';
 import { gl200Protocol } from '../../protocols/gl200/gl200.protocol.js';
 import { ruptelaProtocol } from '../../protocols/ruptela/ruptela.protocol.js';
 import type { DecodeContext, ProtocolModule } from '../../protocols/types.js';
+import { autoGatewayProcesses } from '../../config/config.js';
 import { childPids, type Child } from './child.js';
+import { log } from './report.js';
 import { BENCH_PROTOCOLS, encodeFrame, imeiOf, positionsPerFrame, type BenchProtocol } from './frames.js';
 import type { ConnectResult, StreamResult } from './tracker-generator.js';
 
@@ -44,6 +46,27 @@ export function pinChildren(pid: number, cpus: string | undefined): number[] {
   const children = childPids(pid);
   for (const child of children) spawnSync('taskset', ['-a', '-p', '-c', cpus ?? `0-${os.cpus().length - 1}`, String(child)], { stdio: 'ignore' });
   return children;
+}
+
+/**
+ * trackgate's gateway processes (README "Scaling") in tcp-ingest and pg-ingest: by default as
+ * `npm start` runs them (`auto`, one per CPU; counted here, since trackgate, started on one CPU,
+ * would see one and run none); BENCH_GATEWAY_PROCESSES=n sets n (0: every listener in the core's
+ * process, as the figures before BENCHMARKS §2g).
+ */
+export const GATEWAY_PROCESSES = process.env.BENCH_GATEWAY_PROCESSES ?? String(autoGatewayProcesses(os.cpus().length));
+
+/**
+ * Where they run: on every CPU, placed by the system (they run below the core's priority and the
+ * generator's), or with BENCH_GATEWAY_CPUS=generator on the generator's CPU (BENCHMARKS §2f).
+ */
+export const GATEWAY_CPUS = process.env.BENCH_GATEWAY_CPUS === 'generator' ? (GENERATOR_CPUS ?? 'any') : 'any';
+
+/** Places the gateway processes of trackgate `pid` (its children) as GATEWAY_CPUS says; their pids. */
+export function placeGatewayProcesses(pid: number): number[] {
+  const pids = pinChildren(pid, GATEWAY_CPUS === 'any' ? undefined : GATEWAY_CPUS);
+  if (pids.length) log(`${pids.length} gateway processes on CPU ${GATEWAY_CPUS}${GATEWAY_CPUS === 'any' ? ' (placed by the system)' : ' (with the generator)'}; the core on CPU ${SERVER_CPUS ?? 'any'}`);
+  return pids;
 }
 
 export function deviceIds(): string[] {

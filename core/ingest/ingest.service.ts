@@ -6,7 +6,9 @@
  * full), then alerts are recorded. What waits for the commit is the rows, not the reports.
  * `submit` resolves only once everything is committed, so a caller acknowledges only what is
  * durable; it rejects when the write failed. Submissions are written in the order they arrive: of
- * two with the same device and fix time, the later is stored.
+ * two with the same device and fix time, the later is stored. A gateway process runs the steps
+ * itself (ingest.steps.ts prepareReports) and sends rows with their JSON made: `store` writes them
+ * in the same group commit, and their locations are parsed only for a listener that reads them.
  * On PostgreSQL two transactions run at a time, of different devices (a device's rows wait while
  * a transaction with its rows runs), so that the next batch is gathered and sent while the
  * database writes one; SQLite has one writer.

@@ -75,12 +75,12 @@ test('config: the Redis and notification timeouts are milliseconds with defaults
   t.is(t.throws(() => loadConfig({ TRACKGATE_NOTIFY_TIMEOUT_MS: '2s' }), { instanceOf: ConfigError })?.variable, 'TRACKGATE_NOTIFY_TIMEOUT_MS');
 });
 
-test('config: TRACKGATE_GATEWAY_PROCESSES is auto by default (every core but one, none on one core), a number, or 0 for one process', (t) => {
-  t.is(loadConfig({}).gatewayProcesses, Math.max(0, os.availableParallelism() - 1));
+test('config: TRACKGATE_GATEWAY_PROCESSES is auto by default (one per core, none on one core), a number, or 0 for one process', (t) => {
+  t.is(loadConfig({}).gatewayProcesses, os.availableParallelism() >= 2 ? os.availableParallelism() : 0);
   t.is(loadConfig({ TRACKGATE_GATEWAY_PROCESSES: 'auto' }).gatewayProcesses, autoGatewayProcesses());
   t.is(autoGatewayProcesses(1), 0);
-  t.is(autoGatewayProcesses(2), 1);
-  t.is(autoGatewayProcesses(16), 15);
+  t.is(autoGatewayProcesses(2), 2);
+  t.is(autoGatewayProcesses(16), 16);
   t.is(loadConfig({ TRACKGATE_GATEWAY_PROCESSES: '0' }).gatewayProcesses, 0);
   t.is(loadConfig({ TRACKGATE_GATEWAY_PROCESSES: '3' }).gatewayProcesses, 3);
   t.throws(() => loadConfig({ TRACKGATE_GATEWAY_PROCESSES: 'many' }), { instanceOf: ConfigError, message: /TRACKGATE_GATEWAY_PROCESSES: "many" is neither auto nor a whole number/ });
