@@ -29,6 +29,12 @@ export const REQUEST_TIMEOUT_MS = 30_000;
 /** as often as the core's directory records a device's last connection */
 const TOUCH_EVERY_MS = 60_000;
 
+/** An answer's value, or its error thrown. */
+function answered<T>(answer: Answer): T {
+  if (!answer.ok) throw fromWire(answer.error);
+  return answer.value as T;
+}
+
 /** The core does not answer: nothing is acknowledged (a storage outage, to the listeners: the tracker resends). */
 export class CoreUnreachable extends Error {
   readonly code = 'ECONNREFUSED';
@@ -191,16 +197,19 @@ export function connectCoreLink(o: CoreLinkClientOptions): CoreLinkClient {
     return answer.value as T;
   }
 
-  /** A request in this turn's batch (ipc.messages.ts), answered under its id. */
-  async function request<T>(m: GatewayRequest): Promise<T> {
-    if (client.status !== 3 || closed) throw new CoreUnreachable('not connected');
-    const answer = await new Promise<Answer>((resolve, reject) => {
+  /**
+   * A request in this turn's batch (ipc.messages.ts), answered under its id. Not an async
+   * function: one keeps its parameters reachable until it returns, and a `store` request's rows
+   * (their JSON) would stay in memory until the commit's answer, promoted out of the young
+   * generation with every request waiting for it.
+   */
+  function request<T>(m: GatewayRequest): Promise<T> {
+    if (client.status !== 3 || closed) return Promise.reject(new CoreUnreachable('not connected'));
+    return new Promise<Answer>((resolve, reject) => {
       const id = nextId++;
       waiting.set(id, { resolve, reject, at: Date.now() });
       enqueue({ id, request: m });
-    });
-    if (!answer.ok) throw fromWire(answer.error);
-    return answer.value as T;
+    }).then(answered<T>);
   }
 
   function note(m: GatewayNote): void {
