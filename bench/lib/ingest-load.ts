@@ -5,7 +5,8 @@
  */
 import os from 'node:os';
 import { spawnSync } from 'node:child_process';
-import { storedJson, type LocationRow } from '../../core/locations/locations.repository.js';
+import type { LocationRow } from '../../core/locations/locations.repository.js';
+import { storedJson } from '../../core/model/location.js';
 import { runSteps } from '../../core/ingest/ingest.steps.js';
 import { teltonikaProtocol } from '../../protocols/teltonika/teltonika.protocol.js';
 import { gt06Protocol } from '../../protocols/gt06/gt06.protocol.js';

@@ -30,7 +30,8 @@ import type { Alert, AlertInput } from '../model/alert.js';
 import type { AlertRecorder } from '../alerts/alert.recorder.js';
 import type { IngestCounts } from '../metrics/counts.js';
 import * as locations from '../locations/locations.repository.js';
-import { prepareReports, type Prepared } from './ingest.steps.js';
+import { prepareReports, warnDropped, type Prepared } from './ingest.steps.js';
+import { storedJson } from '../model/location.js';
 
 /** rows per group-commit transaction at most, unless IngestDeps.maxBatchRows says otherwise */
 export const DEFAULT_MAX_BATCH_ROWS = 2000;
@@ -203,7 +204,7 @@ export function createIngestService(deps: IngestDeps): IngestService {
     if (rows.length === 0) return Promise.resolve([]);
     try {
       // Serialised here, outside the shared transaction: a value JSON cannot hold fails only its sender.
-      for (const r of rows) r.json ??= locations.storedJson(r.location);
+      for (const r of rows) r.json ??= storedJson(r.location);
     } catch (e) {
       logger.warn({ err: e, deviceId: device.id }, 'a location cannot be serialised; it is not stored');
       return Promise.reject(e);
@@ -225,7 +226,7 @@ export function createIngestService(deps: IngestDeps): IngestService {
     });
   }
 
-  async function raise(device: DeviceRecord, alerts: AlertInput[], dedupe: boolean): Promise<Alert[]> {
+  async function raise(device: DeviceRecord, alerts: readonly AlertInput[], dedupe: boolean): Promise<Alert[]> {
     const raised: Alert[] = [];
     for (const a of alerts) raised.push(await deps.alerts.record(device, a, { dedupe }));
     return raised;
@@ -250,7 +251,7 @@ export function createIngestService(deps: IngestDeps): IngestService {
   function prepare(device: DeviceRecord, protocol: string, reports: readonly Report[], options: SubmitOptions): Prepared | IngestResult {
     const p = prepareReports(device.id, protocol, reports, clock.now(), options.allOrNothing);
     if ('refused' in p) return { locations: [], alerts: [], dropped: [p.why], refused: p.refused };
-    if (p.dropped.length) logger.warn({ deviceId: device.id, protocol, dropped: p.dropped }, 'positions that fail the checks are not stored');
+    warnDropped(logger, device.id, protocol, p.dropped);
     return p;
   }
 
@@ -260,7 +261,7 @@ export function createIngestService(deps: IngestDeps): IngestService {
   }
 
   function store(device: DeviceRecord, protocol: string, rows: locations.LocationRow[], alerts: readonly AlertInput[]): Promise<void> {
-    return commit(device, protocol, rows).then(() => (alerts.length ? raise(device, [...alerts], true).then(() => undefined) : undefined));
+    return commit(device, protocol, rows).then(() => (alerts.length ? raise(device, alerts, true).then(() => undefined) : undefined));
   }
 
   return { submit, store };

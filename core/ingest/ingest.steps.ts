@@ -12,6 +12,7 @@ import { fixTimeProblem, positionProblem, type Checked } from './location.checks
 import { MAX_ATTRIBUTES_JSON } from './json.limits.js';
 import { isoUtc } from '../model/time.js';
 import type { LocationRow } from '../locations/locations.repository.js';
+import type { Logger } from '../logger.js';
 
 export interface Draft {
   report: Report;
@@ -244,7 +245,16 @@ export function prepareReports(deviceId: string, protocol: string, reports: read
 /** The check a report's position failed, for the log: field, the fix time it had, reason. */
 function why(d: Draft): string {
   const r = d.refused!;
-  if (r.field !== 'dateTime') return `${r.field} ${r.message}`;
-  const fix = d.report.fixTime?.getTime() ?? NaN;
-  return `fix time ${Number.isNaN(fix) ? 'invalid' : new Date(fix).toISOString()}: ${r.message}`;
+  return r.field === 'dateTime' ? fixTimeDropped(d.report.fixTime?.getTime() ?? NaN, r.message) : `${r.field} ${r.message}`;
+}
+
+/** Why a fix time was not stored, for the log: the time (epoch ms; `invalid` when no date has it) and the check's message. */
+export function fixTimeDropped(fixMs: number, message: string): string {
+  const fix = new Date(fixMs);
+  return `fix time ${Number.isNaN(fix.getTime()) ? 'invalid' : fix.toISOString()}: ${message}`;
+}
+
+/** Logs the positions of a submission that were not stored, and why (prepareReports' `dropped`). */
+export function warnDropped(logger: Logger, deviceId: string, protocol: string, dropped: readonly string[]): void {
+  if (dropped.length) logger.warn({ deviceId, protocol, dropped }, 'positions that fail the checks are not stored');
 }

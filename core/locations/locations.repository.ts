@@ -17,8 +17,6 @@ export interface LocationRow {
 
 const CHUNK = 500;
 
-export { storedJson } from '../model/location.js';
-
 /**
  * A row that arrives serialised (a gateway process ran the steps and made its JSON): the core
  * writes the text as it came, and parses it only if something asks for the location (a rule to

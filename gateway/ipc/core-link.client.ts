@@ -14,7 +14,7 @@ import type { Logger } from '../../core/logger.js';
 import { isExpired, type DeviceRecord } from '../../core/model/device.js';
 import type { Resolution } from '../../core/devices/device-directory.js';
 import type { IngestResult } from '../../core/ingest/ingest.service.js';
-import { prepareReports, type Prepared } from '../../core/ingest/ingest.steps.js';
+import { prepareReports, warnDropped, type Prepared } from '../../core/ingest/ingest.steps.js';
 import { storedJson } from '../../core/model/location.js';
 import type { GatewayDeps } from '../shared/frame-handler.js';
 import type { CommandQueue } from '../shared/connection-commands.js';
@@ -301,7 +301,7 @@ export function connectCoreLink(o: CoreLinkClientOptions): CoreLinkClient {
       try {
         const receivedAt = o.clock.now();
         const p = prepareReports(device.id, protocol, reports, receivedAt) as Prepared;
-        if (p.dropped.length) o.logger.warn({ deviceId: device.id, protocol, dropped: p.dropped }, 'positions that fail the checks are not stored');
+        warnDropped(o.logger, device.id, protocol, p.dropped);
         const rows = new Array<[number, string]>(p.rows.length);
         for (let i = 0; i < rows.length; i++) rows[i] = [p.rows[i].dateTime, storedJson(p.rows[i].location)];
         m = { t: 'store', deviceId: device.id, protocol, serverTime: receivedAt.getTime(), rows, alerts: p.alerts };

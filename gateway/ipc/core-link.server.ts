@@ -13,6 +13,7 @@ import type { IngestService } from '../../core/ingest/ingest.service.js';
 import { systemClock, type Clock } from '../../core/clock.js';
 import { SerialisedRow } from '../../core/locations/locations.repository.js';
 import { fixTimeProblem } from '../../core/ingest/location.checks.js';
+import { fixTimeDropped, warnDropped } from '../../core/ingest/ingest.steps.js';
 import type { AlertInput } from '../../core/model/alert.js';
 import type { CommandsService } from '../../core/commands/commands.service.js';
 import type { EventBus } from '../../core/events/event-bus.js';
@@ -236,14 +237,14 @@ async function open(o: CoreLinkOptions): Promise<CoreLink> {
         if (!device) throw new Error(`device ${m.deviceId} no longer exists`);
         const now = clock.now().getTime();
         const rows: SerialisedRow[] = [];
-        let late: string[] | undefined;
+        const late: string[] = [];
         for (const [dateTime, json] of m.rows) {
           // the gateway checked them against its clock; an edge's clock may differ from the core's
           const problem = fixTimeProblem(dateTime, now);
-          if (problem) (late ??= []).push(`fix time ${new Date(dateTime).toISOString()}: ${problem.message}`);
+          if (problem) late.push(fixTimeDropped(dateTime, problem.message));
           else rows.push(new SerialisedRow(device.id, dateTime, m.serverTime, json));
         }
-        if (late) o.logger.warn({ deviceId: device.id, protocol: m.protocol, dropped: late }, 'positions that fail the checks are not stored');
+        warnDropped(o.logger, device.id, m.protocol, late);
         await o.ingest.store(device, m.protocol, rows, alerts);
         return undefined;
       }
