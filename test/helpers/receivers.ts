@@ -2,7 +2,9 @@
  * Real receivers for notifier tests, on port 0: an SMTP server (smtp-server) and an HTTP SMS
  * gateway (node:http), each recording what arrives. No mocks: the notifiers speak real protocols.
  */
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import { SMTPServer } from 'smtp-server';
 
 export interface ReceivedMail {
@@ -99,13 +101,47 @@ export async function startSmsReceiver(options: { status?: number; body?: string
   };
 }
 
-/** A port nothing listens on: bound, then released. */
+/**
+ * The kernel's range for ports chosen by `listen(0)` and outgoing connections
+ * (/proc/sys/net/ipv4/ip_local_port_range; IANA's 49152-65535 where that cannot be read).
+ */
+function ephemeralRange(): [number, number] {
+  try {
+    const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    if (low > 0 && high >= low) return [low, high];
+  } catch {
+    // not Linux
+  }
+  return [49152, 65535];
+}
+
+const handedOut = new Set<number>();
+const refused = (port: number): Promise<boolean> =>
+  new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => (socket.destroy(), resolve(false)));
+    socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED'));
+  });
+
+/**
+ * A port nothing listens on, for a receiver that is down (and for a server of the test's own that
+ * it starts there later). It lies below the kernel's ephemeral range, so no `listen(0)` of this or
+ * any concurrent test, and no outgoing connection, can take it while the test counts on it being
+ * closed; a port in that range, bound and released, was taken by the next test's server now and
+ * then (an SMTP relay that should refuse answered as another test's receiver). Never the same port
+ * twice in one process; checked refused on 127.0.0.1 before it is handed out.
+ */
 export async function closedPort(): Promise<number> {
-  const server = http.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
+  const [low] = ephemeralRange();
+  const first = 10_000;
+  if (low - first < 1000) throw new Error(`the ephemeral port range starts at ${low}: no room below it for closed ports`);
+  for (let i = 0; i < 100; i++) {
+    const port = first + Math.floor(Math.random() * (low - first));
+    if (handedOut.has(port)) continue;
+    handedOut.add(port);
+    if (await refused(port)) return port;
+  }
+  throw new Error('no closed port found below the ephemeral range');
 }
 
 // Just enough MIME for nodemailer's output: headers, one level of multipart, 7bit/QP/base64.
