@@ -32,7 +32,8 @@ export interface PositionReport {
 export interface Report extends PositionReport {
   /**
    * The location as a client sent it in the REST shape, fields without a value left out: stored
-   * as given. `fixTime` and `location` carry its position for the checks.
+   * as given. `fixTime` and `location` carry its position for the checks. The report's own copy:
+   * the ingest steps complete it in place into the stored location.
    */
   given?: Location;
   /** alerts a client raised by name */
