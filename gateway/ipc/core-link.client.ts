@@ -193,8 +193,7 @@ export function connectCoreLink(o: CoreLinkClientOptions): CoreLinkClient {
         (e: unknown) => fail(new CoreUnreachable(typeof e === 'string' ? e : (e as Error).message)),
       );
     });
-    if (!answer.ok) throw fromWire(answer.error);
-    return answer.value as T;
+    return answered<T>(answer);
   }
 
   /**

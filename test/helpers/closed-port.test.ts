@@ -5,30 +5,15 @@
  * should have refused answered as the other test's receiver (four mails where one was expected).
  */
 import test from 'ava';
-import { readFileSync } from 'node:fs';
 import net from 'node:net';
-import { closedPort } from './receivers.js';
-
-const connectError = (port: number): Promise<string | undefined> =>
-  new Promise((resolve) => {
-    const socket = net.connect({ host: '127.0.0.1', port });
-    socket.once('connect', () => (socket.destroy(), resolve(undefined)));
-    socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code));
-  });
+import { closedPort, connectError, ephemeralRange } from './receivers.js';
 
 test('closedPort: ports handed out at once differ, are refused, and lie outside the range listen(0) picks from', async (t) => {
   const ports = await Promise.all(Array.from({ length: 20 }, () => closedPort()));
   t.is(new Set(ports).size, ports.length);
   for (const port of ports) t.is(await connectError(port), 'ECONNREFUSED', `port ${port}`);
-  const range = (() => {
-    try {
-      return readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
-    } catch {
-      return undefined;
-    }
-  })();
-  if (range) for (const port of ports) t.true(port < range[0] || port > range[1], `port ${port} is in the ephemeral range ${range.join('-')}`);
-
+  const [low, high] = ephemeralRange();
+  for (const port of ports) t.true(port < low || port > high, `port ${port} is in the ephemeral range ${low}-${high}`);
   // and listen(0) never lands on one, however many servers start meanwhile
   const servers = await Promise.all(
     Array.from({ length: 200 }, () => new Promise<net.Server>((resolve) => {

@@ -9,8 +9,7 @@ import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs
 import os from 'node:os';
 import path from 'node:path';
 import { once } from 'node:events';
-import net from 'node:net';
-import { closedPort } from './receivers.js';
+import { closedPort, connectError } from './receivers.js';
 
 async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
   const until = Date.now() + timeoutMs;
@@ -22,16 +21,7 @@ async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = 
 }
 
 /** Whether something accepts TCP connections on 127.0.0.1:port. */
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = net.connect({ host: '127.0.0.1', port });
-    s.once('connect', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once('error', () => resolve(false));
-  });
-}
+const accepts = async (port: number): Promise<boolean> => (await connectError(port)) === undefined;
 
 export interface OwnServer {
   port: number;

@@ -105,7 +105,7 @@ export async function startSmsReceiver(options: { status?: number; body?: string
  * The kernel's range for ports chosen by `listen(0)` and outgoing connections
  * (/proc/sys/net/ipv4/ip_local_port_range; IANA's 49152-65535 where that cannot be read).
  */
-function ephemeralRange(): [number, number] {
+export function ephemeralRange(): [number, number] {
   try {
     const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
     if (low > 0 && high >= low) return [low, high];
@@ -115,13 +115,16 @@ function ephemeralRange(): [number, number] {
   return [49152, 65535];
 }
 
-const handedOut = new Set<number>();
-const refused = (port: number): Promise<boolean> =>
-  new Promise((resolve) => {
+/** What a TCP connection to 127.0.0.1:port meets: undefined when something accepts it, else the error's code (ECONNREFUSED: nothing listens). */
+export function connectError(port: number): Promise<string | undefined> {
+  return new Promise((resolve) => {
     const socket = net.connect({ host: '127.0.0.1', port });
-    socket.once('connect', () => (socket.destroy(), resolve(false)));
-    socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED'));
+    socket.once('connect', () => (socket.destroy(), resolve(undefined)));
+    socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code));
   });
+}
+
+const handedOut = new Set<number>();
 
 /**
  * A port nothing listens on, for a receiver that is down (and for a server of the test's own that
@@ -139,7 +142,7 @@ export async function closedPort(): Promise<number> {
     const port = first + Math.floor(Math.random() * (low - first));
     if (handedOut.has(port)) continue;
     handedOut.add(port);
-    if (await refused(port)) return port;
+    if ((await connectError(port)) === 'ECONNREFUSED') return port;
   }
   throw new Error('no closed port found below the ephemeral range');
 }
