@@ -88,7 +88,11 @@ async function runWorker(): Promise<void> {
       resolve(m as GatewayInit);
     };
     process.on('message', onMessage);
-    process.send!(INIT_REQUEST);
+    // The core may be gone already (stopped, or died, while this process started): the request
+    // then fails here and the process exits quietly, as it does when the channel closes later.
+    process.send!(INIT_REQUEST, undefined, undefined, (e: Error | null) => {
+      if (e) process.exit(0);
+    });
   });
   const logger = createLogger(init.settings.logLevel, { service: 'trackgate', role: 'gateway', worker: init.worker });
   let running: GatewayProcess | undefined;

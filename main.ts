@@ -618,13 +618,16 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void>
     exitOnStartError(e);
   }
   const logger = createLogger(config);
-  let running: Running | undefined;
+  let starting: Promise<Running> | undefined;
   let stopping = false;
   const stop = async (why: Record<string, unknown>, exitCode: number) => {
     if (stopping) return;
     stopping = true;
     logger.info(why, 'stopping');
     setTimeout(() => process.exit(exitCode), STOP_TIMEOUT_MS).unref();
+    // A signal during start-up waits for it to finish, then stops what it started: exiting at once
+    // left the gateway processes it had forked half started, each failing on its closed channel.
+    const running = await starting?.catch(() => undefined);
     await running?.stop().catch((e: unknown) => logger.error({ err: e }, 'stopping failed'));
     logger.info({ exitCode }, 'stopped');
     process.exit(exitCode);
@@ -636,13 +639,15 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void>
     logger.error({ err, origin }, 'uncaught exception (a bug): stopping; a supervisor should start trackgate again');
     void stop({ reason: 'uncaught exception' }, 1);
   });
-  try {
-    running = await startTrackgate(config, { logger });
-  } catch (e) {
-    exitOnStartError(e);
-  }
   process.on('SIGINT', () => void stop({ signal: 'SIGINT' }, 0));
   process.on('SIGTERM', () => void stop({ signal: 'SIGTERM' }, 0));
+  starting = startTrackgate(config, { logger });
+  try {
+    await starting;
+  } catch (e) {
+    // stopped while starting (a gateway process the same Ctrl-C ended, say): stop() exits
+    if (!stopping) exitOnStartError(e);
+  }
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

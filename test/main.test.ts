@@ -85,3 +85,27 @@ test('main.serve: an unhandled rejection is logged and the service keeps serving
   t.is(entries.length, lines.length, 'every stdout line is a JSON log line');
   t.is(stderr, '', 'nothing on stderr');
 });
+
+test('main.serve: SIGTERM during start-up waits for it, then stops the gateway processes it started, with no error trace', async (t) => {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'trackgate-serve-'));
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const env = { ...process.env, ...testEnv({ TRACKGATE_DATA_DIR: dataDir, TRACKGATE_LOG_LEVEL: 'info', TRACKGATE_GATEWAY_PROCESSES: '2', TRACKGATE_TELTONIKA_PORT: '0' }) };
+  const child = spawn(process.execPath, ['--import=tsx', path.join(root, 'main.ts')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  t.teardown(() => child.kill('SIGKILL'));
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr += d));
+  const messages: string[] = [];
+  const exited = new Promise<[number | null, NodeJS.Signals | null]>((r) => child.once('exit', (code, signal) => r([code, signal])));
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    const msg = (JSON.parse(line) as { msg: string }).msg;
+    messages.push(msg);
+    // storage is open and the gateway processes are being forked: the core is not listening yet
+    if (msg === 'storage ready') child.kill('SIGTERM');
+  });
+  const [code, signal] = await exited;
+  t.is(signal, null, 'not ended by the signal itself');
+  t.is(code, 0, stderr);
+  t.true(messages.indexOf('stopping') < messages.indexOf('stopped'), messages.join(', '));
+  t.true(messages.includes('gateway processes listening'), 'the start-up it waited for');
+  t.is(stderr, '', 'no error trace from a gateway process left behind');
+});
