@@ -20,7 +20,7 @@ import path from 'node:path';
 import { openDb } from '../core/db/db.js';
 import { DEFAULT_RATE } from '../gateway/mqtt/publish.limits.js';
 import { startChild, type Child } from './lib/child.js';
-import { alternatingRounds } from './lib/paired-rounds.js';
+import { alternatingRounds, bestRound } from './lib/paired-rounds.js';
 import type { MqttClientSpec, MqttConnectResult, MqttStreamResult } from './lib/mqtt-generator.js';
 import type { SubscriberCounts } from './lib/mqtt-subscriber.js';
 import { adminToken, startServerProcess, tempDir } from './lib/trackgate.js';
@@ -271,8 +271,8 @@ export async function run(): Promise<MqttIngestResult> {
   });
   const mosquittoRuns = rounds.flatMap((r) => (r.variant === 'mosquitto' ? [r.run] : []));
   const trackgateRuns = rounds.flatMap((r) => (r.variant === 'trackgate' ? [r.run] : []));
-  const mosquitto = mosquittoRuns.reduce((a, b) => (b.relayedPerSec > a.relayedPerSec ? b : a));
-  const trackgate = trackgateRuns.reduce((a, b) => (b.stream.windowAckedPerSec > a.stream.windowAckedPerSec ? b : a));
+  const mosquitto = bestRound(mosquittoRuns, (m) => m.relayedPerSec);
+  const trackgate = bestRound(trackgateRuns, (t) => t.stream.windowAckedPerSec);
   const ratio = trackgate.stream.windowAckedPerSec / mosquitto.relayedPerSec;
   const result: MqttIngestResult = {
     name: 'mqtt-ingest',

@@ -29,7 +29,7 @@ import Database from 'better-sqlite3';
 import { openDb, sqliteWriterPragmas } from '../core/db/db.js';
 import { DEFAULT_MAX_BATCH_ROWS } from '../core/ingest/ingest.service.js';
 import { startChild } from './lib/child.js';
-import { alternatingRounds } from './lib/paired-rounds.js';
+import { alternatingRounds, bestRound } from './lib/paired-rounds.js';
 import { BENCH_PROTOCOLS, type BenchProtocol } from './lib/frames.js';
 import { CONNECTIONS, GATEWAY_CPUS, GATEWAY_PROCESSES, GENERATOR_CPUS, MIX, RECORDS_PER_FRAME, SERVER_CPUS, connectAll, deviceIds, pinSelf, placeGatewayProcesses, rawBlocks, rowsOf, type RawRow } from './lib/ingest-load.js';
 import type { ConnectResult, StreamResult } from './lib/tracker-generator.js';
@@ -285,9 +285,9 @@ export async function run(): Promise<IngestResult> {
     const echo = await generatorCheck();
     const tg = rounds.filter((r): r is TrackgateRound => r.variant === 'trackgate');
     const st = rounds.filter((r): r is StorageRound => r.variant === 'raw');
-    const best = tg.reduce((a, b) => (b.ingest.windowPositionsPerSec > a.ingest.windowPositionsPerSec ? b : a));
-    const raw = st.reduce((a, b) => (b.raw.rowsPerSec > a.raw.rowsPerSec ? b : a)).raw;
-    const shaped = st.reduce((a, b) => (b.shaped.rowsPerSec > a.shaped.rowsPerSec ? b : a)).shaped;
+    const best = bestRound(tg, (r) => r.ingest.windowPositionsPerSec);
+    const raw = bestRound(st, (r) => r.raw.rowsPerSec).raw;
+    const shaped = bestRound(st, (r) => r.shaped.rowsPerSec).shaped;
     const ingest = best.ingest;
     const ratio = ingest.windowPositionsPerSec / raw.rowsPerSec;
     const perCpuSec = (i: TrackgateRound['ingest']): number => i.windowPositions / (((i.serverCpuPct ?? NaN) / 100) * i.windowSeconds);
@@ -341,7 +341,10 @@ export function printIngest(r: IngestResult): void {
     ],
   );
   const each = (v: 'trackgate' | 'raw'): string =>
-    r.rounds.map((x) => (x.variant !== v ? undefined : x.variant === 'trackgate' ? `${fmt(x.positionsPerSec)}${x.rowsMatchAcks ? '' : ' (rows MISMATCH)'}` : `${fmt(x.rowsPerSec)} (shaped ${fmt(x.shapedRowsPerSec)})`)).filter(Boolean).join(' / ');
+    r.rounds
+      .filter((x) => x.variant === v)
+      .map((x) => (x.variant === 'trackgate' ? `${fmt(x.positionsPerSec)}${x.rowsMatchAcks ? '' : ' (rows MISMATCH)'}` : `${fmt(x.rowsPerSec)} (shaped ${fmt(x.shapedRowsPerSec)})`))
+      .join(' / ');
   console.log(`rounds, in the order run: trackgate ${each('trackgate')} positions/s; raw storage ${each('raw')} rows/s`);
   const by = i.ackedByProtocol;
   console.log(`best trackgate round: acknowledged ${fmt(i.ackedPositions)} positions (Teltonika ${fmt(by.teltonika)}, GT06 ${fmt(by.gt06)}, gl200 ${fmt(by.gl200)}, Ruptela ${fmt(by.ruptela)}); rows in locations: ${fmt(i.storedRows)} -> ${i.rowsMatchAcks ? 'equal' : 'MISMATCH'}`);

@@ -37,7 +37,12 @@ export async function alternatingRounds<V extends string, R>(baseline: V, subjec
   return results;
 }
 
+/** The item (a round, a run) with the highest `pick`; the first of equals. */
+export function bestRound<R>(items: readonly R[], pick: (r: R) => number): R {
+  return items.reduce((a, b) => (pick(b) > pick(a) ? b : a));
+}
+
 /** The best value of `pick` over the rounds of one variant. */
 export function bestOf<R extends { variant: string }>(rounds: R[], variant: R['variant'], pick: (r: R) => number): number {
-  return Math.max(...rounds.filter((r) => r.variant === variant).map(pick));
+  return pick(bestRound(rounds.filter((r) => r.variant === variant), pick));
 }
