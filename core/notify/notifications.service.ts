@@ -254,6 +254,8 @@ export function createNotificationsService(deps: NotificationsDeps): Notificatio
   async function pump(): Promise<void> {
     const width = deps.concurrency ?? 8;
     const active = new Set<Promise<void>>();
+    // What is being sent now: a lease that ran out under a send (the clock jumped) must not send it twice.
+    const sendingIds = new Set<number>();
     try {
       do {
         again = false;
@@ -261,10 +263,14 @@ export function createNotificationsService(deps: NotificationsDeps): Notificatio
           const free = width - active.size;
           if (free > 0) {
             const now = clock.now().getTime();
-            for (const row of await outbox.leaseDue(db, now, now + leaseMs, free)) {
+            for (const row of await outbox.leaseDue(db, now, now + leaseMs, free, sendingIds)) {
+              sendingIds.add(row.id);
               const sending: Promise<void> = deliver(row)
                 .catch((e) => logger.error({ err: e }, 'outbox delivery step failed'))
-                .finally(() => active.delete(sending));
+                .finally(() => {
+                  active.delete(sending);
+                  sendingIds.delete(row.id);
+                });
               active.add(sending);
             }
           }

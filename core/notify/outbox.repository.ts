@@ -58,11 +58,16 @@ export async function insertMany(db: Q, rows: NewOutboxRow[]): Promise<void> {
 
 /**
  * Leases up to `limit` due messages to this worker until `leaseUntil`: a message leased by
- * another instance (or a worker that died) is taken only once its lease has run out.
+ * another instance (or a worker that died) is taken only once its lease has run out. `busy`: the
+ * ids this worker is still sending, never taken again even if their lease ran out (a clock jump).
  */
-export async function leaseDue(db: Q, nowMs: number, leaseUntil: number, limit: number): Promise<OutboxRow[]> {
+export async function leaseDue(db: Q, nowMs: number, leaseUntil: number, limit: number, busy: Iterable<number> = []): Promise<OutboxRow[]> {
+  const skip = [...busy];
   const candidates = await db('outbox')
     .where('status', 'pending')
+    .modify((q) => {
+      if (skip.length > 0) q.whereNotIn('id', skip);
+    })
     .andWhere('next_attempt_at', '<=', nowMs)
     .andWhere((w) => w.whereNull('lease_until').orWhere('lease_until', '<', nowMs))
     .orderBy('id')

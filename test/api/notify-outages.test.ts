@@ -208,3 +208,46 @@ test('notify: stop() returns within a bound while an SMS request hangs', async (
   const took = Date.now() - started;
   t.true(took < 6000, `stopped in ${took} ms`);
 });
+
+test('notify: a message still being sent when its lease runs out is not leased and sent again by the same worker', async (t) => {
+  // The lease outlasts any send, but a clock that jumps (NTP, a suspended VM, or a test's clock)
+  // can run it out mid-send: when another send then finishes, the worker leases what is due, and
+  // must not take the message it is still sending. (Seen as a fourth e-mail against a limit of 3.)
+  const held = new Map<string, http.ServerResponse>();
+  const received: string[] = [];
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c));
+    req.on('end', () => {
+      const to = String((JSON.parse(body) as { to: string }).to);
+      received.push(to);
+      held.set(`${to}#${received.filter((r) => r === to).length}`, res);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => {
+    server.closeAllConnections();
+    server.close(() => resolve());
+  }));
+  const clock = new ManualClock('2026-03-01T12:00:00Z');
+  const log = capturingLogger();
+  const url = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/sms`;
+  const s = await startServer('sqlite', { clock, logger: log, env: { TRACKGATE_SMS_URL: url, TRACKGATE_NOTIFY_TIMEOUT_MS: '20000', TRACKGATE_TOKEN_TTL: '86400' } });
+  t.teardown(() => s.stop());
+  await device(s, { id: 'phone', alertPhones: ['+34600000001', '+34600000002'], dailySmsLimit: 10 });
+  await raise(s, 'phone');
+  await until('both messages are at the gateway', () => received.length >= 2);
+
+  clock.advance(10 * 60_000);
+  held.get('+34600000002#1')!.end('queued');
+  await until('the second message is delivered', () => log.entries.some((e) => /SMS delivered/.test(e.msg)));
+  // The worker leases what is due as soon as a send ends; give a second send time to show.
+  await new Promise((r) => setTimeout(r, 500));
+  t.deepEqual(received, ['+34600000001', '+34600000002'], 'the message still in flight was not sent again');
+
+  held.get('+34600000001#1')!.end('queued');
+  await s.running.services.notifications.drain();
+  t.is(received.length, 2, 'each message went out once');
+  t.is(log.entries.filter((e) => /SMS delivered/.test(e.msg)).length, 2);
+  t.like((await s.request('GET', '/api/devices/phone', { token: s.adminToken })).body.device, { smsSentToday: 2 });
+});
