@@ -18,12 +18,13 @@
  * generator on CPU 0; PostgreSQL runs where the kernel puts it, in both.
  */
 import { randomBytes } from 'node:crypto';
+import os from 'node:os';
 import pg from 'pg';
 import { pgInt8Array, pgTextArray } from '../core/db/pg-arrays.js';
-import { startChild } from './lib/child.js';
+import { cpuMsOfNamed, machineBusyMs, startChild } from './lib/child.js';
 import { BENCH_PROTOCOLS, type BenchProtocol } from './lib/frames.js';
 import { CONNECTIONS, GATEWAY_CPUS, GATEWAY_PROCESSES, GENERATOR_CPUS, MIX, RECORDS_PER_FRAME, SERVER_CPUS, connectAll, deviceIds, everyConnection, pinSelf, placeGatewayProcesses, rawBlocks, rowsOf, type RawRow } from './lib/ingest-load.js';
-import { alternatingRounds, bestOf } from './lib/paired-rounds.js';
+import { alternatingRounds, bestOf, bestRound } from './lib/paired-rounds.js';
 import { copyFrom, copyText } from './lib/pg-copy.js';
 import type { StreamResult } from './lib/tracker-generator.js';
 import { prepareDataDir, startServerProcess, tempDir } from './lib/trackgate.js';
@@ -46,8 +47,13 @@ interface Round {
   variant: Variant;
   /** trackgate: positions acknowledged per second in the window; copy: rows per second copied */
   perSec: number;
-  trackgate?: { windowPositions: number; ackedPositions: number; storedRows: number; rowsMatchAcks: boolean; serverCpuPct: number | undefined; generatorCpuPct: number; drainSeconds: number };
-  copy?: { rows: number; seconds: number; statements: number };
+  trackgate?: {
+    windowPositions: number; ackedPositions: number; storedRows: number; rowsMatchAcks: boolean; serverCpuPct: number | undefined; generatorCpuPct: number; drainSeconds: number;
+    /** every CPU of the machine, and PostgreSQL's processes, during the window (% of one core) */
+    machineCpuPct: number; postgresCpuPct: number;
+  };
+  /** postgresCpuMs, machineCpuMs: CPU time while the COPYs ran (PostgreSQL's processes; every CPU of the machine) */
+  copy?: { rows: number; seconds: number; statements: number; postgresCpuMs: number; machineCpuMs: number };
   /** the unnest insert of the same rows (information) */
   unnest?: { rows: number; seconds: number; perSec: number };
 }
@@ -64,8 +70,29 @@ export interface PgIngestResult {
   rounds: Round[];
   best: { trackgate: number; copy: number; unnest: number };
   ratio: number;
+  /**
+   * Where the CPU goes, per position of the best trackgate round (µs of CPU, every process) and per
+   * row of the best COPY round, and what that means for the goal on this machine's CPUs.
+   */
+  cpu: CpuBudget;
   goal: string;
   met: boolean;
+}
+
+export interface CpuBudget {
+  cpus: number;
+  /** per position acknowledged, in the best trackgate round: µs of CPU */
+  perPosition: { machine: number; trackgate: number; postgres: number; generator: number };
+  /** per row copied, in the best COPY round: µs of CPU of PostgreSQL's processes, and of the machine */
+  copyPerRow: { postgres: number; machine: number };
+  /** the goal's rate: GOAL × the best COPY rate */
+  goalPerSec: number;
+  /** CPUs the goal's rate takes at this round's cost per position (more than `cpus`: out of reach on this machine at this cost) */
+  coresAtGoal: number;
+  /** CPUs the goal's rate takes for PostgreSQL's and the generator's part alone, as if trackgate's processes cost nothing */
+  coresAtGoalWithoutTrackgate: number;
+  /** positions/s with every CPU busy at this round's cost per position */
+  ceilingPerSec: number;
 }
 
 /** A database of the bench's own on PG_URL, dropped by `drop()`. */
@@ -109,7 +136,7 @@ async function trackgateRound(): Promise<Round> {
       try {
         await connectAll(gen, Object.fromEntries(BENCH_PROTOCOLS.map((p) => [p, server.ports[p]])) as Record<BenchProtocol, number>);
         await gen.call('prepare', { framesPerConnection: FRAMES, recordsPerFrame: RECORDS_PER_FRAME });
-        stream = await gen.call<StreamResult>('stream', { warmupMs: WARMUP_MS, durationMs: DURATION_MS, cycle: false, watchPid: server.pid });
+        stream = await gen.call<StreamResult>('stream', { warmupMs: WARMUP_MS, durationMs: DURATION_MS, cycle: false, watchPid: server.pid, watchPostgres: true });
         await gen.call('close');
       } finally {
         await gen.stop();
@@ -121,13 +148,14 @@ async function trackgateRound(): Promise<Round> {
     if (stream.errors > 0) throw new Error(`${stream.errors} stream errors: ${stream.firstError}`);
     if (stream.exhausted > 0) log(`WARNING: ${stream.exhausted} connections ran out of frames before the window closed`);
     const storedRows = await countRows(database.url);
-    log(`trackgate on PostgreSQL: ${fmt(stream.windowPositionsPerSec)} positions/s acknowledged; ${fmt(storedRows)} rows stored, ${fmt(stream.ackedPositions)} acknowledged; trackgate ${stream.serverCpuPct?.toFixed(0)} % CPU`);
+    log(`trackgate on PostgreSQL: ${fmt(stream.windowPositionsPerSec)} positions/s acknowledged; ${fmt(storedRows)} rows stored, ${fmt(stream.ackedPositions)} acknowledged; CPU: trackgate ${stream.serverCpuPct?.toFixed(0)} %, PostgreSQL ${stream.postgresCpuPct?.toFixed(0)} %, machine ${stream.machineCpuPct.toFixed(0)} %`);
     return {
       variant: 'trackgate',
       perSec: stream.windowPositionsPerSec,
       trackgate: {
         windowPositions: stream.windowPositions, ackedPositions: stream.ackedPositions, storedRows, rowsMatchAcks: storedRows === stream.ackedPositions,
         serverCpuPct: stream.serverCpuPct, generatorCpuPct: stream.generatorCpuPct, drainSeconds: stream.drainSeconds,
+        machineCpuPct: stream.machineCpuPct, postgresCpuPct: stream.postgresCpuPct ?? 0,
       },
     };
   } finally {
@@ -168,6 +196,8 @@ async function copyRound(): Promise<Round> {
     try {
       let copied = 0;
       let copyMs = 0;
+      let postgresCpuMs = 0;
+      let machineCpuMs = 0;
       let statements = 0;
       let inserted = 0;
       let insertMs = 0;
@@ -176,9 +206,12 @@ async function copyRound(): Promise<Round> {
       for (const block of blocks()) {
         for (let i = 0; i < block.length; i += TX_ROWS) {
           const chunks = copyChunks(block.slice(i, i + TX_ROWS));
+          const cpu0 = { postgres: cpuMsOfNamed('postgres'), machine: machineBusyMs() };
           const t0 = performance.now();
           copied += await copyFrom(client, COPY, chunks);
           copyMs += performance.now() - t0;
+          postgresCpuMs += cpuMsOfNamed('postgres') - cpu0.postgres;
+          machineCpuMs += machineBusyMs() - cpu0.machine;
           statements++;
         }
         all.push(block);
@@ -197,8 +230,8 @@ async function copyRound(): Promise<Round> {
       if (inserted !== copied) throw new Error(`unnest inserted ${inserted} rows, COPY ${copied}`);
       const perSec = copied / (copyMs / 1000);
       const unnest = { rows: inserted, seconds: insertMs / 1000, perSec: inserted / (insertMs / 1000) };
-      log(`COPY: ${fmt(perSec)} rows/s (${fmt(copied)} rows, ${statements} COPYs of ${fmt(TX_ROWS)}); unnest insert of the same rows: ${fmt(unnest.perSec)} rows/s`);
-      return { variant: 'copy', perSec, copy: { rows: copied, seconds: copyMs / 1000, statements }, unnest };
+      log(`COPY: ${fmt(perSec)} rows/s (${fmt(copied)} rows, ${statements} COPYs of ${fmt(TX_ROWS)}; PostgreSQL ${((postgresCpuMs / copyMs) * 100).toFixed(0)} % CPU); unnest insert of the same rows: ${fmt(unnest.perSec)} rows/s`);
+      return { variant: 'copy', perSec, copy: { rows: copied, seconds: copyMs / 1000, statements, postgresCpuMs, machineCpuMs }, unnest };
     } finally {
       await client.end();
       pinSelf(undefined);
@@ -230,6 +263,7 @@ export async function run(): Promise<PgIngestResult> {
   const ratio = best.trackgate / best.copy;
   const tg = rounds.filter((r) => r.variant === 'trackgate');
   const copies = rounds.filter((r) => r.variant === 'copy');
+  const cpu = cpuBudget(bestRound(tg, (r) => r.perSec), bestRound(copies, (r) => r.perSec));
   const result: PgIngestResult = {
     name: 'pg-ingest',
     machine: atStart,
@@ -241,6 +275,7 @@ export async function run(): Promise<PgIngestResult> {
     rounds,
     best,
     ratio,
+    cpu,
     goal: `>= ${pct(GOAL)} of COPY`,
     met: ratio >= GOAL && tg.every((r) => r.trackgate?.rowsMatchAcks),
   };
@@ -258,5 +293,39 @@ export async function run(): Promise<PgIngestResult> {
     console.log(`trackgate round: ${fmt(t.ackedPositions)} acknowledged, ${fmt(t.storedRows)} rows -> ${t.rowsMatchAcks ? 'equal' : 'MISMATCH'}; CPU trackgate ${t.serverCpuPct?.toFixed(0)} %, generator ${t.generatorCpuPct.toFixed(0)} %; drain ${t.drainSeconds.toFixed(2)} s`);
   }
   console.log(`baseline rows per round: ${fmt(result.settings.baselineRows)} (${BASELINE_FRAMES} frames of every connection)`);
+  const us = (n: number) => `${n.toFixed(1)} µs`;
+  printTable(
+    `CPU per position (best trackgate round) and per row (best COPY round), every process; ${cpu.cpus} CPUs; the goal's rate: ${fmt(cpu.goalPerSec)}/s`,
+    ['measure', 'CPU', 'CPUs at the goal\'s rate'],
+    [
+      ['trackgate round, per position: the whole machine', us(cpu.perPosition.machine), `${cpu.coresAtGoal.toFixed(2)} of ${cpu.cpus}`],
+      ['  of which trackgate (core and gateway processes)', us(cpu.perPosition.trackgate), ((cpu.goalPerSec * cpu.perPosition.trackgate) / 1e6).toFixed(2)],
+      ['  of which PostgreSQL', us(cpu.perPosition.postgres), ((cpu.goalPerSec * cpu.perPosition.postgres) / 1e6).toFixed(2)],
+      ['  of which the generator', us(cpu.perPosition.generator), ((cpu.goalPerSec * cpu.perPosition.generator) / 1e6).toFixed(2)],
+      ['PostgreSQL and the generator alone (trackgate costing nothing)', us(cpu.perPosition.postgres + cpu.perPosition.generator), cpu.coresAtGoalWithoutTrackgate.toFixed(2)],
+      ['COPY round, per row: PostgreSQL (the whole machine)', `${us(cpu.copyPerRow.postgres)} (${us(cpu.copyPerRow.machine)})`, ''],
+    ],
+  );
+  console.log(`at this cost per position every CPU busy takes ${fmt(cpu.ceilingPerSec)} positions/s: ${pct(cpu.ceilingPerSec / best.copy)} of COPY's best${cpu.coresAtGoal > cpu.cpus ? `; the goal's rate needs the cost per position cut to ${pct(cpu.cpus / cpu.coresAtGoal)} of what it is` : ''}`);
   return result;
+}
+
+/** What the best rounds cost in CPU per position and per row, and what the goal's rate takes at that cost. */
+function cpuBudget(t: Round, c: Round): CpuBudget {
+  const cpus = os.cpus().length;
+  // % of one core over positions per second -> µs of CPU per position
+  const per = (cpuPct: number) => (cpuPct * 1e4) / t.perSec;
+  const x = t.trackgate!;
+  const perPosition = { machine: per(x.machineCpuPct), trackgate: per(x.serverCpuPct ?? 0), postgres: per(x.postgresCpuPct), generator: per(x.generatorCpuPct) };
+  const copyPerRow = { postgres: (c.copy!.postgresCpuMs * 1000) / c.copy!.rows, machine: (c.copy!.machineCpuMs * 1000) / c.copy!.rows };
+  const goalPerSec = GOAL * c.perSec;
+  return {
+    cpus,
+    perPosition,
+    copyPerRow,
+    goalPerSec,
+    coresAtGoal: (goalPerSec * perPosition.machine) / 1e6,
+    coresAtGoalWithoutTrackgate: (goalPerSec * (perPosition.postgres + perPosition.generator)) / 1e6,
+    ceilingPerSec: (cpus * 1e6) / perPosition.machine,
+  };
 }

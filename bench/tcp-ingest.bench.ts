@@ -24,6 +24,7 @@
  * With two or more CPUs, trackgate (and the raw-storage baseline after it) run on the last CPU and
  * the generator on CPU 0 (taskset), as in the REST benchmark.
  */
+import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { openDb, sqliteWriterPragmas } from '../core/db/db.js';
@@ -71,13 +72,21 @@ export interface IngestResult {
   shapedStorage: IngestResult['rawStorage'];
   /** every round's figures, in the order run (the fields above are the best of each) */
   rounds: (
-    | { variant: 'trackgate'; positionsPerSec: number; rowsMatchAcks: boolean; serverCpuPct?: number; coreCpuPct?: number; generatorCpuPct: number; positionsPerCpuSec: number }
+    | { variant: 'trackgate'; positionsPerSec: number; rowsMatchAcks: boolean; serverCpuPct?: number; coreCpuPct?: number; generatorCpuPct: number; machineCpuPct: number; positionsPerCpuSec: number }
     | { variant: 'raw'; rowsPerSec: number; shapedRowsPerSec: number; rowsPerCpuSec: number }
   )[];
   /** wall clock: trackgate positions/s over raw storage rows/s */
   ratio: number;
   /** per CPU second of the process doing the work (insensitive to other load on the machine) */
-  cpu: { trackgatePositionsPerCpuSec: number; rawRowsPerCpuSec: number; ratio: number };
+  cpu: {
+    trackgatePositionsPerCpuSec: number; rawRowsPerCpuSec: number; ratio: number;
+    /**
+     * The best trackgate round's cost per position, in µs of CPU of every process on the machine
+     * (trackgate, generator, kernel), and the rate every CPU busy would take at that cost: the most
+     * this machine can reach without a cheaper path per position.
+     */
+    cpus: number; machinePerPositionUs: number; ceilingPerSec: number;
+  };
   goal: string;
   met: boolean;
   generatorCheck: { ackOnlyPositionsPerSec: number; generatorCpuPctAckOnly: number; generatorCpuPctTrackgate: number; trackgateShareOfAckOnly: number };
@@ -294,6 +303,8 @@ export async function run(): Promise<IngestResult> {
     const trackgatePositionsPerCpuSec = Math.max(...tg.map((r) => perCpuSec(r.ingest)));
     const rawRowsPerCpuSec = Math.max(...st.map((r) => r.raw.rowsPerCpuSec));
     const allStored = tg.every((r) => r.ingest.rowsMatchAcks);
+    const cpus = os.cpus().length;
+    const machinePerPositionUs = (ingest.machineCpuPct * 1e4) / ingest.windowPositionsPerSec;
     const result: IngestResult = {
       name: 'tcp-ingest',
       machine: atStart,
@@ -307,11 +318,11 @@ export async function run(): Promise<IngestResult> {
       shapedStorage: shaped,
       rounds: rounds.map((r) =>
         r.variant === 'trackgate'
-          ? { variant: r.variant, positionsPerSec: r.ingest.windowPositionsPerSec, rowsMatchAcks: r.ingest.rowsMatchAcks, serverCpuPct: r.ingest.serverCpuPct, coreCpuPct: r.ingest.coreCpuPct, generatorCpuPct: r.ingest.generatorCpuPct, positionsPerCpuSec: perCpuSec(r.ingest) }
+          ? { variant: r.variant, positionsPerSec: r.ingest.windowPositionsPerSec, rowsMatchAcks: r.ingest.rowsMatchAcks, serverCpuPct: r.ingest.serverCpuPct, coreCpuPct: r.ingest.coreCpuPct, generatorCpuPct: r.ingest.generatorCpuPct, machineCpuPct: r.ingest.machineCpuPct, positionsPerCpuSec: perCpuSec(r.ingest) }
           : { variant: r.variant, rowsPerSec: r.raw.rowsPerSec, shapedRowsPerSec: r.shaped.rowsPerSec, rowsPerCpuSec: r.raw.rowsPerCpuSec },
       ),
       ratio,
-      cpu: { trackgatePositionsPerCpuSec, rawRowsPerCpuSec, ratio: trackgatePositionsPerCpuSec / rawRowsPerCpuSec },
+      cpu: { trackgatePositionsPerCpuSec, rawRowsPerCpuSec, ratio: trackgatePositionsPerCpuSec / rawRowsPerCpuSec, cpus, machinePerPositionUs, ceilingPerSec: (cpus * 1e6) / machinePerPositionUs },
       goal: `>= ${pct(GOAL)} of raw storage`,
       met: ratio >= GOAL && allStored,
       generatorCheck: {
@@ -349,6 +360,12 @@ export function printIngest(r: IngestResult): void {
   const by = i.ackedByProtocol;
   console.log(`best trackgate round: acknowledged ${fmt(i.ackedPositions)} positions (Teltonika ${fmt(by.teltonika)}, GT06 ${fmt(by.gt06)}, gl200 ${fmt(by.gl200)}, Ruptela ${fmt(by.ruptela)}); rows in locations: ${fmt(i.storedRows)} -> ${i.rowsMatchAcks ? 'equal' : 'MISMATCH'}`);
   console.log(`CPU during the window: trackgate ${i.serverCpuPct?.toFixed(0)} % of a core, generator ${i.generatorCpuPct.toFixed(0)} % (against the ack-only server: ${r.generatorCheck.generatorCpuPctAckOnly.toFixed(0)} %, ${pct(r.generatorCheck.trackgateShareOfAckOnly)} of its rate used by trackgate)`);
+  const c = r.cpu;
+  const goalRate = Math.max(60_000, GOAL * r.rawStorage.rowsPerSec);
+  console.log(
+    `the whole machine during the best window: ${i.machineCpuPct.toFixed(0)} % of a core (${c.cpus} CPUs), ${c.machinePerPositionUs.toFixed(1)} µs of CPU per position; every CPU busy at that cost: ${fmt(c.ceilingPerSec)} positions/s` +
+      (c.ceilingPerSec < goalRate ? `, below the goals' ${fmt(goalRate)}/s: they need the cost per position cut to ${pct(c.ceilingPerSec / goalRate)} of it` : ''),
+  );
   console.log(`positions acknowledged per second (first ${r.settings.warmupSeconds} s: warm-up, not counted): ${i.perSecond.map((n) => fmt(n)).join(' ')}`);
   console.log(`login of ${r.login.loggedIn} trackers: ${r.login.seconds.toFixed(1)} s; drain after the window: ${i.drainSeconds.toFixed(2)} s`);
 }

@@ -139,3 +139,30 @@ export async function cpuMsOf(pid: number): Promise<number> {
   // fields[11] utime, fields[12] stime (clock ticks; 100 per second on Linux)
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }
+
+/**
+ * CPU time (ms) every CPU of the machine spent busy (user, nice, system, irq, softirq, steal:
+ * all but idle and I/O wait), from /proc/stat, read synchronously so it lines up with a window.
+ */
+export function machineBusyMs(): number {
+  const first = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0];
+  const [user, nice, system, , , irq, softirq, steal] = first.trim().split(/\s+/).slice(1).map(Number);
+  return ((user + nice + system + irq + softirq + (steal || 0)) * 1000) / 100;
+}
+
+/** CPU time (ms) of every running process named `comm` (e.g. `postgres`: the server and its backends), from /proc. */
+export function cpuMsOfNamed(comm: string): number {
+  let ms = 0;
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== comm) continue;
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ms += ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return ms;
+}

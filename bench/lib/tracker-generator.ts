@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
-import { childPids, serveCommands } from './child.js';
+import { childPids, cpuMsOfNamed, machineBusyMs, serveCommands } from './child.js';
 import {
   BENCH_PROTOCOLS, GL200_LOGIN_ACK, RUPTELA_LOGIN_ACK, encodeFrames, expectedAck, loginFrame, positionsPerFrame, type BenchProtocol,
 } from './frames.js';
@@ -53,6 +53,8 @@ export interface StreamArgs {
   watchPid?: number;
   /** start again at the first frame when a connection has sent all of its frames (ack-only servers) */
   cycle: boolean;
+  /** also report the CPU of the PostgreSQL server's processes (`postgres`) during the window */
+  watchPostgres?: boolean;
 }
 
 export interface StreamResult {
@@ -77,6 +79,10 @@ export interface StreamResult {
   serverCpuPct?: number;
   /** CPU used by `watchPid` alone (trackgate's core when it has gateway processes) during the window, % of one core */
   coreCpuPct?: number;
+  /** every CPU of the machine busy during the window (/proc/stat), % of one core: everything the load costs, the database server included */
+  machineCpuPct: number;
+  /** CPU used by processes named `postgres` during the window, % of one core (when StreamArgs.watchPostgres) */
+  postgresCpuPct?: number;
   /** positions acknowledged in each second, warm-up included */
   perSecond: number[];
 }
@@ -246,15 +252,19 @@ serveCommands({
       // phases: warm-up (sending, not counted) -> window (counted) -> drain (no new frames)
       let phase: 'warmup' | 'window' | 'drain' = 'warmup';
       const t0 = performance.now();
-      let at = { t: t0, cpu: process.cpuUsage(), server: serverCpu(a.watchPid) };
+      const postgresMs = (): number | undefined => (a.watchPostgres ? cpuMsOfNamed('postgres') : undefined);
+      const mark = () => ({ t: performance.now(), cpu: process.cpuUsage(), server: serverCpu(a.watchPid), machine: machineBusyMs(), postgres: postgresMs() });
+      let at = mark();
       let windowSeconds = 0;
       let generatorCpuPct = 0;
       let serverCpuPct: number | undefined;
       let coreCpuPct: number | undefined;
+      let machineCpuPct = 0;
+      let postgresCpuPct: number | undefined;
 
       const openWindow = (): void => {
         phase = 'window';
-        at = { t: performance.now(), cpu: process.cpuUsage(), server: serverCpu(a.watchPid) };
+        at = mark();
       };
       const closeWindow = (): void => {
         if (phase === 'drain') return;
@@ -264,6 +274,9 @@ serveCommands({
         const cpu = process.cpuUsage(at.cpu);
         windowSeconds = ms / 1000;
         generatorCpuPct = ((cpu.user + cpu.system) / 1000 / ms) * 100;
+        machineCpuPct = ((machineBusyMs() - at.machine) / ms) * 100;
+        const postgres = postgresMs();
+        if (postgres !== undefined && at.postgres !== undefined) postgresCpuPct = ((postgres - at.postgres) / ms) * 100;
         const server = serverCpu(a.watchPid);
         if (server !== undefined && at.server !== undefined) {
           serverCpuPct = ((server.tree - at.server.tree) / ms) * 100;
@@ -289,6 +302,8 @@ serveCommands({
           generatorCpuPct,
           ...(serverCpuPct !== undefined && { serverCpuPct }),
           ...(coreCpuPct !== undefined && { coreCpuPct }),
+          machineCpuPct,
+          ...(postgresCpuPct !== undefined && { postgresCpuPct }),
           perSecond: Array.from(perSecond, (n) => n ?? 0),
         });
       };
