@@ -149,7 +149,9 @@ export const decodeRecords: PayloadHandler = (r, command) => {
       const n = r.u8();
       for (let j = 0; j < n; j++) {
         const id = extended ? r.u16() : r.u8();
-        ioElement(io, id, r.bytes(size, `io ${id}`));
+        // the label only when the frame is short: no string made per value
+        if (r.remaining < size) r.need(size, `io ${id}`);
+        ioElement(io, id, r.transient(size));
       }
     }
     joinDriver(io.attributes, 'io126', 'io127');

@@ -4,6 +4,9 @@ import { ProtocolError } from '../types.js';
  * A bounds-checked big-endian cursor over a Buffer. Reading past the end throws a ProtocolError
  * (never a RangeError), so a truncated frame fails the way the contract expects.
  */
+/** ByteReader.transient's shared buffers, by width */
+const TRANSIENT: Readonly<Record<number, Buffer>> = { 1: Buffer.alloc(1), 2: Buffer.alloc(2), 4: Buffer.alloc(4) };
+
 export class ByteReader {
   private pos: number;
   private readonly end: number;
@@ -104,6 +107,22 @@ export class ByteReader {
     const v = this.buf.subarray(this.pos, this.pos + n);
     this.pos += n;
     return v;
+  }
+
+  /**
+   * The next `n` bytes for a value read and let go at once (an IO element's value handed to its
+   * handler): for 1, 2 and 4 bytes a buffer shared by every reader and overwritten by the next
+   * call, so nothing may keep it; other widths get a view of their own, as `bytes` gives. A
+   * tracker record carries 5–30 such values, and a view per value was most of what decoding one
+   * allocated.
+   */
+  transient(n: number, what = 'bytes'): Buffer {
+    const into = TRANSIENT[n];
+    if (into === undefined) return this.bytes(n, what);
+    this.need(n, what);
+    for (let i = 0; i < n; i++) into[i] = this.buf[this.pos + i];
+    this.pos += n;
+    return into;
   }
 
   /** a reader over the next `n` bytes, advancing this one past them */

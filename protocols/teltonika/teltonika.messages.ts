@@ -63,7 +63,10 @@ function readIoGroups(r: ByteReader, s: RecordState, o: RecordOptions, widths: r
     const n = wideCounts ? r.u16() : r.u8();
     for (let j = 0; j < n; j++) {
       const ioId = wideIds ? r.u16() : r.u8();
-      const value = r.bytes(width, `io value ${ioId}`);
+      // the label only when the frame is short: no string made per value
+      if (r.remaining < width) r.need(width, `io value ${ioId}`);
+      // GH3000's handlers are not checked for keeping their value: a Buffer of its own for them
+      const value = o.codec === CODEC_GH3000 ? r.bytes(width) : r.transient(width);
       if (o.codec === CODEC_GH3000) {
         const h = GH3000_PARAMETERS[ioId];
         if (h) h(s, value);

@@ -22,3 +22,23 @@ test('byte-reader: u64Number gives what Number(u64()) gives, exact to 2^53 and r
 test('byte-reader: u64Number of a truncated field is a ProtocolError', (t) => {
   t.throws(() => new ByteReader('test', Buffer.alloc(7)).u64Number(), { instanceOf: ProtocolError });
 });
+
+test('byte-reader: transient gives the next bytes, in one shared buffer per width of 1, 2 and 4, and a view of its own otherwise', (t) => {
+  const bytes = Buffer.from(Array.from({ length: 20 }, (_, i) => i));
+  const r = new ByteReader('test', bytes, 1);
+  t.deepEqual([...r.transient(1)], [1]);
+  t.deepEqual([...r.transient(2)], [2, 3]);
+  const four = r.transient(4);
+  t.deepEqual([...four], [4, 5, 6, 7]);
+  t.is(r.transient(4), four, 'the same buffer again, overwritten');
+  t.deepEqual([...four], [8, 9, 10, 11]);
+  const eight = r.transient(8);
+  t.deepEqual([...eight], [12, 13, 14, 15, 16, 17, 18, 19]);
+  t.is(eight.buffer, bytes.buffer, 'a view of the frame, which the caller may keep');
+  t.is(r.remaining, 0);
+  const e = t.throws(() => new ByteReader('test', bytes, 18).transient(4, 'io 7'), { instanceOf: ProtocolError });
+  t.regex(e!.message, /truncated io 7/);
+  const short = new ByteReader('test', bytes, 18);
+  t.throws(() => short.transient(4), { instanceOf: ProtocolError });
+  t.is(short.remaining, 2, 'nothing read when it throws');
+});
