@@ -253,9 +253,9 @@ export function createNotificationsService(deps: NotificationsDeps): Notificatio
    */
   async function pump(): Promise<void> {
     const width = deps.concurrency ?? 8;
-    const active = new Set<Promise<void>>();
-    // What is being sent now: a lease that ran out under a send (the clock jumped) must not send it twice.
-    const sendingIds = new Set<number>();
+    // The sends in flight by message id: a lease that ran out under a send (the clock jumped) must
+    // not have its message leased and sent again.
+    const active = new Map<number, Promise<void>>();
     try {
       do {
         again = false;
@@ -263,24 +263,20 @@ export function createNotificationsService(deps: NotificationsDeps): Notificatio
           const free = width - active.size;
           if (free > 0) {
             const now = clock.now().getTime();
-            for (const row of await outbox.leaseDue(db, now, now + leaseMs, free, sendingIds)) {
-              sendingIds.add(row.id);
-              const sending: Promise<void> = deliver(row)
+            for (const row of await outbox.leaseDue(db, now, now + leaseMs, free, active.keys())) {
+              const sending = deliver(row)
                 .catch((e) => logger.error({ err: e }, 'outbox delivery step failed'))
-                .finally(() => {
-                  active.delete(sending);
-                  sendingIds.delete(row.id);
-                });
-              active.add(sending);
+                .finally(() => active.delete(row.id));
+              active.set(row.id, sending);
             }
           }
           if (active.size === 0) break;
-          await Promise.race(active);
+          await Promise.race(active.values());
         }
       } while (again && !stopped);
     } finally {
       // Also when leasing failed: the next run starts only once these sends are over.
-      await Promise.all(active);
+      await Promise.all(active.values());
     }
   }
 
