@@ -1,12 +1,12 @@
 import { ProtocolError } from '../types.js';
 
+/** ByteReader.transient's shared buffers, by width */
+const TRANSIENT: Readonly<Record<number, Buffer>> = { 1: Buffer.alloc(1), 2: Buffer.alloc(2), 4: Buffer.alloc(4) };
+
 /**
  * A bounds-checked big-endian cursor over a Buffer. Reading past the end throws a ProtocolError
  * (never a RangeError), so a truncated frame fails the way the contract expects.
  */
-/** ByteReader.transient's shared buffers, by width */
-const TRANSIENT: Readonly<Record<number, Buffer>> = { 1: Buffer.alloc(1), 2: Buffer.alloc(2), 4: Buffer.alloc(4) };
-
 export class ByteReader {
   private pos: number;
   private readonly end: number;

@@ -65,14 +65,14 @@ function readIoGroups(r: ByteReader, s: RecordState, o: RecordOptions, widths: r
       const ioId = wideIds ? r.u16() : r.u8();
       // the label only when the frame is short: no string made per value
       if (r.remaining < width) r.need(width, `io value ${ioId}`);
-      // GH3000's handlers are not checked for keeping their value: a Buffer of its own for them
-      const value = o.codec === CODEC_GH3000 ? r.bytes(width) : r.transient(width);
       if (o.codec === CODEC_GH3000) {
+        // GH3000's handlers are not checked for keeping their value: a Buffer of its own for them
+        const value = r.bytes(width);
         const h = GH3000_PARAMETERS[ioId];
         if (h) h(s, value);
         else s.attributes[`io${ioId}`] = uintBE(value);
       } else {
-        decodeIo(s, ioId, value, o);
+        decodeIo(s, ioId, r.transient(width), o);
       }
     }
   }
