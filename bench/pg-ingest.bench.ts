@@ -28,7 +28,7 @@ import { alternatingRounds, bestOf, bestRound } from './lib/paired-rounds.js';
 import { copyFrom, copyText } from './lib/pg-copy.js';
 import type { StreamResult } from './lib/tracker-generator.js';
 import { prepareDataDir, startServerProcess, tempDir } from './lib/trackgate.js';
-import { QUICK, fmt, log, machine, pct, printTable, type Machine } from './lib/report.js';
+import { QUICK, cpuUsPer, fmt, log, machine, pct, printTable, type Machine } from './lib/report.js';
 
 const PG_URL = (process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432').replace(/\/+$/, '');
 const ROUNDS = QUICK ? 1 : 3;
@@ -313,8 +313,7 @@ export async function run(): Promise<PgIngestResult> {
 /** What the best rounds cost in CPU per position and per row, and what the goal's rate takes at that cost. */
 function cpuBudget(t: Round, c: Round): CpuBudget {
   const cpus = os.cpus().length;
-  // % of one core over positions per second -> µs of CPU per position
-  const per = (cpuPct: number) => (cpuPct * 1e4) / t.perSec;
+  const per = (cpuPct: number) => cpuUsPer(cpuPct, t.perSec);
   const x = t.trackgate!;
   const perPosition = { machine: per(x.machineCpuPct), trackgate: per(x.serverCpuPct ?? 0), postgres: per(x.postgresCpuPct), generator: per(x.generatorCpuPct) };
   const copyPerRow = { postgres: (c.copy!.postgresCpuMs * 1000) / c.copy!.rows, machine: (c.copy!.machineCpuMs * 1000) / c.copy!.rows };

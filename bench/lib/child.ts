@@ -131,13 +131,22 @@ export async function memoryOf(pid: number): Promise<{ rssKb: number; hwmKb: num
   return { rssKb: kb('VmRSS'), hwmKb: kb('VmHWM') };
 }
 
-/** CPU time (user + system, ms) a process has used, from /proc/<pid>/stat. */
-export async function cpuMsOf(pid: number): Promise<number> {
-  const { readFile } = await import('node:fs/promises');
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+/** CPU time (user + system, ms) in the text of a /proc/<pid>/stat file. */
+export function cpuMsInStat(stat: string): number {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // fields[11] utime, fields[12] stime (clock ticks; 100 per second on Linux)
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
+/** CPU time (user + system, ms) a process has used, from /proc/<pid>/stat. */
+export async function cpuMsOf(pid: number): Promise<number> {
+  const { readFile } = await import('node:fs/promises');
+  return cpuMsInStat(await readFile(`/proc/${pid}/stat`, 'utf8'));
+}
+
+/** cpuMsOf, read synchronously so that it lines up with the edges of a measured window. */
+export function cpuMsOfSync(pid: number): number {
+  return cpuMsInStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
 }
 
 /**
@@ -157,9 +166,7 @@ export function cpuMsOfNamed(comm: string): number {
     if (!/^\d+$/.test(name)) continue;
     try {
       const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== comm) continue;
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ms += ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) === comm) ms += cpuMsInStat(stat);
     } catch {
       // gone meanwhile
     }

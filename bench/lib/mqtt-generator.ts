@@ -5,9 +5,8 @@
  * pre-encoded packets of a connection lie back to back in one buffer, so a refill is one write of
  * a slice of it. No MQTT library on the hot path.
  */
-import { readFileSync } from 'node:fs';
 import net from 'node:net';
-import { serveCommands } from './child.js';
+import { cpuMsOfSync, serveCommands } from './child.js';
 import { CONNACK_TYPE, PUBACK_TYPE, connectPacket, locationPayload, publishQos1Packet, splitPackets } from '../../test/helpers/mqtt-packets.js';
 
 export interface MqttClientSpec {
@@ -94,12 +93,6 @@ interface Conn {
 }
 
 let conns: Conn[] = [];
-
-function cpuMsOfPid(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-}
 
 const epochNow = (): number => performance.timeOrigin + performance.now();
 
@@ -309,7 +302,7 @@ function stream(a: MqttStreamArgs): Promise<MqttStreamResult> {
       phase = 'window';
       windowStartEpochMs = epochNow();
       cpuAtStart = process.cpuUsage();
-      for (const [k, pid] of Object.entries(a.watch ?? {})) watched0[k] = cpuMsOfPid(pid);
+      for (const [k, pid] of Object.entries(a.watch ?? {})) watched0[k] = cpuMsOfSync(pid);
     }, Math.max(0, windowStart - performance.now()));
     setTimeout(() => {
       phase = 'drain';
@@ -318,7 +311,7 @@ function stream(a: MqttStreamArgs): Promise<MqttStreamResult> {
       drainStarted = performance.now();
       const cpu = process.cpuUsage(cpuAtStart);
       generatorCpuPct = ((cpu.user + cpu.system) / 1000 / a.durationMs) * 100;
-      for (const [k, pid] of Object.entries(a.watch ?? {})) watched[k] = ((cpuMsOfPid(pid) - watched0[k]) / a.durationMs) * 100;
+      for (const [k, pid] of Object.entries(a.watch ?? {})) watched[k] = ((cpuMsOfSync(pid) - watched0[k]) / a.durationMs) * 100;
       drainTimer = setTimeout(finish, a.drainMs ?? 30_000);
       checkDrained();
     }, Math.max(0, windowEnd - performance.now()));

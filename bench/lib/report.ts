@@ -42,3 +42,6 @@ export function log(message: string): void {
 
 /** Shorter runs for trying the benchmarks out (BENCH_QUICK=1); recorded figures never use it. */
 export const QUICK = process.env.BENCH_QUICK === '1';
+
+/** µs of CPU per item from a CPU share (% of one core) and items per second. */
+export const cpuUsPer = (cpuPct: number, perSec: number): number => (cpuPct * 1e4) / perSec;

@@ -4,9 +4,8 @@
  * devices do, and checks that ack byte for byte (Teltonika: AVL frame of N records -> u32 N; GT06:
  * 0x22 frame -> 10-byte ack; gl200: +RESP:GTFRI -> +SACK:<count>$; Ruptela: records -> 0002640113bc).
  */
-import { readFileSync } from 'node:fs';
 import net from 'node:net';
-import { childPids, cpuMsOfNamed, machineBusyMs, serveCommands } from './child.js';
+import { childPids, cpuMsOfNamed, cpuMsOfSync, machineBusyMs, serveCommands } from './child.js';
 import {
   BENCH_PROTOCOLS, GL200_LOGIN_ACK, RUPTELA_LOGIN_ACK, encodeFrames, expectedAck, loginFrame, positionsPerFrame, type BenchProtocol,
 } from './frames.js';
@@ -106,10 +105,7 @@ const conns: Conn[] = [];
 
 /** CPU time (ms) of another process, read synchronously so it lines up with the window edges. */
 function serverCpuMs(pid: number | undefined): number | undefined {
-  if (pid === undefined) return undefined;
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  return pid === undefined ? undefined : cpuMsOfSync(pid);
 }
 
 /** CPU time (ms) of `pid` alone (the core) and with its child processes (trackgate's gateway processes), read synchronously. */
