@@ -67,15 +67,28 @@ export function handleDecoded(
   raw?: RawFrame,
 ): Promise<FrameOutcome> {
   // Not an async function: its parameters would stay reachable until the commit, and with them
-  // every decoded report (see resolveAndStore). Only the feed keeps the decoded frame.
-  const tap = raw && deps.frames;
-  const shown = tap ? { result: decoded } : undefined;
+  // every decoded report (see resolveAndStore). Only the feed keeps the decoded frame, and only
+  // while someone listens to frames of its account (resolveAndStore lets it go otherwise).
+  const shown: Shown | undefined = raw && deps.frames ? { tap: deps.frames, raw, result: decoded } : undefined;
   return resolveAndStore(deps, protocol, decoded, known, remoteAddress, redecode, shown).then((outcome) => {
     if (outcome.kind === 'rejected' || outcome.kind === 'invalid') deps.counts?.frameOfUnknown();
     else if (outcome.kind !== 'malformed') deps.counts?.frameDecoded();
-    if (tap && shown) showFrame(tap, protocol, raw, remoteAddress, shown.result, outcome);
+    if (shown?.result && shown.raw) showFrame(shown.tap, protocol, shown.raw, remoteAddress, shown.result, outcome);
     return outcome;
   });
+}
+
+/** A frame kept for the raw-frame feed while it waits for its commit: emptied when nobody listens to it. */
+interface Shown {
+  tap: FrameTap;
+  raw?: RawFrame;
+  /** the frame as stored (decoded again for its device's model, if need be) */
+  result?: DecodeResult;
+}
+
+/** Lets go of the frame kept for the feed unless someone listens to frames of `accountId` (null: of unknown identifiers). */
+function keepShownFor(shown: Shown | undefined, accountId: string | null): void {
+  if (shown && !shown.tap.wants(accountId)) shown.raw = shown.result = undefined;
 }
 
 /** Offers the frame to the raw-frame feed: a known device's to its account, an unknown identifier's to admins. */
@@ -101,7 +114,7 @@ async function resolveAndStore(
   known: KnownDevice,
   remoteAddress: string | null,
   redecode: Redecode,
-  shown?: { result: DecodeResult },
+  shown?: Shown,
 ): Promise<FrameOutcome> {
   let result = decoded;
   const identity = result.identity ?? known.identity;
@@ -115,6 +128,8 @@ async function resolveAndStore(
   if (resolution.status === 'invalid') return { kind: 'invalid', identity, reason: resolution.reason, rejection: result.rejection };
   if (resolution.status !== 'ok') return { kind: 'rejected', identity, rejection: result.rejection, status: resolution.status };
   const device = resolution.device;
+  // a frame nobody listens to must not wait for the commit in memory (most frames)
+  keepShownFor(shown, device.accountId);
   const model = device.model ?? undefined;
   if (model !== known.model) {
     try {
@@ -122,7 +137,7 @@ async function resolveAndStore(
     } catch (error) {
       return { kind: 'malformed', error };
     }
-    if (shown) shown.result = result;
+    if (shown?.result) shown.result = result;
   }
   // Best effort, off the acknowledgement path: a failure is logged by the directory.
   deps.directory.touch(device, protocol).catch((e: unknown) => deps.logger.warn({ err: (e as Error).message }, 'recording last connection failed'));

@@ -12,6 +12,7 @@ import { setImmediate as turn } from 'node:timers/promises';
 import { startServer, type TestServer } from '../../helpers/server.js';
 import { createIngestService, type IngestService } from '../../../core/ingest/ingest.service.js';
 import { handleDecoded } from '../../../gateway/shared/frame-handler.js';
+import { FrameTap, type LiveFrame } from '../../../gateway/shared/frame-tap.js';
 import { systemClock } from '../../../core/clock.js';
 import type { DeviceRecord } from '../../../core/model/device.js';
 import type { PositionReport } from '../../../core/model/report.js';
@@ -93,7 +94,7 @@ async function setup(t: { teardown(fn: () => unknown): void }, options: { hold: 
  * The tracker listeners (Teltonika over TCP and UDP) on `ingest`, with the real decoder: the test
  * keeps only a weak reference to each report it decodes.
  */
-async function watchedGateway(t: { teardown(fn: () => unknown): void }, s: TestServer, ingest: IngestService): Promise<{ gateway: { ports: Record<string, number> }; decodedReports: WeakRef<object>[] }> {
+async function watchedGateway(t: { teardown(fn: () => unknown): void }, s: TestServer, ingest: IngestService, frames?: FrameTap): Promise<{ gateway: { ports: Record<string, number> }; decodedReports: WeakRef<object>[] }> {
   const decodedReports: WeakRef<object>[] = [];
   const watch = (r: DecodeResult): DecodeResult => {
     for (const m of r.messages) decodedReports.push(new WeakRef(m));
@@ -107,7 +108,7 @@ async function watchedGateway(t: { teardown(fn: () => unknown): void }, s: TestS
   const services = s.running.services;
   const gateway = await startTrackerGateway({
     host: '127.0.0.1', protocols: { teltonika: watched }, ports: { teltonika: 0 }, clock: systemClock, checksum: 'strict', idleTimeoutSeconds: 60,
-    directory: services.directory, ingest, commands: services.commands, commandWaitMs: 1000, logger: services.logger,
+    directory: services.directory, ingest, commands: services.commands, commandWaitMs: 1000, logger: services.logger, frames,
   });
   t.teardown(() => gateway.stop());
   return { gateway, decodedReports };
@@ -189,6 +190,54 @@ test('TCP tracker connection: a frame waiting for its commit no longer holds wha
   await first;
   t.deepEqual(await tracker.read(4), Buffer.from([0, 0, 0, 2]), 'two records acknowledged once stored');
   t.deepEqual(await s.running.db('locations').where('device_id', devices[1].id).orderBy('date_time').pluck('date_time'), [Date.UTC(2026, 2, 1, 10, 5), Date.UTC(2026, 2, 1, 10, 6)]);
+});
+
+/** A raw-frame feed with one listener, of `accountId`'s frames: what it was offered. */
+function feedOf(accountId: string): { tap: FrameTap; offered: LiveFrame[] } {
+  const tap = new FrameTap();
+  const offered: LiveFrame[] = [];
+  tap.attach({ wants: (a) => a === accountId, offer: (_a, _d, frame) => offered.push(frame) });
+  return { tap, offered };
+}
+
+test('TCP tracker connection with the raw-frame feed attached: a frame nobody listens to no longer holds what was decoded of it while it waits for its commit', async (t) => {
+  const { s, devices, ingest, reached, release } = await setup(t, { hold: true, imeis: true });
+  // the feed has a listener, of another account's frames (as main.ts and every gateway process always attach one)
+  const feed = feedOf('another-account');
+  const { gateway, decodedReports } = await watchedGateway(t, s, ingest, feed.tap);
+  const first = ingest.submit(devices[0], 'test', [report(1)]);
+  await reached();
+  const tracker = await teltonikaSession(t, gateway.ports.teltonika, devices[1].id);
+  tracker.socket.write(teltonikaAvl([{ time: new Date(Date.UTC(2026, 2, 1, 10, 5)), lat: 40.05, lon: -3 }]));
+  await until('the frame decoded', () => decodedReports.length >= 1);
+  t.true(await tracker.nothingFor(100), 'no acknowledgement before the commit');
+  t.true(await collected(decodedReports[0]), 'what was decoded is garbage while the frame waits for its commit');
+  release();
+  await first;
+  t.deepEqual(await tracker.read(4), Buffer.from([0, 0, 0, 1]), 'acknowledged once stored');
+  t.is(feed.offered.length, 0, 'nothing shown to a listener of another account');
+});
+
+test('TCP tracker connection with someone listening to its account\'s frames: the frame is kept for the feed and shown once stored', async (t) => {
+  const { s, devices, ingest, reached, release } = await setup(t, { hold: true, imeis: true });
+  const feed = feedOf(devices[1].accountId);
+  const { gateway, decodedReports } = await watchedGateway(t, s, ingest, feed.tap);
+  const first = ingest.submit(devices[0], 'test', [report(1)]);
+  await reached();
+  const tracker = await teltonikaSession(t, gateway.ports.teltonika, devices[1].id);
+  const frame = teltonikaAvl([{ time: new Date(Date.UTC(2026, 2, 1, 10, 5)), lat: 40.05, lon: -3 }]);
+  tracker.socket.write(frame);
+  await until('the frame decoded', () => decodedReports.length >= 1);
+  t.false(await collected(decodedReports[0]), 'kept for the feed while the frame waits for its commit');
+  t.is(feed.offered.length, 1, 'the login frame only, so far');
+  release();
+  await first;
+  t.deepEqual(await tracker.read(4), Buffer.from([0, 0, 0, 1]));
+  await until('the frame shown', () => feed.offered.length >= 2);
+  const shown = feed.offered[1];
+  t.is(shown.hex, frame.toString('hex'));
+  t.is(shown.outcome, 'ok');
+  t.is(shown.decoded?.messageCount, 1);
 });
 
 test('MQTT publish: a message waiting for its commit no longer holds its reports; the PUBACK follows the commit', async (t) => {
