@@ -19,7 +19,8 @@ import pino from 'pino';
 import type { Config } from './config/config.js';
 import { ConfigError } from './config/config.js';
 import { systemClock } from './core/clock.js';
-import { LOG_BLOCK_BYTES, LOG_FLUSH_MS, type Logger } from './core/logger.js';
+import type { Logger } from './core/logger.js';
+import { LogOutput } from './core/log-output.js';
 import { protocols } from './protocols/index.js';
 import { INIT_REQUEST, type GatewayInit } from './gateway/ipc/gateway-pool.js';
 import { startGatewayProcess, type GatewayProcess } from './gateway/ipc/gateway.process.js';
@@ -27,11 +28,9 @@ import { startGatewayProcess, type GatewayProcess } from './gateway/ipc/gateway.
 /** how long stopping may take before the process exits anyway */
 const STOP_TIMEOUT_MS = 10_000;
 
-/** JSON lines on standard output in blocks, as the core writes them (main.ts createLogger). */
+/** JSON lines on standard output in blocks, as the core writes them (main.ts createLogger, core/log-output.ts). */
 function createLogger(level: string, base: Record<string, unknown>): Logger {
-  const destination = pino.destination({ dest: 1, minLength: LOG_BLOCK_BYTES, sync: false });
-  setInterval(() => destination.flush(), LOG_FLUSH_MS).unref();
-  return pino({ level, base }, destination) as unknown as Logger;
+  return pino({ level, base }, new LogOutput({ base })) as unknown as Logger;
 }
 
 /** Logs a bug and, for an uncaught exception, exits 1; stops cleanly on SIGTERM and SIGINT. */

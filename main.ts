@@ -12,7 +12,8 @@ import { Registry } from 'prom-client';
 import { loadConfig, ConfigError, type Config } from './config/config.js';
 import { openDb, migrate, ping, closeDb, type Db } from './core/db/db.js';
 import { systemClock, type Clock } from './core/clock.js';
-import { LOG_BLOCK_BYTES, LOG_FLUSH_MS, type Logger } from './core/logger.js';
+import type { Logger } from './core/logger.js';
+import { LogOutput } from './core/log-output.js';
 import { EventBus } from './core/events/event-bus.js';
 import * as settings from './core/settings/settings.repository.js';
 import { randomSecret } from './core/auth/secrets.js';
@@ -149,16 +150,14 @@ export interface Running {
 }
 
 /**
- * JSON lines on standard output, written in blocks (LOG_BLOCK_BYTES, and at the latest every
- * LOG_FLUSH_MS): one write system call per block instead of one per line, which a login storm of
- * thousands of trackers a second (two lines each) would otherwise pay. What is left is written
+ * JSON lines on standard output, written in blocks (core/log-output.ts). What is left is written
  * when the process exits (a clean stop, an uncaught exception); a process killed outright
- * (SIGKILL) loses at most the last LOG_FLUSH_MS of lines.
+ * (SIGKILL) loses at most the last LOG_FLUSH_MS of lines; a reader of standard output that is gone
+ * or stalls never keeps the process from running or from stopping.
  */
 export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
-  const destination = pino.destination({ dest: 1, minLength: LOG_BLOCK_BYTES, sync: false });
-  setInterval(() => destination.flush(), LOG_FLUSH_MS).unref();
-  return pino({ level: config.logLevel, base: { service: 'trackgate' } }, destination) as unknown as Logger;
+  const base = { service: 'trackgate' };
+  return pino({ level: config.logLevel, base }, new LogOutput({ base })) as unknown as Logger;
 }
 
 /**

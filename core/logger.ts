@@ -14,7 +14,7 @@ export const silentLogger: Logger = {
   },
 };
 
-/** The processes write their log lines in blocks of this many bytes (main.ts, gateway-main.ts)… */
+/** The processes write their log lines in blocks of this many bytes (core/log-output.ts)… */
 export const LOG_BLOCK_BYTES = 4096;
 /** …and at the latest this long after a line is made. */
 export const LOG_FLUSH_MS = 100;

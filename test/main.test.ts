@@ -109,3 +109,35 @@ test('main.serve: SIGTERM during start-up waits for it, then stops the gateway p
   t.true(messages.includes('gateway processes listening'), 'the start-up it waited for');
   t.is(stderr, '', 'no error trace from a gateway process left behind');
 });
+
+for (const gatewayProcesses of ['0', '2']) {
+  test(`main.serve: with the reader of its standard output gone (a log pipe that died), SIGTERM still stops it at once (${gatewayProcesses} gateway processes)`, async (t) => {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'trackgate-serve-'));
+    t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+    const env = { ...process.env, ...testEnv({ TRACKGATE_DATA_DIR: dataDir, TRACKGATE_LOG_LEVEL: 'info', TRACKGATE_GATEWAY_PROCESSES: gatewayProcesses, TRACKGATE_TELTONIKA_PORT: '0' }) };
+    const child = spawn(process.execPath, ['--import=tsx', path.join(root, 'main.ts')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    // the whole group: a gateway process left behind would be killed too
+    t.teardown(() => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+    });
+    let stderr = '';
+    child.stderr!.on('data', (d) => (stderr += d));
+    const exited = new Promise<[number | null, NodeJS.Signals | null]>((r) => child.once('exit', (code, signal) => r([code, signal])));
+    await new Promise<void>((resolve, reject) => {
+      createInterface({ input: child.stdout! }).on('line', (line) => {
+        if ((JSON.parse(line) as { msg: string }).msg === 'listening') resolve();
+      });
+      void exited.then(() => reject(new Error(`exited before listening: ${stderr}`)));
+    });
+    // the log reader dies: the pipe has no reader any more, and every write to it fails (EPIPE)
+    child.stdout!.destroy();
+    child.kill('SIGTERM');
+    const stopped = await Promise.race([exited, new Promise<'hung'>((r) => setTimeout(() => r('hung'), 8000))]);
+    t.deepEqual(stopped, [0, null], 'stopped cleanly, before its own 10 s stop timeout');
+    t.regex(stderr, /log lines can no longer be written \(EPIPE/, 'said on standard error');
+  });
+}

@@ -1,0 +1,143 @@
+/**
+ * Where the processes' JSON log lines go (main.ts and gateway-main.ts hand it to pino): standard
+ * output, written in blocks (LOG_BLOCK_BYTES, and at the latest every LOG_FLUSH_MS), one write
+ * system call per block instead of one per line, which a login storm of thousands of trackers a
+ * second (two lines each) would otherwise pay.
+ *
+ * Whatever happens to the reader of standard output, logging never stops the process:
+ * - the reader is gone (EPIPE: `trackgate serve | tee`, a log shipper that died): lines are dropped
+ *   from then on, said once on standard error. pino's own destination (sonic-boom 4) retried such
+ *   a write forever, 100 ms apart, when the process exited with lines waiting: the process never
+ *   ended, whatever signal but SIGKILL it got;
+ * - the reader is slow (EAGAIN): lines wait, at most LOG_MAX_WAITING_BYTES of them; past that new
+ *   lines are dropped and counted, and one line says how many once writing resumes;
+ * - on exit (a clean stop, an uncaught exception), what waits is written at once; a reader that
+ *   takes nothing delays the exit by LOG_EXIT_WAIT_MS at most (when the output does not block: a
+ *   blocking pipe's writer waits for its reader, as every program writing to it does).
+ */
+import fs from 'node:fs';
+import { LOG_BLOCK_BYTES, LOG_FLUSH_MS } from './logger.js';
+
+/** lines waiting for a slow reader, at most (bytes) */
+export const LOG_MAX_WAITING_BYTES = 16 * 1024 * 1024;
+/** how long the exit waits, at most, for a reader that takes nothing */
+export const LOG_EXIT_WAIT_MS = 1000;
+
+export interface LogOutputOptions {
+  /** the file descriptor written (default 1, standard output) */
+  fd?: number;
+  blockBytes?: number;
+  maxWaitingBytes?: number;
+  flushEveryMs?: number;
+  /** what the line about dropped lines carries besides its message (the logger's base fields) */
+  base?: Record<string, unknown>;
+}
+
+/** The part of a pino destination trackgate uses: lines in, written in blocks. */
+export class LogOutput {
+  private readonly fd: number;
+  private readonly blockBytes: number;
+  private readonly maxWaitingBytes: number;
+  private readonly base: Record<string, unknown>;
+  /** lines not yet handed to a write, and their length in UTF-16 units (close enough to bytes for a bound) */
+  private lines: string[] = [];
+  private waiting = 0;
+  /** what a write left unwritten (a partial write, or one refused with EAGAIN): written first */
+  private rest?: Buffer;
+  private writing = false;
+  private broken = false;
+  private dropped = 0;
+  private readonly timer: NodeJS.Timeout;
+  private readonly onExit = () => this.flushSync();
+
+  constructor(o: LogOutputOptions = {}) {
+    this.fd = o.fd ?? 1;
+    this.blockBytes = o.blockBytes ?? LOG_BLOCK_BYTES;
+    this.maxWaitingBytes = o.maxWaitingBytes ?? LOG_MAX_WAITING_BYTES;
+    this.base = o.base ?? {};
+    this.timer = setInterval(() => this.flush(), o.flushEveryMs ?? LOG_FLUSH_MS).unref();
+    process.on('exit', this.onExit);
+  }
+
+  /** One log line (pino calls it with the line and its newline). */
+  write(line: string): boolean {
+    if (this.broken) return true;
+    if (this.waiting + (this.rest?.length ?? 0) + line.length > this.maxWaitingBytes) {
+      this.dropped++;
+      return true;
+    }
+    this.lines.push(line);
+    this.waiting += line.length;
+    if (this.waiting >= this.blockBytes) this.flush();
+    return true;
+  }
+
+  /** Hands what waits to one write, unless one is running (it flushes again when it ends). */
+  flush(): void {
+    if (this.writing || this.broken) return;
+    const data = this.take();
+    if (!data) return;
+    this.writing = true;
+    fs.write(this.fd, data, 0, data.length, null, (err, written) => {
+      this.writing = false;
+      if (err) return this.failed(err, data);
+      if (written < data.length) this.rest = data.subarray(written);
+      if (this.rest || this.waiting >= this.blockBytes) this.flush();
+    });
+  }
+
+  /** Writes what waits before the process exits; gives up on a reader that is gone or takes nothing. */
+  flushSync(): void {
+    if (this.broken) return;
+    let data = this.take();
+    const until = Date.now() + LOG_EXIT_WAIT_MS;
+    while (data && data.length) {
+      try {
+        data = data.subarray(fs.writeSync(this.fd, data));
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EAGAIN' || Date.now() >= until) return this.failed(e as Error, undefined);
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+      }
+    }
+  }
+
+  /** Stops writing (tests; a process that exits needs nothing of it). */
+  close(): void {
+    clearInterval(this.timer);
+    process.off('exit', this.onExit);
+  }
+
+  /** What waits, as one buffer: the rest of the last write first, then a line about dropped lines, then the lines. */
+  private take(): Buffer | undefined {
+    if (!this.rest && this.lines.length === 0 && this.dropped === 0) return undefined;
+    let text = '';
+    if (this.dropped) {
+      text = `${JSON.stringify({ level: 40, time: Date.now(), ...this.base, dropped: this.dropped, msg: 'log lines dropped: standard output did not take them in time' })}\n`;
+      this.dropped = 0;
+    }
+    text += this.lines.join('');
+    this.lines = [];
+    this.waiting = 0;
+    const rest = this.rest;
+    this.rest = undefined;
+    const data = Buffer.from(text);
+    return rest ? Buffer.concat([rest, data]) : data;
+  }
+
+  private failed(err: Error, data: Buffer | undefined): void {
+    if ((err as NodeJS.ErrnoException).code === 'EAGAIN' && data) {
+      // the reader is slow: the same bytes again at the next flush
+      this.rest = data;
+      return;
+    }
+    this.broken = true;
+    this.lines = [];
+    this.waiting = 0;
+    this.rest = undefined;
+    try {
+      fs.writeSync(2, `trackgate: log lines can no longer be written (${err.message}); they are dropped from now on\n`);
+    } catch {
+      // standard error is gone too
+    }
+  }
+}
