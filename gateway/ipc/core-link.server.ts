@@ -22,6 +22,9 @@ import type { TrackerSnapshot } from '../../core/metrics/counts.js';
 import type { FrameTap } from '../shared/frame-tap.js';
 import { UDP_LISTEN_MS } from '../udp/udp-listener.js';
 import { freeTcpPort } from '../shared/stream-server.js';
+import { guardLinkSocket, type LinkGuard } from './link-guard.js';
+import { LISTENER_LOG, LogBudget } from '../shared/log-budget.js';
+import type { Server as NetServer, Socket } from 'node:net';
 import { COMMAND_CALLS, HEARD_EVERY_MS, MAX_LOCATION_JSON, MAX_STORE_ROWS, toWire, type Answer, type ConnectPayload, type CoreNote, type GatewayBatch, type GatewayNote, type GatewayRequest } from './ipc.messages.js';
 
 /** how often the raw-frame feed's interest is compared and, when it changed, pushed */
@@ -111,6 +114,10 @@ async function open(o: CoreLinkOptions): Promise<CoreLink> {
   );
   const secret = digest(o.secret);
   const authenticated = new Map<Connection, ConnectPayload>();
+  /** refused connections (a wrong secret, what the guard closes): anyone who reaches the port can make them, so their lines are bounded */
+  const refusals = new LogBudget({ ...LISTENER_LOG, onSuppressed: (count) => o.logger.warn({ count }, 'gateway link connections refused, not logged one by one') });
+  /** each accepted socket's guard (link-guard.ts), raised once it presents the secret */
+  const guards = new WeakMap<object, LinkGuard>();
   /** device -> the gateway process that holds its live TCP connection */
   const holders = new Map<string, Connection>();
   /** UDP device -> the gateway process that last heard it, and when */
@@ -124,11 +131,13 @@ async function open(o: CoreLinkOptions): Promise<CoreLink> {
 
   server.on('error', (e) => o.logger.debug({ err: (e as unknown as Error).message }, 'gateway link error'));
   server.on('connect', (c, payload?: ConnectPayload) => {
+    const guard = guards.get(c.connection as object);
     if (typeof payload?.secret !== 'string' || !timingSafeEqual(digest(payload.secret), secret)) {
-      o.logger.warn({ remote: c.connection?.remoteAddress ?? 'local' }, 'gateway process refused: wrong secret');
+      if (refusals.take(Date.now())) o.logger.warn({ remote: c.connection?.remoteAddress ?? 'local' }, 'gateway process refused: wrong secret');
       void c.close('unauthorized');
       return;
     }
+    guard?.trust();
     authenticated.set(c, { pid: payload.pid, worker: payload.worker, secret: '' });
     o.logger.info({ pid: payload.pid, worker: payload.worker }, 'gateway process connected');
     send(c, { t: 'interest', ...interest });
@@ -285,7 +294,14 @@ async function open(o: CoreLinkOptions): Promise<CoreLink> {
   // net-ipc reports a port that cannot be bound only as an error event
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject as never);
-    server.start().then(() => {
+    const started = server.start();
+    // net-ipc made its server synchronously: the guard sees each socket before net-ipc does
+    const raw = (server as unknown as { server: NetServer }).server;
+    raw.prependListener(o.tls ? 'secureConnection' : 'connection', (socket: Socket) => {
+      const remote = socket.remoteAddress ?? 'local';
+      guards.set(socket, guardLinkSocket(socket, (reason) => refusals.take(Date.now()) && o.logger.warn({ remote, reason }, 'gateway link connection closed')));
+    });
+    started.then(() => {
       server.off('error', reject as never);
       resolve();
     }, reject);
@@ -321,6 +337,7 @@ async function open(o: CoreLinkOptions): Promise<CoreLink> {
     async close() {
       offChanged();
       clearInterval(interestTimer);
+      refusals.flush();
       await server.close();
     },
   };
