@@ -59,11 +59,19 @@ export function commandPayload(c: Pick<CommandRecord, 'id' | 'command' | 'format
 
 export function createMqttCommands(o: MqttCommandsOptions): MqttCommands {
   const logger = o.logger;
-  /** deviceId -> the client that takes its commands (the latest to subscribe) and its delivery */
-  const byDevice = new Map<string, { client: Client; commands: ConnectionCommands }>();
+  /**
+   * deviceId -> the device's clients that take its commands, and its one delivery. A command is
+   * published to the device's topic, which every one of them receives: the delivery lives while
+   * any of them does. A client that joins live ones (a technician's mosquitto_sub beside the
+   * device) changes nothing of it, nor does one that leaves while another stays; when the last
+   * one is gone, what was sent and not answered goes back to the queue, for the next client.
+   */
+  const byDevice = new Map<string, { clients: Set<Client>; commands: ConnectionCommands }>();
+  const live = (clients: Set<Client>): boolean => [...clients].some((c) => !c.closed);
 
-  function publish(deviceId: string, payload: Buffer, client: Client): boolean {
-    if (client.closed) return false;
+  function publish(deviceId: string, payload: Buffer): boolean {
+    const entry = byDevice.get(deviceId);
+    if (!entry || !live(entry.clients)) return false;
     const packet: PublishPacket = { cmd: 'publish', topic: commandsTopic(deviceId), payload, qos: 1, retain: false, dup: false };
     o.broker.publish(packet, (err) => {
       if (err) logger.warn({ deviceId, err: err.message }, 'mqtt: publishing a command failed; it is delivered again at the next connection');
@@ -81,10 +89,12 @@ export function createMqttCommands(o: MqttCommandsOptions): MqttCommands {
   return {
     ready(client, deviceId) {
       const current = byDevice.get(deviceId);
-      if (current?.client === client) {
+      if (current && (current.clients.has(client) || live(current.clients))) {
+        current.clients.add(client);
         current.commands.kick();
         return;
       }
+      // none of the device's clients lives on: a new delivery, which sends again what was in flight
       current?.commands.close();
       const where = () => ({ protocol: PROTOCOL, deviceId, clientId: client.id });
       const commands = new ConnectionCommands({
@@ -96,16 +106,16 @@ export function createMqttCommands(o: MqttCommandsOptions): MqttCommands {
         deviceId,
         encode: (c) => ({ bytes: commandPayload(c), match: { commandId: c.id } }),
         unmatched: (r) => byId(deviceId, r.commandId!, r.text),
-        write: (bytes) => publish(deviceId, bytes, client),
+        write: (bytes) => publish(deviceId, bytes),
         where,
       });
-      byDevice.set(deviceId, { client, commands });
+      byDevice.set(deviceId, { clients: new Set([client]), commands });
       commands.kick();
     },
 
     gone(client) {
       for (const [deviceId, entry] of byDevice) {
-        if (entry.client !== client) continue;
+        if (!entry.clients.delete(client) || entry.clients.size > 0) continue;
         entry.commands.close();
         byDevice.delete(deviceId);
       }
@@ -113,7 +123,7 @@ export function createMqttCommands(o: MqttCommandsOptions): MqttCommands {
 
     deliver(deviceId) {
       const entry = byDevice.get(deviceId);
-      if (!entry || entry.client.closed) return false;
+      if (!entry || !live(entry.clients)) return false;
       entry.commands.kick();
       return true;
     },

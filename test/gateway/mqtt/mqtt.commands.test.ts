@@ -124,3 +124,27 @@ test('mqtt.commands: a device may not subscribe to another device\'s commands no
   await closedOnFake;
   t.pass('publishing to its commands topic closes the connection');
 });
+
+test('mqtt.commands: a second client of the device (a technician\'s watcher) that subscribes and leaves neither sends the command in flight again nor stops the delivery to the first', async (t) => {
+  const s = await start(t, { TRACKGATE_COMMAND_WAIT: '60' });
+  const device = await mqttDevice(t, s);
+  await device.client.subscribeAsync(`devices/${DEVICE}/commands`, { qos: 1 });
+  const first = send(s, { command: 'status', ttl: 600 });
+  await until('the first command published', () => device.received.length === 1);
+  // a watcher with the device's login subscribes while the command waits for its answer
+  const watcher = await mqttDevice(t, s);
+  await watcher.client.subscribeAsync(`devices/${DEVICE}/commands`, { qos: 1 });
+  await new Promise((r) => setTimeout(r, 500));
+  t.is(device.received.length, 1, 'the command in flight is not sent again to the device');
+  t.is((await listed(s)).find((c) => c.id === device.received[0].id)?.attempts, 1, 'no attempt spent');
+  await device.client.publishAsync(`devices/${DEVICE}/commandResults`, JSON.stringify({ id: device.received[0].id, result: 'ok' }), { qos: 1 });
+  t.is((await first).body.result, 'ok');
+  // the watcher leaves; the device, still subscribed, gets the next command at once
+  await watcher.client.endAsync();
+  await new Promise((r) => setTimeout(r, 300));
+  const second = send(s, { command: 'position', ttl: 600 });
+  await until('the second command published to the device', () => device.received.length === 2, 5000);
+  t.is(device.received[1].command, 'position');
+  await device.client.publishAsync(`devices/${DEVICE}/commandResults`, JSON.stringify({ id: device.received[1].id, result: 'here' }), { qos: 1 });
+  t.is((await second).body.result, 'here');
+});
