@@ -301,7 +301,6 @@ export async function createServices(config: Readonly<Config>, db: Db, clock: Cl
   events.onAccountChanged((accountId) => notifications.forgetZone(accountId));
   const groups = createGroupsService({
     db, clock,
-    onUsersChanged: (ids) => ids.forEach((id) => events.userChanged(id)),
     onDevicesChanged: (ids) => ids.forEach((id) => events.deviceChanged(id)),
   });
   const users = createUsersService({ db, clock, onChange: (id) => events.userChanged(id) });

@@ -118,7 +118,13 @@ export function addRoute<B extends z.ZodType | undefined, Q extends z.ZodType | 
   const errors: Record<number, string> = { 500: 'Unexpected failure (no stack is ever returned).' };
   if (spec.body || spec.query) errors[400] = 'Bad input: the message names the field.';
   if (spec.body) Object.assign(errors, { 413: 'Body larger than the configured limit.', 415: 'Body is not JSON.' });
-  if (auth) Object.assign(errors, { 401: 'No valid token (WWW-Authenticate: Bearer).', 429: 'Too many requests (Retry-After).' });
+  if (auth) {
+    Object.assign(errors, {
+      401: 'No valid token (WWW-Authenticate: Bearer).',
+      403: 'FORBIDDEN: the caller\'s privileges, or its group, do not allow this (a user without any privilege gets it on every endpoint).',
+      429: 'Too many requests (Retry-After).',
+    });
+  }
   for (const [status, description] of Object.entries(errors)) {
     responses[status] ??= { description, content: { 'application/json': { schema: errorResponseSchema } } };
   }

@@ -1,5 +1,6 @@
 import { z } from '../schemas/zod.js';
 import { addRoute } from '../route.js';
+import { errorResponseSchema } from '../schemas/common.schemas.js';
 import type { RouteTable } from '../route.js';
 import { API_KEY_MAX, USER_NAME_MAX, type TokensService } from '../../core/auth/tokens.service.js';
 
@@ -27,7 +28,11 @@ export function authRoutes(api: RouteTable, tokens: TokensService): void {
     tags: ['Auth'],
     auth: false,
     body: tokenRequest,
-    responses: { 200: { description: 'Token issued.', schema: tokenResponse }, 401: { description: 'Invalid credentials; no token.' } },
+    responses: {
+      200: { description: 'Token issued.', schema: tokenResponse },
+      401: { description: 'Invalid credentials; no token.', schema: errorResponseSchema },
+      429: { description: 'RATE_LIMITED: too many failures from this address (or for this user name from it); Retry-After says when to try again.', schema: errorResponseSchema },
+    },
     handler: async (ctx, { body }) => {
       const issued = await tokens.issue(body.userName, body.apiKey, ctx.ip);
       return { body: { success: true, token: issued.token, expires: issued.expires } };

@@ -1,6 +1,6 @@
 import { addRoute, validationError } from '../route.js';
 import type { RouteTable } from '../route.js';
-import { okSchema } from '../schemas/common.schemas.js';
+import { errorResponseSchema, okSchema } from '../schemas/common.schemas.js';
 import { applyJsonPatch } from '../patch.js';
 import { groupInputSchema, groupResponse, groupsResponse, jsonPatchSchema } from '../schemas/groups-users.schemas.js';
 import type { GroupsService } from '../../core/groups/groups.service.js';
@@ -44,7 +44,12 @@ export function groupRoutes(api: RouteTable, groups: GroupsService): void {
   });
   addRoute(api, {
     method: 'delete', path: '/api/groups/{groupId}', tags, summary: 'Delete a group (write)',
-    responses: { 200: { description: 'Deleted.', schema: okSchema }, 404: { description: 'No such group.' } },
+    description: 'A group in use cannot be deleted (409 `GROUP_IN_USE`): while a user is restricted to it (`details.users`, their ids; deleting it would let them see every device, so an admin gives them another group or none first), an alert rule watches it (`details.rules`) or a forward delivers it (`details.forwards`).',
+    responses: {
+      200: { description: 'Deleted.', schema: okSchema },
+      404: { description: 'No such group.' },
+      409: { description: 'GROUP_IN_USE: a user, an alert rule or a forward uses the group.', schema: errorResponseSchema },
+    },
     handler: async (_ctx, { principal, params }) => {
       await groups.remove(principal, params.groupId);
       return { body: { success: true } };

@@ -9,6 +9,8 @@ export const errorResponseSchema = z
     error: z.string().openapi({ description: 'A sentence a person can act on.' }),
     code: z.string().openapi({ description: 'Stable machine code, e.g. DEVICE_NOT_FOUND, NO_LICENSE_AVAILABLE, INVALID_TOKEN.' }),
     details: z.record(z.string(), z.unknown()).optional(),
+    apiUsage: z.number().int().optional().openapi({ description: 'Requests of this user in the current minute (every authenticated answer, errors included).' }),
+    apiDailyUsage: z.number().int().optional().openapi({ description: 'Requests of this user today, UTC (every authenticated answer, errors included).' }),
   })
   .openapi('Error');
 

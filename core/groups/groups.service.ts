@@ -30,7 +30,11 @@ export interface GroupsService {
   create(p: Principal, input: GroupInput): Promise<Group>;
   /** Replaces a group's name, description and devices (write privilege). */
   update(p: Principal, id: string, input: GroupInput): Promise<Group>;
-  /** Deletes a group (write privilege, no group restriction); its users are no longer restricted. GROUP_IN_USE while an alert rule watches it or a forward delivers it. */
+  /**
+   * Deletes a group (write privilege, no group restriction). GROUP_IN_USE while a user is
+   * restricted to it (deleting it would lift the restriction, which only an admin may do, by
+   * changing the user), an alert rule watches it or a forward delivers it.
+   */
   remove(p: Principal, id: string): Promise<void>;
   /** Whether a group holds a device, for scopes decided outside a request (the MQTT live feed). */
   includesDevice(groupId: string, deviceId: string): Promise<boolean>;
@@ -39,8 +43,6 @@ export interface GroupsService {
 export interface GroupsDeps {
   db: Db;
   clock: Clock;
-  /** called with the users a deleted group restricted (cached principals elsewhere) */
-  onUsersChanged?: (userIds: string[]) => void;
   /** called with the devices that joined or left a group (cached memberships elsewhere: the live feed) */
   onDevicesChanged?: (deviceIds: string[]) => void;
 }
@@ -116,21 +118,14 @@ export function createGroupsService(deps: GroupsDeps): GroupsService {
     await visible(p, id);
     requirePrivilege(p, 'write');
     if (p.groupId) throw new DomainError('FORBIDDEN', 'A user restricted to a group cannot delete it.');
-    const restricted = (await users.listByAccount(db, p.accountId)).filter((u) => u.groupId === id).map((u) => u.id);
     const members = (await groups.devicesOf(db, [id])).get(id) ?? [];
     await db.transaction(async (trx) => {
+      const restricted = await users.restrictedTo(trx, id);
       const ruleNames = await alertRules.namesUsingGroup(trx, id);
-      if (ruleNames.length) {
-        throw new DomainError('GROUP_IN_USE', `Group "${id}" is watched by the alert rule${ruleNames.length > 1 ? 's' : ''} ${ruleNames.map((n) => `"${n}"`).join(', ')}; change or delete ${ruleNames.length > 1 ? 'them' : 'it'} first.`, { rules: ruleNames });
-      }
       const forwardNames = await forwards.namesUsingGroup(trx, id);
-      if (forwardNames.length) {
-        throw new DomainError('GROUP_IN_USE', `Group "${id}" is what the forward${forwardNames.length > 1 ? 's' : ''} ${forwardNames.map((n) => `"${n}"`).join(', ')} deliver${forwardNames.length > 1 ? '' : 's'}; change or delete ${forwardNames.length > 1 ? 'them' : 'it'} first.`, { forwards: forwardNames });
-      }
-      await users.clearGroup(trx, id);
+      if (restricted.length || ruleNames.length || forwardNames.length) throw groupInUse(id, restricted, ruleNames, forwardNames);
       await groups.remove(trx, id);
     });
-    deps.onUsersChanged?.(restricted);
     if (members.length) deps.onDevicesChanged?.(members);
   }
 
@@ -143,4 +138,24 @@ export function createGroupsService(deps: GroupsDeps): GroupsService {
   }
 
   return { list, get, create, update, remove, includesDevice };
+}
+
+/**
+ * GROUP_IN_USE, naming every use at once: the users restricted to the group (deleting it would
+ * let them see every device of the account; only an admin may change that, by changing the
+ * user), the alert rules that watch it, the forwards that deliver it.
+ */
+function groupInUse(id: string, restricted: { id: string; name: string }[], rules: string[], forwarded: string[]): DomainError {
+  const names = (list: string[]) => list.map((n) => `"${n}"`).join(', ');
+  const plural = (list: unknown[], one: string, many: string) => (list.length > 1 ? many : one);
+  const uses = [
+    ...(restricted.length ? [`it restricts the ${plural(restricted, 'user', 'users')} ${names(restricted.map((u) => u.name))} to its devices (an admin gives ${plural(restricted, 'that user', 'them')} another group, or none)`] : []),
+    ...(rules.length ? [`the alert ${plural(rules, 'rule', 'rules')} ${names(rules)} ${plural(rules, 'watches', 'watch')} it`] : []),
+    ...(forwarded.length ? [`the ${plural(forwarded, 'forward', 'forwards')} ${names(forwarded)} ${plural(forwarded, 'delivers', 'deliver')} it`] : []),
+  ];
+  return new DomainError('GROUP_IN_USE', `Group "${id}" is in use: ${uses.join('; ')}. It can be deleted once nothing uses it.`, {
+    ...(restricted.length && { users: restricted.map((u) => u.id) }),
+    ...(rules.length && { rules }),
+    ...(forwarded.length && { forwards: forwarded }),
+  });
 }

@@ -89,6 +89,7 @@ export async function touchLastLogin(db: Q, id: string, atMs: number): Promise<v
   await db('users').where({ id }).update({ last_login: atMs });
 }
 
-export async function clearGroup(db: Q, groupId: string): Promise<void> {
-  await db('users').where({ group_id: groupId }).update({ group_id: null });
+/** The names and ids of the users restricted to a group. */
+export async function restrictedTo(db: Q, groupId: string): Promise<{ id: string; name: string }[]> {
+  return (await db('users').where({ group_id: groupId }).orderBy('creation').select('id', 'name')) as { id: string; name: string }[];
 }

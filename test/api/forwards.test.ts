@@ -114,6 +114,7 @@ for (const backend of await backends()) {
     t.is(del.status, 409, JSON.stringify(del.body));
     t.is(del.body.code, 'GROUP_IN_USE');
     t.deepEqual(del.body.details.forwards, ['ERP']);
+    t.is(del.body.details.users.length, 1, 'every use is named at once: the group admin restricted to it, too');
   });
 }
 

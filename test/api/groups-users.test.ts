@@ -31,6 +31,39 @@ for (const backend of await backends()) {
     t.is((await s.request('GET', `/api/groups/${id}`, { token })).status, 404);
   });
 
+  test(`api.groups (${backend}): a group a user is restricted to cannot be deleted, by a writer or an admin, until an admin lifts the restriction`, async (t) => {
+    const s = await startServer(backend);
+    t.teardown(() => s.stop());
+    const admin = s.adminToken;
+    for (const id of ['d1', 'd2']) await s.request('POST', '/api/devices', { token: admin, body: { id, name: id } });
+    const group = (await s.request('POST', '/api/groups', { token: admin, body: { name: 'Restricted', devices: ['d2'] } })).body.id as string;
+    const mk = async (email: string, privileges: string[], g?: string) => {
+      const r = await s.request('POST', '/api/users', { token: admin, body: { name: email, email, country: 'ES', timeZone: 'UTC', privileges, group: g } });
+      t.is(r.status, 201, JSON.stringify(r.body));
+      return { id: r.body.id as string, token: await s.token(email, r.body.apiKey) };
+    };
+    const reader = await mk('reader@example.com', ['read'], group);
+    const writer = await mk('writer@example.com', ['write']);
+    const seen = async () => ((await s.request('GET', '/api/devices', { token: reader.token })).body.devices as { id: string }[]).map((d) => d.id);
+    t.deepEqual(await seen(), ['d2']);
+    for (const token of [writer.token, admin]) {
+      const refused = await s.request('DELETE', `/api/groups/${group}`, { token });
+      t.is(refused.status, 409);
+      t.is(refused.body.code, 'GROUP_IN_USE');
+      t.deepEqual(refused.body.details, { users: [reader.id] });
+      t.regex(refused.body.error as string, /reader@example\.com/);
+    }
+    // nothing changed: the group, and the user's restriction
+    t.is((await s.request('GET', `/api/groups/${group}`, { token: admin })).status, 200);
+    t.is((await s.request('GET', `/api/users/${reader.id}`, { token: admin })).body.group, group);
+    t.deepEqual(await seen(), ['d2']);
+    t.is((await s.request('GET', '/api/devices/d1', { token: reader.token })).status, 404);
+    // an admin moves the user out of the group: now the writer may delete it
+    t.is((await s.request('PATCH', `/api/users/${reader.id}`, { token: admin, body: [{ op: 'replace', path: '/group', value: null }] })).status, 200);
+    t.is((await s.request('DELETE', `/api/groups/${group}`, { token: writer.token })).status, 200);
+    t.is((await s.request('GET', `/api/groups/${group}`, { token: admin })).status, 404);
+  });
+
   test(`api.groups (${backend}): a group of 600 devices is stored whole (more rows than one insert statement takes)`, async (t) => {
     const s = await startServer(backend, { env: { TRACKGATE_LICENSES: '1000' } });
     t.teardown(() => s.stop());

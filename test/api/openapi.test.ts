@@ -134,3 +134,48 @@ test('api.openapi: the document is OpenAPI 3.1; every pattern compiles as an ECM
   t.true(dateTimePatterns >= 8, `every date-time field was checked (${dateTimePatterns})`);
   t.false(JSON.stringify(doc).includes('$/i'), 'no regex flags leaked into a pattern');
 });
+
+test('api.openapi: what the service answers is in the document: 403 on every authenticated operation, 409 on a group in use, 429 on the token endpoint, the usage fields on errors', async (t) => {
+  const s = await startServer('sqlite');
+  t.teardown(() => s.stop());
+  const admin = s.adminToken;
+  const doc = (await s.request('GET', '/api/openapi.json')).body as Json;
+  const documented = (method: string, path: string, status: number): boolean => String(status) in ((doc.paths as Json)[path]?.[method]?.responses ?? {});
+
+  // A user without any privilege is refused everywhere (README "Decisions"): every operation says so.
+  const created = await s.request('POST', '/api/users', { token: admin, body: { name: 'none', email: 'none@example.com', country: 'ES', timeZone: 'UTC', privileges: [] } });
+  t.is(created.status, 201, JSON.stringify(created.body));
+  const nobody = await s.token('none@example.com', created.body.apiKey);
+  let operations = 0;
+  for (const [path, item] of Object.entries(doc.paths as Json)) {
+    for (const [method, op] of Object.entries(item as Json)) {
+      if (!METHODS.includes(method) || !(op as Json).security?.length) continue;
+      operations++;
+      const url = path.replace(/\{[^}]+\}/g, 'x');
+      const body = ['post', 'put'].includes(method) ? {} : method === 'patch' ? [] : undefined;
+      const r = await s.request(method.toUpperCase(), url, { token: nobody, body });
+      t.is(r.status, 403, `${method} ${path} with no privilege`);
+      t.true(documented(method, path, r.status), `${method} ${path} documents ${r.status}`);
+      t.is(typeof r.body.apiUsage, 'number', `${method} ${path}: an authenticated error carries apiUsage`);
+    }
+  }
+  t.true(operations > 40, `every authenticated operation was tried (${operations})`);
+  const error = doc.components.schemas.Error as Json;
+  for (const field of ['apiUsage', 'apiDailyUsage']) t.truthy(error.properties[field], `the Error schema has ${field}`);
+
+  // A group a user is restricted to: 409.
+  const group = (await s.request('POST', '/api/groups', { token: admin, body: { name: 'G' } })).body.id as string;
+  await s.request('PATCH', `/api/users/${created.body.id}`, { token: admin, body: [{ op: 'replace', path: '/group', value: group }] });
+  const inUse = await s.request('DELETE', `/api/groups/${group}`, { token: admin });
+  t.is(inUse.status, 409);
+  t.true(documented('delete', '/api/groups/{groupId}', 409));
+
+  // Failed logins from one address: 429 after a few.
+  let limited: { status: number } | undefined;
+  for (let i = 0; i < 30 && !limited; i++) {
+    const r = await s.request('POST', '/api/Auth/Token', { body: { userName: 'nobody', apiKey: `wrong-${i}` } });
+    if (r.status === 429) limited = r;
+  }
+  t.is(limited?.status, 429, 'failed logins are rate limited');
+  t.true(documented('post', '/api/Auth/Token', 429));
+});
