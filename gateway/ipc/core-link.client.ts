@@ -121,18 +121,27 @@ export function connectCoreLink(o: CoreLinkClientOptions): CoreLinkClient {
     cache.clear();
     failAll(new CoreUnreachable('link lost'));
   });
-  client.on('close', () => schedule());
+  /** the core refused this gateway's secret: said once (not at every retry) until the link is up */
+  let refused = false;
+  client.on('close', (reason?: unknown) => {
+    if (reason === 'unauthorized' && !refused) {
+      refused = true;
+      o.logger.error('core link: the core refused this gateway: its TRACKGATE_GATEWAY_SECRET is not the core\'s; trying again');
+    }
+    schedule();
+  });
   client.on('ready', () => {
     lastError = '';
     const hello = o.hello();
     direct({ t: 'hello', ...hello })
       .then(() => {
         up = true;
+        refused = false;
         o.logger.info({ devices: hello.online.length }, 'core link up');
         firstUp();
       })
       .catch((e: Error) => {
-        o.logger.warn({ err: e.message }, 'core link: hello refused; trying again');
+        if (!refused) o.logger.warn({ err: e.message }, 'core link: hello refused; trying again');
         client.destroy();
         schedule();
       });

@@ -82,3 +82,21 @@ test('gateway.ipc link guard: connections with a wrong secret are refused and th
   t.is(link.connections(), 0);
   t.true(logger.at('warn', 'gateway process refused: wrong secret').length <= 20, 'at most 20 lines a minute');
 });
+
+test('gateway.ipc link: a gateway whose secret the core refuses says so once, naming TRACKGATE_GATEWAY_SECRET, not at every retry', async (t) => {
+  const s = await startServer('sqlite');
+  t.teardown(() => s.stop());
+  const link = await startCoreLink({ host: '127.0.0.1', port: 0, secret, ...s.running.services, logger: silentLogger });
+  t.teardown(() => link.close());
+  const logger = capturingLogger();
+  const bad = connectCoreLink({
+    host: '127.0.0.1', port: link.port!, secret: `wrong-${secret}`, clock: systemClock, logger,
+    hello: () => ({ ports: null, online: [] }), onDeliver: () => undefined, onDrop: () => undefined,
+  });
+  t.teardown(() => bad.close());
+  await until('the refusal said', () => logger.at('error', /TRACKGATE_GATEWAY_SECRET/).length > 0, 5000);
+  await new Promise((r) => setTimeout(r, 2500));
+  t.is(logger.at('error', /TRACKGATE_GATEWAY_SECRET/).length, 1, 'said once');
+  t.true(logger.at('warn', /hello refused/).length <= 1, `${logger.at('warn', /hello refused/).length} "hello refused" lines in 2.5 s of retries`);
+  t.is(link.connections(), 0);
+});
