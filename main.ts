@@ -384,7 +384,12 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
     metrics?.readAtScrape({ remoteTrackers: () => [...(trackers.link?.trackerCounts() ?? []), ...(edge?.link.trackerCounts() ?? [])] });
     // edge gateways (`trackgate gateway --core`) on their own link: commands go through whichever side holds the device
     const edge = await startEdgeLink(config, services, clock, logger);
-    if (edge) closers.push(() => edge.link.close());
+    if (edge) {
+      closers.push(() => edge.link.close());
+      // a tracker that moves between the core's own listeners and an edge gateway: its connection on the side it left is stale
+      trackers.onOnline((deviceId) => edge.link.drop(deviceId));
+      edge.link.onOnline((deviceId) => trackers.drop(deviceId));
+    }
     const gateway: Running['gateway'] = edge
       ? {
           ports: { ...trackers.gateway.ports, gatewayLink: edge.port },
@@ -497,14 +502,26 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
   }
 }
 
+/** The core's own tracker listeners, wherever they run. */
+interface Trackers {
+  gateway: Running['gateway'];
+  pool?: GatewayPool;
+  link?: CoreLink;
+  /** Calls `fn` when a device gets a live connection on them. */
+  onOnline(fn: (deviceId: string) => void): void;
+  /** Closes the device's connection on them, if any (it connected to an edge gateway). */
+  drop(deviceId: string): void;
+}
+
 /**
  * The tracker listeners: in this process (TRACKGATE_GATEWAY_PROCESSES=0), or in gateway processes
  * (gateway-main.ts, cluster workers of this one) that reach the core over net-ipc on a loopback
  * TCP port of their own (README "Scaling").
  */
-async function startTrackers(config: Readonly<Config>, services: Services, clock: Clock, logger: Logger, metrics?: Metrics): Promise<{ gateway: Running['gateway']; pool?: GatewayPool; link?: CoreLink }> {
+async function startTrackers(config: Readonly<Config>, services: Services, clock: Clock, logger: Logger, metrics?: Metrics): Promise<Trackers> {
   // no tracker port: nothing for gateway processes to do
   if (config.gatewayProcesses === 0 || Object.values(config.protocolPorts).every((p) => p === 'off')) {
+    const onlines: ((deviceId: string) => void)[] = [];
     const gateway = await startTrackerGateway({
       host: config.host,
       protocols,
@@ -519,8 +536,15 @@ async function startTrackers(config: Readonly<Config>, services: Services, clock
       frames: services.frames,
       logger,
       metrics,
+      onConnectionChange: (deviceId, connected) => {
+        if (connected) for (const fn of onlines) fn(deviceId);
+      },
     });
-    return { gateway };
+    return {
+      gateway,
+      onOnline: (fn) => onlines.push(fn),
+      drop: (deviceId) => gateway.registry.get(deviceId)?.close('replaced by a newer connection of the same device on an edge gateway'),
+    };
   }
   const secret = randomSecret();
   const { link, address } = await startLocalCoreLink({ secret, ...services, clock, logger });
@@ -552,6 +576,8 @@ async function startTrackers(config: Readonly<Config>, services: Services, clock
   return {
     pool,
     link,
+    onOnline: (fn) => link.onOnline(fn),
+    drop: (deviceId) => link.drop(deviceId),
     gateway: {
       ports: pool.ports,
       deliverCommands: (deviceId) => link.deliverCommands(deviceId),

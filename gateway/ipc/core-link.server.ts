@@ -60,6 +60,10 @@ export interface CoreLink {
   holderOf(deviceId: string): number | undefined;
   /** Calls `fn` with the ports of each gateway process that says hello (after its listeners are bound). */
   onHello(fn: (ports: Record<string, number>, payload: ConnectPayload) => void): void;
+  /** Calls `fn` when a gateway process says a device connected to it (main.ts drops its connection on the core's other side). */
+  onOnline(fn: (deviceId: string) => void): void;
+  /** Has the gateway process holding the device's connection close it, and forgets its datagrams: the device connected elsewhere. */
+  drop(deviceId: string): void;
   /** how many gateway processes are connected now */
   connections(): number;
   /** messages (net-ipc's, each a request, a note or a batch) received from gateway processes since it started */
@@ -123,6 +127,7 @@ async function open(o: CoreLinkOptions): Promise<CoreLink> {
   /** UDP device -> the gateway process that last heard it, and when */
   const heard = new Map<string, { c: Connection; at: number }>();
   const hellos: ((ports: Record<string, number>, payload: ConnectPayload) => void)[] = [];
+  const onlines: ((deviceId: string) => void)[] = [];
   /** each gateway process's last counts, by the source id it reports under (a process that reconnects replaces its own) */
   const reported = new Map<string, { c: Connection | undefined; trackers: Record<string, TrackerSnapshot> }>();
   const send = (c: Connection, note: CoreNote) => void c.send(note).catch(() => undefined);
@@ -204,6 +209,8 @@ async function open(o: CoreLinkOptions): Promise<CoreLink> {
         return;
       case 'online':
         online(m.deviceId, c);
+        // a live connection, the newest the device has: whatever it held on the core's other side is stale
+        for (const fn of onlines) fn(m.deviceId);
         return;
       case 'offline':
         if (holders.get(m.deviceId) === c) holders.delete(m.deviceId);
@@ -330,6 +337,16 @@ async function open(o: CoreLinkOptions): Promise<CoreLink> {
     },
     onHello(fn) {
       hellos.push(fn);
+    },
+    onOnline(fn) {
+      onlines.push(fn);
+    },
+    drop(deviceId) {
+      heard.delete(deviceId);
+      const holder = holders.get(deviceId);
+      if (!holder) return;
+      holders.delete(deviceId);
+      send(holder, { t: 'drop', deviceId });
     },
     connections: () => authenticated.size,
     messagesReceived: () => received,

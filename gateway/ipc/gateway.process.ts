@@ -67,7 +67,7 @@ export async function startGatewayProcess(o: GatewayProcessOptions): Promise<Gat
     logger: o.logger,
     hello: () => ({ ports: gateway?.ports ?? null, online: gateway?.connectedDevices() ?? [] }),
     onDeliver: (deviceId) => gateway?.deliverCommands(deviceId),
-    onDrop: (deviceId) => gateway?.registry.get(deviceId)?.close('replaced by a newer connection of the same device on another gateway process'),
+    onDrop: (deviceId) => gateway?.registry.get(deviceId)?.close('replaced by a newer connection of the same device elsewhere (another gateway process, an edge gateway or the core)'),
   });
   await link.ready();
   try {

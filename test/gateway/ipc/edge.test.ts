@@ -116,6 +116,32 @@ test('gateway.edge: an edge gateway over TLS with the shared secret stores throu
   t.deepEqual(await stored(back), [0, 1].map((i) => new Date(T0 + i * 1000).toISOString()));
 });
 
+for (const processes of ['0', '1']) {
+  test(`gateway.edge: a tracker that moves between the core's own port and an edge gateway has its connection on the side it left closed, and its commands follow it (TRACKGATE_GATEWAY_PROCESSES=${processes})`, async (t) => {
+    const s = await startServer('sqlite', { env: { TRACKGATE_GATEWAY_LINK_PORT: '0', TRACKGATE_GATEWAY_SECRET: SECRET, TRACKGATE_COMMAND_WAIT: '5', TRACKGATE_GATEWAY_PROCESSES: processes, TRACKGATE_TELTONIKA_PORT: '0' } });
+    t.teardown(() => s.stop());
+    await device(s);
+    const edge = await spawnEdge(t, `127.0.0.1:${s.running.ports.gatewayLink}`, { TRACKGATE_GATEWAY_SECRET: SECRET });
+    const command = async (at: TrackerClient, text: string) => {
+      const pending = s.request('POST', `/api/devices/${IMEI}/sendCommand`, { token: s.adminToken, body: { command: text } });
+      t.is(await readTeltonikaCommand(at), text);
+      at.write(F.teltonikaAnswer(`ok ${text}`));
+      t.is((await pending).body.result, `ok ${text}`);
+    };
+
+    const atCore = await teltonikaSession(t, s.running.ports.teltonika, IMEI);
+    await until('the core holds the device', () => s.running.gateway.connectedDevices().includes(IMEI));
+    const atEdge = await teltonikaSession(t, edge.ports!.teltonika, IMEI);
+    t.true(await atCore.waitClosed(5000), 'its connection on the core\'s own port is closed once it connected to the edge');
+    await command(atEdge, 'getver');
+
+    const back = await teltonikaSession(t, s.running.ports.teltonika, IMEI);
+    t.true(await atEdge.waitClosed(5000), 'its connection on the edge is closed once it connected to the core again');
+    await until('the edge no longer holds it', () => !s.running.edgeLink!.connectedDevices().includes(IMEI));
+    await command(back, 'getgps');
+  });
+}
+
 test('gateway.edge: an edge gateway with the wrong secret is refused and opens no tracker port', async (t) => {
   const logger = capturingLogger();
   const s = await startServer('sqlite', { env: { TRACKGATE_GATEWAY_LINK_PORT: '0', TRACKGATE_GATEWAY_SECRET: SECRET }, logger });
