@@ -14,6 +14,7 @@
  * supervisor, starts it again).
  */
 import { readFileSync } from 'node:fs';
+import { X509Certificate } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import type { Config } from './config/config.js';
@@ -58,6 +59,8 @@ export async function runEdgeGateway(config: Readonly<Config>, core: { host: str
     } catch (e) {
       throw new ConfigError('TRACKGATE_GATEWAY_TLS_CA', `cannot read ${config.gatewayTlsCa} (${(e as Error).message})`);
     }
+    const problem = caProblem(ca);
+    if (problem) throw new ConfigError('TRACKGATE_GATEWAY_TLS_CA', `${config.gatewayTlsCa} ${problem}`);
   }
   const logger = createLogger(config.logLevel, { service: 'trackgate', role: 'edge-gateway' });
   let running: GatewayProcess | undefined;
@@ -77,6 +80,23 @@ export async function runEdgeGateway(config: Readonly<Config>, core: { host: str
     logger,
   });
   logger.info({ host: config.host, ports: running.ports }, 'listening');
+}
+
+/**
+ * Why a CA file cannot be trusted, or undefined: Node takes a file without a certificate in it
+ * (it trusts nothing then, and every handshake fails with an error that does not name the file).
+ */
+export function caProblem(pem: string): string | undefined {
+  const blocks = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [];
+  if (blocks.length === 0) return 'holds no PEM certificate (-----BEGIN CERTIFICATE-----)';
+  for (const [i, block] of blocks.entries()) {
+    try {
+      new X509Certificate(block);
+    } catch (e) {
+      return `certificate ${i + 1} cannot be read (${(e as Error).message})`;
+    }
+  }
+  return undefined;
 }
 
 async function runWorker(): Promise<void> {

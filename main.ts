@@ -5,6 +5,7 @@
 import http from 'node:http';
 import { existsSync, readFileSync } from 'node:fs';
 import net from 'node:net';
+import { createSecureContext } from 'node:tls';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
@@ -605,6 +606,14 @@ async function startEdgeLink(config: Readonly<Config>, services: Services, clock
     }
   };
   const tls = config.gatewayTlsCert && config.gatewayTlsKey ? { cert: read(config.gatewayTlsCert, 'TRACKGATE_GATEWAY_TLS_CERT'), key: read(config.gatewayTlsKey, 'TRACKGATE_GATEWAY_TLS_KEY') } : undefined;
+  if (tls) {
+    // a file that is not a certificate, or a key of another: said at start, not at each gateway's handshake
+    try {
+      createSecureContext(tls);
+    } catch (e) {
+      throw new ConfigError('TRACKGATE_GATEWAY_TLS_CERT', `${config.gatewayTlsCert} and TRACKGATE_GATEWAY_TLS_KEY ${config.gatewayTlsKey} are not a PEM certificate and its key (${(e as Error).message})`);
+    }
+  }
   const link = await startCoreLink({ port: config.gatewayLinkPort, host: config.host, tls, secret: config.gatewaySecret!, ...services, clock, logger: logger.child({ link: 'edge' }) });
   const port = link.port!;
   if (!tls) logger.warn({ port }, 'edge gateways connect without TLS: their secret and data cross the network in clear (set TRACKGATE_GATEWAY_TLS_CERT and _KEY)');

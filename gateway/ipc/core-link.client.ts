@@ -26,6 +26,16 @@ export const RECONNECT_MS = 500;
 export const CACHE_MS = 5000;
 /** longest wait for the core's answer (a submit waits for its group commit) */
 export const REQUEST_TIMEOUT_MS = 30_000;
+/**
+ * Liveness: while the link is up it pings the core this often, and a core that has not answered
+ * a ping, or a new connection's hello, within LIVENESS_TIMEOUT_MS counts as unreachable (a core
+ * stopped or hung keeps its TCP connections open: without this the gateway would wait on it for
+ * ever, taking new trackers it cannot acknowledge).
+ */
+export const LIVENESS_EVERY_MS = 5000;
+export const LIVENESS_TIMEOUT_MS = 15_000;
+/** TLS errors that mean this gateway does not trust the certificate the core presented */
+const UNTRUSTED = /CERT|SELF_SIGNED|UNABLE_TO_/;
 /** as often as the core's directory records a device's last connection */
 const TOUCH_EVERY_MS = 60_000;
 
@@ -43,6 +53,9 @@ export class CoreUnreachable extends Error {
     this.name = 'CoreUnreachable';
   }
 }
+
+/** The core took the connection but answers nothing (stopped, hung): the link is dropped and opened again. */
+class HungCore extends Error {}
 
 export interface CoreLinkClientOptions {
   /** the core's host and port, or its Unix socket path */
@@ -113,21 +126,45 @@ export function connectCoreLink(o: CoreLinkClientOptions): CoreLinkClient {
     if (message !== lastError) o.logger.debug({ err: message }, 'core link error');
     lastError = message;
   });
+  /** this connection got as far as TCP (or TLS) connected; whether the link was up when it went */
+  let reached = false;
+  let wasUp = false;
+  /** when this connection was opened: a core that leaves it without an answer for LIVENESS_TIMEOUT_MS is hung */
+  let connectedAt = 0;
   client.on('status', (status: number) => {
-    // 4: DISCONNECTED (net-ipc ClientStatus)
+    // 2: CONNECTED, 4: DISCONNECTED (net-ipc ClientStatus)
+    if (status === 2) reached = true;
     if (status !== 4) return;
     if (up) o.logger.warn('core link lost: acknowledging nothing until it is back');
+    wasUp = up;
     up = false;
     cache.clear();
     failAll(new CoreUnreachable('link lost'));
   });
-  /** the core refused this gateway's secret: said once (not at every retry) until the link is up */
-  let refused = false;
+  /** why the link is not up, as said: each cause is logged once (not at every retry) until the link is up */
+  const said = new Set<string>();
+  function say(cause: string, level: 'warn' | 'error', message: string): void {
+    if (said.has(cause)) return;
+    said.add(cause);
+    o.logger[level](`core link: ${message}; trying again`);
+  }
+  /** Says why a connection closed before the link was up, in the words of the setting to change. */
+  function explain(reason: unknown): void {
+    const code = typeof (reason as { code?: unknown })?.code === 'string' ? (reason as { code: string }).code : undefined;
+    const message = reason instanceof Error ? reason.message : typeof reason === 'string' ? reason : '';
+    if (reason === 'unauthorized') say('secret', 'error', "the core refused this gateway: its TRACKGATE_GATEWAY_SECRET is not the core's");
+    else if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') say(code, 'error', `the core's TLS certificate does not name ${o.host} (${message}): connect with --core to a name the certificate holds, or give the core a certificate for this one`);
+    else if (code && UNTRUSTED.test(code)) say(code, 'error', `this gateway does not trust the core's TLS certificate (${code}: ${message}): set TRACKGATE_GATEWAY_TLS_CA to the core's certificate file (its TRACKGATE_GATEWAY_TLS_CERT) or to the authority that signed it`);
+    // a plain link answers a TLS hello with its own bytes (EPROTO), or the core's guard closes it at once
+    else if (o.tls && (code === 'EPROTO' || /wrong version number|before secure TLS connection/i.test(message))) say('tls-plain', 'error', `the core does not answer TLS on its link port (${message}): give the core TRACKGATE_GATEWAY_TLS_CERT and TRACKGATE_GATEWAY_TLS_KEY, or start this gateway without --tls and TRACKGATE_GATEWAY_TLS_CA; and check that the port is the core's TRACKGATE_GATEWAY_LINK_PORT`);
+    else if (reason instanceof HungCore) say('hung', 'error', message);
+    else if (code) say(code, 'warn', `cannot reach the core (${message || code})`);
+    else if (reached && o.tls === undefined) say('closed', 'error', "the core closed the connection without answering: if its link uses TLS (TRACKGATE_GATEWAY_TLS_CERT), start this gateway with --tls or TRACKGATE_GATEWAY_TLS_CA; and check that the port is the core's TRACKGATE_GATEWAY_LINK_PORT");
+    else if (reached) say('closed', 'error', "the core closed the connection without answering: check that the port is the core's TRACKGATE_GATEWAY_LINK_PORT");
+  }
   client.on('close', (reason?: unknown) => {
-    if (reason === 'unauthorized' && !refused) {
-      refused = true;
-      o.logger.error('core link: the core refused this gateway: its TRACKGATE_GATEWAY_SECRET is not the core\'s; trying again');
-    }
+    if (!wasUp && !closed) explain(reason);
+    wasUp = false;
     schedule();
   });
   client.on('ready', () => {
@@ -136,12 +173,12 @@ export function connectCoreLink(o: CoreLinkClientOptions): CoreLinkClient {
     direct({ t: 'hello', ...hello })
       .then(() => {
         up = true;
-        refused = false;
+        said.clear();
         o.logger.info({ devices: hello.online.length }, 'core link up');
         firstUp();
       })
       .catch((e: Error) => {
-        if (!refused) o.logger.warn({ err: e.message }, 'core link: hello refused; trying again');
+        say('hello', 'warn', `hello refused (${e.message})`);
         client.destroy();
         schedule();
       });
@@ -172,7 +209,37 @@ export function connectCoreLink(o: CoreLinkClientOptions): CoreLinkClient {
 
   function connect(): void {
     if (closed) return;
+    reached = false;
+    connectedAt = Date.now();
     client.connect(payload).catch(() => undefined);
+  }
+
+  // Liveness (LIVENESS_EVERY_MS): a link up pings the core; one being opened must be up in time.
+  let pinging = false;
+  const liveness = setInterval(() => {
+    if (closed || client.status === 0 || client.status === 4) return;
+    if (!up) {
+      if (Date.now() - connectedAt >= LIVENESS_TIMEOUT_MS) hung(`the core took the connection but has not answered in ${LIVENESS_TIMEOUT_MS / 1000} s (is it stopped or hung?)`);
+      return;
+    }
+    if (pinging) return;
+    pinging = true;
+    const connection = client.connection;
+    client.ping(undefined, LIVENESS_TIMEOUT_MS).then(
+      () => (pinging = false),
+      () => {
+        pinging = false;
+        if (client.connection === connection && up) hung(`the core has not answered for ${LIVENESS_TIMEOUT_MS / 1000} s (is it stopped or hung?): acknowledging nothing until it answers`);
+      },
+    );
+  }, LIVENESS_EVERY_MS);
+  liveness.unref();
+  /** Drops a connection the core no longer answers on (the link is lost: nothing is acknowledged) and opens another. */
+  function hung(why: string): void {
+    const lost = up;
+    client.destroy(new HungCore(why));
+    // net-ipc reports the close on its next turn; the link counts as lost from now
+    if (lost) say('hung', 'error', why);
   }
   function schedule(): void {
     if (closed || retry) return;
@@ -369,6 +436,7 @@ export function connectCoreLink(o: CoreLinkClientOptions): CoreLinkClient {
       clearTimeout(retry);
       clearInterval(sweep);
       clearInterval(forget);
+      clearInterval(liveness);
       failAll(new CoreUnreachable('closing'));
       await client.close().catch(() => false);
     },

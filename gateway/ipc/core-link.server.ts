@@ -308,6 +308,12 @@ async function open(o: CoreLinkOptions): Promise<CoreLink> {
       const remote = socket.remoteAddress ?? 'local';
       guards.set(socket, guardLinkSocket(socket, (reason) => refusals.take(Date.now()) && o.logger.warn({ remote, reason }, 'gateway link connection closed')));
     });
+    // a gateway without TLS, or one that does not trust this certificate: the core's operator sees why it does not connect
+    if (o.tls) {
+      raw.on('tlsClientError', (e: Error & { code?: string }, socket: Socket) => {
+        if (refusals.take(Date.now())) o.logger.warn({ remote: socket.remoteAddress ?? 'unknown', err: e.code ?? e.message }, 'gateway link: TLS handshake failed (a gateway started without --tls or TRACKGATE_GATEWAY_TLS_CA, or one that does not trust this certificate)');
+      });
+    }
     started.then(() => {
       server.off('error', reject as never);
       resolve();

@@ -36,21 +36,23 @@ async function certificate(t: T): Promise<{ cert: string; key: string; pem: stri
 }
 
 /** `trackgate gateway --core …` as a real process; resolves with its tracker ports once it logs "listening", or undefined after `ms`. */
-function spawnEdge(t: T, core: string, env: Record<string, string>, ms = 30_000): Promise<{ child: ChildProcess; ports?: Record<string, number> }> {
+function spawnEdge(t: T, core: string, env: Record<string, string>, ms = 30_000): Promise<{ child: ChildProcess; ports?: Record<string, number>; lines: string[] }> {
   const child = spawn(process.execPath, ['--import=tsx', 'cli.ts', 'gateway', '--core', core], {
     cwd: root,
     env: { ...process.env, ...testEnv({ TRACKGATE_LOG_LEVEL: 'info', TRACKGATE_TELTONIKA_PORT: '0', ...env }) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   t.teardown(() => child.kill('SIGKILL'));
+  const lines: string[] = [];
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => resolve({ child }), ms);
+    const timer = setTimeout(() => resolve({ child, lines }), ms);
     createInterface({ input: child.stdout! }).on('line', (line) => {
+      lines.push(line);
       try {
         const entry = JSON.parse(line) as { msg?: string; ports?: Record<string, number> };
         if (entry.msg === 'listening' && entry.ports) {
           clearTimeout(timer);
-          resolve({ child, ports: entry.ports });
+          resolve({ child, ports: entry.ports, lines });
         }
       } catch {
         /* not a log line */
@@ -162,6 +164,22 @@ test('gateway.edge: trackgate gateway without the secret, or with a --core that 
   const badCore = await run(['--core', 'core.example.com'], { TRACKGATE_GATEWAY_SECRET: SECRET });
   t.not(badCore.status, 0);
   t.regex(badCore.stderr, /must be host:port/);
+  // a CA file that holds no certificate: Node took it, trusted nothing, and every handshake failed without naming it
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'trackgate-edge-ca-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(path.join(dir, 'ca.pem'), 'this is not a certificate\n');
+  const badCa = await run(['--core', '127.0.0.1:5100'], { TRACKGATE_GATEWAY_SECRET: SECRET, TRACKGATE_GATEWAY_TLS_CA: path.join(dir, 'ca.pem') });
+  t.is(badCa.status, 1);
+  t.regex(badCa.stderr, /configuration error: TRACKGATE_GATEWAY_TLS_CA: .*ca\.pem holds no PEM certificate/);
+});
+
+test('gateway.edge: a core whose link certificate or key is not one stops at start naming TRACKGATE_GATEWAY_TLS_CERT', async (t) => {
+  const tls = await certificate(t);
+  const other = await certificate(t);
+  for (const [cert, key] of [[tls.key, tls.key], [tls.cert, other.key]]) {
+    const error = await t.throwsAsync(startServer('sqlite', { env: { TRACKGATE_GATEWAY_LINK_PORT: '0', TRACKGATE_GATEWAY_SECRET: SECRET, TRACKGATE_GATEWAY_TLS_CERT: cert, TRACKGATE_GATEWAY_TLS_KEY: key } }));
+    t.regex(error!.message, /TRACKGATE_GATEWAY_TLS_CERT: .* are not a PEM certificate and its key/);
+  }
 });
 
 /** The core as a real process (main.ts); resolves once it logs "listening". */
@@ -207,4 +225,35 @@ test('gateway.edge: the core killed (SIGKILL), an edge gateway acknowledges noth
   c.write(avl(1));
   t.deepEqual(await c.read(4), Buffer.from([0, 0, 0, 1]));
   t.deepEqual(await stored(back), [0, 1].map((i) => new Date(T0 + i * 1000).toISOString()));
+});
+
+test('gateway.edge: a core that hangs (SIGSTOP) counts as unreachable: the edge says so, takes no new tracker, acknowledges nothing, and resumes once the core answers again', async (t) => {
+  const storage = await createStorage('sqlite');
+  t.teardown(() => storage.cleanup());
+  const core = await spawnCore(t, { ...storage.env, TRACKGATE_GATEWAY_LINK_PORT: '0', TRACKGATE_GATEWAY_SECRET: SECRET });
+  t.teardown(() => core.child.kill('SIGCONT'));
+  const base = `http://127.0.0.1:${core.ports.http}`;
+  const token = ((await (await fetch(`${base}/api/Auth/Token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ userName: 'admin', apiKey: ADMIN_KEY }) })).json()) as { token: string }).token;
+  t.is((await fetch(`${base}/api/devices`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ id: IMEI, name: 'edge' }) })).status, 201);
+  const edge = await spawnEdge(t, `127.0.0.1:${core.ports.gatewayLink}`, { TRACKGATE_GATEWAY_SECRET: SECRET });
+  const c = await teltonikaSession(t, edge.ports!.teltonika, IMEI);
+  c.write(avl(0));
+  t.deepEqual(await c.read(4), Buffer.from([0, 0, 0, 1]));
+
+  core.child.kill('SIGSTOP');
+  c.write(avl(1));
+  const hung = () => edge.lines.some((l) => /core link: the core has not answered for \d+ s \(is it stopped or hung\?\)/.test(l));
+  // LIVENESS_EVERY_MS + LIVENESS_TIMEOUT_MS, and some slack
+  await until('the edge says the core does not answer', hung, 30_000);
+  t.true(await c.nothingFor(0), 'nothing acknowledged while the core is stopped');
+  const newcomer = await TrackerClient.connect(edge.ports!.teltonika);
+  t.teardown(() => newcomer.end());
+  t.true(await newcomer.waitClosed(3000), 'a new tracker connection is closed at once while the core does not answer');
+
+  core.child.kill('SIGCONT');
+  await until('the link is up again', () => edge.lines.filter((l) => l.includes('"msg":"core link up"')).length >= 2, 30_000);
+  c.write(avl(1));
+  t.deepEqual(await c.read(4, 10_000), Buffer.from([0, 0, 0, 1]), 'the resend is acknowledged');
+  const times = (await (await fetch(`${base}/api/devices/${IMEI}/locations`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ from: '2026-01-01T00:00:00Z', to: '2027-01-01T00:00:00Z' }) })).json()) as { locations: { dateTime: string }[] };
+  t.deepEqual(times.locations.map((l) => l.dateTime), [0, 1].map((i) => new Date(T0 + i * 1000).toISOString()));
 });
