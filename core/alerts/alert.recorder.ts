@@ -47,19 +47,27 @@ export interface AlertRecorderDeps {
   afterInsert?: (trx: Knex.Transaction, item: { accountId: string; deviceId: string; alert: Alert }) => Promise<void>;
 }
 
+export interface RecordOptions {
+  dedupe?: boolean;
+  channels?: { email: boolean; sms: boolean };
+  /** the alert rule that raises it: only its own alert at that time is a repeat */
+  rule?: string;
+}
+
 /** Records the alerts the ingest raises (see the file's comment). */
 export interface AlertRecorder {
   /**
    * Stores the alert, plans and starts its notifications (on `channels` only, when given: an alert
-   * rule's), announces it; with `dedupe`, answers the one already stored (same device, time and name) instead.
+   * rule's), announces it; with `dedupe`, answers the one already stored (same device, time, name
+   * and `rule`: the alert rule that raises it, if one does) instead.
    */
-  record(device: DeviceRecord, input: AlertInput, options?: { dedupe?: boolean; channels?: { email: boolean; sms: boolean } }): Promise<Alert>;
+  record(device: DeviceRecord, input: AlertInput, options?: RecordOptions): Promise<Alert>;
 }
 
 export function createAlertRecorder(deps: AlertRecorderDeps): AlertRecorder {
   const { db, clock, events } = deps;
 
-  async function record(device: DeviceRecord, input: AlertInput, options: { dedupe?: boolean; channels?: { email: boolean; sms: boolean } } = {}): Promise<Alert> {
+  async function record(device: DeviceRecord, input: AlertInput, options: RecordOptions = {}): Promise<Alert> {
     const now = clock.now();
     const dateTime = input.dateTime ? new Date(input.dateTime).getTime() : now.getTime();
     // Raised without a position (an SOS button, a frame without a fix): where the device last was,
@@ -74,17 +82,18 @@ export function createAlertRecorder(deps: AlertRecorderDeps): AlertRecorder {
       text: input.text ?? null,
       alerts: input.alerts ?? [input.alertName],
       createdAt: now.getTime(),
+      ruleId: options.rule ?? null,
     };
     // A tracker that resends an unacknowledged alarm frame must not raise the alert twice; checked
     // here before anything is reserved, and again in the transaction.
     if (options.dedupe) {
-      const same = await alerts.findSame(db, device.id, dateTime, input.alertName);
+      const same = await alerts.findSame(db, device.id, dateTime, input.alertName, row.ruleId);
       if (same) return same;
     }
     const plan = deps.notifier ? await deps.notifier.plan(device, options.channels ? { ...row, channels: options.channels } : row) : undefined;
     let duplicate = false;
     const alert = await db.transaction(async (trx) => {
-      const same = options.dedupe ? await alerts.findSame(trx, device.id, dateTime, input.alertName) : undefined;
+      const same = options.dedupe ? await alerts.findSame(trx, device.id, dateTime, input.alertName, row.ruleId) : undefined;
       if (same) {
         duplicate = true;
         return same;

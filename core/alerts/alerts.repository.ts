@@ -15,6 +15,8 @@ export interface AlertRow {
   notifications: NotificationChannel[];
   suppressed: Partial<Record<NotificationChannel, SuppressionReason>>;
   createdAt: number;
+  /** the alert rule that raised it (null: a tracker's alarm, or one raised over REST) */
+  ruleId?: string | null;
 }
 
 const toAlert = (r: Record<string, unknown>): Alert => {
@@ -44,6 +46,7 @@ export async function insert(db: Q, a: AlertRow): Promise<Alert> {
       notifications: toJson(a.notifications),
       suppressed: toJson(a.suppressed),
       created_at: a.createdAt,
+      rule_id: a.ruleId ?? null,
     })
     .returning('*');
   return toAlert(row);
@@ -54,8 +57,10 @@ export async function findById(db: Q, id: number): Promise<Alert | undefined> {
   return r ? toAlert(r) : undefined;
 }
 
-export async function findSame(db: Q, deviceId: string, dateTime: number, alertName: string): Promise<Alert | undefined> {
-  const r = await db('alerts').where({ device_id: deviceId, date_time: dateTime, alert_name: alertName }).first();
+/** The alert of this device, fix time and name already stored by the same rule (`ruleId`), or by no rule (null). */
+export async function findSame(db: Q, deviceId: string, dateTime: number, alertName: string, ruleId: string | null = null): Promise<Alert | undefined> {
+  const q = db('alerts').where({ device_id: deviceId, date_time: dateTime, alert_name: alertName });
+  const r = await (ruleId === null ? q.whereNull('rule_id') : q.where({ rule_id: ruleId })).first();
   return r ? toAlert(r) : undefined;
 }
 

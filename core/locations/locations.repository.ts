@@ -308,6 +308,21 @@ export async function findMany(db: Q, deviceId: string, dateTimes: number[]): Pr
   return out;
 }
 
+/**
+ * A device's locations with a fix time after `afterMs`, received at `receivedFrom` or later, oldest
+ * first, at most `limit` (the alert rules' catch-up after a restart, core/rules/rules.engine.ts).
+ */
+export async function fixesAfter(db: Q, deviceId: string, afterMs: number, receivedFrom: number, limit: number): Promise<{ dateTime: number; location: Location }[]> {
+  const rows = await db('locations')
+    .where('device_id', deviceId)
+    .andWhere('date_time', '>', afterMs)
+    .andWhere('server_time', '>=', receivedFrom)
+    .orderBy('date_time', 'asc')
+    .limit(limit)
+    .select('date_time', 'data');
+  return rows.map((r: { date_time: unknown; data: string }) => ({ dateTime: Number(r.date_time), location: JSON.parse(r.data) as Location }));
+}
+
 export interface RangeQuery {
   deviceId: string;
   fromMs: number;

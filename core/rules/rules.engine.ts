@@ -9,8 +9,9 @@
  *   also across restarts.
  * - **Once per episode**: a rule's state per device (rule-detectors.ts) is stored (rule_states)
  *   and written compare-and-set, so instances share it; the alert is recorded before the state
- *   that says it fired (recorded twice by two instances, it is the same alert: same device, time
- *   and name, deduplicated by the alert recorder).
+ *   that says it fired (recorded twice by two instances, it is the same alert: same rule, device,
+ *   time and name, deduplicated by the alert recorder); positions a crash left stored but not yet
+ *   evaluated are evaluated at the next start (recover()).
  * - **One path**: a rule's alert goes through the alert recorder like any other (stored, notified
  *   within the daily limits on the rule's channels, live, forwarded).
  * - **Cheap**: an account without enabled rules costs one map lookup per batch; a device's rules,
@@ -30,6 +31,7 @@ import type { CommandsService } from '../commands/commands.service.js';
 import { DETECTORS, INITIAL_STATE, needsTicks, type RuleInput, type RulePosition, type RuleState, type ZoneTest } from './rule-detectors.js';
 import * as store from './rule-state.repository.js';
 import { groupsOf } from '../devices/devices.repository.js';
+import { fixesAfter } from '../locations/locations.repository.js';
 
 /** What the engine reads of the rules (main.ts: the alert-rules and zones repositories). */
 export interface RuleSource {
@@ -72,6 +74,8 @@ const FLUSH_MS = 200;
 const FIXES_EVERY_MS = 2000;
 /** … or once this many changed */
 const FLUSH_ROWS = 500;
+/** stored positions one query of the catch-up at start reads */
+const RECOVER_PAGE = 1000;
 /** alert names whose alerts are edges (each one an event), not a condition that lasts */
 const EDGES = new Set(['CheckArea', 'FuelJumpDown', 'FuelJumpUp']);
 
@@ -209,7 +213,7 @@ export function startRulesEngine(deps: RulesEngineDeps): RulesEngine {
       await deps.alerts.record(
         device,
         { dateTime: new Date(alert.at).toISOString(), alertName: rule.alertName, text: alert.text, alerts: [rule.alertName], latitude: where?.latitude, longitude: where?.longitude },
-        { dedupe: true, channels: rule.notify },
+        { dedupe: true, rule: rule.id, channels: rule.notify },
       );
       logger.info({ rule: rule.id, alertName: rule.alertName, deviceId }, 'alert rule fired');
       return true;
@@ -402,9 +406,17 @@ export function startRulesEngine(deps: RulesEngineDeps): RulesEngine {
       if (last?.deviceId === i.deviceId) last.locations.push(i.location);
       else jobs.push((last = { deviceId: i.deviceId, accountId: i.accountId, locations: [i.location] }));
     }
-    working ??= work().finally(() => {
-      working = undefined;
-    });
+    if (!working) drain();
+  }
+
+  /** Runs the worker (after `first`, the catch-up at start), and again if jobs came as it ended. */
+  function drain(first: Promise<void> = Promise.resolve()): void {
+    working = first
+      .then(() => work())
+      .finally(() => {
+        working = undefined;
+        if (head < jobs.length) drain();
+      });
   }
 
   async function work(): Promise<void> {
@@ -430,6 +442,51 @@ export function startRulesEngine(deps: RulesEngineDeps): RulesEngine {
       logger.warn({ dropped: dropping }, 'alert rules: caught up');
       dropping = 0;
     }
+  }
+
+  /**
+   * The catch-up at start: positions waiting in memory for evaluation are gone with a process that
+   * died (SIGKILL, power, out of memory) after they were stored, and their alerts with them. So
+   * each watched device's stored positions after the last fix evaluated for it (rule_devices, saved
+   * every FIXES_EVERY_MS) are evaluated before anything new, in fix order. Only positions received
+   * since the device's first rule exists count (a rule never looks at the past). What was evaluated but not yet saved is evaluated again: its
+   * alert is found already stored (the same rule, fix time and name) and not raised twice.
+   */
+  async function recover(): Promise<void> {
+    let devices = 0;
+    let positions = 0;
+    for (const accountId of await deps.source.accounts()) {
+      const account = await accountRules(accountId);
+      const watched = new Set<string>();
+      for (const rule of account.rules) {
+        if (!rule.enabled) continue;
+        for (const id of rule.devices ?? []) watched.add(id);
+        if (rule.group) for (const id of await deps.source.groupDevices(rule.group)) watched.add(id);
+      }
+      const ids = [...watched];
+      await loadContexts(ids.map((deviceId) => ({ deviceId, accountId })), account.rules);
+      for (const deviceId of ids) {
+        if (stopped) return;
+        const ctx = contexts.get(deviceId);
+        if (!ctx || ctx.slots.length === 0) continue;
+        const since = Math.min(...ctx.slots.map((x) => x.rule.created));
+        let after = Number.isFinite(ctx.lastFix) ? ctx.lastFix : Number.MIN_SAFE_INTEGER;
+        let found = 0;
+        for (;;) {
+          const page = await fixesAfter(db, deviceId, after, since, RECOVER_PAGE);
+          if (page.length === 0) break;
+          found += page.length;
+          await onPositions(deviceId, accountId, page.map((p) => p.location));
+          after = page[page.length - 1].dateTime;
+          if (page.length < RECOVER_PAGE) break;
+        }
+        if (found) {
+          devices++;
+          positions += found;
+        }
+      }
+    }
+    if (positions) logger.info({ devices, positions }, 'alert rules: positions stored before the last stop but not evaluated then, evaluated now');
   }
 
   /** The time passing: Offline and ExpiredDate for every watched device, and episodes waiting for their minimum duration. */
@@ -501,6 +558,8 @@ export function startRulesEngine(deps: RulesEngineDeps): RulesEngine {
     }),
     events.onDeviceChanged((deviceId) => contexts.delete(deviceId)),
   ];
+  // the catch-up first; positions stored meanwhile wait for it in `jobs`
+  drain(recover().catch((err: Error) => logger.warn({ err: err.message }, 'alert rules: the catch-up of positions not evaluated before the last stop failed')));
 
   async function idle(): Promise<void> {
     while (working) await working;

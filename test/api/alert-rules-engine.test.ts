@@ -70,6 +70,57 @@ for (const backend of await backends()) {
     t.is((await alertsOf(s)).length, 2, 'a new episode after it ended raises a new alert');
   });
 
+  test(`rules (${backend}): two rules of one alert name on a device each raise and notify their own alert for the same position (two speed limits, two overlapping zones)`, async (t) => {
+    const s = await start(t, backend);
+    await device(s, IMEI, { alertEmails: ['ops@example.com'] });
+    await rule(s, { alertName: 'SpeedLimit', params: { speed: 90 } });
+    await rule(s, { alertName: 'SpeedLimit', params: { speed: 120 }, notify: { email: true, sms: false } });
+    const depot = await zone(s);
+    const yard = await zone(s, { name: 'Yard', type: 'circle', center: INSIDE, radius: 500 });
+    await rule(s, { alertName: 'ForbiddenArea', params: { zone: depot } });
+    await rule(s, { alertName: 'ForbiddenArea', params: { zone: yard }, notify: { email: true, sms: false } });
+    await post(s, [loc(0, { speed: 50, ...OUTSIDE })]);
+    await post(s, [loc(10, { speed: 130, ...INSIDE })]);
+    const alerts = await alertsOf(s);
+    const speeding = alerts.filter((a) => a.alertName === 'SpeedLimit').sort((a, b) => a.text.localeCompare(b.text));
+    t.deepEqual(speeding.map((a) => a.text), ['Speed 130 km/h over the limit of 120 km/h', 'Speed 130 km/h over the limit of 90 km/h'], JSON.stringify(alerts));
+    t.not(speeding[0].suppressed.Email, 'notRequested', "the 120 rule's alert is notified by e-mail, as its rule asks");
+    t.is(speeding[1].suppressed.Email, 'notRequested');
+    const zones = alerts.filter((a) => a.alertName === 'ForbiddenArea');
+    t.is(zones.length, 2, JSON.stringify(alerts));
+    t.is(zones.filter((a) => a.suppressed.Email === 'notRequested').length, 1, "only the Depot rule's alert is left unnotified");
+  });
+
+  test(`rules (${backend}): positions stored but not yet evaluated when the process died are evaluated at the next start (alerts once); those received before the rule existed are not`, async (t) => {
+    const clock = new ManualClock(new Date(T0));
+    const first = await startServer(backend, { clock });
+    t.teardown(() => first.stop());
+    await device(first);
+    await device(first, 'quiet');
+    await post(first, [loc(5, { speed: 150 })], 'quiet');
+    clock.advance(1000);
+    await rule(first, { alertName: 'SpeedLimit', params: { speed: 90 }, devices: [IMEI, 'quiet'] });
+    await post(first, [loc(0, { speed: 50 })]);
+    t.deepEqual(await alertsOf(first), []);
+    // what a process killed right after its commit leaves: stored (and acknowledged), never evaluated
+    const db = first.running.db;
+    const stored = await db('locations').where({ device_id: IMEI }).first();
+    const speeding = (seconds: number) => ({ device_id: IMEI, date_time: T0 + seconds * 1000, server_time: T0 + 2000, data: JSON.stringify({ ...JSON.parse(stored.data), dateTime: at(seconds), speed: 130 }) });
+    await db('locations').insert([speeding(10), speeding(20)]);
+    await first.running.stop();
+
+    const again = await startServer(backend, { clock, storageEnv: first.storageEnv });
+    t.teardown(() => again.stop());
+    const alerts = await alertsOf(again);
+    t.is(alerts.length, 1, JSON.stringify(alerts));
+    t.like(alerts[0], { alertName: 'SpeedLimit', dateTime: at(10), text: 'Speed 130 km/h over the limit of 90 km/h' });
+    t.deepEqual(await alertsOf(again, 'quiet'), [], 'a position received before the rule existed is not evaluated');
+    await again.running.stop();
+    const third = await startServer(backend, { clock, storageEnv: first.storageEnv });
+    t.teardown(() => third.stop());
+    t.is((await alertsOf(third)).length, 1, 'a further start evaluates nothing again');
+  });
+
   test(`rules (${backend}): a device silent for N minutes raises one Offline, as time passes with no position`, async (t) => {
     const s = await start(t, backend);
     await device(s);

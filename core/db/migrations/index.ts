@@ -9,6 +9,7 @@ import * as m007 from './007-device-log.js';
 import * as m008 from './008-rules.js';
 import * as m009 from './009-rule-states.js';
 import * as m010 from './010-forwards.js';
+import * as m011 from './011-alert-rule.js';
 
 /** Every migration, in order. Adding one is a new file and one line here. */
 const migrations: Record<string, Knex.Migration> = {
@@ -22,6 +23,7 @@ const migrations: Record<string, Knex.Migration> = {
   '008-rules': m008,
   '009-rule-states': m009,
   '010-forwards': m010,
+  '011-alert-rule': m011,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
