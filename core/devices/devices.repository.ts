@@ -121,6 +121,8 @@ export async function remove(db: Q, id: string): Promise<void> {
   await db('locations').where({ device_id: id }).delete();
   await db('last_locations').where({ device_id: id }).delete();
   await db('alerts').where({ device_id: id }).delete();
+  // its notifications still waiting for a retry: nobody is to hear of a device that is gone (kept as suppressed, their daily places held until the day ends)
+  await db('outbox').where({ device_id: id, status: 'pending' }).update({ status: 'suppressed', last_error: 'the device was deleted', lease_until: null });
   await db('commands').where({ device_id: id }).delete();
   await db('device_log').where({ device_id: id }).delete();
   await db('rule_states').where({ device_id: id }).delete();

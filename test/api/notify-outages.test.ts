@@ -251,3 +251,24 @@ test('notify: a message still being sent when its lease runs out is not leased a
   t.is(log.entries.filter((e) => /SMS delivered/.test(e.msg)).length, 2);
   t.like((await s.request('GET', '/api/devices/phone', { token: s.adminToken })).body.device, { smsSentToday: 2 });
 });
+
+test('notify: the messages of a device deleted while they wait for a retry are not sent once the relay answers again', async (t) => {
+  const smtp = await flakySmtp();
+  t.teardown(() => smtp.close());
+  const clock = new ManualClock('2026-03-01T12:00:00Z');
+  const log = capturingLogger();
+  const s = await startServer('sqlite', { clock, logger: log, env: { TRACKGATE_SMTP_URL: smtp.url, TRACKGATE_NOTIFY_TIMEOUT_MS: '500', TRACKGATE_TOKEN_TTL: '86400' } });
+  t.teardown(() => s.stop());
+  for (const id of ['gone', 'kept']) await device(s, { id, alertEmails: ['ops@example.com'] });
+  for (const id of ['gone', 'kept']) await raise(s, id);
+  await until('both refused once', () => log.entries.filter((e) => /will retry/.test(e.msg)).length >= 2);
+  t.is((await s.request('DELETE', '/api/devices/gone', { token: s.adminToken })).status, 200);
+
+  await smtp.set('ok');
+  clock.advance(300_000);
+  s.running.services.notifications.kick();
+  await until('the kept device\'s e-mail delivered', () => smtp.good.mails.length >= 1);
+  await s.running.services.notifications.drain();
+  t.is(smtp.good.mails.length, 1, 'nothing about the deleted device');
+  t.deepEqual((await outboxRows(s)).map((r: { device_id: string; status: string }) => [r.device_id, r.status]), [['gone', 'suppressed'], ['kept', 'sent']]);
+});
