@@ -5,7 +5,6 @@
 import http from 'node:http';
 import { existsSync, readFileSync } from 'node:fs';
 import net from 'node:net';
-import { createSecureContext } from 'node:tls';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
@@ -59,6 +58,7 @@ import { createDeviceDirectory, type DeviceDirectory } from './core/devices/devi
 import { createIngestService, type IngestService } from './core/ingest/ingest.service.js';
 import { createMetrics, type Metrics } from './core/metrics/metrics.js';
 import { startTrackerGateway, type TrackerGateway } from './gateway/tracker-gateway.js';
+import { tlsPairProblem } from './gateway/shared/stream-server.js';
 import { startCoreLink, startLocalCoreLink, type CoreLink } from './gateway/ipc/core-link.server.js';
 import { startGatewayPool, type GatewayPool } from './gateway/ipc/gateway-pool.js';
 import { concretePorts } from './gateway/ipc/free-ports.js';
@@ -608,11 +608,8 @@ async function startEdgeLink(config: Readonly<Config>, services: Services, clock
   const tls = config.gatewayTlsCert && config.gatewayTlsKey ? { cert: read(config.gatewayTlsCert, 'TRACKGATE_GATEWAY_TLS_CERT'), key: read(config.gatewayTlsKey, 'TRACKGATE_GATEWAY_TLS_KEY') } : undefined;
   if (tls) {
     // a file that is not a certificate, or a key of another: said at start, not at each gateway's handshake
-    try {
-      createSecureContext(tls);
-    } catch (e) {
-      throw new ConfigError('TRACKGATE_GATEWAY_TLS_CERT', `${config.gatewayTlsCert} and TRACKGATE_GATEWAY_TLS_KEY ${config.gatewayTlsKey} are not a PEM certificate and its key (${(e as Error).message})`);
-    }
+    const problem = tlsPairProblem(tls.cert, tls.key);
+    if (problem) throw new ConfigError('TRACKGATE_GATEWAY_TLS_CERT', `${config.gatewayTlsCert} and TRACKGATE_GATEWAY_TLS_KEY ${config.gatewayTlsKey} are not a PEM certificate and its key (${problem})`);
   }
   const link = await startCoreLink({ port: config.gatewayLinkPort, host: config.host, tls, secret: config.gatewaySecret!, ...services, clock, logger: logger.child({ link: 'edge' }) });
   const port = link.port!;

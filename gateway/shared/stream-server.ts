@@ -29,3 +29,13 @@ export function listenStream(onSocket: (socket: net.Socket) => void, o: StreamOp
   server.maxConnections = o.maxConnections ?? 200_000;
   return listen(server, o);
 }
+
+/** Why a PEM certificate and key cannot serve TLS (not PEM, or a key of another certificate), or undefined. */
+export function tlsPairProblem(cert: Buffer, key: Buffer): string | undefined {
+  try {
+    tls.createSecureContext({ cert, key });
+    return undefined;
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
