@@ -1,6 +1,7 @@
 /**
  * Webhook forwards: each batch is `POST`ed as JSON arrays of messages (split so that no body
- * passes WEBHOOK_MAX_MESSAGES or WEBHOOK_MAX_BODY_BYTES, sent one after the other), with `Content-Type: application/json`, `User-Agent:
+ * passes WEBHOOK_MAX_MESSAGES or WEBHOOK_MAX_BODY_BYTES of UTF-8, sent one after the other; a
+ * single message larger than that goes alone), with `Content-Type: application/json`, `User-Agent:
  * trackgate/<version>`, `X-Trackgate-Forward: <forward id>` and, when the forward has a `secret`,
  * `X-Trackgate-Signature: sha256=<hex HMAC-SHA256 of the body with the secret>`. Any 2xx accepts
  * the batch; anything else (another status, no connection within the timeout, no complete answer
@@ -14,7 +15,11 @@ import { createHmac } from 'node:crypto';
 import type { ForwardMessage } from '../model/forward.js';
 import { safeUrl, type Forwarder, type ForwarderSettings } from './forwarder.js';
 
-/** The largest body of one POST, and the most messages in one; a larger batch is sent as several, in order. */
+/**
+ * The largest body of one POST in bytes (its Content-Length: a receiver's limit, such as nginx's
+ * client_max_body_size 1m, counts bytes), and the most messages in one; a larger batch is sent as
+ * several, in order.
+ */
 export const WEBHOOK_MAX_BODY_BYTES = 1024 * 1024;
 export const WEBHOOK_MAX_MESSAGES = 500;
 
@@ -80,15 +85,17 @@ export function createWebhookForwarder(settings: ForwarderSettings & { forwardId
     async send(messages: readonly ForwardMessage[]) {
       if (closed) throw new Error('the webhook forwarder is closed');
       let parts: string[] = [];
-      let size = 2;
+      // bytes of UTF-8, not string length: a Japanese or Cyrillic text is 2 to 3 bytes a character
+      let bodyBytes = 2;
       for (const m of messages) {
-        if (parts.length && (size + m.json.length + 1 > WEBHOOK_MAX_BODY_BYTES || parts.length === WEBHOOK_MAX_MESSAGES)) {
+        const bytes = Buffer.byteLength(m.json);
+        if (parts.length && (bodyBytes + bytes + 1 > WEBHOOK_MAX_BODY_BYTES || parts.length === WEBHOOK_MAX_MESSAGES)) {
           await post(`[${parts.join(',')}]`);
           parts = [];
-          size = 2;
+          bodyBytes = 2;
         }
         parts.push(m.json);
-        size += m.json.length + 1;
+        bodyBytes += bytes + 1;
       }
       if (parts.length) await post(`[${parts.join(',')}]`);
     },

@@ -161,3 +161,32 @@ for (const backend of await backends()) {
     t.is(logger.at('info', 'forward recovered').filter((e) => e.forwardId === hookId).length, 1, 'one log line when it recovers');
   });
 }
+
+test('forward.delivery: webhook bodies stay within 1 MiB counted in bytes: Japanese text (3 bytes a character) reaches a receiver that refuses more', async (t) => {
+  const s = await startServer('sqlite', { env: { TRACKGATE_FORWARD_TIMEOUT_MS: '5000' } });
+  t.teardown(() => s.stop());
+  const hook = await startWebhookReceiver();
+  t.teardown(() => hook.close());
+  hook.maxBodyBytes = 1024 * 1024;
+  const token = s.adminToken;
+  await device(s, token, 'fwd-jp');
+  const id = await forward(s, token, { name: 'ERP', type: 'webhook', url: hook.url, events: ['locations'] });
+
+  // 300 locations, each with a driver's note of 3,000 characters (9,000 bytes of UTF-8): about 2.7 MB, under 1 M characters
+  const note = '運転手メモ'.repeat(600);
+  const expected = new Set<string>();
+  for (let k = 0; k < 3; k++) {
+    const locations = Array.from({ length: 100 }, (_, i) => ({ dateTime: new Date(T0 + (k * 100 + i) * 1000).toISOString(), latitude: 35.68, longitude: 139.76, attributes: { note } }));
+    const r = await s.request('POST', '/api/devices/fwd-jp/locations', { token, body: { locations } });
+    t.is(r.status, 201, JSON.stringify(r.body).slice(0, 300));
+    for (const l of locations) expected.add(locationKey('fwd-jp', l.dateTime));
+  }
+  await until('everything arrived, or a body was refused', () => check(hook.messages, expected).missing.length === 0 || hook.requests.some((r) => r.answered === 'too large'), 30_000, 100);
+
+  t.deepEqual(hook.requests.filter((r) => r.answered === 'too large').map((r) => r.bytes), [], 'no body over 1 MiB');
+  t.true(hook.requests.every((r) => r.bytes <= 1024 * 1024 && Number(r.headers['content-length']) === r.bytes));
+  t.deepEqual(check(hook.messages, expected).missing, []);
+  t.true(hook.requests.length >= 3, `${hook.requests.length} requests for about 2.7 MB`);
+  t.is((hook.messages[0].location!.attributes as { note?: string } | undefined)?.note, note, 'the text arrives whole');
+  await until('delivered', async () => (await s.request('GET', `/api/forwards/${id}`, { token })).body.forward.status.pending === 0);
+});

@@ -28,24 +28,33 @@ export type WebhookMode = 'ok' | 'error' | 'hang';
 export interface WebhookReceiver {
   url: string;
   mode: WebhookMode;
-  /** every request, with what it answered */
-  requests: { headers: http.IncomingHttpHeaders; body: string; answered: WebhookMode }[];
+  /** a body of more bytes is answered 413, whatever the mode (nginx's client_max_body_size); default no limit */
+  maxBodyBytes: number;
+  /** every request, with its size in bytes and what it answered */
+  requests: { headers: http.IncomingHttpHeaders; body: string; bytes: number; answered: WebhookMode | 'too large' }[];
   /** the messages of the requests answered 2xx, in arrival order */
   messages: ForwardedMessage[];
   close(): Promise<void>;
 }
 
-/** An HTTP receiver answering per `mode`: 200, 500, or never (it holds the request open). */
+/** An HTTP receiver answering per `mode`: 200, 500, or never (it holds the request open); 413 to a body over `maxBodyBytes`. */
 export async function startWebhookReceiver(path = '/hook'): Promise<WebhookReceiver> {
   const hanging = new Set<http.ServerResponse>();
-  const r: WebhookReceiver = { url: '', mode: 'ok', requests: [], messages: [], close: async () => {} };
+  const r: WebhookReceiver = { url: '', mode: 'ok', maxBodyBytes: Infinity, requests: [], messages: [], close: async () => {} };
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
+      const raw = Buffer.concat(chunks);
+      const body = raw.toString('utf8');
+      if (raw.length > r.maxBodyBytes) {
+        r.requests.push({ headers: req.headers, body, bytes: raw.length, answered: 'too large' });
+        res.writeHead(413, { 'content-type': 'text/plain' });
+        res.end('Request Entity Too Large');
+        return;
+      }
       const mode = r.mode;
-      r.requests.push({ headers: req.headers, body, answered: mode });
+      r.requests.push({ headers: req.headers, body, bytes: raw.length, answered: mode });
       if (mode === 'hang') {
         hanging.add(res);
         return;
