@@ -13,7 +13,7 @@ export const forwardInputSchema = z
     name: z.string().trim().min(1).max(200),
     type: z.enum(TYPES).openapi({ description: '`webhook` (http:// or https:// URL), `mqtt` (mqtt:// or mqtts://) or `amqp` (amqp:// or amqps://).' }),
     url: z.string().min(1).max(2000).openapi({
-      description: 'Where to deliver. Credentials in it (`amqp://user:pass@host:5672/vhost`) are write-only: read back with the password as `***`; giving `***` back keeps the stored password (same scheme, server and user name only).',
+      description: 'Where to deliver: a URL of the type\'s scheme with a server (host name or address; `mqtt://` alone is refused) and a port, when given, of 1 to 65535 (400 VALIDATION_FAILED naming `url` otherwise). Credentials in it (`amqp://user:pass@host:5672/vhost`) are write-only: read back with the password as `***`; giving `***` back keeps the stored password (same scheme, server and user name only).',
       example: 'https://erp.example.com/trackgate',
     }),
     events: z.array(z.enum(EVENTS)).max(2).nullable().optional().openapi({ description: 'What to deliver: `locations`, `alerts` or both (default both).' }),

@@ -99,6 +99,9 @@ function check(input: ForwardInput, current?: Forward): Omit<Forward, 'id' | 'ac
     throw invalid('url', `"${maskUrl(input.url)}" is not a URL.`);
   }
   if (!SCHEMES[type].includes(url.protocol)) throw invalid('url', `a ${type} forward takes ${SCHEMES[type].map((x) => `${x}//`).join(' or ')} URLs, not ${url.protocol}//.`);
+  // URL parses "mqtt://" and "amqp:" (schemes it does not know) without a host, and the MQTT and AMQP clients then connect to localhost
+  if (!url.hostname) throw invalid('url', `"${maskUrl(input.url)}" names no server: give its host name or address.`);
+  if (url.port !== '' && !(Number(url.port) >= 1 && Number(url.port) <= 65535)) throw invalid('url', `port ${url.port}: must be 1 to 65535.`);
   url = withStoredPassword(url, current?.url);
   const events = input.events ?? [...FORWARD_EVENT_KINDS];
   if (events.length === 0) throw invalid('events', 'name at least one of locations, alerts.');

@@ -75,6 +75,15 @@ for (const backend of await backends()) {
     await refused({ ...hook, url: 'mqtt://broker:1883' }, 'url');
     await refused({ ...hook, url: 'not a url' }, 'url');
     await refused({ name: 'x', type: 'mqtt', url: 'https://x.example.com' }, 'url');
+    // no server (the MQTT and AMQP clients went to localhost), or port 0
+    const badServers: [string, string][] = [
+      ['mqtt', 'mqtt://'], ['mqtt', 'mqtts:///trackgate'], ['mqtt', 'mqtt://:1883'], ['amqp', 'amqp:'], ['amqp', 'amqp://'], ['amqp', 'amqps://guest:guest@/vhost'],
+      ['amqp', 'amqp://127.0.0.1:0'], ['mqtt', 'mqtt://127.0.0.1:0'], ['webhook', 'http://127.0.0.1:0/in'], ['webhook', 'http://127.0.0.1:99999/in'],
+    ];
+    for (const [type, url] of badServers) await refused({ name: 'x', type, url }, 'url');
+    const noHost = await s.request('POST', '/api/forwards', { token, body: { name: 'x', type: 'mqtt', url: 'mqtt://' } });
+    t.regex(noHost.body.error, /names no server/);
+    t.regex((await s.request('POST', '/api/forwards', { token, body: { name: 'x', type: 'amqp', url: 'amqp://127.0.0.1:0' } })).body.error, /port 0: must be 1 to 65535/);
     await refused({ name: 'x', type: 'mqtt', url: 'mqtt://b', topic: 'a/+/b' }, 'topic');
     await refused({ ...hook, topic: 'a/b' }, 'topic');
     await refused({ ...hook, secret: 'short' }, 'secret');
