@@ -1,10 +1,11 @@
 import { z } from './zod.js';
 import { isoDateTime, stringMap, usageFields } from './common.schemas.js';
 import { emailSchema } from './groups-users.schemas.js';
+import { DEVICE_ID_MAX_LENGTH, DEVICE_ID_PATTERN } from '../../core/model/device.js';
 
 const phone = z.string().regex(/^\+[1-9]\d{6,14}$/, 'must be a phone number in international form, e.g. +34600111222');
 
-export const deviceIdSchema = z.string().min(1).max(64).regex(/^[A-Za-z0-9_.:-]+$/, 'may hold only letters, digits and _ . : -');
+export const deviceIdSchema = z.string().min(1).max(DEVICE_ID_MAX_LENGTH).regex(DEVICE_ID_PATTERN, 'may hold only letters, digits and _ . : -');
 
 const modelSchema = z.string().trim().min(1).max(64).openapi({
   description:

@@ -20,9 +20,9 @@ export const forwardInputSchema = z
     group: z.string().min(1).max(64).nullable().optional().openapi({ description: "Only the devices of this group of the account (its members when each message is sent); absent: every device of the account." }),
     enabled: z.boolean().nullable().optional().openapi({ description: 'Default true. A disabled forward keeps no backlog: enabled again, it starts with what is stored from then on.' }),
     topic: z.string().nullable().optional().openapi({
-      description: 'mqtt: the topic template (default `trackgate/{deviceId}/{event}`); amqp: the routing-key template (default `trackgate.{deviceId}.{event}`). `{deviceId}` and `{event}` (location | alert) are replaced. A webhook has none.',
+      description: 'mqtt: the topic template (default `trackgate/{deviceId}/{event}`); amqp: the routing-key template (default `trackgate.{deviceId}.{event}`). `{deviceId}` and `{event}` (location | alert) are replaced. At most 500 characters; for amqp, an AMQP routing key holds at most 255 bytes: the template with `{deviceId}` as a device id of 64 characters and `{event}` as `location` must fit in 255 bytes of UTF-8 (400 VALIDATION_FAILED naming `topic` otherwise). A webhook has none.',
     }),
-    exchange: z.string().nullable().optional().openapi({ description: 'amqp only: the exchange (default `amq.topic`; `""` is the default exchange, where the routing key names a queue). It must exist: trackgate does not declare it.' }),
+    exchange: z.string().nullable().optional().openapi({ description: 'amqp only, at most 255 bytes of UTF-8: the exchange (default `amq.topic`; `""` is the default exchange, where the routing key names a queue). It must exist: trackgate does not declare it.' }),
     secret: z.string().nullable().optional().openapi({ description: 'webhook only, 16 to 500 characters: signs each request (`X-Trackgate-Signature: sha256=<hex HMAC-SHA256 of the body>`). Write-only: read back as `***`; `***` given back keeps it.' }),
   })
   .openapi('ForwardInput');

@@ -12,7 +12,7 @@
  */
 import amqp, { type ChannelModel, type ConfirmChannel } from 'amqplib';
 import type { ForwardMessage } from '../model/forward.js';
-import { FORWARD_AMQP_EXCHANGE, FORWARD_AMQP_ROUTING_KEY, expandTemplate, safeUrl, within, type Forwarder, type ForwarderSettings } from './forwarder.js';
+import { AMQP_SHORTSTR_MAX_BYTES, FORWARD_AMQP_EXCHANGE, FORWARD_AMQP_ROUTING_KEY, expandTemplate, safeUrl, within, type Forwarder, type ForwarderSettings } from './forwarder.js';
 
 /**
  * The socket's buffer before amqplib's writer waits for it to drain: room for a whole batch, so the
@@ -68,11 +68,31 @@ export function createAmqpForwarder(settings: ForwarderSettings & { url: string;
   }
 
   /**
+   * The routing key of each message; a batch with an exchange name or a key longer than AMQP
+   * allows fails whole, before anything is published, saying which (amqplib would throw in the
+   * middle of the batch). The API refuses such a template; a forward stored before it did fails
+   * here until its topic is changed.
+   */
+  function routingKeys(messages: readonly ForwardMessage[]): string[] {
+    if (Buffer.byteLength(exchange) > AMQP_SHORTSTR_MAX_BYTES) {
+      throw new Error(`${where}: the exchange name is ${Buffer.byteLength(exchange)} bytes, more than the ${AMQP_SHORTSTR_MAX_BYTES} AMQP allows: change the forward's exchange`);
+    }
+    return messages.map((m) => {
+      const key = expandTemplate(template, m);
+      const bytes = Buffer.byteLength(key);
+      if (bytes > AMQP_SHORTSTR_MAX_BYTES) {
+        throw new Error(`${where}: the routing key of device "${m.deviceId}" is ${bytes} bytes, more than the ${AMQP_SHORTSTR_MAX_BYTES} AMQP allows: shorten the forward's topic (routing-key template)`);
+      }
+      return key;
+    });
+  }
+
+  /**
    * Publishes the batch and resolves once the broker has confirmed all of it (one callback counts
    * the confirms: no promise per message). The socket is corked while amqplib's writer hands it the
    * batch's frames, so that they leave in a few large writes instead of one system call per message.
    */
-  function publishAll(ch: ConfirmChannel, messages: readonly ForwardMessage[]): Promise<void> {
+  function publishAll(ch: ConfirmChannel, messages: readonly ForwardMessage[], keys: readonly string[]): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       let left = messages.length;
       let refused = 0;
@@ -85,8 +105,8 @@ export function createAmqpForwarder(settings: ForwarderSettings & { url: string;
       const socket = socketOf(conn);
       socket?.cork();
       try {
-        for (const m of messages) {
-          ch.publish(exchange, expandTemplate(template, m), Buffer.from(m.json), { persistent: true, contentType: 'application/json', messageId: String(m.id), type: m.event }, confirmed);
+        for (const [i, m] of messages.entries()) {
+          ch.publish(exchange, keys[i], Buffer.from(m.json), { persistent: true, contentType: 'application/json', messageId: String(m.id), type: m.event }, confirmed);
         }
       } finally {
         // amqplib writes the channel's frames to the socket on its next setImmediate: uncork after it
@@ -98,9 +118,10 @@ export function createAmqpForwarder(settings: ForwarderSettings & { url: string;
   return {
     async send(messages: readonly ForwardMessage[]) {
       if (closed) throw new Error('the AMQP forwarder is closed');
+      const keys = routingKeys(messages);
       const ch = await open();
       try {
-        await within(publishAll(ch, messages), settings.timeoutMs, `${where}: no confirm within ${settings.timeoutMs} ms`);
+        await within(publishAll(ch, messages, keys), settings.timeoutMs, `${where}: no confirm within ${settings.timeoutMs} ms`);
         if (broken) throw broken;
       } catch (e) {
         const err = broken ?? (e as Error);

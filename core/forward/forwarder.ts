@@ -5,6 +5,7 @@
  * type: forwarder.webhook.ts, forwarder.mqtt.ts, forwarder.amqp.ts.
  */
 import type { ForwardMessage } from '../model/forward.js';
+import { DEVICE_ID_MAX_LENGTH } from '../model/device.js';
 
 /** The default topic template of an mqtt forward. */
 export const FORWARD_MQTT_TOPIC = 'trackgate/{deviceId}/{event}';
@@ -30,6 +31,14 @@ export interface ForwarderSettings {
 /** `{deviceId}` and `{event}` (location | alert) of a topic or routing-key template. */
 export function expandTemplate(template: string, m: Pick<ForwardMessage, 'deviceId' | 'event'>): string {
   return template.replaceAll('{deviceId}', m.deviceId).replaceAll('{event}', m.event);
+}
+
+/** AMQP 0-9-1 short strings (exchange names, routing keys) hold at most this many bytes: one length octet (AMQP 0-9-1 4.2.5.3). */
+export const AMQP_SHORTSTR_MAX_BYTES = 255;
+
+/** A template as long as it can expand: `{deviceId}` as the longest device id (ASCII), `{event}` as "location" (the longer event). */
+export function longestExpansion(template: string): string {
+  return expandTemplate(template, { deviceId: 'x'.repeat(DEVICE_ID_MAX_LENGTH), event: 'location' });
 }
 
 /** A URL as error messages and logs name it: no credentials, no query. */

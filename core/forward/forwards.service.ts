@@ -15,7 +15,8 @@ import { DomainError, notFound } from '../errors.js';
 import { requirePrivilege } from '../access/access.js';
 import * as groups from '../groups/groups.repository.js';
 import * as repo from './forwards.repository.js';
-import { FORWARD_AMQP_EXCHANGE, FORWARD_AMQP_ROUTING_KEY, FORWARD_MQTT_TOPIC } from './forwarder.js';
+import { DEVICE_ID_MAX_LENGTH } from '../model/device.js';
+import { AMQP_SHORTSTR_MAX_BYTES, FORWARD_AMQP_EXCHANGE, FORWARD_AMQP_ROUTING_KEY, FORWARD_MQTT_TOPIC, longestExpansion } from './forwarder.js';
 
 /** What write-only values read back as, and what given back keeps them. */
 export const MASK = '***';
@@ -112,10 +113,17 @@ function check(input: ForwardInput, current?: Forward): Omit<Forward, 'id' | 'ac
     if (!topic.trim() || topic.length > 500) throw invalid('topic', 'must be 1 to 500 characters.');
     if (type === 'mqtt' && /[+#\u0000]/.test(topic)) throw invalid('topic', 'an MQTT topic to publish to cannot hold "+", "#" or NUL.');
   }
+  if (type === 'amqp') {
+    // amqplib refuses a longer routing key at every publish: the forward would never deliver
+    const longest = Buffer.byteLength(longestExpansion(topic ?? FORWARD_AMQP_ROUTING_KEY));
+    if (longest > AMQP_SHORTSTR_MAX_BYTES) {
+      throw invalid('topic', `an AMQP routing key holds at most ${AMQP_SHORTSTR_MAX_BYTES} bytes, and this template makes ${longest} bytes of UTF-8 for a device id of ${DEVICE_ID_MAX_LENGTH} characters and the event "location".`);
+    }
+  }
   const exchange = input.exchange ?? null;
   if (exchange !== null) {
     if (type !== 'amqp') throw invalid('exchange', 'only an amqp forward has an exchange.');
-    if (exchange.length > 255) throw invalid('exchange', 'must be at most 255 characters.');
+    if (Buffer.byteLength(exchange) > AMQP_SHORTSTR_MAX_BYTES) throw invalid('exchange', `must be at most ${AMQP_SHORTSTR_MAX_BYTES} bytes of UTF-8.`);
   }
   let secret = input.secret ?? null;
   if (secret !== null) {

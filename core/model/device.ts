@@ -1,3 +1,10 @@
+/**
+ * A device id: 1 to DEVICE_ID_MAX_LENGTH of DEVICE_ID_PATTERN's ASCII letters, digits and
+ * `_ . : -`, so as many bytes as characters (devices.id is 64 long; the REST schema checks it).
+ */
+export const DEVICE_ID_MAX_LENGTH = 64;
+export const DEVICE_ID_PATTERN = /^[A-Za-z0-9_.:-]+$/;
+
 /** A device as the REST API shows it (CONTRACT.md §2 "Devices"). */
 export interface Device {
   id: string;

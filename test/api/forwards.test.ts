@@ -90,6 +90,21 @@ for (const backend of await backends()) {
     await refused({ ...hook, secret: '***' }, 'secret');
     await refused({ name: 'x', type: 'mqtt', url: 'mqtt://b', secret: 'a-secret-of-16-chars+' }, 'secret');
     await refused({ ...hook, exchange: 'x' }, 'exchange');
+    // an AMQP routing key holds 255 bytes: the template, with a device id of 64 characters and the event "location", must fit
+    const rabbit = { name: 'x', type: 'amqp', url: 'amqp://guest:guest@127.0.0.1:5672', enabled: false };
+    const fits = `${'k'.repeat(181)}.{deviceId}.{event}`;
+    const atLimit = await s.request('POST', '/api/forwards', { token, body: { ...rabbit, topic: fits } });
+    t.is(atLimit.status, 201, `181 + 1 + 64 + 1 + 8 = 255 bytes: ${JSON.stringify(atLimit.body)}`);
+    await refused({ ...rabbit, topic: `k${fits}` }, 'topic');
+    await refused({ ...rabbit, topic: 'hfwd.' + 'segment.'.repeat(33) + '{deviceId}.{event}' }, 'topic');
+    await refused({ ...rabbit, topic: 'ä'.repeat(128) }, 'topic');
+    t.regex((await s.request('POST', '/api/forwards', { token, body: { ...rabbit, topic: 'ä'.repeat(128) } })).body.error, /at most 255 bytes.+256 bytes/);
+    const patched = await s.request('PATCH', `/api/forwards/${atLimit.body.forward.id}`, { token, body: [{ op: 'replace', path: '/topic', value: `k${fits}` }] });
+    t.is(patched.status, 400, 'a change is checked as a new forward is');
+    t.is(patched.body.details?.field, 'topic');
+    t.is((await s.request('POST', '/api/forwards', { token, body: { ...rabbit, exchange: 'ä'.repeat(127) } })).status, 201, '254 bytes');
+    await refused({ ...rabbit, exchange: 'ä'.repeat(128) }, 'exchange');
+    t.is((await s.request('POST', '/api/forwards', { token, body: { name: 'x', type: 'mqtt', url: 'mqtt://b', topic: `${'t'.repeat(480)}/{deviceId}`, enabled: false } })).status, 201, 'an MQTT topic has no such limit');
     await refused({ ...hook, events: [] }, 'events');
     await refused({ ...hook, events: ['positions'] }, 'events.0');
     await refused({ ...hook, group: 'no-such-group' }, 'group');

@@ -190,3 +190,38 @@ test('forward.delivery: webhook bodies stay within 1 MiB counted in bytes: Japan
   t.is((hook.messages[0].location!.attributes as { note?: string } | undefined)?.note, note, 'the text arrives whole');
   await until('delivered', async () => (await s.request('GET', `/api/forwards/${id}`, { token })).body.forward.status.pending === 0);
 });
+
+test('forward.delivery: an amqp forward stored with a routing key past 255 bytes (before the API refused it) fails saying so, others go on, and a shorter topic delivers its messages', async (t) => {
+  const logger = capturingLogger();
+  const s = await startServer('sqlite', { env: { TRACKGATE_FORWARD_TIMEOUT_MS: '2000' }, logger });
+  t.teardown(() => s.stop());
+  const rabbit = await startAmqpReceiver(uniqueName('exchange'), '#');
+  t.teardown(() => rabbit.close());
+  const token = s.adminToken;
+  await device(s, token, 'fwd-long');
+  await forward(s, token, { name: 'Short key', type: 'amqp', url: RABBITMQ_URL, exchange: rabbit.exchange, topic: 'short.{deviceId}.{event}', events: ['locations'] });
+  const longId = await forward(s, token, { name: 'Long key', type: 'amqp', url: RABBITMQ_URL, exchange: rabbit.exchange, topic: 'long.{deviceId}.{event}', events: ['locations'], enabled: false });
+  // the template as a forward created before the check could have it (263 characters; 262 bytes for this device's locations), enabled from the start
+  await s.running.db('forwards').where({ id: longId }).update({ topic: 'long.' + 'segment.'.repeat(30) + '{deviceId}.{event}', enabled: true });
+
+  const expected = new Set<string>();
+  for (let i = 0; i < 3; i++) {
+    const dateTime = new Date(T0 + i * 1000).toISOString();
+    const r = await s.request('POST', '/api/devices/fwd-long/locations', { token, body: { location: { dateTime, latitude: 40, longitude: -3.7 } } });
+    t.is(r.status, 201);
+    expected.add(locationKey('fwd-long', dateTime));
+  }
+  const byKey = (prefix: string) => rabbit.messages.filter((_, i) => rabbit.keys[i].startsWith(prefix));
+  await until('the other forward delivered', () => check(byKey('short.'), expected).missing.length === 0, 15_000);
+  await until('the long one says why it fails', async () => (await s.request('GET', `/api/forwards/${longId}`, { token })).body.forward.status.lastError !== null, 15_000);
+  const failing = (await s.request('GET', `/api/forwards/${longId}`, { token })).body.forward.status;
+  t.regex(failing.lastError, /routing key of device "fwd-long" is 262 bytes, more than the 255 AMQP allows: shorten the forward's topic/);
+  t.is(failing.pending, 3);
+  t.deepEqual(byKey('long.'), [], 'nothing of the batch was published');
+  t.regex(String(logger.at('warn', /^forward failing/).find((e) => e.forwardId === longId)?.err), /262 bytes/);
+
+  const fixed = await s.request('PATCH', `/api/forwards/${longId}`, { token, body: [{ op: 'replace', path: '/topic', value: 'long.{deviceId}.{event}' }] });
+  t.is(fixed.status, 200, JSON.stringify(fixed.body));
+  await until('the long one delivered once its topic is shorter', () => check(byKey('long.'), expected).missing.length === 0, 15_000);
+  await until('its status is clear', async () => (await s.request('GET', `/api/forwards/${longId}`, { token })).body.forward.status.lastError === null);
+});
