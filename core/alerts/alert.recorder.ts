@@ -87,13 +87,13 @@ export function createAlertRecorder(deps: AlertRecorderDeps): AlertRecorder {
     // A tracker that resends an unacknowledged alarm frame must not raise the alert twice; checked
     // here before anything is reserved, and again in the transaction.
     if (options.dedupe) {
-      const same = await alerts.findSame(db, device.id, dateTime, input.alertName, row.ruleId);
+      const same = await alerts.findSame(db, device.id, dateTime, input.alertName, row.ruleId, row.text);
       if (same) return same;
     }
     const plan = deps.notifier ? await deps.notifier.plan(device, options.channels ? { ...row, channels: options.channels } : row) : undefined;
     let duplicate = false;
     const alert = await db.transaction(async (trx) => {
-      const same = options.dedupe ? await alerts.findSame(trx, device.id, dateTime, input.alertName, row.ruleId) : undefined;
+      const same = options.dedupe ? await alerts.findSame(trx, device.id, dateTime, input.alertName, row.ruleId, row.text) : undefined;
       if (same) {
         duplicate = true;
         return same;

@@ -57,11 +57,23 @@ export async function findById(db: Q, id: number): Promise<Alert | undefined> {
   return r ? toAlert(r) : undefined;
 }
 
-/** The alert of this device, fix time and name already stored by the same rule (`ruleId`), or by no rule (null). */
-export async function findSame(db: Q, deviceId: string, dateTime: number, alertName: string, ruleId: string | null = null): Promise<Alert | undefined> {
+/**
+ * The alert of this device, fix time and name already stored by the same rule (`ruleId`, with its
+ * `text`), or by no rule (`ruleId` null). An alert stored before alerts named their rule
+ * (migration 011) counts as the rule's when its text is the one the rule writes: the catch-up
+ * after an upgrade must not raise again what the older version raised.
+ */
+export async function findSame(db: Q, deviceId: string, dateTime: number, alertName: string, ruleId: string | null = null, text: string | null = null): Promise<Alert | undefined> {
   const q = db('alerts').where({ device_id: deviceId, date_time: dateTime, alert_name: alertName });
-  const r = await (ruleId === null ? q.whereNull('rule_id') : q.where({ rule_id: ruleId })).first();
-  return r ? toAlert(r) : undefined;
+  if (ruleId === null) {
+    const r = await q.whereNull('rule_id').first();
+    return r ? toAlert(r) : undefined;
+  }
+  const rows = await q.andWhere((w) => w.where('rule_id', ruleId).orWhereNull('rule_id'));
+  const own = rows.find((r: { rule_id: unknown }) => r.rule_id === ruleId);
+  if (own) return toAlert(own);
+  const older = rows.map(toAlert).find((a: Alert) => a.text === text);
+  return older;
 }
 
 export async function setNotifications(

@@ -2,7 +2,9 @@ import test from 'ava';
 import mqtt from 'mqtt';
 import { ManualClock } from '../../core/clock.js';
 import { backends, postgresAvailable } from '../helpers/backends.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { startServer, testEnv, type TestServer } from '../helpers/server.js';
+import { loadConfig } from '../../config/config.js';
+import { openDb, closeDb } from '../../core/db/db.js';
 import { startPair } from '../helpers/instances.js';
 import { teltonikaSession, readTeltonikaCommand } from '../helpers/tracker-client.js';
 import { until } from '../helpers/wait.js';
@@ -119,6 +121,28 @@ for (const backend of await backends()) {
     const third = await startServer(backend, { clock, storageEnv: first.storageEnv });
     t.teardown(() => third.stop());
     t.is((await alertsOf(third)).length, 1, 'a further start evaluates nothing again');
+  });
+
+  test(`rules (${backend}): after an upgrade from a version whose alerts named no rule, the catch-up at start raises nothing that version raised`, async (t) => {
+    const clock = new ManualClock(new Date(T0));
+    const first = await startServer(backend, { clock });
+    t.teardown(() => first.stop());
+    await device(first);
+    await rule(first, { alertName: 'SpeedLimit', params: { speed: 90 } });
+    await post(first, [loc(0, { speed: 50 }), loc(10, { speed: 130 }), loc(20, { speed: 40 }), loc(30, { speed: 140 })]);
+    t.is((await alertsOf(first)).length, 2);
+    await first.running.stop();
+    // what the older version left when it was killed: its alerts without their rule, its last fix evaluated not yet saved
+    const config = loadConfig(testEnv(first.storageEnv));
+    const db = openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+    await db('alerts').update({ rule_id: null });
+    await db('rule_devices').update({ last_fix: T0 });
+    await closeDb(db);
+
+    const again = await startServer(backend, { clock, storageEnv: first.storageEnv });
+    t.teardown(() => again.stop());
+    const alerts = await alertsOf(again);
+    t.deepEqual(alerts.map((a) => a.dateTime), [at(10), at(30)], 'each episode raised once');
   });
 
   test(`rules (${backend}): a device silent for N minutes raises one Offline, as time passes with no position`, async (t) => {
