@@ -194,17 +194,25 @@ export function startForwardRunner(deps: ForwardRunnerDeps): ForwardRunner {
           await this.sleep(backoff * (0.8 + Math.random() * 0.4));
           continue;
         }
-        try {
-          const t = now();
-          if (!(await repo.advance(db, f.id, holder, last, messages.length ? t : null, t + leaseMs))) {
-            this.halt('lease lost');
-            return;
+        // Delivered: its progress is saved, and only that is tried again while the database refuses
+        // it (a full disk, an outage), with the failing target's backoff. Sending the batch again
+        // each time repeated it every second for as long as the disk stayed full. Should this
+        // process stop first, the next holder sends the batch once more (at least once).
+        for (let tries = 1; ; tries++) {
+          try {
+            const t = now();
+            if (!(await repo.advance(db, f.id, holder, last, messages.length ? t : null, t + leaseMs))) {
+              this.halt('lease lost');
+              return;
+            }
+            if (tries > 1) this.log.info({ tries }, 'forward progress saved');
+            break;
+          } catch (e) {
+            if (this.halted) return;
+            if (tries === 1) this.log.warn({ err: (e as Error).message }, 'forward progress not saved; saving it again shortly (the batch was delivered and is not sent again meanwhile)');
+            await this.sleepOnly(Math.min(retryMaxMs, retryMinMs * 2 ** Math.min(tries - 1, 20)) * (0.8 + Math.random() * 0.4));
+            if (this.halted) return;
           }
-        } catch (e) {
-          // sent but not recorded: sent again after the pause (at least once)
-          this.log.warn({ err: (e as Error).message }, 'forward progress not saved; the batch is sent again');
-          await this.sleep(pollMs);
-          continue;
         }
         cursor = last;
         if (failingSince !== null && messages.length) {

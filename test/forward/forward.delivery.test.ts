@@ -225,3 +225,35 @@ test('forward.delivery: an amqp forward stored with a routing key past 255 bytes
   await until('the long one delivered once its topic is shorter', () => check(byKey('long.'), expected).missing.length === 0, 15_000);
   await until('its status is clear', async () => (await s.request('GET', `/api/forwards/${longId}`, { token })).body.forward.status.lastError === null);
 });
+
+test('forward.delivery: a batch delivered whose progress the database refuses to save (a full disk) is not sent again while only that write is retried; once it is saved, delivery goes on', async (t) => {
+  const log = capturingLogger();
+  const s = await startServer('sqlite', { logger: log });
+  t.teardown(() => s.stop());
+  const hook = await startWebhookReceiver();
+  t.teardown(() => hook.close());
+  const token = s.adminToken;
+  await device(s, token, 'fwd-full');
+  const id = await forward(s, token, { name: 'ERP', type: 'webhook', url: hook.url, events: ['locations'] });
+  const post = async (i: number) => {
+    const r = await s.request('POST', '/api/devices/fwd-full/locations', { token, body: { location: { dateTime: new Date(T0 + i * 1000).toISOString(), latitude: 40, longitude: -3 } } });
+    t.is(r.status, 201);
+  };
+  await post(0);
+  await until('the first location delivered and its progress saved', async () => hook.messages.length === 1 && (await s.request('GET', `/api/forwards/${id}`, { token })).body.forward.status.pending === 0);
+
+  // the database refuses the one write that records the forward's progress, as a full disk refuses every write
+  await s.running.db.raw("create trigger refuse_progress before update of last_event_id on forwards begin select raise(abort, 'database or disk is full'); end");
+  await post(1);
+  await until('the second location delivered', () => hook.messages.length === 2);
+  await until('its progress could not be saved', () => log.at('warn', /forward progress not saved/).length === 1);
+  await new Promise((r) => setTimeout(r, 3000));
+  t.is(hook.requests.length, 2, 'the delivered batch is not sent again while its progress waits to be saved');
+
+  await s.running.db.raw('drop trigger refuse_progress');
+  await until('its progress saved', () => log.at('info', 'forward progress saved').length === 1, 15_000);
+  await post(2);
+  await until('the third location delivered', () => hook.messages.length === 3);
+  t.deepEqual(hook.messages.map((m) => m.location!.dateTime), [0, 1, 2].map((i) => new Date(T0 + i * 1000).toISOString()));
+  t.is(log.at('warn', /forward progress not saved/).length, 1, 'said once');
+});
