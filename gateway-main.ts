@@ -34,7 +34,7 @@ function createLogger(level: string, base: Record<string, unknown>): Logger {
   return pino({ level, base }, new LogOutput({ base })) as unknown as Logger;
 }
 
-/** Logs a bug and, for an uncaught exception, exits 1; stops cleanly on SIGTERM and SIGINT. */
+/** Logs a bug and, for an uncaught exception, exits 1; stops cleanly on SIGTERM, SIGINT and SIGHUP. */
 function processPolicy(logger: Logger, running: () => GatewayProcess | undefined): void {
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection (a bug): logged, the gateway process keeps running'));
   process.on('uncaughtException', (err) => {
@@ -47,6 +47,7 @@ function processPolicy(logger: Logger, running: () => GatewayProcess | undefined
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
+  process.on('SIGHUP', stop);
 }
 
 /** `trackgate gateway --core host:port`: the tracker listeners of `config`, their core far away. */
@@ -119,6 +120,9 @@ async function runWorker(): Promise<void> {
   // Ctrl-C reaches the whole process group: the core stops its gateway processes itself (SIGTERM) once its own work is done
   process.removeAllListeners('SIGINT');
   process.on('SIGINT', () => undefined);
+  // a closed terminal hangs up the whole process group too
+  process.removeAllListeners('SIGHUP');
+  process.on('SIGHUP', () => undefined);
   running = await startGatewayProcess({ ...init.settings, worker: init.worker, protocols, clock: systemClock, logger });
 }
 

@@ -671,6 +671,10 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void>
   });
   process.on('SIGINT', () => void stop({ signal: 'SIGINT' }, 0));
   process.on('SIGTERM', () => void stop({ signal: 'SIGTERM' }, 0));
+  // a closed terminal or an ssh session ending, or a `kill -HUP` meant to rotate logs (trackgate
+  // writes them to standard output, nothing to reopen): a clean stop, as SIGTERM, not Node's
+  // default of dying on the spot without a line
+  process.on('SIGHUP', () => void stop({ signal: 'SIGHUP' }, 0));
   starting = startTrackgate(config, { logger });
   try {
     await starting;

@@ -2,7 +2,7 @@ import test from 'ava';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { backends, createStorage } from './helpers/backends.js';
@@ -141,3 +141,26 @@ for (const gatewayProcesses of ['0', '2']) {
     t.regex(stderr, /log lines can no longer be written \(EPIPE/, 'said on standard error');
   });
 }
+
+test('main.serve: SIGHUP (a closed terminal, a kill -HUP for log rotation) stops trackgate cleanly, gateway processes included, with its log lines, as SIGTERM does', async (t) => {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'trackgate-serve-'));
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const env = { ...process.env, ...testEnv({ TRACKGATE_DATA_DIR: dataDir, TRACKGATE_LOG_LEVEL: 'info', TRACKGATE_GATEWAY_PROCESSES: '1', TRACKGATE_TELTONIKA_PORT: '0' }) };
+  const child = spawn(process.execPath, ['--import=tsx', path.join(root, 'main.ts')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  t.teardown(() => child.kill('SIGKILL'));
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr += d));
+  const entries: Record<string, unknown>[] = [];
+  const exited = new Promise<[number | null, NodeJS.Signals | null]>((r) => child.once('exit', (code, signal) => r([code, signal])));
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    const entry = JSON.parse(line) as Record<string, unknown>;
+    entries.push(entry);
+    if (entry.msg === 'listening') child.kill('SIGHUP');
+  });
+  const [code, signal] = await exited;
+  t.is(signal, null, 'not ended by the signal itself');
+  t.is(code, 0, stderr);
+  t.like(entries.find((e) => e.msg === 'stopping'), { signal: 'SIGHUP' });
+  t.truthy(entries.find((e) => e.msg === 'stopped'));
+  t.false(existsSync(path.join(dataDir, 'trackgate.pid')), 'its pid file removed');
+});
