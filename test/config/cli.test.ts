@@ -18,7 +18,7 @@ test('cli: migrate, then account create prints {accountId, userId, userName, api
   const env = { TRACKGATE_DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'tg-cli-')) };
   const m = cli(['migrate'], env);
   t.is(m.status, 0, m.stderr);
-  t.regex(m.stdout, /applied 10 migration/);
+  t.regex(m.stdout, /applied 11 migration/);
   t.regex(cli(['migrate'], env).stdout, /up to date/);
   const r = cli(['account', 'create', '--name', 'Acme', '--licenses', '5', '--admin-user', 'acme-admin', '--admin-api-key', 'acme-key-0123456789'], env);
   t.is(r.status, 0, r.stderr);
