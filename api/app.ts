@@ -54,6 +54,8 @@ export interface ApiDeps {
   alertRules: AlertRulesService;
   forwards: ForwardsService;
   ping: () => Promise<void>;
+  /** why storage refuses writes while it still answers reads (a full disk, a read-only file system), if it does */
+  writesFailing?: () => string | undefined;
   /** recent sightings of trackers refused at the gateway; the API always passes the caller's scope */
   unknownDevices: (limit: number, scope: SightingScope) => Promise<UnknownDevice[]>;
   onTimeZoneChanged?: (accountId: string) => void;
@@ -213,7 +215,7 @@ export function createApi(deps: ApiDeps): Koa {
 
   // One router for the whole API: a request is matched once.
   const api: RouteTable = { router: new Router({ sensitive: false }), registry, guard, bodyLimitBytes: deps.bodyLimitBytes };
-  systemRoutes(api, { ping: deps.ping });
+  systemRoutes(api, { ping: deps.ping, writesFailing: deps.writesFailing });
   if (deps.metrics) metricsRoute(api, deps.metrics.scrape);
   authRoutes(api, deps.tokens);
   deviceRoutes(api, deps);

@@ -6,21 +6,26 @@ import type { AccountsService } from '../../core/accounts/accounts.service.js';
 import type { SightingScope, UnknownDevice } from '../../core/devices/unknown-devices.repository.js';
 import { requirePrivilege } from '../../core/access/access.js';
 
-export function systemRoutes(api: RouteTable, deps: { ping: () => Promise<void> }): void {
+export function systemRoutes(api: RouteTable, deps: { ping: () => Promise<void>; writesFailing?: () => string | undefined }): void {
   addRoute(api, {
     method: 'get', path: '/api/health', tags: ['System'], summary: 'Health (no token)', auth: false,
     responses: {
-      200: { description: 'Storage answers.', schema: z.object({ success: z.literal(true), status: z.literal('ok') }) },
-      503: { description: 'Storage does not answer.' },
+      200: { description: 'Storage answers and takes writes.', schema: z.object({ success: z.literal(true), status: z.literal('ok') }) },
+      503: { description: 'Storage does not answer (`status: "unavailable"`), or answers reads but refuses writes (`status: "degraded"`: a full disk, a read-only file system; trackers get no acknowledgement meanwhile). Said from the last write within 60 s: it clears with the next write that succeeds, or 60 s after the last that failed.' },
     },
     handler: async (ctx) => {
       try {
         await deps.ping();
-        return { body: { success: true, status: 'ok' } };
       } catch {
         ctx.set('Retry-After', '5');
         return { status: 503, body: { success: false, status: 'unavailable', error: 'Storage does not answer.', code: 'STORAGE_UNAVAILABLE' } };
       }
+      const failing = deps.writesFailing?.();
+      if (failing) {
+        ctx.set('Retry-After', '5');
+        return { status: 503, body: { success: false, status: 'degraded', error: `Storage refuses writes: ${failing}`, code: 'STORAGE_UNAVAILABLE' } };
+      }
+      return { body: { success: true, status: 'ok' } };
     },
   });
 }

@@ -15,6 +15,11 @@ const PG_CODE = /^(08(?!P01)...|53...|57P0[123])$/;
 // SQLite result codes (sqlite.org/rescode.html) for a database that is locked, full or unreadable.
 const SQLITE_CODE = /^SQLITE_(BUSY|LOCKED|FULL|IOERR|CANTOPEN|READONLY)(_|$)/;
 
+// SQLite rolls a transaction back by itself only when it is full, cannot read or write its file,
+// is busy or out of memory (sqlite.org/lang_transaction.html): knex's ROLLBACK then fails with
+// this, and its error is the one reported, the SQLITE_FULL or SQLITE_IOERR behind it lost.
+const SQLITE_ROLLED_BACK = /cannot rollback - no transaction is active/;
+
 // pg reports a connection lost mid-query without a code.
 const PG_MESSAGE = /Connection terminated|connection error and is not queryable|timeout exceeded when trying to connect/i;
 
@@ -26,7 +31,15 @@ export function isStorageUnavailable(e: unknown, depth = 0): boolean {
   const code = typeof err.code === 'string' ? err.code : '';
   if (NETWORK_CODES.has(code) || PG_CODE.test(code) || SQLITE_CODE.test(code)) return true;
   if (typeof err.message === 'string' && PG_MESSAGE.test(err.message)) return true;
+  if (code === 'SQLITE_ERROR' && typeof err.message === 'string' && SQLITE_ROLLED_BACK.test(err.message)) return true;
   // Node reports a refused connection to every address of a host as one AggregateError.
   if (Array.isArray(err.errors) && err.errors.some((x) => isStorageUnavailable(x, depth + 1))) return true;
   return isStorageUnavailable(err.cause, depth + 1);
+}
+
+/** What an operator is told of a storage error (the one behind knex's failed ROLLBACK named as such). */
+export function describeStorageError(e: unknown): string {
+  const message = (e as { message?: unknown })?.message;
+  if (typeof message === 'string' && SQLITE_ROLLED_BACK.test(message)) return 'SQLite rolled the write back by itself: its disk is full, its file cannot be written, or memory ran out';
+  return typeof message === 'string' ? message : String(e);
 }

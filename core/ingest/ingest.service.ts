@@ -18,6 +18,7 @@
  * the database refuses for what a row carries is retried in halves until the refused submission
  * stands alone.
  */
+import { describeStorageError, isStorageUnavailable } from '../db/storage-errors.js';
 import type { Knex } from 'knex';
 import { dbKind, type Db } from '../db/db.js';
 import type { Clock } from '../clock.js';
@@ -102,7 +103,15 @@ export interface IngestService {
    * committed and the alerts recorded (deduplicated, as for every tracker).
    */
   store(device: DeviceRecord, protocol: string, rows: locations.LocationRow[], alerts: readonly AlertInput[]): Promise<void>;
+  /**
+   * Why storage refused the last write of locations (a full disk, a read-only file system), when
+   * no write succeeded since and it was less than WRITES_FAILING_MS ago; else undefined (GET /api/health).
+   */
+  writesFailing(): string | undefined;
 }
+
+/** how long a refused write of locations is reported by writesFailing() when none follows */
+export const WRITES_FAILING_MS = 60_000;
 
 export function createIngestService(deps: IngestDeps): IngestService {
   const { db, clock, events, logger } = deps;
@@ -155,6 +164,9 @@ export function createIngestService(deps: IngestDeps): IngestService {
     }
   }
 
+  /** the last write storage refused, until one succeeds */
+  let refused: { at: number; message: string } | undefined;
+
   /** One transaction for the batch; when the database refuses a row, each half on its own. */
   async function write(batch: Pending[]): Promise<void> {
     let written: locations.LocationRow[];
@@ -173,11 +185,13 @@ export function createIngestService(deps: IngestDeps): IngestService {
         await write(batch.slice(half));
         return;
       }
+      if (isStorageUnavailable(e)) refused = { at: Date.now(), message: describeStorageError(e) };
       const devices = [...new Set(batch.map((p) => p.device.id))];
       logger.error({ err: e, rows: batch.reduce((n, p) => n + p.rows.length, 0), devices: devices.slice(0, 20) }, 'storing a batch of locations failed; nothing of it is acknowledged');
       for (const p of batch) p.reject(e);
       return;
     }
+    refused = undefined;
     const rows = batch.reduce((n, p) => n + p.rows.length, 0);
     deps.counts?.committed(rows);
     // Usually every row was written (no identical resends): no need to look each one up.
@@ -256,7 +270,11 @@ export function createIngestService(deps: IngestDeps): IngestService {
     return commit(device, protocol, rows).then(() => (alerts.length ? raise(device, alerts, true).then(() => undefined) : undefined));
   }
 
-  return { submit, store };
+  function writesFailing(): string | undefined {
+    return refused && Date.now() - refused.at < WRITES_FAILING_MS ? refused.message : undefined;
+  }
+
+  return { submit, store, writesFailing };
 }
 
 /**
