@@ -95,15 +95,21 @@ const raise = async (s: TestServer, id: string): Promise<number> => {
   return r.body.alerts[0].id as number;
 };
 
-const outboxRows = (s: TestServer) => s.running.db('outbox').select('device_id', 'status', 'attempts', 'lease_until', 'next_attempt_at').orderBy('id');
-
-test('notify: an SMTP relay that refuses, then never greets, then stalls in DATA stops nothing; once it answers every alert is delivered once', async (t) => {
+/** trackgate sending e-mail through a flakySmtp() (refusing at first), on a manual clock, logging to a capturing logger */
+async function withFlakySmtp(t: { teardown(fn: () => unknown): void }) {
   const smtp = await flakySmtp();
   t.teardown(() => smtp.close());
   const clock = new ManualClock('2026-03-01T12:00:00Z');
   const log = capturingLogger();
   const s = await startServer('sqlite', { clock, logger: log, env: { TRACKGATE_SMTP_URL: smtp.url, TRACKGATE_NOTIFY_TIMEOUT_MS: '500', TRACKGATE_TOKEN_TTL: '86400' } });
   t.teardown(() => s.stop());
+  return { smtp, clock, log, s };
+}
+
+const outboxRows = (s: TestServer) => s.running.db('outbox').select('device_id', 'status', 'attempts', 'lease_until', 'next_attempt_at').orderBy('id');
+
+test('notify: an SMTP relay that refuses, then never greets, then stalls in DATA stops nothing; once it answers every alert is delivered once', async (t) => {
+  const { smtp, clock, log, s } = await withFlakySmtp(t);
   for (const id of ['d1', 'd2', 'd3', 'd4']) await device(s, { id, alertEmails: ['ops@example.com'] });
   const kick = () => s.running.services.notifications.kick();
   const attempts = async (n: number) => (await outboxRows(s)).every((r: { attempts: number }) => Number(r.attempts) >= n);
@@ -253,12 +259,7 @@ test('notify: a message still being sent when its lease runs out is not leased a
 });
 
 test('notify: the messages of a device deleted while they wait for a retry are not sent once the relay answers again', async (t) => {
-  const smtp = await flakySmtp();
-  t.teardown(() => smtp.close());
-  const clock = new ManualClock('2026-03-01T12:00:00Z');
-  const log = capturingLogger();
-  const s = await startServer('sqlite', { clock, logger: log, env: { TRACKGATE_SMTP_URL: smtp.url, TRACKGATE_NOTIFY_TIMEOUT_MS: '500', TRACKGATE_TOKEN_TTL: '86400' } });
-  t.teardown(() => s.stop());
+  const { smtp, clock, log, s } = await withFlakySmtp(t);
   for (const id of ['gone', 'kept']) await device(s, { id, alertEmails: ['ops@example.com'] });
   for (const id of ['gone', 'kept']) await raise(s, id);
   await until('both refused once', () => log.entries.filter((e) => /will retry/.test(e.msg)).length >= 2);
