@@ -1,42 +1,72 @@
 /**
  * One trackgate process per SQLite data directory: its daily counters, licences and remembered
- * last locations assume it is the only writer. A pid file marks the directory; a file left by a
- * process that no longer runs (a crash, SIGKILL) is taken over.
+ * last locations assume it is the only writer. The directory is held by an OS lock, a POSIX
+ * record lock (fcntl) on `trackgate.lock` that SQLite takes: the kernel drops it when the holder
+ * ends however it ends (a crash, SIGKILL), and it holds across PID namespaces on one host (two
+ * containers sharing a volume, each trackgate pid 1). A pid test could not: a pid of another
+ * namespace names nothing, or someone else, here. `trackgate.pid` beside it names the holder for
+ * operators and for the refusal; it proves nothing.
  */
 import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 
-const FILE = 'trackgate.pid';
+const LOCK_FILE = 'trackgate.lock';
+const PID_FILE = 'trackgate.pid';
 
-function running(pid: number): boolean {
+/** The pid the holder wrote, as its own PID namespace numbers it; undefined when there is none to read. */
+function holderPid(file: string): number | undefined {
   try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
+    const pid = Number(readFileSync(file, 'utf8').trim());
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
   }
 }
 
-/** Marks `dir` as this process's; returns the release. Throws when another live process holds it. */
+/**
+ * Takes the write lock of `file` for as long as the returned connection is open. In EXCLUSIVE
+ * locking mode SQLite keeps the lock of its first write until the connection closes
+ * (sqlite.org/pragma.html#pragma_locking_mode); busy_timeout 0: a held lock is SQLITE_BUSY at once.
+ * The rollback journal stays in memory, so no journal file is left beside the lock file.
+ */
+function takeLock(file: string): Database.Database {
+  const conn = new Database(file, { timeout: 0 });
+  try {
+    conn.pragma('locking_mode = EXCLUSIVE');
+    conn.pragma('journal_mode = MEMORY');
+    conn.exec('BEGIN EXCLUSIVE');
+    conn.pragma(`user_version = ${process.pid}`);
+    conn.exec('COMMIT');
+    return conn;
+  } catch (e) {
+    conn.close();
+    throw e;
+  }
+}
+
+/** Marks `dir` as this process's; returns the release. Throws while another process (or another start in this one) holds it. */
 export function lockDataDir(dir: string): () => void {
   mkdirSync(dir, { recursive: true });
-  const file = path.join(dir, FILE);
-  const own = String(process.pid);
+  const pidFile = path.join(dir, PID_FILE);
+  let lock: Database.Database | undefined;
   try {
-    writeFileSync(file, own, { flag: 'wx' });
+    lock = takeLock(path.join(dir, LOCK_FILE));
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-    const holder = Number(readFileSync(file, 'utf8').trim());
-    if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && running(holder)) {
-      throw new Error(`is in use by another trackgate process (pid ${holder}); run one process per data directory`);
-    }
-    writeFileSync(file, own);
+    if ((e as { code?: unknown }).code !== 'SQLITE_BUSY') throw e;
+    const holder = holderPid(pidFile);
+    throw new Error(`is in use by another trackgate process${holder ? ` (pid ${holder})` : ''}; run one process per data directory`);
   }
+  const own = String(process.pid);
+  writeFileSync(pidFile, own);
   return () => {
+    if (!lock) return;
     try {
-      if (readFileSync(file, 'utf8').trim() === own) unlinkSync(file);
+      if (readFileSync(pidFile, 'utf8').trim() === own) unlinkSync(pidFile);
     } catch {
       /* already gone */
     }
+    lock.close();
+    lock = undefined;
   };
 }

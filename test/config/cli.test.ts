@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { testEnv } from '../helpers/server.js';
 
@@ -71,6 +71,32 @@ test('cli: serve refuses a data directory another live trackgate holds, and take
   t.pass('the pid file of a killed process is taken over');
 });
 
+// Above the kernel's largest pid_max (2^22): no process here has this pid, as a holder in another
+// PID namespace (another container on the same volume) is not seen from this one.
+const PID_OF_ANOTHER_NAMESPACE = 2 ** 22 + 1;
+
+test('cli: serve refuses a data directory held by a live trackgate whose pid this namespace does not see, and takes it once that one is killed', async (t) => {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'tg-lock-ns-'));
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const env = { ...testEnv({ TRACKGATE_LOG_LEVEL: 'info' }), TRACKGATE_DATA_DIR: dataDir };
+  const first = await listening(env);
+  t.teardown(() => first.kill('SIGKILL'));
+  writeFileSync(path.join(dataDir, 'trackgate.pid'), String(PID_OF_ANOTHER_NAMESPACE));
+  const second = await listeningOrExit(env);
+  if ('child' in second) {
+    t.teardown(() => second.child.kill('SIGKILL'));
+    t.fail('a second trackgate started on the data directory the first still holds');
+    return;
+  }
+  t.is(second.code, 78);
+  t.regex(second.stderr, new RegExp(`TRACKGATE_DATA_DIR.*in use by another trackgate process \\(pid ${PID_OF_ANOTHER_NAMESPACE}\\); run one process per data directory`));
+  first.kill('SIGKILL');
+  await once(first, 'exit');
+  const third = await listening(env);
+  t.teardown(() => third.kill('SIGKILL'));
+  t.is(readFileSync(path.join(dataDir, 'trackgate.pid'), 'utf8'), String(third.pid), 'the pid file names the new holder');
+});
+
 /** `trackgate serve` in its own process, once it logs `listening`. */
 function listening(env: Record<string, string>): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['--import=tsx', 'cli.ts', 'serve'], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
@@ -79,5 +105,19 @@ function listening(env: Record<string, string>): Promise<ChildProcess> {
       if (line.includes('"msg":"listening"')) resolve(child);
     });
     child.once('exit', (code) => reject(new Error(`trackgate exited with ${code} before listening`)));
+  });
+}
+
+/** `trackgate serve` in its own process: the process once it logs `listening`, or its exit code and standard error when it stops first. */
+function listeningOrExit(env: Record<string, string>): Promise<{ child: ChildProcess } | { code: number | null; stderr: string }> {
+  const child = spawn(process.execPath, ['--import=tsx', 'cli.ts', 'serve'], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr += d));
+  return new Promise((resolve) => {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      if (line.includes('"msg":"listening"')) resolve({ child });
+    });
+    // 'close': after its standard error is read to the end
+    child.once('close', (code) => resolve({ code, stderr }));
   });
 }
