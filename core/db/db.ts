@@ -171,8 +171,33 @@ export function openDb(options: DbOptions): Db {
   return Object.assign(knex, { read: sqliteReads(knex, filename) });
 }
 
-/** Applies every pending migration; returns the names applied. */
+/**
+ * A database an upgrade migrated and a rolled-back (older) trackgate was started on: it holds
+ * migrations this version does not know, so its schema is not one this version was written for.
+ */
+export class NewerSchemaError extends Error {
+  constructor(readonly unknown: string[], lastKnown: string) {
+    const which = unknown.length === 1 ? `migration ${unknown[0]} is` : `migrations ${unknown.join(', ')} are`;
+    super(`the database was migrated by a newer trackgate: ${which} unknown to this version (its last is ${lastKnown}); run the newer version or restore a backup taken before the upgrade`);
+    this.name = 'NewerSchemaError';
+  }
+}
+
+/** The migrations the database has applied, oldest first; none before its first migration. */
+async function appliedMigrations(db: Knex): Promise<string[]> {
+  if (!(await db.schema.hasTable('knex_migrations'))) return [];
+  return (await db('knex_migrations').orderBy('id').pluck('name')) as string[];
+}
+
+/**
+ * Applies every pending migration; returns the names applied. A database with migrations this
+ * version does not know is left as it is (NewerSchemaError): knex refused it only with "the
+ * migration directory is corrupt, the following files are missing", which named no cause.
+ */
 export async function migrate(db: Db): Promise<string[]> {
+  const known = await migrationSource.getMigrations([]);
+  const unknown = (await appliedMigrations(db)).filter((name) => !known.includes(name));
+  if (unknown.length) throw new NewerSchemaError(unknown, known[known.length - 1]);
   const [, applied] = (await db.migrate.latest({ migrationSource })) as [number, string[]];
   return applied;
 }
