@@ -5,13 +5,16 @@ import { jsonPatchSchema } from '../schemas/groups-users.schemas.js';
 import { applyJsonPatch } from '../patch.js';
 import { forwardInputSchema, forwardResponse, forwardsResponse } from '../schemas/forwards.schemas.js';
 import { presentForward, type ForwardsService } from '../../core/forward/forwards.service.js';
+import { FORWARD_BATCH_SIZE, FORWARD_WEBHOOK_DELAY_MS } from '../../core/forward/forward.runner.js';
+import { WEBHOOK_MAX_MESSAGES } from '../../core/forward/forwarder.webhook.js';
 
 const ADMIN = 'Needs `admin`, and a user not restricted to a group (a forward carries the whole account\'s data): 403 otherwise.';
 
 const DELIVERY =
   'Every location and alert the account stores (from trackers, MQTT or REST; corrections of a stored location too, identical resends not), after it is committed, as `{id, event: "location" | "alert", deviceId, location | alert}` in the REST shapes. ' +
   '`id` is stable: delivery is at least once, in order per device, so a receiver drops a repeat by its id. ' +
-  'A `webhook` gets `POST` JSON arrays of up to 500 messages and at most 1 MiB of body (bytes of UTF-8, the Content-Length; a single larger message goes alone), sent once 500 are waiting or 200 ms after the first, with `User-Agent: trackgate/<version>`, `X-Trackgate-Forward: <forward id>` and, with a `secret`, `X-Trackgate-Signature: sha256=<hex HMAC-SHA256 of the body>`; any 2xx accepts the batch. ' +
+  `A \`webhook\` gets \`POST\` JSON arrays of up to ${WEBHOOK_MAX_MESSAGES} messages and at most 1 MiB of body (bytes of UTF-8, the Content-Length; a single larger message goes alone), with \`User-Agent: trackgate/<version>\`, \`X-Trackgate-Forward: <forward id>\` and, with a \`secret\`, \`X-Trackgate-Signature: sha256=<hex HMAC-SHA256 of the body>\`; any 2xx accepts the batch. ` +
+  `A webhook's batch goes once ${FORWARD_BATCH_SIZE.toLocaleString('en-US')} messages wait (the most a forward reads at a time; its POSTs go one after the other) or ${FORWARD_WEBHOOK_DELAY_MS} ms after the first of them was stored. ` +
   '`mqtt` publishes each message at QoS 1 to the topic template; a message is delivered on PUBACK. `amqp` publishes persistent messages on a confirm channel to `exchange` with the routing-key template; delivered on confirm. ' +
   'Anything else (an error status, no connection or answer within TRACKGATE_FORWARD_TIMEOUT_MS) is tried again with a backoff from 0.5 s doubling to 60 s, while messages wait in the database; `status.lastError` says why. ' +
   'Undelivered messages older than TRACKGATE_FORWARD_RETENTION_DAYS (default 7) or beyond the newest TRACKGATE_FORWARD_MAX_PENDING (default 1,000,000) of the account are dropped, logged and counted in `status.dropped`. ' +

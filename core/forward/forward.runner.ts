@@ -29,6 +29,10 @@ import * as repo from './forwards.repository.js';
 
 /** How long a lease lasts without renewal: after an instance dies, another takes its forwards over within this. */
 export const FORWARD_LEASE_MS = 10_000;
+/** Events a loop reads, and messages it sends, at a time (default of `batchSize`). */
+export const FORWARD_BATCH_SIZE = 2000;
+/** How long a webhook waits after the first message of a batch was stored for more to fill it (default of `webhookDelayMs`). */
+export const FORWARD_WEBHOOK_DELAY_MS = 200;
 
 export interface ForwardRunnerSettings {
   /** undelivered events older than this are dropped (counted, logged) */
@@ -78,8 +82,8 @@ export function startForwardRunner(deps: ForwardRunnerDeps): ForwardRunner {
   const holder = deps.holder ?? randomUUID();
   const leaseMs = s.leaseMs ?? FORWARD_LEASE_MS;
   const pollMs = s.pollMs ?? 1000;
-  const batchSize = s.batchSize ?? 2000;
-  const webhookDelayMs = s.webhookDelayMs ?? 200;
+  const batchSize = s.batchSize ?? FORWARD_BATCH_SIZE;
+  const webhookDelayMs = s.webhookDelayMs ?? FORWARD_WEBHOOK_DELAY_MS;
   const retryMinMs = s.retryMinMs ?? 500;
   const retryMaxMs = s.retryMaxMs ?? 60_000;
   const sweepMs = s.sweepMs ?? 60_000;

@@ -150,4 +150,7 @@ test('api.forwards: the OpenAPI document describes the forwards', async (t) => {
   t.truthy(doc.paths['/api/forwards/{forwardId}'].patch);
   t.truthy(doc.components.schemas.Forward.properties.status);
   t.regex(doc.paths['/api/forwards'].post.description, /X-Trackgate-Signature/);
+  // as the delivery loop batches: it reads 2,000 at a time, a webhook POSTs at most 500 of them at a time
+  t.regex(doc.paths['/api/forwards'].post.description, /arrays of up to 500 messages.+batch goes once 2,000 messages wait .+ or 200 ms after the first/);
+  t.notRegex(doc.paths['/api/forwards'].post.description, /once 500 are waiting/);
 });
