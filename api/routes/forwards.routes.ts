@@ -17,6 +17,7 @@ const DELIVERY =
   `A webhook's batch goes once ${FORWARD_BATCH_SIZE.toLocaleString('en-US')} messages wait (the most a forward reads at a time; its POSTs go one after the other) or ${FORWARD_WEBHOOK_DELAY_MS} ms after the first of them was stored. ` +
   '`mqtt` publishes each message at QoS 1 to the topic template; a message is delivered on PUBACK. `amqp` publishes persistent messages on a confirm channel to `exchange` with the routing-key template; delivered on confirm. ' +
   'Anything else (an error status, no connection or answer within TRACKGATE_FORWARD_TIMEOUT_MS) is tried again with a backoff from 0.5 s doubling to 60 s, while messages wait in the database; `status.lastError` says why. ' +
+  'A forward stored with settings the API refuses (before a check existed, or written in the database directly) is not delivered at all: `status.lastError` names the field and the problem, its messages wait, and a `PUT` or `PATCH` that corrects it delivers them. ' +
   'Undelivered messages older than TRACKGATE_FORWARD_RETENTION_DAYS (default 7) or beyond the newest TRACKGATE_FORWARD_MAX_PENDING (default 1,000,000) of the account are dropped, logged and counted in `status.dropped`. ' +
   'A new forward starts with what is stored from then on.';
 

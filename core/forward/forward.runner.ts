@@ -12,6 +12,13 @@
  * the last error. A webhook waits up to `webhookDelayMs` after the first message of a batch for
  * more to fill it.
  *
+ * A forward whose stored settings the API would refuse (stored before a check existed, or written
+ * in the database directly: `mqtt://` with no server, a port 0, which the clients took as
+ * localhost or their default port) is checked with the service's own checks before anything is
+ * opened, and not delivered: its loop records the problem as the status's last error, logs it once
+ * (warn "forward not delivered…") and holds the lease without reading or sending; its messages wait
+ * (retention aside) until a change (PUT, PATCH) corrects it and a new loop delivers them.
+ *
  * Retention (`sweep`, every `sweepMs`): events every enabled forward of the account has delivered
  * are deleted; undelivered events stored more than `retentionMs` ago, or beyond the newest
  * `maxPendingPerAccount` of the account, are dropped: each forward's cursor moves past them, the
@@ -26,6 +33,7 @@ import type { EventBus } from '../events/event-bus.js';
 import type { Forward, ForwardMessage, ForwardProgress } from '../model/forward.js';
 import type { Forwarder } from './forwarder.js';
 import * as repo from './forwards.repository.js';
+import { storedForwardProblem } from './forwards.service.js';
 
 /** How long a lease lasts without renewal: after an instance dies, another takes its forwards over within this. */
 export const FORWARD_LEASE_MS = 10_000;
@@ -95,14 +103,23 @@ export function startForwardRunner(deps: ForwardRunnerDeps): ForwardRunner {
   class Loop {
     halted = false;
     private wakeUp: (() => void) | undefined;
-    private readonly forwarder: Forwarder;
+    /** none while `problem` says why the forward is not delivered */
+    private readonly forwarder: Forwarder | undefined;
+    private readonly problem: string | null;
     private readonly renew: NodeJS.Timeout;
     readonly done: Promise<void>;
     private readonly log: Logger;
 
     constructor(readonly f: Enabled) {
       this.log = logger.child({ forwardId: f.id, forward: f.name, accountId: f.accountId, type: f.type });
-      this.forwarder = deps.open(f);
+      let problem = storedForwardProblem(f);
+      try {
+        this.forwarder = problem === null ? deps.open(f) : undefined;
+      } catch (e) {
+        // an adapter that cannot be made of these settings: a throw here stopped the supervisor's round, and with it every forward after this one
+        problem = `the target could not be set up: ${(e as Error).message}`;
+      }
+      this.problem = problem;
       // the lease is renewed while the loop lives, also while a target hangs or a backoff runs
       this.renew = setInterval(() => {
         const t = now();
@@ -127,7 +144,7 @@ export function startForwardRunner(deps: ForwardRunnerDeps): ForwardRunner {
       if (why) this.log.info({ why }, 'forward delivered elsewhere now');
       clearInterval(this.renew);
       this.wakeUp?.();
-      void this.forwarder.close();
+      void this.forwarder?.close();
     }
 
     private sleep(ms: number): Promise<void> {
@@ -145,8 +162,30 @@ export function startForwardRunner(deps: ForwardRunnerDeps): ForwardRunner {
       });
     }
 
+    /**
+     * Settings the API refuses: nothing is read or sent. The status says why, from when, and what to
+     * do, until a change of the forward starts a new loop (supervise), which clears it once
+     * corrected (forwards.service.ts update); said once in the log, not at every poll.
+     */
+    private async refused(problem: string): Promise<void> {
+      const since = this.f.failingSince ?? now();
+      const error = `not delivered: its settings fail the API's checks (${problem.replace(/\.$/, '')}); correct them with PUT or PATCH: its messages wait meanwhile`;
+      this.log.warn({ err: problem }, "forward not delivered: its stored settings fail the API's checks; its messages wait until a PUT or PATCH corrects them");
+      for (let tries = 1; !this.halted; tries++) {
+        try {
+          await repo.recordFailure(db, this.f.id, holder, error, since, now() + leaseMs, this.f.modified);
+          break;
+        } catch {
+          await this.sleepOnly(Math.min(retryMaxMs, retryMinMs * 2 ** Math.min(tries - 1, 20)));
+        }
+      }
+      while (!this.halted) await this.sleepOnly(retryMaxMs);
+    }
+
     private async run(): Promise<void> {
       const f = this.f;
+      const forwarder = this.forwarder;
+      if (!forwarder) return this.refused(this.problem ?? `no adapter for the type "${f.type}"`);
       const kinds = new Set(f.events.map((k) => (k === 'locations' ? 'location' : 'alert')));
       let cursor = f.cursor;
       let failingSince = f.failingSince;
@@ -183,7 +222,7 @@ export function startForwardRunner(deps: ForwardRunnerDeps): ForwardRunner {
             wanted = wanted.filter((e) => inGroup.has(e.deviceId));
           }
           messages = wanted.map(forwardMessage);
-          if (messages.length) await this.forwarder.send(messages);
+          if (messages.length) await forwarder.send(messages);
         } catch (e) {
           if (this.halted) return;
           attempts++;

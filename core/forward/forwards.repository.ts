@@ -54,10 +54,14 @@ export async function insert(db: Q, f: Forward, cursor: number): Promise<void> {
   await db('forwards').insert({ ...toRow(f), last_event_id: cursor });
 }
 
-/** Replaces what the forward is (not where its delivery stands); `cursor`: starts again after it (enabled again). */
-export async function update(db: Q, f: Forward, cursor?: number): Promise<void> {
+/**
+ * Replaces what the forward is (not where its delivery stands); `cursor`: starts again after it
+ * (enabled again), its status cleared; `clearStatus`: its status cleared (settings that were refused, corrected).
+ */
+export async function update(db: Q, f: Forward, cursor?: number, clearStatus = false): Promise<void> {
   const { id, account_id: _account, created: _created, ...rest } = toRow(f);
-  await db('forwards').where({ id }).update(cursor === undefined ? rest : { ...rest, last_event_id: cursor, last_error: null, failing_since: null });
+  const cleared = cursor !== undefined || clearStatus ? { last_error: null, failing_since: null } : {};
+  await db('forwards').where({ id }).update({ ...rest, ...(cursor !== undefined && { last_event_id: cursor }), ...cleared });
 }
 
 export async function findById(db: Q, id: string): Promise<(Forward & ForwardProgress) | undefined> {
@@ -223,9 +227,14 @@ export async function advance(db: Q, id: string, holder: string, cursor: number,
   return (await db('forwards').where({ id, lease_holder: holder }).update(set)) === 1;
 }
 
-/** Records why the last attempt failed (and since when it fails), renewing the lease. */
-export async function recordFailure(db: Q, id: string, holder: string, error: string, since: number, leaseUntil: number): Promise<boolean> {
-  return (await db('forwards').where({ id, lease_holder: holder }).update({ last_error: error.slice(0, 1000), failing_since: since, lease_until: leaseUntil })) === 1;
+/**
+ * Records why the last attempt failed (and since when it fails), renewing the lease; `modified`:
+ * only while the forward is still that version (what was wrong with its settings, not yet changed).
+ */
+export async function recordFailure(db: Q, id: string, holder: string, error: string, since: number, leaseUntil: number, modified?: number): Promise<boolean> {
+  const q = db('forwards').where({ id, lease_holder: holder });
+  if (modified !== undefined) q.andWhere({ modified });
+  return (await q.update({ last_error: error.slice(0, 1000), failing_since: since, lease_until: leaseUntil })) === 1;
 }
 
 /** Takes (or keeps) the forward's lease until `until`: whether this holder has it. */

@@ -78,7 +78,8 @@ export function maskUrl(url: string): string {
 /** The URL given, its "***" password replaced with the stored one when it still names the same server and user. */
 function withStoredPassword(given: URL, stored: string | undefined): URL {
   if (decodeURIComponent(given.password) !== MASK) return given;
-  const s = stored ? new URL(stored) : undefined;
+  // a stored URL that is not one (written before the checks) has no password to keep
+  const s = stored && URL.canParse(stored) ? new URL(stored) : undefined;
   if (!s || !s.password || s.protocol !== given.protocol || s.host !== given.host || s.username !== given.username) {
     throw invalid('url', 'the password "***" stands for a stored one, which is kept only for the same scheme, server and user name: give the password again.');
   }
@@ -137,6 +138,22 @@ function check(input: ForwardInput, current?: Forward): Omit<Forward, 'id' | 'ac
     name, type, url: url.toString(), events: [...new Set(events)] as ForwardEventKind[], groupId: input.group ?? null, enabled: input.enabled ?? true,
     topic: type === 'webhook' ? null : topic, exchange: type === 'amqp' ? exchange : null, secret,
   };
+}
+
+/**
+ * Why the API would refuse the forward as stored (check's message, naming the field), or null when
+ * it passes. A forward stored before a check existed (an upgraded database) or written in the
+ * database directly can hold what the API refuses: the delivery loop asks this before it connects
+ * (forward.runner.ts), and a change of such a forward clears the problem the loop recorded.
+ */
+export function storedForwardProblem(f: Forward): string | null {
+  try {
+    check({ name: f.name, type: f.type, url: f.url, events: f.events, group: f.groupId, enabled: f.enabled, topic: f.topic, exchange: f.exchange, secret: f.secret }, f);
+    return null;
+  } catch (e) {
+    // a value of a shape no check expected (events not a list) is refused too
+    return e instanceof DomainError ? e.message : `not readable: ${(e as Error).message}`;
+  }
 }
 
 /** A forward as the API shows it (CONTRACT.md "Forwards"): credentials masked, defaults filled in. */
@@ -220,11 +237,13 @@ export function createForwardsService(deps: ForwardsDeps): ForwardsService {
     // modified moves on at every change: the delivery loop starts again with the new settings
     const forward: Forward = { ...current, ...fields, modified: Math.max(clock.now().getTime(), current.modified + 1) };
     if (forward.enabled && !current.enabled) deps.onChanged?.(p.accountId);
+    // the status said what was wrong with the settings stored (the delivery loop did not start): corrected now
+    const corrected = storedForwardProblem(current) !== null;
     await db.transaction(async (trx) => {
       if (forward.enabled && !current.enabled) {
         await repo.lockStreams(trx, [p.accountId]);
         await repo.update(trx, forward, await repo.streamEnd(trx, p.accountId));
-      } else await repo.update(trx, forward);
+      } else await repo.update(trx, forward, undefined, corrected);
     });
     deps.onChanged?.(p.accountId);
     return get(p, id);
