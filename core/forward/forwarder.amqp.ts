@@ -70,8 +70,8 @@ export function createAmqpForwarder(settings: ForwarderSettings & { url: string;
   /**
    * The routing key of each message; a batch with an exchange name or a key longer than AMQP
    * allows fails whole, before anything is published, saying which (amqplib would throw in the
-   * middle of the batch). The API refuses such a template, and the delivery loop does not start a
-   * forward stored with one (forward.runner.ts); this keeps the adapter safe on its own.
+   * middle of the batch). The API refuses such a template; a forward stored before it did delivers
+   * while its keys fit and fails here, batch by batch, once one does not, until its topic is changed.
    */
   function routingKeys(messages: readonly ForwardMessage[]): string[] {
     if (Buffer.byteLength(exchange) > AMQP_SHORTSTR_MAX_BYTES) {

@@ -87,10 +87,16 @@ function withStoredPassword(given: URL, stored: string | undefined): URL {
   return given;
 }
 
-/** The forward as stored, checked field by field; 400 naming the field otherwise. */
-function check(input: ForwardInput, current?: Forward): Omit<Forward, 'id' | 'accountId' | 'created' | 'modified'> {
+/**
+ * The forward as stored, checked field by field; 400 naming the field otherwise. `stored`: a forward
+ * already stored, checked before its delivery starts (storedForwardProblem): only what decides where
+ * and how its messages go; a name or a secret of a length the API no longer takes, or an AMQP
+ * template that only a device id longer than any stored could take past 255 bytes (the adapter
+ * refuses a batch whose key is), deliver as they did.
+ */
+function check(input: ForwardInput, current?: Forward, stored = false): Omit<Forward, 'id' | 'accountId' | 'created' | 'modified'> {
   const name = typeof input.name === 'string' ? input.name.trim() : '';
-  if (!name || name.length > 200) throw invalid('name', 'must be 1 to 200 characters.');
+  if (!stored && (!name || name.length > 200)) throw invalid('name', 'must be 1 to 200 characters.');
   if (!FORWARD_TYPES.includes(input.type as ForwardType)) throw invalid('type', `must be one of ${FORWARD_TYPES.join(', ')}.`);
   const type = input.type as ForwardType;
   if (typeof input.url !== 'string' || input.url.length > 2000) throw invalid('url', 'must be a URL of at most 2,000 characters.');
@@ -110,11 +116,11 @@ function check(input: ForwardInput, current?: Forward): Omit<Forward, 'id' | 'ac
   for (const [i, e] of events.entries()) if (!FORWARD_EVENT_KINDS.includes(e as ForwardEventKind)) throw invalid(`events[${i}]`, 'must be locations or alerts.');
   const topic = input.topic ?? null;
   if (topic !== null) {
-    if (type === 'webhook') throw invalid('topic', 'a webhook has no topic.');
-    if (!topic.trim() || topic.length > 500) throw invalid('topic', 'must be 1 to 500 characters.');
+    if (type === 'webhook' && !stored) throw invalid('topic', 'a webhook has no topic.');
+    if (!topic.trim() || (topic.length > 500 && !stored)) throw invalid('topic', 'must be 1 to 500 characters.');
     if (type === 'mqtt' && /[+#\u0000]/.test(topic)) throw invalid('topic', 'an MQTT topic to publish to cannot hold "+", "#" or NUL.');
   }
-  if (type === 'amqp') {
+  if (type === 'amqp' && !stored) {
     // amqplib refuses a longer routing key at every publish: the forward would never deliver
     const longest = Buffer.byteLength(longestExpansion(topic ?? FORWARD_AMQP_ROUTING_KEY));
     if (longest > AMQP_SHORTSTR_MAX_BYTES) {
@@ -123,16 +129,16 @@ function check(input: ForwardInput, current?: Forward): Omit<Forward, 'id' | 'ac
   }
   const exchange = input.exchange ?? null;
   if (exchange !== null) {
-    if (type !== 'amqp') throw invalid('exchange', 'only an amqp forward has an exchange.');
-    if (Buffer.byteLength(exchange) > AMQP_SHORTSTR_MAX_BYTES) throw invalid('exchange', `must be at most ${AMQP_SHORTSTR_MAX_BYTES} bytes of UTF-8.`);
+    if (type !== 'amqp' && !stored) throw invalid('exchange', 'only an amqp forward has an exchange.');
+    if (Buffer.byteLength(exchange) > AMQP_SHORTSTR_MAX_BYTES && (type === 'amqp' || !stored)) throw invalid('exchange', `must be at most ${AMQP_SHORTSTR_MAX_BYTES} bytes of UTF-8.`);
   }
   let secret = input.secret ?? null;
   if (secret !== null) {
-    if (type !== 'webhook') throw invalid('secret', 'only a webhook signs its requests.');
+    if (type !== 'webhook' && !stored) throw invalid('secret', 'only a webhook signs its requests.');
     if (secret === MASK) {
       if (!current?.secret) throw invalid('secret', '"***" stands for a stored secret, and this forward has none: give the secret.');
       secret = current.secret;
-    } else if (secret.length < 16 || secret.length > 500) throw invalid('secret', 'must be 16 to 500 characters.');
+    } else if (!stored && (secret.length < 16 || secret.length > 500)) throw invalid('secret', 'must be 16 to 500 characters.');
   }
   return {
     name, type, url: url.toString(), events: [...new Set(events)] as ForwardEventKind[], groupId: input.group ?? null, enabled: input.enabled ?? true,
@@ -148,7 +154,7 @@ function check(input: ForwardInput, current?: Forward): Omit<Forward, 'id' | 'ac
  */
 export function storedForwardProblem(f: Forward): string | null {
   try {
-    check({ name: f.name, type: f.type, url: f.url, events: f.events, group: f.groupId, enabled: f.enabled, topic: f.topic, exchange: f.exchange, secret: f.secret }, f);
+    check({ name: f.name, type: f.type, url: f.url, events: f.events, group: f.groupId, enabled: f.enabled, topic: f.topic, exchange: f.exchange, secret: f.secret }, f, true);
     return null;
   } catch (e) {
     // a value of a shape no check expected (events not a list) is refused too

@@ -58,6 +58,13 @@ for (const backend of await backends()) {
         last_event_id: 0, created: stored + i, modified: stored + i,
       });
     }
+    // what the API refuses now but does not change where or how messages go (a blank name, a secret under 16 characters) delivers as before
+    const oldHook = await startWebhookReceiver();
+    t.teardown(() => oldHook.close());
+    await s.running.db('forwards').insert({
+      id: 'old-lax', type: 'webhook', url: oldHook.url, topic: null, exchange: null, account_id: accountId, name: '  ', events: JSON.stringify(['locations']),
+      group_id: null, enabled: true, secret: 'short', last_event_id: 0, created: stored + 10, modified: stored + 10,
+    });
     const valid = (await created(s, token, '/api/forwards', { name: 'valid', type: 'webhook', url: hook.url, events: ['locations'] })).forward.id as string;
     await s.running.services.accounts.create({ name: 'Other', licenses: 5, adminUser: 'other-admin', adminApiKey: 'other-admin-key-0123456789' });
     const otherToken = await s.token('other-admin', 'other-admin-key-0123456789');
@@ -105,6 +112,8 @@ for (const backend of await backends()) {
     t.deepEqual(rabbit.messages, [], 'nothing went to the AMQP broker on its default port');
     t.deepEqual(logger.at('warn', /^forwards not looked at/), [], 'the supervisor started every loop');
     t.is((await status(valid)).lastError, null);
+    t.deepEqual(check(oldHook.messages, expected).missing, [], 'a forward stored with a blank name and a short secret delivered');
+    t.is((await status('old-lax')).lastError, null);
 
     // corrected through the API: its messages are delivered, in order, and its status clears
     const patched = await s.request('PATCH', '/api/forwards/inv-no-host', { token, body: [{ op: 'replace', path: '/url', value: MOSQUITTO_URL }] });
