@@ -125,7 +125,7 @@ export interface Services {
   limiter: RequestLimiter;
   /** The process's logger. */
   logger: Logger;
-  /** Stops the outbox worker and timers, flushes what is pending and closes Redis. */
+  /** Waits for the commits of locations in progress (up to INGEST_DRAIN_MS), stops the outbox worker and timers, flushes what is pending and closes Redis. */
   close(): Promise<void>;
 }
 
@@ -259,6 +259,9 @@ export function checkCommand(protocol: string, deviceId: string, format: Command
   }
 }
 
+/** how long a stop waits for the commits in progress before it closes the database (within STOP_TIMEOUT_MS) */
+const INGEST_DRAIN_MS = 5000;
+
 export async function createServices(config: Readonly<Config>, db: Db, clock: Clock, logger: Logger, metrics?: Metrics): Promise<Services> {
   const events = new EventBus();
   const secret = config.jwtSecret ?? (await settings.setIfAbsent(db, 'jwt_secret', randomSecret()));
@@ -325,6 +328,8 @@ export async function createServices(config: Readonly<Config>, db: Db, clock: Cl
     frames: new FrameTap(),
     limiter: limiters.requests, logger,
     async close(): Promise<void> {
+      // every listener is closed by now: what they submitted is committed before the database closes
+      if (!(await ingest.drain(INGEST_DRAIN_MS))) logger.warn({ waitedMs: INGEST_DRAIN_MS }, 'stopping: locations still not committed; the database is closed under them (nothing of them was acknowledged)');
       journal.close();
       await commandSms?.close();
       await notifications.stop();

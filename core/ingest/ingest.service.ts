@@ -108,6 +108,12 @@ export interface IngestService {
    * no write succeeded since and it was less than WRITES_FAILING_MS ago; else undefined (GET /api/health).
    */
   writesFailing(): string | undefined;
+  /**
+   * Resolves once every submission made so far is committed (its alerts recorded) or has failed,
+   * or after `timeoutMs`: whether it was all done. A stop waits for it before it closes the
+   * database, which would otherwise fail the commits still running (and log them as failed).
+   */
+  drain(timeoutMs: number): Promise<boolean>;
 }
 
 /** how long a refused write of locations is reported by writesFailing() when none follows */
@@ -124,6 +130,12 @@ export function createIngestService(deps: IngestDeps): IngestService {
   let scheduled = false;
   /** devices with rows in a transaction still running: their next rows wait for it (one device's rows are written in order) */
   const busy = new Set<string>();
+  /** submissions not yet committed (with their alerts) or failed, and who waits for there to be none */
+  let unsettled = 0;
+  const drained: (() => void)[] = [];
+  const settled = () => {
+    if (--unsettled === 0) drained.splice(0).forEach((fn) => fn());
+  };
 
   /**
    * Starts transactions while fewer than `writers` run: each takes, in arrival order, what is
@@ -262,19 +274,38 @@ export function createIngestService(deps: IngestDeps): IngestService {
   }
 
   async function finish(device: DeviceRecord, protocol: string, p: Prepared, dedupeAlerts: boolean): Promise<IngestResult> {
-    const written = await commit(device, protocol, p.rows);
-    return { locations: written.map((r) => r.location), alerts: p.alerts.length ? await raise(device, p.alerts, dedupeAlerts) : [], dropped: p.dropped };
+    unsettled++;
+    try {
+      const written = await commit(device, protocol, p.rows);
+      return { locations: written.map((r) => r.location), alerts: p.alerts.length ? await raise(device, p.alerts, dedupeAlerts) : [], dropped: p.dropped };
+    } finally {
+      settled();
+    }
   }
 
   function store(device: DeviceRecord, protocol: string, rows: locations.LocationRow[], alerts: readonly AlertInput[]): Promise<void> {
-    return commit(device, protocol, rows).then(() => (alerts.length ? raise(device, alerts, true).then(() => undefined) : undefined));
+    unsettled++;
+    return commit(device, protocol, rows)
+      .then(() => (alerts.length ? raise(device, alerts, true).then(() => undefined) : undefined))
+      .finally(settled);
   }
 
   function writesFailing(): string | undefined {
     return refused && Date.now() - refused.at < WRITES_FAILING_MS ? refused.message : undefined;
   }
 
-  return { submit, store, writesFailing };
+  function drain(timeoutMs: number): Promise<boolean> {
+    if (unsettled === 0) return Promise.resolve(true);
+    return new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), timeoutMs);
+      drained.push(() => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+  }
+
+  return { submit, store, writesFailing, drain };
 }
 
 /**

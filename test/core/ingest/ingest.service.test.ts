@@ -107,3 +107,29 @@ if ((await backends()).includes('postgres')) {
     t.is(JSON.parse((await s.running.db('last_locations').where({ device_id: x.id }).first('data')).data).attributes.note, 'corrected');
   });
 }
+
+for (const backend of await backends()) {
+  test(`ingest.service (${backend}): drain resolves once every submission so far is committed, or says it is not after its time`, async (t) => {
+    const { s, devices } = await setup(t, backend);
+    const ingest = s.running.services.ingest;
+    t.true(await ingest.drain(10), 'nothing submitted: drained at once');
+    let other: pg.Client | undefined;
+    if (backend === 'postgres') {
+      // the write waits for the table: the event loop goes on meanwhile
+      other = new pg.Client({ connectionString: s.storageEnv.TRACKGATE_DATABASE_URL });
+      await other.connect();
+      await other.query('BEGIN');
+      await other.query('LOCK TABLE locations IN EXCLUSIVE MODE');
+    }
+    const submitted = [0, 1, 2].map((i) => ingest.submit(devices[i], 'test', [report(10 + i, 'fine')]));
+    const stored = async () => Number((await s.running.db('locations').count({ n: '*' }))[0].n);
+    if (other) {
+      t.false(await ingest.drain(300), 'not within 300 ms while the table is locked');
+      await other.query('ROLLBACK');
+      await other.end();
+    }
+    t.true(await ingest.drain(5000));
+    t.is(await stored(), 3, 'drained means every submission committed');
+    await Promise.all(submitted);
+  });
+}
