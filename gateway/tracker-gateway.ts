@@ -51,11 +51,14 @@ export interface TrackerGateway {
   deliverCommands(deviceId: string): boolean;
   /** the devices with a live TCP connection on this instance */
   connectedDevices(): string[];
+  /** Closes every tracker connection and listener: one log line for all of them, none per tracker, whatever was in flight. */
   stop(): Promise<void>;
 }
 
 export async function startTrackerGateway(o: TrackerGatewayOptions): Promise<TrackerGateway> {
   const registry = new ConnectionRegistry<DeviceConnection>(o.onConnectionChange);
+  /** every open TCP connection, identified or not: a stop closes them before the core's answers are cut off */
+  const open = new Set<DeviceConnection>();
   const udpPeers = new Map<string, UdpPeer>();
   const ports: Record<string, number> = {};
   const closers: (() => Promise<void>)[] = [];
@@ -82,7 +85,9 @@ export async function startTrackerGateway(o: TrackerGatewayOptions): Promise<Tra
             socket.destroy();
             return;
           }
-          new DeviceConnection(socket, connection);
+          const c = new DeviceConnection(socket, connection);
+          open.add(c);
+          socket.once('close', () => open.delete(c));
         }, { port, host: o.host });
         ports[name] = t.port;
         closers.push(t.close);
@@ -115,7 +120,14 @@ export async function startTrackerGateway(o: TrackerGatewayOptions): Promise<Tra
       return registry.deviceIds();
     },
     async stop() {
+      // A planned stop (README "Stopping"): every tracker connection and listener is closed first,
+      // so what still waits for storage or the core ends unanswered and unlogged when the caller
+      // then closes them (a gateway process's link fails every request); one line says how many.
+      const connections = open.size;
+      for (const c of open) c.stop();
+      open.clear();
       await Promise.all(closers.map((c) => c()));
+      o.logger.info({ connections }, 'stopping: tracker connections closed (their trackers connect again and resend what was not acknowledged)');
     },
   };
 }

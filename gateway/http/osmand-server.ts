@@ -30,6 +30,8 @@ export async function startOsmandServer(o: OsmandOptions, port: number, host: st
   const unknownLog = new LogBudget({ ...LISTENER_LOG, onSuppressed: summary('requests of unknown or expired devices', 'info') });
   const flushing = flushEveryWindow([badLog, unknownLog]);
   const now = () => o.clock.now().getTime();
+  /** the listener is closed (a planned stop): what is still waiting for the core or storage is answered to no one, and not logged */
+  let closed = false;
 
   // Traccar's load tool and shell scripts send HTTP/1.1 without a Host header; Traccar takes them.
   const server = http.createServer({ requireHostHeader: false }, (req, res) => {
@@ -87,6 +89,8 @@ export async function startOsmandServer(o: OsmandOptions, port: number, host: st
       // the request as the feed shows it: request line and body (headers left out)
       const raw = { bytes: Buffer.concat([Buffer.from(`${request.method} ${request.url}\n`, 'latin1'), body]), text: true, receivedAt: received };
       const outcome = await handleDecoded(o, protocol, result, {}, remote, decode, raw);
+      // a planned stop closed the listener and its connections: nobody to answer, nothing to log
+      if (closed) return;
       switch (outcome.kind) {
         case 'ok':
           answer(200);
@@ -113,6 +117,7 @@ export async function startOsmandServer(o: OsmandOptions, port: number, host: st
   return {
     port: listener.port,
     close: () => {
+      closed = true;
       flushing.stop();
       return listener.close();
     },

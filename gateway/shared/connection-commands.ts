@@ -58,6 +58,8 @@ export class ConnectionCommands {
   private serial = 0;
   private recovered = false;
   private closed = false;
+  /** closed by a planned stop: a call to the queue it cuts short is not a failure to log */
+  private stopping = false;
   private running = false;
   private again = false;
 
@@ -72,7 +74,9 @@ export class ConnectionCommands {
     }
     this.running = true;
     this.deliver()
-      .catch((e: unknown) => this.o.logger.warn({ ...this.o.where(), err: (e as Error).message }, 'command delivery failed; retried when the device next connects or a command is added'))
+      .catch((e: unknown) => {
+        if (!this.stopping) this.o.logger.warn({ ...this.o.where(), err: (e as Error).message }, 'command delivery failed; retried when the device next connects or a command is added');
+      })
       .finally(() => {
         this.running = false;
         if (this.again) {
@@ -82,9 +86,14 @@ export class ConnectionCommands {
       });
   }
 
-  /** The connection closed: nothing more is written; unanswered commands go back to the queue at the next identification. */
-  close(): void {
+  /**
+   * The connection closed: nothing more is written; unanswered commands go back to the queue at
+   * the next identification. `stopping`: closed by a planned stop (the queue's calls in progress
+   * fail as the link to the core closes; nothing is lost by that).
+   */
+  close(o: { stopping?: boolean } = {}): void {
     this.closed = true;
+    if (o.stopping) this.stopping = true;
     if (this.inFlight) clearTimeout(this.inFlight.timer);
     this.inFlight = undefined;
   }

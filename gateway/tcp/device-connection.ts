@@ -59,6 +59,8 @@ export class DeviceConnection {
   private pumping = false;
   private closed = false;
   private closeReason?: string;
+  /** closed by a planned stop: its disconnection is in the stop's one line */
+  private quiet = false;
   private frames = 0;
   /** malformed frames since the last good one */
   private malformedRun = 0;
@@ -102,6 +104,17 @@ export class DeviceConnection {
     this.socket.destroy();
   }
 
+  /**
+   * Closed by a planned stop of its listeners (tracker-gateway.ts, which logs one line for all):
+   * no line of its own, and what it waits for from the core or storage is dropped unanswered and
+   * unlogged (the tracker resends what was not acknowledged).
+   */
+  stop(): void {
+    this.quiet = true;
+    this.commands?.close({ stopping: true });
+    this.close('stopping');
+  }
+
   /** A log budget of this connection: past it, `what` is counted and reported in one summary line. */
   private budget(what: string): LogBudget {
     return new LogBudget({ ...CONNECTION_LOG, onSuppressed: (count) => this.o.logger.warn({ ...this.where(), count }, `${what} not logged one by one`) });
@@ -123,10 +136,12 @@ export class DeviceConnection {
     this.checksumLog?.flush();
     this.refusedLog?.flush();
     this.commands?.close();
-    this.o.logger.info(
-      { ...this.where(), reason: this.closeReason ?? 'connection closed', frames: this.frames, seconds: Math.round((this.now() - this.openedAt) / 1000) },
-      'tracker disconnected',
-    );
+    if (!this.quiet) {
+      this.o.logger.info(
+        { ...this.where(), reason: this.closeReason ?? 'connection closed', frames: this.frames, seconds: Math.round((this.now() - this.openedAt) / 1000) },
+        'tracker disconnected',
+      );
+    }
     if (this.identity) this.o.registry.release(this.identity, this);
   }
 
@@ -288,7 +303,9 @@ export class DeviceConnection {
         for (const reply of outcome.replies) this.socket.write(reply);
         if (outcome.replies.length) this.o.counts?.acknowledged(arrivedAt);
         if (outcome.commandResults) {
-          await this.commands?.answer(outcome.commandResults).catch((e: unknown) => this.o.logger.warn({ ...this.where(), err: (e as Error).message }, 'recording a command answer failed'));
+          await this.commands?.answer(outcome.commandResults).catch((e: unknown) => {
+            if (!this.quiet) this.o.logger.warn({ ...this.where(), err: (e as Error).message }, 'recording a command answer failed');
+          });
         }
         // after the login's reply: the queued commands follow it on the wire
         if (identified) this.commands?.kick();

@@ -75,6 +75,8 @@ export async function startUdpListener(o: UdpOptions, port: number, host: string
   const flushing = flushEveryWindow([malformedLog, checksumLog, refusedLog]);
   const now = () => o.clock.now().getTime();
 
+  /** the listener is closed (a planned stop): what is still waiting for the core or storage is answered to no one, and not logged */
+  let closed = false;
   // Datagrams of one sender are handled in order, like a stream.
   const chains = new Map<string, Promise<void>>();
   socket.on('message', (msg, rinfo) => {
@@ -116,6 +118,7 @@ export async function startUdpListener(o: UdpOptions, port: number, host: string
     // the decoded datagram is let go while it waits for its commit (see device-connection.ts)
     result = undefined;
     const outcome = await stored;
+    if (closed) return;
     const send = (b: Buffer) => socket.send(b, rinfo.port, rinfo.address);
     switch (outcome.kind) {
       case 'ok': {
@@ -195,10 +198,11 @@ export async function startUdpListener(o: UdpOptions, port: number, host: string
   return {
     port: listener.port,
     close: () => {
+      closed = true;
       flushing.stop();
       for (const [id, peer] of o.udpPeers) {
         if (mine.has(peer)) {
-          peer.commands.close();
+          peer.commands.close({ stopping: true });
           o.udpPeers.delete(id);
         }
       }
