@@ -19,6 +19,7 @@ import { storedJson } from '../../core/model/location.js';
 import type { GatewayDeps } from '../shared/frame-handler.js';
 import type { CommandQueue } from '../shared/connection-commands.js';
 import { FrameTap } from '../shared/frame-tap.js';
+import { withoutIpServername } from '../shared/stream-server.js';
 import { fromWire, HEARD_EVERY_MS, MAX_BATCH_ITEMS, type Answer, type BatchItem, type CommandCall, type ConnectPayload, type CoreNote, type GatewayBatch, type GatewayNote, type GatewayRequest } from './ipc.messages.js';
 import type { TrackerSnapshot } from '../../core/metrics/counts.js';
 
@@ -211,7 +212,9 @@ export function connectCoreLink(o: CoreLinkClientOptions): CoreLinkClient {
     if (closed) return;
     reached = false;
     connectedAt = Date.now();
-    client.connect(payload).catch(() => undefined);
+    // TLS to a core named by its IP address (--core 10.0.0.5:5100): no ServerName, which Node warns about
+    const opened = o.tls ? withoutIpServername(() => client.connect(payload)) : client.connect(payload);
+    opened.catch(() => undefined);
   }
 
   // Liveness (LIVENESS_EVERY_MS): a link up pings the core; one being opened must be up in time.

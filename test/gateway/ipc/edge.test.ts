@@ -35,24 +35,33 @@ async function certificate(t: T): Promise<{ cert: string; key: string; pem: stri
   return { cert: path.join(dir, 'cert.pem'), key: path.join(dir, 'key.pem'), pem: pems.cert };
 }
 
-/** `trackgate gateway --core …` as a real process; resolves with its tracker ports once it logs "listening", or undefined after `ms`. */
-function spawnEdge(t: T, core: string, env: Record<string, string>, ms = 30_000): Promise<{ child: ChildProcess; ports?: Record<string, number>; lines: string[] }> {
-  const child = spawn(process.execPath, ['--import=tsx', 'cli.ts', 'gateway', '--core', core], {
+/**
+ * `trackgate gateway --core … [args]` as a real process; resolves with its tracker ports once it
+ * logs "listening", or undefined after `ms`. `lines`: its standard output; `stderr`: its standard
+ * error (passed on to the test's).
+ */
+function spawnEdge(t: T, core: string, env: Record<string, string>, ms = 30_000, args: string[] = []): Promise<{ child: ChildProcess; ports?: Record<string, number>; lines: string[]; stderr: string[] }> {
+  const child = spawn(process.execPath, ['--import=tsx', 'cli.ts', 'gateway', '--core', core, ...args], {
     cwd: root,
     env: { ...process.env, ...testEnv({ TRACKGATE_LOG_LEVEL: 'info', TRACKGATE_TELTONIKA_PORT: '0', ...env }) },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   t.teardown(() => child.kill('SIGKILL'));
   const lines: string[] = [];
+  const stderr: string[] = [];
+  createInterface({ input: child.stderr! }).on('line', (line) => {
+    stderr.push(line);
+    process.stderr.write(`${line}\n`);
+  });
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => resolve({ child, lines }), ms);
+    const timer = setTimeout(() => resolve({ child, lines, stderr }), ms);
     createInterface({ input: child.stdout! }).on('line', (line) => {
       lines.push(line);
       try {
         const entry = JSON.parse(line) as { msg?: string; ports?: Record<string, number> };
         if (entry.msg === 'listening' && entry.ports) {
           clearTimeout(timer);
-          resolve({ child, ports: entry.ports, lines });
+          resolve({ child, ports: entry.ports, lines, stderr });
         }
       } catch {
         /* not a log line */
@@ -116,6 +125,21 @@ test('gateway.edge: an edge gateway over TLS with the shared secret stores throu
   c.write(avl(1));
   t.deepEqual(await c.read(4), Buffer.from([0, 0, 0, 1]), 'the resend is acknowledged');
   t.deepEqual(await stored(back), [0, 1].map((i) => new Date(T0 + i * 1000).toISOString()));
+});
+
+test("gateway.edge: an edge gateway with --tls to the core's IP address links up without Node's DEP0123 warning (no TLS ServerName for an IP address)", async (t) => {
+  const tls = await certificate(t);
+  const s = await startServer('sqlite', { env: { TRACKGATE_GATEWAY_LINK_PORT: '0', TRACKGATE_GATEWAY_SECRET: SECRET, TRACKGATE_GATEWAY_TLS_CERT: tls.cert, TRACKGATE_GATEWAY_TLS_KEY: tls.key } });
+  t.teardown(() => s.stop());
+  await device(s);
+  // --tls trusts the system's authorities: Node's extra ones hold the core's self-signed certificate (IP SAN 127.0.0.1)
+  const edge = await spawnEdge(t, `127.0.0.1:${s.running.ports.gatewayLink}`, { TRACKGATE_GATEWAY_SECRET: SECRET, NODE_EXTRA_CA_CERTS: tls.cert }, 30_000, ['--tls']);
+  t.truthy(edge.ports, 'the edge links up and listens');
+  const c = await teltonikaSession(t, edge.ports!.teltonika, IMEI);
+  c.write(avl(0));
+  t.deepEqual(await c.read(4), Buffer.from([0, 0, 0, 1]));
+  t.deepEqual(await stored(s), [new Date(T0).toISOString()]);
+  t.deepEqual(edge.stderr.filter((l) => /DEP0123|ServerName/.test(l)), [], 'no DEP0123 warning on standard error');
 });
 
 for (const processes of ['0', '1']) {

@@ -11,11 +11,12 @@ import { caProblem } from '../../../gateway-main.js';
 const secret = 'a-secret-of-this-test-0123456789';
 type T = { teardown(fn: () => unknown): void };
 
-async function certificate(name: string): Promise<{ cert: string; key: string }> {
+/** A self-signed certificate for `name`, and for 127.0.0.1 too when `ip` (by default for localhost). */
+async function certificate(name: string, ip = name === 'localhost'): Promise<{ cert: string; key: string }> {
   const pems = await generate([{ name: 'commonName', value: name }], {
     keySize: 2048,
     algorithm: 'sha256',
-    extensions: [{ name: 'subjectAltName', altNames: name === 'localhost' ? [{ type: 2, value: 'localhost' }, { type: 7, ip: '127.0.0.1' }] : [{ type: 2, value: name }] }],
+    extensions: [{ name: 'subjectAltName', altNames: ip ? [{ type: 2, value: name }, { type: 7, ip: '127.0.0.1' }] : [{ type: 2, value: name }] }],
   });
   return { cert: pems.cert, key: pems.private };
 }
@@ -63,10 +64,15 @@ test('gateway.ipc link: a TLS mistake on an edge gateway is said once, at error 
   const otherCore = await core(t, s, other);
   const wrongName = gateway(t, otherCore.link.port!, { tls: { ca: other.cert } });
   await until('the gateway says the certificate does not name its host', () => errors(wrongName.logger, /does not name 127\.0\.0\.1/) === 1, 10_000);
+  // a certificate for localhost only: a link to 127.0.0.1 sends no ServerName, and the certificate is still checked against the address
+  const hostOnly = await certificate('localhost', false);
+  const hostOnlyCore = await core(t, s, hostOnly);
+  const byAddress = gateway(t, hostOnlyCore.link.port!, { tls: { ca: hostOnly.cert } });
+  await until('the gateway says the certificate does not name the address', () => errors(byAddress.logger, /does not name 127\.0\.0\.1/) === 1, 10_000);
 
   // each retried several times meanwhile, and said it once
   await new Promise((r) => setTimeout(r, RECONNECT_MS * 4));
-  for (const g of [plain, untrusting, tlsToPlain, wrongName]) {
+  for (const g of [plain, untrusting, tlsToPlain, wrongName, byAddress]) {
     t.is(g.logger.at('error', /core link:/).length, 1);
     t.false(g.client.isUp());
   }
