@@ -10,7 +10,8 @@ import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { loadConfig, ConfigError, type Config } from './config/config.js';
-import { openDb, migrate, ping, closeDb, type Db } from './core/db/db.js';
+import { openDb, migrate, pendingMigrations, ping, closeDb, type Db } from './core/db/db.js';
+import { describeStorageError, isSqliteSharedMemoryRefused, isStorageUnavailable } from './core/db/storage-errors.js';
 import { systemClock, type Clock } from './core/clock.js';
 import type { Logger } from './core/logger.js';
 import { LogOutput } from './core/log-output.js';
@@ -69,6 +70,7 @@ import { FrameTap } from './gateway/shared/frame-tap.js';
 import { listen } from './gateway/shared/listen.js';
 import { relayEvents } from './core/events/event-relay.redis.js';
 import { lockDataDir } from './core/db/data-dir.lock.js';
+import { watchStorage } from './core/db/storage.watch.js';
 import { getProtocol, protocols } from './protocols/index.js';
 import { CommandError } from './protocols/types.js';
 import { PROTOCOL_DEFAULT_PORTS } from './config/config.js';
@@ -189,17 +191,46 @@ export function describeBackends(config: Pick<Config, 'databaseUrl' | 'dataDir' 
   return { storage, redis };
 }
 
-/** Opens the database and brings its schema up to date; a database that does not answer names the variable. */
-export async function openStorage(config: Readonly<Config>): Promise<Db> {
-  const db = openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+/**
+ * Opens the database and brings its schema up to date; a database that does not answer names the
+ * variable. A database that answers reads but refuses writes (a full disk, a read-only file
+ * system) opens: only a migration it needs and cannot write stops the start.
+ */
+export async function openStorage(config: Readonly<Config>, logger?: Logger): Promise<Db> {
+  const variable = config.databaseUrl ? 'TRACKGATE_DATABASE_URL' : 'TRACKGATE_DATA_DIR';
+  const answering = async (sqliteExclusive: boolean): Promise<Db> => {
+    const db = openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, sqliteExclusive });
+    try {
+      await ping(db);
+      return db;
+    } catch (e) {
+      await closeDb(db).catch(() => {});
+      throw e;
+    }
+  };
+  let db: Db;
   try {
-    await ping(db);
+    db = await answering(false);
+  } catch (e) {
+    // A WAL database stopped cleanly has no -shm file; on a disk without its 32 KiB SQLite cannot
+    // open it shared, but can exclusively, the WAL index in this process's memory.
+    if (config.databaseUrl || !isSqliteSharedMemoryRefused(e)) throw new ConfigError(variable, `the database does not answer (${(e as Error).message.split('\n')[0]})`);
+    db = await answering(true).catch((again: unknown) => {
+      throw new ConfigError(variable, `the database does not answer (${(again as Error).message.split('\n')[0]})`);
+    });
+    logger?.warn({ err: (e as Error).message, code: (e as { code?: string }).code }, 'SQLite cannot create its shared-memory file (-shm; a full disk?): the database is held exclusively by this process until it stops: `trackgate account` commands cannot open it meanwhile');
+  }
+  let pending: string[] = [];
+  try {
+    pending = await pendingMigrations(db);
+    await migrate(db);
   } catch (e) {
     await closeDb(db).catch(() => {});
-    const variable = config.databaseUrl ? 'TRACKGATE_DATABASE_URL' : 'TRACKGATE_DATA_DIR';
-    throw new ConfigError(variable, `the database does not answer (${(e as Error).message.split('\n')[0]})`);
+    if (pending.length && isStorageUnavailable(e)) {
+      throw new Error(`the database needs ${pending.length} migration(s) (${pending.join(', ')}) and refuses to write them (${describeStorageError(e).split('\n')[0]}); free disk space (or make it writable) and start again`, { cause: e });
+    }
+    throw e;
   }
-  await migrate(db);
   return db;
 }
 
@@ -262,9 +293,25 @@ export function checkCommand(protocol: string, deviceId: string, format: Command
 /** how long a stop waits for the commits in progress before it closes the database (within STOP_TIMEOUT_MS) */
 const INGEST_DRAIN_MS = 5000;
 
+/**
+ * The secret that signs tokens, made at the first start and kept in the database. One that cannot
+ * be kept (the database refuses writes) signs this run's tokens only: they fail after a restart
+ * and their clients ask for new ones.
+ */
+async function tokenSecret(db: Db, logger: Logger): Promise<string> {
+  const made = randomSecret();
+  try {
+    return await settings.setIfAbsent(db, 'jwt_secret', made);
+  } catch (e) {
+    if (!isStorageUnavailable(e)) throw e;
+    logger.warn({ err: describeStorageError(e) }, 'the token secret cannot be stored (storage refuses writes): tokens issued until the next start are refused after it');
+    return made;
+  }
+}
+
 export async function createServices(config: Readonly<Config>, db: Db, clock: Clock, logger: Logger, metrics?: Metrics): Promise<Services> {
   const events = new EventBus();
-  const secret = config.jwtSecret ?? (await settings.setIfAbsent(db, 'jwt_secret', randomSecret()));
+  const secret = config.jwtSecret ?? (await tokenSecret(db, logger));
   const redis = await openRedis(config, logger);
   const limitSettings = { perMinute: config.rateLimitPerMinute, failedTokenLimit: config.failedTokenLimit };
   const memoryLimiters = redis ? undefined : createMemoryLimiters(limitSettings);
@@ -352,7 +399,7 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
       throw new ConfigError('TRACKGATE_DATA_DIR', `${config.dataDir} ${(e as Error).message}`);
     }
   }
-  const db = await openStorage(config).catch((e: unknown) => {
+  const db = await openStorage(config, logger).catch((e: unknown) => {
     unlock?.();
     throw e;
   });
@@ -369,6 +416,9 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
   };
 
   try {
+    // a database that refuses writes (a full disk) is said at start
+    const storage = await watchStorage({ db, clock, logger });
+    closers.push(() => storage.stop());
     // GET /metrics: one registry; each part counts its own (core/metrics/counts.ts), read at each scrape
     const metrics = config.metrics ? createMetrics(new Registry()) : undefined;
     metrics?.readAtScrape({ outboxPending: () => outboxRepo.countPending(db) });
@@ -377,7 +427,7 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
 
     // Every listener is bound before the first account exists: a port in use stops the first start
     // before a generated API key is printed, so the key is never shown by a start that then dies.
-    const api = createApi({ ...services, clock, logger, bodyLimitBytes: config.bodyLimitBytes, ping: () => ping(db), writesFailing: () => services.ingest.writesFailing(), unknownDevices: services.directory.recentUnknown, onTimeZoneChanged: (accountId) => services.events.accountChanged(accountId), metrics });
+    const api = createApi({ ...services, clock, logger, bodyLimitBytes: config.bodyLimitBytes, ping: () => ping(db), writesFailing: () => storage.problem() ?? services.ingest.writesFailing(), unknownDevices: services.directory.recentUnknown, onTimeZoneChanged: (accountId) => services.events.accountChanged(accountId), metrics });
     // The API's server is made here, beside every other listener: api/ builds the Koa app only.
     const server = http.createServer(api.callback());
     server.keepAliveTimeout = 65_000;
@@ -465,12 +515,20 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
     const frameRelay = config.redisUrl ? await relayFrames(services.frames, config.redisUrl, config.redisPrefix, logger, { timeoutMs: config.redisTimeoutMs }) : undefined;
     if (frameRelay) closers.push(() => frameRelay.close());
 
-    const created = await services.accounts.bootstrap({
-      name: 'Default account',
-      licenses: config.licenses,
-      adminUser: config.adminUser,
-      adminApiKey: config.adminApiKey,
-    });
+    const created = await services.accounts
+      .bootstrap({
+        name: 'Default account',
+        licenses: config.licenses,
+        adminUser: config.adminUser,
+        adminApiKey: config.adminApiKey,
+      })
+      .catch(async (e: unknown) => {
+        if (!isStorageUnavailable(e)) throw e;
+        if (!(await accountsRepo.listIds(db)).length) throw new Error(`the first account cannot be created: storage refuses writes (${describeStorageError(e)}); free disk space (or make it writable) and start again`, { cause: e });
+        // a database that refuses writes (a full disk) keeps the admin's stored key
+        logger.warn({ err: describeStorageError(e), variable: 'TRACKGATE_ADMIN_API_KEY' }, 'the new admin API key cannot be stored (storage refuses writes): the stored one stays valid until a start that can store it');
+        return undefined;
+      });
     if (created) {
       const generated = config.adminApiKey === undefined;
       logger.info(

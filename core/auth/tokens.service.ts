@@ -12,6 +12,7 @@ import type { Clock } from '../clock.js';
 import type { Principal, UserRecord } from '../model/user.js';
 import { DomainError } from '../errors.js';
 import * as users from '../users/users.repository.js';
+import { isStorageUnavailable } from '../db/storage-errors.js';
 import { apiKeyMatches, generateApiKey, hashApiKey } from './secrets.js';
 import type { FailedLoginLimiter } from '../quota/rate-limiter.js';
 
@@ -142,7 +143,10 @@ export function createTokensService(deps: TokensDeps): TokensService {
     const exp = iat + ttlSeconds;
     const claims: TokenClaims = { sub: user.id, acc: user.accountId, kv: user.keyVersion, iat, exp };
     const token = jwt.sign(claims, secret, { algorithm: 'HS256', noTimestamp: true });
-    await users.touchLastLogin(db, user.id, nowMs);
+    // bookkeeping: a database that refuses writes (a full disk) still issues tokens, so reads go on
+    await users.touchLastLogin(db, user.id, nowMs).catch((e: unknown) => {
+      if (!isStorageUnavailable(e)) throw e;
+    });
     return { token, expires: new Date(exp * 1000).toISOString() };
   }
 

@@ -7,17 +7,42 @@
  * namespace names nothing, or someone else, here. `trackgate.pid` beside it names the holder for
  * operators and for the refusal; it proves nothing.
  */
-import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 
 const LOCK_FILE = 'trackgate.lock';
 const PID_FILE = 'trackgate.pid';
 
+/** a write that found no room on the disk (or in the user's quota) */
+const NO_SPACE = new Set(['ENOSPC', 'EDQUOT']);
+
+/** The pid marking the directory: a file's text or a link's target (written on a full disk, markPid). */
+function holderText(file: string): string {
+  return lstatSync(file).isSymbolicLink() ? readlinkSync(file) : readFileSync(file, 'utf8');
+}
+
+/**
+ * Writes this process's pid into the pid file; on a disk with no free block, as the target of a
+ * symbolic link of that name, which takes no data block (ext4, XFS and tmpfs keep a short target in
+ * the inode): a restart on a full disk must come up (README "Storage and scaling out").
+ */
+function markPid(file: string, own: string): void {
+  // a link left by an earlier start would be followed by the write
+  rmSync(file, { force: true });
+  try {
+    writeFileSync(file, own);
+  } catch (e) {
+    if (!NO_SPACE.has((e as NodeJS.ErrnoException).code ?? '')) throw e;
+    rmSync(file, { force: true });
+    symlinkSync(own, file);
+  }
+}
+
 /** The pid the holder wrote, as its own PID namespace numbers it; undefined when there is none to read. */
 function holderPid(file: string): number | undefined {
   try {
-    const pid = Number(readFileSync(file, 'utf8').trim());
+    const pid = Number(holderText(file).trim());
     return Number.isInteger(pid) && pid > 0 ? pid : undefined;
   } catch {
     return undefined;
@@ -58,11 +83,11 @@ export function lockDataDir(dir: string): () => void {
     throw new Error(`is in use by another trackgate process${holder ? ` (pid ${holder})` : ''}; run one process per data directory`);
   }
   const own = String(process.pid);
-  writeFileSync(pidFile, own);
+  markPid(pidFile, own);
   return () => {
     if (!lock) return;
     try {
-      if (readFileSync(pidFile, 'utf8').trim() === own) unlinkSync(pidFile);
+      if (holderText(pidFile).trim() === own) unlinkSync(pidFile);
     } catch {
       /* already gone */
     }

@@ -43,6 +43,12 @@ export interface DbOptions {
   dataDir?: string;
   /** SQLite file name inside dataDir, or ':memory:' */
   sqliteFile?: string;
+  /**
+   * SQLite: hold the database file with an exclusive lock (`locking_mode = EXCLUSIVE`), the WAL
+   * index in this process's memory instead of the shared `-shm` file, and no hot-read connection
+   * (see openStorage in main.ts: a disk too full to create the `-shm` file).
+   */
+  sqliteExclusive?: boolean;
   poolMax?: number;
 }
 
@@ -73,16 +79,17 @@ function poolReads(knex: Knex): Reads {
 
 /**
  * Hot reads on SQLite: a read-only connection to the file, opened at the first read once the file
- * exists (until then, and for ':memory:', the one knex connection answers).
+ * exists (until then, for ':memory:' and for a writer that holds the file exclusively, the one knex
+ * connection answers).
  */
-function sqliteReads(knex: Knex, filename: string): Reads {
+function sqliteReads(knex: Knex, filename: string, shared: boolean): Reads {
   let reader: Database.Database | undefined;
   let closed = false;
   const statements = new Map<string, Database.Statement>();
   /** The statement on the read-only connection, or undefined while there is no file to open yet (then the pool answers). */
   function statement(sql: string): Database.Statement | undefined {
     if (closed) throw new Error('the database is closed');
-    if (!reader && filename !== ':memory:' && existsSync(filename)) reader = new Database(filename, { readonly: true });
+    if (!reader && shared && filename !== ':memory:' && existsSync(filename)) reader = new Database(filename, { readonly: true });
     if (!reader) return undefined;
     let st = statements.get(sql);
     if (!st) statements.set(sql, (st = reader.prepare(sql)));
@@ -160,15 +167,24 @@ export function openDb(options: DbOptions): Db {
     pool: {
       min: 1,
       max: 1,
-      afterCreate(conn: { pragma(s: string): unknown }, done: (err: Error | null, conn: unknown) => void) {
-        sqliteWriterPragmas(conn);
-        conn.pragma('foreign_keys = ON');
-        conn.pragma('busy_timeout = 5000');
+      afterCreate(conn: Database.Database, done: (err: Error | null, conn: unknown) => void) {
+        try {
+          // before the first access: SQLite then never opens the -shm file (sqlite.org/wal.html#noshm)
+          if (options.sqliteExclusive) conn.pragma('locking_mode = EXCLUSIVE');
+          sqliteWriterPragmas(conn);
+          conn.pragma('foreign_keys = ON');
+          conn.pragma('busy_timeout = 5000');
+        } catch (e) {
+          // the pool drops a connection it could not make ready without closing it: its locks would stay
+          conn.close();
+          done(e as Error, conn);
+          return;
+        }
         done(null, conn);
       },
     },
   });
-  return Object.assign(knex, { read: sqliteReads(knex, filename) });
+  return Object.assign(knex, { read: sqliteReads(knex, filename, !options.sqliteExclusive) });
 }
 
 /**
@@ -189,15 +205,24 @@ async function appliedMigrations(db: Knex): Promise<string[]> {
   return (await db('knex_migrations').orderBy('id').pluck('name')) as string[];
 }
 
+/** The migrations a database has not had yet (reads only). */
+export async function pendingMigrations(db: Db): Promise<string[]> {
+  const [, pending] = (await db.migrate.list({ migrationSource })) as [unknown[], string[]];
+  return pending;
+}
+
 /**
  * Applies every pending migration; returns the names applied. A database with migrations this
  * version does not know is left as it is (NewerSchemaError): knex refused it only with "the
  * migration directory is corrupt, the following files are missing", which named no cause.
+ * Nothing is written when none is pending: knex takes its migration lock (an UPDATE) even then,
+ * and a database that refuses writes (a full disk) could not have started.
  */
 export async function migrate(db: Db): Promise<string[]> {
   const known = await migrationSource.getMigrations([]);
   const unknown = (await appliedMigrations(db)).filter((name) => !known.includes(name));
   if (unknown.length) throw new NewerSchemaError(unknown, known[known.length - 1]);
+  if (!(await pendingMigrations(db)).length) return [];
   const [, applied] = (await db.migrate.latest({ migrationSource })) as [number, string[]];
   return applied;
 }

@@ -20,6 +20,13 @@ const SQLITE_CODE = /^SQLITE_(BUSY|LOCKED|FULL|IOERR|CANTOPEN|READONLY)(_|$)/;
 // this, and its error is the one reported, the SQLITE_FULL or SQLITE_IOERR behind it lost.
 const SQLITE_ROLLED_BACK = /cannot rollback - no transaction is active/;
 
+// SQLite could not make the shared-memory index of a WAL database (its `-shm` file, 32 KiB): no room
+// on the disk for it, or a directory it may not write (sqlite.org/rescode.html, sqlite.org/wal.html).
+const SQLITE_NO_SHM = /^SQLITE_(IOERR_SHM|READONLY_CANTINIT)/;
+
+// the code of an error the database gave (a SQLite result code, a PostgreSQL SQLSTATE), not Node's
+const DATABASE_CODE = /^(SQLITE_[A-Z_]+|(?=.*[0-9])[0-9A-Z]{5})$/;
+
 // pg reports a connection lost mid-query without a code.
 const PG_MESSAGE = /Connection terminated|connection error and is not queryable|timeout exceeded when trying to connect/i;
 
@@ -37,9 +44,23 @@ export function isStorageUnavailable(e: unknown, depth = 0): boolean {
   return isStorageUnavailable(err.cause, depth + 1);
 }
 
-/** What an operator is told of a storage error (the one behind knex's failed ROLLBACK named as such). */
+/**
+ * What an operator is told of a storage error: the database's own words, without the statement
+ * knex puts before them ("insert into … - database or disk is full"), and the error behind knex's
+ * failed ROLLBACK named as such.
+ */
 export function describeStorageError(e: unknown): string {
-  const message = (e as { message?: unknown })?.message;
-  if (typeof message === 'string' && SQLITE_ROLLED_BACK.test(message)) return 'SQLite rolled the write back by itself: its disk is full, its file cannot be written, or memory ran out';
-  return typeof message === 'string' ? message : String(e);
+  const err = e as { message?: unknown; code?: unknown };
+  const message = err?.message;
+  if (typeof message !== 'string') return String(e);
+  if (SQLITE_ROLLED_BACK.test(message)) return 'SQLite rolled the write back by itself: its disk is full, its file cannot be written, or memory ran out';
+  // knex: `${statement with its values} - ${the driver's message}`, on errors carrying SQLite's or PostgreSQL's code
+  const cut = message.lastIndexOf(' - ');
+  return typeof err.code === 'string' && DATABASE_CODE.test(err.code) && cut >= 0 ? message.slice(cut + 3) : message;
+}
+
+/** SQLite cannot open its WAL database shared (no room or no right to create the `-shm` file); it can, held exclusively. */
+export function isSqliteSharedMemoryRefused(e: unknown): boolean {
+  const code = (e as { code?: unknown })?.code;
+  return typeof code === 'string' && SQLITE_NO_SHM.test(code);
 }

@@ -5,8 +5,13 @@ export async function get(db: Db, key: string): Promise<string | undefined> {
   return row?.value;
 }
 
-/** Stores a value only if the key has none yet; returns the value that is now stored. */
+/**
+ * Stores a value only if the key has none yet; returns the value that is now stored. A key that has
+ * one costs no write (a start on a database that refuses writes, a full disk, reads it).
+ */
 export async function setIfAbsent(db: Db, key: string, value: string): Promise<string> {
+  const stored = await get(db, key);
+  if (stored !== undefined) return stored;
   await db('settings').insert({ key, value }).onConflict('key').ignore();
   return (await get(db, key)) ?? value;
 }
