@@ -70,7 +70,7 @@ import { FrameTap } from './gateway/shared/frame-tap.js';
 import { listen } from './gateway/shared/listen.js';
 import { relayEvents } from './core/events/event-relay.redis.js';
 import { lockDataDir } from './core/db/data-dir.lock.js';
-import { watchStorage } from './core/db/storage.watch.js';
+import { watchStorage, type StorageWatch } from './core/db/storage.watch.js';
 import { getProtocol, protocols } from './protocols/index.js';
 import { CommandError } from './protocols/types.js';
 import { PROTOCOL_DEFAULT_PORTS } from './config/config.js';
@@ -309,7 +309,7 @@ async function tokenSecret(db: Db, logger: Logger): Promise<string> {
   }
 }
 
-export async function createServices(config: Readonly<Config>, db: Db, clock: Clock, logger: Logger, metrics?: Metrics): Promise<Services> {
+export async function createServices(config: Readonly<Config>, db: Db, clock: Clock, logger: Logger, metrics?: Metrics, storage?: StorageWatch): Promise<Services> {
   const events = new EventBus();
   const secret = config.jwtSecret ?? (await tokenSecret(db, logger));
   const redis = await openRedis(config, logger);
@@ -343,7 +343,7 @@ export async function createServices(config: Readonly<Config>, db: Db, clock: Cl
   // what accounts with a forward store is journaled in the same transaction (core/forward/)
   const journal = createForwardJournal({ db, clock, events });
   const alertRecorder = createAlertRecorder({ db, clock, events, notifier: notifications.notifier, afterInsert: journal.alert });
-  const ingest = createIngestService({ db, clock, events, alerts: alertRecorder, logger, afterWrite: journal.locations, counts: metrics?.ingest });
+  const ingest = createIngestService({ db, clock, events, alerts: alertRecorder, logger, afterWrite: journal.locations, counts: metrics?.ingest, fileLost: storage?.fileLost });
   // On SQLite this process is the only writer, so the REST read path may remember last locations.
   const locations = createLocationsService({ db, clock, events, ingest, cacheLastLocations: !config.databaseUrl });
   const alerts = createAlertsService({ db, ingest });
@@ -416,13 +416,13 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
   };
 
   try {
-    // a database that refuses writes (a full disk) is said at start
+    // a database that refuses writes (a full disk) is said at start, and a SQLite file deleted later
     const storage = await watchStorage({ db, clock, logger });
     closers.push(() => storage.stop());
     // GET /metrics: one registry; each part counts its own (core/metrics/counts.ts), read at each scrape
     const metrics = config.metrics ? createMetrics(new Registry()) : undefined;
     metrics?.readAtScrape({ outboxPending: () => outboxRepo.countPending(db) });
-    const services = await createServices(config, db, clock, logger, metrics);
+    const services = await createServices(config, db, clock, logger, metrics, storage);
     closers.push(() => services.close());
 
     // Every listener is bound before the first account exists: a port in use stops the first start

@@ -11,7 +11,7 @@ export function systemRoutes(api: RouteTable, deps: { ping: () => Promise<void>;
     method: 'get', path: '/api/health', tags: ['System'], summary: 'Health (no token)', auth: false,
     responses: {
       200: { description: 'Storage answers and takes writes.', schema: z.object({ success: z.literal(true), status: z.literal('ok') }) },
-      503: { description: 'Storage does not answer (`status: "unavailable"`), or answers reads but refuses writes (`status: "degraded"`: a full disk, a read-only file system; trackers get no acknowledgement meanwhile; `error` says why, e.g. "Storage refuses writes: database or disk is full"). Said from the last write of locations within 60 s (it clears with the next write that succeeds, or 60 s after the last that failed), and from a write tried at start and every 5 s after while refused (it clears with the first that succeeds).' },
+      503: { description: 'Storage does not answer (`status: "unavailable"`), or answers reads but refuses writes (`status: "degraded"`: a full disk, a read-only file system; trackers get no acknowledgement meanwhile; `error` says why, e.g. "Storage refuses writes: database or disk is full"). Said from the last write of locations within 60 s (it clears with the next write that succeeds, or 60 s after the last that failed), from a write tried at start and every 5 s after while refused (it clears with the first that succeeds), and from the SQLite database file deleted or replaced while trackgate runs (every write is refused then, until a restart).' },
     },
     handler: async (ctx) => {
       try {

@@ -205,6 +205,21 @@ async function appliedMigrations(db: Knex): Promise<string[]> {
   return (await db('knex_migrations').orderBy('id').pluck('name')) as string[];
 }
 
+/** The SQLite database file, or undefined on PostgreSQL and for ':memory:'. */
+export function sqliteFile(db: Knex): string | undefined {
+  if (dbKind(db) !== 'sqlite') return undefined;
+  const filename = (db.client.config.connection as { filename: string }).filename;
+  return filename === ':memory:' ? undefined : filename;
+}
+
+/**
+ * From now on the SQLite writer refuses every write (SQLITE_READONLY) and still reads: for a file
+ * that is no longer the database's (core/db/storage.watch.ts). Nothing on PostgreSQL.
+ */
+export async function refuseWrites(db: Knex): Promise<void> {
+  if (dbKind(db) === 'sqlite') await db.raw('PRAGMA query_only = ON');
+}
+
 /** The migrations a database has not had yet (reads only). */
 export async function pendingMigrations(db: Db): Promise<string[]> {
   const [, pending] = (await db.migrate.list({ migrationSource })) as [unknown[], string[]];

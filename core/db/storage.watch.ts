@@ -1,25 +1,40 @@
 /**
  * Whether storage takes writes, beside what the last write of locations said (core/ingest), for
- * GET /api/health: a write probe at start (one row of `settings`), and every WRITE_PROBE_MS while
- * it is refused, so a start on a full disk serves reads, says `degraded`, and finds out by itself
- * when space is freed.
+ * GET /api/health and for what is acknowledged:
+ * - a write probe at start (one row of `settings`), and every WRITE_PROBE_MS while it is refused:
+ *   a start on a full disk serves reads, says `degraded`, and finds out by itself when space is
+ *   freed;
+ * - on SQLite, the database file: one deleted (or moved, or replaced) while trackgate runs goes on
+ *   taking writes into the file still open, all lost at the next start, which opens what is at the
+ *   path then. Its path is compared with the file open every FILE_CHECK_MS, and by `fileLost()`
+ *   after each commit of locations, before anything is acknowledged; once it is not the file open,
+ *   every write is refused (`PRAGMA query_only`) and reads answer from the file still open.
  */
+import { statSync } from 'node:fs';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import * as settings from '../settings/settings.repository.js';
-import type { Db } from './db.js';
+import { refuseWrites, sqliteFile, type Db } from './db.js';
 import { describeStorageError, isStorageUnavailable } from './storage-errors.js';
 
 /** how often a refused write probe is tried again */
 export const WRITE_PROBE_MS = 5_000;
+/** how often the SQLite file's path is compared with the file open */
+export const FILE_CHECK_MS = 2_000;
 /** how long the start waits for the first probe (a PostgreSQL commit may hang: a synchronous standby gone) */
 const FIRST_PROBE_WAIT_MS = 1_000;
 
 const PROBE_KEY = 'storage_write_probe';
 
 export interface StorageWatch {
-  /** Why storage refuses writes now (the last probe refused), else undefined. */
+  /** Why storage refuses writes now (its file lost, or the last probe refused), else undefined. */
   problem(): string | undefined;
+  /**
+   * Compares now (one stat) the SQLite file's path with the file open. Once they differ, the error
+   * to fail a write with (its code SQLite's own for a database moved while open,
+   * SQLITE_READONLY_DBMOVED: a storage outage, not a fault); undefined until then, and on PostgreSQL.
+   */
+  fileLost(): Error | undefined;
   /** Stops the checks (after the probe running, if one is). */
   stop(): Promise<void>;
 }
@@ -29,11 +44,20 @@ export interface StorageWatchDeps {
   clock: Clock;
   logger: Logger;
   probeMs?: number;
+  fileCheckMs?: number;
+}
+
+type Identity = { dev: bigint; ino: bigint };
+
+function identity(file: string): Identity | undefined {
+  const st = statSync(file, { bigint: true, throwIfNoEntry: false });
+  return st && { dev: st.dev, ino: st.ino };
 }
 
 export async function watchStorage(deps: StorageWatchDeps): Promise<StorageWatch> {
   const { db, clock, logger } = deps;
   const probeMs = deps.probeMs ?? WRITE_PROBE_MS;
+  const timers: NodeJS.Timeout[] = [];
 
   let refused: string | undefined;
   let probing: Promise<void> | undefined;
@@ -53,22 +77,46 @@ export async function watchStorage(deps: StorageWatchDeps): Promise<StorageWatch
         logger.warn({ err: e }, 'storage write probe failed');
         return;
       }
-      if (!refused) logger.error({ err: describeStorageError(e) }, `storage refuses writes: reads are served, trackers are not acknowledged (they resend) until it takes them again, tried every ${probeMs / 1000} s`);
+      if (!refused && !lost) logger.error({ err: describeStorageError(e) }, `storage refuses writes: reads are served, trackers are not acknowledged (they resend) until it takes them again, tried every ${probeMs / 1000} s`);
       refused = describeStorageError(e);
     }
   }
 
+  // the file as the start opened it: the writer connection is open (migrations ran on it)
+  const file = sqliteFile(db);
+  const opened = file ? identity(file) : undefined;
+  let lost: Error | undefined;
+  function fileLost(): Error | undefined {
+    if (lost || !file || !opened) return lost;
+    const now = identity(file);
+    if (now && now.dev === opened.dev && now.ino === opened.ino) return undefined;
+    const what = now ? 'replaced by another file' : 'deleted (or moved)';
+    lost = Object.assign(new Error(`the database file ${file} was ${what} while trackgate ran: what is written now would be lost at the next start, so writes are refused until trackgate is restarted`), { code: 'SQLITE_READONLY_DBMOVED' });
+    logger.error({ file, err: lost.message }, 'the database file is gone: writes are refused (trackers get no ack, REST writes 503), reads answer from the file still open; put the file back and restart trackgate (a start opens what is at the path: a new, empty database if nothing)');
+    refuseWrites(db).catch((e: Error) => logger.warn({ err: e.message }, 'refusing writes to the lost database file failed'));
+    return lost;
+  }
+
   const first = probe();
-  const timer = setInterval(() => {
-    if (refused) void probe();
+  const probeTimer = setInterval(() => {
+    if (refused && !lost) void probe();
   }, probeMs);
-  timer.unref();
+  probeTimer.unref();
+  timers.push(probeTimer);
+  if (opened) {
+    const fileTimer = setInterval(() => {
+      if (fileLost()) clearInterval(fileTimer);
+    }, deps.fileCheckMs ?? FILE_CHECK_MS);
+    fileTimer.unref();
+    timers.push(fileTimer);
+  }
   await Promise.race([first, new Promise((resolve) => setTimeout(resolve, FIRST_PROBE_WAIT_MS).unref())]);
 
   return {
-    problem: () => refused,
+    problem: () => lost?.message ?? refused,
+    fileLost,
     async stop() {
-      clearInterval(timer);
+      for (const t of timers) clearInterval(t);
       await probing;
     },
   };

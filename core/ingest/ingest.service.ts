@@ -57,6 +57,11 @@ export interface IngestDeps {
   afterWrite?: (trx: Knex.Transaction, written: readonly { deviceId: string; location: Location; json?: string }[], accountOf: (deviceId: string) => string) => Promise<void>;
   /** positions stored and rows per transaction, for GET /metrics; absent: metrics are off */
   counts?: IngestCounts;
+  /**
+   * Asked after each commit: an error when what it wrote is lost (SQLite: the database file was
+   * deleted meanwhile, core/db/storage.watch.ts); the batch then fails as storage refusing it did.
+   */
+  fileLost?: () => Error | undefined;
 }
 
 export interface SubmitOptions {
@@ -190,6 +195,8 @@ export function createIngestService(deps: IngestDeps): IngestService {
         await deps.afterWrite?.(trx, rows, (deviceId) => accountOf.get(deviceId)!);
         return rows;
       });
+      const lost = deps.fileLost?.();
+      if (lost) throw lost;
     } catch (e) {
       if (batch.length > 1 && locations.isRefusedRow(e)) {
         const half = Math.ceil(batch.length / 2);
