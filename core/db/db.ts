@@ -220,23 +220,26 @@ export async function refuseWrites(db: Knex): Promise<void> {
   if (dbKind(db) === 'sqlite') await db.raw('PRAGMA query_only = ON');
 }
 
-/** The migrations a database has not had yet (reads only). */
+/**
+ * The migrations a database has not had yet (reads only). A database with migrations this version
+ * does not know throws NewerSchemaError: knex refused it only with "the migration directory is
+ * corrupt, the following files are missing", which named no cause.
+ */
 export async function pendingMigrations(db: Db): Promise<string[]> {
+  const known = await migrationSource.getMigrations([]);
+  const unknown = (await appliedMigrations(db)).filter((name) => !known.includes(name));
+  if (unknown.length) throw new NewerSchemaError(unknown, known[known.length - 1]);
   const [, pending] = (await db.migrate.list({ migrationSource })) as [unknown[], string[]];
   return pending;
 }
 
 /**
  * Applies every pending migration; returns the names applied. A database with migrations this
- * version does not know is left as it is (NewerSchemaError): knex refused it only with "the
- * migration directory is corrupt, the following files are missing", which named no cause.
- * Nothing is written when none is pending: knex takes its migration lock (an UPDATE) even then,
- * and a database that refuses writes (a full disk) could not have started.
+ * version does not know is left as it is (NewerSchemaError, pendingMigrations). Nothing is written
+ * when none is pending: knex takes its migration lock (an UPDATE) even then, and a database that
+ * refuses writes (a full disk) could not have started.
  */
 export async function migrate(db: Db): Promise<string[]> {
-  const known = await migrationSource.getMigrations([]);
-  const unknown = (await appliedMigrations(db)).filter((name) => !known.includes(name));
-  if (unknown.length) throw new NewerSchemaError(unknown, known[known.length - 1]);
   if (!(await pendingMigrations(db)).length) return [];
   const [, applied] = (await db.migrate.latest({ migrationSource })) as [number, string[]];
   return applied;
