@@ -1,5 +1,5 @@
 /**
- * Issue 16: TCP ingest on PostgreSQL. The load of tcp-ingest.bench.ts (1,000 trackers of four
+ * Issue 16: TCP ingest on PostgreSQL. The load of tcp-ingest.bench.ts (1,000 trackers, or BENCH_TRACKERS, of four
  * protocols, pre-encoded frames on raw sockets, one frame in flight per connection) against a real
  * trackgate storing in PostgreSQL (TRACKGATE_DATABASE_URL: a database of the bench's own, created
  * and dropped by it, on BENCH_PG_URL, default postgres://postgres@127.0.0.1:5432). Measured:
@@ -23,7 +23,7 @@ import pg from 'pg';
 import { pgInt8Array, pgTextArray } from '../core/db/pg-arrays.js';
 import { cpuMsOfNamed, machineBusyMs, startChild } from './lib/child.js';
 import { BENCH_PROTOCOLS, type BenchProtocol } from './lib/frames.js';
-import { CONNECTIONS, GATEWAY_CPUS, GATEWAY_PROCESSES, GENERATOR_CPUS, MIX, RECORDS_PER_FRAME, SERVER_CPUS, connectAll, deviceIds, everyConnection, pinSelf, placeGatewayProcesses, rawBlocks, rowsOf, type RawRow } from './lib/ingest-load.js';
+import { CONNECTIONS, framesPerConnection, GATEWAY_CPUS, GATEWAY_PROCESSES, GENERATOR_CPUS, MIX, RECORDS_PER_FRAME, SERVER_CPUS, connectAll, deviceIds, everyConnection, pinSelf, placeGatewayProcesses, rawBlocks, rowsOf, type RawRow } from './lib/ingest-load.js';
 import { alternatingRounds, bestOf, bestRound } from './lib/paired-rounds.js';
 import { copyFrom, copyText } from './lib/pg-copy.js';
 import type { StreamResult } from './lib/tracker-generator.js';
@@ -35,7 +35,7 @@ const ROUNDS = QUICK ? 1 : 3;
 const WARMUP_MS = QUICK ? 1_000 : 3_000;
 const DURATION_MS = QUICK ? 4_000 : 15_000;
 /** pre-encoded frames per connection: far more than a connection gets acknowledged in the window */
-const FRAMES: Record<BenchProtocol, number> = QUICK ? { teltonika: 60, gt06: 300, gl200: 300, ruptela: 60 } : { teltonika: 300, gt06: 500, gl200: 500, ruptela: 300 };
+const FRAMES: Record<BenchProtocol, number> = framesPerConnection(QUICK ? { teltonika: 60, gt06: 300, gl200: 300, ruptela: 60 } : { teltonika: 300, gt06: 500, gl200: 500, ruptela: 300 });
 /** the baseline's rows: this many frames of every connection (5,950 rows per frame round) */
 const BASELINE_FRAMES = QUICK ? 10 : 60;
 const TX_ROWS = 10_000;

@@ -1,5 +1,5 @@
 /**
- * Issues 4 and 13: TCP ingest. 1,000 simulated trackers on loopback (400 Teltonika, 300 GT06, 150
+ * Issues 4 and 13: TCP ingest. 1,000 simulated trackers (BENCH_TRACKERS: another count, same mix) on loopback (400 Teltonika, 300 GT06, 150
  * Queclink gl200 text, 150 Ruptela) log in to a real trackgate and stream pre-encoded position
  * frames, one frame in flight per connection (the next only after its exact ack). Measured:
  * positions stored AND acknowledged per second; at the end the rows in `locations` must equal the
@@ -32,7 +32,7 @@ import { DEFAULT_MAX_BATCH_ROWS } from '../core/ingest/ingest.service.js';
 import { startChild } from './lib/child.js';
 import { alternatingRounds, bestRound } from './lib/paired-rounds.js';
 import { BENCH_PROTOCOLS, type BenchProtocol } from './lib/frames.js';
-import { CONNECTIONS, GATEWAY_CPUS, GATEWAY_PROCESSES, GENERATOR_CPUS, MIX, RECORDS_PER_FRAME, SERVER_CPUS, connectAll, deviceIds, pinSelf, placeGatewayProcesses, rawBlocks, rowsOf, type RawRow } from './lib/ingest-load.js';
+import { CONNECTIONS, framesPerConnection, GATEWAY_CPUS, GATEWAY_PROCESSES, GENERATOR_CPUS, MIX, RECORDS_PER_FRAME, SERVER_CPUS, connectAll, deviceIds, pinSelf, placeGatewayProcesses, rawBlocks, rowsOf, type RawRow } from './lib/ingest-load.js';
 import type { ConnectResult, StreamResult } from './lib/tracker-generator.js';
 import { prepareDataDir, startServerProcess, tempDir } from './lib/trackgate.js';
 import { QUICK, cpuUsPer, fmt, log, machine, pct, printTable, type Machine } from './lib/report.js';
@@ -41,7 +41,7 @@ const WARMUP_MS = QUICK ? 1_000 : 3_000;
 const DURATION_MS = QUICK ? 5_000 : 20_000;
 const ECHO_DURATION_MS = QUICK ? 3_000 : 10_000;
 /** pre-encoded frames per connection: far more than a connection gets acknowledged in the window */
-const FRAMES: Record<BenchProtocol, number> = QUICK ? { teltonika: 60, gt06: 300, gl200: 300, ruptela: 60 } : { teltonika: 400, gt06: 600, gl200: 600, ruptela: 400 };
+const FRAMES: Record<BenchProtocol, number> = framesPerConnection(QUICK ? { teltonika: 60, gt06: 300, gl200: 300, ruptela: 60 } : { teltonika: 400, gt06: 600, gl200: 600, ruptela: 400 });
 /** the raw baseline's rows per transaction (issue 16: 10,000; it was 500 before) */
 const TX_ROWS = 10_000;
 const GOAL = 0.5;

@@ -19,8 +19,25 @@ import { log } from './report.js';
 import { BENCH_PROTOCOLS, encodeFrame, imeiOf, positionsPerFrame, type BenchProtocol } from './frames.js';
 import type { ConnectResult, StreamResult } from './tracker-generator.js';
 
-/** connections per protocol: the mix of issue 13 (Teltonika and GT06 were 500 each before it) */
-export const MIX: Record<BenchProtocol, number> = { teltonika: 400, gt06: 300, gl200: 150, ruptela: 150 };
+/**
+ * Trackers connected: 1,000 unless BENCH_TRACKERS says otherwise (the mix keeps its shares). Each
+ * has one frame in flight, as a real device does, so the count sets how much work waits for a
+ * commit at once (BENCHMARKS §2m).
+ */
+export const TRACKERS = Number(process.env.BENCH_TRACKERS ?? 1000);
+if (!Number.isInteger(TRACKERS) || TRACKERS < 100 || TRACKERS > 20_000) throw new Error(`BENCH_TRACKERS must be 100-20000, not ${process.env.BENCH_TRACKERS}`);
+/** connections per protocol: the mix of issue 13 (Teltonika and GT06 were 500 each before it), 400/300/150/150 per 1,000 */
+export const MIX: Record<BenchProtocol, number> = { teltonika: (TRACKERS * 2) / 5, gt06: (TRACKERS * 3) / 10, gl200: (TRACKERS * 3) / 20, ruptela: (TRACKERS * 3) / 20 };
+for (const p of BENCH_PROTOCOLS) MIX[p] = Math.round(MIX[p]);
+/**
+ * Pre-encoded frames per connection for a load sized for 1,000 trackers: with more trackers each
+ * needs fewer (the same total), never under 40.
+ */
+export function framesPerConnection(per1000: Record<BenchProtocol, number>): Record<BenchProtocol, number> {
+  const out = { ...per1000 };
+  for (const p of BENCH_PROTOCOLS) out[p] = Math.max(40, Math.ceil((per1000[p] * 1000) / TRACKERS));
+  return out;
+}
 export const CONNECTIONS = BENCH_PROTOCOLS.reduce((n, p) => n + MIX[p], 0);
 /** Teltonika and Ruptela records per frame (GT06 and gl200 frames carry one position) */
 export const RECORDS_PER_FRAME = 10;
