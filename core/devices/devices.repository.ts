@@ -45,8 +45,13 @@ const toRow = (d: DeviceRecord): Record<string, unknown> => ({
   modification: d.modification,
 });
 
-export async function insert(db: Q, d: DeviceRecord): Promise<void> {
-  await db('devices').insert(toRow(d));
+/**
+ * Inserts a new device; false when one with its id exists, also when it was committed by another
+ * transaction (another instance) after this one looked: that insert waits for it, then skips.
+ */
+export async function insert(db: Q, d: DeviceRecord): Promise<boolean> {
+  const rows = await db('devices').insert(toRow(d)).onConflict('id').ignore().returning('id');
+  return rows.length === 1;
 }
 
 export async function update(db: Q, d: DeviceRecord): Promise<void> {

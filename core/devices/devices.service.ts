@@ -121,7 +121,23 @@ export function createDevicesService(deps: DevicesDeps): DevicesService {
       throw new DomainError('STORAGE_UNAVAILABLE', `Licences cannot be checked right now (${(e as Error).message}); try again shortly.`);
     }
     if (!claimed) throw noLicense(account.licenses, account.licenses);
-    return () => deps.licenses.release(accountId, deviceId).catch(() => {});
+    return () => resyncLicense(accountId, deviceId);
+  }
+
+  /**
+   * Undoes a claim whose transaction failed by putting the store back to what the database says:
+   * the device may hold its licence all the same, activated or created at once by another request
+   * (another instance) whose claim of the same device this one's shares. Releasing it outright
+   * left that device uncounted in the store.
+   */
+  async function resyncLicense(accountId: string, deviceId: string): Promise<void> {
+    try {
+      const stored = await devices.findById(db, deviceId);
+      if (stored && stored.accountId === accountId && !isExpired(stored, clock.now().getTime())) await deps.licenses.set(accountId, deviceId, stored.expiresAt);
+      else await deps.licenses.release(accountId, deviceId);
+    } catch {
+      /* the database check stays the authority; the store is rebuilt at the next start */
+    }
   }
 
   const noLicense = (licenses: number, used: number) =>
@@ -182,7 +198,8 @@ export function createDevicesService(deps: DevicesDeps): DevicesService {
         throw new DomainError('DEVICE_EXISTS', `A device with id "${record.id}" already exists.`);
       }
       if (active) await checkLicense(trx, p.accountId, nowMs);
-      await devices.insert(trx, record);
+      // created at once by another request (another instance) since the look above
+      if (!(await devices.insert(trx, record))) throw new DomainError('DEVICE_EXISTS', `A device with id "${record.id}" already exists.`);
     }).catch(async (e: unknown) => {
       await undo?.();
       throw e;

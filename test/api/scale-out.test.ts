@@ -30,6 +30,17 @@ if (runs) {
     t.is((await a.request('GET', '/api/devices', { token: a.adminToken })).body.devices.length, 1);
   });
 
+  test('scale-out: one device id created at once on two instances: one 201, the rest 409 DEVICE_EXISTS, and its licence stays counted in the licence store', async (t) => {
+    const [a, b] = await startPair(t, { TRACKGATE_LICENSES: '2' });
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).request('POST', '/api/devices', { token: (i % 2 ? a : b).adminToken, body: { id: 'twin', name: `twin ${i}` } })),
+    );
+    t.deepEqual(results.map((r) => r.status).sort(), [201, 409, 409, 409, 409, 409, 409, 409, 409, 409]);
+    t.true(results.filter((r) => r.status === 409).every((r) => r.body.code === 'DEVICE_EXISTS'), 'never a 500 from the losing inserts');
+    const accountId = (await a.request('GET', '/api/account', { token: a.adminToken })).body.account.id;
+    t.is(await a.running.services.licenses.used(accountId, Date.now()), 1, 'the losers did not release the licence the created device holds');
+  });
+
   test('scale-out: 200 concurrent alerts over two instances on a device with limit 10 send exactly 10 e-mails', async (t) => {
     const smtp = await startSmtpReceiver();
     t.teardown(() => smtp.close());
