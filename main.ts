@@ -509,6 +509,16 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
       settings: { retentionMs: config.forwardRetentionDays * 86_400_000, maxPendingPerAccount: config.forwardMaxPending },
     });
     closers.push(() => forwarding.stop());
+    // a tracker that moved to another instance (announced there, relayed through Redis): its
+    // connection here is stale, half-open until the idle timeout, and would take its commands
+    trackers.onOnline((deviceId) => services.events.trackerOnline(deviceId));
+    edge?.link.onOnline((deviceId) => services.events.trackerOnline(deviceId));
+    const offTrackerOnline = services.events.onTrackerOnline((deviceId, remote) => {
+      if (!remote) return;
+      trackers.drop(deviceId, 'replaced by a newer connection of the same device on another instance');
+      edge?.link.drop(deviceId);
+    });
+    closers.push(async () => offTrackerOnline());
     const relay = config.redisUrl ? await relayEvents(services.events, config.redisUrl, config.redisPrefix, logger, { live: config.mqttPort !== 'off', timeoutMs: config.redisTimeoutMs }) : undefined;
     if (relay) closers.push(() => relay.close());
     // raw frames cross instances only for accounts someone on another instance listens to
@@ -573,8 +583,8 @@ interface Trackers {
   link?: CoreLink;
   /** Calls `fn` when a device gets a live connection on them. */
   onOnline(fn: (deviceId: string) => void): void;
-  /** Closes the device's connection on them, if any (it connected to an edge gateway). */
-  drop(deviceId: string): void;
+  /** Closes the device's connection on them, if any (it connected to an edge gateway, or to another instance). */
+  drop(deviceId: string, reason?: string): void;
 }
 
 /**
@@ -607,7 +617,7 @@ async function startTrackers(config: Readonly<Config>, services: Services, clock
     return {
       gateway,
       onOnline: (fn) => onlines.push(fn),
-      drop: (deviceId) => gateway.registry.get(deviceId)?.close('replaced by a newer connection of the same device on an edge gateway'),
+      drop: (deviceId, reason = 'replaced by a newer connection of the same device on an edge gateway') => gateway.registry.get(deviceId)?.close(reason),
     };
   }
   const secret = randomSecret();

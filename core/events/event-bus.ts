@@ -106,6 +106,19 @@ export class EventBus {
     return this.subscribe('commandsQueued', fn);
   }
 
+  /**
+   * A tracker identified itself on a new connection here: a connection of the same device on
+   * another instance (the tracker moved, its old connection half-open) is stale, and commands must
+   * not go to it.
+   */
+  trackerOnline(deviceId: string, remote = false): void {
+    this.emitter.emit('trackerOnline', deviceId, remote);
+  }
+
+  onTrackerOnline(fn: (deviceId: string, remote: boolean) => void): () => void {
+    return this.subscribe('trackerOnline', fn);
+  }
+
   onLocations(fn: (items: StoredLocation[], remote: boolean) => void): () => void {
     return this.subscribe('locations', fn);
   }

@@ -3,7 +3,8 @@
  * of a user connected to another instance), and a user, device or account changed on one (a new
  * API key, a device's expiry, a time zone) is forgotten by every instance's caches at once, and a
  * command queued on one is delivered at once by the instance holding the device's connection, whose
- * status changes reach the live feed of users connected to any instance. Events
+ * status changes reach the live feed of users connected to any instance; a tracker that connects
+ * to one has its older connection on the others closed, so its commands follow it. Events
  * go out on one Redis pub/sub channel and come back into each other instance's EventBus marked
  * remote, so they are never relayed twice.
  */
@@ -12,8 +13,8 @@ import type { ChangedCommand, EventBus, StoredAlert, StoredLocation } from './ev
 import type { Logger } from '../logger.js';
 import { connectRedis, closeRedis } from '../redis/redis-client.redis.js';
 
-/** o: origin; l, a: stored locations, alert; u, d, c: changed user, device, account; q: commands queued for a device; k: a command's new status; r: an account's rules changed; w: an account's forwards changed */
-type Envelope = { o: string; l?: StoredLocation[]; a?: StoredAlert; u?: string; d?: string; c?: string; q?: string; k?: ChangedCommand; r?: string; w?: string };
+/** o: origin; l, a: stored locations, alert; u, d, c: changed user, device, account; q: commands queued for a device; k: a command's new status; r: an account's rules changed; w: an account's forwards changed; t: a tracker connected to the origin */
+type Envelope = { o: string; l?: StoredLocation[]; a?: StoredAlert; u?: string; d?: string; c?: string; q?: string; k?: ChangedCommand; r?: string; w?: string; t?: string };
 
 export interface RelayOptions {
   /** also relay stored locations, alerts and command changes (only the MQTT live feed needs them); default true */
@@ -57,6 +58,9 @@ export async function relayEvents(bus: EventBus, url: string, prefix: string, lo
   const offForwards = bus.onForwardsChanged((accountId, remote) => {
     if (!remote) send({ o: origin, w: accountId });
   });
+  const offTracker = bus.onTrackerOnline((deviceId, remote) => {
+    if (!remote) send({ o: origin, t: deviceId });
+  });
   const offCommand = bus.onCommandChanged((item, remote) => {
     if (!remote && live) send({ o: origin, k: item });
   });
@@ -73,6 +77,7 @@ export async function relayEvents(bus: EventBus, url: string, prefix: string, lo
       if (e.k) bus.commandChanged(e.k, true);
       if (e.r) bus.rulesChanged(e.r, true);
       if (e.w) bus.forwardsChanged(e.w, true);
+      if (e.t) bus.trackerOnline(e.t, true);
     } catch {
       /* not ours */
     }
@@ -89,6 +94,7 @@ export async function relayEvents(bus: EventBus, url: string, prefix: string, lo
       offCommand();
       offRules();
       offForwards();
+      offTracker();
       await Promise.all([closeRedis(pub), closeRedis(sub)]);
     },
   };

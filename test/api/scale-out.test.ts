@@ -10,6 +10,7 @@ import { startSmtpReceiver, closedPort } from '../helpers/receivers.js';
 import mqtt from 'mqtt';
 import { TrackerClient } from '../helpers/tracker-client.js';
 import * as F from '../helpers/frames.js';
+import { udpExchange } from '../helpers/udp.js';
 
 const runs = (await backends()).includes('postgres') && (await useRedis('scale-out (two instances on PostgreSQL and Redis)'));
 
@@ -86,7 +87,7 @@ if (runs) {
     t.is(status, 401);
   });
 
-  test('scale-out: trackers on two instances store at once into one PostgreSQL: every position acknowledged, stored once and journaled once, with the fixes of every tracker sent to both instances at the same time', async (t) => {
+  test('scale-out: trackers on two instances store at once into one PostgreSQL: every position acknowledged, stored once and journaled once, with the fixes of every tracker sent to both instances at the same time (over TCP to one, UDP to the other)', async (t) => {
     const port = await closedPort();
     const [a, b] = await startPair(t, { TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_LICENSES: '40' });
     const devicesCount = 16;
@@ -113,10 +114,27 @@ if (runs) {
       }
       return acked;
     };
-    // every device on one instance; and every device also sends the same frames to the other at the same time
+    /**
+     * The same tracker's fixes as UDP datagrams, up to 5 unanswered, each sent again until answered.
+     * Not a second TCP connection: a device's new connection on one instance closes its older one
+     * on the other (README Commands, several instances).
+     */
+    const udpTracker = async (s: TestServer, d: number): Promise<number> => {
+      let acked = 0;
+      const send = async (f: number) => {
+        const fixes = Array.from({ length: perFrame }, (_, i) => ({ time: new Date(T0 + (f * perFrame + i) * 1000), lat: 40 + d / 100 + f / 1e4, lon: -3 - i / 1e4 }));
+        for (let attempt = 0; attempt < 5; attempt++) {
+          const answer = await udpExchange(s.running.ports['teltonika/udp'], F.teltonikaDatagram(imei(d), f, fixes), 5000);
+          if (answer) return void (acked += perFrame);
+        }
+      };
+      for (let f = 0; f < frames; f += 5) await Promise.all(Array.from({ length: Math.min(5, frames - f) }, (_, i) => send(f + i)));
+      return acked;
+    };
+    // every device on one instance; and every device also sends the same fixes to the other at the same time
     const runs = [
       ...Array.from({ length: devicesCount }, (_, d) => tracker(d % 2 ? a : b, d)),
-      ...Array.from({ length: devicesCount }, (_, d) => tracker(d % 2 ? b : a, d)),
+      ...Array.from({ length: devicesCount }, (_, d) => udpTracker(d % 2 ? b : a, d)),
     ];
     const acked = await Promise.all(runs);
     t.true(acked.every((n) => n === frames * perFrame), 'every tracker had every position acknowledged');
@@ -127,6 +145,32 @@ if (runs) {
       const last = await b.request('GET', `/api/devices/${imei(d)}/lastLocation`, { token: b.adminToken });
       t.is(last.body.lastLocation.dateTime, new Date(T0 + (frames * perFrame - 1) * 1000).toISOString());
     }
+  });
+
+  test('scale-out: a tracker that moves to another instance has its old connection closed, and a command sent through the instance it left reaches its new connection', async (t) => {
+    const [a, b] = await startPair(t, { TRACKGATE_TELTONIKA_PORT: '0' });
+    const imei = '356307042449001';
+    t.is((await a.request('POST', '/api/devices', { token: a.adminToken, body: { id: imei, name: 'mover' } })).status, 201);
+    const old = await TrackerClient.connect(b.running.ports.teltonika);
+    t.teardown(() => old.end());
+    old.write(F.teltonikaLogin(imei));
+    t.deepEqual(await old.read(1), Buffer.from([1]));
+    old.write(F.teltonikaAvl([{ time: new Date(Date.now() - 60_000), lat: 40, lon: -3 }]));
+    t.is((await old.read(4)).readUInt32BE(0), 1);
+    // the tracker's address changed: it connects to instance A, its connection on B left half-open
+    const now = await TrackerClient.connect(a.running.ports.teltonika);
+    t.teardown(() => now.end());
+    now.write(F.teltonikaLogin(imei));
+    t.deepEqual(await now.read(1), Buffer.from([1]));
+    t.true(await old.waitClosed(3000), 'instance B closed the connection the tracker left');
+    const sent = b.request('POST', `/api/devices/${imei}/sendCommand`, { token: b.adminToken, body: { command: 'getinfo' } });
+    const frame = await now.read(8, 5000);
+    t.is(frame.readUInt32BE(0), 0, 'the command reached the connection the tracker uses now');
+    await now.read(frame.readUInt32BE(4) + 4);
+    now.write(F.teltonikaAnswer('fw 1.4.2'));
+    const reply = await sent;
+    t.is(reply.status, 200);
+    t.is(reply.body.result, 'fw 1.4.2');
   });
 
   test('scale-out: request limits and usage are shared by the instances', async (t) => {
