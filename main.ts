@@ -199,7 +199,7 @@ export function describeBackends(config: Pick<Config, 'databaseUrl' | 'dataDir' 
 export async function openStorage(config: Readonly<Config>, logger?: Logger): Promise<Db> {
   const variable = config.databaseUrl ? 'TRACKGATE_DATABASE_URL' : 'TRACKGATE_DATA_DIR';
   const answering = async (sqliteExclusive: boolean): Promise<Db> => {
-    const db = openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, sqliteExclusive });
+    const db = openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, sqliteExclusive, poolMax: config.databasePool });
     try {
       await ping(db);
       return db;

@@ -25,6 +25,8 @@ export interface Config {
   protocolPorts: Readonly<Record<string, number | 'off'>>;
   dataDir: string;
   databaseUrl?: string;
+  /** PostgreSQL: most connections this instance opens */
+  databasePool: number;
   redisUrl?: string;
   redisPrefix: string;
   /** longest wait for one Redis command (or connection) before the caller's fallback applies */
@@ -173,6 +175,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonl
     protocolPorts: Object.freeze(protocolPorts),
     dataDir: path.resolve(cwd, text(env, 'TRACKGATE_DATA_DIR') ?? './data'),
     databaseUrl: url(env, 'TRACKGATE_DATABASE_URL', ['postgres:', 'postgresql:']),
+    // two group-commit writers, the forward, rule and outbox loops and REST share them
+    databasePool: integer(env, 'TRACKGATE_DATABASE_POOL', 10, 4, 1000),
     redisUrl: url(env, 'TRACKGATE_REDIS_URL', ['redis:', 'rediss:']),
     redisPrefix: text(env, 'TRACKGATE_REDIS_PREFIX') ?? 'trackgate:',
     redisTimeoutMs: integer(env, 'TRACKGATE_REDIS_TIMEOUT_MS', 1000, 50, 60_000),

@@ -8,6 +8,7 @@ import { backends } from '../helpers/backends.js';
 import { useRedis } from '../helpers/redis.js';
 import { startSmtpReceiver, closedPort } from '../helpers/receivers.js';
 import mqtt from 'mqtt';
+import pg from 'pg';
 import { TrackerClient } from '../helpers/tracker-client.js';
 import * as F from '../helpers/frames.js';
 import { udpExchange } from '../helpers/udp.js';
@@ -171,6 +172,35 @@ if (runs) {
     const reply = await sent;
     t.is(reply.status, 200);
     t.is(reply.body.result, 'fw 1.4.2');
+  });
+
+  test('scale-out: TRACKGATE_DATABASE_POOL bounds the PostgreSQL connections of an instance under load, and every request is answered', async (t) => {
+    const [a, b] = await startPair(t, { TRACKGATE_DATABASE_POOL: '4', TRACKGATE_RATE_LIMIT: '0', TRACKGATE_LICENSES: '100' });
+    const url = new URL(a.storageEnv.TRACKGATE_DATABASE_URL);
+    const watcher = new pg.Client({ connectionString: a.storageEnv.TRACKGATE_DATABASE_URL, application_name: 'pool-watcher' });
+    await watcher.connect();
+    t.teardown(() => watcher.end());
+    let most = 0;
+    let watching = true;
+    const watch = (async () => {
+      while (watching) {
+        const r = await watcher.query("select count(*)::int as n from pg_stat_activity where datname = $1 and application_name = 'trackgate'", [url.pathname.slice(1)]);
+        most = Math.max(most, r.rows[0].n);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    })();
+    const replies = await Promise.all(
+      Array.from({ length: 60 }, (_, i) => {
+        const s = i % 2 ? a : b;
+        return i % 3 === 0
+          ? s.request('GET', '/api/devices', { token: s.adminToken })
+          : s.request('POST', '/api/devices', { token: s.adminToken, body: { id: `p${i}`, name: `p${i}` } });
+      }),
+    );
+    watching = false;
+    await watch;
+    t.true(replies.every((r) => r.status === 200 || r.status === 201), JSON.stringify(replies.filter((r) => r.status >= 300).map((r) => r.body)));
+    t.true(most <= 8, `two instances with a pool of 4 held ${most} connections`);
   });
 
   test('scale-out: request limits and usage are shared by the instances', async (t) => {

@@ -95,3 +95,9 @@ test('config: the edge gateways link is off by default; when on it needs TRACKGA
   t.throws(() => loadConfig({ TRACKGATE_GATEWAY_SECRET: 'short' }), { instanceOf: ConfigError, message: /TRACKGATE_GATEWAY_SECRET: must be at least 32 characters/ });
   t.throws(() => loadConfig({ TRACKGATE_GATEWAY_LINK_PORT: '5100', TRACKGATE_GATEWAY_SECRET: secret, TRACKGATE_GATEWAY_TLS_CERT: '/c.pem' }), { instanceOf: ConfigError, message: /TRACKGATE_GATEWAY_TLS_KEY: TLS needs both/ });
 });
+
+test('config: TRACKGATE_DATABASE_POOL sets the PostgreSQL connections of an instance (10 by default, 4-1000)', (t) => {
+  t.is(loadConfig({}).databasePool, 10);
+  t.is(loadConfig({ TRACKGATE_DATABASE_POOL: '4' }).databasePool, 4);
+  t.is(t.throws(() => loadConfig({ TRACKGATE_DATABASE_POOL: '1' }), { instanceOf: ConfigError })?.variable, 'TRACKGATE_DATABASE_POOL');
+});
