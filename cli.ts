@@ -102,7 +102,13 @@ program
   .action(async () => {
     const config = loadConfig();
     const { openDb } = await import('./core/db/db.js');
-    const db = openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+    let db: ReturnType<typeof openDb>;
+    try {
+      db = openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+    } catch (e) {
+      // only SQLite's data directory is made here, synchronously
+      throw new ConfigError('TRACKGATE_DATA_DIR', `${config.dataDir} cannot be created (${(e as Error).message})`);
+    }
     try {
       const applied = await migrate(db);
       process.stdout.write(applied.length ? `applied ${applied.length} migration(s): ${applied.join(', ')}\n` : 'the schema is up to date; nothing to apply\n');

@@ -7,9 +7,10 @@
  * namespace names nothing, or someone else, here. `trackgate.pid` beside it names the holder for
  * operators and for the refusal; it proves nothing.
  */
-import { lstatSync, mkdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { lstatSync, readFileSync, readlinkSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import { makeDataDir } from './data-dir.js';
 
 const LOCK_FILE = 'trackgate.lock';
 const PID_FILE = 'trackgate.pid';
@@ -72,7 +73,7 @@ function takeLock(file: string): Database.Database {
 
 /** Marks `dir` as this process's; returns the release. Throws while another process (or another start in this one) holds it. */
 export function lockDataDir(dir: string): () => void {
-  mkdirSync(dir, { recursive: true });
+  makeDataDir(dir);
   const pidFile = path.join(dir, PID_FILE);
   let lock: Database.Database | undefined;
   try {

@@ -3,12 +3,13 @@
  * Timestamps are stored as integer milliseconds since the epoch in both, so comparisons and
  * indexes behave the same everywhere.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
 import Database from 'better-sqlite3';
 import { migrationSource } from './migrations/index.js';
+import { makeDataDir } from './data-dir.js';
 
 export type DbKind = 'sqlite' | 'postgres';
 
@@ -155,7 +156,7 @@ export function openDb(options: DbOptions): Db {
   let filename = file;
   if (file !== ':memory:') {
     const dir = options.dataDir ?? './data';
-    mkdirSync(dir, { recursive: true });
+    makeDataDir(dir);
     filename = path.join(dir, file);
   }
   const knex = knexFactory({
