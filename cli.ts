@@ -1,8 +1,10 @@
 /** The `trackgate` command (CONTRACT.md §1 "Command line"). */
+import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { loadConfig, ConfigError } from './config/config.js';
 import { openStorage, serve } from './main.js';
 import { migrate, closeDb } from './core/db/db.js';
+import { backupSqlite, BackupError } from './core/db/backup.js';
 import { systemClock } from './core/clock.js';
 import { createAccountsService } from './core/accounts/accounts.service.js';
 import * as unknownDevices from './core/devices/unknown-devices.repository.js';
@@ -118,6 +120,17 @@ program
   });
 
 program
+  .command('backup')
+  .description('copy the SQLite database into FILE (a new file), consistent, while trackgate runs or not; README "Backup and restore"')
+  .argument('<file>', 'the backup file to create')
+  .action((file: string) => {
+    const config = loadConfig();
+    if (config.databaseUrl) fail('backup: the database is PostgreSQL (TRACKGATE_DATABASE_URL): back it up with pg_dump');
+    const copied = backupSqlite(path.join(config.dataDir, 'trackgate.sqlite'), file);
+    process.stdout.write(`${JSON.stringify({ file: path.resolve(file), bytes: copied.bytes })}\n`);
+  });
+
+program
   .command('gateway')
   .description('an edge gateway: the tracker listeners on this host, storing through the core at --core (README "Scaling")')
   .requiredOption('--core <host:port>', "the core's TRACKGATE_GATEWAY_LINK_PORT", coreAddress)
@@ -145,6 +158,6 @@ try {
   await program.parseAsync(process.argv);
 } catch (e) {
   if (e instanceof ConfigError) fail(`configuration error: ${e.message}`);
-  if (e instanceof DomainError) fail(e.message);
+  if (e instanceof DomainError || e instanceof BackupError) fail(e.message);
   fail((e as Error).message.split('\n')[0]);
 }

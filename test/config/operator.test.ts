@@ -1,9 +1,11 @@
 import test from 'ava';
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import os from 'node:os';
 import path from 'node:path';
-import { testEnv } from '../helpers/server.js';
+import { startServer, testEnv } from '../helpers/server.js';
+import { runCli } from '../helpers/run-cli.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -29,4 +31,34 @@ test('operator: a data directory the kernel will not create (under /proc) stops 
   const migrate = cli(['migrate'], env, 20_000);
   t.is(migrate.status, 1, `migrate: ${migrate.stderr}`);
   t.regex(migrate.stderr, /TRACKGATE_DATA_DIR: .*trackgate-operator-test/);
+});
+
+test('operator: trackgate backup copies the running database, WAL included, and the copy restored as trackgate.sqlite starts with everything in it', async (t) => {
+  const server = await startServer('sqlite');
+  t.teardown(() => server.stop());
+  const dataDir = server.storageEnv.TRACKGATE_DATA_DIR;
+  const device = await server.request('POST', '/api/devices', { token: server.adminToken, body: { id: '356307042441013', name: 'Truck 1' } });
+  t.is(device.status, 201, JSON.stringify(device.body));
+  const stored = await server.request('POST', '/api/devices/356307042441013/locations', { token: server.adminToken, body: { location: { dateTime: '2026-11-21T08:00:00Z', latitude: 40.4168, longitude: -3.7038, speed: 42 } } });
+  t.is(stored.status, 201, JSON.stringify(stored.body));
+  // what an operator would copy first holds none of it: it still sits in the WAL
+  const scratch = mkdtempSync(path.join(os.tmpdir(), 'tg-backup-'));
+  t.teardown(() => rmSync(scratch, { recursive: true, force: true }));
+  const file = path.join(scratch, 'trackgate-backup.sqlite');
+  const backup = await runCli(['backup', file], testEnv({ TRACKGATE_DATA_DIR: dataDir }));
+  t.is(backup.status, 0, backup.stderr);
+  t.like(JSON.parse(backup.stdout), { file });
+  const again = await runCli(['backup', file], testEnv({ TRACKGATE_DATA_DIR: dataDir }));
+  t.is(again.status, 1);
+  t.regex(again.stderr, /exists already/);
+  await server.stop();
+
+  const restoredDir = path.join(scratch, 'restored');
+  mkdirSync(restoredDir);
+  copyFileSync(file, path.join(restoredDir, 'trackgate.sqlite'));
+  const restored = await startServer('sqlite', { storageEnv: { TRACKGATE_DATA_DIR: restoredDir } });
+  t.teardown(() => restored.stop());
+  const last = await restored.request('GET', '/api/devices/356307042441013/lastLocation', { token: restored.adminToken });
+  t.is(last.status, 200, JSON.stringify(last.body));
+  t.like(last.body, { lastLocation: { dateTime: '2026-11-21T08:00:00.000Z', latitude: 40.4168, speed: 42 } });
 });
