@@ -79,12 +79,22 @@ export interface AccountsHooks {
   onCreated?: (accountId: string) => Promise<void>;
 }
 
+/**
+ * The most licences an account may have, as TRACKGATE_LICENSES allows: more would not fit
+ * PostgreSQL's integer column (2,147,483,647), and SQLite kept 1e23 as a float.
+ */
+export const MAX_LICENSES = 10_000_000;
+
+const licensesOk = (n: number): boolean => Number.isInteger(n) && n >= 0 && n <= MAX_LICENSES;
+const LICENSES_RANGE = `licenses must be a whole number from 0 to ${MAX_LICENSES.toLocaleString('en')}.`;
+
 export function createAccountsService(db: Db, clock: Clock, hooks: AccountsHooks = {}): AccountsService {
   async function create(input: CreateAccountInput): Promise<CreatedAccount> {
     const timeZone = input.timeZone ?? 'UTC';
     if (!isTimeZone(timeZone)) throw new DomainError('VALIDATION_FAILED', `timeZone "${timeZone}" is not an IANA time zone.`);
     if (!input.adminUser.trim()) throw new DomainError('VALIDATION_FAILED', 'The admin user name must not be empty.');
-    if (!Number.isInteger(input.licenses) || input.licenses < 0) throw new DomainError('VALIDATION_FAILED', 'licenses must be a whole number ≥ 0.');
+    if (!input.name.trim()) throw new DomainError('VALIDATION_FAILED', 'The account name must not be empty.', { field: 'name' });
+    if (!licensesOk(input.licenses)) throw new DomainError('VALIDATION_FAILED', LICENSES_RANGE, { field: 'licenses' });
     const apiKey = input.adminApiKey ?? generateApiKey();
     const now = clock.now().getTime();
     const accountId = randomUUID();
@@ -156,7 +166,7 @@ export function createAccountsService(db: Db, clock: Clock, hooks: AccountsHooks
    * keep working, and no device becomes active again until the count is below the new total.
    */
   async function update(accountId: string, input: UpdateAccountInput): Promise<OperatorAccountView> {
-    if (input.licenses !== undefined && (!Number.isInteger(input.licenses) || input.licenses < 0)) throw new DomainError('VALIDATION_FAILED', 'licenses must be a whole number ≥ 0.', { field: 'licenses' });
+    if (input.licenses !== undefined && !licensesOk(input.licenses)) throw new DomainError('VALIDATION_FAILED', LICENSES_RANGE, { field: 'licenses' });
     if (input.name !== undefined && !input.name.trim()) throw new DomainError('VALIDATION_FAILED', 'The account name must not be empty.', { field: 'name' });
     if (input.timeZone !== undefined && !isTimeZone(input.timeZone)) throw new DomainError('VALIDATION_FAILED', `timeZone "${input.timeZone}" is not an IANA time zone.`, { field: 'timeZone' });
     await db.transaction(async (trx) => {

@@ -62,3 +62,22 @@ test('operator: trackgate backup copies the running database, WAL included, and 
   t.is(last.status, 200, JSON.stringify(last.body));
   t.like(last.body, { lastLocation: { dateTime: '2026-11-21T08:00:00.000Z', latitude: 40.4168, speed: 42 } });
 });
+
+test('operator: account create refuses an empty name and more licences than 10,000,000 (stored 1e23 before), as account update does', (t) => {
+  const env = { TRACKGATE_DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'tg-accounts-')) };
+  t.teardown(() => rmSync(env.TRACKGATE_DATA_DIR, { recursive: true, force: true }));
+  const blank = cli(['account', 'create', '--name', ' ', '--licenses', '5', '--admin-user', 'blank-admin'], env);
+  t.is(blank.status, 1, blank.stdout);
+  t.regex(blank.stderr, /account name must not be empty/);
+  const huge = cli(['account', 'create', '--name', 'Huge', '--licenses', '99999999999999999999999', '--admin-user', 'huge-admin'], env);
+  t.is(huge.status, 1, huge.stdout);
+  t.regex(huge.stderr, /licenses must be a whole number from 0 to 10,000,000/);
+  const ok = cli(['account', 'create', '--name', 'Fleet', '--licenses', '10000000', '--admin-user', 'fleet-admin'], env);
+  t.is(ok.status, 0, ok.stderr);
+  const { accountId } = JSON.parse(ok.stdout) as { accountId: string };
+  const more = cli(['account', 'update', '--id', accountId, '--licenses', '10000001'], env);
+  t.is(more.status, 1, more.stdout);
+  t.regex(more.stderr, /licenses must be a whole number from 0 to 10,000,000/);
+  const list = JSON.parse(cli(['account', 'list'], env).stdout) as { name: string; licenses: number }[];
+  t.deepEqual(list.map((a) => [a.name, a.licenses]), [['Fleet', 10_000_000]]);
+});
