@@ -18,7 +18,7 @@ import { X509Certificate } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import type { Config } from './config/config.js';
-import { ConfigError } from './config/config.js';
+import { bindProblem, ConfigError } from './config/config.js';
 import { systemClock } from './core/clock.js';
 import type { Logger } from './core/logger.js';
 import { LogOutput } from './core/log-output.js';
@@ -123,7 +123,11 @@ async function runWorker(): Promise<void> {
   // a closed terminal hangs up the whole process group too
   process.removeAllListeners('SIGHUP');
   process.on('SIGHUP', () => undefined);
-  running = await startGatewayProcess({ ...init.settings, worker: init.worker, protocols, clock: systemClock, logger });
+  try {
+    running = await startGatewayProcess({ ...init.settings, worker: init.worker, protocols, clock: systemClock, logger });
+  } catch (e) {
+    throw new Error(bindProblem(e, { host: init.settings.host, protocolPorts: init.settings.ports }) ?? (e as Error).message);
+  }
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { Registry } from 'prom-client';
-import { loadConfig, ConfigError, type Config } from './config/config.js';
+import { bindProblem, loadConfig, ConfigError, type Config } from './config/config.js';
 import { openDb, migrate, pendingMigrations, ping, closeDb, type Db } from './core/db/db.js';
 import { describeStorageError, isSqliteSharedMemoryRefused, isStorageUnavailable } from './core/db/storage-errors.js';
 import { systemClock, type Clock } from './core/clock.js';
@@ -454,6 +454,7 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
           stop: () => trackers.gateway.stop(),
         }
       : trackers.gateway;
+    checkMqttTlsFiles(config);
     const mqtt = await startMqttGateway({
       host: config.host,
       port: config.mqttPort,
@@ -690,16 +691,34 @@ async function startEdgeLink(config: Readonly<Config>, services: Services, clock
   return { link, port };
 }
 
+/**
+ * MQTT over TLS: a certificate or key file that cannot be read, or that are not a pair, named by
+ * its variable (Node said only "ENOENT: no such file or directory, open '…'" or
+ * "error:0480006C:PEM routines::no start line").
+ */
+function checkMqttTlsFiles(config: Readonly<Config>): void {
+  if (!config.mqttTlsCert || !config.mqttTlsKey || config.mqttTlsPort === 'off') return;
+  const read = (file: string, variable: string) => {
+    try {
+      return readFileSync(file);
+    } catch (e) {
+      throw new ConfigError(variable, `cannot read ${file} (${(e as Error).message})`);
+    }
+  };
+  const problem = tlsPairProblem(read(config.mqttTlsCert, 'TRACKGATE_MQTT_TLS_CERT'), read(config.mqttTlsKey, 'TRACKGATE_MQTT_TLS_KEY'));
+  if (problem) throw new ConfigError('TRACKGATE_MQTT_TLS_CERT', `${config.mqttTlsCert} and TRACKGATE_MQTT_TLS_KEY ${config.mqttTlsKey} are not a PEM certificate and its key (${problem})`);
+}
+
 /** how long stopping may take before the process exits anyway */
 const STOP_TIMEOUT_MS = 10_000;
 
 /** A start that cannot go on: one line naming the cause, exit 78 for configuration (EX_CONFIG), else 1. */
-function exitOnStartError(e: unknown): never {
+function exitOnStartError(e: unknown, config?: Readonly<Config>): never {
   if (e instanceof ConfigError) {
     process.stderr.write(`trackgate: configuration error: ${e.message}\n`);
     process.exit(78);
   }
-  process.stderr.write(`trackgate: could not start: ${(e as Error).message}\n`);
+  process.stderr.write(`trackgate: could not start: ${(config && bindProblem(e, config)) ?? (e as Error).message}\n`);
   process.exit(1);
 }
 
@@ -753,7 +772,7 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void>
     await starting;
   } catch (e) {
     // stopped while starting (a gateway process the same Ctrl-C ended, say): stop() exits
-    if (!stopping) exitOnStartError(e);
+    if (!stopping) exitOnStartError(e, config);
   }
 }
 

@@ -225,3 +225,39 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonl
   }
   return Object.freeze(config);
 }
+
+/** the variable that sets each listener's port, beside the port `config` gives it */
+function portSettings(config: Pick<Config, 'httpPort' | 'mqttPort' | 'mqttWsPort' | 'mqttTlsPort' | 'protocolPorts' | 'gatewayLinkPort'> | Pick<Config, 'protocolPorts'>): [string, number | 'off'][] {
+  const c = config as Partial<Config> & Pick<Config, 'protocolPorts'>;
+  const all: [string, number | 'off' | undefined][] = [
+    ['TRACKGATE_HTTP_PORT', c.httpPort],
+    ['TRACKGATE_MQTT_PORT', c.mqttPort],
+    ['TRACKGATE_MQTT_WS_PORT', c.mqttWsPort],
+    ['TRACKGATE_MQTT_TLS_PORT', c.mqttTlsCert ? c.mqttTlsPort : 'off'],
+    ['TRACKGATE_GATEWAY_LINK_PORT', c.gatewayLinkPort],
+    ...Object.entries(c.protocolPorts).map(([p, port]): [string, number | 'off'] => [`TRACKGATE_${p.toUpperCase()}_PORT`, port]),
+  ];
+  return all.filter((e): e is [string, number | 'off'] => e[1] !== undefined);
+}
+
+/**
+ * A listener that could not bind, said with the variables that chose its address: Node's own
+ * message ("listen EADDRINUSE: address already in use 0.0.0.0:5027") names neither the
+ * listener nor the setting to change. Undefined for any other error.
+ */
+export function bindProblem(e: unknown, config: Pick<Config, 'host' | 'protocolPorts'> & Partial<Config>): string | undefined {
+  const err = e as NodeJS.ErrnoException & { port?: number; hostname?: string };
+  const port = err.port;
+  if ((err.code === 'EADDRINUSE' || err.code === 'EACCES') && typeof port === 'number') {
+    const names = portSettings(config).filter(([, p]) => p === port).map(([n]) => n);
+    const who = names.length ? names.join(' and ') : `port ${port}`;
+    const twice = names.length > 1 ? ' (one port cannot serve two listeners)' : '';
+    return err.code === 'EADDRINUSE'
+      ? `${who}: port ${port} on ${config.host} is already in use${twice}; stop what holds it (\`ss -ltnup 'sport = :${port}'\`) or set another port${names.includes('TRACKGATE_HTTP_PORT') ? '' : ' (or off)'}`
+      : `${who}: port ${port} on ${config.host} needs privileges this process does not have (ports below 1024 need root or CAP_NET_BIND_SERVICE); set a port from 1024`;
+  }
+  if (err.code === 'EADDRNOTAVAIL' || ((err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN') && err.hostname === config.host)) {
+    return `TRACKGATE_HOST: "${config.host}" is not an address of this machine (${err.code}); set one of its addresses, 0.0.0.0 (every IPv4 address) or :: (every address)`;
+  }
+  return undefined;
+}

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { spawnSync } from 'node:child_process';
+import net from 'node:net';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import os from 'node:os';
@@ -9,26 +9,33 @@ import { runCli } from '../helpers/run-cli.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
-/** The trackgate command, killed after `timeoutMs` (status null then). */
-function cli(args: string[], env: Record<string, string>, timeoutMs = 30_000) {
-  return spawnSync(process.execPath, ['--import=tsx', 'cli.ts', ...args], { cwd: root, env: { ...process.env, ...testEnv(env) }, encoding: 'utf8', timeout: timeoutMs, killSignal: 'SIGKILL' });
+/** The trackgate command, without holding this process's event loop (a server of another test runs in it). */
+const cli = (args: string[], env: Record<string, string>) => runCli(args, testEnv(env));
+
+/** A port nothing listens on, for a moment. */
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }
 
 // Node 20's mkdirSync(dir, { recursive: true }) loops for ever when mkdir answers ENOENT under an existing parent (/proc)
 const procDir = '/proc/trackgate-operator-test';
-test('operator: a data directory the kernel will not create (under /proc) stops serve, account list and migrate at once, naming it', (t) => {
+test('operator: a data directory the kernel will not create (under /proc) stops serve, account list and migrate at once, naming it', async (t) => {
   if (!existsSync('/proc/self')) {
     t.pass('no /proc here');
     return;
   }
   const env = { TRACKGATE_DATA_DIR: procDir };
-  const serve = cli(['serve'], env, 20_000);
+  const serve = await cli(['serve'], env);
   t.is(serve.status, 78, `serve: ${serve.stderr}`);
   t.regex(serve.stderr, /configuration error: TRACKGATE_DATA_DIR: .*trackgate-operator-test/);
-  const list = cli(['account', 'list'], env, 20_000);
+  const list = await cli(['account', 'list'], env);
   t.is(list.status, 1, `account list: ${list.stderr}`);
   t.regex(list.stderr, /TRACKGATE_DATA_DIR: .*trackgate-operator-test/);
-  const migrate = cli(['migrate'], env, 20_000);
+  const migrate = await cli(['migrate'], env);
   t.is(migrate.status, 1, `migrate: ${migrate.stderr}`);
   t.regex(migrate.stderr, /TRACKGATE_DATA_DIR: .*trackgate-operator-test/);
 });
@@ -63,21 +70,44 @@ test('operator: trackgate backup copies the running database, WAL included, and 
   t.like(last.body, { lastLocation: { dateTime: '2026-11-21T08:00:00.000Z', latitude: 40.4168, speed: 42 } });
 });
 
-test('operator: account create refuses an empty name and more licences than 10,000,000 (stored 1e23 before), as account update does', (t) => {
+test('operator: account create refuses an empty name and more licences than 10,000,000 (stored 1e23 before), as account update does', async (t) => {
   const env = { TRACKGATE_DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'tg-accounts-')) };
   t.teardown(() => rmSync(env.TRACKGATE_DATA_DIR, { recursive: true, force: true }));
-  const blank = cli(['account', 'create', '--name', ' ', '--licenses', '5', '--admin-user', 'blank-admin'], env);
+  const blank = await cli(['account', 'create', '--name', ' ', '--licenses', '5', '--admin-user', 'blank-admin'], env);
   t.is(blank.status, 1, blank.stdout);
   t.regex(blank.stderr, /account name must not be empty/);
-  const huge = cli(['account', 'create', '--name', 'Huge', '--licenses', '99999999999999999999999', '--admin-user', 'huge-admin'], env);
+  const huge = await cli(['account', 'create', '--name', 'Huge', '--licenses', '99999999999999999999999', '--admin-user', 'huge-admin'], env);
   t.is(huge.status, 1, huge.stdout);
   t.regex(huge.stderr, /licenses must be a whole number from 0 to 10,000,000/);
-  const ok = cli(['account', 'create', '--name', 'Fleet', '--licenses', '10000000', '--admin-user', 'fleet-admin'], env);
+  const ok = await cli(['account', 'create', '--name', 'Fleet', '--licenses', '10000000', '--admin-user', 'fleet-admin'], env);
   t.is(ok.status, 0, ok.stderr);
   const { accountId } = JSON.parse(ok.stdout) as { accountId: string };
-  const more = cli(['account', 'update', '--id', accountId, '--licenses', '10000001'], env);
+  const more = await cli(['account', 'update', '--id', accountId, '--licenses', '10000001'], env);
   t.is(more.status, 1, more.stdout);
   t.regex(more.stderr, /licenses must be a whole number from 0 to 10,000,000/);
-  const list = JSON.parse(cli(['account', 'list'], env).stdout) as { name: string; licenses: number }[];
+  const list = JSON.parse((await cli(['account', 'list'], env)).stdout) as { name: string; licenses: number }[];
   t.deepEqual(list.map((a) => [a.name, a.licenses]), [['Fleet', 10_000_000]]);
+});
+
+test('operator: a listener that cannot bind stops the start naming the variables of its port or TRACKGATE_HOST, and a TLS file that cannot be read names its variable', async (t) => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'tg-bind-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const held = net.createServer();
+  await new Promise<void>((resolve) => held.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => held.close());
+  const heldPort = String((held.address() as net.AddressInfo).port);
+  const http = await cli(['serve'], { TRACKGATE_DATA_DIR: dir, TRACKGATE_HTTP_PORT: heldPort });
+  t.is(http.status, 1);
+  t.regex(http.stderr, new RegExp(`^trackgate: could not start: TRACKGATE_HTTP_PORT: port ${heldPort} on 127\\.0\\.0\\.1 is already in use; stop what holds it`));
+  const shared = String(await freePort());
+  const twice = await cli(['serve'], { TRACKGATE_DATA_DIR: dir, TRACKGATE_TELTONIKA_PORT: shared, TRACKGATE_OSMAND_PORT: shared });
+  t.is(twice.status, 1);
+  t.regex(twice.stderr, /TRACKGATE_TELTONIKA_PORT and TRACKGATE_OSMAND_PORT: port \d+ on 127\.0\.0\.1 is already in use \(one port cannot serve two listeners\)/);
+  // TEST-NET-1 (RFC 5737): no interface has it
+  const host = await cli(['serve'], { TRACKGATE_DATA_DIR: dir, TRACKGATE_HOST: '192.0.2.1' });
+  t.is(host.status, 1);
+  t.regex(host.stderr, /TRACKGATE_HOST: "192\.0\.2\.1" is not an address of this machine \(EADDRNOTAVAIL\)/);
+  const tls = await cli(['serve'], { TRACKGATE_DATA_DIR: dir, TRACKGATE_MQTT_TLS_PORT: '0', TRACKGATE_MQTT_TLS_CERT: path.join(dir, 'missing.pem'), TRACKGATE_MQTT_TLS_KEY: path.join(dir, 'missing.key') });
+  t.is(tls.status, 78);
+  t.regex(tls.stderr, /configuration error: TRACKGATE_MQTT_TLS_CERT: cannot read .*missing\.pem/);
 });
