@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { Registry } from 'prom-client';
-import { bindProblem, loadConfig, ConfigError, type Config } from './config/config.js';
+import { bindProblem, loadConfig, unknownVariables, ConfigError, type Config } from './config/config.js';
 import { openDb, migrate, pendingMigrations, ping, closeDb, type Db } from './core/db/db.js';
 import { describeStorageError, isSqliteSharedMemoryRefused, isStorageUnavailable } from './core/db/storage-errors.js';
 import { systemClock, type Clock } from './core/clock.js';
@@ -740,6 +740,9 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void>
     exitOnStartError(e);
   }
   const logger = createLogger(config);
+  for (const { name, nearest } of unknownVariables(env)) {
+    logger.warn({ variable: name, nearest }, `${name} is not a trackgate setting and is ignored${nearest ? ` (did you mean ${nearest}?)` : ''}`);
+  }
   let starting: Promise<Running> | undefined;
   let stopping = false;
   const stop = async (why: Record<string, unknown>, exitCode: number) => {

@@ -261,3 +261,37 @@ export function bindProblem(e: unknown, config: Pick<Config, 'host' | 'protocolP
   }
   return undefined;
 }
+
+/** Levenshtein distance, for the nearest known name of a misspelt variable */
+function distance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    row = next;
+  }
+  return row[b.length];
+}
+
+/**
+ * The TRACKGATE_* variables of `env` that trackgate does not read (a typo: TRACKGATE_TELTONKA_PORT
+ * left the listener on 5027 without a word), each with the known name nearest to it when one is
+ * close. The known names are those loadConfig reads, whatever the values.
+ */
+export function unknownVariables(env: Env): { name: string; nearest?: string }[] {
+  const read = new Set<string>();
+  const tracked = new Proxy(env, {
+    get(target, key) {
+      if (typeof key === 'string') read.add(key);
+      return target[key as string];
+    },
+  });
+  // called once the configuration loaded: every known name was read
+  loadConfig(tracked);
+  return Object.keys(env)
+    .filter((name) => name.startsWith('TRACKGATE_') && !read.has(name))
+    .map((name) => {
+      const [best] = [...read].filter((k) => k.startsWith('TRACKGATE_')).map((k) => ({ k, d: distance(name, k) })).sort((x, y) => x.d - y.d);
+      return best && best.d <= 2 ? { name, nearest: best.k } : { name };
+    });
+}

@@ -111,3 +111,22 @@ test('operator: a listener that cannot bind stops the start naming the variables
   t.is(tls.status, 78);
   t.regex(tls.stderr, /configuration error: TRACKGATE_MQTT_TLS_CERT: cannot read .*missing\.pem/);
 });
+
+test('operator: a misspelt TRACKGATE_ variable is named at start with the setting it resembles (a typo left the listener on its usual port without a word)', async (t) => {
+  const { unknownVariables } = await import('../../config/config.js');
+  t.deepEqual(unknownVariables(testEnv({ TRACKGATE_TELTONKA_PORT: 'off', TRACKGATE_LOGLEVEL: 'debug', TRACKGATE_SOMETHING_ELSE: '1', OTHER: 'x' })), [
+    { name: 'TRACKGATE_TELTONKA_PORT', nearest: 'TRACKGATE_TELTONIKA_PORT' },
+    { name: 'TRACKGATE_LOGLEVEL', nearest: 'TRACKGATE_LOG_LEVEL' },
+    { name: 'TRACKGATE_SOMETHING_ELSE' },
+  ]);
+  t.deepEqual(unknownVariables(testEnv({ TRACKGATE_MQTT_TLS_CERT: '/c.pem', TRACKGATE_MQTT_TLS_KEY: '/k.pem', TRACKGATE_REDIS_PREFIX: 'x:' })), [], 'every setting trackgate reads is known');
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'tg-typo-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  // the warning comes before the start; a port held by another makes the start stop right after it
+  const held = net.createServer();
+  await new Promise<void>((resolve) => held.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => held.close());
+  const serve = await cli(['serve'], { TRACKGATE_DATA_DIR: dir, TRACKGATE_LOG_LEVEL: 'warn', TRACKGATE_HTTP_PORT: String((held.address() as net.AddressInfo).port), TRACKGATE_TELTONKA_PORT: 'off' });
+  t.is(serve.status, 1);
+  t.regex(serve.stdout, /"msg":"TRACKGATE_TELTONKA_PORT is not a trackgate setting and is ignored \(did you mean TRACKGATE_TELTONIKA_PORT\?\)"/);
+});
