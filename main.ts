@@ -34,6 +34,7 @@ import { createSmsHttpNotifier } from './core/notify/notifier.sms-http.js';
 import { createNotificationsService, type NotificationsService } from './core/notify/notifications.service.js';
 import * as outboxRepo from './core/notify/outbox.repository.js';
 import * as accountsRepo from './core/accounts/accounts.repository.js';
+import * as usersRepo from './core/users/users.repository.js';
 import * as devicesRepo from './core/devices/devices.repository.js';
 import { createTokensService, type TokensService } from './core/auth/tokens.service.js';
 import { createAccountsService, type AccountsService } from './core/accounts/accounts.service.js';
@@ -540,6 +541,13 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
         logger.warn({ err: describeStorageError(e), variable: 'TRACKGATE_ADMIN_API_KEY' }, 'the new admin API key cannot be stored (storage refuses writes): the stored one stays valid until a start that can store it');
         return undefined;
       });
+    // a later start applies TRACKGATE_ADMIN_API_KEY to the user TRACKGATE_ADMIN_USER names, which must exist
+    if (!created && config.adminApiKey !== undefined && !(await usersRepo.findByUserName(db, config.adminUser))) {
+      logger.warn(
+        { variable: 'TRACKGATE_ADMIN_USER', userName: config.adminUser },
+        `TRACKGATE_ADMIN_API_KEY is not applied: there is no user "${config.adminUser}" (TRACKGATE_ADMIN_USER is read as a new name on the first start only); set TRACKGATE_ADMIN_USER to the admin's user name`,
+      );
+    }
     if (created) {
       const generated = config.adminApiKey === undefined;
       logger.info(

@@ -6,6 +6,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { startServer, testEnv } from '../helpers/server.js';
 import { runCli } from '../helpers/run-cli.js';
+import { capturingLogger } from '../helpers/capture-logger.js';
+import { loadConfig } from '../../config/config.js';
+import { startTrackgate } from '../../main.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -129,4 +132,20 @@ test('operator: a misspelt TRACKGATE_ variable is named at start with the settin
   const serve = await cli(['serve'], { TRACKGATE_DATA_DIR: dir, TRACKGATE_LOG_LEVEL: 'warn', TRACKGATE_HTTP_PORT: String((held.address() as net.AddressInfo).port), TRACKGATE_TELTONKA_PORT: 'off' });
   t.is(serve.status, 1);
   t.regex(serve.stdout, /"msg":"TRACKGATE_TELTONKA_PORT is not a trackgate setting and is ignored \(did you mean TRACKGATE_TELTONIKA_PORT\?\)"/);
+});
+
+test('operator: TRACKGATE_ADMIN_API_KEY on a later start naming a TRACKGATE_ADMIN_USER that does not exist says it is not applied', async (t) => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'tg-admin-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const first = await startTrackgate(loadConfig(testEnv({ TRACKGATE_DATA_DIR: dir })), { logger: capturingLogger() });
+  await first.stop();
+  const logger = capturingLogger();
+  const later = await startTrackgate(loadConfig(testEnv({ TRACKGATE_DATA_DIR: dir, TRACKGATE_ADMIN_USER: 'boss', TRACKGATE_ADMIN_API_KEY: 'boss-key-0123456789abcdef' })), { logger });
+  t.teardown(() => later.stop());
+  t.like(logger.at('warn', /TRACKGATE_ADMIN_API_KEY is not applied: there is no user "boss"/)[0], { variable: 'TRACKGATE_ADMIN_USER', userName: 'boss' });
+  const same = capturingLogger();
+  await later.stop();
+  const again = await startTrackgate(loadConfig(testEnv({ TRACKGATE_DATA_DIR: dir, TRACKGATE_ADMIN_API_KEY: 'admin-key-0123456789abcdef' })), { logger: same });
+  t.teardown(() => again.stop());
+  t.deepEqual(same.at('warn', /is not applied/), [], 'the existing admin takes the new key without a word');
 });
