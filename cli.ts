@@ -1,7 +1,8 @@
 /** The `trackgate` command (CONTRACT.md §1 "Command line"). */
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
-import { loadConfig, ConfigError } from './config/config.js';
+import { loadConfig, ConfigError, type Config } from './config/config.js';
 import { openStorage, serve } from './main.js';
 import { migrate, closeDb } from './core/db/db.js';
 import { backupSqlite, BackupError } from './core/db/backup.js';
@@ -26,6 +27,17 @@ function coreAddress(value: string): { host: string; port: number } {
 function wholeNumber(value: string): number {
   if (!/^\d+$/.test(value)) throw new InvalidArgumentError('must be a whole number ≥ 0');
   return Number(value);
+}
+
+/**
+ * The database of a command that reads or changes what is stored: with SQLite, one must exist in
+ * TRACKGATE_DATA_DIR. Opening made one: a misspelt directory printed [] from a new empty database,
+ * left behind for the next start to take as a first start.
+ */
+async function openExisting(config: Readonly<Config>): ReturnType<typeof openStorage> {
+  const file = path.join(config.dataDir, 'trackgate.sqlite');
+  if (!config.databaseUrl && !existsSync(file)) throw new ConfigError('TRACKGATE_DATA_DIR', `there is no database at ${file}; set the data directory trackgate serve uses (trackgate migrate makes a new one)`);
+  return openStorage(config);
 }
 
 const program = new Command('trackgate').description('Self-hosted GPS tracking gateway').showHelpAfterError();
@@ -59,7 +71,7 @@ account
   .command('list')
   .description('list the accounts; prints a JSON array of {id, name, licenses, timeZone, licensesUsed, creation}')
   .action(async () => {
-    const db = await openStorage(loadConfig());
+    const db = await openExisting(loadConfig());
     try {
       process.stdout.write(`${JSON.stringify(await createAccountsService(db, systemClock).list())}\n`);
     } finally {
@@ -76,7 +88,7 @@ account
   .option('--time-zone <zone>', "the account's IANA time zone (its day for daily limits)")
   .action(async (o: { id: string; licenses?: number; name?: string; timeZone?: string }) => {
     if (o.licenses === undefined && o.name === undefined && o.timeZone === undefined) fail('account update: say what to change (--licenses, --name or --time-zone)');
-    const db = await openStorage(loadConfig());
+    const db = await openExisting(loadConfig());
     try {
       const updated = await createAccountsService(db, systemClock).update(o.id, { licenses: o.licenses, name: o.name, timeZone: o.timeZone });
       process.stdout.write(`${JSON.stringify(updated)}\n`);
@@ -90,7 +102,7 @@ program
   .description('identifiers that trackers reported and that match no active device (any account), newest first; prints a JSON array')
   .option('--limit <n>', 'how many at most', wholeNumber, 100)
   .action(async (o: { limit: number }) => {
-    const db = await openStorage(loadConfig());
+    const db = await openExisting(loadConfig());
     try {
       process.stdout.write(`${JSON.stringify(await unknownDevices.recent(db, o.limit))}\n`);
     } finally {

@@ -149,3 +149,17 @@ test('operator: TRACKGATE_ADMIN_API_KEY on a later start naming a TRACKGATE_ADMI
   t.teardown(() => again.stop());
   t.deepEqual(same.at('warn', /is not applied/), [], 'the existing admin takes the new key without a word');
 });
+
+test('operator: account list, account update and unknown-devices on a data directory without a database stop naming it, and make none (a misspelt directory printed [] and left a new empty database)', async (t) => {
+  const parent = mkdtempSync(path.join(os.tmpdir(), 'tg-nodb-'));
+  t.teardown(() => rmSync(parent, { recursive: true, force: true }));
+  const env = { TRACKGATE_DATA_DIR: path.join(parent, 'dta') };
+  for (const args of [['account', 'list'], ['account', 'update', '--id', 'x', '--licenses', '3'], ['unknown-devices']]) {
+    const r = await cli(args, env);
+    t.is(r.status, 1, `${args.join(' ')}: ${r.stdout}`);
+    t.regex(r.stderr, /configuration error: TRACKGATE_DATA_DIR: there is no database at .*dta\/trackgate\.sqlite/, args.join(' '));
+  }
+  t.false(existsSync(env.TRACKGATE_DATA_DIR));
+  t.is((await cli(['account', 'create', '--name', 'Fleet', '--licenses', '3', '--admin-user', 'fleet-admin'], env)).status, 0, 'account create makes the database, before the first start');
+  t.is((await cli(['account', 'list'], env)).status, 0);
+});
