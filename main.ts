@@ -550,7 +550,10 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
     }
     if (created) {
       const generated = config.adminApiKey === undefined;
-      logger.info(
+      // the one line that shows a generated key: at TRACKGATE_LOG_LEVEL=warn or error it would be dropped, the admin locked out
+      const hidesInfo = config.logLevel === 'warn' || config.logLevel === 'error';
+      const say = generated && hidesInfo ? logger.error.bind(logger) : logger.info.bind(logger);
+      say(
         generated ? { accountId: created.accountId, userName: created.userName, apiKey: created.apiKey } : { accountId: created.accountId, userName: created.userName },
         generated ? 'first start: created the account and its admin; this API key is shown once, keep it' : 'first start: created the account and its admin',
       );

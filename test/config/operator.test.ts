@@ -163,3 +163,18 @@ test('operator: account list, account update and unknown-devices on a data direc
   t.is((await cli(['account', 'create', '--name', 'Fleet', '--licenses', '3', '--admin-user', 'fleet-admin'], env)).status, 0, 'account create makes the database, before the first start');
   t.is((await cli(['account', 'list'], env)).status, 0);
 });
+
+test('operator: a first start at TRACKGATE_LOG_LEVEL=warn or error still shows the generated API key once (at error), not at info where it was dropped', async (t) => {
+  for (const level of ['warn', 'error']) {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'tg-key-'));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    const logger = capturingLogger();
+    const env = testEnv({ TRACKGATE_DATA_DIR: dir, TRACKGATE_LOG_LEVEL: level });
+    delete env.TRACKGATE_ADMIN_API_KEY;
+    const running = await startTrackgate(loadConfig(env), { logger });
+    await running.stop();
+    const [shown] = logger.at('error', /^first start: created the account and its admin; this API key is shown once/);
+    t.regex(String(shown?.apiKey), /^tg_/, level);
+    t.is(shown?.apiKey, running.bootstrap?.apiKey);
+  }
+});
