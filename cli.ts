@@ -5,7 +5,8 @@ import { Command, InvalidArgumentError } from 'commander';
 import { loadConfig, ConfigError, type Config } from './config/config.js';
 import { openStorage, serve } from './main.js';
 import { migrate, closeDb } from './core/db/db.js';
-import { backupSqlite, BackupError } from './core/db/backup.js';
+import { backupSqlite, restoreSqlite, BackupError } from './core/db/backup.js';
+import { lockDataDir } from './core/db/data-dir.lock.js';
 import { systemClock } from './core/clock.js';
 import { createAccountsService } from './core/accounts/accounts.service.js';
 import * as unknownDevices from './core/devices/unknown-devices.repository.js';
@@ -140,6 +141,26 @@ program
     if (config.databaseUrl) fail('backup: the database is PostgreSQL (TRACKGATE_DATABASE_URL): back it up with pg_dump');
     const copied = backupSqlite(path.join(config.dataDir, 'trackgate.sqlite'), file);
     process.stdout.write(`${JSON.stringify({ file: path.resolve(file), bytes: copied.bytes })}\n`);
+  });
+
+program
+  .command('restore')
+  .description('make a backup FILE the database of TRACKGATE_DATA_DIR, trackgate stopped; the database there is kept aside; README "Backup and restore"')
+  .argument('<file>', 'a file trackgate backup wrote')
+  .action((file: string) => {
+    const config = loadConfig();
+    if (config.databaseUrl) fail('restore: the database is PostgreSQL (TRACKGATE_DATABASE_URL): restore it with pg_restore or psql');
+    let unlock: () => void;
+    try {
+      unlock = lockDataDir(config.dataDir);
+    } catch (e) {
+      throw new ConfigError('TRACKGATE_DATA_DIR', `${config.dataDir} ${(e as Error).message}; stop it before a restore`);
+    }
+    try {
+      process.stdout.write(`${JSON.stringify(restoreSqlite(config.dataDir, file, new Date()))}\n`);
+    } finally {
+      unlock();
+    }
   });
 
 program

@@ -8,7 +8,7 @@
  * (sqlite.org/lang_vacuum.html#vacuuminto); the copy is written under a temporary name, flushed
  * to the disk, then renamed, so an interrupted backup never leaves a file that looks whole.
  */
-import { closeSync, existsSync, fsyncSync, openSync, renameSync, rmSync } from 'node:fs';
+import { closeSync, copyFileSync, existsSync, fsyncSync, openSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 
@@ -60,4 +60,44 @@ export function backupSqlite(source: string, target: string): { pages: number; b
   } finally {
     copy.close();
   }
+}
+
+/**
+ * `trackgate restore FILE`, trackgate stopped: the backup becomes the data directory's database.
+ * The database there, with its WAL and shared-memory files, is renamed aside (`….before-restore-<time>`),
+ * never deleted: a WAL left beside a restored file would be replayed into it at the next open, a
+ * malformed database that trackgate served without a word. A file that is not a whole trackgate
+ * database (its quick_check fails, or it has no migrations table) is refused before anything moves.
+ */
+export function restoreSqlite(dataDir: string, backup: string, now: Date): { restored: string; keptAs?: string } {
+  const from = path.resolve(backup);
+  if (!existsSync(from)) throw new BackupError(`there is no file ${from}`);
+  let check: string;
+  try {
+    const conn = new Database(from, { readonly: true, fileMustExist: true });
+    try {
+      check = String(conn.pragma('quick_check', { simple: true }));
+      const migrated = conn.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'knex_migrations'").get();
+      if (check === 'ok' && !migrated) check = 'it holds no trackgate schema';
+    } finally {
+      conn.close();
+    }
+  } catch (e) {
+    check = (e as Error).message;
+  }
+  if (check !== 'ok') throw new BackupError(`${from} is not a whole trackgate database (${check}); nothing was changed`);
+  const target = path.join(dataDir, 'trackgate.sqlite');
+  const suffix = `.before-restore-${now.toISOString().replace(/[:.]/g, '-')}`;
+  let keptAs: string | undefined;
+  for (const ext of ['', '-wal', '-shm']) {
+    if (!existsSync(target + ext)) continue;
+    renameSync(target + ext, target + suffix + ext);
+    if (ext === '') keptAs = target + suffix;
+  }
+  const partial = `${target}.partial`;
+  copyFileSync(from, partial);
+  flush(partial);
+  renameSync(partial, target);
+  flush(dataDir);
+  return { restored: target, keptAs };
 }

@@ -1,6 +1,6 @@
 import test from 'ava';
 import net from 'node:net';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import os from 'node:os';
 import path from 'node:path';
@@ -177,4 +177,38 @@ test('operator: a first start at TRACKGATE_LOG_LEVEL=warn or error still shows t
     t.regex(String(shown?.apiKey), /^tg_/, level);
     t.is(shown?.apiKey, running.bootstrap?.apiKey);
   }
+});
+
+test('operator: trackgate restore refuses while trackgate runs and a file that is not a trackgate database, then puts the backup in place with the old database and its WAL kept aside', async (t) => {
+  const scratch = mkdtempSync(path.join(os.tmpdir(), 'tg-restore-'));
+  t.teardown(() => rmSync(scratch, { recursive: true, force: true }));
+  // a data directory of this test's own: the helper's is removed when its server stops
+  const dataDir = path.join(scratch, 'data');
+  const env = { TRACKGATE_DATA_DIR: dataDir };
+  const server = await startServer('sqlite', { storageEnv: env });
+  t.teardown(() => server.stop());
+  t.is((await server.request('POST', '/api/devices', { token: server.adminToken, body: { id: '356307042441013', name: 'Truck 1' } })).status, 201);
+  const file = path.join(scratch, 'backup.sqlite');
+  t.is((await cli(['backup', file], env)).status, 0);
+  t.is((await server.request('DELETE', '/api/devices/356307042441013', { token: server.adminToken })).status, 200);
+  const running = await cli(['restore', file], env);
+  t.is(running.status, 1);
+  t.regex(running.stderr, /TRACKGATE_DATA_DIR: .* is in use by another trackgate process .*stop it before a restore/);
+  await server.stop();
+
+  const junk = path.join(scratch, 'junk.sqlite');
+  writeFileSync(junk, 'not a database at all, but long enough to be read as one: '.repeat(100));
+  const refused = await cli(['restore', junk], env);
+  t.is(refused.status, 1);
+  t.regex(refused.stderr, /is not a whole trackgate database .*nothing was changed/);
+  // a WAL beside the database, as an unclean stop leaves it: it must not be replayed into the backup
+  writeFileSync(path.join(dataDir, 'trackgate.sqlite-wal'), Buffer.alloc(4096, 7));
+  const restored = await cli(['restore', file], env);
+  t.is(restored.status, 0, restored.stderr);
+  const { keptAs } = JSON.parse(restored.stdout) as { keptAs: string };
+  t.true(existsSync(keptAs) && existsSync(`${keptAs}-wal`), restored.stdout);
+  t.false(existsSync(path.join(dataDir, 'trackgate.sqlite-wal')));
+  const again = await startServer('sqlite', { storageEnv: env });
+  t.teardown(() => again.stop());
+  t.is((await again.request('GET', '/api/devices/356307042441013', { token: again.adminToken })).status, 200, 'the device deleted after the backup is back');
 });
