@@ -150,6 +150,8 @@ program
   .action((file: string) => {
     const config = loadConfig();
     if (config.databaseUrl) fail('restore: the database is PostgreSQL (TRACKGATE_DATABASE_URL): restore it with pg_restore or psql');
+    // before the lock, which makes the data directory
+    if (!existsSync(file)) fail(`restore: there is no file ${path.resolve(file)}; nothing was changed`);
     let unlock: () => void;
     try {
       unlock = lockDataDir(config.dataDir);

@@ -211,4 +211,8 @@ test('operator: trackgate restore refuses while trackgate runs and a file that i
   const again = await startServer('sqlite', { storageEnv: env });
   t.teardown(() => again.stop());
   t.is((await again.request('GET', '/api/devices/356307042441013', { token: again.adminToken })).status, 200, 'the device deleted after the backup is back');
+  const missing = await cli(['restore', path.join(scratch, 'no-such-backup.sqlite')], { TRACKGATE_DATA_DIR: path.join(scratch, 'elsewhere') });
+  t.is(missing.status, 1);
+  t.regex(missing.stderr, /there is no file .*no-such-backup\.sqlite; nothing was changed/);
+  t.false(existsSync(path.join(scratch, 'elsewhere')), 'no data directory is made for a restore that cannot happen');
 });
