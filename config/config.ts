@@ -192,7 +192,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonl
     mailFrom: text(env, 'TRACKGATE_MAIL_FROM') ?? 'trackgate@localhost',
     smsUrl: url(env, 'TRACKGATE_SMS_URL', ['http:', 'https:']),
     notifyTimeoutMs: integer(env, 'TRACKGATE_NOTIFY_TIMEOUT_MS', 30_000, 100, 600_000),
-    logLevel: text(env, 'TRACKGATE_LOG_LEVEL') ?? 'info',
+    // INFO as info, as TRACKGATE_CHECKSUM and TRACKGATE_METRICS take either case
+    logLevel: (text(env, 'TRACKGATE_LOG_LEVEL') ?? 'info').toLowerCase(),
     checksum,
     idleTimeoutSeconds: integer(env, 'TRACKGATE_IDLE_TIMEOUT', 600, 10, 86400),
     commandWaitSeconds: integer(env, 'TRACKGATE_COMMAND_WAIT', 15, 1, 120),

@@ -15,6 +15,7 @@ test('config: defaults follow CONTRACT.md', (t) => {
   t.true(Object.isFrozen(c));
   t.true(c.metrics, 'GET /metrics is on unless TRACKGATE_METRICS=off');
   t.false(loadConfig({ TRACKGATE_METRICS: 'OFF' }).metrics);
+  t.is(loadConfig({ TRACKGATE_LOG_LEVEL: 'WARN' }).logLevel, 'warn', 'a level in capitals, as TRACKGATE_CHECKSUM takes one');
 });
 
 test('config: ports take a number, 0 or off', (t) => {
