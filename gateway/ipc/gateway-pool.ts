@@ -89,6 +89,8 @@ export async function startGatewayPool(o: GatewayPoolOptions): Promise<GatewayPo
   const listening = new Map<number, (ports: Record<string, number>) => void>();
   let ports: Record<string, number> | undefined;
   let stopping = false;
+  /** until the first processes all listen */
+  let starting = true;
   let restartDelay = RESTART_MIN_MS;
   const timers = new Set<NodeJS.Timeout>();
 
@@ -121,9 +123,11 @@ export async function startGatewayPool(o: GatewayPoolOptions): Promise<GatewayPo
     });
     worker.on('exit', (code, signal) => {
       const ran = Date.now() - (workers.get(worker)?.startedAt ?? 0);
+      const neverListened = listening.has(worker.id);
       workers.delete(worker);
       listening.delete(worker.id);
-      if (stopping) return;
+      // one of the first processes that exits before it listens fails the start (its port in use): nothing to start again
+      if (stopping || (starting && neverListened)) return;
       restartDelay = ran >= HEALTHY_MS ? RESTART_MIN_MS : Math.min(restartDelay * 2, RESTART_MAX_MS);
       o.logger.warn({ worker: worker.id, pid: worker.process.pid, code, signal, restartInMs: restartDelay }, 'gateway process died; starting another (its trackers reconnect to the others meanwhile)');
       const t = setTimeout(() => {
@@ -147,6 +151,7 @@ export async function startGatewayPool(o: GatewayPoolOptions): Promise<GatewayPo
       }),
     ]);
     ports = all[0];
+    starting = false;
   } catch (e) {
     await stop();
     throw e;

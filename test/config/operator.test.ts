@@ -106,6 +106,11 @@ test('operator: a listener that cannot bind stops the start naming the variables
   const twice = await cli(['serve'], { TRACKGATE_DATA_DIR: dir, TRACKGATE_TELTONIKA_PORT: shared, TRACKGATE_OSMAND_PORT: shared });
   t.is(twice.status, 1);
   t.regex(twice.stderr, /TRACKGATE_TELTONIKA_PORT and TRACKGATE_OSMAND_PORT: port \d+ on 127\.0\.0\.1 is already in use \(one port cannot serve two listeners\)/);
+  // a tracker port in use in a gateway process: the start fails, and no process is said to have died and been started again
+  const inWorker = await cli(['serve'], { TRACKGATE_DATA_DIR: dir, TRACKGATE_GATEWAY_PROCESSES: '1', TRACKGATE_LOG_LEVEL: 'info', TRACKGATE_TELTONIKA_PORT: heldPort });
+  t.is(inWorker.status, 1);
+  t.regex(inWorker.stderr, new RegExp(`TRACKGATE_TELTONIKA_PORT: port ${heldPort} on 127\\.0\\.0\\.1 is already in use`));
+  t.notRegex(inWorker.stdout, /gateway process died/, 'a start that fails restarts no gateway process');
   // TEST-NET-1 (RFC 5737): no interface has it
   const host = await cli(['serve'], { TRACKGATE_DATA_DIR: dir, TRACKGATE_HOST: '192.0.2.1' });
   t.is(host.status, 1);
