@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { loadConfig, ConfigError, type Config } from './config/config.js';
 import { openStorage, serve } from './main.js';
-import { migrate, closeDb } from './core/db/db.js';
+import { migrate, closeDb, sqlitePath } from './core/db/db.js';
 import { backupSqlite, restoreSqlite, BackupError } from './core/db/backup.js';
 import { lockDataDir } from './core/db/data-dir.lock.js';
 import { systemClock } from './core/clock.js';
@@ -36,7 +36,7 @@ function wholeNumber(value: string): number {
  * left behind for the next start to take as a first start.
  */
 async function openExisting(config: Readonly<Config>): ReturnType<typeof openStorage> {
-  const file = path.join(config.dataDir, 'trackgate.sqlite');
+  const file = sqlitePath(config.dataDir);
   if (!config.databaseUrl && !existsSync(file)) throw new ConfigError('TRACKGATE_DATA_DIR', `there is no database at ${file}; set the data directory trackgate serve uses (trackgate migrate makes a new one)`);
   return openStorage(config);
 }
@@ -139,7 +139,7 @@ program
   .action((file: string) => {
     const config = loadConfig();
     if (config.databaseUrl) fail('backup: the database is PostgreSQL (TRACKGATE_DATABASE_URL): back it up with pg_dump');
-    const copied = backupSqlite(path.join(config.dataDir, 'trackgate.sqlite'), file);
+    const copied = backupSqlite(sqlitePath(config.dataDir), file);
     process.stdout.write(`${JSON.stringify({ file: path.resolve(file), bytes: copied.bytes })}\n`);
   });
 

@@ -5,12 +5,11 @@
 import http from 'node:http';
 import { existsSync, readFileSync } from 'node:fs';
 import net from 'node:net';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { bindProblem, loadConfig, unknownVariables, ConfigError, type Config } from './config/config.js';
-import { openDb, migrate, pendingMigrations, ping, closeDb, type Db } from './core/db/db.js';
+import { openDb, migrate, pendingMigrations, ping, closeDb, sqlitePath, type Db } from './core/db/db.js';
 import { describeStorageError, isSqliteSharedMemoryRefused, isStorageUnavailable } from './core/db/storage-errors.js';
 import { systemClock, type Clock } from './core/clock.js';
 import type { Logger } from './core/logger.js';
@@ -182,7 +181,7 @@ export function describeBackends(config: Pick<Config, 'databaseUrl' | 'dataDir' 
     const pg = where(config.databaseUrl, 5432);
     storage = { kind: 'postgres', host: pg.host, port: pg.port, database: pg.path, ...(pg.user && { user: pg.user }) };
   } else {
-    storage = { kind: 'sqlite', file: path.join(config.dataDir, 'trackgate.sqlite') };
+    storage = { kind: 'sqlite', file: sqlitePath(config.dataDir) };
   }
   let redis: Record<string, unknown> = { enabled: false };
   if (config.redisUrl) {
@@ -209,22 +208,23 @@ export async function openStorage(config: Readonly<Config>, logger?: Logger): Pr
       throw e;
     }
   };
+  const unanswered = (e: unknown) => new ConfigError(variable, `the database does not answer (${(e as Error).message.split('\n')[0]})`);
   let db: Db;
   try {
     db = await answering(false);
   } catch (e) {
     // A WAL database stopped cleanly has no -shm file; on a disk without its 32 KiB SQLite cannot
     // open it shared, but can exclusively, the WAL index in this process's memory.
-    if (config.databaseUrl || !isSqliteSharedMemoryRefused(e)) throw new ConfigError(variable, `the database does not answer (${(e as Error).message.split('\n')[0]})`);
+    if (config.databaseUrl || !isSqliteSharedMemoryRefused(e)) throw unanswered(e);
     db = await answering(true).catch((again: unknown) => {
-      throw new ConfigError(variable, `the database does not answer (${(again as Error).message.split('\n')[0]})`);
+      throw unanswered(again);
     });
     logger?.warn({ err: (e as Error).message, code: (e as { code?: string }).code }, 'SQLite cannot create its shared-memory file (-shm; a full disk?): the database is held exclusively by this process until it stops: `trackgate account` commands cannot open it meanwhile');
   }
   let pending: string[] = [];
   try {
     pending = await pendingMigrations(db);
-    await migrate(db);
+    if (pending.length) await migrate(db);
   } catch (e) {
     await closeDb(db).catch(() => {});
     if (pending.length && isStorageUnavailable(e)) {
@@ -455,7 +455,8 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
           stop: () => trackers.gateway.stop(),
         }
       : trackers.gateway;
-    checkMqttTlsFiles(config);
+    // MQTT over TLS: its files said wrong at start (the MQTT gateway reads them again, by their paths)
+    if (config.mqttTlsCert && config.mqttTlsKey && config.mqttTlsPort !== 'off') readTlsPair('TRACKGATE_MQTT_TLS', config.mqttTlsCert, config.mqttTlsKey);
     const mqtt = await startMqttGateway({
       host: config.host,
       port: config.mqttPort,
@@ -683,19 +684,8 @@ async function startTrackers(config: Readonly<Config>, services: Services, clock
  */
 async function startEdgeLink(config: Readonly<Config>, services: Services, clock: Clock, logger: Logger): Promise<{ link: CoreLink; port: number } | undefined> {
   if (config.gatewayLinkPort === 'off') return undefined;
-  const read = (file: string, variable: string) => {
-    try {
-      return readFileSync(file);
-    } catch (e) {
-      throw new ConfigError(variable, `cannot read ${file} (${(e as Error).message})`);
-    }
-  };
-  const tls = config.gatewayTlsCert && config.gatewayTlsKey ? { cert: read(config.gatewayTlsCert, 'TRACKGATE_GATEWAY_TLS_CERT'), key: read(config.gatewayTlsKey, 'TRACKGATE_GATEWAY_TLS_KEY') } : undefined;
-  if (tls) {
-    // a file that is not a certificate, or a key of another: said at start, not at each gateway's handshake
-    const problem = tlsPairProblem(tls.cert, tls.key);
-    if (problem) throw new ConfigError('TRACKGATE_GATEWAY_TLS_CERT', `${config.gatewayTlsCert} and TRACKGATE_GATEWAY_TLS_KEY ${config.gatewayTlsKey} are not a PEM certificate and its key (${problem})`);
-  }
+  // a file that is not a certificate, or a key of another: said at start, not at each gateway's handshake
+  const tls = config.gatewayTlsCert && config.gatewayTlsKey ? readTlsPair('TRACKGATE_GATEWAY_TLS', config.gatewayTlsCert, config.gatewayTlsKey) : undefined;
   const link = await startCoreLink({ port: config.gatewayLinkPort, host: config.host, tls, secret: config.gatewaySecret!, ...services, clock, logger: logger.child({ link: 'edge' }) });
   const port = link.port!;
   if (!tls) logger.warn({ port }, 'edge gateways connect without TLS: their secret and data cross the network in clear (set TRACKGATE_GATEWAY_TLS_CERT and _KEY)');
@@ -703,12 +693,12 @@ async function startEdgeLink(config: Readonly<Config>, services: Services, clock
 }
 
 /**
- * MQTT over TLS: a certificate or key file that cannot be read, or that are not a pair, named by
- * its variable (Node said only "ENOENT: no such file or directory, open '…'" or
- * "error:0480006C:PEM routines::no start line").
+ * A TLS certificate and key from the files `${prefix}_CERT` and `${prefix}_KEY` name: one that
+ * cannot be read, or two that are not a pair, is the configuration error naming its variable
+ * (Node said only "ENOENT: no such file or directory, open '…'" or "error:0480006C:PEM
+ * routines::no start line", at the first handshake for the edge link).
  */
-function checkMqttTlsFiles(config: Readonly<Config>): void {
-  if (!config.mqttTlsCert || !config.mqttTlsKey || config.mqttTlsPort === 'off') return;
+function readTlsPair(prefix: 'TRACKGATE_GATEWAY_TLS' | 'TRACKGATE_MQTT_TLS', certFile: string, keyFile: string): { cert: Buffer; key: Buffer } {
   const read = (file: string, variable: string) => {
     try {
       return readFileSync(file);
@@ -716,8 +706,10 @@ function checkMqttTlsFiles(config: Readonly<Config>): void {
       throw new ConfigError(variable, `cannot read ${file} (${(e as Error).message})`);
     }
   };
-  const problem = tlsPairProblem(read(config.mqttTlsCert, 'TRACKGATE_MQTT_TLS_CERT'), read(config.mqttTlsKey, 'TRACKGATE_MQTT_TLS_KEY'));
-  if (problem) throw new ConfigError('TRACKGATE_MQTT_TLS_CERT', `${config.mqttTlsCert} and TRACKGATE_MQTT_TLS_KEY ${config.mqttTlsKey} are not a PEM certificate and its key (${problem})`);
+  const pair = { cert: read(certFile, `${prefix}_CERT`), key: read(keyFile, `${prefix}_KEY`) };
+  const problem = tlsPairProblem(pair.cert, pair.key);
+  if (problem) throw new ConfigError(`${prefix}_CERT`, `${certFile} and ${prefix}_KEY ${keyFile} are not a PEM certificate and its key (${problem})`);
+  return pair;
 }
 
 /** how long stopping may take before the process exits anyway */

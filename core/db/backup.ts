@@ -11,6 +11,7 @@
 import { closeSync, copyFileSync, existsSync, fsyncSync, openSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import { sqlitePath } from './db.js';
 
 export class BackupError extends Error {
   constructor(message: string) {
@@ -86,7 +87,7 @@ export function restoreSqlite(dataDir: string, backup: string, now: Date): { res
     check = (e as Error).message;
   }
   if (check !== 'ok') throw new BackupError(`${from} is not a whole trackgate database (${check}); nothing was changed`);
-  const target = path.join(dataDir, 'trackgate.sqlite');
+  const target = sqlitePath(dataDir);
   const suffix = `.before-restore-${now.toISOString().replace(/[:.]/g, '-')}`;
   let keptAs: string | undefined;
   for (const ext of ['', '-wal', '-shm']) {

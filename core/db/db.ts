@@ -38,6 +38,14 @@ export interface Db extends Knex {
   readonly read: Reads;
 }
 
+/** The SQLite database's file name in the data directory (CONTRACT.md: TRACKGATE_DATA_DIR). */
+export const SQLITE_FILE = 'trackgate.sqlite';
+
+/** The SQLite database of the data directory `dataDir`. */
+export function sqlitePath(dataDir: string): string {
+  return path.join(dataDir, SQLITE_FILE);
+}
+
 export interface DbOptions {
   /** postgres://… ; absent: SQLite under dataDir */
   databaseUrl?: string;
@@ -152,7 +160,7 @@ export function openDb(options: DbOptions): Db {
     });
     return Object.assign(knex, { read: poolReads(knex) });
   }
-  const file = options.sqliteFile ?? 'trackgate.sqlite';
+  const file = options.sqliteFile ?? SQLITE_FILE;
   let filename = file;
   if (file !== ':memory:') {
     const dir = options.dataDir ?? './data';
@@ -228,10 +236,10 @@ export async function refuseWrites(db: Knex): Promise<void> {
  */
 export async function pendingMigrations(db: Db): Promise<string[]> {
   const known = await migrationSource.getMigrations([]);
-  const unknown = (await appliedMigrations(db)).filter((name) => !known.includes(name));
+  const applied = await appliedMigrations(db);
+  const unknown = applied.filter((name) => !known.includes(name));
   if (unknown.length) throw new NewerSchemaError(unknown, known[known.length - 1]);
-  const [, pending] = (await db.migrate.list({ migrationSource })) as [unknown[], string[]];
-  return pending;
+  return known.filter((name) => !applied.includes(name));
 }
 
 /**

@@ -190,16 +190,15 @@ export function createDevicesService(deps: DevicesDeps): DevicesService {
       creation: nowMs,
       modification: nowMs,
     };
-    if (await devices.findById(db, record.id)) throw new DomainError('DEVICE_EXISTS', `A device with id "${record.id}" already exists.`);
+    const exists = () => new DomainError('DEVICE_EXISTS', `A device with id "${record.id}" already exists.`);
+    if (await devices.findById(db, record.id)) throw exists();
     const active = !isExpired(record, nowMs);
     const undo = active ? await claimLicense(p.accountId, record.id, record.expiresAt, nowMs) : undefined;
     await db.transaction(async (trx) => {
-      if (await devices.findById(trx, record.id)) {
-        throw new DomainError('DEVICE_EXISTS', `A device with id "${record.id}" already exists.`);
-      }
+      if (await devices.findById(trx, record.id)) throw exists();
       if (active) await checkLicense(trx, p.accountId, nowMs);
       // created at once by another request (another instance) since the look above
-      if (!(await devices.insert(trx, record))) throw new DomainError('DEVICE_EXISTS', `A device with id "${record.id}" already exists.`);
+      if (!(await devices.insert(trx, record))) throw exists();
     }).catch(async (e: unknown) => {
       await undo?.();
       throw e;

@@ -94,6 +94,10 @@ export function startForwardRunner(deps: ForwardRunnerDeps): ForwardRunner {
   const webhookDelayMs = s.webhookDelayMs ?? FORWARD_WEBHOOK_DELAY_MS;
   const retryMinMs = s.retryMinMs ?? 500;
   const retryMaxMs = s.retryMaxMs ?? 60_000;
+  /** the wait before try `n` + 1 of what failed `n` times: from retryMinMs, doubling, at most retryMaxMs */
+  const backoffMs = (n: number) => Math.min(retryMaxMs, retryMinMs * 2 ** Math.min(n - 1, 20));
+  /** the same within ±20 %, so that forwards failing together do not try again together */
+  const jittered = (ms: number) => ms * (0.8 + Math.random() * 0.4);
   const sweepMs = s.sweepMs ?? 60_000;
   const now = () => clock.now().getTime();
 
@@ -176,7 +180,7 @@ export function startForwardRunner(deps: ForwardRunnerDeps): ForwardRunner {
           await repo.recordFailure(db, this.f.id, holder, error, since, now() + leaseMs, this.f.modified);
           break;
         } catch {
-          await this.sleepOnly(Math.min(retryMaxMs, retryMinMs * 2 ** Math.min(tries - 1, 20)));
+          await this.sleepOnly(backoffMs(tries));
         }
       }
       while (!this.halted) await this.sleepOnly(retryMaxMs);
@@ -233,8 +237,7 @@ export function startForwardRunner(deps: ForwardRunnerDeps): ForwardRunner {
             this.log.warn({ err: error, pending: batch.length }, 'forward failing: its messages wait in the database and are sent again');
           }
           await repo.recordFailure(db, f.id, holder, error, failingSince, t + leaseMs).catch(() => {});
-          const backoff = Math.min(retryMaxMs, retryMinMs * 2 ** Math.min(attempts - 1, 20));
-          await this.sleep(backoff * (0.8 + Math.random() * 0.4));
+          await this.sleep(jittered(backoffMs(attempts)));
           continue;
         }
         // Delivered: its progress is saved, and only that is tried again while the database refuses
@@ -253,7 +256,7 @@ export function startForwardRunner(deps: ForwardRunnerDeps): ForwardRunner {
           } catch (e) {
             if (this.halted) return;
             if (tries === 1) this.log.warn({ err: (e as Error).message }, 'forward progress not saved; saving it again shortly (the batch was delivered and is not sent again meanwhile)');
-            await this.sleepOnly(Math.min(retryMaxMs, retryMinMs * 2 ** Math.min(tries - 1, 20)) * (0.8 + Math.random() * 0.4));
+            await this.sleepOnly(jittered(backoffMs(tries)));
             if (this.halted) return;
           }
         }
