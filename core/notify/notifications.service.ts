@@ -245,6 +245,8 @@ export function createNotificationsService(deps: NotificationsDeps): Notificatio
   let running: Promise<void> | undefined;
   let again = false;
   let stopped = false;
+  /** wakes a pump that waits on its sends in flight: a message made meanwhile must not wait for them */
+  let wake: (() => void) | undefined;
 
   /**
    * Up to `concurrency` sends at a time. A message is leased only when a slot is free to send it
@@ -271,7 +273,10 @@ export function createNotificationsService(deps: NotificationsDeps): Notificatio
             }
           }
           if (active.size === 0) break;
-          await Promise.race(active.values());
+          // a send ends, or a kick (a new message, the poll) while every send in flight hangs:
+          // waiting on the sends alone held a new e-mail back for a hanging SMS gateway's timeout
+          await Promise.race([...active.values(), new Promise<void>((r) => (wake = r))]);
+          wake = undefined;
         }
       } while (again && !stopped);
     } finally {
@@ -284,6 +289,7 @@ export function createNotificationsService(deps: NotificationsDeps): Notificatio
     if (stopped) return;
     if (running) {
       again = true;
+      wake?.();
       return;
     }
     running = pump()
