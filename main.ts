@@ -752,10 +752,13 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void>
     if (stopping) return;
     stopping = true;
     logger.info(why, 'stopping');
-    setTimeout(() => process.exit(exitCode), STOP_TIMEOUT_MS).unref();
     // A signal during start-up waits for it to finish, then stops what it started: exiting at once
     // left the gateway processes it had forked half started, each failing on its closed channel.
+    // The start-up's own steps are bounded (the database's connection wait, the gateway processes'
+    // START_TIMEOUT_MS); the stop's time starts after it, so a start-up slow on a busy machine does
+    // not use it up and exit before the gateway processes are stopped.
     const running = await starting?.catch(() => undefined);
+    setTimeout(() => process.exit(exitCode), STOP_TIMEOUT_MS).unref();
     await running?.stop().catch((e: unknown) => logger.error({ err: e }, 'stopping failed'));
     logger.info({ exitCode }, 'stopped');
     process.exit(exitCode);

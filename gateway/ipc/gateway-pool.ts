@@ -58,9 +58,17 @@ export interface GatewayPoolOptions {
   settings: GatewayProcessSettings;
   link: CoreLink;
   logger: Logger;
-  /** longest wait for every worker's listeners at start */
+  /** longest wait for every worker's listeners at start (default START_TIMEOUT_MS) */
   startTimeoutMs?: number;
 }
+
+/**
+ * How long a start waits for its gateway processes to listen. A process that cannot listen (its
+ * port in use) exits and fails the start at once; this bounds only one that hangs. On a busy
+ * machine (a 2-core box compiling or running tests beside it) a process took more than 30 s to
+ * load, and 30 s failed starts that would have succeeded.
+ */
+export const START_TIMEOUT_MS = 300_000;
 
 export interface GatewayPool {
   /** the ports the gateway processes listen on (as the first one reported them) */
@@ -141,7 +149,7 @@ export async function startGatewayPool(o: GatewayPoolOptions): Promise<GatewayPo
 
   // the first reports every port: it has the UDP listeners too
   const started = Array.from({ length: o.processes }, (_, i) => fork(i === 0));
-  const timeoutMs = o.startTimeoutMs ?? 30_000;
+  const timeoutMs = o.startTimeoutMs ?? START_TIMEOUT_MS;
   let timer: NodeJS.Timeout | undefined;
   try {
     const all = await Promise.race([
