@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { PATIENCE_MS } from './wait.js';
 
 export type Backend = 'sqlite' | 'postgres';
 
@@ -17,7 +18,7 @@ let pgUp: Promise<boolean> | undefined;
 
 export function postgresAvailable(): Promise<boolean> {
   pgUp ??= (async () => {
-    const c = new pg.Client({ connectionString: `${PG_BASE}/postgres`, connectionTimeoutMillis: 2000 });
+    const c = new pg.Client({ connectionString: `${PG_BASE}/postgres`, connectionTimeoutMillis: PATIENCE_MS });
     try {
       await c.connect();
       await c.query('select 1');

@@ -10,8 +10,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { once } from 'node:events';
 import { closedPort, connectError } from './receivers.js';
+import { PATIENCE_MS } from './wait.js';
 
-async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
+async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = PATIENCE_MS): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
     if (await check()) return;

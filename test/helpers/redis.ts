@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { closeRedis, connectRedis, type RedisClient } from '../../core/redis/redis-client.redis.js';
+import { PATIENCE_MS } from './wait.js';
 
 export const redisUrl = process.env.TRACKGATE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -12,7 +13,7 @@ let redisUp: Promise<boolean> | undefined;
 
 export function redisAvailable(): Promise<boolean> {
   redisUp ??= (async () => {
-    const c = connectRedis(redisUrl, { lazyConnect: true, connectTimeout: 2000, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+    const c = connectRedis(redisUrl, { lazyConnect: true, connectTimeout: PATIENCE_MS, retryStrategy: () => null, maxRetriesPerRequest: 0 });
     c.on('error', () => {});
     try {
       await c.connect();

@@ -7,6 +7,7 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
+import { PATIENCE_MS } from './wait.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -20,7 +21,7 @@ export interface CliRun {
 /** `args` after `cli.ts`; `env` over this process's environment. */
 export function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<CliRun> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import=tsx', 'cli.ts', ...args], { cwd: root, env: { ...process.env, ...env }, encoding: 'utf8', timeout: 30_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, ['--import=tsx', 'cli.ts', ...args], { cwd: root, env: { ...process.env, ...env }, encoding: 'utf8', timeout: PATIENCE_MS }, (err, stdout, stderr) => {
       const code = (err as { code?: unknown } | null)?.code;
       resolve({ status: err ? (typeof code === 'number' ? code : null) : 0, stdout, stderr });
     });

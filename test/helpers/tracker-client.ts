@@ -1,6 +1,7 @@
 /** A raw TCP tracker for tests: writes bytes, waits for exact reply bytes. */
 import net from 'node:net';
 import { teltonikaLogin } from './frames.js';
+import { PATIENCE_MS } from './wait.js';
 
 export class TrackerClient {
   private received = Buffer.alloc(0);
@@ -31,7 +32,7 @@ export class TrackerClient {
   }
 
   /** Resolves with the next `n` bytes received, or rejects after `ms`. */
-  async read(n: number, ms = 5000): Promise<Buffer> {
+  async read(n: number, ms = PATIENCE_MS): Promise<Buffer> {
     const deadline = Date.now() + ms;
     while (this.received.length < n) {
       if (this.closed) throw new Error(`connection closed after ${this.received.length} of ${n} bytes`);
@@ -56,7 +57,7 @@ export class TrackerClient {
     return this.received.length === 0;
   }
 
-  waitClosed(ms = 5000): Promise<boolean> {
+  waitClosed(ms = PATIENCE_MS): Promise<boolean> {
     if (this.closed) return Promise.resolve(true);
     return new Promise((r) => {
       const t = setTimeout(() => r(false), ms);
@@ -83,7 +84,7 @@ export async function teltonikaSession(t: { teardown(fn: () => unknown): void },
 }
 
 /** Reads one Codec 12 frame the server sent and returns its command text (type 0x05 checked). */
-export async function readTeltonikaCommand(c: TrackerClient, ms = 5000): Promise<string> {
+export async function readTeltonikaCommand(c: TrackerClient, ms = PATIENCE_MS): Promise<string> {
   const head = await c.read(8, ms);
   const frame = Buffer.concat([head, await c.read(head.readUInt32BE(4) + 4, ms)]);
   if (frame[8] !== 0x0c || frame[10] !== 0x05) throw new Error(`not a Codec 12 command: ${frame.toString('hex')}`);

@@ -1,7 +1,16 @@
 /** Waiting in tests that watch real servers: poll until a condition holds, or bound a call's time. */
 
+/**
+ * How long a test waits for something that must happen. Minutes, not seconds: the suite must pass
+ * while another `npm test` keeps both cores busy, and there a start-up or a round trip that takes
+ * 200 ms alone took 20-30 s. A condition that never comes still fails the test, only later. Every
+ * helper's default deadline is this; a test passes a shorter one only where the wait itself is
+ * what it checks (a reply that must come before some timeout of the product).
+ */
+export const PATIENCE_MS = 120_000;
+
 /** Polls `check` every `everyMs` until it holds; throws naming `what` after `timeoutMs`. */
-export async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000, everyMs = 50): Promise<void> {
+export async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = PATIENCE_MS, everyMs = 50): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (Date.now() < end) {
     if (await check()) return;
@@ -16,4 +25,16 @@ export async function timed<T>(ms: number, what: string, run: () => Promise<T>):
   let timer: NodeJS.Timeout | undefined;
   const value = await Promise.race([run(), new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms)))]).finally(() => clearTimeout(timer));
   return { value, took: Date.now() - started };
+}
+
+/**
+ * The CPU time (user + system, ms) this process spends in `run`. A bound on how much work
+ * something is (a pathological input must not cost seconds) holds on a busy machine, where the
+ * wall-clock time of the same work grows with every other process on the cores.
+ */
+export function cpuMs<T>(run: () => T): { value: T; ms: number } {
+  const before = process.cpuUsage();
+  const value = run();
+  const used = process.cpuUsage(before);
+  return { value, ms: (used.user + used.system) / 1000 };
 }
