@@ -63,7 +63,7 @@ async function servesReadsThenRecovers(t: ExecutionContext, s: TestServer, freeS
 
   freeSpace();
   t.deepEqual(await resendUntilAcked(c, avl(100)), ACK_ONE, 'the resend is stored once space is freed');
-  await until('health ok once space is freed', async () => (await s.request('GET', '/api/health')).status === 200, 10_000, 200);
+  await until('health ok once space is freed', async () => (await s.request('GET', '/api/health')).status === 200, 10_000);
   const after = await s.request('POST', `/api/devices/${IMEI}/locations`, { token: s.adminToken, body: range });
   t.is(after.body.locations.length, stored + 1);
 }

@@ -1,6 +1,5 @@
 import test from 'ava';
 import { spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -9,6 +8,8 @@ import { backends, createStorage } from './helpers/backends.js';
 import { startServer, testEnv } from './helpers/server.js';
 import { redisUrl, testPrefix, useRedis } from './helpers/redis.js';
 import { capturingLogger } from './helpers/capture-logger.js';
+import { watchOutput } from './helpers/child-output.js';
+import { PATIENCE_MS } from './helpers/wait.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -44,46 +45,20 @@ test('main.serve: an unhandled rejection is logged and the service keeps serving
   const script = `const m = await import(${JSON.stringify(path.join(root, 'main.ts'))}); await m.serve(process.env); Promise.reject(new Error('a bug somewhere'));`;
   const child = spawn(process.execPath, ['--import=tsx', '--input-type=module', '-e', script], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   t.teardown(() => child.kill('SIGKILL'));
-  let stderr = '';
-  child.stderr!.on('data', (d) => (stderr += d));
-  const lines: string[] = [];
-  const entries: Record<string, unknown>[] = [];
-  const waiters: (() => void)[] = [];
-  createInterface({ input: child.stdout! }).on('line', (line) => {
-    lines.push(line);
-    try {
-      entries.push(JSON.parse(line) as Record<string, unknown>);
-    } catch {
-      /* counted below: every line must be JSON */
-    }
-    waiters.splice(0).forEach((w) => w());
-  });
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  const seen = async (msg: string | RegExp, ms = 20_000): Promise<Record<string, unknown> | undefined> => {
-    const until = Date.now() + ms;
-    for (;;) {
-      const e = entries.find((x) => (typeof msg === 'string' ? x.msg === msg : msg.test(String(x.msg))));
-      if (e || Date.now() > until || child.exitCode !== null) return e;
-      await new Promise<void>((r) => {
-        waiters.push(r);
-        setTimeout(r, 200);
-      });
-    }
-  };
-  const listening = await seen('listening');
-  t.truthy(listening, `listening (stderr: ${stderr})`);
-  const rejection = await seen(/^unhandled promise rejection/);
+  const out = watchOutput(child);
+  const listening = await out.seen('listening');
+  t.truthy(listening, `listening (stderr: ${out.stderr()})`);
+  const rejection = await out.seen(/^unhandled promise rejection/);
   t.like(rejection, { level: 50, err: { message: 'a bug somewhere' } });
-  await new Promise((r) => setTimeout(r, 300));
-  t.is(child.exitCode, null, 'still running');
   const ports = (listening as { ports: Record<string, number> }).ports;
-  t.is((await fetch(`http://127.0.0.1:${ports.http}/api/health`)).status, 200, 'and serving');
+  t.is((await fetch(`http://127.0.0.1:${ports.http}/api/health`)).status, 200, 'and serving after the rejection was handled');
+  t.is(child.exitCode, null, 'still running');
   child.kill('SIGTERM');
-  t.is(await exited, 0);
-  t.like(entries.find((e) => e.msg === 'stopping'), { level: 30, signal: 'SIGTERM' });
-  t.truthy(entries.find((e) => e.msg === 'stopped'));
-  t.is(entries.length, lines.length, 'every stdout line is a JSON log line');
-  t.is(stderr, '', 'nothing on stderr');
+  t.deepEqual(await out.ended, [0, null]);
+  t.like(out.entries.find((e) => e.msg === 'stopping'), { level: 30, signal: 'SIGTERM' });
+  t.truthy(out.entries.find((e) => e.msg === 'stopped'));
+  t.is(out.entries.length, out.lines.length, 'every stdout line is a JSON log line');
+  t.is(out.stderr(), '', 'nothing on stderr');
 });
 
 test('main.serve: SIGTERM during start-up waits for it, then stops the gateway processes it started, with no error trace', async (t) => {
@@ -92,26 +67,19 @@ test('main.serve: SIGTERM during start-up waits for it, then stops the gateway p
   const env = { ...process.env, ...testEnv({ TRACKGATE_DATA_DIR: dataDir, TRACKGATE_LOG_LEVEL: 'info', TRACKGATE_GATEWAY_PROCESSES: '2', TRACKGATE_TELTONIKA_PORT: '0' }) };
   const child = spawn(process.execPath, ['--import=tsx', path.join(root, 'main.ts')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   t.teardown(() => child.kill('SIGKILL'));
-  let stderr = '';
-  child.stderr!.on('data', (d) => (stderr += d));
-  const messages: string[] = [];
-  const exited = new Promise<[number | null, NodeJS.Signals | null]>((r) => child.once('exit', (code, signal) => r([code, signal])));
-  createInterface({ input: child.stdout! }).on('line', (line) => {
-    const msg = (JSON.parse(line) as { msg: string }).msg;
-    messages.push(msg);
-    // storage is open and the gateway processes are being forked: the core is not listening yet
-    if (msg === 'storage ready') child.kill('SIGTERM');
-  });
-  const [code, signal] = await exited;
+  // storage is open and the gateway processes are being forked: the core is not listening yet
+  const out = watchOutput(child, (entry) => entry.msg === 'storage ready' && child.kill('SIGTERM'));
+  const [code, signal] = await out.ended;
+  const messages = out.entries.map((e) => e.msg);
   t.is(signal, null, 'not ended by the signal itself');
-  t.is(code, 0, stderr);
-  t.true(messages.indexOf('stopping') < messages.indexOf('stopped'), messages.join(', '));
+  t.is(code, 0, out.stderr());
+  t.true(messages.includes('stopping') && messages.indexOf('stopping') < messages.indexOf('stopped'), messages.join(', '));
   t.true(messages.includes('gateway processes listening'), 'the start-up it waited for');
-  t.is(stderr, '', 'no error trace from a gateway process left behind');
+  t.is(out.stderr(), '', 'no error trace from a gateway process left behind');
 });
 
 for (const gatewayProcesses of ['0', '2']) {
-  test(`main.serve: with the reader of its standard output gone (a log pipe that died), SIGTERM still stops it at once (${gatewayProcesses} gateway processes)`, async (t) => {
+  test(`main.serve: with the reader of its standard output gone (a log pipe that died), SIGTERM still stops it (${gatewayProcesses} gateway processes)`, async (t) => {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'trackgate-serve-'));
     t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
     const env = { ...process.env, ...testEnv({ TRACKGATE_DATA_DIR: dataDir, TRACKGATE_LOG_LEVEL: 'info', TRACKGATE_GATEWAY_PROCESSES: gatewayProcesses, TRACKGATE_TELTONIKA_PORT: '0' }) };
@@ -124,21 +92,16 @@ for (const gatewayProcesses of ['0', '2']) {
         /* gone */
       }
     });
-    let stderr = '';
-    child.stderr!.on('data', (d) => (stderr += d));
-    const exited = new Promise<[number | null, NodeJS.Signals | null]>((r) => child.once('exit', (code, signal) => r([code, signal])));
-    await new Promise<void>((resolve, reject) => {
-      createInterface({ input: child.stdout! }).on('line', (line) => {
-        if ((JSON.parse(line) as { msg: string }).msg === 'listening') resolve();
-      });
-      void exited.then(() => reject(new Error(`exited before listening: ${stderr}`)));
-    });
+    const out = watchOutput(child);
+    t.truthy(await out.seen('listening'), `listening (stderr: ${out.stderr()})`);
     // the log reader dies: the pipe has no reader any more, and every write to it fails (EPIPE)
     child.stdout!.destroy();
     child.kill('SIGTERM');
-    const stopped = await Promise.race([exited, new Promise<'hung'>((r) => setTimeout(() => r('hung'), 8000))]);
-    t.deepEqual(stopped, [0, null], 'stopped cleanly, before its own 10 s stop timeout');
-    t.regex(stderr, /log lines can no longer be written \(EPIPE/, 'said on standard error');
+    const stopped = await Promise.race([out.ended, new Promise<'hung'>((r) => setTimeout(() => r('hung'), PATIENCE_MS))]);
+    t.deepEqual(stopped, [0, null], 'stopped cleanly');
+    // its stop ran to its end (the data directory released), not cut short by its own 10 s stop timeout
+    t.false(existsSync(path.join(dataDir, 'trackgate.pid')), 'its pid file removed');
+    t.regex(out.stderr(), /log lines can no longer be written \(EPIPE/, 'said on standard error');
   });
 }
 
@@ -148,19 +111,13 @@ test('main.serve: SIGHUP (a closed terminal, a kill -HUP for log rotation) stops
   const env = { ...process.env, ...testEnv({ TRACKGATE_DATA_DIR: dataDir, TRACKGATE_LOG_LEVEL: 'info', TRACKGATE_GATEWAY_PROCESSES: '1', TRACKGATE_TELTONIKA_PORT: '0' }) };
   const child = spawn(process.execPath, ['--import=tsx', path.join(root, 'main.ts')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   t.teardown(() => child.kill('SIGKILL'));
-  let stderr = '';
-  child.stderr!.on('data', (d) => (stderr += d));
-  const entries: Record<string, unknown>[] = [];
-  const exited = new Promise<[number | null, NodeJS.Signals | null]>((r) => child.once('exit', (code, signal) => r([code, signal])));
-  createInterface({ input: child.stdout! }).on('line', (line) => {
-    const entry = JSON.parse(line) as Record<string, unknown>;
-    entries.push(entry);
-    if (entry.msg === 'listening') child.kill('SIGHUP');
-  });
-  const [code, signal] = await exited;
+  const out = watchOutput(child);
+  t.truthy(await out.seen('listening'), out.stderr());
+  child.kill('SIGHUP');
+  const [code, signal] = await out.ended;
   t.is(signal, null, 'not ended by the signal itself');
-  t.is(code, 0, stderr);
-  t.like(entries.find((e) => e.msg === 'stopping'), { signal: 'SIGHUP' });
-  t.truthy(entries.find((e) => e.msg === 'stopped'));
+  t.is(code, 0, out.stderr());
+  t.like(out.entries.find((e) => e.msg === 'stopping'), { signal: 'SIGHUP' });
+  t.truthy(out.entries.find((e) => e.msg === 'stopped'));
   t.false(existsSync(path.join(dataDir, 'trackgate.pid')), 'its pid file removed');
 });

@@ -12,6 +12,10 @@ import pg from 'pg';
 import { TrackerClient } from '../helpers/tracker-client.js';
 import * as F from '../helpers/frames.js';
 import { udpExchange } from '../helpers/udp.js';
+import { PATIENCE_MS, until } from '../helpers/wait.js';
+
+/** how long a UDP tracker here waits for an answer before it sends its datagram again */
+const UDP_RESEND_MS = 10_000;
 
 const runs = (await backends()).includes('postgres') && (await useRedis('scale-out (two instances on PostgreSQL and Redis)'));
 
@@ -65,11 +69,17 @@ if (runs) {
     const client = await mqtt.connectAsync(`mqtt://127.0.0.1:${b.running.ports.mqtt}`, { username: 'admin', password: b.adminToken, clientId: 'admin-live', reconnectPeriod: 0 });
     t.teardown(() => client.endAsync());
     await client.subscribeAsync('live/#', { qos: 0 });
-    const received = new Promise<{ topic: string; body: { latitude: number } }>((resolve) => client.on('message', (topic, payload) => resolve({ topic, body: JSON.parse(payload.toString()) })));
-    await new Promise((r) => setTimeout(r, 200));
-    await a.request('POST', '/api/devices/d1/locations', { token: a.adminToken, body: { location: { dateTime: '2026-03-01T10:00:00Z', latitude: 12.5, longitude: 1 } } });
-    const got = await Promise.race([received, new Promise<undefined>((r) => setTimeout(() => r(undefined), 5000))]);
-    t.truthy(got, 'received within 5 s');
+    let got: { topic: string; body: { latitude: number } } | undefined;
+    client.on('message', (topic, payload) => (got ??= { topic, body: JSON.parse(payload.toString()) }));
+    // B's subscription reaches A through Redis after its SUBACK: a position stored before then is
+    // not sent to it, so A stores one every second (each a new fix) until B's subscriber has one
+    let second = 0;
+    await until('a position stored on A reaches the subscriber on B', async () => {
+      if (got) return true;
+      const dateTime = new Date(Date.UTC(2026, 2, 1, 10, 0, second++)).toISOString();
+      await a.request('POST', '/api/devices/d1/locations', { token: a.adminToken, body: { location: { dateTime, latitude: 12.5, longitude: 1 } } });
+      return false;
+    }, PATIENCE_MS, 1000);
     t.is(got?.topic, 'live/d1/locations');
     t.is(got?.body.latitude, 12.5);
   });
@@ -80,12 +90,8 @@ if (runs) {
     const old = await b.token('ops@example.com', created.body.apiKey);
     t.is((await b.request('GET', '/api/devices', { token: old })).status, 200, 'the token works on instance B (and is cached there)');
     t.is((await a.request('POST', `/api/users/${created.body.id}/apiKey`, { token: a.adminToken })).status, 200);
-    let status = 0;
-    for (let i = 0; i < 20 && status !== 401; i++) {
-      status = (await b.request('GET', '/api/devices', { token: old })).status;
-      if (status !== 401) await new Promise((r) => setTimeout(r, 10));
-    }
-    t.is(status, 401);
+    await until('B refuses the old token', async () => (await b.request('GET', '/api/devices', { token: old })).status === 401, PATIENCE_MS, 10);
+    t.pass();
   });
 
   test('scale-out: trackers on two instances store at once into one PostgreSQL: every position acknowledged, stored once and journaled once, with the fixes of every tracker sent to both instances at the same time (over TCP to one, UDP to the other)', async (t) => {
@@ -111,7 +117,7 @@ if (runs) {
       let sent = 0;
       while (acked < frames * perFrame) {
         while (sent < frames && sent - acked / perFrame < 5) c.write(frame(d, sent++));
-        acked += (await c.read(4, 20_000)).readUInt32BE(0);
+        acked += (await c.read(4)).readUInt32BE(0);
       }
       return acked;
     };
@@ -124,8 +130,9 @@ if (runs) {
       let acked = 0;
       const send = async (f: number) => {
         const fixes = Array.from({ length: perFrame }, (_, i) => ({ time: new Date(T0 + (f * perFrame + i) * 1000), lat: 40 + d / 100 + f / 1e4, lon: -3 - i / 1e4 }));
-        for (let attempt = 0; attempt < 5; attempt++) {
-          const answer = await udpExchange(s.running.ports['teltonika/udp'], F.teltonikaDatagram(imei(d), f, fixes), 5000);
+        // a tracker's resend: a datagram (or its answer) can be lost; not a deadline, the attempts make one
+        for (let attempt = 0; attempt < PATIENCE_MS / UDP_RESEND_MS; attempt++) {
+          const answer = await udpExchange(s.running.ports['teltonika/udp'], F.teltonikaDatagram(imei(d), f, fixes), UDP_RESEND_MS);
           if (answer) return void (acked += perFrame);
         }
       };
@@ -149,7 +156,7 @@ if (runs) {
   });
 
   test('scale-out: a tracker that moves to another instance has its old connection closed, and a command sent through the instance it left reaches its new connection', async (t) => {
-    const [a, b] = await startPair(t, { TRACKGATE_TELTONIKA_PORT: '0' });
+    const [a, b] = await startPair(t, { TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_COMMAND_WAIT: '120' });
     const imei = '356307042449001';
     t.is((await a.request('POST', '/api/devices', { token: a.adminToken, body: { id: imei, name: 'mover' } })).status, 201);
     const old = await TrackerClient.connect(b.running.ports.teltonika);
@@ -163,9 +170,9 @@ if (runs) {
     t.teardown(() => now.end());
     now.write(F.teltonikaLogin(imei));
     t.deepEqual(await now.read(1), Buffer.from([1]));
-    t.true(await old.waitClosed(3000), 'instance B closed the connection the tracker left');
+    t.true(await old.waitClosed(), 'instance B closed the connection the tracker left');
     const sent = b.request('POST', `/api/devices/${imei}/sendCommand`, { token: b.adminToken, body: { command: 'getinfo' } });
-    const frame = await now.read(8, 5000);
+    const frame = await now.read(8);
     t.is(frame.readUInt32BE(0), 0, 'the command reached the connection the tracker uses now');
     await now.read(frame.readUInt32BE(4) + 4);
     now.write(F.teltonikaAnswer('fw 1.4.2'));
@@ -227,7 +234,7 @@ if (runs) {
 
 async function startRedisServer(port: number): Promise<ChildProcess> {
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  for (let i = 0; i < 50; i++) {
+  for (const end = Date.now() + PATIENCE_MS; Date.now() < end; ) {
     await new Promise((r) => setTimeout(r, 100));
     const ok = await new Promise<boolean>((resolve) => {
       const p = spawn('redis-cli', ['-p', String(port), 'ping'], { stdio: ['ignore', 'pipe', 'ignore'] });
@@ -261,18 +268,14 @@ test('scale-out: while Redis is unreachable alerts are stored and notifications 
   await s.running.services.notifications.drain();
   t.is(smtp.mails.length, 0, 'nothing is sent uncounted');
   redis = await startRedisServer(port);
-  for (let i = 0; i < 100 && smtp.mails.length < 2; i++) {
-    await new Promise((r) => setTimeout(r, 200));
+  // Retries are spaced by the backoff; wait for every message to be counted (sent or over the limit).
+  await until('every alert decided', async () => {
     s.running.services.notifications.kick();
-  }
-  // Retries are spaced by the backoff; wait for the deferred ones to be counted.
-  for (let i = 0; i < 60; i++) {
     const alerts = await s.request('POST', '/api/devices/d1/alerts', { token: s.adminToken, body: { from: '2026-01-01T00:00:00Z', to: '2027-01-01T00:00:00Z' } });
-    const decided = alerts.body.alerts.filter((a: { notifications: string[]; suppressed: Record<string, string> }) => a.notifications.length || a.suppressed.Email).length;
-    if (decided === 3) break;
-    await new Promise((r) => setTimeout(r, 250));
-    s.running.services.notifications.kick();
-  }
+    return alerts.body.alerts.filter((a: { notifications: string[]; suppressed: Record<string, string> }) => a.notifications.length || a.suppressed.Email).length === 3;
+  }, PATIENCE_MS, 250);
+  await until('two e-mails sent', () => smtp.mails.length >= 2);
+  await s.running.services.notifications.drain();
   t.is(smtp.mails.length, 2, 'once Redis answers, the waiting messages are counted: 2 sent, the third over the limit');
   const alerts = await s.request('POST', '/api/devices/d1/alerts', { token: s.adminToken, body: { from: '2026-01-01T00:00:00Z', to: '2027-01-01T00:00:00Z' } });
   t.deepEqual(alerts.body.alerts.map((a: { notifications: string[] }) => a.notifications.join()).sort(), ['', 'Email', 'Email']);

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { backends } from '../helpers/backends.js';
 import { startServer } from '../helpers/server.js';
 import { runCli } from '../helpers/run-cli.js';
+import { until } from '../helpers/wait.js';
 
 const cli = (args: string[], env: Record<string, string> = {}) => runCli(args, { TRACKGATE_LOG_LEVEL: 'silent', ...env });
 
@@ -63,7 +64,7 @@ test('cli: unknown-devices lists, for the operator, identifiers of every account
   const socket = connect({ host: '127.0.0.1', port: s.running.ports.gt06 });
   await new Promise((r) => socket.once('connect', r));
   socket.write(Buffer.from('78780d01012345678901234500018cdd0d0a', 'hex'));
-  await new Promise((r) => setTimeout(r, 300));
+  await until('the login seen', async () => (await s.running.services.directory.recentUnknown(100)).some((u) => u.identifier === '123456789012345'));
   socket.destroy();
   await s.running.services.directory.flush();
   const r = await cli(['unknown-devices'], s.storageEnv);

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -7,53 +7,53 @@ import path from 'node:path';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { testEnv } from '../helpers/server.js';
+import { runCli } from '../helpers/run-cli.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
-function cli(args: string[], env: Record<string, string> = {}) {
-  return spawnSync(process.execPath, ['--import=tsx', 'cli.ts', ...args], { cwd: root, env: { ...process.env, TRACKGATE_LOG_LEVEL: 'silent', ...env }, encoding: 'utf8', timeout: 30_000 });
-}
+// without blocking: a synchronous spawn held this process's event loop (other tests' servers) for as long as it took
+const cli = (args: string[], env: Record<string, string> = {}) => runCli(args, { TRACKGATE_LOG_LEVEL: 'silent', ...env });
 
-test('cli: migrate, then account create prints {accountId, userId, userName, apiKey}', (t) => {
+test('cli: migrate, then account create prints {accountId, userId, userName, apiKey}', async (t) => {
   const env = { TRACKGATE_DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'tg-cli-')) };
-  const m = cli(['migrate'], env);
+  const m = await cli(['migrate'], env);
   t.is(m.status, 0, m.stderr);
   t.regex(m.stdout, /applied 11 migration/);
-  t.regex(cli(['migrate'], env).stdout, /up to date/);
-  const r = cli(['account', 'create', '--name', 'Acme', '--licenses', '5', '--admin-user', 'acme-admin', '--admin-api-key', 'acme-key-0123456789'], env);
+  t.regex((await cli(['migrate'], env)).stdout, /up to date/);
+  const r = await cli(['account', 'create', '--name', 'Acme', '--licenses', '5', '--admin-user', 'acme-admin', '--admin-api-key', 'acme-key-0123456789'], env);
   t.is(r.status, 0, r.stderr);
   const out = JSON.parse(r.stdout) as Record<string, string>;
   t.deepEqual(Object.keys(out).sort(), ['accountId', 'apiKey', 'userId', 'userName']);
   t.like(out, { userName: 'acme-admin', apiKey: 'acme-key-0123456789' });
-  const again = cli(['account', 'create', '--name', 'Acme', '--licenses', '5', '--admin-user', 'acme-admin'], env);
+  const again = await cli(['account', 'create', '--name', 'Acme', '--licenses', '5', '--admin-user', 'acme-admin'], env);
   t.is(again.status, 1);
   t.regex(again.stderr, /already exists/);
 });
 
-test('cli: decode prints identity, messages and hex replies; a malformed frame exits 1 with one line', (t) => {
-  const login = cli(['decode', '--protocol', 'gt06', '78780d01012345678901234500018cdd0d0a']);
+test('cli: decode prints identity, messages and hex replies; a malformed frame exits 1 with one line', async (t) => {
+  const login = await cli(['decode', '--protocol', 'gt06', '78780d01012345678901234500018cdd0d0a']);
   t.is(login.status, 0, login.stderr);
   t.deepEqual(JSON.parse(login.stdout), { identity: '123456789012345', messages: [], replies: ['787805010001d9dc0d0a'] });
-  const text = cli(['decode', '--protocol', 'gps103', 'imei:359587010124900,tracker,0809231929,13554900601,F,112909.397,A,2234.4669,N,11354.3287,E,0.11,;']);
+  const text = await cli(['decode', '--protocol', 'gps103', 'imei:359587010124900,tracker,0809231929,13554900601,F,112909.397,A,2234.4669,N,11354.3287,E,0.11,;']);
   t.is(text.status, 0, text.stderr);
   const decoded = JSON.parse(text.stdout);
   t.is(decoded.identity, '359587010124900');
   t.true(decoded.messages[0].location.latitudeDeg > 22.5);
-  const bad = cli(['decode', '--protocol', 'gt06', 'zz']);
+  const bad = await cli(['decode', '--protocol', 'gt06', 'zz']);
   t.is(bad.status, 1);
   t.is(bad.stderr.trim().split('\n').length, 1);
-  t.is(cli(['decode', '--protocol', 'nope', '00']).status, 1);
+  t.is((await cli(['decode', '--protocol', 'nope', '00'])).status, 1);
 });
 
-test('cli: decode --hex reads the binary frame of a text protocol (a Suntech universal binary report) as hex', (t) => {
+test('cli: decode --hex reads the binary frame of a text protocol (a Suntech universal binary report) as hex', async (t) => {
   const frame = '81004e05200013383fffff3401000301130a0512080400000000000000000000000047f9d5846a06810072225214010100020300a8002604c1000004b000000470000025a100000000000025c4000000a6';
-  const r = cli(['decode', '--protocol', 'suntech', '--hex', frame]);
+  const r = await cli(['decode', '--protocol', 'suntech', '--hex', frame]);
   t.is(r.status, 0, r.stderr);
   const decoded = JSON.parse(r.stdout);
   t.truthy(decoded.identity);
   t.is(decoded.messages.length, 1);
   t.truthy(decoded.messages[0].location);
-  const asText = cli(['decode', '--protocol', 'suntech', frame]);
+  const asText = await cli(['decode', '--protocol', 'suntech', frame]);
   t.not(asText.stdout.includes('"location"') && asText.status === 0, true, 'without --hex the digits are read as text');
 });
 
@@ -61,7 +61,7 @@ test('cli: serve refuses a data directory another live trackgate holds, and take
   const env = { ...testEnv({ TRACKGATE_LOG_LEVEL: 'info' }), TRACKGATE_DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'tg-lock-')) };
   const first = await listening(env);
   t.teardown(() => first.kill('SIGKILL'));
-  const second = cli(['serve'], env);
+  const second = await cli(['serve'], env);
   t.is(second.status, 78);
   t.regex(second.stderr, /TRACKGATE_DATA_DIR.*in use by another trackgate process \(pid \d+\)/);
   first.kill('SIGKILL');

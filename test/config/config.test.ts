@@ -5,6 +5,7 @@ import path from 'node:path';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import { loadConfig, ConfigError, autoGatewayProcesses } from '../../config/config.js';
+import { PATIENCE_MS } from '../helpers/wait.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -49,7 +50,7 @@ function serve(env: Record<string, string>) {
     cwd: root,
     env: { ...process.env, TRACKGATE_DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'tg-cfg-')), TRACKGATE_LOG_LEVEL: 'silent', ...env },
     encoding: 'utf8',
-    timeout: 30_000,
+    timeout: PATIENCE_MS,
   });
 }
 

@@ -79,7 +79,7 @@ test('forward.crash: trackgate killed with SIGKILL mid-stream and started again:
       sent++;
       inflight++;
     }
-    await c.read(4, 3000);
+    await c.read(4);
     inflight--;
     acked += 5;
     // once something was forwarded, the receiver refuses for a while (500), so that the kill lands
@@ -97,7 +97,7 @@ test('forward.crash: trackgate killed with SIGKILL mid-stream and started again:
   t.teardown(() => s.stop());
   const expected = await storedKeys((m, p, b) => s.request(m, p, { token: s.adminToken, body: b }), [IMEI]);
   t.true(expected.size >= acked, `${expected.size} stored, ${acked} acknowledged`);
-  await until('everything stored is forwarded after the restart', () => check(hook.messages, expected).missing.length === 0 && check(rabbit.messages, expected).missing.length === 0, 60_000, 200);
+  await until('everything stored is forwarded after the restart', () => check(hook.messages, expected).missing.length === 0 && check(rabbit.messages, expected).missing.length === 0, 60_000);
   expectAll(t, 'webhook', hook.messages, expected);
   expectAll(t, 'amqp', rabbit.messages, expected);
 });
@@ -122,7 +122,7 @@ test('forward.crash: two instances on one PostgreSQL; the one delivering is kill
   t.is(created.status, 201);
   // A takes the forward before B starts
   await onA('POST', `/api/devices/pair-1/locations`, { location: { dateTime: new Date(T0).toISOString(), latitude: 40, longitude: -3 } });
-  await until('A delivers', () => hook.messages.length > 0, 10_000);
+  await until('A delivers', () => hook.messages.length > 0);
   const b = await spawnTrackgate(env);
   t.teardown(() => b.child.kill('SIGKILL'));
   const onB = await client(b.ports.http);
@@ -141,7 +141,7 @@ test('forward.crash: two instances on one PostgreSQL; the one delivering is kill
   await kill(a.child);
   await postBoth(100, false);
   const expected = await storedKeys(onB, devices);
-  await until('B delivers what A left', () => check(hook.messages, expected).missing.length === 0, 40_000, 200);
+  await until('B delivers what A left', () => check(hook.messages, expected).missing.length === 0, 40_000);
   expectAll(t, 'webhook', hook.messages, expected);
   const after = (await onB('GET', `/api/forwards/${created.body.forward.id}`)).body.forward.status;
   t.is(after.lastError, null);

@@ -44,7 +44,7 @@ for (const backend of await backends()) {
       await closeDb(db);
     });
     // the loop has started (its lease taken) and found nothing
-    await until('the loop has its lease', async () => (await db('forwards').first('lease_holder'))?.lease_holder != null, 5000);
+    await until('the loop has its lease', async () => (await db('forwards').first('lease_holder'))?.lease_holder != null);
     await new Promise((r) => setTimeout(r, 200));
 
     await db.transaction((trx) =>
@@ -65,7 +65,7 @@ for (const backend of await backends()) {
     t.deepEqual(hook.messages.map((m) => (m as unknown as { location: { n: number } }).location.n), [1, 2, 3], 'sent while the writer is held');
     release();
     await holding;
-    await until('the cursor moves once the writer is free', async () => Number((await db('forwards').first('last_event_id')).last_event_id) >= 3, 5000);
+    await until('the cursor moves once the writer is free', async () => Number((await db('forwards').first('last_event_id')).last_event_id) >= 3);
     t.pass();
   });
 }

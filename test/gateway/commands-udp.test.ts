@@ -5,7 +5,7 @@ import { until } from '../helpers/wait.js';
 import * as F from '../helpers/frames.js';
 
 const IMEI = '356307042441013';
-const ENV = { TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_COMMAND_WAIT: '3' };
+const ENV = { TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_COMMAND_WAIT: '120' };
 const fix = { time: new Date('2026-03-01T10:00:00Z'), lat: 40.5, lon: -3.5 };
 
 /** A Teltonika tracker on a real UDP socket: every datagram it receives, in order. */
@@ -22,7 +22,7 @@ async function udpDevice(t: { teardown(fn: () => unknown): void }, s: TestServer
     /** the next datagram after `index` that is a Codec 12 command: its text */
     async command(from: number): Promise<string> {
       let found: Buffer | undefined;
-      await until('a Codec 12 command datagram', () => (found = received.slice(from).find((m) => m.length > 15 && m[8] === 0x0c && m[10] === 0x05)) !== undefined, 5000);
+      await until('a Codec 12 command datagram', () => (found = received.slice(from).find((m) => m.length > 15 && m[8] === 0x0c && m[10] === 0x05)) !== undefined);
       return found!.toString('latin1', 15, 15 + found!.readUInt32BE(11));
     },
   };

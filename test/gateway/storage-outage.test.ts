@@ -6,6 +6,7 @@ import { TrackerClient } from '../helpers/tracker-client.js';
 import { capturingLogger } from '../helpers/capture-logger.js';
 import * as F from '../helpers/frames.js';
 import { udpExchange } from '../helpers/udp.js';
+import { PATIENCE_MS } from '../helpers/wait.js';
 
 const IMEI = '356307042441013';
 const GT06_IMEI = '356307042441014';
@@ -82,7 +83,7 @@ test('gateway: a PostgreSQL outage stops acks without stopping the process; REST
   t.deepEqual(await resendUntilAcked(c, during, 4), Buffer.from('00000002', 'hex'), 'the resend is acknowledged once storage is back');
   t.deepEqual(await resendUntilAcked(g, F.gt06Position(fix(1), 3), 10), F.gt06Ack(0x22, 3));
   t.is((await s.request('GET', '/api/devices', { token: s.adminToken })).status, 200);
-  t.deepEqual(await udpExchange(s.running.ports['teltonika/udp'], udp, 5000), Buffer.from('00050000010701', 'hex'));
+  t.deepEqual(await udpExchange(s.running.ports['teltonika/udp'], udp, PATIENCE_MS), Buffer.from('00050000010701', 'hex'));
   t.is((await fetch(`http://127.0.0.1:${s.running.ports.osmand}/?id=phone-1&lat=40.5&lon=-3.5&timestamp=${T0 / 1000}`)).status, 200);
   t.deepEqual(await storedTimes(s, IMEI), [0, 1, 2, 3].map((i) => new Date(T0 + i * 1000).toISOString()), 'every acknowledged position is stored');
   t.deepEqual(await storedTimes(s, GT06_IMEI), [0, 1].map((i) => new Date(T0 + i * 1000).toISOString()));

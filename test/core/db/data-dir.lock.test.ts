@@ -5,13 +5,14 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { lockDataDir } from '../../../core/db/data-dir.lock.js';
+import { PATIENCE_MS } from '../../helpers/wait.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
 /** lockDataDir(dir) in a process of its own, released as it exits. */
 function lockIn(dir: string) {
   const script = `import { lockDataDir } from './core/db/data-dir.lock.ts'; lockDataDir(${JSON.stringify(dir)})();`;
-  return spawnSync(process.execPath, ['--import=tsx', '--input-type=module', '-e', script], { cwd: root, encoding: 'utf8', timeout: 30_000 });
+  return spawnSync(process.execPath, ['--import=tsx', '--input-type=module', '-e', script], { cwd: root, encoding: 'utf8', timeout: PATIENCE_MS });
 }
 
 test('data-dir.lock: a second start in the same process is refused, whatever the pid file says, until the first releases', (t) => {

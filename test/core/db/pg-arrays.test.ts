@@ -19,5 +19,6 @@ if ((await backends()).includes('postgres')) {
     t.throws(() => pgInt8Array([1.5]), { instanceOf: RangeError }, 'a fraction is refused here, as the server would refuse it');
   });
 } else {
-  test('pg-arrays: skipped, PostgreSQL does not answer (see test/helpers/backends.ts)', (t) => t.pass());
+  // counted as skipped in ava's summary (in CI backends() fails the file instead)
+  test.skip('pg-arrays: text[] and int8[] in binary come back element for element (PostgreSQL does not answer: see test/helpers/backends.ts)', () => {});
 }

@@ -9,7 +9,7 @@ import { messages, sleep, startHarness } from '../mqtt/mqtt-harness.js';
 import { postgresAvailable } from '../../helpers/backends.js';
 import { startServer, type TestServer } from '../../helpers/server.js';
 import { TrackerClient, readTeltonikaCommand, teltonikaSession } from '../../helpers/tracker-client.js';
-import { until } from '../../helpers/wait.js';
+import { PATIENCE_MS, until } from '../../helpers/wait.js';
 import * as F from '../../helpers/frames.js';
 import { udpExchange } from '../../helpers/udp.js';
 
@@ -19,7 +19,7 @@ import { udpExchange } from '../../helpers/udp.js';
 // serve each other's trackers and datagrams, which a real box, one core per process, never does.
 const TELTONIKA = '356307042441013';
 const GT06 = '868120145233604';
-const ENV = { TRACKGATE_GATEWAY_PROCESSES: '2', TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_GT06_PORT: '0', TRACKGATE_COMMAND_WAIT: '5' };
+const ENV = { TRACKGATE_GATEWAY_PROCESSES: '2', TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_GT06_PORT: '0', TRACKGATE_COMMAND_WAIT: '120' };
 
 async function start(t: { teardown(fn: () => unknown): void }): Promise<TestServer> {
   const s = await startServer('sqlite', { env: ENV });
@@ -170,7 +170,7 @@ test.serial('gateway.ipc: UDP datagrams and OsmAnd requests are served by the ga
   for (const id of [TELTONIKA, 'phone-1']) t.is((await s.request('POST', '/api/devices', { token: s.adminToken, body: { id, name: id } })).status, 201);
   const T0 = Date.UTC(2026, 2, 1, 12);
   const udp = F.teltonikaDatagram(TELTONIKA, 0x07, [{ time: new Date(T0), lat: 40, lon: -3 }]);
-  t.deepEqual(await udpExchange(s.running.ports['teltonika/udp'], udp, 5000), Buffer.from('00050000010701', 'hex'));
+  t.deepEqual(await udpExchange(s.running.ports['teltonika/udp'], udp, PATIENCE_MS), Buffer.from('00050000010701', 'hex'));
   t.is((await fetch(`http://127.0.0.1:${s.running.ports.osmand}/?id=phone-1&lat=40.5&lon=-3.5&timestamp=${T0 / 1000}`)).status, 200);
   t.is((await fetch(`http://127.0.0.1:${s.running.ports.osmand}/?id=phone-2&lat=40.5&lon=-3.5&timestamp=${T0 / 1000}`)).status, 404, 'an unknown phone');
   t.is((await locations(s, TELTONIKA)).length, 1);
@@ -210,10 +210,10 @@ test.serial('gateway.ipc: a command sent just after a UDP datagram goes at once 
   sock.send(F.teltonikaDatagram(TELTONIKA, 7, [{ time: new Date(Date.UTC(2026, 2, 1, 10)), lat: 40.5, lon: -3.5 }]), port, '127.0.0.1');
   await until('acknowledged', () => received.length === 1);
   // the gateway process's note that it heard the device crosses the link (asking has it kick an empty queue: harmless)
-  await until('the core knows which gateway process heard it', () => s.running.gateway.deliverCommands(TELTONIKA), 3000);
+  await until('the core knows which gateway process heard it', () => s.running.gateway.deliverCommands(TELTONIKA));
   const pending = s.request('POST', `/api/devices/${TELTONIKA}/sendCommand`, { token: s.adminToken, body: { command: 'getinfo' } });
   let command: Buffer | undefined;
-  await until('a Codec 12 command datagram', () => (command = received.slice(1).find((m) => m.length > 15 && m[8] === 0x0c && m[10] === 0x05)) !== undefined, 5000);
+  await until('a Codec 12 command datagram', () => (command = received.slice(1).find((m) => m.length > 15 && m[8] === 0x0c && m[10] === 0x05)) !== undefined);
   t.is(command!.toString('latin1', 15, 15 + command!.readUInt32BE(11)), 'getinfo');
   sock.send(F.teltonikaUdp(TELTONIKA, 8, F.teltonikaAnswerData('UpTime:3600s')), port, '127.0.0.1');
   const r = await pending;
@@ -237,7 +237,7 @@ test.serial('gateway.ipc: a tracker that reconnects to another gateway process h
     if (!landed) c.end();
   }
   if (!landed) return t.pass('every connection landed on the same gateway process; nothing to check');
-  t.true(await first.waitClosed(5000), 'the older connection on the other gateway process is closed');
+  t.true(await first.waitClosed(), 'the older connection on the other gateway process is closed');
 });
 
 test.serial('gateway.ipc: the core\'s GET /metrics counts what the gateway processes\' listeners saw', async (t) => {
@@ -263,9 +263,9 @@ test.serial('gateway.ipc: the core\'s GET /metrics counts what the gateway proce
   gt.write(Buffer.from('7878082201020300049999' + '0d0a', 'hex'));
 
   // the login and the AVL frame, the open connection, and both acknowledgements, reported within a second or so
-  await until('the gateway processes reported', async () => (await metric(decoded)) >= 2 && (await metric(connections)) === 1 && (await metric(acks)) >= 2, 5000);
-  await until('the malformed GT06 frame is counted', async () => (await metric(malformed)) >= 1, 5000);
+  await until('the gateway processes reported', async () => (await metric(decoded)) >= 2 && (await metric(connections)) === 1 && (await metric(acks)) >= 2);
+  await until('the malformed GT06 frame is counted', async () => (await metric(malformed)) >= 1);
   tel.end();
-  await until('the connection is gone from the gauge', async () => (await metric(connections)) === 0, 5000);
+  await until('the connection is gone from the gauge', async () => (await metric(connections)) === 0);
   t.is(await metric(decoded), 2, 'the counts of a closed connection stay');
 });

@@ -48,7 +48,7 @@ test('gateway.ipc link guard: what anyone can send to the link port before the s
   for (const [what, bytes] of attacks) {
     t.is(await sendAndWait(port, bytes), 'closed', `${what}: the connection is closed`);
   }
-  await until('every refused connection logged', () => logger.at('warn', 'gateway link connection closed').length >= attacks.length, 5000);
+  await until('every refused connection logged', () => logger.at('warn', 'gateway link connection closed').length >= attacks.length);
   // the link still serves its gateway process, and a new one
   const answer = await client.directory.resolve('356307042441013', 'teltonika', null);
   t.is(answer.status, 'ok');
@@ -77,7 +77,7 @@ test('gateway.ipc link guard: connections with a wrong secret are refused and th
     tries.push(bad);
   }
   t.teardown(() => tries.forEach((c) => c.close()));
-  await until('refusals logged', () => logger.at('warn', 'gateway process refused: wrong secret').length >= 20, 10_000);
+  await until('refusals logged', () => logger.at('warn', 'gateway process refused: wrong secret').length >= 20);
   await new Promise((r) => setTimeout(r, 1500));
   t.is(link.connections(), 0);
   t.true(logger.at('warn', 'gateway process refused: wrong secret').length <= 20, 'at most 20 lines a minute');
@@ -94,7 +94,7 @@ test('gateway.ipc link: a gateway whose secret the core refuses says so once, na
     hello: () => ({ ports: null, online: [] }), onDeliver: () => undefined, onDrop: () => undefined,
   });
   t.teardown(() => bad.close());
-  await until('the refusal said', () => logger.at('error', /TRACKGATE_GATEWAY_SECRET/).length > 0, 5000);
+  await until('the refusal said', () => logger.at('error', /TRACKGATE_GATEWAY_SECRET/).length > 0);
   await new Promise((r) => setTimeout(r, 2500));
   t.is(logger.at('error', /TRACKGATE_GATEWAY_SECRET/).length, 1, 'said once');
   t.true(logger.at('warn', /hello refused/).length <= 1, `${logger.at('warn', /hello refused/).length} "hello refused" lines in 2.5 s of retries`);

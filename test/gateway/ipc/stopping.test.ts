@@ -9,6 +9,7 @@ import { teltonikaSession, type TrackerClient } from '../../helpers/tracker-clie
 import { spawnTrackgate } from '../../helpers/spawn-trackgate.js';
 import { udpExchange } from '../../helpers/udp.js';
 import * as F from '../../helpers/frames.js';
+import { PATIENCE_MS, until } from '../../helpers/wait.js';
 import { closeDb, openDb } from '../../../core/db/db.js';
 
 const T0 = Date.UTC(2026, 2, 1, 8);
@@ -73,6 +74,16 @@ for (const { how, group } of stops) {
       const r = await fetch(`${base}/api/devices`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ id, name: `stop ${id}` }) });
       t.is(r.status, 201);
     }
+    // the frames the gateway processes decoded, as the core counts them: reported over the link
+    // after the frames themselves, so a count that has reached n says the core has those frames
+    const decoded = async (): Promise<number> => {
+      const text = await (await fetch(`${base}/metrics`)).text();
+      return [...text.matchAll(/^trackgate_tracker_frames_total\{protocol="[^"]+",outcome="decoded"\} (\S+)$/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+    };
+    // A write held on SQLite holds the core's whole event loop in its busy timeout (the driver is
+    // synchronous): there it cannot answer, and a moment has to do (only without PostgreSQL, never in CI).
+    const reached = (what: string, n: number): Promise<void> =>
+      backend === 'postgres' || n <= 2 * TRACKERS ? until(what, async () => (await decoded()) >= n) : new Promise((r) => setTimeout(r, 100));
     const trackers: TrackerClient[] = [];
     for (let i = 0; i < TRACKERS; i++) trackers.push(await teltonikaSession(t, ports.teltonika, imei(i)));
     const acknowledged: [number, number][] = [];
@@ -82,24 +93,33 @@ for (const { how, group } of stops) {
       acknowledged.push([i, 0]);
     }
 
-    // every other tracker sends a frame the core cannot commit yet: in flight at the stop
+    // a login and a frame from each tracker
+    let count = 2 * TRACKERS;
+    await reached('the core has every frame so far', count);
+
+    // a datagram, an OsmAnd request and every other tracker's frame, which the core cannot commit yet: in flight at the stop
     const held = await holdWrites(storage.env);
+    const exited = once(child, 'close') as Promise<[number]>;
+    // first those two: the request's device is looked up in the core before its position goes there,
+    // done while the core gets the frames below (no answer comes once the process is gone)
+    const datagram = Promise.race([udpExchange(ports['teltonika/udp'], F.teltonikaDatagram(imei(0), 7, [{ time: new Date(fixTime(0, 2)), lat: 40, lon: -3 }]), PATIENCE_MS), exited.then(() => undefined)]);
+    const request = fetch(`http://127.0.0.1:${ports.osmand}/?id=${PHONE}&lat=40.5&lon=-3.5&timestamp=${T0 / 1000}`).then((r) => r.status, () => undefined);
+    count += 2;
+    await reached('the datagram and the request decoded', count);
     const inFlight = trackers.filter((_, i) => i % 2 === 1);
-    // one at a time, each its own commit: on PostgreSQL (two writers) the third waits for a writer
+    // one at a time, each its own commit: on PostgreSQL (two writers) the others wait for a writer
     for (const [i, c] of trackers.entries()) {
       if (i % 2 === 0) continue;
       c.write(frame(i, 1));
-      await new Promise((r) => setTimeout(r, 100));
+      count++;
+      await reached(`the core has frame 1 of tracker ${i}`, count);
     }
-    // and a datagram and an OsmAnd request, in flight the same way
-    const datagram = udpExchange(ports['teltonika/udp'], F.teltonikaDatagram(imei(0), 7, [{ time: new Date(fixTime(0, 2)), lat: 40, lon: -3 }]), 3000);
-    const request = fetch(`http://127.0.0.1:${ports.osmand}/?id=${PHONE}&lat=40.5&lon=-3.5&timestamp=${T0 / 1000}`).then((r) => r.status, () => undefined);
-    t.true(await inFlight[0].nothingFor(500), 'the frame waits for its commit');
+    t.true(await inFlight[0].nothingFor(0), 'the frame waits for its commit');
     if (group) process.kill(-child.pid!, 'SIGTERM');
     else child.kill('SIGTERM');
-    const released = new Promise((r) => setTimeout(r, 1000)).then(() => held.release());
-    const exited = once(child, 'close') as Promise<[number]>;
-    const acks = await Promise.all(inFlight.map((c) => c.read(4, 8000).then(() => true, () => false)));
+    // the writes go on once the stop has begun: it waits for the commits in progress
+    const released = until('the core is stopping', () => lines.some((l) => l.includes('"msg":"stopping"'))).then(() => held.release());
+    const acks = await Promise.all(inFlight.map((c) => c.read(4).then(() => true, () => false)));
     for (const [k, acked] of acks.entries()) if (acked) acknowledged.push([k * 2 + 1, 1]);
     const datagramAcknowledged = (await datagram) !== undefined;
     if (datagramAcknowledged) acknowledged.push([0, 2]);
@@ -107,7 +127,7 @@ for (const { how, group } of stops) {
     await released;
     const [code] = await exited;
     t.is(code, 0);
-    for (const c of trackers) t.true(await c.waitClosed(1000), 'the stop closes every tracker connection');
+    for (const c of trackers) t.true(await c.waitClosed(), 'the stop closes every tracker connection');
     // PostgreSQL, or a gateway process stopped while the core waits: the stop met frames in flight
     if (backend === 'postgres' || group) t.deepEqual([...acks, datagramAcknowledged, phoneAcknowledged], [false, false, false, false, false], 'a frame in flight at the stop is not acknowledged');
 

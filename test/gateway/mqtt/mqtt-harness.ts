@@ -9,6 +9,7 @@ import { startServer, type TestServer } from '../../helpers/server.js';
 import { startMqttGateway, type MqttGateway, type MqttGatewayOptions } from '../../../gateway/mqtt/mqtt.gateway.js';
 import { systemClock } from '../../../core/clock.js';
 import { silentLogger } from '../../../core/logger.js';
+import { PATIENCE_MS } from '../../helpers/wait.js';
 
 export const PASSWORD = 'device-secret-1';
 
@@ -52,7 +53,7 @@ export async function startHarness(t: ExecutionContext, options: Partial<MqttGat
     },
     async connect(o) {
       const { url, ...rest } = o;
-      const client = await mqtt.connectAsync(url ?? `mqtt://127.0.0.1:${port}`, { reconnectPeriod: 0, connectTimeout: 5000, ...rest });
+      const client = await mqtt.connectAsync(url ?? `mqtt://127.0.0.1:${port}`, { reconnectPeriod: 0, connectTimeout: PATIENCE_MS, ...rest });
       clients.push(client);
       return client;
     },
@@ -63,7 +64,7 @@ export async function startHarness(t: ExecutionContext, options: Partial<MqttGat
 /** Why an MQTT.js connection was refused: the CONNACK return code. */
 export async function connackCode(url: string, options: IClientOptions): Promise<number | undefined> {
   try {
-    const c = await mqtt.connectAsync(url, { reconnectPeriod: 0, connectTimeout: 5000, ...options });
+    const c = await mqtt.connectAsync(url, { reconnectPeriod: 0, connectTimeout: PATIENCE_MS, ...options });
     await c.endAsync(true);
     return 0;
   } catch (e) {
@@ -78,7 +79,7 @@ export interface Run {
 }
 
 /** Runs a mosquitto command-line client (never against 1883: that is the local Mosquitto). */
-export function mosquitto(command: 'mosquitto_pub' | 'mosquitto_sub', args: string[], timeoutMs = 10_000): Promise<Run> {
+export function mosquitto(command: 'mosquitto_pub' | 'mosquitto_sub', args: string[], timeoutMs = PATIENCE_MS): Promise<Run> {
   return new Promise((resolve) => {
     execFile(`/usr/bin/${command}`, args, { timeout: timeoutMs }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
@@ -88,7 +89,7 @@ export function mosquitto(command: 'mosquitto_pub' | 'mosquitto_sub', args: stri
 }
 
 /** Resolves when the client's connection closes (or rejects after `ms`). */
-export function closed(client: MqttClient, ms = 5000): Promise<void> {
+export function closed(client: MqttClient, ms = PATIENCE_MS): Promise<void> {
   return new Promise((resolve, reject) => {
     if (!client.connected) return resolve();
     const timer = setTimeout(() => reject(new Error('the connection stayed open')), ms);
@@ -115,7 +116,7 @@ export function messages(c: MqttClient): { seen: { topic: string; body: any }[];
   c.on('message', (topic, payload) => seen.push({ topic, body: JSON.parse(payload.toString()) }));
   return {
     seen,
-    async until(pred: () => boolean, ms = 5000): Promise<boolean> {
+    async until(pred: () => boolean, ms = PATIENCE_MS): Promise<boolean> {
       const end = Date.now() + ms;
       while (Date.now() < end && !pred()) await sleep(20);
       return pred();

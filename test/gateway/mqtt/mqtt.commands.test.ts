@@ -6,7 +6,7 @@ import { mosquitto } from './mqtt-harness.js';
 
 const DEVICE = 'van-7';
 const PASSWORD = 'device-secret-1';
-const ENV = { TRACKGATE_MQTT_PORT: '0', TRACKGATE_COMMAND_WAIT: '3' };
+const ENV = { TRACKGATE_MQTT_PORT: '0', TRACKGATE_COMMAND_WAIT: '120' };
 type T = { teardown(fn: () => unknown): void };
 
 async function start(t: T, env: Record<string, string> = {}): Promise<TestServer> {
@@ -126,7 +126,7 @@ test('mqtt.commands: a device may not subscribe to another device\'s commands no
 });
 
 test('mqtt.commands: a second client of the device (a technician\'s watcher) that subscribes and leaves neither sends the command in flight again nor stops the delivery to the first', async (t) => {
-  const s = await start(t, { TRACKGATE_COMMAND_WAIT: '60' });
+  const s = await start(t, { TRACKGATE_COMMAND_WAIT: '120' });
   const device = await mqttDevice(t, s);
   await device.client.subscribeAsync(`devices/${DEVICE}/commands`, { qos: 1 });
   const first = send(s, { command: 'status', ttl: 600 });
@@ -143,7 +143,7 @@ test('mqtt.commands: a second client of the device (a technician\'s watcher) tha
   await watcher.client.endAsync();
   await new Promise((r) => setTimeout(r, 300));
   const second = send(s, { command: 'position', ttl: 600 });
-  await until('the second command published to the device', () => device.received.length === 2, 5000);
+  await until('the second command published to the device', () => device.received.length === 2);
   t.is(device.received[1].command, 'position');
   await device.client.publishAsync(`devices/${DEVICE}/commandResults`, JSON.stringify({ id: device.received[1].id, result: 'here' }), { qos: 1 });
   t.is((await second).body.result, 'here');

@@ -5,6 +5,7 @@ import { PassThrough } from 'node:stream';
 import { PacketSizeMeter, PacketTooLarge, guardPacketSize } from '../../../gateway/mqtt/packet-size.guard.js';
 import { startHarness, closed, PASSWORD } from './mqtt-harness.js';
 import { rawConnect, socketClosed } from './raw-mqtt.js';
+import { PATIENCE_MS } from '../../helpers/wait.js';
 import { CONNACK_TYPE, connectPacket, publishQos1Packet, pubackPacket, remainingLength } from '../../helpers/mqtt-packets.js';
 
 const MiB = 1024 * 1024;
@@ -54,7 +55,8 @@ test('mqtt.gateway: a CONNECT declaring 268 MB is refused from its header: four 
   const attack = async () => {
     const socket = await rawConnect(h.port);
     socket.on('error', () => {});
-    const gone = socketClosed(socket, 3000);
+    // a server that waited for the declared body would never close it: the wait fails the test
+    const gone = socketClosed(socket, PATIENCE_MS);
     socket.write(hugeConnectHeader);
     // then up to 32 MiB of its body, as fast as the server takes it
     for (let sent = 0; sent < 32 && !socket.destroyed; sent++) {
@@ -62,8 +64,7 @@ test('mqtt.gateway: a CONNECT declaring 268 MB is refused from its header: four 
     }
     return gone;
   };
-  const times = await Promise.all([attack(), attack(), attack(), attack()]);
-  for (const ms of times) t.true(ms < 3000);
+  await Promise.all([attack(), attack(), attack(), attack()]);
   const grown = offHeap() - before;
   t.true(grown < 32 * MiB, `off-heap memory grew by ${Math.round(grown / MiB)} MiB`);
 
@@ -82,14 +83,14 @@ test('mqtt.gateway: over WebSocket a packet declared over the limit closes the c
     ws.once('error', reject);
   });
   const before = offHeap();
-  const gone = socketClosed(ws, 3000);
+  const gone = socketClosed(ws, PATIENCE_MS);
   ws.send(hugeConnectHeader);
   const junk = Buffer.alloc(64 * 1024, 0x41);
   for (let i = 0; i < 256 && ws.readyState === WebSocket.OPEN; i++) {
     ws.send(junk);
     if (ws.bufferedAmount > 4 * MiB) await new Promise((r) => setTimeout(r, 5));
   }
-  t.true((await gone) < 3000);
+  await gone;
   t.true(offHeap() - before < 16 * MiB);
 });
 
@@ -126,7 +127,7 @@ test('mqtt.gateway: over WebSocket each packet aedes writes (in pieces, corked) 
     ws.once('error', reject);
   });
   const until = async (n: number) => {
-    for (let i = 0; i < 200 && messages.length < n; i++) await new Promise((r) => setTimeout(r, 10));
+    for (const end = Date.now() + PATIENCE_MS; Date.now() < end && messages.length < n; ) await new Promise((r) => setTimeout(r, 10));
   };
   ws.send(connectPacket({ clientId: 'dev1-ws', username: 'dev1', password: PASSWORD }));
   await until(1);

@@ -4,7 +4,7 @@ import * as F from '../../helpers/frames.js';
 import { apiUser, messages, startHarness } from './mqtt-harness.js';
 
 const IMEI = '356307042441013';
-const ENV = { TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_COMMAND_WAIT: '5' };
+const ENV = { TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_COMMAND_WAIT: '120' };
 
 test('mqtt.live: a subscriber of live/<id>/commands sees a Teltonika command queued, sent and answered as the REST command; another account sees none', async (t) => {
   const h = await startHarness(t, {}, ENV);

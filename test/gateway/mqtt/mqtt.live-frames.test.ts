@@ -168,7 +168,7 @@ test('mqtt.live: with Redis, a technician subscribed on instance A sees the fram
   t.teardown(() => tech.endAsync(true));
   await tech.subscribeAsync(`live/${IMEI}/frames`);
   const seen = messages(tech);
-  await until('B learns that A listens', () => tap.wants(accountId), 6000);
+  await until('B learns that A listens', () => tap.wants(accountId));
   const tracker = await TrackerClient.connect(b.running.ports.teltonika!);
   t.teardown(() => tracker.end());
   const login = F.teltonikaLogin(IMEI);
@@ -179,5 +179,5 @@ test('mqtt.live: with Redis, a technician subscribed on instance A sees the fram
   await sleep(300);
   t.is(seen.seen.length, 1, 'once');
   await tech.endAsync();
-  await until('B forgets the interest after its time to live', () => !tap.wants(accountId), 10_000);
+  await until('B forgets the interest after its time to live', () => !tap.wants(accountId));
 });

@@ -5,7 +5,7 @@ import { TrackerClient } from '../../helpers/tracker-client.js';
 import { until } from '../../helpers/wait.js';
 
 const IMEI = '135790246811220';
-const ENV = { TRACKGATE_GL200_PORT: '0', TRACKGATE_COMMAND_WAIT: '3' };
+const ENV = { TRACKGATE_GL200_PORT: '0', TRACKGATE_COMMAND_WAIT: '120' };
 
 /** `yyyyMMddHHmmss` of 2026-03-01 10:00:00 UTC plus `i` seconds */
 const stamp = (i: number): string => new Date(Date.UTC(2026, 2, 1, 10, 0, i)).toISOString().replace(/[-:T]/g, '').slice(0, 14);

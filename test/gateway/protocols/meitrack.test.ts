@@ -6,7 +6,7 @@ import { until } from '../../helpers/wait.js';
 import { meitrackAaa, meitrackCcc, meitrackFrame, sum8, type MeitrackFix } from '../../helpers/meitrack-frames.js';
 
 const IMEI = '356307042441013';
-const ENV = { TRACKGATE_MEITRACK_PORT: '0', TRACKGATE_COMMAND_WAIT: '3' };
+const ENV = { TRACKGATE_MEITRACK_PORT: '0', TRACKGATE_COMMAND_WAIT: '120' };
 const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
 const fix = (i: number): MeitrackFix => ({ time: new Date(T0 + i * 1000), lat: 40.4168, lon: -3.7038, speedKmh: 42, course: 90 });
 type T = { teardown(fn: () => unknown): void };

@@ -9,7 +9,7 @@ const T0 = Date.UTC(2026, 2, 1, 10, 0, 0) / 1000;
 type T = { teardown(fn: () => unknown): void };
 
 async function start(t: T): Promise<TestServer> {
-  const s = await startServer('sqlite', { env: { TRACKGATE_RUPTELA_PORT: '0', TRACKGATE_COMMAND_WAIT: '2' } });
+  const s = await startServer('sqlite', { env: { TRACKGATE_RUPTELA_PORT: '0', TRACKGATE_COMMAND_WAIT: '120' } });
   t.teardown(() => s.stop());
   const r = await s.request('POST', '/api/devices', { token: s.adminToken, body: { id: IMEI, name: 'van', alertEmails: [] } });
   if (r.status !== 201) throw new Error(JSON.stringify(r.body));

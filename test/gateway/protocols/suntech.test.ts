@@ -7,7 +7,7 @@ const ID = '205027329';
 type T = { teardown(fn: () => unknown): void };
 
 async function start(t: T): Promise<TestServer> {
-  const s = await startServer('sqlite', { env: { TRACKGATE_SUNTECH_PORT: '0', TRACKGATE_COMMAND_WAIT: '2' } });
+  const s = await startServer('sqlite', { env: { TRACKGATE_SUNTECH_PORT: '0', TRACKGATE_COMMAND_WAIT: '120' } });
   t.teardown(() => s.stop());
   const r = await s.request('POST', '/api/devices', { token: s.adminToken, body: { id: ID, name: 'truck', alertEmails: [] } });
   if (r.status !== 201) throw new Error(JSON.stringify(r.body));

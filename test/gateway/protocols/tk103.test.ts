@@ -6,7 +6,7 @@ import { until } from '../../helpers/wait.js';
 import { tk103Sentence, type Tk103Fix } from '../../helpers/tk103-frames.js';
 
 const ID = '013612345678';
-const ENV = { TRACKGATE_TK103_PORT: '0', TRACKGATE_COMMAND_WAIT: '3' };
+const ENV = { TRACKGATE_TK103_PORT: '0', TRACKGATE_COMMAND_WAIT: '120' };
 const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
 const fix = (i: number): Tk103Fix => ({ time: new Date(T0 + i * 1000), lat: 40.4168, lon: -3.7038, speedKmh: 42, course: 90 });
 type T = { teardown(fn: () => unknown): void };

@@ -2,10 +2,11 @@ import test from 'ava';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
+import { PATIENCE_MS } from '../../helpers/wait.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const cli = (args: string[]) =>
-  spawnSync(process.execPath, ['--import=tsx', 'cli.ts', ...args], { cwd: root, env: { ...process.env, TRACKGATE_LOG_LEVEL: 'silent' }, encoding: 'utf8', timeout: 30_000 });
+  spawnSync(process.execPath, ['--import=tsx', 'cli.ts', ...args], { cwd: root, env: { ...process.env, TRACKGATE_LOG_LEVEL: 'silent' }, encoding: 'utf8', timeout: PATIENCE_MS });
 
 test('cli: decode --protocol gl200 reads a text report and a hex binary frame; a non-report exits 1', (t) => {
   const hbd = cli(['decode', '--protocol', 'gl200', '+ACK:GTHBD,1A0401,135790246811220,,20100214093254,11F0$']);
