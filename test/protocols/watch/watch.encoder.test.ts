@@ -12,8 +12,14 @@ const text = (b: Buffer): string => b.toString('latin1');
 runEncoderVectors(watchProtocol, {
   46: { encode: () => encode('RESET', CTX).bytes },
   47: { encode: () => encode('SOS1,123456789', CTX).bytes },
-  48: { encode: () => encode('TK,#!AMR\n%s', CTX).bytes, failing: 'a voice message is binary AMR data; a Text command is printable ASCII' },
-  49: { encode: () => encode('TK,}[],*', CTX).bytes, failing: 'a voice message is binary AMR data, escaped; a Text command may not hold [ ] }' },
+  48: {
+    encode: () => encode('TK,#!AMR\n%s', CTX).bytes,
+    differs: { reason: 'a voice message is binary AMR data; a Text command is printable ASCII', instead: (t, bytes) => t.is(t.throws(bytes, { instanceOf: CommandError })?.reason, 'CHARSET') },
+  },
+  49: {
+    encode: () => encode('TK,}[],*', CTX).bytes,
+    differs: { reason: 'a voice message is binary AMR data, escaped; a Text command may not hold [ ] }', instead: (t, bytes) => t.is(t.throws(bytes, { instanceOf: CommandError })?.reason, 'DELIMITER') },
+  },
   50: { encode: () => encode('MESSAGE,0074006500780074', CTX).bytes },
   51: { encode: () => encode('WORK,6-9,11-13,13-15,17-19', CTX).bytes },
   52: { encode: () => encode('LZ,,-1', CTX).bytes },
