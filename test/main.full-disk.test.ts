@@ -8,7 +8,7 @@ import { capturingLogger } from './helpers/capture-logger.js';
 import { teltonikaSession, type TrackerClient } from './helpers/tracker-client.js';
 import { spawnTrackgate } from './helpers/spawn-trackgate.js';
 import { canMountTmpfs, smallDisk } from './helpers/small-disk.js';
-import { until } from './helpers/wait.js';
+import { PATIENCE_MS, until } from './helpers/wait.js';
 import * as F from './helpers/frames.js';
 import { loadConfig } from '../config/config.js';
 import { startTrackgate } from '../main.js';
@@ -22,7 +22,7 @@ const ACK_ONE = Buffer.from([0, 0, 0, 1]);
 const tmpfs = canMountTmpfs() ? test.serial : test.skip;
 
 /** Resends `frame` every 500 ms, as a tracker does without an ack, until the ack arrives. */
-async function resendUntilAcked(c: TrackerClient, frame: Buffer, ms = 20_000): Promise<Buffer> {
+async function resendUntilAcked(c: TrackerClient, frame: Buffer, ms = PATIENCE_MS): Promise<Buffer> {
   const end = Date.now() + ms;
   for (;;) {
     c.write(frame);

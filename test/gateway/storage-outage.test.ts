@@ -22,7 +22,7 @@ async function storedTimes(s: TestServer, id: string): Promise<string[]> {
 
 /** Sends `datagram` and resolves with the reply, or undefined after `ms`. */
 /** Resends `frame` every 500 ms, as a tracker does without an ack, until `n` ack bytes arrive. */
-async function resendUntilAcked(c: TrackerClient, frame: Buffer, n: number, ms = 20_000): Promise<Buffer> {
+async function resendUntilAcked(c: TrackerClient, frame: Buffer, n: number, ms = PATIENCE_MS): Promise<Buffer> {
   const until = Date.now() + ms;
   for (;;) {
     c.write(frame);

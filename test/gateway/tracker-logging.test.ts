@@ -4,6 +4,7 @@ import { startServer, type TestServer } from '../helpers/server.js';
 import { TrackerClient } from '../helpers/tracker-client.js';
 import { capturingLogger, type CapturingLogger, type Entry } from '../helpers/capture-logger.js';
 import * as F from '../helpers/frames.js';
+import { PATIENCE_MS } from '../helpers/wait.js';
 
 const GATEWAY_ENV = { TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_GT06_PORT: '0', TRACKGATE_H02_PORT: '0', TRACKGATE_GPS103_PORT: '0', TRACKGATE_JT808_PORT: '0', TRACKGATE_OSMAND_PORT: '0' };
 const IMEI = '356307042441013';
@@ -54,7 +55,7 @@ async function flood(c: TrackerClient, data: Buffer): Promise<number> {
   return sent;
 }
 
-const waitFor = async (check: () => boolean, ms = 3000): Promise<boolean> => {
+const waitFor = async (check: () => boolean, ms = PATIENCE_MS): Promise<boolean> => {
   const until = Date.now() + ms;
   while (!check() && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
   return check();

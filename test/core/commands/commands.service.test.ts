@@ -2,6 +2,7 @@ import test from 'ava';
 import { backends } from '../../helpers/backends.js';
 import { startServer } from '../../helpers/server.js';
 import type { ChangedCommand } from '../../../core/events/event-bus.js';
+import { until } from '../../helpers/wait.js';
 
 for (const backend of await backends()) {
   test(`commands.service (${backend}): every status change is told, in order, with the command as that change left it, however fast the next one follows`, async (t) => {
@@ -21,7 +22,7 @@ for (const backend of await backends()) {
         await commands.answered(id, `answer ${i}`);
       }),
     );
-    await new Promise((r) => setTimeout(r, 200));
+    await until('every change told', () => told.filter((c) => c.command.status === 'answered').length >= 20);
     const perCommand = new Map<number, string[]>();
     for (const c of told) perCommand.set(c.command.id, [...(perCommand.get(c.command.id) ?? []), c.command.status]);
     for (const [id, statuses] of perCommand) t.deepEqual(statuses, ['queued', 'sent', 'answered'], `command ${id}`);

@@ -12,6 +12,7 @@ import type { DeviceRecord } from '../../../core/model/device.js';
 import { ManualClock, systemClock } from '../../../core/clock.js';
 import { backends, createStorage } from '../../helpers/backends.js';
 import { capturingLogger } from '../../helpers/capture-logger.js';
+import { until } from '../../helpers/wait.js';
 
 const N = 300;
 
@@ -76,10 +77,10 @@ test('device-directory: records and last connections no lookup may use any more 
   t.deepEqual(directory.held(), { records: N, touched: N }, 'within the cache time everything is still held');
 
   clock.advance(5000);
-  await sleep(60);
+  await until('the sweep ran', () => directory.held().records === 0);
   t.deepEqual(directory.held(), { records: 0, touched: N }, 'records past the cache time are gone; last connections are kept for a minute');
   clock.advance(55_000);
-  await sleep(60);
+  await until('the sweep ran again', () => directory.held().touched === 0);
   t.deepEqual(directory.held(), { records: 0, touched: 0 });
 
   // a device looked up again is read and cached again, and its next touch is written

@@ -5,6 +5,7 @@ import type { DeviceRecord } from '../../../core/model/device.js';
 import type { PositionReport } from '../../../core/model/report.js';
 import { locationReport } from '../../../core/ingest/input.reports.js';
 import pg from 'pg';
+import { PATIENCE_MS, until } from '../../helpers/wait.js';
 
 /**
  * Three accounts, one device each, on a real trackgate; the database refuses any location row
@@ -92,13 +93,19 @@ if ((await backends()).includes('postgres')) {
     await holder.query('begin');
     await holder.query('select * from last_locations where device_id = $1 for update', [x.id]);
     const xFirst = ingest.submit(x, 'test', [report(2, 'blocked')]);
-    await new Promise((r) => setTimeout(r, 200));
-    const xAgain = ingest.submit(x, 'test', [report(2, 'corrected')]);
-    const yDone = await Promise.race([ingest.submit(y, 'test', [report(3, 'free')]).then(() => true), new Promise<false>((r) => setTimeout(() => r(false), 3000))]);
-    t.true(yDone, "another device's rows are committed while x's batch waits");
     let xSettled = false;
-    void Promise.allSettled([xFirst, xAgain]).then(() => (xSettled = true));
-    await new Promise((r) => setTimeout(r, 200));
+    void Promise.allSettled([xFirst]).then(() => (xSettled = true));
+    // x's batch is in its transaction, waiting for the row: the next of x's rows come after it
+    // asked outside the holder's transaction: one keeps its first view of pg_stat_activity
+    const watcher = new pg.Client({ connectionString: s.storageEnv.TRACKGATE_DATABASE_URL });
+    await watcher.connect();
+    t.teardown(() => watcher.end());
+    const waiting = async () => (await watcher.query("select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'")).rows[0].n as number;
+    await until("x's batch waits for the lock", async () => (await waiting()) >= 1);
+    const xAgain = ingest.submit(x, 'test', [report(2, 'corrected')]);
+    void Promise.allSettled([xAgain]).then(() => (xSettled = true));
+    const yDone = await Promise.race([ingest.submit(y, 'test', [report(3, 'free')]).then(() => true), new Promise<false>((r) => setTimeout(() => r(false), PATIENCE_MS))]);
+    t.true(yDone, "another device's rows are committed while x's batch waits");
     t.false(xSettled, "x's rows wait for the lock");
     await holder.query('commit');
     await Promise.all([xFirst, xAgain]);

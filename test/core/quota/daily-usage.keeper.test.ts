@@ -7,6 +7,7 @@ import * as settings from '../../../core/settings/settings.repository.js';
 import { createMemoryLimiters } from '../../../core/quota/rate-limiter.memory.js';
 import { keepDailyUsage } from '../../../core/quota/daily-usage.keeper.js';
 import { createStorage } from '../../helpers/backends.js';
+import { until } from '../../helpers/wait.js';
 
 const limits = { perMinute: 600, failedTokenLimit: 10 };
 
@@ -28,8 +29,9 @@ test('daily-usage.keeper: counts are saved every interval without a stop, and a 
   const keeper = await keepDailyUsage({ db, clock, logger: silentLogger, limiters: first, everyMs: 50 });
   for (let i = 0; i < 3; i++) await first.requests.hit('u1', clock.now());
   await first.requests.hit('u2', clock.now());
-  await new Promise((r) => setTimeout(r, 200));
-  t.deepEqual(JSON.parse((await settings.get(db, 'api_daily_usage')) ?? '{}').users, { u1: 3, u2: 1 }, 'saved by the timer alone, as before a crash');
+  const saved = async () => JSON.parse((await settings.get(db, 'api_daily_usage')) ?? '{}').users as Record<string, number> | undefined;
+  await until('saved by the timer', async () => (await saved())?.u2 === 1);
+  t.deepEqual(await saved(), { u1: 3, u2: 1 }, 'saved by the timer alone, as before a crash');
 
   // No close(): the process "crashed"; a new one starts on the same data.
   const second = createMemoryLimiters(limits);

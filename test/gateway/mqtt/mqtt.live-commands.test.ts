@@ -50,7 +50,7 @@ test('mqtt.live: a queued command whose ttl runs out is announced expired on liv
   const queued = await h.s.request('POST', `/api/devices/${IMEI}/sendCommand`, { token: h.s.adminToken, body: { command: 'setdigout 1', ttl: 1 } });
   t.is(queued.body.command.status, 'queued');
   // the background upkeep (every 2 s) expires it; nobody lists or delivers the device's commands
-  t.true(await feed.until(() => feed.seen.some((m) => m.body.status === 'expired'), 8000), JSON.stringify(feed.seen));
+  t.true(await feed.until(() => feed.seen.some((m) => m.body.status === 'expired')), JSON.stringify(feed.seen));
   t.deepEqual(feed.seen.map((m) => m.body.status), ['queued', 'expired']);
   t.like(feed.seen[1].body, { id: queued.body.command.id, command: 'setdigout 1', sent: null });
 });
