@@ -428,7 +428,9 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
 
     // Every listener is bound before the first account exists: a port in use stops the first start
     // before a generated API key is printed, so the key is never shown by a start that then dies.
-    const api = createApi({ ...services, clock, logger, bodyLimitBytes: config.bodyLimitBytes, ping: () => ping(db), writesFailing: () => storage.problem() ?? services.ingest.writesFailing(), unknownDevices: services.directory.recentUnknown, onTimeZoneChanged: (accountId) => services.events.accountChanged(accountId), metrics });
+    // Until then (seconds with gateway processes) health says "starting" and the rest of the API 503.
+    let started = false;
+    const api = createApi({ ...services, clock, logger, bodyLimitBytes: config.bodyLimitBytes, starting: () => !started, ping: () => ping(db), writesFailing: () => storage.problem() ?? services.ingest.writesFailing(), unknownDevices: services.directory.recentUnknown, onTimeZoneChanged: (accountId) => services.events.accountChanged(accountId), metrics });
     // The API's server is made here, beside every other listener: api/ builds the Koa app only.
     const server = http.createServer(api.callback());
     server.keepAliveTimeout = 65_000;
@@ -564,6 +566,7 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
     const withoutDecoder = Object.keys(PROTOCOL_DEFAULT_PORTS).filter((p) => !(p in protocols));
     if (withoutDecoder.length) logger.info({ protocols: withoutDecoder }, 'these protocols have no decoder in this version; no listener');
     logger.info({ host: config.host, ports }, 'listening');
+    started = true;
 
     return {
       config,
