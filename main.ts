@@ -15,7 +15,6 @@ import { systemClock, type Clock } from './core/clock.js';
 import type { Logger } from './core/logger.js';
 import { LogOutput } from './core/log-output.js';
 import { EventBus } from './core/events/event-bus.js';
-import * as settings from './core/settings/settings.repository.js';
 import { randomSecret } from './core/auth/secrets.js';
 import { createMemoryLimiters } from './core/quota/rate-limiter.memory.js';
 import { createRedisLimiters } from './core/quota/rate-limiter.redis.js';
@@ -36,6 +35,7 @@ import * as accountsRepo from './core/accounts/accounts.repository.js';
 import * as usersRepo from './core/users/users.repository.js';
 import * as devicesRepo from './core/devices/devices.repository.js';
 import { createTokensService, type TokensService } from './core/auth/tokens.service.js';
+import { openTokenSecrets } from './core/auth/token-secrets.js';
 import { createAccountsService, type AccountsService } from './core/accounts/accounts.service.js';
 import { createDevicesService, type DevicesService } from './core/devices/devices.service.js';
 import { createLocationsService, type LocationsService } from './core/locations/locations.service.js';
@@ -294,25 +294,10 @@ export function checkCommand(protocol: string, deviceId: string, format: Command
 /** how long a stop waits for the commits in progress before it closes the database (within STOP_TIMEOUT_MS) */
 const INGEST_DRAIN_MS = 5000;
 
-/**
- * The secret that signs tokens, made at the first start and kept in the database. One that cannot
- * be kept (the database refuses writes) signs this run's tokens only: they fail after a restart
- * and their clients ask for new ones.
- */
-async function tokenSecret(db: Db, logger: Logger): Promise<string> {
-  const made = randomSecret();
-  try {
-    return await settings.setIfAbsent(db, 'jwt_secret', made);
-  } catch (e) {
-    if (!isStorageUnavailable(e)) throw e;
-    logger.warn({ err: describeStorageError(e) }, 'the token secret cannot be stored (storage refuses writes): tokens issued until the next start are refused after it');
-    return made;
-  }
-}
-
 export async function createServices(config: Readonly<Config>, db: Db, clock: Clock, logger: Logger, metrics?: Metrics, storage?: StorageWatch): Promise<Services> {
   const events = new EventBus();
-  const secret = config.jwtSecret ?? (await tokenSecret(db, logger));
+  // the token secret the instances on this database share; TRACKGATE_JWT_SECRET replaces it when set
+  const secret = await openTokenSecrets({ db, clock, logger, configured: config.jwtSecret, ttlSeconds: config.tokenTtlSeconds });
   const redis = await openRedis(config, logger);
   const limitSettings = { perMinute: config.rateLimitPerMinute, failedTokenLimit: config.failedTokenLimit };
   const memoryLimiters = redis ? undefined : createMemoryLimiters(limitSettings);
