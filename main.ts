@@ -192,6 +192,27 @@ export function describeBackends(config: Pick<Config, 'databaseUrl' | 'dataDir' 
 }
 
 /**
+ * What the start-up log says about the notification channels: whether e-mail and SMS are on, and
+ * where they go, never a password or the SMS URL's query (gateways put their keys there). Without
+ * it nobody knew a channel was off until an alert was suppressed as `notConfigured`.
+ */
+export function describeNotifications(config: Pick<Config, 'smtpUrl' | 'mailFrom' | 'smsUrl'>): { email: Record<string, unknown>; sms: Record<string, unknown> } {
+  let email: Record<string, unknown> = { enabled: false };
+  if (config.smtpUrl) {
+    const u = new URL(config.smtpUrl);
+    const secure = u.protocol === 'smtps:';
+    // nodemailer's defaults: 465 with TLS from the start, 587 otherwise
+    email = { enabled: true, host: u.hostname, port: Number(u.port || (secure ? 465 : 587)), secure, ...(u.username && { user: decodeURIComponent(u.username) }), from: config.mailFrom };
+  }
+  let sms: Record<string, unknown> = { enabled: false };
+  if (config.smsUrl) {
+    const u = new URL(config.smsUrl);
+    sms = { enabled: true, url: `${u.origin}${u.pathname}` };
+  }
+  return { email, sms };
+}
+
+/**
  * Opens the database and brings its schema up to date; a database that does not answer names the
  * variable. A database that answers reads but refuses writes (a full disk, a read-only file
  * system) opens: only a migration it needs and cannot write stops the start.
@@ -550,7 +571,7 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
     const ports: Record<string, number> = { http: apiListener.port, ...gateway.ports, ...(mqtt.ports as Record<string, number>) };
     const withoutDecoder = Object.keys(PROTOCOL_DEFAULT_PORTS).filter((p) => !(p in protocols));
     if (withoutDecoder.length) logger.info({ protocols: withoutDecoder }, 'these protocols have no decoder in this version; no listener');
-    logger.info({ host: config.host, ports }, 'listening');
+    logger.info({ host: config.host, ports, notifications: describeNotifications(config) }, 'listening');
     started = true;
 
     return {
