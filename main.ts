@@ -15,7 +15,6 @@ import { systemClock, type Clock } from './core/clock.js';
 import type { Logger } from './core/logger.js';
 import { LogOutput } from './core/log-output.js';
 import { EventBus } from './core/events/event-bus.js';
-import * as settings from './core/settings/settings.repository.js';
 import { randomSecret } from './core/auth/secrets.js';
 import { createMemoryLimiters } from './core/quota/rate-limiter.memory.js';
 import { createRedisLimiters } from './core/quota/rate-limiter.redis.js';
@@ -36,6 +35,7 @@ import * as accountsRepo from './core/accounts/accounts.repository.js';
 import * as usersRepo from './core/users/users.repository.js';
 import * as devicesRepo from './core/devices/devices.repository.js';
 import { createTokensService, type TokensService } from './core/auth/tokens.service.js';
+import { openTokenSecrets } from './core/auth/token-secrets.js';
 import { createAccountsService, type AccountsService } from './core/accounts/accounts.service.js';
 import { createDevicesService, type DevicesService } from './core/devices/devices.service.js';
 import { createLocationsService, type LocationsService } from './core/locations/locations.service.js';
@@ -192,6 +192,27 @@ export function describeBackends(config: Pick<Config, 'databaseUrl' | 'dataDir' 
 }
 
 /**
+ * What the start-up log says about the notification channels: whether e-mail and SMS are on, and
+ * where they go, never a password or the SMS URL's query (gateways put their keys there). Without
+ * it nobody knew a channel was off until an alert was suppressed as `notConfigured`.
+ */
+export function describeNotifications(config: Pick<Config, 'smtpUrl' | 'mailFrom' | 'smsUrl'>): { email: Record<string, unknown>; sms: Record<string, unknown> } {
+  let email: Record<string, unknown> = { enabled: false };
+  if (config.smtpUrl) {
+    const u = new URL(config.smtpUrl);
+    const secure = u.protocol === 'smtps:';
+    // nodemailer's defaults: 465 with TLS from the start, 587 otherwise
+    email = { enabled: true, host: u.hostname, port: Number(u.port || (secure ? 465 : 587)), secure, ...(u.username && { user: decodeURIComponent(u.username) }), from: config.mailFrom };
+  }
+  let sms: Record<string, unknown> = { enabled: false };
+  if (config.smsUrl) {
+    const u = new URL(config.smsUrl);
+    sms = { enabled: true, url: `${u.origin}${u.pathname}` };
+  }
+  return { email, sms };
+}
+
+/**
  * Opens the database and brings its schema up to date; a database that does not answer names the
  * variable. A database that answers reads but refuses writes (a full disk, a read-only file
  * system) opens: only a migration it needs and cannot write stops the start.
@@ -294,25 +315,10 @@ export function checkCommand(protocol: string, deviceId: string, format: Command
 /** how long a stop waits for the commits in progress before it closes the database (within STOP_TIMEOUT_MS) */
 const INGEST_DRAIN_MS = 5000;
 
-/**
- * The secret that signs tokens, made at the first start and kept in the database. One that cannot
- * be kept (the database refuses writes) signs this run's tokens only: they fail after a restart
- * and their clients ask for new ones.
- */
-async function tokenSecret(db: Db, logger: Logger): Promise<string> {
-  const made = randomSecret();
-  try {
-    return await settings.setIfAbsent(db, 'jwt_secret', made);
-  } catch (e) {
-    if (!isStorageUnavailable(e)) throw e;
-    logger.warn({ err: describeStorageError(e) }, 'the token secret cannot be stored (storage refuses writes): tokens issued until the next start are refused after it');
-    return made;
-  }
-}
-
 export async function createServices(config: Readonly<Config>, db: Db, clock: Clock, logger: Logger, metrics?: Metrics, storage?: StorageWatch): Promise<Services> {
   const events = new EventBus();
-  const secret = config.jwtSecret ?? (await tokenSecret(db, logger));
+  // the token secret the instances on this database share; TRACKGATE_JWT_SECRET replaces it when set
+  const secret = await openTokenSecrets({ db, clock, logger, configured: config.jwtSecret, ttlSeconds: config.tokenTtlSeconds });
   const redis = await openRedis(config, logger);
   const limitSettings = { perMinute: config.rateLimitPerMinute, failedTokenLimit: config.failedTokenLimit };
   const memoryLimiters = redis ? undefined : createMemoryLimiters(limitSettings);
@@ -428,7 +434,9 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
 
     // Every listener is bound before the first account exists: a port in use stops the first start
     // before a generated API key is printed, so the key is never shown by a start that then dies.
-    const api = createApi({ ...services, clock, logger, bodyLimitBytes: config.bodyLimitBytes, ping: () => ping(db), writesFailing: () => storage.problem() ?? services.ingest.writesFailing(), unknownDevices: services.directory.recentUnknown, onTimeZoneChanged: (accountId) => services.events.accountChanged(accountId), metrics });
+    // Until then (seconds with gateway processes) health says "starting" and the rest of the API 503.
+    let started = false;
+    const api = createApi({ ...services, clock, logger, bodyLimitBytes: config.bodyLimitBytes, starting: () => !started, ping: () => ping(db), writesFailing: () => storage.problem() ?? services.ingest.writesFailing(), unknownDevices: services.directory.recentUnknown, onTimeZoneChanged: (accountId) => services.events.accountChanged(accountId), metrics });
     // The API's server is made here, beside every other listener: api/ builds the Koa app only.
     const server = http.createServer(api.callback());
     server.keepAliveTimeout = 65_000;
@@ -563,7 +571,8 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
     const ports: Record<string, number> = { http: apiListener.port, ...gateway.ports, ...(mqtt.ports as Record<string, number>) };
     const withoutDecoder = Object.keys(PROTOCOL_DEFAULT_PORTS).filter((p) => !(p in protocols));
     if (withoutDecoder.length) logger.info({ protocols: withoutDecoder }, 'these protocols have no decoder in this version; no listener');
-    logger.info({ host: config.host, ports }, 'listening');
+    logger.info({ host: config.host, ports, notifications: describeNotifications(config) }, 'listening');
+    started = true;
 
     return {
       config,

@@ -33,7 +33,7 @@ import { groupRoutes } from './routes/groups.routes.js';
 import { userRoutes } from './routes/users.routes.js';
 import { ruleRoutes } from './routes/rules.routes.js';
 import { forwardRoutes } from './routes/forwards.routes.js';
-import { accountRoutes, metricsRoute, systemRoutes } from './routes/system.routes.js';
+import { accountRoutes, metricsRoute, STARTING_MESSAGE, systemRoutes } from './routes/system.routes.js';
 import { docsRoutes } from './docs.js';
 import { answerJson, type RouteTable } from './route.js';
 
@@ -56,6 +56,8 @@ export interface ApiDeps {
   ping: () => Promise<void>;
   /** why storage refuses writes while it still answers reads (a full disk, a read-only file system), if it does */
   writesFailing?: () => string | undefined;
+  /** true until start-up is done (every listener bound, the first account made): the API answers 503 STARTING meanwhile */
+  starting?: () => boolean;
   /** recent sightings of trackers refused at the gateway; the API always passes the caller's scope */
   unknownDevices: (limit: number, scope: SightingScope) => Promise<UnknownDevice[]>;
   onTimeZoneChanged?: (accountId: string) => void;
@@ -152,6 +154,7 @@ export function createApi(deps: ApiDeps): Koa {
         ctx.status = STATUS_BY_CODE[err.code];
         body = { success: false, error: err.message, code: err.code, ...(err.details ? { details: err.details } : {}) };
         if (err.code === 'RATE_LIMITED') ctx.set('Retry-After', String(err.details?.retryAfterSeconds ?? 60));
+        if (err.code === 'STARTING') ctx.set('Retry-After', '1');
       } else if (err.status && err.status >= 400 && err.status < 500 && err.expose) {
         ctx.status = err.status;
         body = { success: false, error: err.message, code: 'VALIDATION_FAILED' };
@@ -213,9 +216,23 @@ export function createApi(deps: ApiDeps): Koa {
     }
   }
 
+  // The API listens before the tracker listeners and the first account exist: until start-up is
+  // done a token request with the admin's right key would be refused (and counted as a failure)
+  // because the admin is not made yet. Health says "starting"; the rest of /api/ answers 503.
+  if (deps.starting) {
+    const starting = deps.starting;
+    app.use(async (ctx: Context, next: Next) => {
+      const path = ctx.path.toLowerCase();
+      if (starting() && path.startsWith('/api/') && path !== '/api/health' && path !== '/api/openapi.json') {
+        throw new DomainError('STARTING', STARTING_MESSAGE);
+      }
+      await next();
+    });
+  }
+
   // One router for the whole API: a request is matched once.
   const api: RouteTable = { router: new Router({ sensitive: false }), registry, guard, bodyLimitBytes: deps.bodyLimitBytes };
-  systemRoutes(api, { ping: deps.ping, writesFailing: deps.writesFailing });
+  systemRoutes(api, { ping: deps.ping, writesFailing: deps.writesFailing, starting: deps.starting });
   if (deps.metrics) metricsRoute(api, deps.metrics.scrape);
   authRoutes(api, deps.tokens);
   deviceRoutes(api, deps);

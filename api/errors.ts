@@ -34,6 +34,7 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   PATCH_FAILED: 409,
   RATE_LIMITED: 429,
   STORAGE_UNAVAILABLE: 503,
+  STARTING: 503,
   INTERNAL: 500,
 };
 

@@ -34,6 +34,7 @@ export type ErrorCode =
   | 'PATCH_FAILED'
   | 'RATE_LIMITED'
   | 'STORAGE_UNAVAILABLE'
+  | 'STARTING'
   | 'INTERNAL';
 
 export class DomainError extends Error {

@@ -37,6 +37,25 @@ test('main: the start-up log names the storage (file, or host and database witho
   }
 });
 
+test('main: the start-up line says whether e-mail and SMS are on and where they go, never a password or the SMS URL\'s query', async (t) => {
+  const on = capturingLogger();
+  const s = await startServer('sqlite', {
+    logger: on,
+    env: { TRACKGATE_SMTP_URL: 'smtps://alerts:s3cret-pw@mail.example.com', TRACKGATE_MAIL_FROM: 'alerts@example.com', TRACKGATE_SMS_URL: 'https://sms.example.com/send?apikey=s3cret-key' },
+  });
+  await s.stop();
+  const [line] = on.at('info', 'listening');
+  t.deepEqual(line.notifications, {
+    email: { enabled: true, host: 'mail.example.com', port: 465, secure: true, user: 'alerts', from: 'alerts@example.com' },
+    sms: { enabled: true, url: 'https://sms.example.com/send' },
+  });
+  t.false(JSON.stringify(on.entries).includes('s3cret'), 'no password or key in the log');
+  const off = capturingLogger();
+  const plain = await startServer('sqlite', { logger: off });
+  await plain.stop();
+  t.deepEqual(off.at('info', 'listening')[0].notifications, { email: { enabled: false }, sms: { enabled: false } });
+});
+
 test('main.serve: an unhandled rejection is logged and the service keeps serving; SIGTERM stops it with JSON log lines only', async (t) => {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'trackgate-serve-'));
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));

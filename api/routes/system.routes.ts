@@ -6,14 +6,21 @@ import type { AccountsService } from '../../core/accounts/accounts.service.js';
 import type { SightingScope, UnknownDevice } from '../../core/devices/unknown-devices.repository.js';
 import { requirePrivilege } from '../../core/access/access.js';
 
-export function systemRoutes(api: RouteTable, deps: { ping: () => Promise<void>; writesFailing?: () => string | undefined }): void {
+/** What health, and every other endpoint, answer until start-up is done. */
+export const STARTING_MESSAGE = 'trackgate is starting (listeners, gateway processes, the first account); try again in a second.';
+
+export function systemRoutes(api: RouteTable, deps: { ping: () => Promise<void>; writesFailing?: () => string | undefined; starting?: () => boolean }): void {
   addRoute(api, {
     method: 'get', path: '/api/health', tags: ['System'], summary: 'Health (no token)', auth: false,
     responses: {
-      200: { description: 'Storage answers and takes writes.', schema: z.object({ success: z.literal(true), status: z.literal('ok') }) },
-      503: { description: 'Storage does not answer (`status: "unavailable"`), or answers reads but refuses writes (`status: "degraded"`: a full disk, a read-only file system; trackers get no acknowledgement meanwhile; `error` says why, e.g. "Storage refuses writes: database or disk is full"). Said from the last write of locations within 60 s (it clears with the next write that succeeds, or 60 s after the last that failed), from a write tried at start and every 5 s after while refused (it clears with the first that succeeds), and from the SQLite database file deleted or replaced while trackgate runs (every write is refused then, until a restart).' },
+      200: { description: 'Start-up is done (every listener bound, the first account and its admin made), and storage answers and takes writes.', schema: z.object({ success: z.literal(true), status: z.literal('ok') }) },
+      503: { description: 'Start-up is not done yet (`status: "starting"`: the API listens before the tracker listeners, the gateway processes and the first account; every other endpoint answers 503 `STARTING` meanwhile, so a client waiting for 200 then gets a token at once). Storage does not answer (`status: "unavailable"`), or answers reads but refuses writes (`status: "degraded"`: a full disk, a read-only file system; trackers get no acknowledgement meanwhile; `error` says why, e.g. "Storage refuses writes: database or disk is full"). Said from the last write of locations within 60 s (it clears with the next write that succeeds, or 60 s after the last that failed), from a write tried at start and every 5 s after while refused (it clears with the first that succeeds), and from the SQLite database file deleted or replaced while trackgate runs (every write is refused then, until a restart).' },
     },
     handler: async (ctx) => {
+      if (deps.starting?.()) {
+        ctx.set('Retry-After', '1');
+        return { status: 503, body: { success: false, status: 'starting', error: STARTING_MESSAGE, code: 'STARTING' } };
+      }
       try {
         await deps.ping();
       } catch {

@@ -17,6 +17,8 @@ export type PlannedAlert = Pick<Alert, 'alertName' | 'text' | 'latitude' | 'long
   dateTime: number;
   /** only these channels (an alert rule's `notify`); absent: every channel the device has */
   channels?: { email: boolean; sms: boolean };
+  /** the name of the alert rule that raised it, for the messages */
+  ruleName?: string;
 };
 
 export interface NotificationPlan extends Pick<Alert, 'notifications' | 'suppressed'> {
@@ -52,6 +54,8 @@ export interface RecordOptions {
   channels?: { email: boolean; sms: boolean };
   /** the alert rule that raises it: only its own alert at that time is a repeat */
   rule?: string;
+  /** that rule's name: the e-mail and SMS say which rule fired */
+  ruleName?: string;
 }
 
 /** Records the alerts the ingest raises (see the file's comment). */
@@ -90,7 +94,8 @@ export function createAlertRecorder(deps: AlertRecorderDeps): AlertRecorder {
       const same = await alerts.findSame(db, device.id, dateTime, input.alertName, row.ruleId, row.text);
       if (same) return same;
     }
-    const plan = deps.notifier ? await deps.notifier.plan(device, options.channels ? { ...row, channels: options.channels } : row) : undefined;
+    const planned: PlannedAlert = { ...row, ...(options.channels && { channels: options.channels }), ...(options.ruleName !== undefined && { ruleName: options.ruleName }) };
+    const plan = deps.notifier ? await deps.notifier.plan(device, planned) : undefined;
     let duplicate = false;
     const alert = await db.transaction(async (trx) => {
       const same = options.dedupe ? await alerts.findSame(trx, device.id, dateTime, input.alertName, row.ruleId, row.text) : undefined;

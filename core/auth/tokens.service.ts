@@ -6,7 +6,7 @@
  * both ask it; the REST 401 is worded from the reason it gives.
  */
 import jwt from 'jsonwebtoken';
-import { createHash, createSecretKey, type KeyObject } from 'node:crypto';
+import { createHash, type KeyObject } from 'node:crypto';
 import type { Db } from '../db/db.js';
 import type { Clock } from '../clock.js';
 import type { Principal, UserRecord } from '../model/user.js';
@@ -15,6 +15,7 @@ import * as users from '../users/users.repository.js';
 import { isStorageUnavailable } from '../db/storage-errors.js';
 import { apiKeyMatches, generateApiKey, hashApiKey } from './secrets.js';
 import type { FailedLoginLimiter } from '../quota/rate-limiter.js';
+import { fixedTokenSecret, type TokenSecrets } from './token-secrets.js';
 
 export interface TokenClaims {
   sub: string;
@@ -56,7 +57,8 @@ export function failedLoginKeys(userName: string, remoteAddress: string): string
 export interface TokensDeps {
   db: Db;
   clock: Clock;
-  secret: string;
+  /** one secret, or the secrets the instances on one database share (core/auth/token-secrets.ts) */
+  secret: string | TokenSecrets;
   ttlSeconds: number;
   failedLogins: FailedLoginLimiter;
   /** how a presented key is checked against a stored digest (default apiKeyMatches); tests count its calls */
@@ -113,9 +115,7 @@ export interface TokensService {
 export function createTokensService(deps: TokensDeps): TokensService {
   const { db, clock, ttlSeconds, failedLogins } = deps;
   const keyMatches = deps.keyMatches ?? apiKeyMatches;
-  // A KeyObject, built once: given a string, jsonwebtoken first tries to parse it as a PEM key on
-  // every sign and verify (about 330 µs each, against 7 µs).
-  const secret: KeyObject = createSecretKey(Buffer.from(deps.secret, 'utf8'));
+  const secrets = typeof deps.secret === 'string' ? fixedTokenSecret(deps.secret) : deps.secret;
   const cache = new Map<string, { at: number; keyVersion: number; principal: Principal | null }>();
   // A token verified once is remembered by its exact text (a forged token is another text), so
   // the request path does not check the signature again; expiry and revocation are checked each time.
@@ -142,7 +142,7 @@ export function createTokensService(deps: TokensDeps): TokensService {
     const iat = Math.floor(nowMs / 1000);
     const exp = iat + ttlSeconds;
     const claims: TokenClaims = { sub: user.id, acc: user.accountId, kv: user.keyVersion, iat, exp };
-    const token = jwt.sign(claims, secret, { algorithm: 'HS256', noTimestamp: true });
+    const token = jwt.sign(claims, await secrets.signing(), { algorithm: 'HS256', noTimestamp: true });
     // bookkeeping: a database that refuses writes (a full disk) still issues tokens, so reads go on
     await users.touchLastLogin(db, user.id, nowMs).catch((e: unknown) => {
       if (!isStorageUnavailable(e)) throw e;
@@ -164,20 +164,39 @@ export function createTokensService(deps: TokensDeps): TokensService {
     return user?.keyVersion === claims.kv ? principal : null;
   }
 
-  /** The claims of a token signed with our secret by HS256 (no other algorithm), not expired at nowMs. */
-  function checkSignature(token: string, nowMs: number): TokenClaims | 'invalid' | 'expired' {
+  /** The claims of a token signed with `key` by HS256 (no other algorithm), not expired at nowMs; 'signature' when another key signed it. */
+  function checkWith(token: string, key: KeyObject, nowMs: number): TokenClaims | 'invalid' | 'expired' | 'signature' {
     try {
-      const payload = jwt.verify(token, secret, { algorithms: ['HS256'], clockTimestamp: Math.floor(nowMs / 1000) });
+      const payload = jwt.verify(token, key, { algorithms: ['HS256'], clockTimestamp: Math.floor(nowMs / 1000) });
       return isTokenClaims(payload) ? payload : 'invalid';
     } catch (e) {
       // jsonwebtoken checks the signature before `exp`: an expired token is one we signed.
-      return e instanceof jwt.TokenExpiredError ? 'expired' : 'invalid';
+      if (e instanceof jwt.TokenExpiredError) return 'expired';
+      return e instanceof jwt.JsonWebTokenError && e.message === 'invalid signature' ? 'signature' : 'invalid';
     }
   }
 
   /**
+   * The claims of a token signed with one of the secrets of the instances on this database. A
+   * well-formed HS256 token that none of the known secrets signed reads them again (another
+   * instance may have just replaced the shared one); anything else costs no read.
+   */
+  async function checkSignature(token: string, nowMs: number): Promise<TokenClaims | 'invalid' | 'expired'> {
+    const tryAll = (): TokenClaims | 'invalid' | 'expired' | 'signature' => {
+      for (const key of secrets.verifying()) {
+        const r = checkWith(token, key, nowMs);
+        if (r !== 'signature') return r;
+      }
+      return 'signature';
+    };
+    let r = tryAll();
+    if (r === 'signature' && (await secrets.refresh())) r = tryAll();
+    return r === 'signature' ? 'invalid' : r;
+  }
+
+  /**
    * The one token verifier, for REST bearer tokens and MQTT passwords alike: the signature (HS256,
-   * our secret), `exp` against the injected clock, then revocation through the user (key version,
+   * a secret of the instances on this database), `exp` against the injected clock, then revocation through the user (key version,
    * disabled, deleted, outside its window). The principal may have no privilege: callers refuse it
    * as they word it (403 over REST). A storage failure is thrown, not answered as a bad token.
    */
@@ -186,7 +205,7 @@ export function createTokensService(deps: TokensDeps): TokensService {
     const nowMs = clock.now().getTime();
     let claims = verified.get(token);
     if (claims === undefined) {
-      const checked = checkSignature(token, nowMs);
+      const checked = await checkSignature(token, nowMs);
       if (typeof checked === 'string') return REFUSED[checked];
       claims = checked;
       if (verified.size >= VERIFIED_MAX) verified.clear();

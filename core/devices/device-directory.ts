@@ -55,7 +55,11 @@ export interface DeviceDirectory {
   resolve(identifier: string, protocol: string, remoteAddress: string | null): Promise<Resolution>;
   /** The device with this id, whatever its state, without recording a sighting (cached like resolve). */
   find(identifier: string): Promise<DeviceRecord | undefined>;
-  /** Records the device's protocol and last connection, at most once a minute per device. */
+  /**
+   * Records that the device was heard now, on `protocol`: written at once when its last write is
+   * LAST_CONNECTION_EVERY_MS old or more (a device heard after a gap), or its protocol changed;
+   * otherwise the newest time waits for the next sweep, at most LAST_CONNECTION_EVERY_MS.
+   */
   touch(device: DeviceRecord, protocol: string): Promise<void>;
   /** Writes the sightings gathered since the last flush (also done every few seconds). */
   flush(): Promise<void>;
@@ -67,14 +71,25 @@ export interface DeviceDirectory {
   close(): Promise<void>;
 }
 
-const TOUCH_EVERY_MS = 60_000;
+/**
+ * A device's lastConnection is at most this far behind the last frame it sent: the Offline rule
+ * (evaluated every 5 s, from minutes) and its "last at" time read it. Written once a minute, it
+ * was up to a minute stale: an Offline rule quoted a time long before the device's last frame,
+ * and one of a minute could fire while heartbeats still arrived. A device that reports less
+ * often than this (most trackers) has each report written; one that reports more often, one write
+ * per interval, with its newest time.
+ */
+export const LAST_CONNECTION_EVERY_MS = 5000;
 const NOTHING_TO_DO: Promise<void> = Promise.resolve();
 
 export function createDeviceDirectory(o: DirectoryOptions): DeviceDirectory {
   const cacheMs = o.cacheMs ?? 5000;
   const cache = new Map<string, { at: number; device: DeviceRecord | undefined }>();
   const pending = new Map<string, unknown.Sighting>();
+  /** when each device's last connection was last written (the devices written in the last LAST_CONNECTION_EVERY_MS) */
   const touched = new Map<string, number>();
+  /** devices heard since their last write, written with the next sweep: the newest time each */
+  const later = new Map<string, { device: DeviceRecord; protocol: string; atMs: number }>();
   // Moves with every change announced: a lookup that overlapped one is not cached (it may have read the old record).
   let epoch = 0;
   const offDeviceChanged = o.events.onDeviceChanged((id) => {
@@ -127,8 +142,22 @@ export function createDeviceDirectory(o: DirectoryOptions): DeviceDirectory {
   /** Not async: on almost every frame there is nothing to do, and that costs no promise of its own. */
   function touch(device: DeviceRecord, protocol: string): Promise<void> {
     const now = o.clock.now().getTime();
-    if (now - (touched.get(device.id) ?? 0) < TOUCH_EVERY_MS && device.protocol === protocol) return NOTHING_TO_DO;
-    return record(device, protocol, now);
+    const written = touched.get(device.id);
+    if (written === undefined || now - written >= LAST_CONNECTION_EVERY_MS || device.protocol !== protocol) {
+      later.delete(device.id);
+      return record(device, protocol, now, now);
+    }
+    later.set(device.id, { device, protocol, atMs: now });
+    return NOTHING_TO_DO;
+  }
+
+  /** The newest times of the devices heard since their last write (the sweep's, and a stop's). */
+  function writeLater(): Promise<void> {
+    if (later.size === 0) return NOTHING_TO_DO;
+    const now = o.clock.now().getTime();
+    const due = [...later.values()];
+    later.clear();
+    return Promise.all(due.map((t) => record(t.device, t.protocol, t.atMs, now))).then(() => undefined);
   }
 
   // Last connections are written like a group commit: what arrives while a write runs goes in the
@@ -138,12 +167,13 @@ export function createDeviceDirectory(o: DirectoryOptions): DeviceDirectory {
   let waiting: (() => void)[] = [];
   let writing = false;
 
-  function record(device: DeviceRecord, protocol: string, now: number): Promise<void> {
+  /** Writes `atMs` (when the device was heard) as its last connection, with the group commit below; `now`: when. */
+  function record(device: DeviceRecord, protocol: string, atMs: number, now: number): Promise<void> {
     touched.set(device.id, now);
     // The cached record is the one the gateway holds: keep it in step, or every frame would touch again.
     device.protocol = protocol;
-    device.lastConnection = now;
-    touches.set(device.id, { protocol, atMs: now });
+    device.lastConnection = atMs;
+    touches.set(device.id, { protocol, atMs });
     return new Promise<void>((resolve) => {
       waiting.push(resolve);
       if (!writing) void writeTouches();
@@ -176,21 +206,22 @@ export function createDeviceDirectory(o: DirectoryOptions): DeviceDirectory {
 
   /**
    * Forgets what no lookup may use any more: records cached longer than cacheMs ago (a lookup
-   * reads them again) and last connections recorded over TOUCH_EVERY_MS ago (the next touch writes
-   * anyway). Without it, every device that ever logged in stayed in memory: after a storm of
+   * reads them again) and last connections recorded LAST_CONNECTION_EVERY_MS ago or more (the next
+   * touch writes anyway). Without it, every device that ever logged in stayed in memory: after a storm of
    * 100,000 trackers logging in through the gateway processes the core held 100,000 records it
    * would never answer from.
    */
   function sweep(): void {
     const now = o.clock.now().getTime();
     for (const [id, hit] of cache) if (now - hit.at >= cacheMs) cache.delete(id);
-    for (const [id, at] of touched) if (now - at >= TOUCH_EVERY_MS) touched.delete(id);
+    for (const [id, at] of touched) if (now - at >= LAST_CONNECTION_EVERY_MS) touched.delete(id);
   }
 
   const timer = setInterval(() => {
     sweep();
+    void writeLater();
     void flush();
-  }, o.flushMs ?? 5000);
+  }, Math.min(o.flushMs ?? 5000, LAST_CONNECTION_EVERY_MS));
   timer.unref();
 
   return {
@@ -206,6 +237,7 @@ export function createDeviceDirectory(o: DirectoryOptions): DeviceDirectory {
     async close() {
       offDeviceChanged();
       clearInterval(timer);
+      await writeLater();
       await flush();
     },
   };

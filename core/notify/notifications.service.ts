@@ -111,7 +111,7 @@ export function createNotificationsService(deps: NotificationsDeps): Notificatio
     }
     const timeZone = await timeZoneOf(db, device.accountId);
     const day = dayIn(now, timeZone);
-    const notice = { deviceName: device.name, deviceId: device.id, alertName: alert.alertName, text: alert.text, dateTime: new Date(alert.dateTime), latitude: alert.latitude, longitude: alert.longitude, timeZone };
+    const notice = { deviceName: device.name, deviceId: device.id, alertName: alert.alertName, ruleName: alert.ruleName, text: alert.text, dateTime: new Date(alert.dateTime), latitude: alert.latitude, longitude: alert.longitude, timeZone };
     const email = formatAlertEmail(notice);
     const sms = formatAlertSms(notice);
     const rows: Omit<outbox.NewOutboxRow, 'alertId'>[] = [];

@@ -98,6 +98,10 @@ const minutesMs = (rule: AlertRule) => (rule.params.minutes ?? 0) * 60_000;
 const value = (rule: AlertRule, fallback?: number) => num(rule.params.value) ?? fallback;
 const fmt = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(1));
 const stamp = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
+/** `1 minute`, `0.5 minutes`, `10 minutes` */
+const minutesText = (n: number) => `${n} minute${n === 1 ? '' : 's'}`;
+/** A silence in words: whole minutes, or seconds under one (a rule may count half a minute). */
+const silenceText = (ms: number) => (ms < 60_000 ? `${Math.floor(ms / 1000)} seconds` : minutesText(Math.floor(ms / 60_000)));
 
 /**
  * A condition read from each position (undefined when the position does not say: no speed, no
@@ -188,7 +192,7 @@ const offline: Detector = (rule, state, input) => {
   const on = silentFor >= minutesMs(rule);
   // the episode starts when the device went silent: fired once it has been so for minutes + minimum duration
   const s = on && !state.on ? { ...state, on: true, since: lastReportAt + minutesMs(rule), fired: false } : state;
-  return episode(s, input, on, now, minDurationMs(rule), () => `No report for ${Math.floor(silentFor / 60_000)} minutes (last at ${stamp(lastReportAt)})`);
+  return episode(s, input, on, now, minDurationMs(rule), () => `No report for ${silenceText(silentFor)} (last at ${stamp(lastReportAt)})`);
 };
 
 /** Stopped (speed at most params.speed, default 3 km/h) — and for IdleTime with ignition on — for the rule's minutes. */
@@ -196,7 +200,7 @@ const stopped = (idle: boolean): Detector => {
   return (rule, state, input) => {
     const hold = minutesMs(rule) + minDurationMs(rule);
     const minutes = rule.params.minutes ?? 0;
-    const text = () => (idle ? `Idling (ignition on, not moving) for ${minutes} minutes` : `Not moving for ${minutes} minutes`);
+    const text = () => (idle ? `Idling (ignition on, not moving) for ${minutesText(minutes)}` : `Not moving for ${minutesText(minutes)}`);
     if (input.kind === 'tick') return episode(state, input, undefined, input.tick.now, hold, text);
     const p = input.position;
     if (p.speed === undefined) return { state };
@@ -255,7 +259,7 @@ const attribute = (op: 'eq' | 'lt' | 'gt'): Detector =>
 /** GPSNoSignal: positions without a valid fix for the rule's minutes. */
 const gpsNoSignal: Detector = (rule, state, input) => {
   const hold = minutesMs(rule) + minDurationMs(rule);
-  const text = () => `No valid GPS fix for ${rule.params.minutes ?? 0} minutes`;
+  const text = () => `No valid GPS fix for ${minutesText(rule.params.minutes ?? 0)}`;
   if (input.kind === 'tick') return episode(state, input, undefined, input.tick.now, hold, text);
   const v = input.position.valid;
   return episode(state, input, v === undefined ? undefined : !v, input.position.fixTime, hold, text);

@@ -213,7 +213,7 @@ export function startRulesEngine(deps: RulesEngineDeps): RulesEngine {
       await deps.alerts.record(
         device,
         { dateTime: new Date(alert.at).toISOString(), alertName: rule.alertName, text: alert.text, alerts: [rule.alertName], latitude: where?.latitude, longitude: where?.longitude },
-        { dedupe: true, rule: rule.id, channels: rule.notify },
+        { dedupe: true, rule: rule.id, ruleName: rule.name, channels: rule.notify },
       );
       logger.info({ rule: rule.id, alertName: rule.alertName, deviceId }, 'alert rule fired');
       return true;

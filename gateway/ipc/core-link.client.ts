@@ -37,8 +37,13 @@ export const LIVENESS_EVERY_MS = 5000;
 export const LIVENESS_TIMEOUT_MS = 15_000;
 /** TLS errors that mean this gateway does not trust the certificate the core presented */
 const UNTRUSTED = /CERT|SELF_SIGNED|UNABLE_TO_/;
-/** as often as the core's directory records a device's last connection */
-const TOUCH_EVERY_MS = 60_000;
+/**
+ * A device's last connection goes to the core at most this often; a frame heard meanwhile follows
+ * with the next sweep (every second), so the core, which stamps a touch when it arrives and
+ * writes it within LAST_CONNECTION_EVERY_MS, is at most a second late. Once a minute, the Offline
+ * rule and `lastConnection` lagged up to a minute behind a device's frames.
+ */
+const TOUCH_EVERY_MS = 1000;
 
 /** An answer's value, or its error thrown. */
 function answered<T>(answer: Answer): T {
@@ -113,6 +118,8 @@ export function connectCoreLink(o: CoreLinkClientOptions): CoreLinkClient {
   const waiting = new Map<number, { resolve(a: Answer): void; reject(e: Error): void; at: number }>();
   const cache = new Map<string, { at: number; device: DeviceRecord }>();
   const touched = new Map<string, { at: number; protocol: string }>();
+  /** devices heard since their last touch note, by id: the protocol of their next one (sent by the sweep) */
+  const touchLater = new Map<string, string>();
   const heardAt = new Map<string, number>();
   let wanted: { accounts: Set<string>; unknown: boolean } = { accounts: new Set(), unknown: false };
   let up = false;
@@ -328,14 +335,26 @@ export function connectCoreLink(o: CoreLinkClientOptions): CoreLinkClient {
 
   // a request the core never answers (it is stuck, or the answer was lost) fails after REQUEST_TIMEOUT_MS
   const sweep = setInterval(() => {
+    sendTouchesLater();
     const late = Date.now() - REQUEST_TIMEOUT_MS;
     for (const [id, w] of waiting) {
       if (w.at > late) continue;
       waiting.delete(id);
       w.reject(new CoreUnreachable('no answer in time'));
     }
-  }, Math.min(1000, REQUEST_TIMEOUT_MS));
+  }, Math.min(TOUCH_EVERY_MS, REQUEST_TIMEOUT_MS));
   sweep.unref();
+
+  function sendTouch(deviceId: string, protocol: string, now: number): void {
+    touched.set(deviceId, { at: now, protocol });
+    note({ t: 'touch', deviceId, protocol });
+  }
+
+  function sendTouchesLater(): void {
+    const now = o.clock.now().getTime();
+    for (const [deviceId, protocol] of touchLater) sendTouch(deviceId, protocol, now);
+    touchLater.clear();
+  }
 
   // Forgets what no lookup or note may use any more (each map answers only within its time): a
   // gateway process of 15,000 idle trackers held their 15,000 device records, read once at login.
@@ -361,9 +380,9 @@ export function connectCoreLink(o: CoreLinkClientOptions): CoreLinkClient {
       const now = o.clock.now().getTime();
       const t = touched.get(device.id);
       if (!t || now - t.at >= TOUCH_EVERY_MS || t.protocol !== protocol) {
-        touched.set(device.id, { at: now, protocol });
-        note({ t: 'touch', deviceId: device.id, protocol });
-      }
+        touchLater.delete(device.id);
+        sendTouch(device.id, protocol, now);
+      } else touchLater.set(device.id, protocol);
       return Promise.resolve();
     },
   };

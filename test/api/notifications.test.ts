@@ -188,3 +188,26 @@ test('notify: a message that finally fails frees its place in the day count', as
   t.like((await s.request('GET', '/api/devices/d1', { token: s.adminToken })).body.device, { smsSentToday: 0 }, 'the place is free again');
   t.deepEqual((await raise(s, 'd1')).body.alerts[0].notifications, ['SMS']);
 });
+
+test('notify: a CheckArea rule\'s e-mails and SMS name the rule and say entering or leaving, in the subject too', async (t) => {
+  const { s, smtp, sms } = await setup(t);
+  await device(s, { id: 'van', name: 'Van 7', alertEmails: ['ops@example.com'], alertPhones: ['+34600111222'] });
+  const zone = await s.request('POST', '/api/zones', { token: s.adminToken, body: { name: 'Depot', type: 'circle', center: { latitude: 40.41, longitude: -3.71 }, radius: 500 } });
+  t.is(zone.status, 201, JSON.stringify(zone.body));
+  const rule = await s.request('POST', '/api/alertRules', {
+    token: s.adminToken,
+    body: { name: 'Depot watch', alertName: 'CheckArea', params: { zone: zone.body.zone.id }, devices: ['van'], notify: { email: true, sms: true } },
+  });
+  t.is(rule.status, 201, JSON.stringify(rule.body));
+  const at = (latitude: number, dateTime: string) => s.request('POST', '/api/devices/van/locations', { token: s.adminToken, body: { location: { dateTime, latitude, longitude: -3.71, speed: 20 } } });
+  t.is((await at(40.41, '2026-03-01T11:50:00Z')).status, 201);
+  t.is((await at(40.5, '2026-03-01T11:55:00Z')).status, 201);
+  await s.running.rules.idle();
+  await s.running.services.notifications.drain();
+  t.deepEqual(smtp.mails.map((m) => m.headers.subject).sort(), ['CheckArea "Depot watch": Van 7 - Entered the zone "Depot"', 'CheckArea "Depot watch": Van 7 - Left the zone "Depot"']);
+  t.regex(smtp.mails[0].text, /^Rule: "Depot watch" \(CheckArea\)$/m);
+  const texts = sms.requests.map((r) => (r.body as { text: string }).text).sort();
+  t.is(texts.length, 2);
+  t.regex(texts[0], /^CheckArea "Depot watch" Van 7: Entered the zone "Depot" 2026-03-01 /);
+  t.regex(texts[1], /^CheckArea "Depot watch" Van 7: Left the zone "Depot" 2026-03-01 /);
+});

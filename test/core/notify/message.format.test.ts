@@ -20,7 +20,7 @@ test('message.format: the map link opens OpenStreetMap at the position, zoom 16'
 
 test('message.format: the e-mail names the device and alert, local time and map link', (t) => {
   const mail = formatAlertEmail(notice);
-  t.is(mail.subject, 'SOSButton: Truck 1');
+  t.is(mail.subject, 'SOSButton: Truck 1 - SOS button pressed');
   t.true(mail.text.includes('SOSButton on Truck 1 (356307042441013)'));
   t.true(mail.text.includes('SOS button pressed'));
   t.true(mail.text.includes('Time: 2026-03-01 13:30:05 Europe/Madrid (UTC+01:00)'), mail.text);
@@ -50,7 +50,7 @@ test('message.format: HTML escapes what the user typed; a missing position and t
 });
 
 test('message.format: the subject stays on one line', (t) => {
-  t.is(formatAlertEmail({ ...notice, deviceName: 'Truck\r\nBcc: x@example.com' }).subject, 'SOSButton: Truck Bcc: x@example.com');
+  t.is(formatAlertEmail({ ...notice, deviceName: 'Truck\r\nBcc: x@example.com' }).subject, 'SOSButton: Truck Bcc: x@example.com - SOS button pressed');
 });
 
 test('message.format: the SMS carries alert, device, text, local time and position in 160 characters', (t) => {
@@ -72,4 +72,27 @@ test('message.format: a long SMS shortens the text first, then the device name, 
   t.true(longName.endsWith('2026-03-01 13:30 https://www.openstreetmap.org/?mlat=40.41680&mlon=-3.70380'));
 
   t.is(formatAlertSms({ ...notice, latitude: null, longitude: null, text: null }), 'SOSButton Truck 1 2026-03-01 13:30');
+});
+
+test('message.format: a rule\'s alert names the rule in the subject, the text, the HTML and the SMS', (t) => {
+  const entered = { ...notice, alertName: 'CheckArea', ruleName: 'Depot watch', text: 'Entered the zone "Depot"' };
+  const mail = formatAlertEmail(entered);
+  t.is(mail.subject, 'CheckArea "Depot watch": Truck 1 - Entered the zone "Depot"');
+  t.true(mail.text.includes('Rule: "Depot watch" (CheckArea)'));
+  t.true(mail.html.includes('<th align="left">Rule</th><td>Depot watch (CheckArea)</td>'));
+  t.is(formatAlertSms(entered), 'CheckArea "Depot watch" Truck 1: Entered the zone "Depot" 2026-03-01 13:30 https://www.openstreetmap.org/?mlat=40.41680&mlon=-3.70380');
+});
+
+test('message.format: a long rule name is shortened first in the SMS, then dropped; what happened stays', (t) => {
+  const sms = formatAlertSms({ ...notice, alertName: 'CheckArea', ruleName: 'The rule with a very long name '.repeat(3), text: 'Left the zone "North warehouse"' });
+  t.true(sms.length <= SMS_MAX, sms);
+  t.true(sms.includes('Truck 1: Left the zone "North warehouse" 2026-03-01 13:30'), sms);
+  t.regex(sms, /^CheckArea ("The rule with[^"]*\.\.\." )?Truck 1/);
+});
+
+test('message.format: a subject over 200 characters shortens the alert text', (t) => {
+  const subject = formatAlertEmail({ ...notice, text: 'x'.repeat(500) }).subject;
+  t.is(subject.length, 200);
+  t.true(subject.startsWith('SOSButton: Truck 1 - xxx'));
+  t.true(subject.endsWith('...'));
 });

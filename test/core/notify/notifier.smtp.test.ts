@@ -22,7 +22,7 @@ test('notifier.smtp: a formatted alert arrives with To, Subject, device name, lo
   t.is(got.from, 'alerts@example.com');
   t.is(got.headers.to, 'ops@example.com');
   t.is(got.headers.from, 'trackgate <alerts@example.com>');
-  t.is(got.headers.subject, 'SOSButton: Truck 1');
+  t.is(got.headers.subject, 'SOSButton: Truck 1 - SOS button pressed');
   for (const body of [got.text, got.html]) {
     t.true(body.includes('Truck 1'));
     t.true(body.includes('2026-03-01 13:30:05 Europe/Madrid'));
