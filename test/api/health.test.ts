@@ -5,7 +5,7 @@ import { startServer } from '../helpers/server.js';
 import { capturingLogger } from '../helpers/capture-logger.js';
 import { teltonikaSession } from '../helpers/tracker-client.js';
 import * as F from '../helpers/frames.js';
-import { until } from '../helpers/wait.js';
+import { PATIENCE_MS, until } from '../helpers/wait.js';
 
 /** how often the SQLite file's path is compared with the file open (core/db/storage.watch.ts) */
 const FILE_CHECK_MS = 2_000;
@@ -86,6 +86,6 @@ test('health: the SQLite database file replaced while trackgate runs (a backup c
   const file = path.join(s.storageEnv.TRACKGATE_DATA_DIR, 'trackgate.sqlite');
   copyFileSync(file, `${file}.copy`);
   renameSync(`${file}.copy`, file);
-  await until('health degraded', async () => (await s.request('GET', '/api/health')).status === 503, FILE_CHECK_MS * 3, 100);
+  await until('health degraded', async () => (await s.request('GET', '/api/health')).status === 503, PATIENCE_MS, 100);
   t.regex((await s.request('GET', '/api/health')).body.error, /^Storage refuses writes: the database file .* was replaced by another file while trackgate ran/);
 });

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { LogOutput } from '../../core/log-output.js';
+import { until } from '../helpers/wait.js';
 
 function tempFile(t: { teardown(fn: () => unknown): void }): { fd: number; read(): string } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'trackgate-log-'));
@@ -30,7 +31,7 @@ test('lines wait until a block is full or the flush, and are written in order', 
   await settle();
   t.is(f.read(), '', 'less than a block: nothing written yet');
   out.write(`{"n":3,"pad":"${'x'.repeat(100)}"}\n`);
-  await settle();
+  await until('the block written', () => f.read().split('\n').filter(Boolean).length === 3);
   t.is(f.read().split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { n: number }).n).join(), '1,2,3', 'a full block, written at once');
   out.write('{"n":4}\n');
   out.flushSync();
@@ -43,7 +44,7 @@ test('while the output takes nothing, lines wait up to the bound; the rest are c
   t.teardown(() => out.close());
   for (let i = 0; i < 10; i++) out.write(`{"n":${i},"pad":"${'x'.repeat(10)}"}\n`);
   out.flush();
-  await settle();
+  await until('the lines written', () => f.read().split('\n').filter(Boolean).length === 4);
   const lines = f.read().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
   t.like(lines[0], { level: 40, service: 'trackgate', dropped: 7 });
   t.deepEqual(lines.slice(1).map((l) => l.n), [0, 1, 2], 'the first lines kept, within 100 bytes');

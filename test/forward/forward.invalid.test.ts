@@ -10,7 +10,7 @@ import test from 'ava';
 import { backends } from '../helpers/backends.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { capturingLogger } from '../helpers/capture-logger.js';
-import { until } from '../helpers/wait.js';
+import { PATIENCE_MS, until } from '../helpers/wait.js';
 import { check, locationKey, startAmqpReceiver, startMqttReceiver, startWebhookReceiver, uniqueName, MOSQUITTO_URL } from '../helpers/forward-receivers.js';
 
 const T0 = Date.UTC(2026, 2, 1, 8);
@@ -83,13 +83,13 @@ for (const backend of await backends()) {
 
     const status = async (id: string) => (await s.request('GET', `/api/forwards/${id}`, { token })).body.forward.status;
     // waits that do not end the test, so that the assertions below say everything that went wrong
-    await until('the valid forwards delivered', () => check(hook.messages, expected).missing.length === 0 && otherHook.messages.length === 1, 10_000).catch(() => {});
+    await until('the valid forwards delivered', () => check(hook.messages, expected).missing.length === 0 && otherHook.messages.length === 1, PATIENCE_MS).catch(() => {});
     t.deepEqual(check(hook.messages, expected).missing, [], 'the valid forward of the same account delivered');
     t.deepEqual(check(otherHook.messages, [locationKey('fwd-other', theirs)]).missing, [], "another account's forward delivered");
     await until('the invalid forwards say why', async () => {
       for (const r of rows) if ((await status(r.id)).lastError === null) return false;
       return true;
-    }, 10_000).catch(() => {});
+    }, PATIENCE_MS).catch(() => {});
     // time for retries and the supervisor's rounds (every second) to repeat what they would
     await new Promise((r) => setTimeout(r, 3000));
 

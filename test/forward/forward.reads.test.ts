@@ -15,7 +15,7 @@ import { systemClock } from '../../core/clock.js';
 import { backends, createStorage } from '../helpers/backends.js';
 import { capturingLogger } from '../helpers/capture-logger.js';
 import { startWebhookReceiver } from '../helpers/forward-receivers.js';
-import { until } from '../helpers/wait.js';
+import { PATIENCE_MS, until } from '../helpers/wait.js';
 
 for (const backend of await backends()) {
   test(`forward.reads (${backend}): committed events are sent while another transaction holds the writer`, async (t) => {
@@ -61,7 +61,7 @@ for (const backend of await backends()) {
     await taken;
     events.locationsStored([{ accountId, deviceId: 'dev-1', location: {} as never }]);
 
-    await until('the events are sent', () => hook.messages.length >= 3, 3000).catch(() => {});
+    await until('the events are sent', () => hook.messages.length >= 3, PATIENCE_MS).catch(() => {});
     t.deepEqual(hook.messages.map((m) => (m as unknown as { location: { n: number } }).location.n), [1, 2, 3], 'sent while the writer is held');
     release();
     await holding;

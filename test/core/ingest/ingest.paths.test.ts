@@ -3,6 +3,7 @@ import pg from 'pg';
 import { startHarness, PASSWORD } from '../../gateway/mqtt/mqtt-harness.js';
 import { backends } from '../../helpers/backends.js';
 import { startServer } from '../../helpers/server.js';
+import { until } from '../../helpers/wait.js';
 import type { PositionReport } from '../../../core/model/report.js';
 
 const withPostgres = (await backends()).includes('postgres');
@@ -52,14 +53,22 @@ if (withPostgres) {
     t.teardown(() => lock.end());
     await lock.query('begin');
     await lock.query('lock table locations in exclusive mode');
+    // what comes next waits for what came before: both writers waiting for the lock (PostgreSQL
+    // shows them), the REST request's submission made (submit() queues it at once)
+    const watcher = new pg.Client({ connectionString: s.storageEnv.TRACKGATE_DATABASE_URL });
+    await watcher.connect();
+    t.teardown(() => watcher.end());
+    const waiting = async () => (await watcher.query("select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'")).rows[0].n as number;
+    const submitted: string[] = [];
+    const submit = ingest.submit;
+    ingest.submit = (device, ...rest) => (submitted.push(device.id), submit(device, ...rest));
     const first = ingest.submit(tracker, 'test', [trackerReport(1, 10)]);
-    await new Promise((r) => setTimeout(r, 100));
+    await until('the first batch waits for the lock', async () => (await waiting()) >= 1);
     const other = ingest.submit(tracker2, 'test', [trackerReport(1, 11)]);
-    await new Promise((r) => setTimeout(r, 200));
+    await until('the second batch waits for the lock', async () => (await waiting()) >= 2);
     const rest = s.request('POST', '/api/devices/client/locations', { token: s.adminToken, body: { location: { dateTime: at(2), latitude: 20, longitude: 20 } } });
-    await new Promise((r) => setTimeout(r, 1000));
+    await until("the REST request's locations submitted", () => submitted.includes('client'));
     const second = ingest.submit(tracker3, 'test', [trackerReport(3, 30)]);
-    await new Promise((r) => setTimeout(r, 200));
     await lock.query('commit');
 
     await Promise.all([first, other, second]);

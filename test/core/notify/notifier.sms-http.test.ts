@@ -46,7 +46,7 @@ test('notifier.sms-http: an unreachable gateway throws saying so', async (t) => 
 });
 
 test('notifier.sms-http: a gateway slower than timeoutMs throws a timeout', async (t) => {
-  const rx = await startSmsReceiver({ delayMs: 1000 });
+  const rx = await startSmsReceiver({ delayMs: 5000 });
   t.teardown(() => rx.close());
   await t.throwsAsync(createSmsHttpNotifier({ url: rx.url, timeoutMs: 100 }).send(sms), { message: /did not answer within 100 ms/ });
 });

@@ -48,7 +48,7 @@ test('notifier.smtp: an unreachable server makes send throw', async (t) => {
 test('notifier.smtp: refused connections through its own sockets leave no pool slot taken; sends work once the server is up', async (t) => {
   const port = await closedPort();
   const openSocket = (host: string, p: number) => net.connect({ host, port: p, noDelay: true }).on('error', () => {});
-  const notifier = createSmtpNotifier({ url: `smtp://127.0.0.1:${port}`, from: 'alerts@example.com', timeoutMs: 2000, openSocket });
+  const notifier = createSmtpNotifier({ url: `smtp://127.0.0.1:${port}`, from: 'alerts@example.com', timeoutMs: 30_000, openSocket });
   const mail = { channel: 'Email' as const, to: 'ops@example.com', subject: 's', text: 't', deviceId: 'd', alertName: 'a' };
   for (let i = 0; i < 5; i++) await t.throwsAsync(notifier.send(mail), { message: /ECONNREFUSED/ }, `refusal ${i + 1}, more than the pool's 3 connections`);
   const rx = await startSmtpReceiver({ port });

@@ -95,10 +95,10 @@ test('gateway.ipc link: device records and notes no lookup may use any more are 
   await sleep(60);
   t.deepEqual(client.held(), { records: 50, touched: 50, heard: 50 });
   clock.advance(CACHE_MS);
-  await sleep(60);
+  await until('the sweep ran', () => client.held().records === 0 && client.held().touched === 0);
   t.deepEqual(client.held(), { records: 0, touched: 0, heard: 0 }, 'records, touch notes and datagram notes past their time are gone');
   clock.advance(60_000);
-  await sleep(60);
+  await until('the sweep ran again', () => client.held().touched === 0);
   t.deepEqual(client.held(), { records: 0, touched: 0, heard: 0 });
   // a device looked up again is asked of the core again
   const again = await client.directory.resolve(ids[0], 'teltonika', null);

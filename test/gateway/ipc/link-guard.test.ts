@@ -3,7 +3,7 @@ import net from 'node:net';
 import { once } from 'node:events';
 import { startServer } from '../../helpers/server.js';
 import { capturingLogger } from '../../helpers/capture-logger.js';
-import { until } from '../../helpers/wait.js';
+import { PATIENCE_MS, until } from '../../helpers/wait.js';
 import { silentLogger } from '../../../core/logger.js';
 import { systemClock } from '../../../core/clock.js';
 import { startCoreLink } from '../../../gateway/ipc/core-link.server.js';
@@ -11,14 +11,14 @@ import { connectCoreLink } from '../../../gateway/ipc/core-link.client.js';
 
 const secret = 'a-secret-of-this-test-0123456789';
 
-/** Sends `bytes` to the link and resolves once the core has closed the connection (or after 5 s: 'open'). */
+/** Sends `bytes` to the link and resolves once the core has closed the connection (or after PATIENCE_MS: 'open'). */
 async function sendAndWait(port: number, bytes: Buffer): Promise<'closed' | 'open'> {
   const socket = net.connect(port, '127.0.0.1');
   socket.on('error', () => undefined);
   await once(socket, 'connect');
   socket.write(bytes);
   const closed = once(socket, 'close').then(() => 'closed' as const);
-  const timer = new Promise<'open'>((r) => setTimeout(() => r('open'), 5000).unref());
+  const timer = new Promise<'open'>((r) => setTimeout(() => r('open'), PATIENCE_MS).unref());
   const outcome = await Promise.race([closed, timer]);
   socket.destroy();
   return outcome;
