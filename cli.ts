@@ -5,7 +5,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { loadConfig, ConfigError, type Config } from './config/config.js';
 import { openStorage, serve } from './main.js';
 import { migrate, closeDb, sqlitePath } from './core/db/db.js';
-import { backupSqlite, restoreSqlite, BackupError } from './core/db/backup.js';
+import { backupSqlite, refuseOwnFiles, restoreSqlite, BackupError } from './core/db/backup.js';
 import { lockDataDir } from './core/db/data-dir.lock.js';
 import { systemClock } from './core/clock.js';
 import { createAccountsService } from './core/accounts/accounts.service.js';
@@ -152,6 +152,7 @@ program
     if (config.databaseUrl) fail('restore: the database is PostgreSQL (TRACKGATE_DATABASE_URL): restore it with pg_restore or psql');
     // before the lock, which makes the data directory
     if (!existsSync(file)) fail(`restore: there is no file ${path.resolve(file)}; nothing was changed`);
+    refuseOwnFiles(config.dataDir, file);
     let unlock: () => void;
     try {
       unlock = lockDataDir(config.dataDir);
