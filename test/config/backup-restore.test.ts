@@ -1,6 +1,6 @@
 /**
- * trackgate backup and restore on the real command: what they refuse before anything is made or
- * moved (issues 36.10, 36.11, 37.9).
+ * trackgate backup and restore, and account create's chosen key, on the real command: what they
+ * refuse before anything is made or moved (issues 36.10, 36.11, 36.12, 37.9).
  */
 import test from 'ava';
 import { linkSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { testEnv } from '../helpers/server.js';
 import { runCli } from '../helpers/run-cli.js';
+import { createStorage } from '../helpers/backends.js';
 import { openDb, migrate, closeDb } from '../../core/db/db.js';
 import { createAccountsService } from '../../core/accounts/accounts.service.js';
 import { systemClock } from '../../core/clock.js';
@@ -80,4 +81,38 @@ test.serial('backup-restore: backup into a folder that does not exist names the 
   t.false(existsSync(missing));
   t.is(r2.status, 1);
   t.regex(r2.stderr, /a-file is not a folder/);
+});
+
+test.serial('backup-restore: account create refuses an admin API key shorter than 16 characters (as TRACKGATE_ADMIN_API_KEY), empty included, and makes no database', async (t) => {
+  const scratch = mkdtempSync(path.join(os.tmpdir(), 'tg-admin-key-'));
+  t.teardown(() => rmSync(scratch, { recursive: true, force: true }));
+  const env = { TRACKGATE_DATA_DIR: path.join(scratch, 'data') };
+  const keys = ['a', '', ' 0123456789abcdef '];
+  const create = (key: string, dataDir: string) => cli(['account', 'create', '--name', 'Acme', '--licenses', '5', '--admin-user', 'acme-admin', '--admin-api-key', key], { TRACKGATE_DATA_DIR: dataDir });
+  const okDir = path.join(scratch, 'ok');
+  const [ok, ...runs] = await Promise.all([create('0123456789abcdef', okDir), ...keys.map((key) => create(key, env.TRACKGATE_DATA_DIR))]);
+  for (const [i, r] of runs.entries()) {
+    const key = keys[i];
+    t.is(r.status, 1, `"${key}": ${r.stdout}`);
+    t.regex(r.stderr, key.trim() === key ? /--admin-api-key.*must be at least 16 characters/ : /--admin-api-key.*must not begin or end with a blank/, `"${key}"`);
+  }
+  t.false(existsSync(env.TRACKGATE_DATA_DIR), 'no database made');
+  t.is(ok.status, 0, ok.stderr);
+  t.like(JSON.parse(ok.stdout), { userName: 'acme-admin', apiKey: '0123456789abcdef' });
+});
+
+test.serial('backup-restore: the accounts service itself refuses a chosen admin API key shorter than 16 characters, whoever calls it', async (t) => {
+  const storage = await createStorage('sqlite');
+  const db = openDb({ dataDir: storage.env.TRACKGATE_DATA_DIR });
+  t.teardown(async () => {
+    await closeDb(db);
+    await storage.cleanup();
+  });
+  await migrate(db);
+  const accounts = createAccountsService(db, systemClock);
+  for (const adminApiKey of ['a', '']) {
+    const e = await t.throwsAsync(accounts.create({ name: 'Acme', licenses: 1, adminUser: 'acme-admin', adminApiKey }));
+    t.regex(e!.message, /admin API key must be at least 16 characters/);
+  }
+  t.deepEqual(await accounts.list(), [], 'no account made');
 });
