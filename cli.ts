@@ -5,10 +5,10 @@ import { Command, InvalidArgumentError } from 'commander';
 import { loadConfig, ConfigError, type Config } from './config/config.js';
 import { openStorage, serve } from './main.js';
 import { migrate, closeDb, sqlitePath } from './core/db/db.js';
-import { backupSqlite, restoreSqlite, BackupError } from './core/db/backup.js';
+import { backupSqlite, refuseOwnFiles, restoreSqlite, BackupError } from './core/db/backup.js';
 import { lockDataDir } from './core/db/data-dir.lock.js';
 import { systemClock } from './core/clock.js';
-import { createAccountsService } from './core/accounts/accounts.service.js';
+import { adminApiKeyProblem, createAccountsService } from './core/accounts/accounts.service.js';
 import * as unknownDevices from './core/devices/unknown-devices.repository.js';
 import { DomainError } from './core/errors.js';
 import { decodeFrame } from './protocols/decode-frame.js';
@@ -23,6 +23,13 @@ function coreAddress(value: string): { host: string; port: number } {
   const m = /^\[?([^\]]+?)\]?:(\d{1,5})$/.exec(value);
   if (!m || Number(m[2]) < 1 || Number(m[2]) > 65535) throw new InvalidArgumentError('must be host:port, e.g. core.example.com:5100');
   return { host: m[1], port: Number(m[2]) };
+}
+
+/** Checked as the option is read, so a key refused leaves no database behind. */
+function adminApiKey(value: string): string {
+  const problem = adminApiKeyProblem(value);
+  if (problem) throw new InvalidArgumentError(`${problem}; leave the option out to have one generated`);
+  return value;
 }
 
 function wholeNumber(value: string): number {
@@ -55,7 +62,7 @@ account
   .requiredOption('--name <name>', 'account name')
   .requiredOption('--licenses <n>', 'licences of the account', wholeNumber)
   .requiredOption('--admin-user <user>', "the admin's user name")
-  .option('--admin-api-key <key>', "the admin's API key (default: generated)")
+  .option('--admin-api-key <key>', "the admin's API key, at least 16 characters (default: generated)", adminApiKey)
   .option('--time-zone <zone>', "the account's IANA time zone (its day for daily limits)", 'UTC')
   .action(async (o: { name: string; licenses: number; adminUser: string; adminApiKey?: string; timeZone: string }) => {
     const config = loadConfig();
@@ -152,6 +159,7 @@ program
     if (config.databaseUrl) fail('restore: the database is PostgreSQL (TRACKGATE_DATABASE_URL): restore it with pg_restore or psql');
     // before the lock, which makes the data directory
     if (!existsSync(file)) fail(`restore: there is no file ${path.resolve(file)}; nothing was changed`);
+    refuseOwnFiles(config.dataDir, file);
     let unlock: () => void;
     try {
       unlock = lockDataDir(config.dataDir);

@@ -1,7 +1,24 @@
-/** JSON Patch (RFC 6902) for PATCH: applied to the resource as GET shows it, then validated like PUT. */
+/**
+ * JSON Patch (RFC 6902) for PATCH: applied to the resource as GET shows it, then validated like PUT.
+ *
+ * What a patch may do is bounded before each operation runs, because operations multiply: thirty
+ * `copy` ops of `/devices` into `/devices/0` double the document thirty times (a 1.7 KB group
+ * became 1.8 TB, the heap ran out after two minutes without answers). So:
+ * - at most MAX_PATCH_OPS operations (the body's schema refuses more, 400);
+ * - the values that `add`, `replace`, `copy` and `move` put into the document add up to at most
+ *   `maxPlacedBytes` bytes of JSON (the routes pass TRACKGATE_BODY_LIMIT: a patch places no more
+ *   than a PUT could send), so the patched document is at most that much larger than the one GET
+ *   shows; 413 PAYLOAD_TOO_LARGE names the operation and the limit, and nothing was changed.
+ * A value is measured before it is placed, and the measure stops at what is left of the budget
+ * (json.limits.ts jsonLength), so refusing a huge copy costs no more than the budget itself.
+ * `move` and `copy` are applied here as a `remove`/`add` of the value, not by fast-json-patch's own:
+ * its checks of `from` clone the whole document for every such op, and its `move` clones what
+ * it overwrites.
+ */
 import { isDeepStrictEqual } from 'node:util';
-import fjp from 'fast-json-patch';
+import fjp, { type Operation, type Validator } from 'fast-json-patch';
 import { DomainError } from '../core/errors.js';
+import { jsonLength } from '../core/ingest/json.limits.js';
 
 export interface PatchOp {
   op: 'add' | 'remove' | 'replace' | 'move' | 'copy' | 'test';
@@ -10,13 +27,10 @@ export interface PatchOp {
   from?: string;
 }
 
-/**
- * The patched document. Read-only fields may not change, whichever operation or path would change
- * them: a path naming one is refused up front (the clearer message), and the result is compared
- * with the original, which also catches a whole-document replace (`"path": ""`) or a `move` into one.
- * A whole-document replace that leaves read-only fields out keeps their values.
- */
-export function applyJsonPatch<T extends object>(doc: T, ops: PatchOp[], readOnly: readonly string[]): Record<string, unknown> {
+/** Operations one patch may have: far more than a change of one resource needs, few enough to answer at once. */
+export const MAX_PATCH_OPS = 1000;
+
+function checkReadOnlyPaths(ops: PatchOp[], readOnly: readonly string[]): void {
   for (const [i, op] of ops.entries()) {
     for (const p of [op.path, op.from]) {
       const top = p?.split('/')[1];
@@ -25,16 +39,106 @@ export function applyJsonPatch<T extends object>(doc: T, ops: PatchOp[], readOnl
       }
     }
   }
-  let patched: unknown;
-  try {
-    patched = fjp.applyPatch(structuredClone(doc), ops as fjp.Operation[], true, true).newDocument;
-  } catch (e) {
-    const err = e as { name?: string; message?: string; index?: number };
-    if (err.name === 'TEST_OPERATION_FAILED') {
-      throw new DomainError('PATCH_FAILED', `[${err.index ?? 0}]: the "test" operation failed, so nothing was changed.`);
+}
+
+/** The value a JSON Pointer (RFC 6901) names in `doc`, walked without cloning; `found: false` when there is none. */
+function valueAt(doc: unknown, pointer: string): { found: boolean; value?: unknown } {
+  if (pointer === '') return { found: true, value: doc };
+  if (!pointer.startsWith('/')) return { found: false };
+  let v = doc;
+  for (const token of pointer.slice(1).split('/')) {
+    const key = token.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (Array.isArray(v)) {
+      if (!/^(0|[1-9]\d*)$/.test(key) || Number(key) >= v.length) return { found: false };
+      v = v[Number(key)];
+    } else if (typeof v === 'object' && v !== null && Object.hasOwn(v, key)) {
+      v = (v as Record<string, unknown>)[key];
+    } else return { found: false };
+  }
+  return { found: true, value: v };
+}
+
+/** The value a `copy` or `move` takes; a 400 naming `from` when there is none. */
+function source(doc: unknown, op: PatchOp, i: number): unknown {
+  const at = op.from === undefined ? { found: false } : valueAt(doc, op.from);
+  if (!at.found) throw new DomainError('VALIDATION_FAILED', `[${i}].from: there is no value at "${op.from ?? ''}".`, { field: `[${i}].from` });
+  return at.value;
+}
+
+/** The bytes of JSON the operation puts into the document, counted up to `left` (a number above it when more). */
+function placedBytes(doc: unknown, op: PatchOp, i: number, left: number): number {
+  switch (op.op) {
+    case 'add':
+    case 'replace':
+      return op.value === undefined ? 0 : jsonLength(op.value, left);
+    case 'copy':
+    case 'move':
+      return jsonLength(source(doc, op, i), left);
+    default:
+      return 0;
+  }
+}
+
+/** fast-json-patch's checks, reporting this operation's index; `placed` skips the walk of a value taken from the document. */
+function validatorAt(i: number, placed = false): Validator<unknown> {
+  return (operation, _index, document, existingPath) => fjp.validator(placed ? ({ ...operation, value: null } as Operation) : operation, i, document, existingPath);
+}
+
+function applyOne(doc: unknown, op: PatchOp, i: number): unknown {
+  if (op.op === 'copy') {
+    const value = structuredClone(source(doc, op, i));
+    return fjp.applyOperation(doc, { op: 'add', path: op.path, value }, validatorAt(i, true), true, true, i).newDocument;
+  }
+  if (op.op === 'move') {
+    const from = op.from ?? '';
+    if (from === op.path) return doc;
+    if (from === '' || op.path.startsWith(`${from}/`)) {
+      throw new DomainError('VALIDATION_FAILED', `[${i}].from: a value cannot be moved into itself.`, { field: `[${i}].from` });
     }
-    const reason = (err.message ?? 'invalid operation').split('\n')[0];
-    throw new DomainError('VALIDATION_FAILED', `[${err.index ?? 0}]: ${reason}`);
+    const { removed } = fjp.applyOperation(doc, { op: 'remove', path: from }, validatorAt(i), true, true, i);
+    return fjp.applyOperation(doc, { op: 'add', path: op.path, value: removed }, validatorAt(i, true), true, true, i).newDocument;
+  }
+  return fjp.applyOperation(doc, op as Operation, validatorAt(i), true, true, i).newDocument;
+}
+
+function patchFailure(e: unknown, i: number): DomainError {
+  if (e instanceof DomainError) return e;
+  const err = e as { name?: string; message?: string };
+  if (err.name === 'TEST_OPERATION_FAILED') {
+    return new DomainError('PATCH_FAILED', `[${i}]: the "test" operation failed, so nothing was changed.`);
+  }
+  return new DomainError('VALIDATION_FAILED', `[${i}]: ${(err.message ?? 'invalid operation').split('\n')[0]}`);
+}
+
+function tooMuch(i: number, maxPlacedBytes: number): DomainError {
+  return new DomainError(
+    'PAYLOAD_TOO_LARGE',
+    `[${i}]: the patch would place more than ${maxPlacedBytes} bytes of JSON into the document (the values of its add, replace, copy and move operations together; the limit is TRACKGATE_BODY_LIMIT); nothing was changed. Send the new value with PUT, or fewer copies.`,
+    { field: `[${i}]`, limitBytes: maxPlacedBytes },
+  );
+}
+
+/**
+ * The patched document. Read-only fields may not change, whichever operation or path would change
+ * them: a path naming one is refused up front (the clearer message), and the result is compared
+ * with the original, which also catches a whole-document replace (`"path": ""`) or a `move` into one.
+ * A whole-document replace that leaves read-only fields out keeps their values.
+ */
+export function applyJsonPatch<T extends object>(doc: T, ops: PatchOp[], readOnly: readonly string[], maxPlacedBytes: number): Record<string, unknown> {
+  if (ops.length > MAX_PATCH_OPS) {
+    throw new DomainError('VALIDATION_FAILED', `body: a patch has at most ${MAX_PATCH_OPS} operations (this one has ${ops.length}).`, { field: 'body' });
+  }
+  checkReadOnlyPaths(ops, readOnly);
+  let patched: unknown = structuredClone(doc);
+  let placed = 0;
+  for (const [i, op] of ops.entries()) {
+    try {
+      placed += placedBytes(patched, op, i, maxPlacedBytes - placed);
+      if (placed > maxPlacedBytes) throw tooMuch(i, maxPlacedBytes);
+      patched = applyOne(patched, op, i);
+    } catch (e) {
+      throw patchFailure(e, i);
+    }
   }
   if (typeof patched !== 'object' || patched === null || Array.isArray(patched)) {
     throw new DomainError('VALIDATION_FAILED', 'The patched document must stay an object.');

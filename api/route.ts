@@ -118,6 +118,7 @@ export function addRoute<B extends z.ZodType | undefined, Q extends z.ZodType | 
   const errors: Record<number, string> = { 500: 'Unexpected failure (no stack is ever returned).' };
   if (spec.body || spec.query) errors[400] = 'Bad input: the message names the field.';
   if (spec.body) Object.assign(errors, { 413: 'Body larger than the configured limit.', 415: 'Body is not JSON.' });
+  if (spec.method === 'patch') errors[413] = 'Body larger than the configured limit, or the patch would place more than that many bytes of JSON (see JsonPatch).';
   if (auth) {
     Object.assign(errors, {
       401: 'No valid token (WWW-Authenticate: Bearer).',

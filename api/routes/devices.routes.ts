@@ -50,7 +50,7 @@ export function deviceRoutes(
     responses: { 200: { description: 'Updated.', schema: deviceResponse }, 404: { description: 'No such device.' }, 409: { description: 'A test op failed, or no licence free.' } },
     handler: async (_ctx, { principal, params, body }) => {
       const current = await s.devices.get(principal, params.deviceId);
-      const patched = deviceUpdateSchema.safeParse(applyJsonPatch(current, body, READ_ONLY));
+      const patched = deviceUpdateSchema.safeParse(applyJsonPatch(current, body, READ_ONLY, api.bodyLimitBytes));
       if (!patched.success) throw validationError(patched.error, 'body');
       return { body: { success: true, device: await s.devices.update(principal, params.deviceId, patched.data) } };
     },

@@ -51,7 +51,7 @@ export function forwardRoutes(api: RouteTable, forwards: ForwardsService): void 
     responses: { 200: { description: 'Updated.', schema: forwardResponse }, 404: { description: 'FORWARD_NOT_FOUND.' }, 409: { description: 'A test op failed.' } },
     handler: async (_ctx, { principal, params, body }) => {
       const current = presentForward(await forwards.get(principal, params.forwardId));
-      const doc = applyJsonPatch(current, body, ['id', 'status']);
+      const doc = applyJsonPatch(current, body, ['id', 'status'], api.bodyLimitBytes);
       const { id: _id, status: _status, ...rest } = doc;
       const r = forwardInputSchema.safeParse(rest);
       if (!r.success) throw validationError(r.error, 'body');

@@ -37,7 +37,7 @@ export function groupRoutes(api: RouteTable, groups: GroupsService): void {
     responses: { 200: { description: 'Updated.', schema: groupResponse }, 404: { description: 'No such group.' }, 409: { description: 'A test op failed.' } },
     handler: async (_ctx, { principal, params, body }) => {
       const current = await groups.get(principal, params.groupId);
-      const patched = groupInputSchema.safeParse(applyJsonPatch(current, body, READ_ONLY));
+      const patched = groupInputSchema.safeParse(applyJsonPatch(current, body, READ_ONLY, api.bodyLimitBytes));
       if (!patched.success) throw validationError(patched.error, 'body');
       return { body: { success: true, ...(await groups.update(principal, params.groupId, patched.data)) } };
     },

@@ -11,8 +11,8 @@ import { describeRuleParams, presentAlertRule, type AlertRulesService } from '..
 const READ_ONLY = ['id'];
 
 /** The resource as GET shows it, patched, then validated like PUT. */
-function patched<S extends z.ZodType>(schema: S, current: Record<string, unknown>, ops: PatchOp[]): z.infer<S> {
-  const r = schema.safeParse(applyJsonPatch(current, ops, READ_ONLY));
+function patched<S extends z.ZodType>(schema: S, current: Record<string, unknown>, ops: PatchOp[], maxPlacedBytes: number): z.infer<S> {
+  const r = schema.safeParse(applyJsonPatch(current, ops, READ_ONLY, maxPlacedBytes));
   if (!r.success) throw validationError(r.error, 'body');
   return r.data;
 }
@@ -63,7 +63,7 @@ export function ruleRoutes(api: RouteTable, zones: ZonesService, alertRules: Ale
     responses: { 200: { description: 'Updated.', schema: zoneResponse }, 404: { description: 'ZONE_NOT_FOUND.' }, 409: { description: 'A test op failed.' } },
     handler: async (_ctx, { principal, params, body }) => {
       const current = presentZone(await zones.get(principal, params.zoneId));
-      const input = patched(zoneInputSchema, current, body);
+      const input = patched(zoneInputSchema, current, body, api.bodyLimitBytes);
       return { body: { success: true, zone: presentZone(await zones.update(principal, params.zoneId, input)) } };
     },
   });
@@ -105,7 +105,7 @@ export function ruleRoutes(api: RouteTable, zones: ZonesService, alertRules: Ale
     responses: { 200: { description: 'Updated.', schema: alertRuleResponse }, 404: { description: 'RULE_NOT_FOUND.' }, 409: { description: 'A test op failed.' } },
     handler: async (_ctx, { principal, params, body }) => {
       const current = presentAlertRule(await alertRules.get(principal, params.ruleId));
-      const input = patched(alertRuleInputSchema, current, body);
+      const input = patched(alertRuleInputSchema, current, body, api.bodyLimitBytes);
       return { body: { success: true, alertRule: presentAlertRule(await alertRules.update(principal, params.ruleId, input)) } };
     },
   });

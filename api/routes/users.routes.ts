@@ -54,7 +54,7 @@ export function userRoutes(api: RouteTable, users: UsersService, clock: Clock): 
     responses: { 200: { description: 'Updated.', schema: userResponse }, 404: { description: 'No such user.' }, 409: { description: 'A test op failed.' } },
     handler: async (_ctx, { principal, params, body }) => {
       const current = await users.get(principal, params.userId);
-      const patched = userInputSchema.safeParse(applyJsonPatch(current, body, READ_ONLY));
+      const patched = userInputSchema.safeParse(applyJsonPatch(current, body, READ_ONLY, api.bodyLimitBytes));
       if (!patched.success) throw validationError(patched.error, 'body');
       return { body: { success: true, ...(await users.update(principal, params.userId, patched.data)) } };
     },

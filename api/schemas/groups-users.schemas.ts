@@ -1,5 +1,6 @@
 import { z } from './zod.js';
 import { isoDateTime, stringMap, usageFields } from './common.schemas.js';
+import { MAX_PATCH_OPS } from '../patch.js';
 
 export const groupInputSchema = z
   .object({
@@ -91,8 +92,13 @@ export const jsonPatchSchema = z
       from: z.string().optional(),
     }),
   )
-  .max(1000)
-  .openapi('JsonPatch', { description: 'RFC 6902 JSON Patch.' });
+  .max(MAX_PATCH_OPS, { message: `a patch has at most ${MAX_PATCH_OPS} operations` })
+  .openapi('JsonPatch', {
+    description:
+      `RFC 6902 JSON Patch, applied to the resource as GET shows it, then checked as PUT checks it. At most ${MAX_PATCH_OPS} operations (400 otherwise). ` +
+      'The values that `add`, `replace`, `copy` and `move` operations place add up to at most TRACKGATE_BODY_LIMIT bytes of JSON (default 1 MiB; a copied or moved value counts at its size where it is taken), ' +
+      'so the patched document is at most that much larger than the one GET shows: past it, 413 PAYLOAD_TOO_LARGE names the operation (`details.field` `[i]`) and the limit (`details.limitBytes`), and nothing is changed.',
+  });
 
 export const countriesResponse = z.object({ success: z.literal(true), countries: z.record(z.string(), z.string()), ...usageFields });
 export const timeZonesResponse = z.object({ success: z.literal(true), timeZones: z.record(z.string(), z.string()), ...usageFields });

@@ -7,6 +7,7 @@ import { isTimeZone } from '../reference/reference-data.js';
 import * as accounts from './accounts.repository.js';
 import * as users from '../users/users.repository.js';
 import { apiKeyMatches, generateApiKey, hashApiKey } from '../auth/secrets.js';
+import { API_KEY_MAX } from '../auth/tokens.service.js';
 
 export interface CreateAccountInput {
   name: string;
@@ -85,6 +86,22 @@ export interface AccountsHooks {
  */
 export const MAX_LICENSES = 10_000_000;
 
+/** Shortest admin API key an operator may choose: the rule of TRACKGATE_ADMIN_API_KEY (config.ts). */
+export const ADMIN_API_KEY_MIN = 16;
+
+/**
+ * Why a chosen admin API key (`trackgate account create --admin-api-key`) cannot be taken, or
+ * undefined. It is the only secret of a new account, so it is held to TRACKGATE_ADMIN_API_KEY's
+ * rule; longer than the token endpoint takes, or with blanks at an end (which a shell or a form
+ * drops), nobody could log in with it.
+ */
+export function adminApiKeyProblem(key: string): string | undefined {
+  if (key.length < ADMIN_API_KEY_MIN) return `must be at least ${ADMIN_API_KEY_MIN} characters (it has ${key.length})`;
+  if (key.length > API_KEY_MAX) return `may have at most ${API_KEY_MAX} characters`;
+  if (key.trim() !== key) return 'must not begin or end with a blank';
+  return undefined;
+}
+
 const licensesOk = (n: number): boolean => Number.isInteger(n) && n >= 0 && n <= MAX_LICENSES;
 const LICENSES_RANGE = `licenses must be a whole number from 0 to ${MAX_LICENSES.toLocaleString('en')}.`;
 
@@ -95,6 +112,8 @@ export function createAccountsService(db: Db, clock: Clock, hooks: AccountsHooks
     if (!input.adminUser.trim()) throw new DomainError('VALIDATION_FAILED', 'The admin user name must not be empty.');
     if (!input.name.trim()) throw new DomainError('VALIDATION_FAILED', 'The account name must not be empty.', { field: 'name' });
     if (!licensesOk(input.licenses)) throw new DomainError('VALIDATION_FAILED', LICENSES_RANGE, { field: 'licenses' });
+    const keyProblem = input.adminApiKey === undefined ? undefined : adminApiKeyProblem(input.adminApiKey);
+    if (keyProblem) throw new DomainError('VALIDATION_FAILED', `The admin API key ${keyProblem}; leave it out to have one generated.`, { field: 'adminApiKey' });
     const apiKey = input.adminApiKey ?? generateApiKey();
     const now = clock.now().getTime();
     const accountId = randomUUID();

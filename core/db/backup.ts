@@ -8,7 +8,8 @@
  * (sqlite.org/lang_vacuum.html#vacuuminto); the copy is written under a temporary name, flushed
  * to the disk, then renamed, so an interrupted backup never leaves a file that looks whole.
  */
-import { closeSync, copyFileSync, existsSync, fsyncSync, openSync, renameSync, rmSync } from 'node:fs';
+import { closeSync, constants, copyFileSync, existsSync, fsyncSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { sqlitePath } from './db.js';
@@ -29,13 +30,33 @@ function flush(file: string): void {
   }
 }
 
+/**
+ * A name of this copy's own beside `file`, for the file while it is written: a fixed `FILE.partial`
+ * was removed first, whatever it was (another backup under way, a file of the user's).
+ */
+function partialName(file: string): string {
+  return path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString('hex')}.partial`);
+}
+
+/** The folder a new file goes into must exist: SQLite's 'unable to open database: FILE.partial' did not say which part was missing. */
+function checkFolder(file: string): void {
+  const dir = path.dirname(file);
+  let isDir: boolean;
+  try {
+    isDir = statSync(dir).isDirectory();
+  } catch {
+    throw new BackupError(`the folder ${dir} does not exist; create it, or name a file in a folder that exists`);
+  }
+  if (!isDir) throw new BackupError(`${dir} is not a folder; name a file in a folder`);
+}
+
 /** Copies the database `source` into `target`, a file that must not exist yet; returns its size in bytes of pages. */
 export function backupSqlite(source: string, target: string): { pages: number; bytes: number } {
   if (!existsSync(source)) throw new BackupError(`there is no database at ${source} (check TRACKGATE_DATA_DIR)`);
   const into = path.resolve(target);
+  checkFolder(into);
   if (existsSync(into)) throw new BackupError(`${into} exists already; name a new file (a backup never overwrites one)`);
-  const partial = `${into}.partial`;
-  rmSync(partial, { force: true });
+  const partial = partialName(into);
   // busy_timeout: trackgate's own writes hold the database briefly; wait for them, never fail on them
   const conn = new Database(source, { fileMustExist: true, timeout: 10_000 });
   try {
@@ -63,6 +84,31 @@ export function backupSqlite(source: string, target: string): { pages: number; b
   }
 }
 
+/** The same file, whatever the path (a symlink, `..`, a hard link): device and inode. */
+function sameFile(a: string, b: string): boolean {
+  try {
+    const [x, y] = [statSync(a), statSync(b)];
+    return x.dev === y.dev && x.ino === y.ino;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The backup may not be the data directory's database (or its WAL or shared-memory file) by any
+ * path: a restore renames those aside first, so it then found no backup to copy (ENOENT), and the
+ * next start made an empty first account in the empty directory.
+ */
+export function refuseOwnFiles(dataDir: string, backup: string): void {
+  const from = path.resolve(backup);
+  const target = sqlitePath(dataDir);
+  for (const ext of ['', '-wal', '-shm']) {
+    if (sameFile(from, target + ext)) {
+      throw new BackupError(`${from} is ${target + ext}, the database of TRACKGATE_DATA_DIR itself; name a file trackgate backup wrote elsewhere; nothing was changed`);
+    }
+  }
+}
+
 /**
  * `trackgate restore FILE`, trackgate stopped: the backup becomes the data directory's database.
  * The database there, with its WAL and shared-memory files, is renamed aside (`….before-restore-<time>`),
@@ -73,6 +119,8 @@ export function backupSqlite(source: string, target: string): { pages: number; b
 export function restoreSqlite(dataDir: string, backup: string, now: Date): { restored: string; keptAs?: string } {
   const from = path.resolve(backup);
   if (!existsSync(from)) throw new BackupError(`there is no file ${from}`);
+  refuseOwnFiles(dataDir, from);
+  const target = sqlitePath(dataDir);
   let check: string;
   try {
     const conn = new Database(from, { readonly: true, fileMustExist: true });
@@ -87,7 +135,6 @@ export function restoreSqlite(dataDir: string, backup: string, now: Date): { res
     check = (e as Error).message;
   }
   if (check !== 'ok') throw new BackupError(`${from} is not a whole trackgate database (${check}); nothing was changed`);
-  const target = sqlitePath(dataDir);
   const suffix = `.before-restore-${now.toISOString().replace(/[:.]/g, '-')}`;
   let keptAs: string | undefined;
   for (const ext of ['', '-wal', '-shm']) {
@@ -95,8 +142,8 @@ export function restoreSqlite(dataDir: string, backup: string, now: Date): { res
     renameSync(target + ext, target + suffix + ext);
     if (ext === '') keptAs = target + suffix;
   }
-  const partial = `${target}.partial`;
-  copyFileSync(from, partial);
+  const partial = partialName(target);
+  copyFileSync(from, partial, constants.COPYFILE_EXCL);
   flush(partial);
   renameSync(partial, target);
   flush(dataDir);
