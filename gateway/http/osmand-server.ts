@@ -6,9 +6,9 @@
  * then a summary count.
  */
 import http from 'node:http';
-import type { HttpDecodeResult, ProtocolModule } from '../../protocols/types.js';
+import { ProtocolError, type HttpDecodeResult, type ProtocolModule } from '../../protocols/types.js';
 import type { Clock } from '../../core/clock.js';
-import { handleDecoded, type GatewayDeps } from '../shared/frame-handler.js';
+import { handleDecoded, logMalformed, showUndecodable, type GatewayDeps } from '../shared/frame-handler.js';
 import { listen, type Listener } from '../shared/listen.js';
 import { flushEveryWindow, LISTENER_LOG, LogBudget } from '../shared/log-budget.js';
 import { logStorageFailure } from '../shared/storage-failures.js';
@@ -27,8 +27,9 @@ export async function startOsmandServer(o: OsmandOptions, port: number, host: st
   const protocol = o.protocol.name;
   const summary = (what: string, level: 'info' | 'warn') => (count: number) => o.logger[level]({ protocol, count }, `${what} not logged one by one`);
   const badLog = new LogBudget({ ...LISTENER_LOG, onSuppressed: summary('bad requests', 'warn') });
+  const malformedLog = new LogBudget({ ...LISTENER_LOG, onSuppressed: summary('malformed frames', 'warn') });
   const unknownLog = new LogBudget({ ...LISTENER_LOG, onSuppressed: summary('requests of unknown or expired devices', 'info') });
-  const flushing = flushEveryWindow([badLog, unknownLog]);
+  const flushing = flushEveryWindow([badLog, malformedLog, unknownLog]);
   const now = () => o.clock.now().getTime();
   /** the listener is closed (a planned stop): what is still waiting for the core or storage is answered to no one, and not logged */
   let closed = false;
@@ -73,21 +74,25 @@ export async function startOsmandServer(o: OsmandOptions, port: number, host: st
       const received = o.clock.now();
       const decode = (model: string | undefined): HttpDecodeResult =>
         o.protocol.decodeHttp!(request, { now: received, transport: 'http', model, checksum: o.checksum, session: {} });
+      // the request as the feed shows it: request line and body (headers left out)
+      const raw = { bytes: Buffer.concat([Buffer.from(`${request.method} ${request.url}\n`, 'latin1'), body]), text: true, receivedAt: received };
+      /** a request that cannot be read is a malformed frame, as on every tracker port; the app is told 400 */
+      const malformed = async (error: unknown, status: number, text: string): Promise<void> => {
+        logMalformed(o, malformedLog, now(), { protocol, remote, method: request.method, url: request.url.slice(0, 200) }, error, raw.bytes);
+        answer(status, text);
+        await showUndecodable(o, protocol, error, {}, remote, raw);
+      };
       let result: HttpDecodeResult;
       try {
         result = decode(undefined);
       } catch (e) {
-        o.counts?.frameMalformed();
-        bad((e as Error).message);
-        return answer(400, 'malformed request\n');
+        return malformed(e, 400, 'malformed request\n');
       }
       if (result.status >= 400) {
-        o.counts?.frameMalformed();
-        bad(result.warnings?.at(-1) ?? `HTTP ${result.status}`);
-        return answer(result.status, 'missing or invalid id or position\n');
+        const reason = result.warnings?.at(-1) ?? `HTTP ${result.status}`;
+        const error = new ProtocolError(protocol, reason, undefined, { ...(result.identity !== undefined && { identity: result.identity }) });
+        return malformed(error, result.status, 'missing or invalid id or position\n');
       }
-      // the request as the feed shows it: request line and body (headers left out)
-      const raw = { bytes: Buffer.concat([Buffer.from(`${request.method} ${request.url}\n`, 'latin1'), body]), text: true, receivedAt: received };
       const outcome = await handleDecoded(o, protocol, result, {}, remote, decode, raw);
       // a planned stop closed the listener and its connections: nobody to answer, nothing to log
       if (closed) return;
@@ -106,8 +111,7 @@ export async function startOsmandServer(o: OsmandOptions, port: number, host: st
           logStorageFailure(o.storageFailures, o.logger, now(), outcome.error, { protocol, remote });
           return answer(503, 'storage unavailable, retry\n');
         case 'malformed':
-          o.counts?.frameMalformed();
-          bad((outcome.error as Error).message);
+          logMalformed(o, malformedLog, now(), { protocol, remote, method: request.method, url: request.url.slice(0, 200) }, outcome.error, raw.bytes);
           return answer(400, 'malformed request\n');
       }
     }
@@ -123,3 +127,4 @@ export async function startOsmandServer(o: OsmandOptions, port: number, host: st
     },
   };
 }
+
