@@ -6,9 +6,12 @@
  * then a summary count.
  */
 import http from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { ProtocolError, type HttpDecodeResult, type ProtocolModule } from '../../protocols/types.js';
 import type { Clock } from '../../core/clock.js';
 import { handleDecoded, logMalformed, showUndecodable, type GatewayDeps } from '../shared/frame-handler.js';
+import { fixedTargetStream, startsWithoutSlash } from './request-target.fix.js';
 import { listen, type Listener } from '../shared/listen.js';
 import { flushEveryWindow, LISTENER_LOG, LogBudget } from '../shared/log-budget.js';
 import { logStorageFailure } from '../shared/storage-failures.js';
@@ -117,6 +120,7 @@ export async function startOsmandServer(o: OsmandOptions, port: number, host: st
     }
   });
   server.requestTimeout = 30_000;
+  acceptTargetsWithoutSlash(server);
   const listener = await listen(server, { port, host });
   return {
     port: listener.port,
@@ -128,3 +132,39 @@ export async function startOsmandServer(o: OsmandOptions, port: number, host: st
   };
 }
 
+/** how long a connection may take to send its first request line */
+const FIRST_LINE_MS = 30_000;
+
+/**
+ * Puts request-target.fix.ts in front of the server: each new connection's first request line is
+ * read first; a target without its leading slash sends the connection through the fixing stream,
+ * any other goes to the server as it came (its bytes put back).
+ */
+function acceptTargetsWithoutSlash(server: http.Server): void {
+  const serve = server.listeners('connection') as ((socket: Socket | Duplex) => void)[];
+  server.removeAllListeners('connection');
+  server.on('connection', (socket: Socket) => {
+    let first: Buffer = Buffer.alloc(0);
+    const gone = () => socket.destroy();
+    const onData = (chunk: Buffer) => {
+      first = first.length ? Buffer.concat([first, chunk]) : chunk;
+      const withoutSlash = startsWithoutSlash(first);
+      if (withoutSlash === undefined) return;
+      socket.pause();
+      socket.off('data', onData);
+      socket.off('error', gone);
+      socket.off('end', gone);
+      socket.off('timeout', gone);
+      socket.setTimeout(0);
+      const stream = withoutSlash ? fixedTargetStream(socket, first) : socket;
+      if (!withoutSlash) socket.unshift(first);
+      for (const listener of serve) listener.call(server, stream);
+      socket.resume();
+    };
+    socket.on('data', onData);
+    socket.on('error', gone);
+    socket.on('end', gone);
+    socket.setTimeout(FIRST_LINE_MS);
+    socket.on('timeout', gone);
+  });
+}

@@ -6,6 +6,7 @@ import { backends } from '../helpers/backends.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { TrackerClient } from '../helpers/tracker-client.js';
 import * as F from '../helpers/frames.js';
+import { until } from '../helpers/wait.js';
 
 const GATEWAY_ENV = { TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_GT06_PORT: '0', TRACKGATE_H02_PORT: '0', TRACKGATE_GPS103_PORT: '0', TRACKGATE_JT808_PORT: '0', TRACKGATE_OSMAND_PORT: '0' };
 const IMEI = '356307042441013';
@@ -235,6 +236,32 @@ test('gateway.osmand: a bare `GET /?id=&lat=&lon=` over HTTP/1.1 without Host or
   const stored = await range(s, 'phone-1');
   t.is(stored.length, 1);
   t.like(stored[0], { dateTime: '2026-03-01T12:30:00.000Z', latitude: 40.5, protocol: 'osmand' });
+});
+
+test('gateway.osmand: requests whose target lacks the leading slash (`GET ?id=…`, as Traccar\'s load tool sends) are stored, on one keep-alive connection and pipelined', async (t) => {
+  const s = await start(t);
+  await device(s, 'phone-1');
+  const socket = net.connect({ port: s.running.ports.osmand, host: '127.0.0.1' });
+  t.teardown(() => socket.destroy());
+  let received = '';
+  socket.on('data', (d) => (received += d.toString('latin1')));
+  const answers = () => received.match(/^HTTP\/1\.1 \d{3}/gm) ?? [];
+  const get = (i: number) => `GET ?id=phone-1&lat=40.5&lon=-3.5&timestamp=${T0 / 1000 + i} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept-Encoding: identity\r\n\r\n`;
+  // Python's http.client, as tools/test-generator.py uses it: one request, its answer, the next one
+  socket.write(get(0));
+  await until('the first answer', () => answers().length === 1, 30_000);
+  socket.write(get(1));
+  await until('the second answer', () => answers().length === 2, 30_000);
+  // pipelined, with a form body (Content-Length) between two requests
+  const form = 'id=phone-1&lat=40.6&lon=-3.6&timestamp=' + (T0 / 1000 + 2);
+  socket.write(`POST ? HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${form.length}\r\n\r\n${form}${get(3)}`);
+  await until('the pipelined answers', () => answers().length >= 4, 30_000);
+  t.deepEqual(answers(), ['HTTP/1.1 200', 'HTTP/1.1 200', 'HTTP/1.1 200', 'HTTP/1.1 200'], received);
+  const stored = await range(s, 'phone-1');
+  t.deepEqual(stored.map((l) => l.dateTime), ['2026-03-01T10:00:00.000Z', '2026-03-01T10:00:01.000Z', '2026-03-01T10:00:02.000Z', '2026-03-01T10:00:03.000Z']);
+  t.is(stored[2].latitude, 40.6);
+  // a request with its slash, on a new connection, is served as before
+  t.regex(await rawHttp(s.running.ports.osmand, `GET /?id=phone-1&lat=40.5&lon=-3.5&timestamp=${T0 / 1000 + 4} HTTP/1.1\r\n\r\n`), /^HTTP\/1\.1 200 /);
 });
 
 test('gateway.osmand: an id with a NUL byte or too long for any device is a 400, not recorded, and the listener lives on', async (t) => {
