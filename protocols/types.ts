@@ -13,8 +13,14 @@ export type DecodedMessage = PositionReport;
 export type DecodedLocation = NonNullable<PositionReport['location']>;
 
 export interface DecodeResult {
-  /** the device identifier the frame names (IMEI or the like), when it names one */
+  /** the device identifier the frame names (IMEI or the like), as the frame writes it, when it names one */
   identity?: string;
+  /**
+   * Other forms of `identity` a device may be registered under, tried in order after it when no
+   * device has `identity` (JT808: the terminal number without its leading zeros, as Traccar also
+   * tries it). Absent for most protocols: their identifier has one form.
+   */
+  alternativeIdentities?: string[];
   messages: DecodedMessage[];
   /**
    * Bytes to send back. The gateway sends them only once the device is known and `messages` are

@@ -171,9 +171,11 @@ async function resolveAndStore(
   let result = decoded;
   const identity = result.identity ?? known.identity;
   if (identity === undefined) return { kind: 'anonymous' };
+  // the forms the frame gives its identity in (a channel's known identity is a device id already)
+  const alternatives = result.identity !== undefined ? result.alternativeIdentities : undefined;
   let resolution;
   try {
-    resolution = await deps.directory.resolve(identity, protocol, remoteAddress);
+    resolution = await deps.directory.resolve(identity, protocol, remoteAddress, alternatives);
   } catch (error) {
     return { kind: 'failed', error };
   }

@@ -264,6 +264,39 @@ test('gateway.osmand: requests whose target lacks the leading slash (`GET ?id=â€
   t.regex(await rawHttp(s.running.ports.osmand, `GET /?id=phone-1&lat=40.5&lon=-3.5&timestamp=${T0 / 1000 + 4} HTTP/1.1\r\n\r\n`), /^HTTP\/1\.1 200 /);
 });
 
+test('gateway.jt808: a terminal id with a leading 0 is found as the terminal reports it (014164192753) or without the 0; an unknown one is listed as reported', async (t) => {
+  const s = await start(t);
+  await device(s, '014164192753'); // as the label prints it
+  await device(s, '13912345678'); // as trackgate named such a terminal before
+  for (const [terminal, stored] of [['014164192753', '014164192753'], ['013912345678', '13912345678']]) {
+    const c = await TrackerClient.connect(s.running.ports.jt808);
+    t.teardown(() => c.end());
+    c.write(F.jt808Location(terminal, fix(0), 5));
+    const ack = await c.read(20);
+    t.is(ack.subarray(0, 3).toString('hex'), '7e8001', `${terminal}: general response`);
+    t.is(ack.subarray(5, 11).toString('hex'), terminal, `${terminal}: to the terminal as it named itself`);
+    t.deepEqual((await range(s, stored)).map((l) => l.dateTime), ['2026-03-01T10:00:00.000Z'], `${terminal}: stored under ${stored}`);
+  }
+  const c = await TrackerClient.connect(s.running.ports.jt808);
+  t.teardown(() => c.end());
+  c.write(F.jt808Location('012300000001', fix(0), 5));
+  t.true(await c.nothingFor(300), 'an unknown terminal gets no acknowledgement');
+  const unknown = await s.running.services.directory.recentUnknown(100);
+  t.deepEqual(unknown.map((u) => `${u.protocol}:${u.identifier}`), ['jt808:012300000001'], 'listed as the terminal reports it, and only so');
+});
+
+test('gateway.gt06: an IMEI with a leading 0 is the device id as printed (15 digits, the 0 kept)', async (t) => {
+  const s = await start(t);
+  await device(s, '012345678901234');
+  const c = await TrackerClient.connect(s.running.ports.gt06);
+  t.teardown(() => c.end());
+  c.write(F.gt06Login('012345678901234', 1));
+  t.deepEqual(await c.read(10), F.gt06Ack(0x01, 1));
+  c.write(F.gt06Position(fix(0), 2));
+  t.deepEqual(await c.read(10), F.gt06Ack(0x22, 2));
+  t.is((await range(s, '012345678901234')).length, 1);
+});
+
 test('gateway.osmand: an id with a NUL byte or too long for any device is a 400, not recorded, and the listener lives on', async (t) => {
   for (const backend of await backends()) {
     const s = await startServer(backend, { env: GATEWAY_ENV });
