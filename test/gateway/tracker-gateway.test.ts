@@ -297,6 +297,19 @@ test('gateway.gt06: an IMEI with a leading 0 is the device id as printed (15 dig
   t.is((await range(s, '012345678901234')).length, 1);
 });
 
+test('gateway.h02: 35 knots are stored and served as 64.82 km/h, coordinates to 7 decimals, without floating-point noise', async (t) => {
+  const s = await start(t);
+  await device(s, '4210051415');
+  const c = await TrackerClient.connect(s.running.ports.h02);
+  t.teardown(() => c.end());
+  c.write('*HQ,4210051415,V1,100000,A,4024.6080,N,00342.2280,W,35.00,90,010326,FFFFFBFF#');
+  t.is((await c.read(20)).toString('latin1'), '*HQ,4210051415,V4,V1', 'acknowledged once stored');
+  const [stored] = await range(s, '4210051415');
+  t.like(stored, { speed: 64.82, latitude: 40.4101333, longitude: -3.7038, course: 90 });
+  const last = await s.request('GET', '/api/devices/4210051415/lastLocation', { token: s.adminToken });
+  t.is(JSON.stringify(last.body).match(/"speed":([\d.]+)/)?.[1], '64.82', 'the JSON text itself');
+});
+
 test('gateway.osmand: an id with a NUL byte or too long for any device is a 400, not recorded, and the listener lives on', async (t) => {
   for (const backend of await backends()) {
     const s = await startServer(backend, { env: GATEWAY_ENV });
