@@ -1,4 +1,5 @@
 import type { ProtocolModule } from './types.js';
+import { withRoundedPositions } from './shared/precision.js';
 import { jt808Protocol } from './jt808/jt808.protocol.js';
 import { osmandProtocol } from './osmand/osmand.protocol.js';
 import { teltonikaProtocol } from './teltonika/teltonika.protocol.js';
@@ -12,8 +13,11 @@ import { watchProtocol } from './watch/watch.protocol.js';
 import { suntechProtocol } from './suntech/suntech.protocol.js';
 import { ruptelaProtocol } from './ruptela/ruptela.protocol.js';
 
-/** Every protocol trackgate speaks, by name. Adding a protocol is one folder and one line here. */
-export const protocols: Record<string, ProtocolModule> = {
+/**
+ * Every protocol trackgate speaks, by name, its decoded positions rounded as they leave protocols/
+ * (shared/precision.ts). Adding a protocol is one folder and one line here.
+ */
+export const protocols: Record<string, ProtocolModule> = rounding({
   jt808: jt808Protocol,
   osmand: osmandProtocol,
   teltonika: teltonikaProtocol,
@@ -26,7 +30,11 @@ export const protocols: Record<string, ProtocolModule> = {
   watch: watchProtocol,
   suntech: suntechProtocol,
   ruptela: ruptelaProtocol,
-};
+});
+
+function rounding(modules: Record<string, ProtocolModule>): Record<string, ProtocolModule> {
+  return Object.fromEntries(Object.entries(modules).map(([name, p]) => [name, withRoundedPositions(p)]));
+}
 
 export function getProtocol(name: string): ProtocolModule | undefined {
   return Object.hasOwn(protocols, name) ? protocols[name] : undefined;

@@ -13,8 +13,14 @@ export type DecodedMessage = PositionReport;
 export type DecodedLocation = NonNullable<PositionReport['location']>;
 
 export interface DecodeResult {
-  /** the device identifier the frame names (IMEI or the like), when it names one */
+  /** the device identifier the frame names (IMEI or the like), as the frame writes it, when it names one */
   identity?: string;
+  /**
+   * Other forms of `identity` a device may be registered under, tried in order after it when no
+   * device has `identity` (JT808: the terminal number without its leading zeros, as Traccar also
+   * tries it). Absent for most protocols: their identifier has one form.
+   */
+  alternativeIdentities?: string[];
   messages: DecodedMessage[];
   /**
    * Bytes to send back. The gateway sends them only once the device is known and `messages` are
@@ -195,19 +201,36 @@ export class CommandError extends Error {
   }
 }
 
-/** A frame that cannot be decoded. Carries the protocol and a short hex excerpt for the log. */
+/** What else a ProtocolError says: whether framing is lost, and the device the unreadable frame names. */
+export interface ProtocolErrorOptions {
+  /** true when the byte stream can no longer be split (the connection should close) */
+  framingLost?: boolean;
+  /** the device identifier the frame names, when it names one although it cannot be read (for the raw-frame feed) */
+  identity?: string;
+}
+
+/**
+ * A frame that cannot be read: thrown by decoders for every frame they cannot read, whatever the
+ * reason (the gateway treats them all alike: logged as `malformed frame`, counted malformed, shown
+ * on the raw-frame feed, nothing stored or acknowledged). Carries the protocol and a short hex
+ * excerpt for the log.
+ */
 export class ProtocolError extends Error {
   readonly protocol: string;
   readonly excerpt: string;
   /** true when the byte stream can no longer be split (the connection should close) */
   readonly framingLost: boolean;
+  /** the device the frame names, when it names one */
+  readonly identity?: string;
 
-  constructor(protocol: string, reason: string, frame?: Buffer, framingLost = false) {
+  constructor(protocol: string, reason: string, frame?: Buffer, options: boolean | ProtocolErrorOptions = false) {
     const excerpt = frame ? frame.subarray(0, 32).toString('hex') + (frame.length > 32 ? '…' : '') : '';
     super(`${protocol}: ${reason}${excerpt ? ` [${excerpt}]` : ''}`);
+    const o = typeof options === 'boolean' ? { framingLost: options } : options;
     this.name = 'ProtocolError';
     this.protocol = protocol;
     this.excerpt = excerpt;
-    this.framingLost = framingLost;
+    this.framingLost = o.framingLost ?? false;
+    if (o.identity !== undefined) this.identity = o.identity;
   }
 }

@@ -48,11 +48,13 @@ export interface DirectoryOptions {
 /** The gateway's view of devices by identifier (see the file's comment). */
 export interface DeviceDirectory {
   /**
-   * Resolves an identifier; anything but an active device is recorded as a sighting. An identifier
-   * no device can have is refused before it reaches storage (and is not recorded). Rejects when
-   * storage fails: the caller must not acknowledge anything then.
+   * Resolves an identifier, or when no device has it, the first of `alternatives` (other forms of
+   * the same identifier, e.g. a JT808 terminal number without its leading zeros) that a device has;
+   * anything but an active device is recorded as a sighting (an unknown one under `identifier`, as
+   * the tracker sent it). An identifier no device can have is refused before it reaches storage (and
+   * is not recorded). Rejects when storage fails: the caller must not acknowledge anything then.
    */
-  resolve(identifier: string, protocol: string, remoteAddress: string | null): Promise<Resolution>;
+  resolve(identifier: string, protocol: string, remoteAddress: string | null, alternatives?: readonly string[]): Promise<Resolution>;
   /** The device with this id, whatever its state, without recording a sighting (cached like resolve). */
   find(identifier: string): Promise<DeviceRecord | undefined>;
   /**
@@ -124,16 +126,20 @@ export function createDeviceDirectory(o: DirectoryOptions): DeviceDirectory {
     }
   }
 
-  async function resolve(identifier: string, protocol: string, remoteAddress: string | null): Promise<Resolution> {
+  async function resolve(identifier: string, protocol: string, remoteAddress: string | null, alternatives: readonly string[] = []): Promise<Resolution> {
     const problem = identifierProblem(identifier);
     if (problem) return { status: 'invalid', reason: problem };
-    const device = await lookup(identifier);
+    let device = await lookup(identifier);
+    for (let i = 0; !device && i < alternatives.length; i++) {
+      const other = alternatives[i];
+      if (other !== identifier && !identifierProblem(other)) device = await lookup(other);
+    }
     if (!device) {
       note(identifier, protocol, 'unknown', remoteAddress);
       return { status: 'unknown' };
     }
     if (isExpired(device, o.clock.now().getTime())) {
-      note(identifier, protocol, 'expired', remoteAddress);
+      note(device.id, protocol, 'expired', remoteAddress);
       return { status: 'expired' };
     }
     return { status: 'ok', device };

@@ -6,9 +6,12 @@
  * then a summary count.
  */
 import http from 'node:http';
-import type { HttpDecodeResult, ProtocolModule } from '../../protocols/types.js';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { ProtocolError, type HttpDecodeResult, type ProtocolModule } from '../../protocols/types.js';
 import type { Clock } from '../../core/clock.js';
-import { handleDecoded, type GatewayDeps } from '../shared/frame-handler.js';
+import { handleDecoded, logMalformed, showUndecodable, type GatewayDeps } from '../shared/frame-handler.js';
+import { fixedTargetStream, startsWithoutSlash } from './request-target.fix.js';
 import { listen, type Listener } from '../shared/listen.js';
 import { flushEveryWindow, LISTENER_LOG, LogBudget } from '../shared/log-budget.js';
 import { logStorageFailure } from '../shared/storage-failures.js';
@@ -27,8 +30,9 @@ export async function startOsmandServer(o: OsmandOptions, port: number, host: st
   const protocol = o.protocol.name;
   const summary = (what: string, level: 'info' | 'warn') => (count: number) => o.logger[level]({ protocol, count }, `${what} not logged one by one`);
   const badLog = new LogBudget({ ...LISTENER_LOG, onSuppressed: summary('bad requests', 'warn') });
+  const malformedLog = new LogBudget({ ...LISTENER_LOG, onSuppressed: summary('malformed frames', 'warn') });
   const unknownLog = new LogBudget({ ...LISTENER_LOG, onSuppressed: summary('requests of unknown or expired devices', 'info') });
-  const flushing = flushEveryWindow([badLog, unknownLog]);
+  const flushing = flushEveryWindow([badLog, malformedLog, unknownLog]);
   const now = () => o.clock.now().getTime();
   /** the listener is closed (a planned stop): what is still waiting for the core or storage is answered to no one, and not logged */
   let closed = false;
@@ -73,21 +77,25 @@ export async function startOsmandServer(o: OsmandOptions, port: number, host: st
       const received = o.clock.now();
       const decode = (model: string | undefined): HttpDecodeResult =>
         o.protocol.decodeHttp!(request, { now: received, transport: 'http', model, checksum: o.checksum, session: {} });
+      // the request as the feed shows it: request line and body (headers left out)
+      const raw = { bytes: Buffer.concat([Buffer.from(`${request.method} ${request.url}\n`, 'latin1'), body]), text: true, receivedAt: received };
+      /** a request that cannot be read is a malformed frame, as on every tracker port; the app is told 400 */
+      const malformed = async (error: unknown, status: number, text: string): Promise<void> => {
+        logMalformed(o, malformedLog, now(), { protocol, remote, method: request.method, url: request.url.slice(0, 200) }, error, raw.bytes);
+        answer(status, text);
+        await showUndecodable(o, protocol, error, {}, remote, raw);
+      };
       let result: HttpDecodeResult;
       try {
         result = decode(undefined);
       } catch (e) {
-        o.counts?.frameMalformed();
-        bad((e as Error).message);
-        return answer(400, 'malformed request\n');
+        return malformed(e, 400, 'malformed request\n');
       }
       if (result.status >= 400) {
-        o.counts?.frameMalformed();
-        bad(result.warnings?.at(-1) ?? `HTTP ${result.status}`);
-        return answer(result.status, 'missing or invalid id or position\n');
+        const reason = result.warnings?.at(-1) ?? `HTTP ${result.status}`;
+        const error = new ProtocolError(protocol, reason, undefined, { ...(result.identity !== undefined && { identity: result.identity }) });
+        return malformed(error, result.status, 'missing or invalid id or position\n');
       }
-      // the request as the feed shows it: request line and body (headers left out)
-      const raw = { bytes: Buffer.concat([Buffer.from(`${request.method} ${request.url}\n`, 'latin1'), body]), text: true, receivedAt: received };
       const outcome = await handleDecoded(o, protocol, result, {}, remote, decode, raw);
       // a planned stop closed the listener and its connections: nobody to answer, nothing to log
       if (closed) return;
@@ -106,13 +114,13 @@ export async function startOsmandServer(o: OsmandOptions, port: number, host: st
           logStorageFailure(o.storageFailures, o.logger, now(), outcome.error, { protocol, remote });
           return answer(503, 'storage unavailable, retry\n');
         case 'malformed':
-          o.counts?.frameMalformed();
-          bad((outcome.error as Error).message);
+          logMalformed(o, malformedLog, now(), { protocol, remote, method: request.method, url: request.url.slice(0, 200) }, outcome.error, raw.bytes);
           return answer(400, 'malformed request\n');
       }
     }
   });
   server.requestTimeout = 30_000;
+  acceptTargetsWithoutSlash(server);
   const listener = await listen(server, { port, host });
   return {
     port: listener.port,
@@ -122,4 +130,41 @@ export async function startOsmandServer(o: OsmandOptions, port: number, host: st
       return listener.close();
     },
   };
+}
+
+/** how long a connection may take to send its first request line */
+const FIRST_LINE_MS = 30_000;
+
+/**
+ * Puts request-target.fix.ts in front of the server: each new connection's first request line is
+ * read first; a target without its leading slash sends the connection through the fixing stream,
+ * any other goes to the server as it came (its bytes put back).
+ */
+function acceptTargetsWithoutSlash(server: http.Server): void {
+  const serve = server.listeners('connection') as ((socket: Socket | Duplex) => void)[];
+  server.removeAllListeners('connection');
+  server.on('connection', (socket: Socket) => {
+    let first: Buffer = Buffer.alloc(0);
+    const gone = () => socket.destroy();
+    const onData = (chunk: Buffer) => {
+      first = first.length ? Buffer.concat([first, chunk]) : chunk;
+      const withoutSlash = startsWithoutSlash(first);
+      if (withoutSlash === undefined) return;
+      socket.pause();
+      socket.off('data', onData);
+      socket.off('error', gone);
+      socket.off('end', gone);
+      socket.off('timeout', gone);
+      socket.setTimeout(0);
+      const stream = withoutSlash ? fixedTargetStream(socket, first) : socket;
+      if (!withoutSlash) socket.unshift(first);
+      for (const listener of serve) listener.call(server, stream);
+      socket.resume();
+    };
+    socket.on('data', onData);
+    socket.on('error', gone);
+    socket.on('end', gone);
+    socket.setTimeout(FIRST_LINE_MS);
+    socket.on('timeout', gone);
+  });
 }

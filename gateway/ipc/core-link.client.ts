@@ -367,11 +367,11 @@ export function connectCoreLink(o: CoreLinkClientOptions): CoreLinkClient {
   forget.unref();
 
   const directory: CoreLinkClient['directory'] = {
-    async resolve(identifier, protocol, remote) {
+    async resolve(identifier, protocol, remote, alternatives) {
       const hit = cache.get(identifier);
       const now = o.clock.now().getTime();
       if (hit && now - hit.at < CACHE_MS && !isExpired(hit.device, now)) return { status: 'ok', device: hit.device };
-      const r = await request<Resolution>({ t: 'resolve', identifier, protocol, remote });
+      const r = await request<Resolution>({ t: 'resolve', identifier, protocol, remote, ...(alternatives?.length && { alternatives: [...alternatives] }) });
       if (r.status === 'ok') cache.set(identifier, { at: now, device: r.device });
       else cache.delete(identifier);
       return r;

@@ -265,7 +265,8 @@ async function open(o: CoreLinkOptions): Promise<CoreLink> {
         return undefined;
       }
       case 'resolve': {
-        const r = await o.directory.resolve(m.identifier, m.protocol, m.remote);
+        const alternatives = Array.isArray(m.alternatives) ? m.alternatives.filter((a): a is string => typeof a === 'string').slice(0, 4) : undefined;
+        const r = await o.directory.resolve(m.identifier, m.protocol, m.remote, alternatives);
         // a gateway (an edge one in a DMZ, too) has no use for a device's MQTT password hash
         return r.status === 'ok' ? { status: 'ok', device: { ...r.device, mqttPasswordHash: null } } : r;
       }

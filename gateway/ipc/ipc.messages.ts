@@ -56,7 +56,8 @@ export const COMMAND_CALLS: readonly CommandCall[] = ['recover', 'next', 'markSe
 export type GatewayRequest =
   /** ports: null until the listeners are bound (the first hello comes before) */
   | { t: 'hello'; ports: Record<string, number> | null; online: string[] }
-  | { t: 'resolve'; identifier: string; protocol: string; remote: string | null }
+  /** alternatives: DeviceDirectory.resolve's other forms of the identifier, tried in order */
+  | { t: 'resolve'; identifier: string; protocol: string; remote: string | null; alternatives?: string[] }
   /**
    * the device by id: the core stores under its own record of it (cached), never one a gateway
    * sends; rows as [fix time (epoch ms), the location's JSON]; serverTime: when the gateway

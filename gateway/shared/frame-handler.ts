@@ -11,13 +11,14 @@
  * it), the frame is decoded again with that model before anything is stored. Decoders allow
  * this: what a frame writes to the session is the same however often it is decoded.
  */
-import type { CommandResult, DecodeResult } from '../../protocols/types.js';
+import { ProtocolError, type CommandResult, type DecodeResult } from '../../protocols/types.js';
 import type { DeviceRecord } from '../../core/model/device.js';
 import type { DeviceDirectory } from '../../core/devices/device-directory.js';
 import type { IngestService } from '../../core/ingest/ingest.service.js';
 import type { Logger } from '../../core/logger.js';
 import type { TrackerCounts } from '../../core/metrics/counts.js';
 import { liveFrame, type FrameTap, type RawFrame } from './frame-tap.js';
+import type { LogBudget } from './log-budget.js';
 
 export interface GatewayDeps {
   /** the core's directory, or in a gateway process its answers over gateway/ipc/ */
@@ -39,8 +40,8 @@ export type FrameOutcome =
   | { kind: 'invalid'; identity: string; reason: string; rejection?: Buffer }
   /** no identity yet on this channel: nothing stored, nothing sent */
   | { kind: 'anonymous' }
-  /** the frame cannot be decoded for its device's model: nothing stored, nothing sent */
-  | { kind: 'malformed'; error: unknown }
+  /** the frame cannot be decoded for its device's model (`device`): nothing stored, nothing sent */
+  | { kind: 'malformed'; error: unknown; device?: DeviceRecord }
   /** storage failed (looking the device up or writing): nothing acknowledged, the tracker resends */
   | { kind: 'failed'; error: unknown };
 
@@ -71,6 +72,7 @@ export function handleDecoded(
   // while someone listens to frames of its account (resolveAndStore lets it go otherwise).
   const shown: Shown | undefined = raw && deps.frames ? { tap: deps.frames, raw, result: decoded } : undefined;
   return resolveAndStore(deps, protocol, decoded, known, remoteAddress, redecode, shown).then((outcome) => {
+    // a malformed outcome is counted where it is logged (logMalformed)
     if (outcome.kind === 'rejected' || outcome.kind === 'invalid') deps.counts?.frameOfUnknown();
     else if (outcome.kind !== 'malformed') deps.counts?.frameDecoded();
     if (shown?.result && shown.raw) showFrame(shown.tap, protocol, shown.raw, remoteAddress, shown.result, outcome);
@@ -97,6 +99,56 @@ function showFrame(tap: FrameTap, protocol: string, raw: RawFrame, remote: strin
     if (tap.wants(outcome.device.accountId)) tap.offer(outcome.device.accountId, outcome.device.id, liveFrame(protocol, raw, remote, result, outcome.replies, 'ok'));
   } else if (outcome.kind === 'rejected' && outcome.status === 'unknown') {
     if (tap.wants(null)) tap.offer(null, null, liveFrame(protocol, raw, remote, result, outcome.rejection ? [outcome.rejection] : [], 'unknown'));
+  } else if (outcome.kind === 'malformed' && outcome.device) {
+    if (tap.wants(outcome.device.accountId)) tap.offer(outcome.device.accountId, outcome.device.id, liveFrame(protocol, raw, remote, null, [], 'malformed', reasonOf(outcome.error)));
+  }
+}
+
+const reasonOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+/**
+ * Every transport's one treatment of a frame it cannot read (the decoder threw, for the channel's
+ * model or the device's): counted malformed and logged as `malformed frame` with the reason,
+ * within the channel's log budget. Nothing of it is stored or acknowledged.
+ */
+export function logMalformed(
+  deps: Pick<GatewayDeps, 'logger' | 'counts'>,
+  budget: LogBudget,
+  nowMs: number,
+  where: Record<string, unknown>,
+  error: unknown,
+  frame: Buffer,
+): void {
+  deps.counts?.frameMalformed();
+  if (!budget.take(nowMs)) return;
+  const excerpt = error instanceof ProtocolError ? error.excerpt : frame.subarray(0, 32).toString('hex');
+  deps.logger.warn({ ...where, excerpt, reason: reasonOf(error) }, 'malformed frame');
+}
+
+/**
+ * Offers a frame the decoder could not read to the raw-frame feed (outcome `malformed`, with the
+ * reason): to the account of the device it names (ProtocolError.identity), or else of the device
+ * its channel identified as; an identifier no device has, to admins (live/unknown/frames). The
+ * device is looked up only while someone listens to frames. Never rejects.
+ */
+export async function showUndecodable(deps: GatewayDeps, protocol: string, error: unknown, known: KnownDevice, remoteAddress: string | null, raw: RawFrame): Promise<void> {
+  const tap = deps.frames;
+  if (!tap?.listening()) return;
+  const named = error instanceof ProtocolError ? error.identity : undefined;
+  const identity = named ?? known.identity;
+  if (identity === undefined) return;
+  let resolution;
+  try {
+    resolution = await deps.directory.resolve(identity, protocol, remoteAddress);
+  } catch {
+    return; // storage failed: the frame is not shown, as it is not stored
+  }
+  const decoded = named === undefined ? null : { identity: named, messages: [], replies: [] };
+  const frame = () => liveFrame(protocol, raw, remoteAddress, decoded, [], 'malformed', reasonOf(error));
+  if (resolution.status === 'ok') {
+    if (tap.wants(resolution.device.accountId)) tap.offer(resolution.device.accountId, resolution.device.id, frame());
+  } else if (resolution.status === 'unknown' && tap.wants(null)) {
+    tap.offer(null, null, frame());
   }
 }
 
@@ -119,9 +171,11 @@ async function resolveAndStore(
   let result = decoded;
   const identity = result.identity ?? known.identity;
   if (identity === undefined) return { kind: 'anonymous' };
+  // the forms the frame gives its identity in (a channel's known identity is a device id already)
+  const alternatives = result.identity !== undefined ? result.alternativeIdentities : undefined;
   let resolution;
   try {
-    resolution = await deps.directory.resolve(identity, protocol, remoteAddress);
+    resolution = await deps.directory.resolve(identity, protocol, remoteAddress, alternatives);
   } catch (error) {
     return { kind: 'failed', error };
   }
@@ -135,7 +189,7 @@ async function resolveAndStore(
     try {
       result = redecode(model);
     } catch (error) {
-      return { kind: 'malformed', error };
+      return { kind: 'malformed', error, device };
     }
     if (shown?.result) shown.result = result;
   }

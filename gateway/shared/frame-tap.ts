@@ -26,8 +26,10 @@ export interface LiveFrame {
   decoded: { identity?: string; messages: unknown[]; messageCount: number; commandResults?: unknown[] } | null;
   /** hex of what was written back ('' when nothing) */
   reply: string;
-  /** how the frame was handled: ok, unknown, expired, invalid, malformed, failed */
+  /** how the frame was handled: ok, unknown, malformed (cannot be read: nothing stored or acknowledged) */
   outcome: string;
+  /** outcome malformed: why the frame cannot be read, as the log says it */
+  error?: string;
 }
 
 /** Where frames go: `accountId` null is a frame of an identifier that matches no device. */
@@ -59,6 +61,16 @@ export class FrameTap {
   /** Whether anyone, here or on another instance, listens to frames of this account (null: of unknown identifiers). */
   wants(accountId: string | null): boolean {
     for (const sink of this.sinks.keys()) if (sink.wants(accountId)) return true;
+    return false;
+  }
+
+  /** Whether anyone, here or on another instance, listens to frames of any account or of unknown identifiers (a sink that cannot say: yes). */
+  listening(): boolean {
+    for (const sink of this.sinks.keys()) {
+      if (!sink.interest) return true;
+      const i = sink.interest();
+      if (i.unknown || i.accounts.length > 0) return true;
+    }
     return false;
   }
 
@@ -97,8 +109,19 @@ export class FrameTap {
   }
 }
 
-/** Builds the feed's record of a frame (called only when someone listens). */
-export function liveFrame(protocol: string, raw: RawFrame, remote: string | null, decoded: DecodeResult | null, replies: Buffer[], outcome: string): LiveFrame {
+/**
+ * Builds the feed's record of a frame (called only when someone listens); `error`: why it cannot be
+ * read (outcome malformed; `decoded` then holds at most the identity the frame names).
+ */
+export function liveFrame(
+  protocol: string,
+  raw: RawFrame,
+  remote: string | null,
+  decoded: DecodeResult | null,
+  replies: Buffer[],
+  outcome: string,
+  error?: string,
+): LiveFrame {
   const cut = raw.bytes.length > MAX_FRAME_BYTES ? raw.bytes.subarray(0, MAX_FRAME_BYTES) : raw.bytes;
   return {
     receivedAt: raw.receivedAt.toISOString(),
@@ -115,5 +138,6 @@ export function liveFrame(protocol: string, raw: RawFrame, remote: string | null
     },
     reply: Buffer.concat(replies).toString('hex'),
     outcome,
+    ...(error !== undefined && { error }),
   };
 }

@@ -12,7 +12,7 @@ import type { Socket } from 'node:net';
 import { ProtocolError, type DecodeResult, type FrameSplitter, type ProtocolModule } from '../../protocols/types.js';
 import type { Clock } from '../../core/clock.js';
 import type { ConnectionRegistry } from './connection-registry.js';
-import { handleDecoded, type GatewayDeps } from '../shared/frame-handler.js';
+import { handleDecoded, logMalformed, showUndecodable, type GatewayDeps } from '../shared/frame-handler.js';
 import { CONNECTION_LOG, LogBudget } from '../shared/log-budget.js';
 import { logStorageFailure } from '../shared/storage-failures.js';
 import { ConnectionCommands, type CommandQueue } from '../shared/connection-commands.js';
@@ -206,11 +206,7 @@ export class DeviceConnection {
 
   private malformed(e: unknown, frame: Buffer): void {
     this.malformedRun++;
-    this.o.counts?.frameMalformed();
-    if ((this.malformedLog ??= this.budget('malformed frames')).take(this.now())) {
-      const excerpt = e instanceof ProtocolError ? e.excerpt : frame.subarray(0, 32).toString('hex');
-      this.o.logger.warn({ ...this.where(), excerpt, reason: (e as Error).message }, 'malformed frame');
-    }
+    logMalformed(this.o, (this.malformedLog ??= this.budget('malformed frames')), this.now(), this.where(), e, frame);
     if (this.malformedRun >= MAX_MALFORMED_RUN) {
       this.o.logger.warn({ ...this.where(), malformed: this.malformedRun }, 'closing a tracker connection that sends only malformed frames');
       this.close('only malformed frames');
@@ -272,18 +268,19 @@ export class DeviceConnection {
     const decode = (model: string | undefined): DecodeResult =>
       this.o.protocol.decode!(frame, { now, transport: 'tcp', deviceId: this.identity, model, checksum: this.o.checksum, session: this.session });
     const known = { identity: this.identity, model: this.model };
+    const raw = { bytes: frame, text: this.o.protocol.frameEncoding === 'text', receivedAt: now };
     let result: DecodeResult | undefined;
     try {
       result = decode(known.model);
     } catch (e) {
       this.undecodable(e, frame);
+      await showUndecodable(this.o, this.o.protocol.name, e, known, this.socket.remoteAddress ?? null, raw);
       return;
     }
     this.decoded(result, frame);
     // What is needed of the decoded frame once it is stored; the frame itself is let go before
     // the wait (an async function keeps its variables, even unused ones, until it returns).
     const reportsOrAsks = result.messages.length > 0 || result.replies.length > 0;
-    const raw = { bytes: frame, text: this.o.protocol.frameEncoding === 'text', receivedAt: now };
     const stored = handleDecoded(this.o, this.o.protocol.name, result, known, this.socket.remoteAddress ?? null, decode, raw);
     result = undefined;
     const outcome = await stored;

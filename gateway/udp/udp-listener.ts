@@ -11,9 +11,9 @@
  * after a longer silence it starts again, and what was sent unanswered is delivered again.
  */
 import dgram from 'node:dgram';
-import { ProtocolError, type DecodeResult, type ProtocolModule } from '../../protocols/types.js';
+import type { DecodeResult, ProtocolModule } from '../../protocols/types.js';
 import type { Clock } from '../../core/clock.js';
-import { handleDecoded, type GatewayDeps } from '../shared/frame-handler.js';
+import { handleDecoded, logMalformed, showUndecodable, type GatewayDeps } from '../shared/frame-handler.js';
 import { listen, type Listener } from '../shared/listen.js';
 import { flushEveryWindow, LISTENER_LOG, LogBudget } from '../shared/log-budget.js';
 import { logStorageFailure } from '../shared/storage-failures.js';
@@ -69,7 +69,7 @@ export async function startUdpListener(o: UdpOptions, port: number, host: string
   const protocol = o.protocol.name;
   // Any sender can send anything: one budget per kind of line for the whole listener.
   const summary = (what: string) => (count: number) => o.logger.warn({ protocol, transport: 'udp', count }, `${what} not logged one by one`);
-  const malformedLog = new LogBudget({ ...LISTENER_LOG, onSuppressed: summary('malformed datagrams') });
+  const malformedLog = new LogBudget({ ...LISTENER_LOG, onSuppressed: summary('malformed frames') });
   const checksumLog = new LogBudget({ ...LISTENER_LOG, onSuppressed: summary('checksum mismatches') });
   const refusedLog = new LogBudget({ ...LISTENER_LOG, onSuppressed: summary('datagrams of unknown, expired or invalid identities') });
   const flushing = flushEveryWindow([malformedLog, checksumLog, refusedLog]);
@@ -97,23 +97,19 @@ export async function startUdpListener(o: UdpOptions, port: number, host: string
     const received = o.clock.now();
     const decode = (model: string | undefined): DecodeResult =>
       o.protocol.decodeDatagram!(msg, { now: received, transport: 'udp', model, checksum: o.checksum, session: {} });
-    const malformed = (e: unknown): void => {
-      o.counts?.frameMalformed();
-      if (!malformedLog.take(now())) return;
-      const excerpt = e instanceof ProtocolError ? e.excerpt : msg.subarray(0, 32).toString('hex');
-      o.logger.warn({ protocol, remote, excerpt, reason: (e as Error).message }, 'malformed datagram');
-    };
+    const malformed = (e: unknown): void => logMalformed(o, malformedLog, now(), { protocol, transport: 'udp', remote }, e, msg);
+    const raw = { bytes: msg, text: o.protocol.frameEncoding === 'text', receivedAt: received };
     let result: DecodeResult | undefined;
     try {
       result = decode(undefined);
     } catch (e) {
       malformed(e);
+      await showUndecodable(o, protocol, e, {}, rinfo.address, raw);
       return;
     }
     if (result.checksumError && checksumLog.take(now())) {
       o.logger.warn({ protocol, remote, reason: result.checksumError }, 'checksum mismatch: datagram accepted (TRACKGATE_CHECKSUM=accept)');
     }
-    const raw = { bytes: msg, text: o.protocol.frameEncoding === 'text', receivedAt: received };
     const stored = handleDecoded(o, protocol, result, {}, rinfo.address, decode, raw);
     // the decoded datagram is let go while it waits for its commit (see device-connection.ts)
     result = undefined;

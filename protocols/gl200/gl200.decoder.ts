@@ -84,6 +84,8 @@ function decodeText(frame: Buffer, ctx: DecodeContext): DecodeResult {
     if (COUNT.test(count)) replies.push(Buffer.from(type === 'HBD' ? sackHeartbeat(values[1], count) : sack(count), 'latin1'));
   } else {
     reports = TEXT_HANDLERS[type]?.(t) ?? decodeBasic(t);
+    // neither the type's layout nor the generic reading found anything: a report this decoder cannot read
+    if (reports.length === 0) throw new ProtocolError(PROTOCOL, `unrecognised GT${type} report`, frame, { ...(identity && { identity }) });
     for (const r of reports) r.set('type', type);
     if (COUNT.test(count)) replies.push(Buffer.from(sack(count), 'latin1'));
   }

@@ -21,10 +21,13 @@ function imeiIn(sentence: string): string | undefined {
   return /imei:(\d+)/.exec(sentence)?.[1];
 }
 
-/** A sentence that names a device but matches no known layout: Traccar returns nothing for it. */
-export function unrecognised(sentence: string): DecodeResult {
+/**
+ * A sentence that matches no known layout (Traccar returns nothing for it): a frame this decoder
+ * cannot read, thrown as such, naming the device the sentence names (for the raw-frame feed).
+ */
+export function unrecognised(sentence: string): never {
   const identity = imeiIn(sentence);
-  return { ...(identity && { identity }), messages: [], replies: [], warnings: ['unrecognised gps103 sentence'] };
+  throw new ProtocolError(PROTOCOL, 'unrecognised gps103 sentence', Buffer.from(sentence, 'latin1'), { ...(identity && { identity }) });
 }
 
 function hasContent(m: DecodedMessage): boolean {

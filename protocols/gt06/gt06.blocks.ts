@@ -33,6 +33,8 @@ export interface Outcome {
   replies: Buffer[];
   /** the device's answers to 0x80 commands (0x15, 0x21) */
   commandResults?: CommandResult[];
+  /** why nothing was read (a type not decoded), for the log */
+  warnings?: string[];
 }
 
 export type { CellTower, WifiAccessPoint } from '../shared/network.js';

@@ -15,11 +15,16 @@ import * as P from './gt06.media.messages.js';
 
 type Handler = (r: ByteReader, env: Gt06Env) => Outcome;
 
-/** Anything not in the table: acknowledged on 0x7878 (except command replies), ignored on 0x7979. */
-const decodeUnknown: Handler = (_r, env) => {
-  const commandReply = env.type === C.MSG_COMMAND_0 || env.type === C.MSG_COMMAND_1 || env.type === C.MSG_COMMAND_2;
-  return outcome(undefined, env.extended || commandReply ? [] : ack(env));
-};
+/**
+ * A type this decoder does not read (or a family type without a block it reads): nothing stored and
+ * nothing acknowledged, since the tracker takes an echo for "received" (Traccar echoes every 0x7878
+ * type but command replies; trackgate acknowledges only what it understood and stored).
+ */
+const decodeUnknown: Handler = (_r, env) => ({
+  messages: [],
+  replies: [],
+  warnings: [`type 0x${env.type.toString(16).padStart(2, '0')} is not decoded: not acknowledged`],
+});
 
 /** A type of the GPS/LBS/status family, when it is not one of the layouts named before it. */
 const family: Handler = (r, env) => (L.isPositionFamily(env) ? L.decodePositionFamily(r, env) : decodeUnknown(r, env));
@@ -148,9 +153,8 @@ export function decodeGt06(frame: Buffer, ctx: DecodeContext): DecodeResult {
   const result: DecodeResult = { messages: out.messages, replies: out.replies };
   if (out.identity !== undefined) result.identity = out.identity;
   if (out.commandResults?.length) result.commandResults = out.commandResults;
-  if (checksumError) {
-    result.warnings = [checksumError];
-    result.checksumError = checksumError;
-  }
+  const warnings = [...(out.warnings ?? []), ...(checksumError ? [checksumError] : [])];
+  if (warnings.length) result.warnings = warnings;
+  if (checksumError) result.checksumError = checksumError;
   return result;
 }

@@ -109,9 +109,22 @@ function contextFor(header: Jt808Header, ctx: DecodeContext, warnings: string[])
   return c;
 }
 
-/** Traccar looks terminals up without leading zeros first; the padded id stays in the session */
-function identityOf(terminalId: string): string {
-  return terminalId.replace(/^0+/, '') || terminalId;
+/** the 2013 header's 12 digits (JT/T 808-2013 4.4: the terminal's phone number, in 6 BCD bytes) */
+const DIGITS_2013 = 12;
+
+/**
+ * The forms a device may be registered under besides the id as the frame writes it (its leading
+ * zeros kept, as the terminal and its label print it): a 2019 id of 20 digits as the 12 of the
+ * 2013 header when it only adds zeros, and the id without its leading zeros (what Traccar tries
+ * first, and what trackgate named the terminal before).
+ */
+function alternativesOf(terminalId: string): string[] {
+  const out: string[] = [];
+  const padding = terminalId.length - DIGITS_2013;
+  if (padding > 0 && /^0+$/.test(terminalId.slice(0, padding))) out.push(terminalId.slice(padding));
+  const stripped = terminalId.replace(/^0+/, '');
+  if (stripped && stripped !== terminalId && !out.includes(stripped)) out.push(stripped);
+  return out;
 }
 
 /**
@@ -144,7 +157,9 @@ export function decodeJt808(input: Buffer, ctx: DecodeContext): DecodeResult {
   if (header.version !== undefined) ctx.session[SESSION_VERSION] = header.version;
   else delete ctx.session[SESSION_VERSION];
   const c = contextFor(header, ctx, warnings);
-  const result: DecodeResult = { identity: identityOf(header.terminalId), messages: [], replies: c.replies };
+  const result: DecodeResult = { identity: header.terminalId, messages: [], replies: c.replies };
+  const alternatives = alternativesOf(header.terminalId);
+  if (alternatives.length) result.alternativeIdentities = alternatives;
   if (header.type === MSG.TERMINAL_REGISTER) result.rejection = registerResponse(header, false);
   else if (header.type === MSG.TERMINAL_AUTH) result.rejection = generalFailure(header);
 

@@ -18,8 +18,8 @@ const BCD_DIGITS = 12;
 const BCD_DIGITS_2019 = 20;
 
 /**
- * The terminal id bytes the decoder reads back as `deviceId` (jt808.fields.ts `decodeTerminalId`,
- * leading zeros dropped): zero-padded BCD (20 digits when the terminal speaks 2019); an IMEI too
+ * The terminal id bytes of the device's id (any of the forms the decoder names it by: with or
+ * without its leading zeros): zero-padded BCD (20 digits when the terminal speaks 2019); an IMEI too
  * long for 12 BCD digits goes as the 6-byte binary number of its digits without the last (Luhn)
  * one, as Traccar's `encodeId` writes it.
  */

@@ -10,8 +10,10 @@ import { createJt808Splitter, MAX_FRAME_BYTES } from './jt808.frame.js';
  * `G-360P`, `GL100`, `JC371`, `MV710G`, `VL300` (Traccar's model override); the registration's own
  * model field is the maker's free text, not these names. Device clocks are read as GMT+8 (Beijing
  * time, Traccar's default). The decoder writes the session keys `jt808.terminalId`: the terminal
- * id as sent, zero-padded; `identity` is the same id without leading zeros (Traccar tries both,
- * stripped first); and `jt808.version`: the 2019 version byte, which commands repeat.
+ * id as sent, zero-padded; and `jt808.version`: the 2019 version byte, which commands repeat.
+ * `identity` is the id as sent (12 digits, 20 in 2019, leading zeros kept, as the label prints
+ * it); `alternativeIdentities` the same id without its leading zeros (and a 2019 id as its 12
+ * 2013 digits), tried in turn when no device has it (Traccar tries both, stripped first).
  *
  * `decode` takes splitter output (delimiters kept, escaping reversed); a raw captured frame that is
  * still escaped is recognised by its body length, so `trackgate decode` accepts either.

@@ -68,11 +68,15 @@ function temperatures(a: Record<string, AttributeValue>, field: string, protocol
   }
 }
 
+/** A frame of this device that this decoder cannot read (Traccar returns nothing for it). */
+const unreadable = (f: MeitrackFrame, reason: string): ProtocolError =>
+  new ProtocolError(PROTOCOL, reason, f.frame, { identity: f.imei });
+
 /** AAA (and AFF) text report, MeitrackProtocolDecoder.decodeRegular */
 export const decodeReport: MessageHandler = (f, ctx) => {
   const g = PATTERN_REPORT.exec(f.text);
   if (!g) {
-    if (REPORT_TYPES.has(f.type)) return { identity: f.imei, messages: [], replies: [], warnings: [`unrecognised ${f.type} report`] };
+    if (REPORT_TYPES.has(f.type)) throw unreadable(f, `unrecognised ${f.type} report`);
     return decodeAnswer(f, ctx);
   }
   const event = int(g[2]);
@@ -147,7 +151,7 @@ const content = (f: MeitrackFrame): string => f.text.substring(f.text.indexOf(',
  */
 export const decodeAnswer: MessageHandler = (f) => {
   const text = content(f);
-  if (!/^[\x20-\x7e]*$/.test(text)) return { identity: f.imei, messages: [], replies: [], warnings: [`unrecognised ${f.type} frame`] };
+  if (!/^[\x20-\x7e]*$/.test(text)) throw unreadable(f, `unrecognised ${f.type} frame`);
   const answer: CommandResult = { text, command: f.type, flag: f.flag };
   const plainOk = /^[^,]+,OK$/i.test(text);
   return {

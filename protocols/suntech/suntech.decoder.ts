@@ -50,8 +50,11 @@ export function decode(frame: Buffer, ctx: DecodeContext): DecodeResult {
   let end = frame.length;
   while (end > 0 && (frame[end - 1] === 0x0d || frame[end - 1] === 0x0a)) end--;
   const text = frame.toString('latin1', 0, end);
-  // a bare `-Error` and the like: a device's complaint about a command, naming no device
-  if (!text.includes(';')) return { messages: [], replies: [], warnings: [`suntech text without fields: ${JSON.stringify(text.slice(0, 40))}`] };
+  if (!text.includes(';')) {
+    // a bare `-Error` and the like: a device's complaint about a command, naming no device
+    if (/^-[A-Za-z]/.test(text)) return { messages: [], replies: [], warnings: [`suntech complaint: ${JSON.stringify(text.slice(0, 40))}`] };
+    throw new ProtocolError(PROTOCOL, 'suntech text without fields', frame);
+  }
   const out = decodeText(new Fields(text.split(';'), frame), ctx);
   if (out.identity !== undefined && !/^[0-9A-Za-z]{1,20}$/.test(out.identity)) {
     throw new ProtocolError(PROTOCOL, `device id "${out.identity.slice(0, 24)}" is not 1-20 letters or digits`, frame);

@@ -30,7 +30,15 @@ export function decode(frame: Buffer, ctx: DecodeContext): DecodeResult {
   const type = /^\(\d+,([0-9A-Z]{4}),/.exec(sentence)?.[1] ?? sentence.substring(13, 17);
   if (type === 'BP00') return { identity: id, messages: [], replies: [Buffer.from(replyHandshake(id), 'latin1')] };
   const handler = KINDS.find(([test]) => test(sentence))?.[1] ?? decodePosition;
-  const result = handler(sentence, ctx);
-  if (type !== 'BP05') return result;
-  return { ...result, identity: result.identity ?? id, replies: [Buffer.from(replyLogin(id), 'latin1'), ...result.replies] };
+  if (type !== 'BP05') return handler(sentence, ctx);
+  const login = Buffer.from(replyLogin(id), 'latin1');
+  let result: DecodeResult;
+  try {
+    result = handler(sentence, ctx);
+  } catch (e) {
+    // the login is understood even when the position it carries is not: answered, the position not stored
+    if (!(e instanceof ProtocolError)) throw e;
+    return { identity: id, messages: [], replies: [login], warnings: [e.message] };
+  }
+  return { ...result, identity: result.identity ?? id, replies: [login, ...result.replies] };
 }

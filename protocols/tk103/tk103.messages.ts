@@ -24,10 +24,13 @@ export function namedDevice(sentence: string): string | undefined {
   return /^\([0-9A-Za-z]{12}[A-Z]{2}[0-9A-F]{2}/.test(sentence) ? shortId(sentence) : undefined;
 }
 
-/** A sentence that names a device but matches no known layout: Traccar returns nothing for it. */
-export function unrecognised(sentence: string): DecodeResult {
+/**
+ * A sentence that matches no known layout (Traccar returns nothing for it): a frame this decoder
+ * cannot read, thrown as such, naming the device the sentence names (for the raw-frame feed).
+ */
+export function unrecognised(sentence: string): never {
   const identity = namedDevice(sentence);
-  return { ...(identity && { identity }), messages: [], replies: [], warnings: ['unrecognised tk103 sentence'] };
+  throw new ProtocolError(PROTOCOL, 'unrecognised tk103 sentence', Buffer.from(sentence, 'latin1'), { ...(identity && { identity }) });
 }
 
 /** day, month, two-digit year, hours, minutes, seconds as a UTC date; out-of-range fields roll over as Traccar's (lenient) calendar does */

@@ -239,6 +239,78 @@ test('gateway.osmand: a bare `GET /?id=&lat=&lon=` over HTTP/1.1 without Host or
   t.like(stored[0], { dateTime: '2026-03-01T12:30:00.000Z', latitude: 40.5, protocol: 'osmand' });
 });
 
+test('gateway.osmand: requests whose target lacks the leading slash (`GET ?id=…`, as Traccar\'s load tool sends) are stored, on one keep-alive connection and pipelined', async (t) => {
+  const s = await start(t);
+  await device(s, 'phone-1');
+  const socket = net.connect({ port: s.running.ports.osmand, host: '127.0.0.1' });
+  t.teardown(() => socket.destroy());
+  let received = '';
+  socket.on('data', (d) => (received += d.toString('latin1')));
+  const answers = () => received.match(/^HTTP\/1\.1 \d{3}/gm) ?? [];
+  const get = (i: number) => `GET ?id=phone-1&lat=40.5&lon=-3.5&timestamp=${T0 / 1000 + i} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept-Encoding: identity\r\n\r\n`;
+  // Python's http.client, as tools/test-generator.py uses it: one request, its answer, the next one
+  socket.write(get(0));
+  await until('the first answer', () => answers().length === 1, 30_000);
+  socket.write(get(1));
+  await until('the second answer', () => answers().length === 2, 30_000);
+  // pipelined, with a form body (Content-Length) between two requests
+  const form = 'id=phone-1&lat=40.6&lon=-3.6&timestamp=' + (T0 / 1000 + 2);
+  socket.write(`POST ? HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${form.length}\r\n\r\n${form}${get(3)}`);
+  await until('the pipelined answers', () => answers().length >= 4, 30_000);
+  t.deepEqual(answers(), ['HTTP/1.1 200', 'HTTP/1.1 200', 'HTTP/1.1 200', 'HTTP/1.1 200'], received);
+  const stored = await range(s, 'phone-1');
+  t.deepEqual(stored.map((l) => l.dateTime), ['2026-03-01T10:00:00.000Z', '2026-03-01T10:00:01.000Z', '2026-03-01T10:00:02.000Z', '2026-03-01T10:00:03.000Z']);
+  t.is(stored[2].latitude, 40.6);
+  // a request with its slash, on a new connection, is served as before
+  t.regex(await rawHttp(s.running.ports.osmand, `GET /?id=phone-1&lat=40.5&lon=-3.5&timestamp=${T0 / 1000 + 4} HTTP/1.1\r\n\r\n`), /^HTTP\/1\.1 200 /);
+});
+
+test('gateway.jt808: a terminal id with a leading 0 is found as the terminal reports it (014164192753) or without the 0; an unknown one is listed as reported', async (t) => {
+  const s = await start(t);
+  await device(s, '014164192753'); // as the label prints it
+  await device(s, '13912345678'); // as trackgate named such a terminal before
+  for (const [terminal, stored] of [['014164192753', '014164192753'], ['013912345678', '13912345678']]) {
+    const c = await TrackerClient.connect(s.running.ports.jt808);
+    t.teardown(() => c.end());
+    c.write(F.jt808Location(terminal, fix(0), 5));
+    const ack = await c.read(20);
+    t.is(ack.subarray(0, 3).toString('hex'), '7e8001', `${terminal}: general response`);
+    t.is(ack.subarray(5, 11).toString('hex'), terminal, `${terminal}: to the terminal as it named itself`);
+    t.deepEqual((await range(s, stored)).map((l) => l.dateTime), ['2026-03-01T10:00:00.000Z'], `${terminal}: stored under ${stored}`);
+  }
+  const c = await TrackerClient.connect(s.running.ports.jt808);
+  t.teardown(() => c.end());
+  c.write(F.jt808Location('012300000001', fix(0), 5));
+  t.true(await c.nothingFor(300), 'an unknown terminal gets no acknowledgement');
+  const unknown = await s.running.services.directory.recentUnknown(100);
+  t.deepEqual(unknown.map((u) => `${u.protocol}:${u.identifier}`), ['jt808:012300000001'], 'listed as the terminal reports it, and only so');
+});
+
+test('gateway.gt06: an IMEI with a leading 0 is the device id as printed (15 digits, the 0 kept)', async (t) => {
+  const s = await start(t);
+  await device(s, '012345678901234');
+  const c = await TrackerClient.connect(s.running.ports.gt06);
+  t.teardown(() => c.end());
+  c.write(F.gt06Login('012345678901234', 1));
+  t.deepEqual(await c.read(10), F.gt06Ack(0x01, 1));
+  c.write(F.gt06Position(fix(0), 2));
+  t.deepEqual(await c.read(10), F.gt06Ack(0x22, 2));
+  t.is((await range(s, '012345678901234')).length, 1);
+});
+
+test('gateway.h02: 35 knots are stored and served as 64.82 km/h, coordinates to 7 decimals, without floating-point noise', async (t) => {
+  const s = await start(t);
+  await device(s, '4210051415');
+  const c = await TrackerClient.connect(s.running.ports.h02);
+  t.teardown(() => c.end());
+  c.write('*HQ,4210051415,V1,100000,A,4024.6080,N,00342.2280,W,35.00,90,010326,FFFFFBFF#');
+  t.is((await c.read(20)).toString('latin1'), '*HQ,4210051415,V4,V1', 'acknowledged once stored');
+  const [stored] = await range(s, '4210051415');
+  t.like(stored, { speed: 64.82, latitude: 40.4101333, longitude: -3.7038, course: 90 });
+  const last = await s.request('GET', '/api/devices/4210051415/lastLocation', { token: s.adminToken });
+  t.is(JSON.stringify(last.body).match(/"speed":([\d.]+)/)?.[1], '64.82', 'the JSON text itself');
+});
+
 test('gateway.osmand: an id with a NUL byte or too long for any device is a 400, not recorded, and the listener lives on', async (t) => {
   for (const backend of await backends()) {
     const s = await startServer(backend, { env: GATEWAY_ENV });

@@ -120,17 +120,17 @@ test('gateway: checksum mismatches are logged at warn, a few per connection, the
   t.like(log.at('warn', 'checksum mismatches not logged one by one')[0], { protocol: 'gt06', device: IMEI, count: 7 });
 });
 
-test('gateway.osmand: unknown devices and bad requests are logged, at most 20 a minute each, then counted', async (t) => {
+test('gateway.osmand: unknown devices and unreadable requests (malformed frames) are logged, at most 20 a minute each, then counted', async (t) => {
   const { s, log, clock } = await start(t);
   const base = `http://127.0.0.1:${s.running.ports.osmand}`;
   t.is((await fetch(`${base}/?id=nobody&lat=1&lon=1`)).status, 404);
   t.like(log.at('info', /unknown or expired device/)[0], { protocol: 'osmand', identifier: 'nobody', remote: '127.0.0.1' });
   t.is((await fetch(`${base}/?id=x&lat=abc&lon=1`)).status, 400);
-  t.like(log.at('warn', 'bad request')[0], { protocol: 'osmand', reason: 'lat is not a number' });
+  t.like(log.at('warn', 'malformed frame')[0], { protocol: 'osmand', reason: 'osmand: lat is not a number', method: 'GET', url: '/?id=x&lat=abc&lon=1' });
   for (let i = 0; i < 30; i++) await fetch(`${base}/?lat=1&lon=1`);
-  t.is(log.at('warn', 'bad request').length, 20);
+  t.is(log.at('warn', 'malformed frame').length, 20);
   clock.advance(61_000);
   t.is((await fetch(`${base}/?lat=1&lon=1`)).status, 400);
-  t.like(log.at('warn', 'bad requests not logged one by one')[0], { protocol: 'osmand', count: 11 });
-  t.is(log.at('warn', 'bad request').length, 21, 'a new minute logs again');
+  t.like(log.at('warn', 'malformed frames not logged one by one')[0], { protocol: 'osmand', count: 11 });
+  t.is(log.at('warn', 'malformed frame').length, 21, 'a new minute logs again');
 });

@@ -8,7 +8,7 @@ import mqtt, { type MqttClient, type IClientOptions } from 'mqtt';
 import { startServer, type TestServer } from '../../helpers/server.js';
 import { startMqttGateway, type MqttGateway, type MqttGatewayOptions } from '../../../gateway/mqtt/mqtt.gateway.js';
 import { systemClock } from '../../../core/clock.js';
-import { silentLogger } from '../../../core/logger.js';
+import { silentLogger, type Logger } from '../../../core/logger.js';
 import { PATIENCE_MS } from '../../helpers/wait.js';
 
 export const PASSWORD = 'device-secret-1';
@@ -24,8 +24,8 @@ export interface Harness {
   lastLocation(deviceId: string): Promise<{ status: number; body: any }>;
 }
 
-export async function startHarness(t: ExecutionContext, options: Partial<MqttGatewayOptions> = {}, env?: Record<string, string>): Promise<Harness> {
-  const s = await startServer('sqlite', { env });
+export async function startHarness(t: ExecutionContext, options: Partial<MqttGatewayOptions> = {}, env?: Record<string, string>, server: { logger?: Logger } = {}): Promise<Harness> {
+  const s = await startServer('sqlite', { env, ...server });
   const gw = await startMqttGateway({
     host: '127.0.0.1',
     port: 0,

@@ -8,6 +8,7 @@ import { apiUser, messages, startHarness, sleep } from './mqtt-harness.js';
 import { postgresAvailable } from '../../helpers/backends.js';
 import { startPair } from '../../helpers/instances.js';
 import { until } from '../../helpers/wait.js';
+import { capturingLogger } from '../../helpers/capture-logger.js';
 
 const IMEI = '356307042441013';
 const UNKNOWN_IMEI = '356307042449999';
@@ -45,6 +46,69 @@ test('mqtt.live: a technician on live/<imei>/frames sees the login and a positio
   t.is(second.body.decoded.messages.length, 1);
   await sleep(200);
   t.deepEqual(otherSeen.seen, [], 'another account receives no frame of the device');
+});
+
+test('mqtt.live: frames the decoder cannot read (GPS103, Queclink) are logged with the reason, counted malformed, and shown on live/<id>/frames', async (t) => {
+  const log = capturingLogger();
+  const h = await startHarness(t, {}, { TRACKGATE_GPS103_PORT: '0', TRACKGATE_GL200_PORT: '0' }, { logger: log });
+  const GPS = '359587010124900';
+  const QL = '135790246811220';
+  await h.device(GPS);
+  await h.device(QL);
+  const tech = await apiUser(h, 'tech@example.com');
+  const techClient = await h.connect({ username: tech.userName, password: tech.apiKey, clientId: `${tech.userName}-m` });
+  await techClient.subscribeAsync('live/+/frames');
+  const seen = messages(techClient);
+  const malformedOf = (protocol: string) => seen.seen.filter((m) => m.body.protocol === protocol && m.body.outcome === 'malformed');
+  const metric = async (protocol: string, outcome: string) => {
+    const text = await (await fetch(`${h.s.base}/metrics`)).text();
+    return Number(new RegExp(`^trackgate_tracker_frames_total\\{protocol="${protocol}",outcome="${outcome}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+  };
+
+  // GPS103: a login identifies the connection; then a tracker sentence of no known layout
+  const gps = await TrackerClient.connect(h.s.running.ports.gps103!);
+  t.teardown(() => gps.end());
+  gps.write(`##,imei:${GPS},A;`);
+  t.is((await gps.read(4)).toString(), 'LOAD');
+  const garbage = `imei:${GPS},tracker,zzzz;`;
+  gps.write(garbage);
+  t.true(await seen.until(() => malformedOf('gps103').length === 1), JSON.stringify(seen.seen));
+  const g = malformedOf('gps103')[0];
+  t.is(g.topic, `live/${GPS}/frames`);
+  t.like(g.body, { text: garbage, reply: '', decoded: { identity: GPS, messages: [], messageCount: 0 } });
+  t.regex(g.body.error, /unrecognised gps103 sentence/);
+  t.true(await gps.nothingFor(300), 'no acknowledgement');
+
+  // GPS103 over UDP: the sentence names its device, which is enough to show it
+  const udp = dgram.createSocket('udp4');
+  t.teardown(() => udp.close());
+  udp.send(Buffer.from(garbage), h.s.running.ports['gps103/udp']!, '127.0.0.1');
+  t.true(await seen.until(() => malformedOf('gps103').length === 2), JSON.stringify(seen.seen));
+  t.is(malformedOf('gps103')[1].topic, `live/${GPS}/frames`);
+
+  // Queclink: a good report first (acknowledged), then one nothing reads: it names no device, the connection does
+  const ql = await TrackerClient.connect(h.s.running.ports.gl200!);
+  t.teardown(() => ql.end());
+  const stamp = '20260301100000';
+  ql.write(`+RESP:GTFRI,060100,${QL},,0,0,1,1,4.3,92,70.0,-3.703800,40.416800,${stamp},0214,0007,18d8,6141,00,,${stamp},0001$`);
+  t.is((await ql.read(11)).toString(), '+SACK:0001$');
+  ql.write('+RESP:GTFRI,garbage$');
+  t.true(await seen.until(() => malformedOf('gl200').length === 1), JSON.stringify(seen.seen));
+  const q = malformedOf('gl200')[0];
+  t.is(q.topic, `live/${QL}/frames`);
+  t.like(q.body, { text: '+RESP:GTFRI,garbage', reply: '', decoded: null });
+  t.regex(q.body.error, /unrecognised GTFRI report/);
+  t.true(await ql.nothingFor(300), 'no acknowledgement');
+
+  const logged = log.at('warn', 'malformed frame');
+  t.like(logged.find((e) => e.protocol === 'gps103' && e.transport === undefined), { device: GPS });
+  t.regex(String(logged.find((e) => e.protocol === 'gps103')?.reason), /unrecognised gps103 sentence/);
+  t.true(logged.some((e) => e.protocol === 'gps103' && e.transport === 'udp'), 'the datagram too');
+  t.like(logged.find((e) => e.protocol === 'gl200'), { device: QL });
+  t.regex(String(logged.find((e) => e.protocol === 'gl200')?.reason), /unrecognised GTFRI report/);
+  t.is(await metric('gps103', 'malformed'), 2);
+  t.is(await metric('gl200', 'malformed'), 1);
+  t.is(await metric('gl200', 'decoded'), 1, 'only the good report counts as decoded');
 });
 
 test('mqtt.live: an admin sees live/unknown/frames for an unknown IMEI; a non-admin may not subscribe to it and gets none through a wildcard', async (t) => {

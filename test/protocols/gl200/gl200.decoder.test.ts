@@ -126,9 +126,10 @@ test('gl200.decoder: text that is no Queclink report throws ProtocolError; an em
   t.deepEqual(decodeText('\r\n'), { messages: [], replies: [] });
 });
 
-test('gl200.decoder: an unknown report type with nothing recognisable stores nothing but is still acknowledged', (t) => {
-  const r = decodeText('+RESP:GTXYZ,020102,135790246811220,,abc,0012');
-  t.is(r.identity, '135790246811220');
-  t.deepEqual(r.messages, []);
-  t.deepEqual(replies(r), ['+SACK:0012$']);
+test('gl200.decoder: a report nothing reads (an unknown type, or a known one of another layout) is a frame it cannot read, not acknowledged', (t) => {
+  for (const text of ['+RESP:GTXYZ,020102,135790246811220,,abc,0012', '+RESP:GTFRI,135790246811220,garbage,0012']) {
+    const e = t.throws(() => decodeText(text), { instanceOf: ProtocolError });
+    t.is(e?.identity, '135790246811220', text);
+  }
+  t.throws(() => decodeText('+RESP:GTFRI,garbage'), { instanceOf: ProtocolError, message: /unrecognised GTFRI report/ });
 });

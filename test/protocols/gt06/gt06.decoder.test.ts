@@ -103,10 +103,15 @@ test('gt06.decoder: Wi-Fi packets are echoed with their BCD time', (t) => {
   t.true(String(r.messages[0].attributes.network).includes('"cellTowers"'));
 });
 
-test('gt06.decoder: command responses 0x80-0x82 get no ack and unknown 0x7979 types are ignored', (t) => {
+test('gt06.decoder: command responses 0x80-0x82 and types it does not decode (0x7878 or 0x7979) get no ack', (t) => {
   t.deepEqual(decode(frame78(0x81, '0300000000'), ctx()).replies, []);
   t.deepEqual(decode(Buffer.from('79790005840016bb1a0d0a', 'hex'), ctx()).replies, []);
-  t.is(decode(frame78(0x08, '00'), ctx()).replies.length, 1, 'an unknown 0x7878 type is still acknowledged');
+  for (const type of [0x08, 0xff]) {
+    const r = decode(frame78(type, '00'), ctx());
+    t.deepEqual(r.replies, [], `type 0x${type.toString(16)} is not acknowledged`);
+    t.deepEqual(r.messages, []);
+    t.regex(r.warnings?.[0] ?? '', /is not decoded: not acknowledged/);
+  }
 });
 
 test('gt06.decoder: a photo chunk decoded twice (the gateway decodes again for a changed model) is counted once', (t) => {

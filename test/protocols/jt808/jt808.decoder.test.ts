@@ -3,6 +3,7 @@ import { jt808Protocol } from '../../../protocols/jt808/jt808.protocol.js';
 import { ProtocolError, type DecodeContext } from '../../../protocols/types.js';
 import { loadVectors, vectorTime } from '../../helpers/vectors.js';
 import { decodeVector, runVectors } from '../../helpers/vector-runner.js';
+import * as F from '../../helpers/frames.js';
 
 const NOW = new Date('2026-07-01T00:00:00Z');
 
@@ -16,7 +17,8 @@ runVectors(jt808Protocol, { now: NOW });
 
 test('jt808.decoder: a heartbeat names its terminal and is acknowledged with 0x8001', (t) => {
   const result = decode(Buffer.from('7e0002000004304832546500b7ca7e', 'hex'), ctx());
-  t.is(result.identity, '43048325465');
+  t.is(result.identity, '043048325465', 'the id as the terminal sends it, its leading zero kept');
+  t.deepEqual(result.alternativeIdentities, ['43048325465'], 'and without it, tried next');
   t.deepEqual(result.messages, []);
   t.is(result.replies[0].toString('hex'), '7e80010005043048325465000000b70002004e7e');
 });
@@ -25,7 +27,8 @@ test('jt808.decoder: registration returns identity, no message, 0x8100 and a ref
   const frame = Buffer.from('7e0100002d0141305678720024002c012f373031313142534a2d41362d424400000000000000000000003035363738373201d4c14238383838386d7e', 'hex');
   const c = ctx();
   const result = decode(frame, c);
-  t.is(result.identity, '14130567872');
+  t.is(result.identity, '014130567872');
+  t.deepEqual(result.alternativeIdentities, ['14130567872']);
   t.is(c.session['jt808.terminalId'], '014130567872');
   t.deepEqual(result.messages, []);
   t.is(result.replies[0].toString('hex'), '7e8100000f0141305678720000002400303134313330353637383732887e');
@@ -39,7 +42,8 @@ test('jt808.decoder: a 2019 frame carries the version byte and a 10-byte id into
   for (const b of content) x ^= b;
   const frame = Buffer.concat([Buffer.from([0x7e]), content, Buffer.from([x, 0x7e])]);
   const result = decode(frame, ctx());
-  t.is(result.identity, '141305678');
+  t.is(result.identity, '00000000000141305678');
+  t.deepEqual(result.alternativeIdentities, ['000141305678', '141305678'], 'its 12 digits of the 2013 header, then without the zeros');
   const reply = result.replies[0].toString('hex');
   t.true(reply.startsWith('7e8001400501000000000001413056780000'), reply);
   t.true(reply.endsWith('0007000200' + reply.slice(-4)), reply);
@@ -54,6 +58,12 @@ test('jt808.decoder: a location report is read in Beijing time (GMT+8), the JT/T
   t.true(Math.abs(beijing.location!.longitudeDeg + 46.912186) < 1e-6);
 });
 
+test('jt808.decoder: a terminal id without leading zeros has no other form', (t) => {
+  const result = decode(F.jt808Location('123456789012', { time: new Date(Date.UTC(2026, 2, 1)), lat: 1, lon: 2 }, 1), ctx());
+  t.is(result.identity, '123456789012');
+  t.is(result.alternativeIdentities, undefined);
+});
+
 test('jt808.decoder: a checksum mismatch is a warning by default and an error when strict', (t) => {
   const frame = Buffer.from('7e0002000004304832546500b7cb7e', 'hex');
   const accepted = decode(frame, ctx());
@@ -65,7 +75,7 @@ test('jt808.decoder: a frame still escaped as captured on the wire is unescaped 
   // vector 12's ack as a device frame: 0x8001 whose checksum 7E is escaped as 7D 02
   const raw = Buffer.from('7e800100050120400000040000019c0200007d027e', 'hex');
   const result = decode(raw, ctx());
-  t.is(result.identity, '12040000004');
+  t.is(result.identity, '012040000004');
   t.falsy(result.warnings);
 });
 
@@ -97,7 +107,8 @@ test('jt808.decoder: the E7 delimiter carries a 7-byte terminal id, and the repl
   let x = 0;
   for (const b of content) x ^= b;
   const result = decode(Buffer.concat([Buffer.from([0xe7]), content, Buffer.from([x, 0xe7])]), ctx());
-  t.is(result.identity, '1234567890123');
+  t.is(result.identity, '01234567890123');
+  t.deepEqual(result.alternativeIdentities, ['1234567890123']);
   const reply = result.replies[0];
   t.is(reply[0], 0xe7);
   t.is(reply[reply.length - 1], 0xe7);

@@ -48,7 +48,7 @@ test('jt808.encoder: a text command is 0x8300 with flag 0x01, the terminal id, t
   t.is(f.toString('latin1', 14, 21), 'STATUS#');
   t.is(f[21], xor8(f, 1, 21));
   t.deepEqual(match, { replySerial: 0x1234, replyMessageId: 0x8300 });
-  t.is(jt808Protocol.decode!(f, decodeCtx()).identity, '13912345678', 'the decoder reads the id back as the device id');
+  t.deepEqual(jt808Protocol.decode!(f, decodeCtx()).alternativeIdentities, ['13912345678'], 'the decoder reads the device id back (as the second form of the id)');
 });
 
 test('jt808.encoder: 0x7e and 0x7d anywhere in the frame are escaped as 7d02 and 7d01', (t) => {
@@ -74,7 +74,8 @@ test('jt808.encoder: a terminal that spoke 2019 gets the version bit, its versio
   const session: Record<string, unknown> = {};
   const frame2019 = formatMessage({ delimiter: 0x7e, version: 1, id: Buffer.from('00000000013912345678', 'hex') }, 0x0002, Buffer.alloc(0));
   const heartbeat = jt808Protocol.decode!(unescaped(frame2019), decodeCtx(session));
-  t.is(heartbeat.identity, '13912345678');
+  t.is(heartbeat.identity, '00000000013912345678');
+  t.deepEqual(heartbeat.alternativeIdentities, ['013912345678', '13912345678']);
   t.is(session['jt808.version'], 1);
   const f = unescaped(encode('STATUS#', ctx({ deviceId: '13912345678', serial: 5, session })).bytes);
   t.is(f.readUInt16BE(3), 0x4000 | 9, 'version bit and body length');
@@ -83,7 +84,7 @@ test('jt808.encoder: a terminal that spoke 2019 gets the version bit, its versio
   t.is(f.readUInt16BE(16), 5);
   t.deepEqual([f[18], f[19]], [0x01, 0x01], 'flag, text type 1 (notice)');
   t.is(f.toString('latin1', 20, 27), 'STATUS#');
-  t.is(jt808Protocol.decode!(f, decodeCtx()).identity, '13912345678');
+  t.is(jt808Protocol.decode!(f, decodeCtx()).identity, '00000000013912345678');
   // a later 2013 frame on the connection drops the version again
   jt808Protocol.decode!(unescaped(formatMessage({ delimiter: 0x7e, id: Buffer.from('013912345678', 'hex') }, 0x0002, Buffer.alloc(0))), decodeCtx(session));
   t.false('jt808.version' in session);
@@ -133,7 +134,7 @@ function terminalResponse(id: string, serial: number, messageId: number, result:
 test('jt808.decoder: the 0x0001 general response answers the command whose serial and id it names', (t) => {
   const sent = encode('STATUS#', ctx({ deviceId: '13912345678', serial: 0x0102 }));
   const r = jt808Protocol.decode!(terminalResponse('013912345678', 0x0102, 0x8300, 0), decodeCtx());
-  t.is(r.identity, '13912345678');
+  t.is(r.identity, '013912345678');
   t.deepEqual(r.commandResults, [{ text: '', replySerial: 0x0102, replyMessageId: 0x8300, status: 'ok' }]);
   t.like(r.commandResults?.[0], sent.match);
   t.deepEqual(r.messages, []);
