@@ -8,11 +8,12 @@
  * operator's (a missing one fails the batch with the broker's NOT_FOUND). A message the exchange
  * routes to no queue is confirmed and dropped by the broker, as AMQP does: bind a queue first.
  * A failed connection or channel, a nack or no confirm within the timeout fails the batch and
- * drops the connection; the delivery loop connects again on its next attempt.
+ * drops the connection; the delivery loop connects again on its next attempt. The client connects
+ * to the address forward.targets.ts checked (the host resolved at each connect: checkedTarget).
  */
 import amqp, { type ChannelModel, type ConfirmChannel } from 'amqplib';
 import type { ForwardMessage } from '../model/forward.js';
-import { AMQP_SHORTSTR_MAX_BYTES, FORWARD_AMQP_EXCHANGE, FORWARD_AMQP_ROUTING_KEY, expandTemplate, safeUrl, within, type Forwarder, type ForwarderSettings } from './forwarder.js';
+import { AMQP_SHORTSTR_MAX_BYTES, FORWARD_AMQP_EXCHANGE, FORWARD_AMQP_ROUTING_KEY, checkedTarget, expandTemplate, safeUrl, within, type Forwarder, type ForwarderSettings } from './forwarder.js';
 
 /**
  * The socket's buffer before amqplib's writer waits for it to drain: room for a whole batch, so the
@@ -46,7 +47,9 @@ export function createAmqpForwarder(settings: ForwarderSettings & { url: string;
     if (channel && conn && !broken) return channel;
     drop();
     broken = undefined;
-    const c = await within(amqp.connect(settings.url, { timeout: settings.timeoutMs, noDelay: true, writableHighWaterMark: SOCKET_HIGH_WATER_MARK, clientProperties: { connection_name: settings.userAgent } }), settings.timeoutMs, `${where}: no connection within ${settings.timeoutMs} ms`).catch((e: Error) => {
+    const target = await checkedTarget(settings, settings.url, where);
+    const options = { timeout: settings.timeoutMs, noDelay: true, writableHighWaterMark: SOCKET_HIGH_WATER_MARK, clientProperties: { connection_name: settings.userAgent }, ...(target.servername && { servername: target.servername }) };
+    const c = await within(amqp.connect(target.urlWithAddress, options), settings.timeoutMs, `${where}: no connection within ${settings.timeoutMs} ms`).catch((e: Error) => {
       throw new Error(e.message.startsWith(where) ? e.message : `${where}: ${e.message}`);
     });
     conn = c;
