@@ -45,7 +45,7 @@ export const forwardSchema = z
       .object({
         pending: z.number().int().openapi({ description: 'Messages stored and not yet delivered (0 while disabled).' }),
         lastDeliveredAt: z.string().nullable().openapi({ description: 'When the target last took a batch.' }),
-        lastError: z.string().nullable().openapi({ description: 'Why the last attempt failed, while it fails; null once delivery works. For a forward stored with settings the API refuses (before a check existed, or written in the database directly), why it is not delivered at all, naming the field, until a PUT or PATCH corrects it.' }),
+        lastError: z.string().nullable().openapi({ description: 'Why the last attempt failed, while it fails; null once delivery works. A status the target answered is shown as its code and standard name, never its body. For a forward stored with settings the API refuses (before a check existed, or written in the database directly), why it is not delivered at all, naming the field, until a PUT or PATCH corrects it.' }),
         dropped: z.number().int().openapi({ description: 'Messages retention dropped before the target took them (TRACKGATE_FORWARD_RETENTION_DAYS, TRACKGATE_FORWARD_MAX_PENDING).' }),
       })
       .openapi('ForwardStatus'),

@@ -8,7 +8,8 @@
  * within the timeout) fails it, and the delivery loop sends it again after a backoff. Credentials
  * in the URL (`https://user:pass@host/path`) become Basic authentication. node:http rather than
  * fetch: the connection and the answer each get their own timeout, and connections are kept alive.
- * Each connection goes to addresses forward.targets.ts checked (redirects are not followed).
+ * Each connection goes to addresses forward.targets.ts checked; a failure keeps the status code
+ * and its standard name, never what the target wrote (redirects are not followed).
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -68,17 +69,15 @@ export function createWebhookForwarder(settings: ForwarderSettings & { forwardId
       req.on('error', (e: NodeJS.ErrnoException) => fail(e instanceof ForwardTargetRefused ? `${where}: refused: ${e.message}` : `${where}: ${e.code ?? e.message}`));
       req.on('close', () => inFlight.delete(req));
       req.on('response', (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => {
-          if (text.length < 300) text += chunk;
-        });
+        // the body is read and let go: what the target answers never reaches the status (a forward
+        // aimed at an internal service would show what that service says to an account admin)
+        res.resume();
         res.on('error', (e) => fail(`${where}: ${e.message}`));
         res.on('end', () => {
           clearTimeout(timer);
           const status = res.statusCode ?? 0;
           if (status >= 200 && status < 300) resolve();
-          else reject(new Error(`${where} answered ${status}${text ? `: ${text.slice(0, 200).replace(/\s+/g, ' ')}` : ''}`));
+          else reject(new Error(`${where} answered ${status} ${http.STATUS_CODES[status] ?? '(a status HTTP does not define)'}`));
         });
       });
       // the answer: complete within the timeout once the request is sent

@@ -121,6 +121,32 @@ test("forward.targets: TRACKGATE_FORWARD_ALLOW lets forwards reach what it names
   t.notRegex(lastError, /ERR|unknown command|refused/i, 'nothing Redis wrote');
 });
 
+test('forward.targets: a receiver answering 500 with a body leaves only the status and its standard name in lastError; a broker\'s close keeps its code, not its text', async (t) => {
+  const s = await startServer('sqlite', { env: { ...ALLOW_RECEIVERS_ENV, TRACKGATE_FORWARD_TIMEOUT_MS: '2000' } });
+  t.teardown(() => s.stop());
+  const hook = await startWebhookReceiver();
+  t.teardown(() => hook.close());
+  hook.mode = 'error';
+  const webhook = (await post(s, '/api/forwards', { name: 'down', type: 'webhook', url: hook.url, events: ['locations'] })).forward.id as string;
+  const missing = uniqueName('no-such-exchange');
+  const noExchange = (await post(s, '/api/forwards', { name: 'no exchange', type: 'amqp', url: RABBITMQ_URL, exchange: missing, events: ['locations'] })).forward.id as string;
+  const badLogin = (await post(s, '/api/forwards', { name: 'bad login', type: 'amqp', url: RABBITMQ_URL.replace(/:[^:@/]*@/, ':not-the-password@'), events: ['locations'] })).forward.id as string;
+  await post(s, '/api/devices', { id: 'fwd-500', name: 'fwd-500' });
+  await post(s, '/api/devices/fwd-500/locations', { location: { dateTime: new Date(T0).toISOString(), latitude: 40, longitude: -3 } });
+  await until('every forward failed', async () => {
+    for (const id of [webhook, noExchange, badLogin]) if ((await status(s, id)).lastError === null) return false;
+    return hook.requests.length > 0;
+  }, 20_000);
+  t.is((await status(s, webhook)).lastError, `${hook.url} answered 500 Internal Server Error`);
+  t.notRegex(String((await status(s, webhook)).lastError), /maintenance/, 'not the body the receiver wrote');
+  const exchange = String((await status(s, noExchange)).lastError);
+  t.regex(exchange, /404 \(NOT-FOUND\)/);
+  t.false(exchange.includes(missing), `the broker's text (which names the exchange) is left out: ${exchange}`);
+  const login = String((await status(s, badLogin)).lastError);
+  t.regex(login, /403 \(ACCESS-REFUSED\)/);
+  t.notRegex(login, /Login was refused|broker logfile|not-the-password/);
+});
+
 test('forward.targets: a stored forward to a name that now resolves to a refused address fails at the connect, one to an address refused now is not delivered; their messages wait and go once allowed again', async (t) => {
   const storage = await createStorage('sqlite');
   t.teardown(() => storage.cleanup());
