@@ -52,6 +52,7 @@ import { createForwardsService, type ForwardsService } from './core/forward/forw
 import { createForwardJournal } from './core/forward/forward.journal.js';
 import { startForwardRunner, type ForwardRunner } from './core/forward/forward.runner.js';
 import { openForwarder } from './core/forward/open-forwarder.js';
+import { createForwardTargets, type ForwardTargets } from './core/forward/forward.targets.js';
 import { COMMAND_UPKEEP_MS, createCommandsService, present as presentCommand, type CommandCheck, type CommandsService } from './core/commands/commands.service.js';
 import type { CommandFormat } from './core/model/command.js';
 import { createApi } from './api/app.js';
@@ -117,6 +118,8 @@ export interface Services {
   alertRules: AlertRulesService;
   /** Forwards over REST (*ext*): the account's stream pushed downstream. */
   forwards: ForwardsService;
+  /** Where forwards may connect (TRACKGATE_FORWARD_ALLOW; never this service's own listeners). */
+  forwardTargets: ForwardTargets;
   /** The notification outbox and its worker. */
   notifications: NotificationsService;
   /** Daily per-device send counters (in-process, or Redis). */
@@ -365,7 +368,8 @@ export async function createServices(config: Readonly<Config>, db: Db, clock: Cl
   // a zone or rule changed: every instance's rule engine reads the account's rules again
   const zones = createZonesService({ db, clock, onChanged: (accountId) => events.rulesChanged(accountId) });
   const alertRules = createAlertRulesService({ db, clock, onChanged: (accountId) => events.rulesChanged(accountId) });
-  const forwards = createForwardsService({ db, clock, onChanged: (accountId) => events.forwardsChanged(accountId) });
+  const forwardTargets = createForwardTargets({ allow: config.forwardAllow, timeoutMs: config.forwardTimeoutMs });
+  const forwards = createForwardsService({ db, clock, targets: forwardTargets, onChanged: (accountId) => events.forwardsChanged(accountId) });
   const commandSms = config.smsUrl ? createSmsHttpNotifier({ url: config.smsUrl, timeoutMs: config.notifyTimeoutMs }) : undefined;
   const commands = createCommandsService({
     db, clock, logger, waitMs: config.commandWaitSeconds * 1000, check: checkCommand, sms: commandSms,
@@ -377,7 +381,7 @@ export async function createServices(config: Readonly<Config>, db: Db, clock: Cl
     onChange: (c) => events.commandChanged({ accountId: c.accountId, deviceId: c.deviceId, command: presentCommand(c) }),
   });
   return {
-    events, tokens, accounts, directory, ingest, devices, locations, alerts, groups, users, zones, alertRules, forwards, commands, notifications, quota, licenses, alertRecorder,
+    events, tokens, accounts, directory, ingest, devices, locations, alerts, groups, users, zones, alertRules, forwards, forwardTargets, commands, notifications, quota, licenses, alertRecorder,
     // the raw-frame feed: the tracker listeners offer frames, the MQTT live feed shows them
     frames: new FrameTap(),
     limiter: limiters.requests, logger,
@@ -513,10 +517,12 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
       device: (id) => findDevice(db, id), timeZoneOf: timeZones(db, clock), commands: services.commands,
     });
     closers.push(() => rules.stop());
-    // forwards: one delivery loop per forward, under a lease (one instance at a time)
+    // forwards: one delivery loop per forward, under a lease (one instance at a time); never to a listener of this service
+    const targets = services.forwardTargets;
+    targets.setOwnPorts([apiListener.port, ...Object.values(gateway.ports), ...Object.values(mqtt.ports as Record<string, number>)]);
     const forwarding = startForwardRunner({
-      db, clock, logger, events: services.events,
-      open: (f) => openForwarder(f, { timeoutMs: config.forwardTimeoutMs, userAgent: USER_AGENT }),
+      db, clock, logger, events: services.events, targets,
+      open: (f) => openForwarder(f, { timeoutMs: config.forwardTimeoutMs, userAgent: USER_AGENT, targets }),
       settings: { retentionMs: config.forwardRetentionDays * 86_400_000, maxPendingPerAccount: config.forwardMaxPending },
     });
     closers.push(() => forwarding.stop());

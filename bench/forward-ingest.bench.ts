@@ -179,7 +179,9 @@ async function once(variant: 'none' | 'forwards'): Promise<ForwardIngestResult['
       await forwardsRepo.insert(db, { ...base, id: randomUUID(), name: 'webhook', type: 'webhook', url: receiver.url, exchange: null }, 0);
       await forwardsRepo.insert(db, { ...base, id: randomUUID(), name: 'amqp', type: 'amqp', url: AMQP_URL, exchange }, 0);
     } : undefined);
-    const server = await startServerProcess(data.dir, { TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_GT06_PORT: '0' }, SERVER_CPUS);
+    // the receivers are on loopback (or the private network), which forwards reach only when allowed
+    const allow = [...new Set(['127.0.0.1', new URL(AMQP_URL).hostname])].join(',');
+    const server = await startServerProcess(data.dir, { TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_GT06_PORT: '0', TRACKGATE_FORWARD_ALLOW: allow }, SERVER_CPUS);
     const db = openDb({ dataDir: data.dir });
     try {
       const gen = await startChild('tracker-generator.ts', undefined, LOAD_CPUS);

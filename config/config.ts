@@ -55,6 +55,11 @@ export interface Config {
   forwardRetentionDays: number;
   /** forwards: undelivered messages beyond the newest this many of an account are dropped (logged, counted) */
   forwardMaxPending: number;
+  /**
+   * forwards: host names, addresses and CIDR ranges they may reach although loopback, link-local or
+   * private (TRACKGATE_FORWARD_ALLOW, normalized: lower case, IPv4 dotted, IPv6 without brackets)
+   */
+  forwardAllow: readonly string[];
   /** `GET /metrics` (Prometheus text format) and the counting behind it; false: neither */
   metrics: boolean;
   /**
@@ -129,6 +134,36 @@ function gatewayProcesses(env: Env): number {
   return integer(env, name, 0, 0, 64);
 }
 
+const HOST_NAME = /^[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*$/;
+
+/**
+ * A host name, address or CIDR range of TRACKGATE_FORWARD_ALLOW, normalized; undefined if it is
+ * none. The WHATWG URL parser reads the addresses (`2130706433`, `[::1]`), as forwards' URLs are read.
+ */
+function allowEntry(entry: string): string | undefined {
+  const [host, prefix, more] = entry.split('/');
+  const v6 = host.includes(':');
+  if (more !== undefined || /[?#@\\\s%]/.test(host) || (v6 && !/^\[?[0-9a-f:.]+\]?$/i.test(host))) return undefined;
+  let name: string;
+  try {
+    name = new URL(v6 ? `http://[${host.replace(/^\[|\]$/g, '')}]/` : `http://${host}/`).hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '');
+  } catch {
+    return undefined;
+  }
+  const bits = v6 ? 128 : /^\d+(\.\d+){3}$/.test(name) ? 32 : 0;
+  if (prefix === undefined) return bits || HOST_NAME.test(name) ? name : undefined;
+  return bits && /^\d{1,3}$/.test(prefix) && Number(prefix) <= bits ? `${name}/${Number(prefix)}` : undefined;
+}
+
+function forwardAllow(env: Env): string[] {
+  const entries = (text(env, 'TRACKGATE_FORWARD_ALLOW') ?? '').split(',').map((e) => e.trim()).filter(Boolean);
+  return entries.map((e) => {
+    const normal = allowEntry(e);
+    if (normal === undefined) throw new ConfigError('TRACKGATE_FORWARD_ALLOW', `"${e}" is not a host name, an address or a CIDR range (such as rabbit.internal, 10.0.0.5 or fd00::/8)`);
+    return normal;
+  });
+}
+
 function url(env: Env, name: string, schemes: string[]): string | undefined {
   const raw = text(env, name);
   if (raw === undefined) return undefined;
@@ -200,6 +235,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonl
     forwardTimeoutMs: integer(env, 'TRACKGATE_FORWARD_TIMEOUT_MS', 10_000, 100, 600_000),
     forwardRetentionDays: integer(env, 'TRACKGATE_FORWARD_RETENTION_DAYS', 7, 1, 365),
     forwardMaxPending: integer(env, 'TRACKGATE_FORWARD_MAX_PENDING', 1_000_000, 1000, 100_000_000),
+    forwardAllow: Object.freeze(forwardAllow(env)),
     metrics: onOff(env, 'TRACKGATE_METRICS', true),
     gatewayProcesses: gatewayProcesses(env),
     gatewayLinkPort: port(env, 'TRACKGATE_GATEWAY_LINK_PORT', 'off'),

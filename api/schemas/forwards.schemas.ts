@@ -13,7 +13,9 @@ export const forwardInputSchema = z
     name: z.string().trim().min(1).max(200),
     type: z.enum(TYPES).openapi({ description: '`webhook` (http:// or https:// URL), `mqtt` (mqtt:// or mqtts://) or `amqp` (amqp:// or amqps://).' }),
     url: z.string().min(1).max(2000).openapi({
-      description: 'Where to deliver: a URL of the type\'s scheme with a server (host name or address; `mqtt://` alone is refused) and a port, when given, of 1 to 65535 (400 VALIDATION_FAILED naming `url` otherwise). Credentials in it (`amqp://user:pass@host:5672/vhost`) are write-only: read back with the password as `***`; giving `***` back keeps the stored password (same scheme, server and user name only).',
+      description:
+        'Where to deliver: a URL of the type\'s scheme with a server (host name or address; `mqtt://` alone is refused) and a port, when given, of 1 to 65535 (400 VALIDATION_FAILED naming `url` otherwise). Credentials in it (`amqp://user:pass@host:5672/vhost`) are write-only: read back with the password as `***`; giving `***` back keeps the stored password (same scheme, server and user name only). ' +
+        'Where forwards may connect is the operator\'s (TRACKGATE_FORWARD_ALLOW): by default loopback, unspecified, link-local, private (10/8, 172.16/12, 192.168/16, fc00::/7), carrier-grade NAT (100.64/10) and multicast addresses are refused in any spelling (`2130706433`, `0x7f.1`, `[::ffff:127.0.0.1]`), and so are this service\'s own ports on any address of its machine: 400 VALIDATION_FAILED naming `url` and the setting. A host name is resolved and each address it gives checked, here and again at every connect (a name that comes to resolve to such an address fails its delivery, saying so in `status.lastError`).',
       example: 'https://erp.example.com/trackgate',
     }),
     events: z.array(z.enum(EVENTS)).max(2).nullable().optional().openapi({ description: 'What to deliver: `locations`, `alerts` or both (default both).' }),
@@ -43,7 +45,7 @@ export const forwardSchema = z
       .object({
         pending: z.number().int().openapi({ description: 'Messages stored and not yet delivered (0 while disabled).' }),
         lastDeliveredAt: z.string().nullable().openapi({ description: 'When the target last took a batch.' }),
-        lastError: z.string().nullable().openapi({ description: 'Why the last attempt failed, while it fails; null once delivery works. For a forward stored with settings the API refuses (before a check existed, or written in the database directly), why it is not delivered at all, naming the field, until a PUT or PATCH corrects it.' }),
+        lastError: z.string().nullable().openapi({ description: 'Why the last attempt failed, while it fails; null once delivery works. A status the target answered is shown as its code and standard name, never its body. For a forward stored with settings the API refuses (before a check existed, or written in the database directly), why it is not delivered at all, naming the field, until a PUT or PATCH corrects it.' }),
         dropped: z.number().int().openapi({ description: 'Messages retention dropped before the target took them (TRACKGATE_FORWARD_RETENTION_DAYS, TRACKGATE_FORWARD_MAX_PENDING).' }),
       })
       .openapi('ForwardStatus'),

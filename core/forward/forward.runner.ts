@@ -17,7 +17,10 @@
  * localhost or their default port) is checked with the service's own checks before anything is
  * opened, and not delivered: its loop records the problem as the status's last error, logs it once
  * (warn "forward not delivered…") and holds the lease without reading or sending; its messages wait
- * (retention aside) until a change (PUT, PATCH) corrects it and a new loop delivers them.
+ * (retention aside) until a change (PUT, PATCH) corrects it and a new loop delivers them. So is a
+ * forward to an address TRACKGATE_FORWARD_ALLOW does not (or no longer) name (forward.targets.ts);
+ * one to a host name that resolves to such an address fails at each connect, saying why, and its
+ * messages wait the same way.
  *
  * Retention (`sweep`, every `sweepMs`): events every enabled forward of the account has delivered
  * are deleted; undelivered events stored more than `retentionMs` ago, or beyond the newest
@@ -32,6 +35,7 @@ import type { Logger } from '../logger.js';
 import type { EventBus } from '../events/event-bus.js';
 import type { Forward, ForwardMessage, ForwardProgress } from '../model/forward.js';
 import type { Forwarder } from './forwarder.js';
+import type { ForwardTargets } from './forward.targets.js';
 import * as repo from './forwards.repository.js';
 import { storedForwardProblem } from './forwards.service.js';
 
@@ -65,6 +69,8 @@ export interface ForwardRunnerDeps {
   events: EventBus;
   /** the adapter of a forward's target */
   open: (f: Forward) => Forwarder;
+  /** where forwards may connect: a forward stored with an address now refused is not delivered */
+  targets: ForwardTargets;
   settings: ForwardRunnerSettings;
   /** this instance's name in leases; default a random one */
   holder?: string;
@@ -116,7 +122,7 @@ export function startForwardRunner(deps: ForwardRunnerDeps): ForwardRunner {
 
     constructor(readonly f: Enabled) {
       this.log = logger.child({ forwardId: f.id, forward: f.name, accountId: f.accountId, type: f.type });
-      let problem = storedForwardProblem(f);
+      let problem = storedForwardProblem(f, deps.targets);
       try {
         this.forwarder = problem === null ? deps.open(f) : undefined;
       } catch (e) {

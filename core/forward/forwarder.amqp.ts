@@ -8,17 +8,31 @@
  * operator's (a missing one fails the batch with the broker's NOT_FOUND). A message the exchange
  * routes to no queue is confirmed and dropped by the broker, as AMQP does: bind a queue first.
  * A failed connection or channel, a nack or no confirm within the timeout fails the batch and
- * drops the connection; the delivery loop connects again on its next attempt.
+ * drops the connection; the delivery loop connects again on its next attempt. The client connects
+ * to the address forward.targets.ts checked (the host resolved at each connect: checkedTarget); a
+ * broker's close keeps its reply code and name (`404 (NOT-FOUND)`), not the text the broker sent
+ * with it (brokerError).
  */
 import amqp, { type ChannelModel, type ConfirmChannel } from 'amqplib';
 import type { ForwardMessage } from '../model/forward.js';
-import { AMQP_SHORTSTR_MAX_BYTES, FORWARD_AMQP_EXCHANGE, FORWARD_AMQP_ROUTING_KEY, expandTemplate, safeUrl, within, type Forwarder, type ForwarderSettings } from './forwarder.js';
+import { AMQP_SHORTSTR_MAX_BYTES, FORWARD_AMQP_EXCHANGE, FORWARD_AMQP_ROUTING_KEY, checkedTarget, expandTemplate, safeUrl, within, type Forwarder, type ForwarderSettings } from './forwarder.js';
 
 /**
  * The socket's buffer before amqplib's writer waits for it to drain: room for a whole batch, so the
  * batch leaves corked, in large writes (the messages are already in memory, in the batch in hand).
  */
 const SOCKET_HIGH_WATER_MARK = 8 * 1024 * 1024;
+
+/**
+ * What an amqplib error says, without what the target wrote: a close from the broker keeps its code
+ * and name ("Channel closed by server: 404 (NOT-FOUND)"), a frame not expected is said so.
+ */
+function brokerError(e: Error): string {
+  const closed = /^(.*?: \d+ \([A-Z-]+\))/.exec(e.message);
+  if (closed) return closed[1];
+  if (/^(Expected |Frame on |Unexpected frame)/.test(e.message)) return 'the server answered with frames AMQP 0-9-1 does not expect here';
+  return e.message;
+}
 
 /** The connection's socket (amqplib keeps it as `connection.stream`), when it is there. */
 function socketOf(conn: ChannelModel | undefined): { cork(): void; uncork(): void } | undefined {
@@ -46,12 +60,14 @@ export function createAmqpForwarder(settings: ForwarderSettings & { url: string;
     if (channel && conn && !broken) return channel;
     drop();
     broken = undefined;
-    const c = await within(amqp.connect(settings.url, { timeout: settings.timeoutMs, noDelay: true, writableHighWaterMark: SOCKET_HIGH_WATER_MARK, clientProperties: { connection_name: settings.userAgent } }), settings.timeoutMs, `${where}: no connection within ${settings.timeoutMs} ms`).catch((e: Error) => {
-      throw new Error(e.message.startsWith(where) ? e.message : `${where}: ${e.message}`);
+    const target = await checkedTarget(settings, settings.url, where);
+    const options = { timeout: settings.timeoutMs, noDelay: true, writableHighWaterMark: SOCKET_HIGH_WATER_MARK, clientProperties: { connection_name: settings.userAgent }, ...(target.servername && { servername: target.servername }) };
+    const c = await within(amqp.connect(target.urlWithAddress, options), settings.timeoutMs, `${where}: no connection within ${settings.timeoutMs} ms`).catch((e: Error) => {
+      throw new Error(e.message.startsWith(where) ? e.message : `${where}: ${brokerError(e)}`);
     });
     conn = c;
     const fail = (e?: Error) => {
-      broken ??= new Error(`${where}: ${e?.message ?? 'the connection closed'}`);
+      broken ??= new Error(`${where}: ${e ? brokerError(e) : 'the connection closed'}`);
     };
     c.on('error', fail);
     c.on('close', fail);
@@ -63,7 +79,8 @@ export function createAmqpForwarder(settings: ForwarderSettings & { url: string;
       return ch;
     } catch (e) {
       drop();
-      throw e;
+      const err = e as Error;
+      throw err.message.startsWith(where) ? err : new Error(`${where}: ${brokerError(err)}`);
     }
   }
 
@@ -126,7 +143,7 @@ export function createAmqpForwarder(settings: ForwarderSettings & { url: string;
       } catch (e) {
         const err = broken ?? (e as Error);
         drop();
-        throw err;
+        throw err.message.startsWith(where) ? err : new Error(`${where}: ${brokerError(err)}`);
       }
     },
     async close() {

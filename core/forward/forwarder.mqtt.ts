@@ -6,12 +6,13 @@
  * the URL (`mqtt://user:pass@host:1883`, `mqtts://…`). When the connection fails or a PUBACK does
  * not come within the timeout the connection is dropped and the batch fails; the delivery loop
  * connects again on its next attempt (after its backoff), so reconnecting follows the loop's
- * backoff instead of the library's.
+ * backoff instead of the library's. The client connects to the address forward.targets.ts checked
+ * (the host name resolved at each connect: checkedTarget; TLS still verifies the name).
  */
 import mqtt, { type MqttClient } from 'mqtt';
 import { randomBytes } from 'node:crypto';
 import type { ForwardMessage } from '../model/forward.js';
-import { FORWARD_MQTT_TOPIC, expandTemplate, safeUrl, within, type Forwarder, type ForwarderSettings } from './forwarder.js';
+import { FORWARD_MQTT_TOPIC, checkedTarget, expandTemplate, safeUrl, within, type Forwarder, type ForwarderSettings } from './forwarder.js';
 
 export function createMqttForwarder(settings: ForwarderSettings & { forwardId: string; url: string; topic: string | null }): Forwarder {
   const template = settings.topic || FORWARD_MQTT_TOPIC;
@@ -29,7 +30,11 @@ export function createMqttForwarder(settings: ForwarderSettings & { forwardId: s
   async function connected(): Promise<MqttClient> {
     if (client?.connected) return client;
     drop();
+    const target = await checkedTarget(settings, settings.url, where);
     const c = mqtt.connect(settings.url, {
+      host: target.address,
+      hostname: target.address,
+      ...(target.servername && { servername: target.servername }),
       clientId: `trackgate-fwd-${settings.forwardId.slice(0, 8)}-${randomBytes(4).toString('hex')}`,
       clean: true,
       reconnectPeriod: 0,

@@ -6,6 +6,7 @@
  */
 import type { ForwardMessage } from '../model/forward.js';
 import { DEVICE_ID_MAX_LENGTH } from '../model/device.js';
+import { ForwardTargetRefused, parseAddress, targetPort, type ForwardTargets } from './forward.targets.js';
 
 /** The default topic template of an mqtt forward. */
 export const FORWARD_MQTT_TOPIC = 'trackgate/{deviceId}/{event}';
@@ -26,6 +27,8 @@ export interface ForwarderSettings {
   timeoutMs: number;
   /** the User-Agent of webhook requests, the client id prefix of MQTT */
   userAgent: string;
+  /** where forwards may connect: every connection goes to addresses these checked */
+  targets: ForwardTargets;
 }
 
 /** `{deviceId}` and `{event}` (location | alert) of a topic or routing-key template. */
@@ -55,4 +58,24 @@ export function safeUrl(url: string): string {
 export function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   return Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(what)), ms)))]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Where an MQTT or AMQP client is to connect: the URL's host resolved and checked (forward.targets.ts),
+ * the first address given to the client in its place, so that the client's own URL parser and
+ * resolver never choose another; `servername` keeps TLS (SNI and the certificate check) on the name.
+ */
+export async function checkedTarget(settings: ForwarderSettings, url: string, where: string): Promise<{ address: string; urlWithAddress: string; servername?: string }> {
+  const u = new URL(url);
+  const host = u.hostname.replace(/^\[(.*)\]$/, '$1');
+  try {
+    const [first] = await within(settings.targets.resolve(host, targetPort(u)), settings.timeoutMs, `${where}: ${host} not resolved within ${settings.timeoutMs} ms`);
+    const servername = parseAddress(host) ? undefined : host;
+    u.hostname = first.family === 6 ? `[${first.address}]` : first.address;
+    return { address: first.address, urlWithAddress: u.toString(), ...(servername && { servername }) };
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    if (err instanceof ForwardTargetRefused) throw new Error(`${where}: refused: ${err.message}`);
+    throw err.message.startsWith(where) ? err : new Error(`${where}: ${err.code ?? err.message}`);
+  }
 }

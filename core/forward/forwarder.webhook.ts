@@ -8,12 +8,15 @@
  * within the timeout) fails it, and the delivery loop sends it again after a backoff. Credentials
  * in the URL (`https://user:pass@host/path`) become Basic authentication. node:http rather than
  * fetch: the connection and the answer each get their own timeout, and connections are kept alive.
+ * Each connection goes to addresses forward.targets.ts checked; a failure keeps the status code
+ * and its standard name, never what the target wrote (redirects are not followed).
  */
 import http from 'node:http';
 import https from 'node:https';
 import { createHmac } from 'node:crypto';
 import type { ForwardMessage } from '../model/forward.js';
 import { safeUrl, type Forwarder, type ForwarderSettings } from './forwarder.js';
+import { ForwardTargetRefused, targetPort } from './forward.targets.js';
 
 /**
  * The largest body of one POST in bytes (its Content-Length: a receiver's limit, such as nginx's
@@ -36,14 +39,19 @@ export function createWebhookForwarder(settings: ForwarderSettings & { forwardId
     headers.authorization = `Basic ${Buffer.from(`${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`).toString('base64')}`;
   }
   const where = safeUrl(settings.url);
+  // every new socket connects to addresses checked for this port (a host name resolved at each connect)
+  const lookup = settings.targets.lookup(targetPort(target));
   const inFlight = new Set<http.ClientRequest>();
   let closed = false;
 
   function post(body: string): Promise<void> {
     return new Promise((resolve, reject) => {
+      // an address in the URL is connected to without a lookup: checked here
+      const refused = settings.targets.refusedAsWritten(target);
+      if (refused) return reject(new Error(`${where}: refused: ${refused}`));
       const h: Record<string, string | number> = { ...headers, 'content-length': Buffer.byteLength(body) };
       if (settings.secret) h['x-trackgate-signature'] = `sha256=${createHmac('sha256', settings.secret).update(body).digest('hex')}`;
-      const req = client.request(target, { method: 'POST', headers: h, agent, auth: undefined });
+      const req = client.request(target, { method: 'POST', headers: h, agent, auth: undefined, lookup });
       inFlight.add(req);
       let timer: NodeJS.Timeout | undefined;
       const fail = (message: string) => {
@@ -58,20 +66,18 @@ export function createWebhookForwarder(settings: ForwarderSettings & { forwardId
         socket.once('connect', () => clearTimeout(t));
         socket.once('close', () => clearTimeout(t));
       });
-      req.on('error', (e: NodeJS.ErrnoException) => fail(`${where}: ${e.code ?? e.message}`));
+      req.on('error', (e: NodeJS.ErrnoException) => fail(e instanceof ForwardTargetRefused ? `${where}: refused: ${e.message}` : `${where}: ${e.code ?? e.message}`));
       req.on('close', () => inFlight.delete(req));
       req.on('response', (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => {
-          if (text.length < 300) text += chunk;
-        });
+        // the body is read and let go: what the target answers never reaches the status (a forward
+        // aimed at an internal service would show what that service says to an account admin)
+        res.resume();
         res.on('error', (e) => fail(`${where}: ${e.message}`));
         res.on('end', () => {
           clearTimeout(timer);
           const status = res.statusCode ?? 0;
           if (status >= 200 && status < 300) resolve();
-          else reject(new Error(`${where} answered ${status}${text ? `: ${text.slice(0, 200).replace(/\s+/g, ' ')}` : ''}`));
+          else reject(new Error(`${where} answered ${status} ${http.STATUS_CODES[status] ?? '(a status HTTP does not define)'}`));
         });
       });
       // the answer: complete within the timeout once the request is sent

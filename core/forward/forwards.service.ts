@@ -16,6 +16,7 @@ import { requirePrivilege } from '../access/access.js';
 import * as groups from '../groups/groups.repository.js';
 import * as repo from './forwards.repository.js';
 import { DEVICE_ID_MAX_LENGTH } from '../model/device.js';
+import type { ForwardTargets } from './forward.targets.js';
 import { AMQP_SHORTSTR_MAX_BYTES, FORWARD_AMQP_EXCHANGE, FORWARD_AMQP_ROUTING_KEY, FORWARD_MQTT_TOPIC, longestExpansion } from './forwarder.js';
 
 /** What write-only values read back as, and what given back keeps them. */
@@ -57,6 +58,8 @@ export interface ForwardsService {
 export interface ForwardsDeps {
   db: Db;
   clock: Clock;
+  /** where forwards may connect (TRACKGATE_FORWARD_ALLOW, the service's own listeners) */
+  targets: ForwardTargets;
   /** after every change of the account's forwards (journal caches, delivery loops) */
   onChanged?: (accountId: string) => void;
 }
@@ -146,15 +149,24 @@ function check(input: ForwardInput, current?: Forward, stored = false): Omit<For
   };
 }
 
+/** The URL's server refused as written (an address forwards may not reach, the service's own listener): 400 naming `url`. */
+function refusedTarget(problem: string | null): DomainError | null {
+  return problem === null ? null : invalid('url', `${problem}.`);
+}
+
 /**
  * Why the API would refuse the forward as stored (check's message, naming the field), or null when
  * it passes. A forward stored before a check existed (an upgraded database) or written in the
  * database directly can hold what the API refuses: the delivery loop asks this before it connects
- * (forward.runner.ts), and a change of such a forward clears the problem the loop recorded.
+ * (forward.runner.ts), and a change of such a forward clears the problem the loop recorded. With
+ * `targets`, also a server refused as written (an address TRACKGATE_FORWARD_ALLOW no longer names);
+ * a host name is checked when it is resolved, at each connect.
  */
-export function storedForwardProblem(f: Forward): string | null {
+export function storedForwardProblem(f: Forward, targets?: ForwardTargets): string | null {
   try {
-    check({ name: f.name, type: f.type, url: f.url, events: f.events, group: f.groupId, enabled: f.enabled, topic: f.topic, exchange: f.exchange, secret: f.secret }, f, true);
+    const fields = check({ name: f.name, type: f.type, url: f.url, events: f.events, group: f.groupId, enabled: f.enabled, topic: f.topic, exchange: f.exchange, secret: f.secret }, f, true);
+    const refused = targets ? refusedTarget(targets.refusedAsWritten(new URL(fields.url))) : null;
+    if (refused) throw refused;
     return null;
   } catch (e) {
     // a value of a shape no check expected (events not a list) is refused too
@@ -204,6 +216,12 @@ export function createForwardsService(deps: ForwardsDeps): ForwardsService {
     return f;
   }
 
+  /** Where the URL connects, its host name resolved now (and again at each connect). */
+  async function checkTarget(url: string): Promise<void> {
+    const refused = refusedTarget(await deps.targets.problem(new URL(url)));
+    if (refused) throw refused;
+  }
+
   async function checkGroup(p: Principal, groupId: string | null): Promise<void> {
     if (!groupId) return;
     const g = await groups.findById(db, groupId);
@@ -223,6 +241,7 @@ export function createForwardsService(deps: ForwardsDeps): ForwardsService {
     requireForwardsAdmin(p);
     const fields = check(input);
     await checkGroup(p, fields.groupId);
+    await checkTarget(fields.url);
     const t = clock.now().getTime();
     const forward: Forward = { id: randomUUID(), accountId: p.accountId, ...fields, created: t, modified: t };
     // before too: an ingest transaction that starts once this one commits must already journal the account
@@ -240,11 +259,12 @@ export function createForwardsService(deps: ForwardsDeps): ForwardsService {
     const current = await own(p, id);
     const fields = check(input, current);
     await checkGroup(p, fields.groupId);
+    await checkTarget(fields.url);
     // modified moves on at every change: the delivery loop starts again with the new settings
     const forward: Forward = { ...current, ...fields, modified: Math.max(clock.now().getTime(), current.modified + 1) };
     if (forward.enabled && !current.enabled) deps.onChanged?.(p.accountId);
     // the status said what was wrong with the settings stored (the delivery loop did not start): corrected now
-    const corrected = storedForwardProblem(current) !== null;
+    const corrected = storedForwardProblem(current, deps.targets) !== null;
     await db.transaction(async (trx) => {
       if (forward.enabled && !current.enabled) {
         await repo.lockStreams(trx, [p.accountId]);

@@ -96,7 +96,7 @@ if (runs) {
 
   test('scale-out: trackers on two instances store at once into one PostgreSQL: every position acknowledged, stored once and journaled once, with the fixes of every tracker sent to both instances at the same time (over TCP to one, UDP to the other)', async (t) => {
     const port = await closedPort();
-    const [a, b] = await startPair(t, { TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_LICENSES: '40' });
+    const [a, b] = await startPair(t, { TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_LICENSES: '40', TRACKGATE_FORWARD_ALLOW: '127.0.0.1' });
     const devicesCount = 16;
     const frames = 25;
     const perFrame = 10;

@@ -11,7 +11,7 @@ import { ADMIN_KEY, startServer, testEnv } from '../helpers/server.js';
 import { TrackerClient } from '../helpers/tracker-client.js';
 import * as F from '../helpers/frames.js';
 import { until } from '../helpers/wait.js';
-import { check, locationKey, startAmqpReceiver, startWebhookReceiver, uniqueName, RABBITMQ_URL, type ForwardedMessage } from '../helpers/forward-receivers.js';
+import { check, locationKey, startAmqpReceiver, startWebhookReceiver, uniqueName, ALLOW_RECEIVERS_ENV, RABBITMQ_URL, type ForwardedMessage } from '../helpers/forward-receivers.js';
 import { spawnTrackgate } from '../helpers/spawn-trackgate.js';
 
 const T0 = Date.UTC(2026, 2, 1);
@@ -58,7 +58,7 @@ test('forward.crash: trackgate killed with SIGKILL mid-stream and started again:
   t.teardown(() => hook.close());
   const rabbit = await startAmqpReceiver(uniqueName('exchange'));
   t.teardown(() => rabbit.close());
-  const env = testEnv({ ...storage.env, TRACKGATE_LOG_LEVEL: 'info', TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_FORWARD_TIMEOUT_MS: '2000' });
+  const env = testEnv({ ...storage.env, TRACKGATE_LOG_LEVEL: 'info', TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_FORWARD_TIMEOUT_MS: '2000', ...ALLOW_RECEIVERS_ENV });
   const { child, ports } = await spawnTrackgate(env);
   t.teardown(() => child.kill('SIGKILL'));
   const request = await client(ports.http);
@@ -93,7 +93,7 @@ test('forward.crash: trackgate killed with SIGKILL mid-stream and started again:
   t.true(beforeRestart < acked, `killed mid-stream: ${beforeRestart} of ${acked} forwarded`);
 
   hook.mode = 'ok';
-  const s = await startServer('sqlite', { storageEnv: storage.env, env: { TRACKGATE_FORWARD_TIMEOUT_MS: '2000' } });
+  const s = await startServer('sqlite', { storageEnv: storage.env, env: { TRACKGATE_FORWARD_TIMEOUT_MS: '2000', ...ALLOW_RECEIVERS_ENV } });
   t.teardown(() => s.stop());
   const expected = await storedKeys((m, p, b) => s.request(m, p, { token: s.adminToken, body: b }), [IMEI]);
   t.true(expected.size >= acked, `${expected.size} stored, ${acked} acknowledged`);
@@ -112,7 +112,7 @@ test('forward.crash: two instances on one PostgreSQL; the one delivering is kill
   t.teardown(() => storage.cleanup());
   const hook = await startWebhookReceiver();
   t.teardown(() => hook.close());
-  const env = testEnv({ ...storage.env, TRACKGATE_LOG_LEVEL: 'info', TRACKGATE_FORWARD_TIMEOUT_MS: '2000' });
+  const env = testEnv({ ...storage.env, TRACKGATE_LOG_LEVEL: 'info', TRACKGATE_FORWARD_TIMEOUT_MS: '2000', ...ALLOW_RECEIVERS_ENV });
   const a = await spawnTrackgate(env);
   t.teardown(() => a.child.kill('SIGKILL'));
   const onA = await client(a.ports.http);

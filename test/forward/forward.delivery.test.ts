@@ -10,7 +10,7 @@ import { startServer, type TestServer } from '../helpers/server.js';
 import { capturingLogger } from '../helpers/capture-logger.js';
 import { PATIENCE_MS, until } from '../helpers/wait.js';
 import {
-  alertKey, check, locationKey, signature, startAmqpReceiver, startMqttReceiver, startWebhookReceiver, uniqueName,
+  alertKey, check, locationKey, signature, startAmqpReceiver, startMqttReceiver, startWebhookReceiver, uniqueName, ALLOW_RECEIVERS_ENV,
   MOSQUITTO_URL, RABBITMQ_URL, type ForwardedMessage,
 } from '../helpers/forward-receivers.js';
 
@@ -46,7 +46,7 @@ function timesInOrder(arrived: readonly ForwardedMessage[], except: string): str
 for (const backend of await backends()) {
   test(`forward.delivery (${backend}): webhook through 500s, a hang and recovery, MQTT and AMQP: everything stored arrives, in order, only the account's`, async (t) => {
     const logger = capturingLogger();
-    const s = await startServer(backend, { env: { TRACKGATE_FORWARD_TIMEOUT_MS: '1000' }, logger });
+    const s = await startServer(backend, { env: { ...ALLOW_RECEIVERS_ENV, TRACKGATE_FORWARD_TIMEOUT_MS: '1000' }, logger });
     t.teardown(() => s.stop());
     const hook = await startWebhookReceiver();
     t.teardown(() => hook.close());
@@ -163,7 +163,7 @@ for (const backend of await backends()) {
 }
 
 test('forward.delivery: webhook bodies stay within 1 MiB counted in bytes: Japanese text (3 bytes a character) reaches a receiver that refuses more', async (t) => {
-  const s = await startServer('sqlite', { env: { TRACKGATE_FORWARD_TIMEOUT_MS: '5000' } });
+  const s = await startServer('sqlite', { env: { ...ALLOW_RECEIVERS_ENV, TRACKGATE_FORWARD_TIMEOUT_MS: '5000' } });
   t.teardown(() => s.stop());
   const hook = await startWebhookReceiver();
   t.teardown(() => hook.close());
@@ -193,7 +193,7 @@ test('forward.delivery: webhook bodies stay within 1 MiB counted in bytes: Japan
 
 test('forward.delivery: an amqp forward stored with a routing key past 255 bytes (before the API refused it) fails saying so, others go on, and a shorter topic delivers its messages', async (t) => {
   const logger = capturingLogger();
-  const s = await startServer('sqlite', { env: { TRACKGATE_FORWARD_TIMEOUT_MS: '2000' }, logger });
+  const s = await startServer('sqlite', { env: { ...ALLOW_RECEIVERS_ENV, TRACKGATE_FORWARD_TIMEOUT_MS: '2000' }, logger });
   t.teardown(() => s.stop());
   const rabbit = await startAmqpReceiver(uniqueName('exchange'), '#');
   t.teardown(() => rabbit.close());
@@ -229,7 +229,7 @@ test('forward.delivery: an amqp forward stored with a routing key past 255 bytes
 
 test('forward.delivery: a batch delivered whose progress the database refuses to save (a full disk) is not sent again while only that write is retried; once it is saved, delivery goes on', async (t) => {
   const log = capturingLogger();
-  const s = await startServer('sqlite', { logger: log });
+  const s = await startServer('sqlite', { env: ALLOW_RECEIVERS_ENV, logger: log });
   t.teardown(() => s.stop());
   const hook = await startWebhookReceiver();
   t.teardown(() => hook.close());

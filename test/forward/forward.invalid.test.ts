@@ -11,7 +11,7 @@ import { backends } from '../helpers/backends.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { capturingLogger } from '../helpers/capture-logger.js';
 import { PATIENCE_MS, until } from '../helpers/wait.js';
-import { check, locationKey, startAmqpReceiver, startMqttReceiver, startWebhookReceiver, uniqueName, MOSQUITTO_URL } from '../helpers/forward-receivers.js';
+import { check, locationKey, startAmqpReceiver, startMqttReceiver, startWebhookReceiver, uniqueName, ALLOW_RECEIVERS_ENV, MOSQUITTO_URL } from '../helpers/forward-receivers.js';
 
 const T0 = Date.UTC(2026, 2, 1, 8);
 
@@ -24,7 +24,7 @@ async function created(s: TestServer, token: string, path: string, body: Record<
 for (const backend of await backends()) {
   test(`forward.invalid (${backend}): forwards stored with settings the API refuses are not delivered, say why once, keep their messages, and deliver them once corrected; other forwards go on`, async (t) => {
     const logger = capturingLogger();
-    const s = await startServer(backend, { env: { TRACKGATE_FORWARD_TIMEOUT_MS: '1000' }, logger });
+    const s = await startServer(backend, { env: { ...ALLOW_RECEIVERS_ENV, TRACKGATE_FORWARD_TIMEOUT_MS: '1000' }, logger });
     t.teardown(() => s.stop());
     const hook = await startWebhookReceiver();
     t.teardown(() => hook.close());

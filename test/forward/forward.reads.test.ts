@@ -11,10 +11,11 @@ import { EventBus } from '../../core/events/event-bus.js';
 import * as repo from '../../core/forward/forwards.repository.js';
 import { startForwardRunner } from '../../core/forward/forward.runner.js';
 import { openForwarder } from '../../core/forward/open-forwarder.js';
+import { createForwardTargets } from '../../core/forward/forward.targets.js';
 import { systemClock } from '../../core/clock.js';
 import { backends, createStorage } from '../helpers/backends.js';
 import { capturingLogger } from '../helpers/capture-logger.js';
-import { startWebhookReceiver } from '../helpers/forward-receivers.js';
+import { startWebhookReceiver, ALLOW_RECEIVERS } from '../helpers/forward-receivers.js';
 import { PATIENCE_MS, until } from '../helpers/wait.js';
 
 for (const backend of await backends()) {
@@ -30,9 +31,11 @@ for (const backend of await backends()) {
     const now = Date.now();
     await repo.insert(db, { id: randomUUID(), accountId, name: 'hook', type: 'webhook', url: hook.url, events: ['locations'], groupId: null, enabled: true, topic: null, exchange: null, secret: null, created: now, modified: now }, 0);
     const events = new EventBus();
+    // the receiver is on loopback, which forwards reach only when allowed
+    const targets = createForwardTargets({ allow: ALLOW_RECEIVERS, timeoutMs: 5000 });
     // the loop looks only when woken (a long poll), so the test decides when it reads
     const runner = startForwardRunner({
-      db, clock: systemClock, logger: capturingLogger(), events, open: (f) => openForwarder(f, { timeoutMs: 5000, userAgent: 'test' }),
+      db, clock: systemClock, logger: capturingLogger(), events, targets, open: (f) => openForwarder(f, { timeoutMs: 5000, userAgent: 'test', targets }),
       settings: { retentionMs: 86_400_000, maxPendingPerAccount: 1_000_000, pollMs: 60_000, webhookDelayMs: 0 },
     });
     let release = () => {};

@@ -8,14 +8,14 @@ import { ManualClock } from '../../core/clock.js';
 import { ADMIN_KEY, startServer } from '../helpers/server.js';
 import { capturingLogger } from '../helpers/capture-logger.js';
 import { until } from '../helpers/wait.js';
-import { check, locationKey, startWebhookReceiver } from '../helpers/forward-receivers.js';
+import { check, locationKey, startWebhookReceiver, ALLOW_RECEIVERS_ENV } from '../helpers/forward-receivers.js';
 
 const T0 = Date.UTC(2026, 2, 1);
 
 test('forward.retention: beyond TRACKGATE_FORWARD_MAX_PENDING and past TRACKGATE_FORWARD_RETENTION_DAYS the oldest are dropped, counted and logged; the rest arrive', async (t) => {
   const clock = new ManualClock(Date.now());
   const logger = capturingLogger();
-  const s = await startServer('sqlite', { clock, logger, env: { TRACKGATE_FORWARD_MAX_PENDING: '1000', TRACKGATE_FORWARD_RETENTION_DAYS: '1', TRACKGATE_FORWARD_TIMEOUT_MS: '500' } });
+  const s = await startServer('sqlite', { clock, logger, env: { ...ALLOW_RECEIVERS_ENV, TRACKGATE_FORWARD_MAX_PENDING: '1000', TRACKGATE_FORWARD_RETENTION_DAYS: '1', TRACKGATE_FORWARD_TIMEOUT_MS: '500' } });
   t.teardown(() => s.stop());
   const hook = await startWebhookReceiver();
   t.teardown(() => hook.close());

@@ -13,6 +13,13 @@ import amqp from 'amqplib';
 export const MOSQUITTO_URL = process.env.TRACKGATE_TEST_MQTT_URL ?? 'mqtt://127.0.0.1:1883';
 export const RABBITMQ_URL = process.env.TRACKGATE_TEST_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 
+/**
+ * The receivers above listen on loopback, which forwards may not reach by default: a test that
+ * forwards to them allows their hosts, as an operator allows a broker on the private network.
+ */
+export const ALLOW_RECEIVERS: readonly string[] = [...new Set(['127.0.0.1', new URL(MOSQUITTO_URL).hostname, new URL(RABBITMQ_URL).hostname])];
+export const ALLOW_RECEIVERS_ENV = { TRACKGATE_FORWARD_ALLOW: ALLOW_RECEIVERS.join(',') };
+
 export interface ForwardedMessage {
   id: number;
   event: 'location' | 'alert';

@@ -1,0 +1,229 @@
+/**
+ * Where forwards may connect (CONTRACT.md §5 `TRACKGATE_FORWARD_ALLOW`). An account admin chooses
+ * a forward's URL, and its target's answers reach `status.lastError`: without a limit a forward is
+ * a port scanner and a reader of the services beside trackgate (Redis on 127.0.0.1:6379, a cloud's
+ * metadata service on 169.254.169.254, the API itself). So loopback, unspecified, link-local,
+ * private, shared (CGNAT) and multicast addresses are refused unless the operator's allow list names
+ * the host, the address or a range holding it, and the service's own listeners always are.
+ *
+ * Checked on the address a connection goes to, not on how the URL spells it: a host name is
+ * resolved and every address it gives is checked, at the API (400 naming `url`) and again at every
+ * connect; the adapters connect to the addresses checked (`lookup`, or the address itself), so a
+ * name that resolves elsewhere between the check and the connect (DNS rebinding) cannot slip by.
+ * Decimal, octal and hex IPv4 (`2130706433`, `0x7f.1`, `0177.0.0.1`) are read as an IPv4 parser
+ * reads them (the WHATWG URL one, as getaddrinfo's inet_aton does), and an IPv4-mapped IPv6
+ * address (`::ffff:127.0.0.1`) is checked as the IPv4 address it carries.
+ */
+import dns from 'node:dns';
+import os from 'node:os';
+import type { LookupFunction } from 'node:net';
+
+/** The setting that names what forwards may reach although it is refused by default. */
+export const FORWARD_ALLOW_SETTING = 'TRACKGATE_FORWARD_ALLOW';
+
+/** An address as 128 bits; IPv4 as IPv4-mapped IPv6 (::ffff:a.b.c.d), so that both spellings are one. */
+interface Address {
+  bits: bigint;
+  /** as it is connected to: dotted IPv4, or IPv6 without brackets */
+  text: string;
+  family: 4 | 6;
+}
+
+interface Range {
+  first: bigint;
+  last: bigint;
+}
+
+const MAPPED = 0xffffn << 32n;
+
+function range(cidr: string): Range {
+  const [a, p] = cidr.split('/');
+  const address = parseAddress(a);
+  if (!address || !/^\d{1,3}$/.test(p ?? '')) throw new Error(`"${cidr}" is not a CIDR range`);
+  // an IPv4 range in the IPv4-mapped block; a range written in IPv6 counts its prefix in 128 bits
+  const prefix = Number(p) + (a.includes(':') ? 0 : 96);
+  if (prefix > 128) throw new Error(`"${cidr}": the prefix is longer than the address`);
+  const host = (1n << BigInt(128 - prefix)) - 1n;
+  return { first: address.bits & ~host, last: (address.bits & ~host) | host };
+}
+
+/** What forwards may not reach unless allowed, each with what it is (IANA special-purpose registries, RFC 6890). */
+const REFUSED: readonly [Range, string][] = (
+  [
+    ['0.0.0.0/8', 'an unspecified address ("this host", RFC 1122)'],
+    ['127.0.0.0/8', 'a loopback address'],
+    ['10.0.0.0/8', 'a private address (RFC 1918)'],
+    ['172.16.0.0/12', 'a private address (RFC 1918)'],
+    ['192.168.0.0/16', 'a private address (RFC 1918)'],
+    ['100.64.0.0/10', 'a shared address of carrier-grade NAT (RFC 6598)'],
+    ['169.254.0.0/16', 'a link-local address'],
+    ['224.0.0.0/4', 'a multicast address'],
+    ['240.0.0.0/4', 'a reserved or broadcast address'],
+    ['::/128', 'the unspecified address'],
+    ['::1/128', 'the loopback address'],
+    ['fc00::/7', 'a unique-local address (RFC 4193)'],
+    ['fe80::/10', 'a link-local address'],
+    ['fec0::/10', 'a site-local address'],
+    ['ff00::/8', 'a multicast address'],
+  ] as const
+).map(([cidr, kind]) => [range(cidr), kind]);
+
+/** The 16-bit groups of an IPv6 address as the WHATWG URL parser writes it (lower case, hex only, `::` at most once). */
+function ipv6Bits(text: string): bigint | undefined {
+  const halves = text.split('::');
+  if (halves.length > 2) return undefined;
+  const groups = halves.map((h) => (h === '' ? [] : h.split(':')));
+  const missing = 8 - groups.reduce((n, g) => n + g.length, 0);
+  const all = halves.length === 2 ? [...groups[0], ...Array<string>(missing).fill('0'), ...groups[1]] : groups[0];
+  if (all.length !== 8 || !all.every((g) => /^[0-9a-f]{1,4}$/.test(g))) return undefined;
+  return all.reduce((bits, g) => (bits << 16n) | BigInt(parseInt(g, 16)), 0n);
+}
+
+/**
+ * The address `host` spells (with or without brackets, in any spelling an IPv4 parser takes), or
+ * undefined for a host name. The WHATWG URL parser does the reading, for both families.
+ */
+export function parseAddress(host: string): Address | undefined {
+  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+  if (!bare || /[/?#@\\\s%]/.test(bare)) return undefined;
+  let hostname: string;
+  try {
+    hostname = new URL(bare.includes(':') ? `http://[${bare}]/` : `http://${bare}/`).hostname;
+  } catch {
+    return undefined;
+  }
+  if (hostname.startsWith('[')) {
+    const bits = ipv6Bits(hostname.slice(1, -1));
+    if (bits === undefined) return undefined;
+    if (bits >> 32n === 0xffffn) return fromIpv4(Number(bits & 0xffffffffn));
+    return { bits, text: hostname.slice(1, -1), family: 6 };
+  }
+  const quad = /^(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(hostname);
+  if (!quad) return undefined;
+  return fromIpv4(quad.slice(1).reduce((n, x) => n * 256 + Number(x), 0));
+}
+
+function fromIpv4(n: number): Address {
+  return { bits: MAPPED | BigInt(n), text: [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.'), family: 4 };
+}
+
+const inRange = (a: Address, r: Range) => a.bits >= r.first && a.bits <= r.last;
+
+/** The port a URL connects to: its own, or its scheme's. */
+export function targetPort(url: URL): number {
+  if (url.port) return Number(url.port);
+  return { 'http:': 80, 'https:': 443, 'mqtt:': 1883, 'mqtts:': 8883, 'amqp:': 5672, 'amqps:': 5671 }[url.protocol] ?? 0;
+}
+
+/** A connection to a place forwards may not reach; its message says why and what allows it. */
+export class ForwardTargetRefused extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ForwardTargetRefused';
+  }
+}
+
+export interface ForwardTargets {
+  /** Why `url`'s server is refused as written (an address, or this service's own listener), null for an address allowed or a host name (checked once resolved). */
+  refusedAsWritten(url: URL): string | null;
+  /** The addresses `host` stands for, every one checked for `port`: rejects with ForwardTargetRefused, or with the resolver's error. */
+  resolve(host: string, port: number): Promise<{ address: string; family: 4 | 6 }[]>;
+  /** For the API: why `url` is refused, resolving a host name within the timeout; a name that does not resolve now passes (its delivery says why it fails). */
+  problem(url: URL): Promise<string | null>;
+  /** A socket `lookup` that gives only addresses `resolve` checked for `port`. */
+  lookup(port: number): LookupFunction;
+  /** The ports this service listens on, once they are bound (port 0 in tests): never reached on any address of this machine. */
+  setOwnPorts(ports: Iterable<number>): void;
+}
+
+export interface ForwardTargetSettings {
+  /** TRACKGATE_FORWARD_ALLOW: host names, addresses and CIDR ranges (config/config.ts checks and normalizes them) */
+  allow: readonly string[];
+  /** how long the API waits for a host name to resolve */
+  timeoutMs: number;
+}
+
+const allowHint = `forwards reach it only when ${FORWARD_ALLOW_SETTING} names it (or a range holding it)`;
+
+export function createForwardTargets(settings: ForwardTargetSettings): ForwardTargets {
+  const allowedNames = new Set<string>();
+  const allowedRanges: Range[] = [];
+  for (const entry of settings.allow) {
+    if (entry.includes('/')) allowedRanges.push(range(entry));
+    else {
+      const a = parseAddress(entry);
+      if (a) allowedRanges.push({ first: a.bits, last: a.bits });
+      else allowedNames.add(normalName(entry));
+    }
+  }
+  let ownPorts = new Set<number>();
+
+  /** This machine: its loopback and unspecified addresses, and those of its interfaces now (they change: DHCP, VPNs). */
+  function isThisMachine(a: Address): boolean {
+    if (REFUSED.some(([r, kind]) => inRange(a, r) && /loopback|unspecified/.test(kind))) return true;
+    return Object.values(os.networkInterfaces()).some((list) => list?.some((i) => parseAddress(i.address)?.bits === a.bits));
+  }
+
+  /** Why `a` is refused for `port`; `named`: the host name that led to it, when one did. */
+  function refusal(a: Address, port: number, named?: string): string | null {
+    const what = named ? `${named} resolves to ${a.text}, which` : a.text;
+    if (ownPorts.has(port) && isThisMachine(a)) return `${what} is an address of this machine and port ${port} is this service's own listener, which forwards never reach, whatever ${FORWARD_ALLOW_SETTING} names`;
+    if (named && allowedNames.has(normalName(named))) return null;
+    if (allowedRanges.some((r) => inRange(a, r))) return null;
+    const kind = REFUSED.find(([r]) => inRange(a, r))?.[1];
+    return kind ? `${what} is ${kind}: ${allowHint}` : null;
+  }
+
+  function refusedAsWritten(url: URL): string | null {
+    const a = parseAddress(url.hostname);
+    return a ? refusal(a, targetPort(url)) : null;
+  }
+
+  async function resolve(host: string, port: number): Promise<{ address: string; family: 4 | 6 }[]> {
+    const literal = parseAddress(host);
+    const found = literal ? [literal] : (await dns.promises.lookup(host, { all: true, verbatim: true })).map((r) => parseAddress(r.address));
+    const addresses: Address[] = [];
+    for (const a of found) {
+      // what the resolver gives is an address; anything else is not connected to
+      if (!a) throw new ForwardTargetRefused(`${host} resolves to something that is not an address`);
+      const why = refusal(a, port, literal ? undefined : host);
+      if (why) throw new ForwardTargetRefused(why);
+      addresses.push(a);
+    }
+    if (!addresses.length) throw new ForwardTargetRefused(`${host} resolves to no address`);
+    return addresses.map((a) => ({ address: a.text, family: a.family }));
+  }
+
+  async function problem(url: URL): Promise<string | null> {
+    const written = refusedAsWritten(url);
+    if (written || parseAddress(url.hostname)) return written;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<null>((done) => (timer = setTimeout(() => done(null), settings.timeoutMs)));
+    const checked = resolve(url.hostname, targetPort(url)).then(
+      () => null,
+      (e: unknown) => (e instanceof ForwardTargetRefused ? e.message : null),
+    );
+    return Promise.race([checked, late]).finally(() => clearTimeout(timer));
+  }
+
+  function lookup(port: number): LookupFunction {
+    return (hostname, options, callback) => {
+      resolve(hostname, port).then(
+        (list) => (options.all ? callback(null, list) : callback(null, list[0].address, list[0].family)),
+        (e: NodeJS.ErrnoException) => callback(e, options.all ? [] : ''),
+      );
+    };
+  }
+
+  return {
+    refusedAsWritten, resolve, problem, lookup,
+    setOwnPorts(ports) {
+      ownPorts = new Set([...ports].filter((p) => p > 0));
+    },
+  };
+}
+
+/** A host name as compared: lower case, without the root's dot. */
+function normalName(name: string): string {
+  return name.toLowerCase().replace(/\.$/, '');
+}
