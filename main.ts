@@ -17,7 +17,7 @@ import { LogOutput } from './core/log-output.js';
 import { EventBus } from './core/events/event-bus.js';
 import { randomSecret } from './core/auth/secrets.js';
 import { createMemoryLimiters } from './core/quota/rate-limiter.memory.js';
-import { createRedisLimiters } from './core/quota/rate-limiter.redis.js';
+import { createRedisFailedLogins, createRedisLimiters } from './core/quota/rate-limiter.redis.js';
 import { keepDailyUsage } from './core/quota/daily-usage.keeper.js';
 import { createMemoryQuotaStore } from './core/quota/quota-store.memory.js';
 import { createRedisQuotaStore } from './core/quota/quota-store.redis.js';
@@ -66,7 +66,7 @@ import { startGatewayPool, type GatewayPool } from './gateway/ipc/gateway-pool.j
 import { concretePorts } from './gateway/ipc/free-ports.js';
 import { startMqttGateway } from './gateway/mqtt/mqtt.gateway.js';
 import { relayFrames } from './gateway/shared/frame-relay.redis.js';
-import { PROTOCOL as MQTT_PROTOCOL } from './gateway/mqtt/mqtt.auth.js';
+import { PROTOCOL as MQTT_PROTOCOL, MQTT_LOGIN_LIMITS, memoryLoginLimiters, type MqttLoginLimiters } from './gateway/mqtt/mqtt.auth.js';
 import { FrameTap } from './gateway/shared/frame-tap.js';
 import { listen } from './gateway/shared/listen.js';
 import { relayEvents } from './core/events/event-relay.redis.js';
@@ -128,6 +128,8 @@ export interface Services {
   licenses: LicenseStore;
   /** REST requests per user per minute and day (in-process, or Redis). */
   limiter: RequestLimiter;
+  /** Failed MQTT logins per address and per identity from an address (in-process, or Redis). */
+  mqttLogins: MqttLoginLimiters;
   /** The process's logger. */
   logger: Logger;
   /** Waits for the commits of locations in progress (up to INGEST_DRAIN_MS), stops the outbox worker and timers, flushes what is pending and closes Redis. */
@@ -327,6 +329,10 @@ export async function createServices(config: Readonly<Config>, db: Db, clock: Cl
   const memoryLimiters = redis ? undefined : createMemoryLimiters(limitSettings);
   const limiters = memoryLimiters ?? createRedisLimiters(redis!, config.redisPrefix, limitSettings);
   // Without Redis, today's request counts are saved now and then, so apiDailyUsage survives a restart.
+  const { identity, address, windowSeconds } = MQTT_LOGIN_LIMITS;
+  const mqttLogins: MqttLoginLimiters = redis
+    ? { address: createRedisFailedLogins(redis, `${config.redisPrefix}mqtt:fail:addr`, address, windowSeconds), identity: createRedisFailedLogins(redis, `${config.redisPrefix}mqtt:fail:id`, identity, windowSeconds) }
+    : memoryLoginLimiters();
   const usageKeeper = memoryLimiters ? await keepDailyUsage({ db, clock, logger, limiters: memoryLimiters }) : undefined;
   const memoryQuota = redis ? undefined : createMemoryQuotaStore({ clock });
   const quota: QuotaStore = redis ? createRedisQuotaStore(redis, config.redisPrefix) : memoryQuota!;
@@ -384,7 +390,7 @@ export async function createServices(config: Readonly<Config>, db: Db, clock: Cl
     events, tokens, accounts, directory, ingest, devices, locations, alerts, groups, users, zones, alertRules, forwards, forwardTargets, commands, notifications, quota, licenses, alertRecorder,
     // the raw-frame feed: the tracker listeners offer frames, the MQTT live feed shows them
     frames: new FrameTap(),
-    limiter: limiters.requests, logger,
+    limiter: limiters.requests, mqttLogins, logger,
     async close(): Promise<void> {
       // every listener is closed by now: what they submitted is committed before the database closes
       if (!(await ingest.drain(INGEST_DRAIN_MS))) logger.warn({ waitedMs: INGEST_DRAIN_MS }, 'stopping: locations still not committed; the database is closed under them (nothing of them was acknowledged)');

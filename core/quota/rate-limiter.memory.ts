@@ -37,6 +37,58 @@ interface UserCounts {
   dayCount: number;
 }
 
+const NO_FAILURE_LIMIT: FailedLoginLimiter = { blockedFor: async () => 0, recordFailure: async () => {} };
+
+/**
+ * Failed logins in process: a key's window opens at its first failure and lasts `windowSeconds`;
+ * `limit` failures in it block the key until it ends. REST's token requests use one (createMemoryLimiters), MQTT
+ * CONNECT two of its own (gateway/mqtt/mqtt.auth.ts).
+ */
+export function createMemoryFailedLogins(limit: number, windowSeconds: number): FailedLoginLimiter {
+  const windowMs = windowSeconds * 1000;
+  const failures = new Map<string, { count: number; until: number }>();
+  let sweepAbove = SWEEP_ABOVE;
+
+  function current(key: string, nowMs: number): { count: number; until: number } | undefined {
+    const f = failures.get(key);
+    if (f && f.until <= nowMs) {
+      failures.delete(key);
+      return undefined;
+    }
+    return f;
+  }
+
+  return {
+    async blockedFor(keys) {
+      const nowMs = Date.now();
+      let wait = 0;
+      for (const key of keys) {
+        const f = current(key, nowMs);
+        if (f && f.count >= limit) wait = Math.max(wait, Math.ceil((f.until - nowMs) / 1000));
+      }
+      return wait;
+    },
+    async recordFailure(keys) {
+      const nowMs = Date.now();
+      if (failures.size > sweepAbove) {
+        for (const [k, f] of failures) if (f.until <= nowMs) failures.delete(k);
+        // The next sweep waits until the table has doubled: a full table costs no sweep per failure.
+        sweepAbove = Math.max(SWEEP_ABOVE, failures.size * 2);
+      }
+      // Windows are opened in time order, so the Map's first keys are the oldest.
+      for (const k of failures.keys()) {
+        if (failures.size + keys.length <= MAX_FAILURE_KEYS) break;
+        failures.delete(k);
+      }
+      for (const key of keys) {
+        const f = current(key, nowMs);
+        if (f) f.count++;
+        else failures.set(key, { count: 1, until: nowMs + windowMs });
+      }
+    },
+  };
+}
+
 export function createMemoryLimiters(s: LimitSettings): MemoryLimiters {
   const users = new Map<string, UserCounts>();
   let usersDay = 0;
@@ -74,52 +126,9 @@ export function createMemoryLimiters(s: LimitSettings): MemoryLimiters {
     },
   };
 
-  // Failed token requests: a window opens at a key's first failure and lasts failedWindowSeconds.
-  const windowMs = (s.failedWindowSeconds ?? 900) * 1000;
-  const failures = new Map<string, { count: number; until: number }>();
-  const failedOff = s.perMinute <= 0;
-  let sweepAbove = SWEEP_ABOVE;
+  // Failed token requests: off with the request limit (TRACKGATE_RATE_LIMIT=0)
+  const failedLogins: FailedLoginLimiter = s.perMinute <= 0 ? NO_FAILURE_LIMIT : createMemoryFailedLogins(s.failedTokenLimit, s.failedWindowSeconds ?? 900);
 
-  function current(key: string, nowMs: number): { count: number; until: number } | undefined {
-    const f = failures.get(key);
-    if (f && f.until <= nowMs) {
-      failures.delete(key);
-      return undefined;
-    }
-    return f;
-  }
-
-  const failedLogins: FailedLoginLimiter = {
-    async blockedFor(keys) {
-      if (failedOff) return 0;
-      const nowMs = Date.now();
-      let wait = 0;
-      for (const key of keys) {
-        const f = current(key, nowMs);
-        if (f && f.count >= s.failedTokenLimit) wait = Math.max(wait, Math.ceil((f.until - nowMs) / 1000));
-      }
-      return wait;
-    },
-    async recordFailure(keys) {
-      if (failedOff) return;
-      const nowMs = Date.now();
-      if (failures.size > sweepAbove) {
-        for (const [k, f] of failures) if (f.until <= nowMs) failures.delete(k);
-        // The next sweep waits until the table has doubled: a full table costs no sweep per failure.
-        sweepAbove = Math.max(SWEEP_ABOVE, failures.size * 2);
-      }
-      // Windows are opened in time order, so the Map's first keys are the oldest.
-      for (const k of failures.keys()) {
-        if (failures.size + keys.length <= MAX_FAILURE_KEYS) break;
-        failures.delete(k);
-      }
-      for (const key of keys) {
-        const f = current(key, nowMs);
-        if (f) f.count++;
-        else failures.set(key, { count: 1, until: nowMs + windowMs });
-      }
-    },
-  };
   function takeDailyUsage(): DailyUsage | undefined {
     if (!counted) return undefined;
     counted = false;

@@ -23,42 +23,52 @@ async function consume(limiter: RateLimiterAbstract, key: string): Promise<{ res
   }
 }
 
-/** `prefix` namespaces every key (e.g. `trackgate:`); the client stays the caller's to close. */
-export function createRedisLimiters(redis: Redis, prefix: string, s: LimitSettings): Limiters {
+/** One Redis limiter; while Redis is unreachable each instance counts in memory (see createRedisLimiters). */
+function redisLimiter(redis: Redis, keyPrefix: string, points: number, duration: number): RateLimiterAbstract {
   // useRedisPackage false: ioredis, whose multi().exec() replies are [err, value] pairs.
-  // While Redis is unreachable each instance counts in memory, so the API keeps answering: at once
-  // while it is disconnected (no offline queue), after the client's command timeout while it hangs.
-  const make = (keyPrefix: string, points: number, duration: number): RateLimiterAbstract => new RateLimiterRedis({
-    storeClient: redis, keyPrefix: prefix + keyPrefix, points, duration, useRedisPackage: false,
+  return new RateLimiterRedis({
+    storeClient: redis, keyPrefix, points, duration, useRedisPackage: false,
     insuranceLimiter: new RateLimiterMemory({ keyPrefix, points, duration }),
   });
-  const perMinute = make('rl:min', s.perMinute > 0 ? s.perMinute : UNLIMITED, 60);
-  const perDay = make('rl:day', UNLIMITED, 2 * 86400);
-  const window = s.failedWindowSeconds ?? 900;
-  const failed = make('rl:fail', s.failedTokenLimit, window);
-  const failedOff = s.perMinute === 0;
+}
+
+/**
+ * Failed logins in Redis, shared by every instance on the same `keyPrefix` (the contract of
+ * createMemoryFailedLogins): `limit` failures of a key within `windowSeconds` of its first block it.
+ */
+export function createRedisFailedLogins(redis: Redis, keyPrefix: string, limit: number, windowSeconds: number): FailedLoginLimiter {
+  const failed = redisLimiter(redis, keyPrefix, limit, windowSeconds);
+  return {
+    async blockedFor(keys) {
+      // All keys at once: a Redis that hangs costs one command timeout, not one per key.
+      let wait = 0;
+      for (const res of await Promise.all(keys.map((key) => failed.get(key)))) {
+        if (res && res.consumedPoints >= limit) wait = Math.max(wait, Math.ceil(res.msBeforeNext / 1000));
+      }
+      return wait;
+    },
+    async recordFailure(keys) {
+      await Promise.all(keys.map((k) => consume(failed, k)));
+    },
+  };
+}
+
+/** `prefix` namespaces every key (e.g. `trackgate:`); the client stays the caller's to close. */
+export function createRedisLimiters(redis: Redis, prefix: string, s: LimitSettings): Limiters {
+  // While Redis is unreachable each instance counts in memory, so the API keeps answering: at once
+  // while it is disconnected (no offline queue), after the client's command timeout while it hangs.
+  const perMinute = redisLimiter(redis, `${prefix}rl:min`, s.perMinute > 0 ? s.perMinute : UNLIMITED, 60);
+  const perDay = redisLimiter(redis, `${prefix}rl:day`, UNLIMITED, 2 * 86400);
+  // failed token requests: off with the request limit (TRACKGATE_RATE_LIMIT=0)
+  const failedLogins: FailedLoginLimiter = s.perMinute === 0
+    ? { blockedFor: async () => 0, recordFailure: async () => {} }
+    : createRedisFailedLogins(redis, `${prefix}rl:fail`, s.failedTokenLimit, s.failedWindowSeconds ?? 900);
 
   const requests: RequestLimiter = {
     async hit(userId, now): Promise<RequestUsage> {
       const [m, d] = await Promise.all([consume(perMinute, minuteKey(userId, now)), consume(perDay, dayKey(userId, now))]);
       const secondsLeftInMinute = 60 - Math.floor((now.getTime() % 60_000) / 1000);
       return { allowed: !m.rejected, minute: m.res.consumedPoints, day: d.res.consumedPoints, retryAfterSeconds: m.rejected ? secondsLeftInMinute : 0 };
-    },
-  };
-
-  const failedLogins: FailedLoginLimiter = {
-    async blockedFor(keys) {
-      if (failedOff) return 0;
-      // All keys at once: a Redis that hangs costs one command timeout, not one per key.
-      let wait = 0;
-      for (const res of await Promise.all(keys.map((key) => failed.get(key)))) {
-        if (res && res.consumedPoints >= s.failedTokenLimit) wait = Math.max(wait, Math.ceil(res.msBeforeNext / 1000));
-      }
-      return wait;
-    },
-    async recordFailure(keys) {
-      if (failedOff) return;
-      await Promise.all(keys.map((k) => consume(failed, k)));
     },
   };
   return { requests, failedLogins };

@@ -17,15 +17,25 @@
  * - 2 identifier rejected: the client id is not the identity's (above), or another identity's
  *   connection uses it;
  * - 4 bad user name or password: no such device or user, or the password does not match;
- * - 5 not authorized: the device is expired, or too many failed logins for this user name from
- *   this address (10 in 5 minutes).
+ * - 5 not authorized: the device is expired, or too many failed logins from this address
+ *   (MQTT_LOGIN_LIMITS: of this user name, or of any).
+ *
+ * Failed logins are counted as the REST token endpoint counts its own (core/quota, in process or
+ * in Redis for every instance): per identity from an address, so wrong passwords from one address
+ * never hold the device or user off from another; and per address, so one that tries many
+ * identities is held off too. An identity held off stops adding to its address's count, so that
+ * count grows only with the identities tried: a carrier NAT's one misconfigured tracker cannot
+ * hold off the others behind it. A valid token is let in whatever failed before: it cannot be
+ * guessed (its signature is checked before anything is read), so no count protects it.
  * (1 unacceptable protocol version is aedes' own answer to MQTT 5: see mqtt.gateway.ts.)
  */
 import type { DeviceDirectory } from '../../core/devices/device-directory.js';
 import type { TokensService } from '../../core/auth/tokens.service.js';
 import type { Principal } from '../../core/model/user.js';
-import type { Clock } from '../../core/clock.js';
 import { devicePasswordMatches } from '../../core/auth/secrets.js';
+import { failedLoginKeys } from '../../core/auth/tokens.service.js';
+import type { FailedLoginLimiter } from '../../core/quota/rate-limiter.js';
+import { createMemoryFailedLogins } from '../../core/quota/rate-limiter.memory.js';
 
 export type Identity =
   | { kind: 'device'; deviceId: string; accountId: string; passwordHash: string }
@@ -44,8 +54,26 @@ export type AuthResult =
 
 export const PROTOCOL = 'mqtt';
 
-const FAILURES_ALLOWED = 10;
-const FAILURE_WINDOW_MS = 5 * 60_000;
+/**
+ * Failed logins allowed in a window that opens at the first: 10 of one identity from one address
+ * (as before, and as REST allows a user name), 100 from one address in all (ten identities'
+ * worth, for trackers sharing a carrier NAT's address).
+ */
+export const MQTT_LOGIN_LIMITS = { identity: 10, address: 100, windowSeconds: 300 } as const;
+
+/** Where failed MQTT logins are counted: per address, and per identity from an address. */
+export interface MqttLoginLimiters {
+  address: FailedLoginLimiter;
+  identity: FailedLoginLimiter;
+}
+
+/** In process (one instance without Redis); main.ts makes the Redis pair (createRedisFailedLogins) when Redis is set. */
+export function memoryLoginLimiters(): MqttLoginLimiters {
+  return {
+    address: createMemoryFailedLogins(MQTT_LOGIN_LIMITS.address, MQTT_LOGIN_LIMITS.windowSeconds),
+    identity: createMemoryFailedLogins(MQTT_LOGIN_LIMITS.identity, MQTT_LOGIN_LIMITS.windowSeconds),
+  };
+}
 
 const looksLikeJwt = (s: string): boolean => /^eyJ[\w-]*\.[\w-]+\.[\w-]+$/.test(s);
 const looksLikeApiKey = (s: string): boolean => s.startsWith('tg_');
@@ -97,7 +125,8 @@ export interface Holding {
 export interface AuthDeps {
   directory: DeviceDirectory;
   tokens: TokensService;
-  clock: Clock;
+  /** default: in process (memoryLoginLimiters) */
+  failedLogins?: MqttLoginLimiters;
 }
 
 /** Who may connect over MQTT and with which client id (CONTRACT.md §3, MQTT 3.1.1 §3.1.3). */
@@ -111,31 +140,21 @@ export interface Authenticator {
 }
 
 export function createAuthenticator(deps: AuthDeps): Authenticator {
-  const { directory, tokens, clock } = deps;
-  const failures = new Map<string, { count: number; since: number }>();
+  const { directory, tokens } = deps;
+  const limits = deps.failedLogins ?? memoryLoginLimiters();
   /** client id -> the claim of the connection that uses it (forgotten when that connection ends) */
   const holders = new Map<string, Holding>();
 
   const holderKey = (i: Identity): string => (i.kind === 'device' ? `d:${i.deviceId}` : `u:${i.principal.userId}`);
 
-  function blocked(key: string): boolean {
-    const f = failures.get(key);
-    if (!f) return false;
-    if (clock.now().getTime() - f.since > FAILURE_WINDOW_MS) {
-      failures.delete(key);
-      return false;
-    }
-    return f.count >= FAILURES_ALLOWED;
+  /** Whether the address, or this identity from it, failed too often. */
+  async function heldOff(address: string, identity: string): Promise<boolean> {
+    const waits = await Promise.all([limits.address.blockedFor([address]), limits.identity.blockedFor([identity])]);
+    return waits.some((s) => s > 0);
   }
 
-  function fail(key: string): void {
-    const now = clock.now().getTime();
-    const f = failures.get(key);
-    if (f && now - f.since <= FAILURE_WINDOW_MS) f.count++;
-    else {
-      if (failures.size > 50_000) failures.clear();
-      failures.set(key, { count: 1, since: now });
-    }
+  async function failed(address: string, identity: string): Promise<void> {
+    await Promise.all([limits.address.recordFailure([address]), limits.identity.recordFailure([identity])]);
   }
 
   async function asUser(userName: string, password: string): Promise<Identity | null> {
@@ -149,11 +168,12 @@ export function createAuthenticator(deps: AuthDeps): Authenticator {
   }
 
   /**
-   * Device first, then user, as the contract orders them; a password shaped like an API key or a
-   * token tries the user first, so an API user's login is not recorded as an unknown device.
+   * Device first, then user, as the contract orders them; a password shaped like an API key tries
+   * the user first, so an API user's login is not recorded as an unknown device. A token was
+   * tried before (authenticate).
    */
   async function identify(userName: string, password: string, remoteAddress: string | null): Promise<AuthResult> {
-    const userFirst = looksLikeApiKey(password) || looksLikeJwt(password);
+    const userFirst = looksLikeApiKey(password);
     if (userFirst) {
       const user = await asUser(userName, password);
       if (user) return { ok: true, identity: user };
@@ -162,7 +182,7 @@ export function createAuthenticator(deps: AuthDeps): Authenticator {
     if (r.status === 'ok' && r.device.mqttPasswordHash && devicePasswordMatches(password, r.device.mqttPasswordHash)) {
       return { ok: true, identity: { kind: 'device', deviceId: r.device.id, accountId: r.device.accountId, passwordHash: r.device.mqttPasswordHash } };
     }
-    const user = userFirst ? null : await asUser(userName, password);
+    const user = userFirst || looksLikeJwt(password) ? null : await asUser(userName, password);
     if (user) return { ok: true, identity: user };
     if (r.status === 'expired') return { ok: false, returnCode: 5, reason: 'device expired', deviceId: userName };
     if (r.status !== 'ok') return { ok: false, returnCode: 4, reason: 'unknown device or user' };
@@ -171,18 +191,26 @@ export function createAuthenticator(deps: AuthDeps): Authenticator {
     return { ok: false, returnCode: 4, reason: 'wrong password', deviceId: r.device.id };
   }
 
+  /** Checks the credentials within the failed-login limits (the file's comment). */
+  async function login(userName: string, password: string, remoteAddress: string | null): Promise<AuthResult> {
+    if (looksLikeJwt(password)) {
+      const user = await asUser(userName, password);
+      if (user) return { ok: true, identity: user };
+    }
+    // the token endpoint's keys: the address, and the user name from the address
+    const [address, identity] = failedLoginKeys(userName, remoteAddress ?? '');
+    if (await heldOff(address!, identity!)) return { ok: false, returnCode: 5, reason: 'too many failed logins' };
+    const result = await identify(userName, password, remoteAddress);
+    if (!result.ok) await failed(address!, identity!);
+    return result;
+  }
+
   async function authenticate(clientId: string, userName: string | undefined, password: Buffer | undefined, remoteAddress: string | null): Promise<AuthResult> {
     if (!userName || !password || password.length === 0 || password.length > 4096) {
       return { ok: false, returnCode: 4, reason: 'no user name or password' };
     }
-    const key = `${remoteAddress ?? ''}\u0000${userName}`;
-    if (blocked(key)) return { ok: false, returnCode: 5, reason: 'too many failed logins' };
-    const result = await identify(userName, password.toString('utf8'), remoteAddress);
-    if (!result.ok) {
-      fail(key);
-      return result;
-    }
-    failures.delete(key);
+    const result = await login(userName, password.toString('utf8'), remoteAddress);
+    if (!result.ok) return result;
     const prefix = clientIdPrefix(clientId, userName);
     if (prefix === null) return { ok: false, returnCode: 2, reason: 'client id must start with the user name' };
     const isDevice = result.identity.kind === 'device';

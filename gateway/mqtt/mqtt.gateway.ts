@@ -34,7 +34,7 @@ import type { EventBus } from '../../core/events/event-bus.js';
 import type { Logger } from '../../core/logger.js';
 import type { Clock } from '../../core/clock.js';
 import type { MqttCounts } from '../../core/metrics/counts.js';
-import { createAuthenticator } from './mqtt.auth.js';
+import { createAuthenticator, type MqttLoginLimiters } from './mqtt.auth.js';
 import { createPublishHandler, type PublishStats } from './mqtt.publish.js';
 import { startLiveFeed } from './live.feed.js';
 import type { OutboxLimits } from './live.outbox.js';
@@ -68,6 +68,8 @@ export interface MqttGatewayOptions {
   directory: DeviceDirectory;
   ingest: IngestService;
   tokens: TokensService;
+  /** where failed logins are counted (main.ts: in Redis when it is set); default in process */
+  mqttLogins?: MqttLoginLimiters;
   events: EventBus;
   logger: Logger;
   clock: Clock;
@@ -143,7 +145,7 @@ export async function startMqttGateway(o: MqttGatewayOptions): Promise<MqttGatew
     logger,
     clock: o.clock,
     directory: o.directory,
-    auth: createAuthenticator({ directory: o.directory, tokens: o.tokens, clock: o.clock }),
+    auth: createAuthenticator({ directory: o.directory, tokens: o.tokens, failedLogins: o.mqttLogins }),
     publisher,
     live: startLiveFeed({ broker, events: o.events, logger, clock: o.clock, groups: o.groups, frames: o.frames }),
     sessions: new Sessions(),
