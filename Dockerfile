@@ -12,6 +12,7 @@ COPY core ./core
 COPY gateway ./gateway
 COPY api ./api
 COPY main.ts gateway-main.ts cli.ts ./
+COPY bin ./bin
 RUN npm run build && npm prune --omit=dev
 
 FROM node:22-bookworm-slim
