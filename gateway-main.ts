@@ -24,14 +24,14 @@ import type { Logger } from './core/logger.js';
 import { LogOutput } from './core/log-output.js';
 import { protocols } from './protocols/index.js';
 import { INIT_REQUEST, type GatewayInit } from './gateway/ipc/gateway-pool.js';
-import { startGatewayProcess, type GatewayProcess } from './gateway/ipc/gateway.process.js';
+import { startGatewayProcess, type GatewayProcess, type GatewayProcessSettings } from './gateway/ipc/gateway.process.js';
 
 /** how long stopping may take before the process exits anyway */
 const STOP_TIMEOUT_MS = 10_000;
 
 /** JSON lines on standard output in blocks, as the core writes them (main.ts createLogger, core/log-output.ts). */
-function createLogger(level: string, base: Record<string, unknown>): Logger {
-  return pino({ level, base }, new LogOutput({ base })) as unknown as Logger;
+function createLogger(settings: Pick<GatewayProcessSettings, 'logLevel' | 'logFormat' | 'logColour'>, base: Record<string, unknown>): Logger {
+  return pino({ level: settings.logLevel, base }, new LogOutput({ base, format: settings.logFormat, colour: settings.logColour })) as unknown as Logger;
 }
 
 /** Logs a bug and, for an uncaught exception, exits 1; stops cleanly on SIGTERM, SIGINT and SIGHUP. */
@@ -63,7 +63,7 @@ export async function runEdgeGateway(config: Readonly<Config>, core: { host: str
     const problem = caProblem(ca);
     if (problem) throw new ConfigError('TRACKGATE_GATEWAY_TLS_CA', `${config.gatewayTlsCa} ${problem}`);
   }
-  const logger = createLogger(config.logLevel, { service: 'trackgate', role: 'edge-gateway' });
+  const logger = createLogger(config, { service: 'trackgate', role: 'edge-gateway' });
   let running: GatewayProcess | undefined;
   processPolicy(logger, () => running);
   logger.info({ core: `${core.host}:${core.port}`, tls: core.tls || ca !== undefined }, 'connecting to the core; the tracker ports open once it answers');
@@ -114,7 +114,7 @@ async function runWorker(): Promise<void> {
       if (e) process.exit(0);
     });
   });
-  const logger = createLogger(init.settings.logLevel, { service: 'trackgate', role: 'gateway', worker: init.worker });
+  const logger = createLogger(init.settings, { service: 'trackgate', role: 'gateway', worker: init.worker });
   let running: GatewayProcess | undefined;
   processPolicy(logger, () => running);
   // Ctrl-C reaches the whole process group: the core stops its gateway processes itself (SIGTERM) once its own work is done

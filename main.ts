@@ -163,9 +163,9 @@ export interface Running {
  * (SIGKILL) loses at most the last LOG_FLUSH_MS of lines; a reader of standard output that is gone
  * or stalls never keeps the process from running or from stopping.
  */
-export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
+export function createLogger(config: Pick<Config, 'logLevel' | 'logFormat' | 'logColour'>): Logger {
   const base = { service: 'trackgate' };
-  return pino({ level: config.logLevel, base }, new LogOutput({ base })) as unknown as Logger;
+  return pino({ level: config.logLevel, base }, new LogOutput({ base, format: config.logFormat, colour: config.logColour })) as unknown as Logger;
 }
 
 /**
@@ -674,6 +674,8 @@ async function startTrackers(config: Readonly<Config>, services: Services, clock
         idleTimeoutSeconds: config.idleTimeoutSeconds,
         commandWaitMs: config.commandWaitSeconds * 1000,
         logLevel: config.logLevel,
+        logFormat: config.logFormat,
+        logColour: config.logColour,
       },
     });
   } catch (e) {

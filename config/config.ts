@@ -45,6 +45,10 @@ export interface Config {
   /** longest wait for one e-mail or SMS hand-over before it counts as failed (and is retried) */
   notifyTimeoutMs: number;
   logLevel: string;
+  /** TRACKGATE_LOG_FORMAT: JSON lines (for machines), or one readable line each (a person at a terminal) */
+  logFormat: 'json' | 'pretty';
+  /** pretty lines may colour their level on a terminal (NO_COLOR, https://no-color.org, unset) */
+  logColour: boolean;
   checksum: 'accept' | 'strict';
   idleTimeoutSeconds: number;
   /** how long sendCommand waits for a connected device's reply (CONTRACT.md "Commands") */
@@ -164,6 +168,12 @@ function forwardAllow(env: Env): string[] {
   });
 }
 
+function logFormat(env: Env): 'json' | 'pretty' {
+  const raw = (text(env, 'TRACKGATE_LOG_FORMAT') ?? 'json').toLowerCase();
+  if (raw !== 'json' && raw !== 'pretty') throw new ConfigError('TRACKGATE_LOG_FORMAT', `"${raw}" is not one of json, pretty`);
+  return raw;
+}
+
 function url(env: Env, name: string, schemes: string[]): string | undefined {
   const raw = text(env, name);
   if (raw === undefined) return undefined;
@@ -229,6 +239,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonl
     notifyTimeoutMs: integer(env, 'TRACKGATE_NOTIFY_TIMEOUT_MS', 30_000, 100, 600_000),
     // INFO as info, as TRACKGATE_CHECKSUM and TRACKGATE_METRICS take either case
     logLevel: (text(env, 'TRACKGATE_LOG_LEVEL') ?? 'info').toLowerCase(),
+    logFormat: logFormat(env),
+    logColour: env.NO_COLOR === undefined || env.NO_COLOR === '',
     checksum,
     idleTimeoutSeconds: integer(env, 'TRACKGATE_IDLE_TIMEOUT', 600, 10, 86400),
     commandWaitSeconds: integer(env, 'TRACKGATE_COMMAND_WAIT', 15, 1, 120),

@@ -16,6 +16,7 @@
  *   blocking pipe's writer waits for its reader, as every program writing to it does).
  */
 import fs from 'node:fs';
+import tty from 'node:tty';
 import { LOG_BLOCK_BYTES, LOG_FLUSH_MS } from './logger.js';
 
 /** lines waiting for a slow reader, at most (bytes) */
@@ -31,6 +32,63 @@ export interface LogOutputOptions {
   flushEveryMs?: number;
   /** what the line about dropped lines carries besides its message (the logger's base fields) */
   base?: Record<string, unknown>;
+  /** `json` (default): the lines as pino makes them; `pretty`: one readable line each (prettyLine) */
+  format?: LogFormat;
+  /** pretty lines colour their level when the output is a terminal, unless false (NO_COLOR set) */
+  colour?: boolean;
+}
+
+/** TRACKGATE_LOG_FORMAT */
+export type LogFormat = 'json' | 'pretty';
+
+const LEVEL_NAMES: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
+/** ANSI colours of the level names, on a terminal only */
+const LEVEL_COLOURS: Record<number, string> = { 10: '90', 20: '90', 30: '32', 40: '33', 50: '31', 60: '35' };
+/** fields every line has, or that say nothing to a person at a terminal */
+const UNSAID = new Set(['level', 'time', 'msg', 'service']);
+
+const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+
+/** `2026-03-01 13:30:05.123`, in the process's time zone (TZ): the time a person at the terminal reads */
+function localStamp(ms: number): string {
+  const d = new Date(ms);
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}`;
+}
+
+/** A field's value: a plain word as it is, anything else as JSON (so spaces and quotes stay readable). */
+function fieldValue(v: unknown): string {
+  if (typeof v === 'string') return /^[^\s"=]+$/.test(v) ? v : JSON.stringify(v);
+  return typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v);
+}
+
+/**
+ * One JSON log line as a person reads it: local time, level, message, then `key=value` fields,
+ * and an error's stack on the lines below, indented. `colour`: the level in ANSI colour.
+ * A line that is not JSON is kept as it is.
+ */
+export function prettyLine(line: string, colour = false): string {
+  let entry: Record<string, unknown>;
+  try {
+    entry = JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    return line;
+  }
+  if (typeof entry !== 'object' || entry === null) return line;
+  const level = Number(entry.level);
+  const name = (LEVEL_NAMES[level] ?? String(entry.level)).padEnd(5);
+  const parts = [typeof entry.time === 'number' ? localStamp(entry.time) : '', colour && LEVEL_COLOURS[level] ? `\x1b[${LEVEL_COLOURS[level]}m${name}\x1b[0m` : name, String(entry.msg ?? '')];
+  let stack = '';
+  for (const [key, value] of Object.entries(entry)) {
+    if (UNSAID.has(key)) continue;
+    const err = value as { message?: unknown; stack?: unknown } | null;
+    if (typeof err === 'object' && err !== null && typeof err.stack === 'string') {
+      parts.push(`${key}=${fieldValue(err.message ?? '')}`);
+      stack += `\n    ${err.stack.split('\n').join('\n    ')}`;
+      continue;
+    }
+    parts.push(`${key}=${fieldValue(value)}`);
+  }
+  return `${parts.filter(Boolean).join(' ')}${stack}\n`;
 }
 
 /** The part of a pino destination trackgate uses: lines in, written in blocks. */
@@ -39,6 +97,8 @@ export class LogOutput {
   private readonly blockBytes: number;
   private readonly maxWaitingBytes: number;
   private readonly base: Record<string, unknown>;
+  /** each line made readable (TRACKGATE_LOG_FORMAT=pretty), coloured on a terminal, or undefined for JSON */
+  private readonly pretty?: (line: string) => string;
   /** lines not yet handed to a write, and their length in UTF-16 units (close enough to bytes for a bound) */
   private lines: string[] = [];
   private waiting = 0;
@@ -55,13 +115,18 @@ export class LogOutput {
     this.blockBytes = o.blockBytes ?? LOG_BLOCK_BYTES;
     this.maxWaitingBytes = o.maxWaitingBytes ?? LOG_MAX_WAITING_BYTES;
     this.base = o.base ?? {};
+    if (o.format === 'pretty') {
+      const colour = o.colour !== false && tty.isatty(this.fd);
+      this.pretty = (line) => prettyLine(line, colour);
+    }
     this.timer = setInterval(() => this.flush(), o.flushEveryMs ?? LOG_FLUSH_MS).unref();
     process.on('exit', this.onExit);
   }
 
   /** One log line (pino calls it with the line and its newline). */
-  write(line: string): boolean {
+  write(made: string): boolean {
     if (this.broken) return true;
+    const line = this.pretty ? this.pretty(made) : made;
     if (this.waiting + (this.rest?.length ?? 0) + line.length > this.maxWaitingBytes) {
       this.dropped++;
       return true;
@@ -113,6 +178,7 @@ export class LogOutput {
     let text = '';
     if (this.dropped) {
       text = `${JSON.stringify({ level: 40, time: Date.now(), ...this.base, dropped: this.dropped, msg: 'log lines dropped: standard output did not take them in time' })}\n`;
+      if (this.pretty) text = this.pretty(text);
       this.dropped = 0;
     }
     text += this.lines.join('');

@@ -72,3 +72,33 @@ test('main.start-up: health says "starting" (503) until the first account exists
   for (const r of starting) t.like(r, { status: 503, retryAfter: '1', body: { success: false, code: 'STARTING' } });
   t.like(starting[0]!.body, { status: 'starting' });
 });
+
+test('main.start-up: TRACKGATE_LOG_FORMAT=pretty logs readable lines, the gateway processes\' too, and no JSON', async (t) => {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'trackgate-pretty-'));
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const env = { ...process.env, ...testEnv({ TRACKGATE_DATA_DIR: dataDir, TRACKGATE_GATEWAY_PROCESSES: '1', TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_LOG_LEVEL: 'info', TRACKGATE_LOG_FORMAT: 'pretty' }) };
+  const child = spawn(process.execPath, ['--import=tsx', path.join(root, 'main.ts')], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'], detached: true });
+  t.teardown(() => {
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+  });
+  const lines: string[] = [];
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  await new Promise<void>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      lines.push(line);
+      if (/ INFO  listening /.test(line) || line.includes('"msg":"listening"')) resolve();
+    });
+    void exited.then(() => reject(new Error(`exited before listening: ${lines.join('\n')}`)));
+  });
+  child.kill('SIGTERM');
+  t.is(await exited, 0);
+  const stamp = '\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}\\.\\d{3}';
+  t.regex(lines.find((l) => / INFO  listening /.test(l))!, new RegExp(`^${stamp} INFO  listening host=127\\.0\\.0\\.1 ports=\\{"http":\\d+`));
+  t.true(lines.some((l) => new RegExp(`^${stamp} INFO  .* role=gateway worker=\\d+`).test(l)), `a gateway process's line: ${lines.join('\n')}`);
+  t.true(lines.some((l) => new RegExp(`^${stamp} INFO  stopped exitCode=0$`).test(l)));
+  t.deepEqual(lines.filter((l) => l.startsWith('{')), [], 'no JSON line');
+});

@@ -39,7 +39,7 @@ export interface TokenSecrets {
   signing(): Promise<KeyObject>;
   /** every secret a token of this service may be signed with now */
   verifying(): readonly KeyObject[];
-  /** reads the stored secrets again, at most once a second; true when that made a secret known that was not */
+  /** reads the stored secrets again (at most once a second: a call sooner waits for the next read); true when that made a secret known that was not */
   refresh(): Promise<boolean>;
 }
 
@@ -148,10 +148,12 @@ export async function openTokenSecrets(o: TokenSecretsOptions): Promise<TokenSec
     return known(now).some((s) => !before.has(s));
   }
 
+  /** One read at a time, at most one a REFRESH_EVERY_MS: a token that came sooner waits for the next (a valid one from another instance must not be refused meanwhile). */
   function refresh(): Promise<boolean> {
     if (refreshing) return refreshing;
-    if (performance.now() - readAt < REFRESH_EVERY_MS) return Promise.resolve(false);
-    refreshing = read().finally(() => (refreshing = undefined));
+    const wait = REFRESH_EVERY_MS - (performance.now() - readAt);
+    const due = wait > 0 ? new Promise<void>((r) => setTimeout(r, wait)) : Promise.resolve();
+    refreshing = due.then(read).finally(() => (refreshing = undefined));
     return refreshing;
   }
 
@@ -159,7 +161,7 @@ export async function openTokenSecrets(o: TokenSecretsOptions): Promise<TokenSec
   await read();
   return {
     async signing() {
-      if (performance.now() - readAt >= SIGNING_READ_MS) await (refreshing ?? (refreshing = read().finally(() => (refreshing = undefined))));
+      if (performance.now() - readAt >= SIGNING_READ_MS) await refresh();
       signed.set(current, o.clock.now().getTime() + o.ttlSeconds * 1000);
       return key(current);
     },

@@ -29,6 +29,9 @@ export interface GatewayProcessSettings {
   idleTimeoutSeconds: number;
   commandWaitMs: number;
   logLevel: string;
+  /** TRACKGATE_LOG_FORMAT and NO_COLOR, as the core's log (absent: JSON) */
+  logFormat?: 'json' | 'pretty';
+  logColour?: boolean;
   /** false: this process takes no datagrams (another gateway process does); default true */
   udp?: boolean;
 }

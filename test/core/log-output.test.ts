@@ -58,3 +58,20 @@ test('an output that fails (a descriptor that is not open) stops the writing, no
   out.write('{"n":2}\n');
   t.notThrows(() => out.flushSync(), 'exit neither throws nor waits');
 });
+
+test('log-output: TRACKGATE_LOG_FORMAT=pretty writes each line as local time, level, message and fields, an error\'s stack below it', (t) => {
+  const out = tempFile(t);
+  const log = new LogOutput({ fd: out.fd, format: 'pretty', flushEveryMs: 10_000 });
+  t.teardown(() => log.close());
+  const time = new Date(2026, 2, 1, 13, 30, 5, 7).getTime();
+  log.write(`${JSON.stringify({ level: 30, time, service: 'trackgate', host: '0.0.0.0', ports: { http: 8080 }, msg: 'listening' })}\n`);
+  log.write(`${JSON.stringify({ level: 50, time, service: 'trackgate', role: 'gateway', err: { type: 'Error', message: 'boom now', stack: 'Error: boom now\n    at f (x.ts:1:1)' }, msg: 'request failed' })}\n`);
+  log.flushSync();
+  t.is(out.read(), [
+    '2026-03-01 13:30:05.007 INFO  listening host=0.0.0.0 ports={"http":8080}',
+    '2026-03-01 13:30:05.007 ERROR request failed role=gateway err="boom now"',
+    '    Error: boom now',
+    '        at f (x.ts:1:1)',
+    '',
+  ].join('\n'), 'no colour: the output is not a terminal');
+});

@@ -5,6 +5,9 @@ import { closeDb, migrate, openDb } from '../../../core/db/db.js';
 import { ManualClock } from '../../../core/clock.js';
 import { createAccountsService } from '../../../core/accounts/accounts.service.js';
 import { createTokensService } from '../../../core/auth/tokens.service.js';
+import { openTokenSecrets } from '../../../core/auth/token-secrets.js';
+import * as settings from '../../../core/settings/settings.repository.js';
+import { silentLogger } from '../../../core/logger.js';
 import { apiKeyMatches } from '../../../core/auth/secrets.js';
 import { createMemoryLimiters } from '../../../core/quota/rate-limiter.memory.js';
 import * as users from '../../../core/users/users.repository.js';
@@ -162,3 +165,33 @@ for (const backend of await backends()) {
     await t.throwsAsync(tokens.principalForToken(token), undefined, 'an MQTT token login is not refused as bad credentials');
   });
 }
+
+test('tokens.verify: a secret another instance stored a moment after this one read its own is learnt, not refused, and a replaced one stays accepted until its tokens expire', async (t) => {
+  const storage = await createStorage('sqlite');
+  const db = openDb({ dataDir: storage.env.TRACKGATE_DATA_DIR });
+  t.teardown(async () => {
+    await closeDb(db);
+    await storage.cleanup();
+  });
+  await migrate(db);
+  const clock = new ManualClock(Date.UTC(2026, 2, 1, 12));
+  await createAccountsService(db, clock).create({ name: 'A', licenses: 1, adminUser: 'alice', adminApiKey: KEY });
+  const service = async (configured?: string) => createTokensService({
+    db, clock, ttlSeconds: 3600, secret: await openTokenSecrets({ db, clock, logger: silentLogger, configured, ttlSeconds: 3600 }),
+    failedLogins: createMemoryLimiters({ perMinute: 0, failedTokenLimit: 10 }).failedLogins,
+  });
+  // A reads the generated secret; B, at once (within A's one read a second), stores its own
+  const a = await service();
+  const before = (await a.issue('alice', KEY, '192.0.2.1')).token;
+  const b = await service(SECRET);
+  const fromB = (await b.issue('alice', KEY, '192.0.2.1')).token;
+  t.true((await a.verify(fromB)).ok, "A takes B's token at once");
+  t.true((await b.verify(before)).ok, 'B takes the token A signed with the secret B replaced');
+  // once every token of the replaced secret has expired, a token signed with it is refused
+  const [replaced] = JSON.parse((await settings.get(db, 'jwt_secret_previous'))!) as { secret: string; until: number }[];
+  clock.set(replaced.until);
+  const claims = jwt.decode(fromB) as Record<string, number>;
+  const resigned = jwt.sign({ ...claims, exp: Math.floor(replaced.until / 1000) + 3600 }, replaced.secret, { algorithm: 'HS256', noTimestamp: true });
+  t.deepEqual(await b.verify(resigned), { ok: false, reason: 'invalid' });
+  t.true((await b.verify(jwt.sign({ ...claims, exp: Math.floor(replaced.until / 1000) + 3600 }, SECRET, { algorithm: 'HS256', noTimestamp: true }))).ok);
+});
