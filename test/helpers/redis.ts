@@ -46,17 +46,24 @@ export interface TestRedis {
   cleanup(): Promise<void>;
 }
 
+/**
+ * A test's own clients wait as long as a test waits: the shared Redis of a busy machine (every
+ * suite running on it) answered later than the product's 1 s default, and a test's clean-up
+ * failed with 'Command timed out'.
+ */
+const PATIENT: Parameters<typeof connectRedis>[1] = { commandTimeout: PATIENCE_MS, connectTimeout: PATIENCE_MS };
+
 export function testRedis(prefix = testPrefix()): TestRedis {
   const clients: RedisClient[] = [];
   return {
     prefix,
     client() {
-      const c = connectRedis(redisUrl);
+      const c = connectRedis(redisUrl, PATIENT);
       clients.push(c);
       return c;
     },
     async cleanup() {
-      const c = clients[0] ?? connectRedis(redisUrl);
+      const c = clients[0] ?? connectRedis(redisUrl, PATIENT);
       let cursor = '0';
       do {
         const [next, keys] = await c.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);

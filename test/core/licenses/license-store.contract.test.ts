@@ -123,7 +123,8 @@ if (implementations.redis) {
   test('license-store (redis): a claim that timed out on a frozen Redis changes nothing when Redis carries it out later', async (t) => {
     const own = await startOwnRedis();
     t.teardown(() => own.stop());
-    const client = connectRedis(own.url, { commandTimeout: 200 });
+    // long enough for an answer on a busy machine, short enough to wait out three times
+    const client = connectRedis(own.url, { commandTimeout: 3000 });
     client.on('error', () => {});
     t.teardown(() => closeRedis(client));
     const s = createRedisLicenseStore(client, 'tg:');
