@@ -137,12 +137,16 @@ async function open(o: CoreLinkOptions): Promise<CoreLink> {
   server.on('error', (e) => o.logger.debug({ err: (e as unknown as Error).message }, 'gateway link error'));
   server.on('connect', (c, payload?: ConnectPayload) => {
     const guard = guards.get(c.connection as object);
+    const socket = c.connection;
     if (typeof payload?.secret !== 'string' || !timingSafeEqual(digest(payload.secret), secret)) {
-      if (refusals.take(Date.now())) o.logger.warn({ remote: c.connection?.remoteAddress ?? 'local' }, 'gateway process refused: wrong secret');
-      void c.close('unauthorized');
+      if (refusals.take(Date.now())) o.logger.warn({ remote: socket?.remoteAddress ?? 'local' }, 'gateway process refused: wrong secret');
+      // the guard reads nothing more of it; once the gateway has been told why, it is gone (net-ipc only ends its side)
+      void c.close('unauthorized').finally(() => socket?.destroy());
       return;
     }
-    guard?.trust();
+    // the guard refuses a hello that asked for what the link does not take (compression, JSON)
+    if (!guard) void c.close('unauthorized');
+    if (!guard?.trust()) return;
     authenticated.set(c, { pid: payload.pid, worker: payload.worker, secret: '' });
     o.logger.info({ pid: payload.pid, worker: payload.worker }, 'gateway process connected');
     send(c, { t: 'interest', ...interest });
