@@ -9,7 +9,8 @@
  *   store    IngestService.store: answered only once committed; the tracker's acknowledgement waits for it.
  *            The gateway process ran the ingest steps (ingest.steps.ts prepareReports) on what it
  *            decoded and sends each position as its fix time and stored JSON, received at its
- *            `serverTime`: the core checks the rows' shape and fix times and writes them as they came.
+ *            `serverTime`: the core holds each row and alert to what the steps make of any input
+ *            (core/ingest/prepared.checks.ts), writes those that pass as they came, and drops and logs the others.
  *   command  one call of the command queue (ConnectionCommands: recover, next, markSent, ...)
  * gateway -> core, notes: touch (last connection), frame (raw-frame feed), online/offline (a device's TCP
  *   connection), heard (a device's datagram), counts (its listeners' counts, for GET /metrics)
