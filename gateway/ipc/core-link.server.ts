@@ -8,8 +8,8 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Server, type Connection } from 'net-ipc';
-import type { DeviceDirectory } from '../../core/devices/device-directory.js';
-import { DEVICE_ID_MAX_LENGTH } from '../../core/model/device.js';
+import type { DeviceDirectory, Resolution } from '../../core/devices/device-directory.js';
+import { DEVICE_ID_MAX_LENGTH, gatewayDevice, type GatewayDevice } from '../../core/model/device.js';
 import type { IngestService } from '../../core/ingest/ingest.service.js';
 import { systemClock, type Clock } from '../../core/clock.js';
 import { SerialisedRow } from '../../core/locations/locations.repository.js';
@@ -264,8 +264,8 @@ async function open(o: CoreLinkOptions): Promise<CoreLink> {
       }
       case 'resolve': {
         const r = await o.directory.resolve(m.identifier, m.protocol, m.remote);
-        // a gateway (an edge one in a DMZ, too) has no use for a device's MQTT password hash
-        return r.status === 'ok' ? { status: 'ok', device: { ...r.device, mqttPasswordHash: null } } : r;
+        // what its listeners use, nothing of the account's contacts or secrets (an edge gateway in a DMZ, too)
+        return r.status === 'ok' ? ({ status: 'ok', device: gatewayDevice(r.device) } satisfies Resolution<GatewayDevice>) : r;
       }
       case 'command': {
         if (!COMMAND_CALLS.includes(m.call)) throw new Error(`unknown command call ${String(m.call)}`);

@@ -174,3 +174,29 @@ test('gateway.ipc store: a gateway with the secret cannot write what the ingest 
   t.is(history.status, 200, JSON.stringify(history.body));
   t.is((history.body as { locations: Location[] }).locations.length, 2);
 });
+
+test('gateway.ipc resolve: a gateway is told of a device only what its listeners use (id, account, model, expiry), not its name, tags, alert e-mails and phones, limits or MQTT password', async (t) => {
+  const id = '356307042441035';
+  const { s, socketPath } = await setup(t, []);
+  const created = await s.request('POST', '/api/devices', { token: s.adminToken, body: { id, name: 'Truck 1', alertEmails: ['owner@example.com'], alertPhones: ['+34600000000'], tags: { driver: 'Ana' } } });
+  t.is(created.status, 201, JSON.stringify(created.body));
+  const ask = await rawGateway(t, socketPath);
+  const a = await ask({ t: 'resolve', identifier: id, protocol: 'teltonika', remote: null });
+  if (!a.ok) return t.fail(JSON.stringify(a));
+  const r = a.value as { status: string; device: Record<string, unknown> };
+  t.is(r.status, 'ok');
+  t.deepEqual(Object.keys(r.device).sort(), ['accountId', 'expiresAt', 'id', 'model']);
+  t.is(r.device.id, id);
+  t.false(JSON.stringify(r).includes('owner@example.com'));
+  // and the listeners work with it: a gateway process stores through the link
+  const client = connectCoreLink({
+    path: socketPath, secret, clock: systemClock, logger: silentLogger,
+    hello: () => ({ ports: null, online: [] }), onDeliver: () => undefined, onDrop: () => undefined,
+  });
+  t.teardown(() => client.close());
+  await client.ready();
+  const resolved = await client.directory.resolve(id, 'teltonika', null);
+  if (resolved.status !== 'ok') return t.fail(resolved.status);
+  await client.ingest.submit(resolved.device, 'teltonika', [report(Date.now() - 1000)]);
+  t.is((await storedData(s, id)).length, 1);
+});
