@@ -91,6 +91,7 @@ test('gateway.ipc link bomb: on the edge link, a peer without the secret writes 
   // made before health is watched: deflating 66 MB holds this process's event loop a second
   const bytes = linkBombBytes();
   const health = watchHealth(base);
+  t.teardown(() => health.stop());
   await bomb(t, child, ports.gatewayLink, bytes);
   const slowest = await health.stop();
   t.true(slowest < 1000, `GET /api/health answered within 1 s throughout (slowest: ${slowest} ms)`);
@@ -116,6 +117,7 @@ test('gateway.ipc link bomb: on the local link of the default gateway processes,
   const port = linkPortOf(gateways[0]);
   const bytes = linkBombBytes();
   const health = watchHealth(base);
+  t.teardown(() => health.stop());
   await bomb(t, child, port, bytes);
   const slowest = await health.stop();
   t.true(slowest < 1000, `GET /api/health answered within 1 s throughout (slowest: ${slowest} ms)`);
