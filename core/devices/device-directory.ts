@@ -14,8 +14,9 @@ import { isExpired, type DeviceRecord } from '../model/device.js';
 import * as devices from './devices.repository.js';
 import * as unknown from './unknown-devices.repository.js';
 
-export type Resolution =
-  | { status: 'ok'; device: DeviceRecord }
+/** what a lookup found: the device record (D: what a gateway process is told of it, model/device.ts GatewayDevice) */
+export type Resolution<D = DeviceRecord> =
+  | { status: 'ok'; device: D }
   | { status: 'unknown' | 'expired' }
   /** an identifier no device can have and storage must not see (control characters, too long) */
   | { status: 'invalid'; reason: string };

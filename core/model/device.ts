@@ -50,5 +50,16 @@ export interface DeviceRecord {
   modification: number;
 }
 
+/**
+ * What a gateway process is told of a device (gateway/ipc/ `resolve`): what its listeners use to
+ * decode the device's frames (its model), show them on its account's raw-frame feed, store and
+ * acknowledge them, and keep the record cached while the device is not expired. Nothing of the
+ * device's name, tags, alert e-mails and phones, limits or MQTT password: an edge gateway holding
+ * the link's secret must not read every account's devices by resolving their ids.
+ */
+export type GatewayDevice = Pick<DeviceRecord, 'id' | 'accountId' | 'model' | 'expiresAt'>;
+
+export const gatewayDevice = (d: DeviceRecord): GatewayDevice => ({ id: d.id, accountId: d.accountId, model: d.model, expiresAt: d.expiresAt });
+
 export const isExpired = (d: { expiresAt: number | null }, nowMs: number): boolean =>
   d.expiresAt !== null && d.expiresAt <= nowMs;

@@ -11,7 +11,7 @@
 import { Client } from 'net-ipc';
 import type { Clock } from '../../core/clock.js';
 import type { Logger } from '../../core/logger.js';
-import { isExpired, type DeviceRecord } from '../../core/model/device.js';
+import { isExpired, type GatewayDevice } from '../../core/model/device.js';
 import type { Resolution } from '../../core/devices/device-directory.js';
 import type { IngestResult } from '../../core/ingest/ingest.service.js';
 import { prepareReports, warnDropped, type Prepared } from '../../core/ingest/ingest.steps.js';
@@ -116,7 +116,7 @@ export function connectCoreLink(o: CoreLinkClientOptions): CoreLinkClient {
   let nextId = 1;
   /** batched requests waiting for their answer, by id */
   const waiting = new Map<number, { resolve(a: Answer): void; reject(e: Error): void; at: number }>();
-  const cache = new Map<string, { at: number; device: DeviceRecord }>();
+  const cache = new Map<string, { at: number; device: GatewayDevice }>();
   const touched = new Map<string, { at: number; protocol: string }>();
   /** devices heard since their last touch note, by id: the protocol of their next one (sent by the sweep) */
   const touchLater = new Map<string, string>();
@@ -371,7 +371,7 @@ export function connectCoreLink(o: CoreLinkClientOptions): CoreLinkClient {
       const hit = cache.get(identifier);
       const now = o.clock.now().getTime();
       if (hit && now - hit.at < CACHE_MS && !isExpired(hit.device, now)) return { status: 'ok', device: hit.device };
-      const r = await request<Resolution>({ t: 'resolve', identifier, protocol, remote, ...(alternatives?.length && { alternatives: [...alternatives] }) });
+      const r = await request<Resolution<GatewayDevice>>({ t: 'resolve', identifier, protocol, remote, ...(alternatives?.length && { alternatives: [...alternatives] }) });
       if (r.status === 'ok') cache.set(identifier, { at: now, device: r.device });
       else cache.delete(identifier);
       return r;

@@ -8,12 +8,12 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Server, type Connection } from 'net-ipc';
-import type { DeviceDirectory } from '../../core/devices/device-directory.js';
+import type { DeviceDirectory, Resolution } from '../../core/devices/device-directory.js';
+import { DEVICE_ID_MAX_LENGTH, gatewayDevice, type GatewayDevice } from '../../core/model/device.js';
 import type { IngestService } from '../../core/ingest/ingest.service.js';
 import { systemClock, type Clock } from '../../core/clock.js';
 import { SerialisedRow } from '../../core/locations/locations.repository.js';
-import { fixTimeProblem } from '../../core/ingest/location.checks.js';
-import { fixTimeDropped, warnDropped } from '../../core/ingest/ingest.steps.js';
+import { preparedAlert, preparedLocationProblem, receivedTimeProblem } from '../../core/ingest/prepared.checks.js';
 import type { AlertInput } from '../../core/model/alert.js';
 import type { CommandsService } from '../../core/commands/commands.service.js';
 import type { EventBus } from '../../core/events/event-bus.js';
@@ -137,12 +137,16 @@ async function open(o: CoreLinkOptions): Promise<CoreLink> {
   server.on('error', (e) => o.logger.debug({ err: (e as unknown as Error).message }, 'gateway link error'));
   server.on('connect', (c, payload?: ConnectPayload) => {
     const guard = guards.get(c.connection as object);
+    const socket = c.connection;
     if (typeof payload?.secret !== 'string' || !timingSafeEqual(digest(payload.secret), secret)) {
-      if (refusals.take(Date.now())) o.logger.warn({ remote: c.connection?.remoteAddress ?? 'local' }, 'gateway process refused: wrong secret');
-      void c.close('unauthorized');
+      if (refusals.take(Date.now())) o.logger.warn({ remote: socket?.remoteAddress ?? 'local' }, 'gateway process refused: wrong secret');
+      // the guard reads nothing more of it; once the gateway has been told why, it is gone (net-ipc only ends its side)
+      void c.close('unauthorized').finally(() => socket?.destroy());
       return;
     }
-    guard?.trust();
+    // the guard refuses a hello that asked for what the link does not take (compression, JSON)
+    if (!guard) void c.close('unauthorized');
+    if (!guard?.trust()) return;
     authenticated.set(c, { pid: payload.pid, worker: payload.worker, secret: '' });
     o.logger.info({ pid: payload.pid, worker: payload.worker }, 'gateway process connected');
     send(c, { t: 'interest', ...interest });
@@ -202,6 +206,8 @@ async function open(o: CoreLinkOptions): Promise<CoreLink> {
   function onNote(m: GatewayNote, c: Connection): void {
     switch (m?.t) {
       case 'touch':
+        // the protocol is recorded as the device's: a protocol's name, not whatever a gateway sends
+        if (typeof m.protocol !== 'string' || !PROTOCOL_NAME.test(m.protocol)) return;
         o.directory.find(m.deviceId).then((d) => d && o.directory.touch(d, m.protocol)).catch(() => undefined);
         return;
       case 'frame':
@@ -247,28 +253,20 @@ async function open(o: CoreLinkOptions): Promise<CoreLink> {
   async function answer(m: GatewayRequest, c: Connection): Promise<unknown> {
     switch (m.t) {
       case 'store': {
-        const alerts = checkStore(m);
+        const now = clock.now().getTime();
+        checkStore(m, now);
         const device = await o.directory.find(m.deviceId);
         // deleted since the gateway resolved it: nothing acknowledged; the resend finds it unknown
         if (!device) throw new Error(`device ${m.deviceId} no longer exists`);
-        const now = clock.now().getTime();
-        const rows: SerialisedRow[] = [];
-        const late: string[] = [];
-        for (const [dateTime, json] of m.rows) {
-          // the gateway checked them against its clock; an edge's clock may differ from the core's
-          const problem = fixTimeProblem(dateTime, now);
-          if (problem) late.push(fixTimeDropped(dateTime, problem.message));
-          else rows.push(new SerialisedRow(device.id, dateTime, m.serverTime, json));
-        }
-        warnDropped(o.logger, device.id, m.protocol, late);
+        const { rows, alerts } = checkedContent(m, device.id, now);
         await o.ingest.store(device, m.protocol, rows, alerts);
         return undefined;
       }
       case 'resolve': {
         const alternatives = Array.isArray(m.alternatives) ? m.alternatives.filter((a): a is string => typeof a === 'string').slice(0, 4) : undefined;
         const r = await o.directory.resolve(m.identifier, m.protocol, m.remote, alternatives);
-        // a gateway (an edge one in a DMZ, too) has no use for a device's MQTT password hash
-        return r.status === 'ok' ? { status: 'ok', device: { ...r.device, mqttPasswordHash: null } } : r;
+        // what its listeners use, nothing of the account's contacts or secrets (an edge gateway in a DMZ, too)
+        return r.status === 'ok' ? ({ status: 'ok', device: gatewayDevice(r.device) } satisfies Resolution<GatewayDevice>) : r;
       }
       case 'command': {
         if (!COMMAND_CALLS.includes(m.call)) throw new Error(`unknown command call ${String(m.call)}`);
@@ -285,6 +283,33 @@ async function open(o: CoreLinkOptions): Promise<CoreLink> {
   }
 
   const clock = o.clock ?? systemClock;
+
+  /**
+   * The rows and alerts of a `store` request that pass the checks of what the ingest steps make
+   * (prepared.checks.ts: an edge's clock may differ from the core's, and holding the secret is no
+   * licence to write anything); the others are logged, with why, and not stored.
+   */
+  function checkedContent(m: StoreRequest, deviceId: string, nowMs: number): { rows: SerialisedRow[]; alerts: AlertInput[] } {
+    const rows: SerialisedRow[] = [];
+    const dropped: string[] = [];
+    for (const [fixMs, json] of m.rows) {
+      const problem = preparedLocationProblem(json, { fixMs, serverTimeMs: m.serverTime, protocol: m.protocol, nowMs });
+      if (problem) dropped.push(problem);
+      else rows.push(new SerialisedRow(deviceId, fixMs, m.serverTime, json));
+    }
+    const alerts: AlertInput[] = [];
+    const refusedAlerts: string[] = [];
+    for (const a of m.alerts ?? []) {
+      const checked = preparedAlert(a, nowMs);
+      if ('alert' in checked) alerts.push(checked.alert);
+      else refusedAlerts.push(checked.problem);
+    }
+    // one line per request, whatever a gateway sends: the first reasons and how many
+    const warn = (reasons: string[], msg: string) => reasons.length && o.logger.warn({ deviceId, protocol: m.protocol, dropped: reasons.slice(0, LOGGED_REASONS), count: reasons.length }, msg);
+    warn(dropped, 'positions that fail the checks are not stored');
+    warn(refusedAlerts, 'alerts that fail the checks are not raised');
+    return { rows, alerts };
+  }
 
   const offChanged = o.events.onDeviceChanged((deviceId) => {
     for (const c of authenticated.keys()) send(c, { t: 'deviceChanged', deviceId });
@@ -367,24 +392,34 @@ async function open(o: CoreLinkOptions): Promise<CoreLink> {
   };
 }
 
+type StoreRequest = GatewayRequest & { t: 'store' };
+
+/** the reasons a line of dropped positions or alerts lists at most */
+const LOGGED_REASONS = 20;
+
+/** what a protocol's name is (protocols/index.ts): the core records it as the device's */
+const PROTOCOL_NAME = /^[a-z][a-z0-9_-]{0,31}$/;
+
 /**
- * The alerts of a `store` request whose shape is what a gateway process sends (ipc.messages.ts);
- * throws for anything else, and nothing of it is stored (a gateway of another version, or not
- * ours: the secret was right, the data is not).
+ * Throws unless a `store` request has the shape a gateway process sends (ipc.messages.ts), and
+ * nothing of it is stored (a gateway of another version, or not ours: the secret was right, the
+ * data is not); what its rows and alerts hold is checked one by one (checkedContent).
  */
-function checkStore(m: GatewayRequest & { t: 'store' }): AlertInput[] {
+function checkStore(m: StoreRequest, nowMs: number): void {
   const bad = (why: string): never => {
     throw new Error(`malformed store request: ${why}`);
   };
-  if (typeof m.deviceId !== 'string' || typeof m.protocol !== 'string') bad('deviceId and protocol must be strings');
-  if (!Number.isFinite(m.serverTime)) bad('serverTime must be a time in epoch ms');
+  if (typeof m.deviceId !== 'string' || m.deviceId.length > DEVICE_ID_MAX_LENGTH) bad(`deviceId must be a string of at most ${DEVICE_ID_MAX_LENGTH} characters`);
+  if (typeof m.protocol !== 'string' || !PROTOCOL_NAME.test(m.protocol)) bad('protocol must be the name of a protocol');
+  const received = receivedTimeProblem(m.serverTime, nowMs);
+  if (received) bad(received);
   if (!Array.isArray(m.rows) || m.rows.length > MAX_STORE_ROWS) bad(`rows must be an array of at most ${MAX_STORE_ROWS}`);
   for (const r of m.rows) {
     if (!Array.isArray(r) || r.length !== 2 || !Number.isSafeInteger(r[0])) bad('each row must be [fix time in epoch ms, JSON]');
     const json = r[1];
-    if (typeof json !== 'string' || json.length > MAX_LOCATION_JSON || json.charCodeAt(0) !== 123 || json.charCodeAt(json.length - 1) !== 125) bad(`each row's location must be a JSON object of at most ${MAX_LOCATION_JSON} characters`);
+    // its content is checked row by row (checkedContent); a string that long is no location the steps make
+    if (typeof json !== 'string' || json.length > MAX_LOCATION_JSON) bad(`each row's location must be JSON text of at most ${MAX_LOCATION_JSON} characters`);
   }
   const alerts = m.alerts ?? [];
   if (!Array.isArray(alerts) || alerts.length > MAX_STORE_ROWS || !alerts.every((a) => a !== null && typeof a === 'object' && typeof a.alertName === 'string')) bad('alerts must be alerts with a name');
-  return alerts;
 }

@@ -5,11 +5,13 @@
  *
  * gateway -> core, requests (answered):
  *   hello    after each (re)connection: the gateway's ports and the devices connected to it
- *   resolve  DeviceDirectory.resolve (the core records unknown and expired sightings)
+ *   resolve  DeviceDirectory.resolve (the core records unknown and expired sightings), answered with
+ *            what the gateway's listeners use of the device (model/device.ts GatewayDevice)
  *   store    IngestService.store: answered only once committed; the tracker's acknowledgement waits for it.
  *            The gateway process ran the ingest steps (ingest.steps.ts prepareReports) on what it
  *            decoded and sends each position as its fix time and stored JSON, received at its
- *            `serverTime`: the core checks the rows' shape and fix times and writes them as they came.
+ *            `serverTime`: the core holds each row and alert to what the steps make of any input
+ *            (core/ingest/prepared.checks.ts), writes those that pass as they came, and drops and logs the others.
  *   command  one call of the command queue (ConnectionCommands: recover, next, markSent, ...)
  * gateway -> core, notes: touch (last connection), frame (raw-frame feed), online/offline (a device's TCP
  *   connection), heard (a device's datagram), counts (its listeners' counts, for GET /metrics)
@@ -24,7 +26,6 @@
  * Only `hello` goes as a net-ipc request of its own (the link is not up before its answer).
  */
 import type { AlertInput } from '../../core/model/alert.js';
-import type { Resolution } from '../../core/devices/device-directory.js';
 import type { LiveFrame } from '../shared/frame-tap.js';
 import type { CommandQueue } from '../shared/connection-commands.js';
 import type { TrackerSnapshot } from '../../core/metrics/counts.js';
@@ -107,8 +108,6 @@ export interface WireError {
 }
 
 export type Answer<T = unknown> = { ok: true; value?: T } | { ok: false; error: WireError };
-
-export type ResolveAnswer = Answer<Resolution>;
 
 export function toWire(e: unknown): WireError {
   const err = e as { message?: unknown; code?: unknown; name?: unknown };

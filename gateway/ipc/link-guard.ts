@@ -2,29 +2,58 @@
  * What a connection to the gateway link may send before and after it presents the secret.
  * net-ipc reads each message by the length its tag announces: a tag of more than 1 GiB made its
  * `socket.read` throw from an event handler (8 bytes from anyone who reached the port stopped the
- * core), and a smaller one made it buffer that much before anything was checked. The guard sits
- * on each socket before net-ipc sees a byte:
+ * core), and a smaller one made it buffer that much before anything was checked. And it decodes
+ * the messages after the hello as the hello asked, in the same turn: a peer without the secret
+ * asked for compression and MessagePack and sent, in the same write, 64 KB of deflate that
+ * inflated to a 66-million element array, decoded before the wrong secret's close took effect
+ * (two such connections ended the core, "heap out of memory"). The guard sits on each socket
+ * before net-ipc sees a byte:
  * - a connection must open with net-ipc's `IPC` preamble (net-ipc also answers an HTTP upgrade,
  *   which no gateway uses);
  * - until it is authenticated it may send LINK_HELLO_BYTES in all (the hello is a few hundred;
  *   bytes nobody reads wait in the socket's buffer, whose backpressure stops reading, and net-ipc
- *   closes a connection that has not said hello within 10 s);
+ *   closes a connection that has not said hello within 10 s), and nothing after its hello is read:
+ *   the core checks the secret in the hello's own turn, so a gateway's next message waits for nothing;
+ * - nothing is ever inflated: net-ipc's compression is refused (no trackgate gateway asks for it),
+ *   and so is a connection that does not speak MessagePack;
  * - a message announced, or bytes waiting unread, past LINK_MESSAGE_BYTES close it, authenticated
- *   or not (a gateway process's batch of one event-loop turn is 0.3–1 MB under full load).
+ *   or not (a gateway process's batch of one event-loop turn is 0.3–1 MB under full load), and so
+ *   does a message of more than LINK_MESSAGE_VALUES values or nested deeper than
+ *   LINK_MESSAGE_DEPTH (msgpack.limits.ts), checked on its bytes before msgpackr decodes it.
  * A connection closed by the guard is reported once, through `onRefused`.
  */
 import type { Socket } from 'node:net';
+import { msgpackProblem } from './msgpack.limits.js';
 
 /** bytes a connection may send before it is authenticated */
 export const LINK_HELLO_BYTES = 64 * 1024;
 /** the largest message, and the most bytes waiting unread, on an authenticated connection */
 export const LINK_MESSAGE_BYTES = 256 * 1024 * 1024;
 
+/**
+ * values one message may hold, and arrays and maps nested at most (the message is level 1): a
+ * gateway's batch is at most MAX_BATCH_ITEMS (100) requests and notes (ipc.messages.ts), about
+ * 80,000 values when 100 trackers each sent a frame of 255 positions in one turn, and 1.3 million
+ * were each a store of the most rows the core takes (MAX_STORE_ROWS, 3 values a row)
+ */
+export const LINK_MESSAGE_VALUES = 2_000_000;
+export const LINK_MESSAGE_DEPTH = 64;
+
 const PREAMBLE = Buffer.from('IPC');
 
 export interface LinkGuard {
-  /** the connection presented the secret: its messages may be as large as LINK_MESSAGE_BYTES */
-  trust(): void;
+  /**
+   * The connection presented the secret: what it sends after its hello is read, as large as
+   * LINK_MESSAGE_BYTES. False when the hello asked for what the link does not take (compression,
+   * JSON instead of MessagePack): the connection is refused, not trusted.
+   */
+  trust(): boolean;
+}
+
+/** net-ipc's MessagePack codec (msgpackr), as it sets it on the socket */
+interface Codec {
+  pack(value: unknown): Buffer;
+  unpack(bytes: Buffer): unknown;
 }
 
 /**
@@ -67,16 +96,51 @@ export function guardLinkSocket(socket: Socket, onRefused: (reason: string) => v
     return push(chunk, encoding);
   };
   const read = socket.read.bind(socket);
+  /** net-ipc's reads before the secret: its `IPC` preamble, then the hello */
+  let readsBeforeTrust = 0;
   socket.read = (size?: number): unknown => {
+    if (refused) return null;
     if (size !== undefined && size > (trusted ? LINK_MESSAGE_BYTES : LINK_HELLO_BYTES)) {
       refuse(`a message of ${size} bytes announced`);
       return null;
     }
-    return read(size);
+    // nothing after the hello before the secret is checked (read(0) only asks the socket to fill its buffer)
+    if (!trusted && readsBeforeTrust >= 2 && size !== 0) return null;
+    const chunk = read(size);
+    if (!trusted && chunk !== null && size !== 0) readsBeforeTrust++;
+    return chunk;
   };
+  // net-ipc sets these on the socket when the hello asks for them (and decodes with them in that turn)
+  let compressionAsked = false;
+  let codec: Codec | undefined;
+  Object.defineProperty(socket, 'zlib', {
+    configurable: true,
+    get: () => undefined,
+    set: () => void (compressionAsked = true),
+  });
+  Object.defineProperty(socket, 'msgpack', {
+    configurable: true,
+    get: () => codec,
+    set(given: Codec | undefined) {
+      codec = given && {
+        pack: (value) => given.pack(value),
+        unpack(bytes) {
+          const problem = trusted ? msgpackProblem(bytes, { elements: LINK_MESSAGE_VALUES, depth: LINK_MESSAGE_DEPTH }) : 'sent before the secret was checked';
+          if (problem) {
+            refuse(`a message that ${problem}`);
+            throw new Error(`gateway link message refused: it ${problem}`);
+          }
+          return given.unpack(bytes);
+        },
+      };
+    },
+  });
   return {
     trust() {
-      trusted = true;
+      if (compressionAsked) refuse('asks for compression, which the link does not take');
+      else if (!codec) refuse('does not speak MessagePack');
+      else trusted = true;
+      return trusted;
     },
   };
 }

@@ -12,18 +12,26 @@
  * this: what a frame writes to the session is the same however often it is decoded.
  */
 import { ProtocolError, type CommandResult, type DecodeResult } from '../../protocols/types.js';
-import type { DeviceRecord } from '../../core/model/device.js';
-import type { DeviceDirectory } from '../../core/devices/device-directory.js';
-import type { IngestService } from '../../core/ingest/ingest.service.js';
+import type { GatewayDevice } from '../../core/model/device.js';
+import type { Resolution } from '../../core/devices/device-directory.js';
+import type { IngestResult } from '../../core/ingest/ingest.service.js';
+import type { Report } from '../../core/model/report.js';
 import type { Logger } from '../../core/logger.js';
 import type { TrackerCounts } from '../../core/metrics/counts.js';
 import { liveFrame, type FrameTap, type RawFrame } from './frame-tap.js';
 import type { LogBudget } from './log-budget.js';
 
+/**
+ * The core's directory and ingest, or in a gateway process their answers over gateway/ipc/. The
+ * listeners know a device by what a gateway process is told of it (GatewayDevice): in the core's
+ * own process they are handed, and hand back, the directory's whole records.
+ */
 export interface GatewayDeps {
-  /** the core's directory, or in a gateway process its answers over gateway/ipc/ */
-  directory: Pick<DeviceDirectory, 'resolve' | 'touch'>;
-  ingest: Pick<IngestService, 'submit'>;
+  directory: {
+    resolve(identifier: string, protocol: string, remoteAddress: string | null, alternatives?: readonly string[]): Promise<Resolution<GatewayDevice>>;
+    touch(device: GatewayDevice, protocol: string): Promise<void>;
+  };
+  ingest: { submit(device: GatewayDevice, protocol: string, reports: readonly Report[]): Promise<IngestResult> };
   logger: Logger;
   /** the raw-frame feed (live/{deviceId}/frames); absent: frames are not shown */
   frames?: FrameTap;
@@ -33,7 +41,7 @@ export interface GatewayDeps {
 
 export type FrameOutcome =
   /** stored (or nothing to store); send these replies */
-  | { kind: 'ok'; device: DeviceRecord; replies: Buffer[]; commandResults?: CommandResult[] }
+  | { kind: 'ok'; device: GatewayDevice; replies: Buffer[]; commandResults?: CommandResult[] }
   /** unknown, deleted or expired: nothing stored; send the rejection if any */
   | { kind: 'rejected'; identity: string; rejection?: Buffer; status?: 'unknown' | 'expired' }
   /** an identity no device can have (e.g. a NUL byte in it): refused before storage sees it */
@@ -41,7 +49,7 @@ export type FrameOutcome =
   /** no identity yet on this channel: nothing stored, nothing sent */
   | { kind: 'anonymous' }
   /** the frame cannot be decoded for its device's model (`device`): nothing stored, nothing sent */
-  | { kind: 'malformed'; error: unknown; device?: DeviceRecord }
+  | { kind: 'malformed'; error: unknown; device?: GatewayDevice }
   /** storage failed (looking the device up or writing): nothing acknowledged, the tracker resends */
   | { kind: 'failed'; error: unknown };
 

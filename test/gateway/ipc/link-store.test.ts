@@ -3,7 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'net-ipc';
 import { startServer } from '../../helpers/server.js';
-import { silentLogger } from '../../../core/logger.js';
+import { silentLogger, type Logger } from '../../../core/logger.js';
+import { capturingLogger } from '../../helpers/capture-logger.js';
 import { systemClock } from '../../../core/clock.js';
 import type { Location } from '../../../core/model/location.js';
 import type { Report } from '../../../core/model/report.js';
@@ -25,14 +26,32 @@ function report(fixMs: number): Report {
   };
 }
 
-async function setup(t: import('ava').ExecutionContext, ids: string[]) {
+async function setup(t: import('ava').ExecutionContext, ids: string[], logger: Logger = silentLogger) {
   const s = await startServer('sqlite', { env: { TRACKGATE_LICENSES: '10' } });
   t.teardown(() => s.stop());
   for (const id of ids) t.is((await s.request('POST', '/api/devices', { token: s.adminToken, body: { id, name: id } })).status, 201);
   const socketPath = sockets('s');
-  const link = await startCoreLink({ path: socketPath, secret, ...s.running.services, logger: silentLogger });
+  const link = await startCoreLink({ path: socketPath, secret, ...s.running.services, logger });
   t.teardown(() => link.close());
   return { s, socketPath };
+}
+
+/** A gateway of its own making that holds the secret: sends any request in a batch, as a gateway process does, and resolves with its answer. */
+async function rawGateway(t: import('ava').ExecutionContext, socketPath: string): Promise<(request: GatewayRequest) => Promise<Answer>> {
+  const client = new Client({ path: socketPath, messagepack: true, reconnect: false });
+  await client.connect({ secret, pid: process.pid });
+  t.teardown(() => client.close());
+  let nextId = 1;
+  const waiting = new Map<number, (a: Answer) => void>();
+  client.on('message', (m: CoreNote) => {
+    if (m.t === 'answers') for (const [i, a] of m.answers) waiting.get(i)?.(a);
+  });
+  return (request) =>
+    new Promise<Answer>((resolve) => {
+      const i = nextId++;
+      waiting.set(i, resolve);
+      void client.send({ t: 'batch', items: [{ id: i, request }] });
+    });
 }
 
 const storedData = async (s: Awaited<ReturnType<typeof startServer>>, id: string) =>
@@ -72,26 +91,13 @@ test('gateway.ipc store: a gateway process runs the steps and sends each positio
 test('gateway.ipc store: the core refuses a store request of another shape and stores nothing of it; it drops a fix time too far ahead of its own clock (or past any date) and stores the rest', async (t) => {
   const id = '356307042441033';
   const { s, socketPath } = await setup(t, [id]);
-  const client = new Client({ path: socketPath, messagepack: true, reconnect: false });
-  await client.connect({ secret, pid: process.pid });
-  t.teardown(() => client.close());
-  let nextId = 1;
-  const waiting = new Map<number, (a: Answer) => void>();
-  client.on('message', (m: CoreNote) => {
-    if (m.t === 'answers') for (const [i, a] of m.answers) waiting.get(i)?.(a);
-  });
-  const ask = (request: GatewayRequest) =>
-    new Promise<Answer>((resolve) => {
-      const i = nextId++;
-      waiting.set(i, resolve);
-      void client.send({ t: 'batch', items: [{ id: i, request }] });
-    });
+  const ask = await rawGateway(t, socketPath);
   const now = Date.now();
   const json = (ms: number) => JSON.stringify({ dateTime: new Date(ms).toISOString(), latitude: 1, longitude: 2, protocol: 'teltonika' });
   const store = (rows: unknown, extra: Record<string, unknown> = {}) => ask({ t: 'store', deviceId: id, protocol: 'teltonika', serverTime: now, rows, alerts: [], ...extra } as GatewayRequest);
 
   const refused: [string, Answer][] = [
-    ['a row that is not a JSON object', await store([[now - 5000, '"text"']])],
+    ['a row whose location is not text', await store([[now - 5000, { latitude: 1 }]])],
     ['a fix time that is not an integer', await store([[now - 4000.5, json(now)]])],
     ['rows that are not an array', await store({ 0: [now, json(now)] })],
     ['too many rows', await store(Array.from({ length: 5000 }, (_, i) => [now - i * 1000, json(now - i * 1000)]))],
@@ -106,4 +112,91 @@ test('gateway.ipc store: the core refuses a store request of another shape and s
   const a = await store([[now - 1000, json(now - 1000)], [ahead, json(ahead)], [9e15, json(now)]]);
   t.true(a.ok, JSON.stringify(a));
   t.deepEqual((await storedData(s, id)).map((l) => Date.parse(l.dateTime)), [now - 1000], 'the fixes 30 h ahead of the core and past any date are dropped, the other stored');
+});
+
+test('gateway.ipc store: a gateway with the secret cannot write what the ingest steps would not: a latitude of 999, a fix in 2099, text that is not JSON, a location dated other than its row, a field or attribute of another shape, an alert in 2099 are logged and not stored, the good rows beside them are, and what was stored before is unharmed', async (t) => {
+  const id = '356307042441034';
+  const logger = capturingLogger();
+  const { s, socketPath } = await setup(t, [id], logger);
+  const ask = await rawGateway(t, socketPath);
+  const now = Date.now();
+  const at = (ms: number) => new Date(ms).toISOString();
+  const location = (ms: number, extra: Record<string, unknown> = {}) => ({ dateTime: at(ms), latitude: 52.1, longitude: 4.3, speed: 10, alerts: [], attributes: { io239: 1 }, serverTime: at(now), protocol: 'teltonika', ...extra });
+  const row = (ms: number, extra: Record<string, unknown> = {}): [number, string] => [ms, JSON.stringify(location(ms, extra))];
+  const store = (rows: [number, string][], alerts: unknown[] = [], extra: Record<string, unknown> = {}) => ask({ t: 'store', deviceId: id, protocol: 'teltonika', serverTime: now, rows, alerts, ...extra } as GatewayRequest);
+
+  const before = now - 60_000;
+  t.true((await store([row(before)])).ok, 'a good row is stored');
+  const y2099 = Date.UTC(2099, 0, 1);
+  const bad: [string, [number, string]][] = [
+    ['latitude', row(now - 9000, { latitude: 999 })],
+    ['fix time', row(y2099, { latitude: 999 })],
+    ['not JSON', [now - 8000, '{not json at all}']],
+    ['dated other than its row', [now - 7000, JSON.stringify(location(y2099))]],
+    ['a string latitude', row(now - 6000, { latitude: '52.1' })],
+    ['a field of no location', row(now - 5000, { evil: true })],
+    ['nested attributes', row(now - 4000, { attributes: { a: { b: 1 } } })],
+    ['a negative speed', row(now - 3000, { speed: -5 })],
+    ['another protocol', row(now - 2000, { protocol: 'gt06' })],
+    ['a JSON array', [now - 1500, '[1,2]']],
+  ];
+  const good = now - 1000;
+  const alerts = [
+    { alertName: 'SOSButton', dateTime: at(good), latitude: 52.1, longitude: 4.3, text: 'SOSButton reported by the tracker (teltonika)', alerts: ['SOSButton'] },
+    { alertName: 'SOSButton', dateTime: at(y2099), latitude: 52.1, longitude: 4.3 },
+    { alertName: 'Vibration', dateTime: at(good), latitude: 999, longitude: 4.3 },
+  ];
+  const a = await store([...bad.map(([, r]) => r), row(good)], alerts);
+  t.true(a.ok, JSON.stringify(a));
+
+  const stored = await storedData(s, id);
+  t.deepEqual(stored.map((l) => Date.parse(l.dateTime)), [before, good], 'only the good rows are stored');
+  const lines = logger.at('warn', 'positions that fail the checks are not stored');
+  t.is(lines.length, 1, 'one line for the request');
+  t.is(lines[0].count, bad.length, JSON.stringify(lines[0]));
+  const reasons = (lines[0].dropped as string[]).join('\n');
+  for (const needle of ['latitude must be a number from -90 to 90', 'fix time 2099-01-01T00:00:00.000Z', 'not JSON', "is not the row's fix time", 'latitude must be a number', 'evil is not a field', 'attributes must be an object of strings', 'speed must be a number of at least 0', 'protocol gt06', 'not a JSON object']) {
+    t.true(reasons.includes(needle), `${needle} in ${reasons}`);
+  }
+  const raised = (await s.running.db('alerts').where('device_id', id).select('alert_name', 'date_time')) as { alert_name: string; date_time: number }[];
+  t.deepEqual(raised.map((r) => r.alert_name), ['SOSButton'], 'only the good alert is raised');
+  t.is(logger.at('warn', 'alerts that fail the checks are not raised')[0]?.count, 2);
+
+  // the request as a whole: received in 2099, or under a protocol no decoder has
+  t.false((await store([row(good + 100)], [], { serverTime: y2099 })).ok, 'a receive time in 2099 is refused');
+  t.false((await store([row(good + 200)], [], { protocol: 'x'.repeat(1000) })).ok, 'a protocol of 1000 characters is refused');
+
+  // what the REST API answers for the device is whole
+  const last = await s.request('GET', `/api/devices/${id}/lastLocation`, { token: s.adminToken });
+  t.is(last.status, 200);
+  t.is((last.body as { lastLocation: Location }).lastLocation.dateTime, at(good), 'the last location is the good one, not 2099');
+  const history = await s.request('POST', `/api/devices/${id}/locations`, { token: s.adminToken, body: { from: at(now - 3600_000), to: at(now + 3600_000) } });
+  t.is(history.status, 200, JSON.stringify(history.body));
+  t.is((history.body as { locations: Location[] }).locations.length, 2);
+});
+
+test('gateway.ipc resolve: a gateway is told of a device only what its listeners use (id, account, model, expiry), not its name, tags, alert e-mails and phones, limits or MQTT password', async (t) => {
+  const id = '356307042441035';
+  const { s, socketPath } = await setup(t, []);
+  const created = await s.request('POST', '/api/devices', { token: s.adminToken, body: { id, name: 'Truck 1', alertEmails: ['owner@example.com'], alertPhones: ['+34600000000'], tags: { driver: 'Ana' } } });
+  t.is(created.status, 201, JSON.stringify(created.body));
+  const ask = await rawGateway(t, socketPath);
+  const a = await ask({ t: 'resolve', identifier: id, protocol: 'teltonika', remote: null });
+  if (!a.ok) return t.fail(JSON.stringify(a));
+  const r = a.value as { status: string; device: Record<string, unknown> };
+  t.is(r.status, 'ok');
+  t.deepEqual(Object.keys(r.device).sort(), ['accountId', 'expiresAt', 'id', 'model']);
+  t.is(r.device.id, id);
+  t.false(JSON.stringify(r).includes('owner@example.com'));
+  // and the listeners work with it: a gateway process stores through the link
+  const client = connectCoreLink({
+    path: socketPath, secret, clock: systemClock, logger: silentLogger,
+    hello: () => ({ ports: null, online: [] }), onDeliver: () => undefined, onDrop: () => undefined,
+  });
+  t.teardown(() => client.close());
+  await client.ready();
+  const resolved = await client.directory.resolve(id, 'teltonika', null);
+  if (resolved.status !== 'ok') return t.fail(resolved.status);
+  await client.ingest.submit(resolved.device, 'teltonika', [report(Date.now() - 1000)]);
+  t.is((await storedData(s, id)).length, 1);
 });

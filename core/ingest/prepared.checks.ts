@@ -1,0 +1,154 @@
+/**
+ * The checks on what reaches the core already prepared: a gateway process runs INGEST_STEPS on
+ * what it decoded and sends each position as its stored JSON, and the alerts they raise
+ * (gateway/ipc/ `store`), which the core writes as they came. Holding the secret of the link is
+ * no licence to write anything: a location whose JSON was only checked to start with `{` and end
+ * with `}` was stored with latitude 999 in 2099, and `{not json at all}` made its device's
+ * history answer 500 for good. So each location is held to what the steps make of any input:
+ * JSON of an object of the stored location shape (model/location.ts), each field of its type,
+ * dated at its row's fix time and received at the request's time, with the shared checks of
+ * location.checks.ts (fix time, coordinates, speed, course), attributes as the attributes step
+ * leaves them (flat, without NUL, at most MAX_ATTRIBUTES_JSON), and each alert to what a client's
+ * alert may be (input.schemas.ts alertInput) and the fix-time check. What fails is not stored, and
+ * said why. No zod here: api/ extends zod before it builds its schemas, and this module is loaded
+ * by the link, earlier.
+ */
+import { fixTimeProblem, positionProblem } from './location.checks.js';
+import { fixTimeDropped } from './ingest.steps.js';
+import { isRealDateTime } from './date-time.checks.js';
+import { jsonInputProblem, jsonLength, MAX_ATTRIBUTES_JSON } from './json.limits.js';
+import type { AlertInput } from '../model/alert.js';
+import type { Location } from '../model/location.js';
+
+type Kind = 'time' | 'coordinate' | 'number' | 'boolean' | 'strings' | 'booleans' | 'attributes' | 'accessories' | 'text';
+
+/** every field of the stored location shape (model/location.ts Location), by what its value must be */
+const FIELDS: Record<keyof Location, Kind> = {
+  dateTime: 'time', serverTime: 'time', latitude: 'coordinate', longitude: 'coordinate',
+  speed: 'number', course: 'number', battery: 'number', fuel: 'number', fuel2: 'number', temperature: 'number',
+  temperature2: 'number', sensorTime1: 'number', sensorTime2: 'number', sensorTime3: 'number', sensorTime4: 'number',
+  inactiveSeconds: 'number', rpm: 'number', milleage: 'number', altitude: 'number', accuracy: 'number', satellites: 'number',
+  warningTexts: 'strings', alertTexts: 'strings', alerts: 'strings', warnings: 'strings',
+  hasCriticalAlert: 'boolean', valid: 'boolean', inputs: 'booleans', outputs: 'booleans',
+  attributes: 'attributes', accessoriesAttributes: 'accessories', protocol: 'text',
+};
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Why a value of `kind` is not one (a message to follow the field's name), or undefined. */
+function kindProblem(kind: Kind, v: unknown): string | undefined {
+  switch (kind) {
+    case 'time':
+      return typeof v === 'string' && isRealDateTime(v) ? undefined : 'must be an ISO 8601 date-time';
+    case 'coordinate':
+    case 'number':
+      // JSON has no NaN or Infinity: a number parsed is finite
+      return typeof v === 'number' ? undefined : 'must be a number';
+    case 'boolean':
+      return typeof v === 'boolean' ? undefined : 'must be true or false';
+    case 'text':
+      return typeof v === 'string' ? undefined : 'must be a string';
+    case 'strings':
+      return Array.isArray(v) && v.every((s) => typeof s === 'string') ? undefined : 'must be an array of strings';
+    case 'booleans':
+      return Array.isArray(v) && v.every((b) => typeof b === 'boolean') ? undefined : 'must be an array of true and false';
+    case 'attributes':
+      // as the attributes step leaves a tracker's: strings, numbers and booleans
+      if (!isObject(v) || !Object.values(v).every((a) => typeof a === 'string' || typeof a === 'number' || typeof a === 'boolean')) return 'must be an object of strings, numbers and booleans';
+      return jsonLength(v, MAX_ATTRIBUTES_JSON) > MAX_ATTRIBUTES_JSON ? `must be at most ${MAX_ATTRIBUTES_JSON} characters as JSON` : undefined;
+    case 'accessories':
+      if (!Array.isArray(v) || !v.every(isObject)) return 'must be an array of objects';
+      return jsonLength(v, MAX_ATTRIBUTES_JSON) > MAX_ATTRIBUTES_JSON ? `must be at most ${MAX_ATTRIBUTES_JSON} characters as JSON` : undefined;
+  }
+}
+
+export interface PreparedRow {
+  /** the row's fix time (epoch ms), its date_time */
+  fixMs: number;
+  /** the request's receive time (epoch ms), its server_time */
+  serverTimeMs: number;
+  protocol: string;
+  /** the core's clock */
+  nowMs: number;
+}
+
+/**
+ * Why the stored JSON `json` of a position prepared elsewhere may not be stored as it is (a
+ * message naming the field), or undefined when it may.
+ */
+export function preparedLocationProblem(json: string, row: PreparedRow): string | undefined {
+  const late = fixTimeProblem(row.fixMs, row.nowMs);
+  // as a tracker's fix time is logged (an edge's clock may differ from the core's)
+  if (late) return fixTimeDropped(row.fixMs, late.message);
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch {
+    return 'the location is not JSON';
+  }
+  if (!isObject(value)) return 'the location is not a JSON object';
+  const nested = jsonInputProblem(value);
+  if (nested) return `${nested.field || 'the location'} ${nested.message}`;
+  for (const key of Object.keys(value)) {
+    const kind = FIELDS[key as keyof Location] as Kind | undefined;
+    if (kind === undefined) return `${key} is not a field of a location`;
+    const problem = kindProblem(kind, value[key]);
+    if (problem) return `${key} ${problem}`;
+  }
+  const l = value as Partial<Location>;
+  if (l.latitude === undefined || l.longitude === undefined || l.dateTime === undefined) return 'dateTime, latitude and longitude are required';
+  // the row is stored, ordered and answered by its fix time; the JSON shows it
+  if (Date.parse(l.dateTime) !== row.fixMs) return `dateTime ${l.dateTime} is not the row's fix time (${new Date(row.fixMs).toISOString()})`;
+  if (l.serverTime !== undefined && Date.parse(l.serverTime) !== row.serverTimeMs) return `serverTime ${l.serverTime} is not the time the positions were received (${new Date(row.serverTimeMs).toISOString()})`;
+  if (l.protocol !== undefined && l.protocol !== row.protocol) return `protocol ${l.protocol} is not the request's (${row.protocol})`;
+  const position = positionProblem({ latitude: l.latitude, longitude: l.longitude, speed: l.speed, course: l.course });
+  return position && `${position.field} ${position.message}`;
+}
+
+/** the alert input's bounds (input.schemas.ts alertInput) */
+const ALERT_NAME_MAX = 64;
+const ALERT_TEXT_MAX = 1000;
+const ALERT_ALERTS_MAX = 20;
+
+const optional = (v: unknown, ok: (v: unknown) => boolean): boolean => v === undefined || v === null || ok(v);
+const within = (limit: number) => (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v) && Math.abs(v) <= limit;
+
+/** Why `a` is not an alert a client may raise (input.schemas.ts alertInput), or undefined. */
+function alertShapeProblem(a: Record<string, unknown>): string | undefined {
+  const name = a.alertName;
+  if (typeof name !== 'string' || name.trim().length === 0 || name.trim().length > ALERT_NAME_MAX) return `alertName must be 1 to ${ALERT_NAME_MAX} characters`;
+  if (!optional(a.dateTime, (v) => typeof v === 'string' && isRealDateTime(v))) return 'dateTime must be an ISO 8601 date-time';
+  if (!optional(a.latitude, within(90))) return 'latitude must be a number from -90 to 90';
+  if (!optional(a.longitude, within(180))) return 'longitude must be a number from -180 to 180';
+  if ((a.latitude == null) !== (a.longitude == null)) return 'latitude and longitude go together';
+  if (!optional(a.text, (v) => typeof v === 'string' && v.length <= ALERT_TEXT_MAX)) return `text must be a string of at most ${ALERT_TEXT_MAX} characters`;
+  const alerts = a.alerts;
+  if (alerts !== undefined && !(Array.isArray(alerts) && alerts.length <= ALERT_ALERTS_MAX && alerts.every((x) => typeof x === 'string' && x.length <= ALERT_NAME_MAX))) return `alerts must be at most ${ALERT_ALERTS_MAX} names`;
+  return undefined;
+}
+
+/**
+ * The alert prepared elsewhere as the core records it (the alert input's fields only), or why it
+ * may not be: what a client's alert may be, dated (when it is) within the fix-time checks.
+ */
+export function preparedAlert(a: unknown, nowMs: number): { alert: AlertInput } | { problem: string } {
+  if (!isObject(a)) return { problem: 'an alert is not an object' };
+  const shape = alertShapeProblem(a);
+  const name = typeof a.alertName === 'string' ? a.alertName.trim() : '';
+  if (shape) return { problem: `alert ${name}: ${shape}` };
+  const late = typeof a.dateTime === 'string' ? fixTimeProblem(Date.parse(a.dateTime), nowMs) : undefined;
+  if (late) return { problem: `alert ${name}: dateTime ${late.message}` };
+  const alert: AlertInput = { alertName: name };
+  if (typeof a.dateTime === 'string') alert.dateTime = a.dateTime;
+  if (typeof a.latitude === 'number' && typeof a.longitude === 'number') [alert.latitude, alert.longitude] = [a.latitude, a.longitude];
+  if (typeof a.text === 'string') alert.text = a.text;
+  if (Array.isArray(a.alerts)) alert.alerts = a.alerts as string[];
+  return { alert };
+}
+
+/** what a receive time must be: a time after 2000 and not ahead of the core's clock by more than a fix may be */
+export function receivedTimeProblem(serverTimeMs: number, nowMs: number): string | undefined {
+  if (!Number.isSafeInteger(serverTimeMs)) return 'serverTime must be a time in epoch ms';
+  const problem = fixTimeProblem(serverTimeMs, nowMs);
+  return problem && `serverTime ${problem.message}`;
+}
