@@ -19,6 +19,7 @@ import { isRealDateTime } from './date-time.checks.js';
 import { jsonInputProblem, jsonLength, MAX_ATTRIBUTES_JSON } from './json.limits.js';
 import type { AlertInput } from '../model/alert.js';
 import type { Location } from '../model/location.js';
+import { isoUtc } from '../model/time.js';
 
 type Kind = 'time' | 'coordinate' | 'number' | 'boolean' | 'strings' | 'booleans' | 'attributes' | 'accessories' | 'text';
 
@@ -39,7 +40,8 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 function kindProblem(kind: Kind, v: unknown): string | undefined {
   switch (kind) {
     case 'time':
-      return typeof v === 'string' && isRealDateTime(v) ? undefined : 'must be an ISO 8601 date-time';
+      // checked against the row's times below
+      return typeof v === 'string' ? undefined : 'must be an ISO 8601 date-time';
     case 'coordinate':
     case 'number':
       // JSON has no NaN or Infinity: a number parsed is finite
@@ -54,11 +56,16 @@ function kindProblem(kind: Kind, v: unknown): string | undefined {
       return Array.isArray(v) && v.every((b) => typeof b === 'boolean') ? undefined : 'must be an array of true and false';
     case 'attributes':
       // as the attributes step leaves a tracker's: strings, numbers and booleans
-      if (!isObject(v) || !Object.values(v).every((a) => typeof a === 'string' || typeof a === 'number' || typeof a === 'boolean')) return 'must be an object of strings, numbers and booleans';
-      return jsonLength(v, MAX_ATTRIBUTES_JSON) > MAX_ATTRIBUTES_JSON ? `must be at most ${MAX_ATTRIBUTES_JSON} characters as JSON` : undefined;
+      if (!isObject(v)) return 'must be an object of strings, numbers and booleans';
+      for (const k in v) {
+        const a = v[k];
+        if (typeof a !== 'string' && typeof a !== 'number' && typeof a !== 'boolean') return 'must be an object of strings, numbers and booleans';
+      }
+      return undefined;
     case 'accessories':
       if (!Array.isArray(v) || !v.every(isObject)) return 'must be an array of objects';
-      return jsonLength(v, MAX_ATTRIBUTES_JSON) > MAX_ATTRIBUTES_JSON ? `must be at most ${MAX_ATTRIBUTES_JSON} characters as JSON` : undefined;
+      // free-form, as a client's: nested at most MAX_JSON_DEPTH
+      return jsonInputProblem(v)?.message;
   }
 }
 
@@ -71,6 +78,11 @@ export interface PreparedRow {
   /** the core's clock */
   nowMs: number;
 }
+
+const NUL_MESSAGE = 'holds a NUL character (\\u0000), which cannot be stored';
+
+/** `text` is the instant `ms` as an ISO 8601 date-time (the steps write isoUtc's: compared first, without a parse) */
+const isTime = (text: string, ms: number): boolean => text === isoUtc(ms) || (isRealDateTime(text) && Date.parse(text) === ms);
 
 /**
  * Why the stored JSON `json` of a position prepared elsewhere may not be stored as it is (a
@@ -87,9 +99,9 @@ export function preparedLocationProblem(json: string, row: PreparedRow): string 
     return 'the location is not JSON';
   }
   if (!isObject(value)) return 'the location is not a JSON object';
-  const nested = jsonInputProblem(value);
-  if (nested) return `${nested.field || 'the location'} ${nested.message}`;
-  for (const key of Object.keys(value)) {
+  // JSON text holds NUL only escaped (a false alarm needs an escaped backslash before "u0000": refused too)
+  if (json.includes('\\u0000')) return `the location ${NUL_MESSAGE}`;
+  for (const key in value) {
     const kind = FIELDS[key as keyof Location] as Kind | undefined;
     if (kind === undefined) return `${key} is not a field of a location`;
     const problem = kindProblem(kind, value[key]);
@@ -98,8 +110,14 @@ export function preparedLocationProblem(json: string, row: PreparedRow): string 
   const l = value as Partial<Location>;
   if (l.latitude === undefined || l.longitude === undefined || l.dateTime === undefined) return 'dateTime, latitude and longitude are required';
   // the row is stored, ordered and answered by its fix time; the JSON shows it
-  if (Date.parse(l.dateTime) !== row.fixMs) return `dateTime ${l.dateTime} is not the row's fix time (${new Date(row.fixMs).toISOString()})`;
-  if (l.serverTime !== undefined && Date.parse(l.serverTime) !== row.serverTimeMs) return `serverTime ${l.serverTime} is not the time the positions were received (${new Date(row.serverTimeMs).toISOString()})`;
+  if (!isTime(l.dateTime, row.fixMs)) return `dateTime ${l.dateTime} is not the row's fix time (${isoUtc(row.fixMs)})`;
+  if (l.serverTime !== undefined && !isTime(l.serverTime, row.serverTimeMs)) return `serverTime ${l.serverTime} is not the time the positions were received (${isoUtc(row.serverTimeMs)})`;
+  // the whole text within the bound is the attributes within it (counted only for a longer one)
+  if (json.length > MAX_ATTRIBUTES_JSON) {
+    for (const key of ['attributes', 'accessoriesAttributes'] as const) {
+      if (l[key] !== undefined && jsonLength(l[key], MAX_ATTRIBUTES_JSON) > MAX_ATTRIBUTES_JSON) return `${key} must be at most ${MAX_ATTRIBUTES_JSON} characters as JSON`;
+    }
+  }
   if (l.protocol !== undefined && l.protocol !== row.protocol) return `protocol ${l.protocol} is not the request's (${row.protocol})`;
   const position = positionProblem({ latitude: l.latitude, longitude: l.longitude, speed: l.speed, course: l.course });
   return position && `${position.field} ${position.message}`;

@@ -139,6 +139,8 @@ test('gateway.ipc store: a gateway with the secret cannot write what the ingest 
     ['a negative speed', row(now - 3000, { speed: -5 })],
     ['another protocol', row(now - 2000, { protocol: 'gt06' })],
     ['a JSON array', [now - 1500, '[1,2]']],
+    ['a NUL character', row(now - 1400, { attributes: { note: 'a\u0000b' } })],
+    ['attributes too long', row(now - 1300, { attributes: { note: 'x'.repeat(17_000) } })],
   ];
   const good = now - 1000;
   const alerts = [
@@ -155,7 +157,7 @@ test('gateway.ipc store: a gateway with the secret cannot write what the ingest 
   t.is(lines.length, 1, 'one line for the request');
   t.is(lines[0].count, bad.length, JSON.stringify(lines[0]));
   const reasons = (lines[0].dropped as string[]).join('\n');
-  for (const needle of ['latitude must be a number from -90 to 90', 'fix time 2099-01-01T00:00:00.000Z', 'not JSON', "is not the row's fix time", 'latitude must be a number', 'evil is not a field', 'attributes must be an object of strings', 'speed must be a number of at least 0', 'protocol gt06', 'not a JSON object']) {
+  for (const needle of ['latitude must be a number from -90 to 90', 'fix time 2099-01-01T00:00:00.000Z', 'not JSON', "is not the row's fix time", 'latitude must be a number', 'evil is not a field', 'attributes must be an object of strings', 'speed must be a number of at least 0', 'protocol gt06', 'not a JSON object', 'NUL character', 'attributes must be at most 16384 characters']) {
     t.true(reasons.includes(needle), `${needle} in ${reasons}`);
   }
   const raised = (await s.running.db('alerts').where('device_id', id).select('alert_name', 'date_time')) as { alert_name: string; date_time: number }[];
