@@ -83,7 +83,7 @@ for (const backend of await backends()) {
 
     const status = async (id: string) => (await s.request('GET', `/api/forwards/${id}`, { token })).body.forward.status;
     // waits that do not end the test, so that the assertions below say everything that went wrong
-    await until('the valid forwards delivered', () => check(hook.messages, expected).missing.length === 0 && otherHook.messages.length === 1, PATIENCE_MS).catch(() => {});
+    await until('the valid forwards delivered', () => check(hook.messages, expected).missing.length === 0 && otherHook.messages.length === 1 && check(oldHook.messages, expected).missing.length === 0, PATIENCE_MS).catch(() => {});
     t.deepEqual(check(hook.messages, expected).missing, [], 'the valid forward of the same account delivered');
     t.deepEqual(check(otherHook.messages, [locationKey('fwd-other', theirs)]).missing, [], "another account's forward delivered");
     await until('the invalid forwards say why', async () => {
