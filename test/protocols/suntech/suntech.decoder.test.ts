@@ -14,7 +14,7 @@ runVectors(suntechProtocol, {
   // Traccar's per-device settings for optional fields: this decoder reads them from the fields themselves
   detectedSetup: /^decoder\.(setHbm|setIncludeAdc|setIncludeRpm|setIncludeTemp|setProtocolType)\(/,
   knownFailures: {
-    1: 'the binary zip report (0x02) layout is in no document at hand: only its device id is read',
+    1: 'the binary zip report (0x02) layout is in no document at hand: it is a frame trackgate cannot read (malformed, naming its device)',
     48: "the vector's expected g-sensor value was lost in extraction (''); crash reports (CRR) are not decoded",
   },
 });
@@ -85,4 +85,12 @@ test('suntech.decoder: malformed reports throw ProtocolError', (t) => {
     t.throws(() => decode(text(bad), ctx()), { instanceOf: ProtocolError }, bad);
   }
   t.throws(() => decode(Buffer.from('81000a0520', 'hex'), ctx()), { instanceOf: ProtocolError }, 'a truncated binary report');
+  t.throws(() => decode(text('garbage without fields'), ctx()), { instanceOf: ProtocolError, message: /text without fields/ });
+  t.deepEqual(decode(text('-Error'), ctx()).messages, [], "a device's complaint about a command is no malformed frame");
+});
+
+test('suntech.decoder: a binary zip report (layout unknown) is a frame it cannot read, naming its device as Traccar does', (t) => {
+  const zip = Buffer.from('02003210511340877028813f180c170016041051290c0635652d793653000038001a30e601665e560000000100750002712704000103', 'hex');
+  const e = t.throws(() => decode(zip, ctx()), { instanceOf: ProtocolError, message: /zip report/ });
+  t.is(e?.identity, '511340877');
 });
