@@ -1,11 +1,13 @@
 /**
- * `trackgate decode`: one captured frame in, `{identity?, messages, replies: [hex]}` out, nothing stored.
+ * `trackgate decode`: one captured frame in, `{identity?, messages, replies: [hex]}` out, nothing stored;
+ * positions in `messages` use the REST names (`latitude`, `speed`, `dateTime`, ...).
  * Binary protocols take hex; text protocols take the text (a hex string is also recognised when the
  * protocol's frames are binary at times, e.g. H02 `$` frames, and `--hex` says so for any); OsmAnd
  * takes a URL path with query or a JSON body.
  */
 import { getProtocol, protocols } from './index.js';
-import { ProtocolError, type DecodeContext, type DecodeResult, type DecodedMessage } from './types.js';
+import { ProtocolError, type DecodeContext, type DecodeResult } from './types.js';
+import { messageView, type MessageView } from './shared/message.view.js';
 
 const HEX = /^(?:[0-9a-fA-F]{2})+$/;
 
@@ -20,9 +22,10 @@ function frameBytes(name: string, encoding: string, frame: string, hex: boolean)
   return Buffer.from(frame.replace(/\\r/g, '\r').replace(/\\n/g, '\n'), 'latin1');
 }
 
+/** What `trackgate decode` prints: positions under the REST names (shared/message.view.ts), replies in hex. */
 export interface DecodedFrame {
   identity?: string;
-  messages: (Omit<DecodedMessage, 'fixTime'> & { fixTime?: string })[];
+  messages: MessageView[];
   replies: string[];
   warnings?: string[];
 }
@@ -30,7 +33,7 @@ export interface DecodedFrame {
 function present(r: DecodeResult): DecodedFrame {
   return {
     ...(r.identity ? { identity: r.identity } : {}),
-    messages: r.messages.map((m) => ({ ...m, fixTime: m.fixTime?.toISOString() })),
+    messages: r.messages.map(messageView),
     replies: r.replies.map((b) => b.toString('hex')),
     ...(r.warnings?.length ? { warnings: r.warnings } : {}),
   };

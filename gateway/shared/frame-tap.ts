@@ -6,6 +6,7 @@
  * MAX_DECODED_MESSAGES, so one message stays small whatever the tracker sends.
  */
 import type { DecodeResult } from '../../protocols/types.js';
+import { messageView, type MessageView } from '../../protocols/shared/message.view.js';
 
 export const MAX_FRAME_BYTES = 2048;
 export const MAX_DECODED_MESSAGES = 20;
@@ -22,8 +23,11 @@ export interface LiveFrame {
   /** the frame's length in bytes, and whether hex/text was cut to MAX_FRAME_BYTES */
   length: number;
   truncated: boolean;
-  /** what the decoder returned: identity, messages (at most MAX_DECODED_MESSAGES), the command answers it found */
-  decoded: { identity?: string; messages: unknown[]; messageCount: number; commandResults?: unknown[] } | null;
+  /**
+   * what the decoder returned: identity, messages (at most MAX_DECODED_MESSAGES; positions under the
+   * REST names, as `trackgate decode` prints them), the command answers it found
+   */
+  decoded: { identity?: string; messages: MessageView[]; messageCount: number; commandResults?: unknown[] } | null;
   /** hex of what was written back ('' when nothing) */
   reply: string;
   /** how the frame was handled: ok, unknown, malformed (cannot be read: nothing stored or acknowledged) */
@@ -132,7 +136,7 @@ export function liveFrame(
     truncated: cut.length < raw.bytes.length,
     decoded: decoded && {
       ...(decoded.identity !== undefined && { identity: decoded.identity }),
-      messages: decoded.messages.slice(0, MAX_DECODED_MESSAGES),
+      messages: decoded.messages.slice(0, MAX_DECODED_MESSAGES).map(messageView),
       messageCount: decoded.messages.length,
       ...(decoded.commandResults?.length && { commandResults: decoded.commandResults }),
     },

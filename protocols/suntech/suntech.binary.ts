@@ -1,5 +1,5 @@
 import { ByteReader } from '../shared/byte-reader.js';
-import type { DecodeResult } from '../types.js';
+import { ProtocolError, type DecodeResult } from '../types.js';
 import { ALERT_ALARMS, ALERT_DRIVER_ID, PROTOCOL } from './suntech.constants.js';
 import { Fields, Report } from './suntech.fields.js';
 
@@ -60,11 +60,13 @@ export function decodeBinaryReport(frame: Buffer): DecodeResult {
 }
 
 /**
- * Binary "zip" report (`02 | u16 length | 5-byte id | …`): its layout is in no document at hand,
- * so only the device is named and nothing is stored.
+ * Binary "zip" report (`02 | u16 length | type | 5-byte id | …`): its layout is in no document at
+ * hand, so it is a frame this decoder cannot read (logged and shown as malformed, nothing stored),
+ * naming its device: the id's first 9 digits, as Traccar's decodeZip names it.
  */
-export function decodeZipReport(frame: Buffer): DecodeResult {
+export function decodeZipReport(frame: Buffer): never {
   const b = new ByteReader(PROTOCOL, frame);
-  b.skip(3);
-  return { identity: b.bytes(5, 'device id').toString('hex'), messages: [], replies: [], warnings: ['suntech zip report: layout unknown, not decoded'] };
+  b.skip(4);
+  const identity = b.bytes(5, 'device id').toString('hex').slice(0, 9);
+  throw new ProtocolError(PROTOCOL, 'suntech zip report: layout unknown, not decoded', frame, { identity });
 }

@@ -38,7 +38,11 @@ test('cli: decode prints identity, messages and hex replies; a malformed frame e
   t.is(text.status, 0, text.stderr);
   const decoded = JSON.parse(text.stdout);
   t.is(decoded.identity, '359587010124900');
-  t.true(decoded.messages[0].location.latitudeDeg > 22.5);
+  // positions under the REST names (CONTRACT.md §5), as GET …/locations shows them
+  t.like(decoded.messages[0], { latitude: 22.5744483, longitude: 113.9054783, speed: 0.2, valid: true });
+  t.is(decoded.messages[0].latitudeDeg, undefined);
+  t.is(decoded.messages[0].location, undefined);
+  t.regex(decoded.messages[0].dateTime, /^\d{4}-\d\d-\d\dT.*Z$/);
   const bad = await cli(['decode', '--protocol', 'gt06', 'zz']);
   t.is(bad.status, 1);
   t.is(bad.stderr.trim().split('\n').length, 1);
@@ -52,7 +56,7 @@ test('cli: decode --hex reads the binary frame of a text protocol (a Suntech uni
   const decoded = JSON.parse(r.stdout);
   t.truthy(decoded.identity);
   t.is(decoded.messages.length, 1);
-  t.truthy(decoded.messages[0].location);
+  t.is(typeof decoded.messages[0].latitude, 'number');
   const asText = await cli(['decode', '--protocol', 'suntech', frame]);
   t.not(asText.stdout.includes('"location"') && asText.status === 0, true, 'without --hex the digits are read as text');
 });

@@ -286,6 +286,20 @@ test('gateway.jt808: a terminal id with a leading 0 is found as the terminal rep
   t.deepEqual(unknown.map((u) => `${u.protocol}:${u.identifier}`), ['jt808:012300000001'], 'listed as the terminal reports it, and only so');
 });
 
+test('gateway.gt06: a frame of a type it does not decode (0xff after the login) gets no acknowledgement; the next position does', async (t) => {
+  const s = await start(t);
+  await device(s);
+  const c = await TrackerClient.connect(s.running.ports.gt06);
+  t.teardown(() => c.end());
+  c.write(F.gt06Login(IMEI, 1));
+  t.deepEqual(await c.read(10), F.gt06Ack(0x01, 1));
+  c.write(F.gt06Frame(0xff, Buffer.from('0102030405', 'hex'), 2));
+  t.true(await c.nothingFor(500), 'not echoed: nothing of it was understood or stored');
+  c.write(F.gt06Position(fix(0), 3));
+  t.deepEqual(await c.read(10), F.gt06Ack(0x22, 3));
+  t.is((await range(s)).length, 1);
+});
+
 test('gateway.gt06: an IMEI with a leading 0 is the device id as printed (15 digits, the 0 kept)', async (t) => {
   const s = await start(t);
   await device(s, '012345678901234');

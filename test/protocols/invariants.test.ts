@@ -13,16 +13,20 @@ const NOW = new Date();
  */
 const REFUSED: Readonly<Record<string, readonly number[]>> = {
   teltonika: [36], // needs Traccar's teltonika.extended: test/protocols/teltonika/teltonika.decoder.test.ts
+  suntech: [1], // a binary zip report, layout unknown: test/protocols/suntech/suntech.decoder.test.ts
 };
 
 function decoded(name: string, v: Vector): DecodeResult | undefined {
-  if (!REFUSED[name]?.includes(v.line)) return decodeVector(protocols[name], v, NOW);
+  // a vector of which Traccar's decoder returns nothing may be a frame trackgate refuses as malformed
+  const mayRefuse = REFUSED[name]?.includes(v.line) || v.expect.assert === 'null';
+  if (!mayRefuse) return decodeVector(protocols[name], v, NOW);
   try {
     decodeVector(protocols[name], v, NOW);
   } catch (e) {
     if (e instanceof ProtocolError) return undefined;
     throw e;
   }
+  if (v.expect.assert === 'null' && !REFUSED[name]?.includes(v.line)) return decodeVector(protocols[name], v, NOW);
   throw new Error(`${name} line ${v.line} decodes now: take it off REFUSED`);
 }
 

@@ -44,6 +44,11 @@ test('mqtt.live: a technician on live/<imei>/frames sees the login and a positio
   t.like(second.body, { protocol: 'teltonika', hex: avl.toString('hex'), reply: ack.toString('hex') });
   t.is(second.body.decoded.messageCount, 1);
   t.is(second.body.decoded.messages.length, 1);
+  // the position under the names REST shows it by, to compare side by side
+  t.like(second.body.decoded.messages[0], { dateTime: '2026-03-01T10:00:00.000Z', latitude: 40.4168, longitude: -3.7038, speed: 50 });
+  t.is(second.body.decoded.messages[0].location, undefined);
+  const [stored] = (await h.s.request('POST', `/api/devices/${IMEI}/locations`, { token: h.s.adminToken, body: { from: '2026-01-01T00:00:00Z', to: '2027-01-01T00:00:00Z' } })).body.locations;
+  for (const key of ['dateTime', 'latitude', 'longitude', 'speed']) t.is(second.body.decoded.messages[0][key], stored[key], key);
   await sleep(200);
   t.deepEqual(otherSeen.seen, [], 'another account receives no frame of the device');
 });

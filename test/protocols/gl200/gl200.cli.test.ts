@@ -16,7 +16,7 @@ test('cli: decode --protocol gl200 reads a text report and a hex binary frame; a
   t.deepEqual(decoded.replies, [Buffer.from('+SACK:GTHBD,1A0401,11F0$').toString('hex')]);
   const evt = cli(['decode', '--protocol', 'gl200', '2b4556540c00fc1fbf005c4501010108563254030003430564312a41090100000000003f007dff75a11a025c6a7807e1070a14041202680003189c1ac500000000000000000000000000000000000007e1070b041134054e5c6e0d0a']);
   t.is(evt.status, 0, evt.stderr);
-  t.is(JSON.parse(evt.stdout).messages[0].fixTime, '2017-07-10T20:04:18.000Z');
+  t.is(JSON.parse(evt.stdout).messages[0].dateTime, '2017-07-10T20:04:18.000Z');
   const bad = cli(['decode', '--protocol', 'gl200', 'hello']);
   t.is(bad.status, 1);
   t.regex(bad.stderr, /gl200: not a \+RESP/);

@@ -15,12 +15,10 @@ runVectors(suntechProtocol, {
   detectedSetup: /^decoder\.(setHbm|setIncludeAdc|setIncludeRpm|setIncludeTemp|setProtocolType)\(/,
   differences: {
     1: {
-      reason: 'the binary zip report (0x02) layout is in no document at hand: only its device id is read',
+      reason: 'the binary zip report (0x02) layout is in no document at hand: a malformed frame naming its device',
       instead(t, decode) {
-        const r = decode();
-        t.is(r.identity, '1051134087', 'the device is named');
-        t.deepEqual(r.messages, [], 'no position made up from an unknown layout');
-        t.deepEqual((r as { warnings?: string[] }).warnings, ['suntech zip report: layout unknown, not decoded']);
+        const err = t.throws(() => decode(), { instanceOf: ProtocolError });
+        t.is(err?.identity, '511340877', 'a frame trackgate cannot read, naming its device');
       },
     },
     // Traccar's own test of this frame (testDecodeCrash) is @Ignore'd: its expected g-sensor value ''
@@ -103,4 +101,12 @@ test('suntech.decoder: malformed reports throw ProtocolError', (t) => {
     t.throws(() => decode(text(bad), ctx()), { instanceOf: ProtocolError }, bad);
   }
   t.throws(() => decode(Buffer.from('81000a0520', 'hex'), ctx()), { instanceOf: ProtocolError }, 'a truncated binary report');
+  t.throws(() => decode(text('garbage without fields'), ctx()), { instanceOf: ProtocolError, message: /text without fields/ });
+  t.deepEqual(decode(text('-Error'), ctx()).messages, [], "a device's complaint about a command is no malformed frame");
+});
+
+test('suntech.decoder: a binary zip report (layout unknown) is a frame it cannot read, naming its device as Traccar does', (t) => {
+  const zip = Buffer.from('02003210511340877028813f180c170016041051290c0635652d793653000038001a30e601665e560000000100750002712704000103', 'hex');
+  const e = t.throws(() => decode(zip, ctx()), { instanceOf: ProtocolError, message: /zip report/ });
+  t.is(e?.identity, '511340877');
 });
