@@ -60,6 +60,8 @@ export interface TrackerSnapshot {
   unknown: number;
   connections: number;
   ack: { counts: number[]; sum: number; count: number };
+  /** absent from a process of an older version */
+  identifyTimeouts?: number;
 }
 
 /** One tracker protocol's listeners (TCP, UDP and HTTP alike). */
@@ -74,6 +76,8 @@ export class TrackerCounts {
   connections = 0;
   /** seconds from a frame's arrival (its bytes read) to its acknowledgement written */
   readonly ackSeconds = new Buckets(ACK_SECONDS_BUCKETS);
+  /** connections closed for naming no known device within TRACKGATE_IDENTIFY_TIMEOUT */
+  identifyTimeouts = 0;
 
   frameDecoded(): void {
     this.decoded++;
@@ -95,13 +99,20 @@ export class TrackerCounts {
     this.connections--;
   }
 
+  identifyTimedOut(): void {
+    this.identifyTimeouts++;
+  }
+
   /** The acknowledgement of a frame that arrived at `arrivedAtMs` (monotonicMs) is written. */
   acknowledged(arrivedAtMs: number): void {
     this.ackSeconds.observeSince(arrivedAtMs);
   }
 
   snapshot(): TrackerSnapshot {
-    return { decoded: this.decoded, malformed: this.malformed, unknown: this.unknown, connections: this.connections, ack: { counts: [...this.ackSeconds.counts], sum: this.ackSeconds.sum, count: this.ackSeconds.count } };
+    return {
+      decoded: this.decoded, malformed: this.malformed, unknown: this.unknown, connections: this.connections, ack: { counts: [...this.ackSeconds.counts], sum: this.ackSeconds.sum, count: this.ackSeconds.count },
+      identifyTimeouts: this.identifyTimeouts,
+    };
   }
 
   /** Adds another process's counts (a sum for one scrape); `connections: false` for a process gone (its counts stay, its connections do not). */
@@ -115,6 +126,7 @@ export class TrackerCounts {
     for (let i = 0; i < n; i++) this.ackSeconds.counts[i] += o.ack.counts[i];
     this.ackSeconds.sum += o.ack.sum;
     this.ackSeconds.count += o.ack.count;
+    this.identifyTimeouts += o.identifyTimeouts ?? 0;
   }
 }
 

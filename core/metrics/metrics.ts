@@ -134,6 +134,14 @@ export function createMetrics(registry: Registry): Metrics {
       }
     },
   });
+  new Counter({
+    name: `${PREFIX}tracker_identify_timeouts_total`, help: 'Tracker connections closed for naming no known device within TRACKGATE_IDENTIFY_TIMEOUT seconds of opening (TCP; OsmAnd: no request of a known device), by protocol.',
+    labelNames: ['protocol'], registers,
+    collect() {
+      this.reset();
+      for (const [protocol, c] of allTrackers()) this.inc({ protocol }, c.identifyTimeouts);
+    },
+  });
   registry.registerMetric(new BucketsHistogram(
     `${PREFIX}tracker_ack_seconds`, 'Seconds from a tracker frame\'s arrival to its acknowledgement written (after the write is durable), by protocol.', ['protocol'],
     () => [...allTrackers()].map(([protocol, c]) => [{ protocol }, c.ackSeconds]),

@@ -4,8 +4,14 @@
  * device can have; 404 for an unknown or expired device (nothing stored); 503 when storage
  * failed, so the app retries. Bad requests and unknown devices are logged, a few per minute and
  * then a summary count.
+ *
+ * Connections: one that has had no request of a known device answered within TRACKGATE_IDENTIFY_TIMEOUT is
+ * closed (identify-timeout.ts): a phone app sends a position soon after it connects, and Node's
+ * keep-alive would otherwise hold a connection open for as long as any request, even one of an
+ * unknown device, comes every few seconds.
  */
 import http from 'node:http';
+import type { Socket } from 'node:net';
 import type { HttpDecodeResult, ProtocolModule } from '../../protocols/types.js';
 import type { Clock } from '../../core/clock.js';
 import { handleDecoded, type GatewayDeps } from '../shared/frame-handler.js';
@@ -13,6 +19,7 @@ import { listen, type Listener } from '../shared/listen.js';
 import { flushEveryWindow, LISTENER_LOG, LogBudget } from '../shared/log-budget.js';
 import { logStorageFailure } from '../shared/storage-failures.js';
 import { monotonicMs } from '../../core/metrics/counts.js';
+import { identifyTimeoutReason, type IdentifyTimeout } from '../shared/identify-timeout.js';
 
 export interface OsmandOptions extends GatewayDeps {
   protocol: ProtocolModule;
@@ -20,6 +27,8 @@ export interface OsmandOptions extends GatewayDeps {
   checksum: 'accept' | 'strict';
   /** gateway-wide: the storage failures of every listener share one log budget */
   storageFailures: LogBudget;
+  /** gateway-wide: how long a connection may stay without a request of a known device (absent: no limit) */
+  identifyTimeout?: IdentifyTimeout;
 }
 
 export async function startOsmandServer(o: OsmandOptions, port: number, host: string): Promise<Listener> {
@@ -32,6 +41,12 @@ export async function startOsmandServer(o: OsmandOptions, port: number, host: st
   const now = () => o.clock.now().getTime();
   /** the listener is closed (a planned stop): what is still waiting for the core or storage is answered to no one, and not logged */
   let closed = false;
+  /** the connections that have had no request of a known device answered yet, and their identify timers */
+  const unidentified = new Map<Socket, NodeJS.Timeout>();
+  const identified = (socket: Socket) => {
+    clearTimeout(unidentified.get(socket));
+    unidentified.delete(socket);
+  };
 
   // Traccar's load tool and shell scripts send HTTP/1.1 without a Host header; Traccar takes them.
   const server = http.createServer({ requireHostHeader: false }, (req, res) => {
@@ -93,6 +108,7 @@ export async function startOsmandServer(o: OsmandOptions, port: number, host: st
       if (closed) return;
       switch (outcome.kind) {
         case 'ok':
+          identified(req.socket);
           answer(200);
           return o.counts?.acknowledged(arrivedAt);
         case 'invalid':
@@ -113,6 +129,17 @@ export async function startOsmandServer(o: OsmandOptions, port: number, host: st
     }
   });
   server.requestTimeout = 30_000;
+  server.on('connection', (socket: Socket) => {
+    const limit = o.identifyTimeout;
+    if (!limit) return;
+    unidentified.set(socket, setTimeout(() => {
+      unidentified.delete(socket);
+      o.counts?.identifyTimedOut();
+      limit.closed(now(), { protocol, remote: `${socket.remoteAddress}:${socket.remotePort}`, reason: identifyTimeoutReason(limit.ms / 1000) });
+      socket.destroy();
+    }, limit.ms));
+    socket.once('close', () => identified(socket));
+  });
   const listener = await listen(server, { port, host });
   return {
     port: listener.port,
