@@ -62,7 +62,12 @@ export interface TrackerSnapshot {
   ack: { counts: number[]; sum: number; count: number };
   /** absent from a process of an older version */
   identifyTimeouts?: number;
+  refused?: Record<string, number>;
 }
+
+/** Why a tracker listener closed a new connection at once (TrackerCounts.refused). */
+export const REFUSAL_REASONS = ['descriptor_limit', 'core_unreachable'] as const;
+export type RefusalReason = (typeof REFUSAL_REASONS)[number];
 
 /** One tracker protocol's listeners (TCP, UDP and HTTP alike). */
 export class TrackerCounts {
@@ -78,6 +83,8 @@ export class TrackerCounts {
   readonly ackSeconds = new Buckets(ACK_SECONDS_BUCKETS);
   /** connections closed for naming no known device within TRACKGATE_IDENTIFY_TIMEOUT */
   identifyTimeouts = 0;
+  /** new connections closed at once, by reason */
+  readonly refused = new CountsBy();
 
   frameDecoded(): void {
     this.decoded++;
@@ -103,6 +110,10 @@ export class TrackerCounts {
     this.identifyTimeouts++;
   }
 
+  refusedConnection(reason: RefusalReason): void {
+    this.refused.add(reason);
+  }
+
   /** The acknowledgement of a frame that arrived at `arrivedAtMs` (monotonicMs) is written. */
   acknowledged(arrivedAtMs: number): void {
     this.ackSeconds.observeSince(arrivedAtMs);
@@ -111,7 +122,7 @@ export class TrackerCounts {
   snapshot(): TrackerSnapshot {
     return {
       decoded: this.decoded, malformed: this.malformed, unknown: this.unknown, connections: this.connections, ack: { counts: [...this.ackSeconds.counts], sum: this.ackSeconds.sum, count: this.ackSeconds.count },
-      identifyTimeouts: this.identifyTimeouts,
+      identifyTimeouts: this.identifyTimeouts, refused: Object.fromEntries(this.refused.values),
     };
   }
 
@@ -127,6 +138,7 @@ export class TrackerCounts {
     this.ackSeconds.sum += o.ack.sum;
     this.ackSeconds.count += o.ack.count;
     this.identifyTimeouts += o.identifyTimeouts ?? 0;
+    for (const [reason, n] of Object.entries(o.refused ?? {})) this.refused.add(reason, n);
   }
 }
 

@@ -7,7 +7,7 @@
  * Every name starts with `trackgate_` (CONTRACT.md "Metrics"); README "Metrics" lists them.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client';
-import { Buckets, HttpCounts, IngestCounts, MqttCounts, TrackerCounts, type TrackerSnapshot } from './counts.js';
+import { Buckets, HttpCounts, IngestCounts, MqttCounts, REFUSAL_REASONS, TrackerCounts, type TrackerSnapshot } from './counts.js';
 
 export const PREFIX = 'trackgate_';
 
@@ -140,6 +140,15 @@ export function createMetrics(registry: Registry): Metrics {
     collect() {
       this.reset();
       for (const [protocol, c] of allTrackers()) this.inc({ protocol }, c.identifyTimeouts);
+    },
+  });
+  new Counter({
+    name: `${PREFIX}tracker_connections_refused_total`,
+    help: 'New tracker connections closed at once, by protocol and reason: descriptor_limit (the process\'s tracker connections reached its open-file limit less the reserve), core_unreachable (a gateway process or edge gateway without its core).',
+    labelNames: ['protocol', 'reason'], registers,
+    collect() {
+      this.reset();
+      for (const [protocol, c] of allTrackers()) for (const reason of REFUSAL_REASONS) this.inc({ protocol, reason }, c.refused.values.get(reason) ?? 0);
     },
   });
   registry.registerMetric(new BucketsHistogram(

@@ -5,7 +5,8 @@
  * failed, so the app retries. Bad requests and unknown devices are logged, a few per minute and
  * then a summary count.
  *
- * Connections: one that has had no request of a known device answered within TRACKGATE_IDENTIFY_TIMEOUT is
+ * Connections: the process's tracker connections share one descriptor gate (descriptor-gate.ts),
+ * and one that has had no request of a known device answered within TRACKGATE_IDENTIFY_TIMEOUT is
  * closed (identify-timeout.ts): a phone app sends a position soon after it connects, and Node's
  * keep-alive would otherwise hold a connection open for as long as any request, even one of an
  * unknown device, comes every few seconds.
@@ -19,6 +20,7 @@ import { listen, type Listener } from '../shared/listen.js';
 import { flushEveryWindow, LISTENER_LOG, LogBudget } from '../shared/log-budget.js';
 import { logStorageFailure } from '../shared/storage-failures.js';
 import { monotonicMs } from '../../core/metrics/counts.js';
+import type { DescriptorGate } from '../shared/descriptor-gate.js';
 import { identifyTimeoutReason, type IdentifyTimeout } from '../shared/identify-timeout.js';
 
 export interface OsmandOptions extends GatewayDeps {
@@ -27,6 +29,8 @@ export interface OsmandOptions extends GatewayDeps {
   checksum: 'accept' | 'strict';
   /** gateway-wide: the storage failures of every listener share one log budget */
   storageFailures: LogBudget;
+  /** gateway-wide: the tracker connections this process may hold (absent: no limit) */
+  gate?: DescriptorGate;
   /** gateway-wide: how long a connection may stay without a request of a known device (absent: no limit) */
   identifyTimeout?: IdentifyTimeout;
 }
@@ -129,7 +133,12 @@ export async function startOsmandServer(o: OsmandOptions, port: number, host: st
     }
   });
   server.requestTimeout = 30_000;
-  server.on('connection', (socket: Socket) => {
+  // before http's own listener: a refused socket is closed before it is read
+  server.prependListener('connection', (socket: Socket) => {
+    if (o.gate && !o.gate.admit(socket, o.counts)) {
+      socket.destroy();
+      return;
+    }
     const limit = o.identifyTimeout;
     if (!limit) return;
     unidentified.set(socket, setTimeout(() => {
