@@ -48,7 +48,7 @@ const metric = (text: string, name: string): number =>
 async function reserveKept(t: ExecutionContext, gatewayProcesses: string): Promise<void> {
   const storage = await createStorage('sqlite');
   t.teardown(() => storage.cleanup());
-  const env = testEnv({ ...storage.env, TRACKGATE_LOG_LEVEL: 'info', TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_MQTT_PORT: '0', TRACKGATE_GATEWAY_PROCESSES: gatewayProcesses });
+  const env = testEnv({ ...storage.env, TRACKGATE_LOG_LEVEL: 'info', TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_OSMAND_PORT: '0', TRACKGATE_MQTT_PORT: '0', TRACKGATE_GATEWAY_PROCESSES: gatewayProcesses });
   const lines: string[] = [];
   const { child, ports, gateways } = await spawnTrackgate(env, { nofile: NOFILE, lines });
   // the process that holds the tracker connections
@@ -80,9 +80,13 @@ async function reserveKept(t: ExecutionContext, gatewayProcesses: string): Promi
   await client.value.endAsync(true);
   const late = await openSocket(ports.teltonika);
   await until('a new tracker connection is closed at once', () => late.closed);
+  const phone = await openSocket(ports.osmand);
+  phone.socket.write('GET /?id=x&lat=1&lon=2 HTTP/1.1\r\n\r\n');
+  await until('a new OsmAnd connection too', () => phone.closed);
   await until('the refusals are counted in /metrics', async () => {
     const text = await (await rest('/metrics')).text();
-    return metric(text, 'trackgate_tracker_connections_refused_total{protocol="teltonika",reason="descriptor_limit"}') === NOFILE - capacity + 1;
+    return metric(text, 'trackgate_tracker_connections_refused_total{protocol="teltonika",reason="descriptor_limit"}') === NOFILE - capacity + 1
+      && metric(text, 'trackgate_tracker_connections_refused_total{protocol="osmand",reason="descriptor_limit"}') === 1;
   });
   t.is(lines.filter((l) => l.includes('tracker listeners refuse new connections')).length, 1, 'said once');
 
@@ -90,7 +94,7 @@ async function reserveKept(t: ExecutionContext, gatewayProcesses: string): Promi
   const open = held.filter((h) => !h.closed);
   for (const h of open.slice(0, Math.ceil(capacity / 20) + 1)) h.socket.destroy();
   await until('the listener accepts again', () => logLine(lines, 'tracker listeners accept new connections again') !== undefined, 20_000);
-  t.is(logLine(lines, 'tracker listeners accept new connections again')!.refused, NOFILE - capacity + 1);
+  t.is(logLine(lines, 'tracker listeners accept new connections again')!.refused, NOFILE - capacity + 2);
   await teltonikaSession(t, ports.teltonika, IMEI);
   for (const h of held) h.socket.destroy();
 }
