@@ -74,6 +74,7 @@ export async function runEdgeGateway(config: Readonly<Config>, core: { host: str
     ports: config.protocolPorts,
     checksum: config.checksum,
     idleTimeoutSeconds: config.idleTimeoutSeconds,
+    identifyTimeoutSeconds: config.identifyTimeoutSeconds,
     commandWaitMs: config.commandWaitSeconds * 1000,
     logLevel: config.logLevel,
     protocols,

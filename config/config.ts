@@ -51,6 +51,8 @@ export interface Config {
   logColour: boolean;
   checksum: 'accept' | 'strict';
   idleTimeoutSeconds: number;
+  /** a tracker connection that has not named a known device this long after it opened is closed */
+  identifyTimeoutSeconds: number;
   /** how long sendCommand waits for a connected device's reply (CONTRACT.md "Commands") */
   commandWaitSeconds: number;
   /** forwards: the longest wait for a target's connection, and for its answer (response, PUBACKs, confirms) */
@@ -243,6 +245,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonl
     logColour: env.NO_COLOR === undefined || env.NO_COLOR === '',
     checksum,
     idleTimeoutSeconds: integer(env, 'TRACKGATE_IDLE_TIMEOUT', 600, 10, 86400),
+    // trackers log in right after they connect; an idle or half-sent connection must not hold a descriptor for the idle timeout
+    identifyTimeoutSeconds: integer(env, 'TRACKGATE_IDENTIFY_TIMEOUT', 60, 1, 86400),
     commandWaitSeconds: integer(env, 'TRACKGATE_COMMAND_WAIT', 15, 1, 120),
     forwardTimeoutMs: integer(env, 'TRACKGATE_FORWARD_TIMEOUT_MS', 10_000, 100, 600_000),
     forwardRetentionDays: integer(env, 'TRACKGATE_FORWARD_RETENTION_DAYS', 7, 1, 365),

@@ -1,6 +1,8 @@
 /**
  * startTrackerGateway(deps): one listener per protocol on its configured port (TCP, UDP on the
  * same port number where the protocol has it, HTTP for OsmAnd), `off` to disable, 0 for a free port.
+ * The TCP and HTTP listeners of the process share one descriptor gate (shared/descriptor-gate.ts)
+ * and close connections that do not identify in time (shared/identify-timeout.ts).
  */
 import type { ProtocolModule } from '../protocols/types.js';
 import type { Clock } from '../core/clock.js';
@@ -14,6 +16,8 @@ import type { CommandQueue } from './shared/connection-commands.js';
 import { flushEveryWindow } from './shared/log-budget.js';
 import { storageFailureBudget } from './shared/storage-failures.js';
 import { listenStream } from './shared/stream-server.js';
+import { DescriptorGate } from './shared/descriptor-gate.js';
+import { identifyTimeout } from './shared/identify-timeout.js';
 
 export interface TrackerGatewayOptions extends GatewayDeps {
   host: string;
@@ -23,6 +27,8 @@ export interface TrackerGatewayOptions extends GatewayDeps {
   clock: Clock;
   checksum: 'accept' | 'strict';
   idleTimeoutSeconds: number;
+  /** TRACKGATE_IDENTIFY_TIMEOUT (default 60) */
+  identifyTimeoutSeconds?: number;
   /** the command queue a TCP connection delivers once its device identifies itself */
   commands: CommandQueue;
   /** how long a command without an answer holds back the device's next one (TRACKGATE_COMMAND_WAIT) */
@@ -63,7 +69,9 @@ export async function startTrackerGateway(o: TrackerGatewayOptions): Promise<Tra
   const ports: Record<string, number> = {};
   const closers: (() => Promise<void>)[] = [];
   const storageFailures = storageFailureBudget(o.logger);
-  const flushing = flushEveryWindow([storageFailures]);
+  const gate = new DescriptorGate({ logger: o.logger });
+  const identify = identifyTimeout(o.logger, o.identifyTimeoutSeconds ?? 60);
+  const flushing = flushEveryWindow([storageFailures, identify.budget]);
   closers.push(async () => flushing.stop());
   try {
     for (const [name, protocol] of Object.entries(o.protocols)) {
@@ -71,7 +79,8 @@ export async function startTrackerGateway(o: TrackerGatewayOptions): Promise<Tra
       // config/config.ts PROTOCOL_DEFAULT_PORTS names every protocol: a missing one is a bug, not "off"
       if (port === undefined) throw new Error(`no port configured for protocol ${name}`);
       if (port === 'off') continue;
-      const common = { ...o, protocol, storageFailures, counts: o.metrics?.tracker(name) };
+      const counts = o.metrics?.tracker(name);
+      const common = { ...o, protocol, storageFailures, counts, gate, identifyTimeout: identify };
       if (protocol.transports.includes('http') && protocol.decodeHttp) {
         const s = await startOsmandServer(common, port, o.host);
         ports[name] = s.port;
@@ -82,6 +91,11 @@ export async function startTrackerGateway(o: TrackerGatewayOptions): Promise<Tra
         const connection = { ...common, registry, idleTimeoutMs: o.idleTimeoutSeconds * 1000 };
         const t = await listenStream((socket) => {
           if (o.admit && !o.admit()) {
+            counts?.refusedConnection('core_unreachable');
+            socket.destroy();
+            return;
+          }
+          if (!gate.admit(socket, counts)) {
             socket.destroy();
             return;
           }
@@ -102,6 +116,9 @@ export async function startTrackerGateway(o: TrackerGatewayOptions): Promise<Tra
     await Promise.all(closers.map((c) => c()));
     throw e;
   }
+  // what the process holds besides tracker connections, now that every listener is bound
+  gate.measure();
+  o.logger.debug({ capacity: gate.capacity, openFileLimit: gate.limit, reserve: gate.reserve }, 'tracker connections this process takes at most');
   return {
     ports,
     registry,

@@ -60,7 +60,14 @@ export interface TrackerSnapshot {
   unknown: number;
   connections: number;
   ack: { counts: number[]; sum: number; count: number };
+  /** absent from a process of an older version */
+  identifyTimeouts?: number;
+  refused?: Record<string, number>;
 }
+
+/** Why a tracker listener closed a new connection at once (TrackerCounts.refused). */
+export const REFUSAL_REASONS = ['descriptor_limit', 'core_unreachable'] as const;
+export type RefusalReason = (typeof REFUSAL_REASONS)[number];
 
 /** One tracker protocol's listeners (TCP, UDP and HTTP alike). */
 export class TrackerCounts {
@@ -74,6 +81,10 @@ export class TrackerCounts {
   connections = 0;
   /** seconds from a frame's arrival (its bytes read) to its acknowledgement written */
   readonly ackSeconds = new Buckets(ACK_SECONDS_BUCKETS);
+  /** connections closed for naming no known device within TRACKGATE_IDENTIFY_TIMEOUT */
+  identifyTimeouts = 0;
+  /** new connections closed at once, by reason */
+  readonly refused = new CountsBy();
 
   frameDecoded(): void {
     this.decoded++;
@@ -95,13 +106,24 @@ export class TrackerCounts {
     this.connections--;
   }
 
+  identifyTimedOut(): void {
+    this.identifyTimeouts++;
+  }
+
+  refusedConnection(reason: RefusalReason): void {
+    this.refused.add(reason);
+  }
+
   /** The acknowledgement of a frame that arrived at `arrivedAtMs` (monotonicMs) is written. */
   acknowledged(arrivedAtMs: number): void {
     this.ackSeconds.observeSince(arrivedAtMs);
   }
 
   snapshot(): TrackerSnapshot {
-    return { decoded: this.decoded, malformed: this.malformed, unknown: this.unknown, connections: this.connections, ack: { counts: [...this.ackSeconds.counts], sum: this.ackSeconds.sum, count: this.ackSeconds.count } };
+    return {
+      decoded: this.decoded, malformed: this.malformed, unknown: this.unknown, connections: this.connections, ack: { counts: [...this.ackSeconds.counts], sum: this.ackSeconds.sum, count: this.ackSeconds.count },
+      identifyTimeouts: this.identifyTimeouts, refused: Object.fromEntries(this.refused.values),
+    };
   }
 
   /** Adds another process's counts (a sum for one scrape); `connections: false` for a process gone (its counts stay, its connections do not). */
@@ -115,6 +137,8 @@ export class TrackerCounts {
     for (let i = 0; i < n; i++) this.ackSeconds.counts[i] += o.ack.counts[i];
     this.ackSeconds.sum += o.ack.sum;
     this.ackSeconds.count += o.ack.count;
+    this.identifyTimeouts += o.identifyTimeouts ?? 0;
+    for (const [reason, n] of Object.entries(o.refused ?? {})) this.refused.add(reason, n);
   }
 }
 

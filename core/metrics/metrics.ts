@@ -7,7 +7,7 @@
  * Every name starts with `trackgate_` (CONTRACT.md "Metrics"); README "Metrics" lists them.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client';
-import { Buckets, HttpCounts, IngestCounts, MqttCounts, TrackerCounts, type TrackerSnapshot } from './counts.js';
+import { Buckets, HttpCounts, IngestCounts, MqttCounts, REFUSAL_REASONS, TrackerCounts, type TrackerSnapshot } from './counts.js';
 
 export const PREFIX = 'trackgate_';
 
@@ -132,6 +132,23 @@ export function createMetrics(registry: Registry): Metrics {
         this.inc({ protocol, outcome: 'malformed' }, c.malformed);
         this.inc({ protocol, outcome: 'unknown' }, c.unknown);
       }
+    },
+  });
+  new Counter({
+    name: `${PREFIX}tracker_identify_timeouts_total`, help: 'Tracker connections closed for naming no known device within TRACKGATE_IDENTIFY_TIMEOUT seconds of opening (TCP; OsmAnd: no request of a known device), by protocol.',
+    labelNames: ['protocol'], registers,
+    collect() {
+      this.reset();
+      for (const [protocol, c] of allTrackers()) this.inc({ protocol }, c.identifyTimeouts);
+    },
+  });
+  new Counter({
+    name: `${PREFIX}tracker_connections_refused_total`,
+    help: 'New tracker connections closed at once, by protocol and reason: descriptor_limit (the process\'s tracker connections reached its open-file limit less the reserve), core_unreachable (a gateway process or edge gateway without its core).',
+    labelNames: ['protocol', 'reason'], registers,
+    collect() {
+      this.reset();
+      for (const [protocol, c] of allTrackers()) for (const reason of REFUSAL_REASONS) this.inc({ protocol, reason }, c.refused.values.get(reason) ?? 0);
     },
   });
   registry.registerMetric(new BucketsHistogram(

@@ -4,6 +4,12 @@
  * device can have; 404 for an unknown or expired device (nothing stored); 503 when storage
  * failed, so the app retries. Bad requests and unknown devices are logged, a few per minute and
  * then a summary count.
+ *
+ * Connections: the process's tracker connections share one descriptor gate (descriptor-gate.ts),
+ * and one that has had no request of a known device answered within TRACKGATE_IDENTIFY_TIMEOUT is
+ * closed (identify-timeout.ts): a phone app sends a position soon after it connects, and Node's
+ * keep-alive would otherwise hold a connection open for as long as any request, even one of an
+ * unknown device, comes every few seconds.
  */
 import http from 'node:http';
 import type { Socket } from 'node:net';
@@ -16,6 +22,8 @@ import { listen, type Listener } from '../shared/listen.js';
 import { flushEveryWindow, LISTENER_LOG, LogBudget } from '../shared/log-budget.js';
 import { logStorageFailure } from '../shared/storage-failures.js';
 import { monotonicMs } from '../../core/metrics/counts.js';
+import type { DescriptorGate } from '../shared/descriptor-gate.js';
+import { identifyTimeoutReason, type IdentifyTimeout } from '../shared/identify-timeout.js';
 
 export interface OsmandOptions extends GatewayDeps {
   protocol: ProtocolModule;
@@ -23,6 +31,10 @@ export interface OsmandOptions extends GatewayDeps {
   checksum: 'accept' | 'strict';
   /** gateway-wide: the storage failures of every listener share one log budget */
   storageFailures: LogBudget;
+  /** gateway-wide: the tracker connections this process may hold (absent: no limit) */
+  gate?: DescriptorGate;
+  /** gateway-wide: how long a connection may stay without a request of a known device (absent: no limit) */
+  identifyTimeout?: IdentifyTimeout;
 }
 
 export async function startOsmandServer(o: OsmandOptions, port: number, host: string): Promise<Listener> {
@@ -36,6 +48,12 @@ export async function startOsmandServer(o: OsmandOptions, port: number, host: st
   const now = () => o.clock.now().getTime();
   /** the listener is closed (a planned stop): what is still waiting for the core or storage is answered to no one, and not logged */
   let closed = false;
+  /** the connections that have had no request of a known device answered yet, and their identify timers */
+  const unidentified = new Map<Socket, NodeJS.Timeout>();
+  const identified = (socket: Socket) => {
+    clearTimeout(unidentified.get(socket));
+    unidentified.delete(socket);
+  };
 
   // Traccar's load tool and shell scripts send HTTP/1.1 without a Host header; Traccar takes them.
   const server = http.createServer({ requireHostHeader: false }, (req, res) => {
@@ -101,6 +119,7 @@ export async function startOsmandServer(o: OsmandOptions, port: number, host: st
       if (closed) return;
       switch (outcome.kind) {
         case 'ok':
+          identified(rawSocketOf.get(req.socket) ?? req.socket);
           answer(200);
           return o.counts?.acknowledged(arrivedAt);
         case 'invalid':
@@ -121,6 +140,22 @@ export async function startOsmandServer(o: OsmandOptions, port: number, host: st
   });
   server.requestTimeout = 30_000;
   acceptTargetsWithoutSlash(server);
+  // before http's own listener: a refused socket is closed before it is read
+  server.prependListener('connection', (socket: Socket) => {
+    if (o.gate && !o.gate.admit(socket, o.counts)) {
+      socket.destroy();
+      return;
+    }
+    const limit = o.identifyTimeout;
+    if (!limit) return;
+    unidentified.set(socket, setTimeout(() => {
+      unidentified.delete(socket);
+      o.counts?.identifyTimedOut();
+      limit.closed(now(), { protocol, remote: `${socket.remoteAddress}:${socket.remotePort}`, reason: identifyTimeoutReason(limit.ms / 1000) });
+      socket.destroy();
+    }, limit.ms));
+    socket.once('close', () => identified(socket));
+  });
   const listener = await listen(server, { port, host });
   return {
     port: listener.port,
@@ -140,6 +175,9 @@ const FIRST_LINE_MS = 30_000;
  * read first; a target without its leading slash sends the connection through the fixing stream,
  * any other goes to the server as it came (its bytes put back).
  */
+/** the tracker's socket behind a request stream whose targets were fixed: its identify timer is the socket's */
+const rawSocketOf = new WeakMap<object, Socket>();
+
 function acceptTargetsWithoutSlash(server: http.Server): void {
   const serve = server.listeners('connection') as ((socket: Socket | Duplex) => void)[];
   server.removeAllListeners('connection');
@@ -157,6 +195,7 @@ function acceptTargetsWithoutSlash(server: http.Server): void {
       socket.off('timeout', gone);
       socket.setTimeout(0);
       const stream = withoutSlash ? fixedTargetStream(socket, first) : socket;
+      if (stream !== socket) rawSocketOf.set(stream, socket);
       if (!withoutSlash) socket.unshift(first);
       for (const listener of serve) listener.call(server, stream);
       socket.resume();

@@ -27,6 +27,8 @@ export interface GatewayProcessSettings {
   ports: Readonly<Record<string, number | 'off'>>;
   checksum: 'accept' | 'strict';
   idleTimeoutSeconds: number;
+  /** TRACKGATE_IDENTIFY_TIMEOUT (default 60) */
+  identifyTimeoutSeconds?: number;
   commandWaitMs: number;
   logLevel: string;
   /** TRACKGATE_LOG_FORMAT and NO_COLOR, as the core's log (absent: JSON) */
@@ -81,6 +83,7 @@ export async function startGatewayProcess(o: GatewayProcessOptions): Promise<Gat
       clock: o.clock,
       checksum: o.checksum,
       idleTimeoutSeconds: o.idleTimeoutSeconds,
+      identifyTimeoutSeconds: o.identifyTimeoutSeconds,
       commandWaitMs: o.commandWaitMs,
       directory: link.directory,
       ingest: link.ingest,

@@ -17,6 +17,7 @@ import { CONNECTION_LOG, LogBudget } from '../shared/log-budget.js';
 import { logStorageFailure } from '../shared/storage-failures.js';
 import { ConnectionCommands, type CommandQueue } from '../shared/connection-commands.js';
 import { monotonicMs } from '../../core/metrics/counts.js';
+import { identifyTimeoutReason, type IdentifyTimeout } from '../shared/identify-timeout.js';
 
 export interface ConnectionOptions extends GatewayDeps {
   protocol: ProtocolModule;
@@ -32,6 +33,8 @@ export interface ConnectionOptions extends GatewayDeps {
   commands: CommandQueue;
   /** how long a command without an answer holds back the next one */
   commandWaitMs: number;
+  /** gateway-wide: how long a connection may stay without naming a known device (absent: no limit) */
+  identifyTimeout?: IdentifyTimeout;
 }
 
 /** Malformed frames, without one good frame (see `proven`) between them, that close a connection. */
@@ -70,6 +73,8 @@ export class DeviceConnection {
   private malformedLog?: LogBudget;
   private checksumLog?: LogBudget;
   private refusedLog?: LogBudget;
+  /** runs until the connection names a known device (again, after it named an unknown one) */
+  private identifyTimer?: NodeJS.Timeout;
 
   constructor(private readonly socket: Socket, private readonly o: ConnectionOptions) {
     this.splitter = o.protocol.createSplitter!();
@@ -95,6 +100,25 @@ export class DeviceConnection {
     socket.on('close', () => this.onClose());
     o.counts?.connected();
     o.logger.info(this.where(), 'tracker connected');
+    this.awaitIdentity();
+  }
+
+  /** From now on the connection has TRACKGATE_IDENTIFY_TIMEOUT to name a known device. */
+  private awaitIdentity(): void {
+    const limit = this.o.identifyTimeout;
+    if (!limit || this.identifyTimer) return;
+    this.identifyTimer = setTimeout(() => {
+      this.identifyTimer = undefined;
+      if (this.closed || this.identity !== undefined) return;
+      this.o.counts?.identifyTimedOut();
+      limit.closed(this.now(), { ...this.where(), frames: this.frames });
+      this.close(identifyTimeoutReason(limit.ms / 1000));
+    }, limit.ms);
+  }
+
+  private stopAwaitingIdentity(): void {
+    clearTimeout(this.identifyTimer);
+    this.identifyTimer = undefined;
   }
 
   close(reason: string): void {
@@ -130,6 +154,7 @@ export class DeviceConnection {
 
   private onClose(): void {
     this.closed = true;
+    this.stopAwaitingIdentity();
     this.queue.length = this.arrivals.length = 0;
     this.o.counts?.disconnected();
     this.malformedLog?.flush();
@@ -242,6 +267,7 @@ export class DeviceConnection {
     this.o.registry.release(this.identity, this);
     this.identity = undefined;
     this.model = undefined;
+    if (!this.closed) this.awaitIdentity();
   }
 
   private commandsOf(deviceId: string): ConnectionCommands {
@@ -292,6 +318,7 @@ export class DeviceConnection {
           this.forgetIdentity();
           this.identity = outcome.device.id;
           this.o.registry.claim(outcome.device.id, this);
+          this.stopAwaitingIdentity();
           this.o.logger.info(this.where(), 'tracker identified');
           this.commands = this.commandsOf(outcome.device.id);
         }
