@@ -35,14 +35,14 @@ function connect(port: number): Promise<Raw> {
 }
 
 /** Sends an OsmAnd request on the connection every 200 ms (keep-alive) until it closes or `stop` is called; answers by status. */
-function osmandEvery200ms(raw: Raw, id: string): { statuses: number[]; stop(): void } {
+function osmandEvery200ms(raw: Raw, id: string, target = '/'): { statuses: number[]; stop(): void } {
   const statuses: number[] = [];
   raw.socket.on('data', (d: Buffer) => {
     for (const m of d.toString('latin1').matchAll(/HTTP\/1\.1 (\d{3})/g)) statuses.push(Number(m[1]));
   });
   let n = 0;
   const send = () => {
-    if (!raw.closed) raw.socket.write(`GET /?id=${id}&lat=40.5&lon=-3.5&timestamp=${T0 / 1000 + n++} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    if (!raw.closed) raw.socket.write(`GET ${target}?id=${id}&lat=40.5&lon=-3.5&timestamp=${T0 / 1000 + n++} HTTP/1.1\r\nHost: x\r\n\r\n`);
   };
   send();
   const timer = setInterval(send, 200);
@@ -137,4 +137,23 @@ test.serial('identify-timeout: an edge gateway closes an unidentified connection
   await until('the edge logs why', () => lines.some((l) => l.msg === 'tracker disconnected' && l.reason === 'not identified within 1 s'));
   await until('the core counts it', async () => metric((await s.request('GET', '/metrics')).body as string, 'trackgate_tracker_identify_timeouts_total{protocol="teltonika"}') === 1);
   t.pass('closed by the edge, logged there and counted by the core');
+});
+
+test('identify-timeout: an OsmAnd phone whose request targets lack the leading slash stays connected once identified', async (t) => {
+  const logger = capturingLogger();
+  const s = await start(t, logger, '0');
+  const { osmand } = s.running.ports;
+  // `GET ?id=…`: the connection is read through the stream that writes the slash in
+  const raw = await connect(osmand);
+  const phone = osmandEvery200ms(raw, PHONE, '');
+  t.teardown(() => phone.stop());
+  await until('the phone is answered', () => phone.statuses.includes(200));
+  // an idle connection opened after it: once it is closed, the phone's timeout has passed too
+  const idle = await connect(osmand);
+  await until('the idle connection is closed', () => idle.closed);
+  const answered = phone.statuses.length;
+  await until('the phone is answered again after the timeout', () => phone.statuses.length > answered || raw.closed);
+  t.false(raw.closed, 'the phone is not closed as unidentified');
+  t.false(phone.statuses.some((st) => st !== 200), phone.statuses.join(','));
+  phone.stop();
 });
