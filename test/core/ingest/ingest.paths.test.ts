@@ -75,7 +75,9 @@ if (withPostgres) {
     const answer = await rest;
     t.is(answer.status, 201, 'answered after its commit');
     t.like(answer.body.locations[0], { dateTime: at(2), latitude: 20, protocol: 'rest' });
-    t.deepEqual(batches.slice(0, 2).sort(), [['tracker2:test'], ['tracker:test']]);
-    t.deepEqual(batches.slice(2), [['client:rest', 'tracker3:test']]);
+    // PostgreSQL commits the two waiting batches side by side, and the third starts as soon as
+    // either is done: the order of the announcements is not fixed, what went together is.
+    t.is(batches.length, 3);
+    t.deepEqual(batches.map((b) => [...b].sort().join(' + ')).sort(), ['client:rest + tracker3:test', 'tracker2:test', 'tracker:test']);
   });
 }
