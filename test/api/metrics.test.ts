@@ -71,10 +71,10 @@ test('metrics: GET /metrics answers the Prometheus text format 0.0.4 without a t
     'trackgate_mqtt_publishes_total', 'trackgate_http_requests_total', 'trackgate_http_request_duration_seconds', 'trackgate_outbox_pending', 'trackgate_process_cpu_user_seconds_total', 'trackgate_nodejs_eventloop_lag_seconds']) {
     t.true(names.includes(name), `${name} is exposed`);
   }
-  // README "Metrics" lists every one of ours (the process's are listed as trackgate_process_*, trackgate_nodejs_*)
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  // docs/operations.md "Metrics" lists every one of ours (the process's are listed as trackgate_process_*, trackgate_nodejs_*)
+  const readme = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8');
   const ours = names.filter((n) => !/^trackgate_(process|nodejs)_/.test(n));
-  t.deepEqual(ours.filter((n) => !readme.includes(`| \`${n}\` |`)), [], 'each in the README table');
+  t.deepEqual(ours.filter((n) => !readme.includes(`| \`${n}\` |`)), [], 'each in the table of docs/operations.md');
   // the document names it, outside the token scheme
   const doc = (await s.request('GET', '/api/openapi.json')).body;
   t.deepEqual(doc.paths['/metrics'].get.security, []);

@@ -7,14 +7,7 @@ import { protocols } from '../../protocols/index.js';
 const CONTRACT_PORTS = `teltonika 5027, gt06 5023, h02 5013, gps103 5001, tk103 5002, jt808 5015, gl200 5004,
 meitrack 5020, suntech 5011, watch 5093, ruptela 5046, osmand 5055 (HTTP).`;
 
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-
-function section(markdown: string, heading: string): string {
-  const start = markdown.indexOf(`\n## ${heading}\n`);
-  if (start < 0) throw new Error(`no section "${heading}"`);
-  const end = markdown.indexOf('\n## ', start + 1);
-  return markdown.slice(start, end < 0 ? undefined : end);
-}
+const GATEWAY_PAGE = readFileSync(new URL('../../docs/tracker-gateway.md', import.meta.url), 'utf8');
 
 test('config.PROTOCOL_DEFAULT_PORTS: every usual port of CONTRACT.md §1, and no other', (t) => {
   const contract = Object.fromEntries([...CONTRACT_PORTS.matchAll(/([a-z0-9]+) (\d+)/g)].map(([, name, port]) => [name, Number(port)]));
@@ -22,8 +15,8 @@ test('config.PROTOCOL_DEFAULT_PORTS: every usual port of CONTRACT.md §1, and no
   t.deepEqual({ ...PROTOCOL_DEFAULT_PORTS }, contract);
 });
 
-test('config.PROTOCOL_DEFAULT_PORTS: the README "Tracker gateway" section gives each protocol the same port', (t) => {
-  const text = section(README, 'Tracker gateway');
+test('config.PROTOCOL_DEFAULT_PORTS: docs/tracker-gateway.md gives each protocol the same port', (t) => {
+  const text = GATEWAY_PAGE;
   const readme: Record<string, number> = {};
   // the table rows: | `gt06` | 5023 | TCP | ...
   for (const [, name, port] of text.matchAll(/^\| `([a-z0-9]+)` \| (\d+) \|/gm)) readme[name] = Number(port);
