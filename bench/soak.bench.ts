@@ -2,7 +2,8 @@
  * Soak: two accounts' trackers (Teltonika over TCP), MQTT devices (QoS 1) and REST clients report
  * for several minutes while a hostile tenant of account A attacks (garbage on tracker ports,
  * oversized MQTT CONNECTs, a live subscriber that never reads, poisoned REST bodies, NUL ids on
- * the OsmAnd port), and PostgreSQL and Redis (private servers of this run) are stopped, started,
+ * the OsmAnd port, link bombs without the secret, a doubling JSON Patch, a rule storm, zig-zag
+ * zones), and PostgreSQL and Redis (private servers of this run) are stopped, started,
  * frozen and thawed under the server. The server runs in its own process (pinned to the last CPU)
  * on PostgreSQL + Redis. Checked at the end, straight from the database: every position the
  * server acknowledged (Teltonika ack, MQTT PUBACK, HTTP 201) is stored. Reported per phase:
@@ -24,6 +25,9 @@ import { ADMIN_KEY, benchEnv, startServerProcess, tempDir, type ServerProcess } 
 import { teltonikaAvl, teltonikaImei, teltonikaLogin } from './lib/frames.js';
 import { connectPacket, remainingLength, subscribePacket } from '../test/helpers/mqtt-packets.js';
 import { fmt, log, machine, printTable } from './lib/report.js';
+import { linkBombBytes, sendLinkBytes } from '../test/helpers/link-bomb.js';
+import { sendGroupCopyAttack } from '../test/helpers/patch-attack.js';
+import { execFileSync } from 'node:child_process';
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 240);
 const TRACKERS_PER_ACCOUNT = 10;
@@ -32,6 +36,10 @@ const REST_PER_ACCOUNT = 5;
 const KEY_B = 'bench-admin-key-b-0123456789abcdef';
 const MQTT_PASSWORD = 'soak-mqtt-password';
 const ACK_TIMEOUT_MS = 5000;
+const GATEWAY_SECRET = 'soak-gateway-secret-0123456789abcdef';
+/** the rule storm: rules created on one device of A until the service says no, and the batch it gets */
+const STORM_RULES = 1000;
+const STORM_BATCH = 200;
 
 type Account = 'A' | 'B';
 type Source = 'tracker' | 'mqtt' | 'rest';
@@ -188,11 +196,18 @@ interface HostileCounts {
   poisonedBodies: number;
   poisonedRefused: number;
   nulIds: number;
+  linkBombs: number;
+  linkBombsClosed: number;
+  patchAttacks: number;
+  patchAttacksRefused: number;
+  stormRules: number;
+  stormBatches: number;
+  zigzagZonePuts: number;
 }
 
 /** The attack: everything a hostile tenant of account A and anyone with a socket can send. */
 function runHostile(o: { server: ServerProcess; token: () => string; active: () => boolean; stop: () => boolean }): { counts: HostileCounts; done: Promise<void> } {
-  const counts: HostileCounts = { garbageBytes: 0, oversizedConnects: 0, poisonedBodies: 0, poisonedRefused: 0, nulIds: 0 };
+  const counts: HostileCounts = { garbageBytes: 0, oversizedConnects: 0, poisonedBodies: 0, poisonedRefused: 0, nulIds: 0, linkBombs: 0, linkBombsClosed: 0, patchAttacks: 0, patchAttacksRefused: 0, stormRules: 0, stormBatches: 0, zigzagZonePuts: 0 };
   const ports = o.server.ports;
   const garbage = async (port: number) => {
     while (!o.stop()) {
@@ -284,8 +299,102 @@ function runHostile(o: { server: ServerProcess; token: () => string; active: () 
       await sleep(250);
     }
   };
-  const done = Promise.all([garbage(ports.teltonika), garbage(ports.gt06), oversized(), slowSubscriber(), poisoned(), nulIds()]).then(() => {});
+  const api = (method: string, path: string, body?: unknown, contentType = 'application/json') =>
+    fetch(`${o.server.base}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${o.token()}`, 'content-type': contentType },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(30_000),
+    }).then(async (r) => ({ status: r.status, body: (await r.json().catch(() => ({}))) as Record<string, unknown> }));
+  const linkBombs = async () => {
+    // a peer without the secret, on the edge link and on the gateway processes' own link
+    const targets = [ports.gatewayLink, ...localLinkPorts(o.server)].filter((p): p is number => !!p);
+    while (!o.stop()) {
+      if (o.active()) {
+        for (const port of targets) {
+          counts.linkBombs++;
+          if ((await sendLinkBytes(port, linkBombBytes(), '127.0.0.1', 5000).catch(() => 'open')) === 'closed') counts.linkBombsClosed++;
+        }
+      }
+      await sleep(2000);
+    }
+  };
+  const patches = async () => {
+    // a write user's JSON Patch that doubles a group thirty times
+    let group: string | undefined;
+    while (!o.stop()) {
+      if (o.active()) {
+        try {
+          group ??= (await api('POST', '/api/groups', { name: 'soak doubling', devices: ['a-rest-2', 'a-rest-3'] })).body.id as string | undefined;
+          if (group) {
+            const answer = await sendGroupCopyAttack(o.server.base, o.token(), group, 30_000);
+            counts.patchAttacks++;
+            if (answer.status >= 400 && answer.status < 500) counts.patchAttacksRefused++;
+          }
+        } catch {
+          /* the server may be busy with an outage */
+        }
+      }
+      await sleep(1000);
+    }
+  };
+  const ruleStorm = async () => {
+    // as many SpeedLimit rules on one device as the service takes, then batches of alternating speeds
+    while (!o.stop() && !o.active()) await sleep(500);
+    for (let i = 0; i < STORM_RULES && !o.stop(); i++) {
+      const r = await api('POST', '/api/alertRules', { name: `storm ${i}`, alertName: 'SpeedLimit', devices: ['a-rest-4'], params: { speed: 50 } }).catch(() => ({ status: 0, body: {} }));
+      if (r.status === 201 || r.status === 200) counts.stormRules++;
+      else if (r.status >= 400 && r.status < 500) break;
+    }
+    let minute = 0;
+    while (!o.stop()) {
+      if (o.active()) {
+        const start = Date.now() - 30 * 86_400_000 + minute * 60_000 * STORM_BATCH;
+        minute++;
+        const locations = Array.from({ length: STORM_BATCH }, (_, k) => ({ dateTime: new Date(start + k * 60_000).toISOString(), latitude: 40, longitude: -3, speed: k % 2 ? 120 : 10 }));
+        await api('POST', '/api/devices/a-rest-4/locations', { locations }).catch(() => undefined);
+        counts.stormBatches++;
+      }
+      await sleep(2000);
+    }
+  };
+  const zigzagZone = async () => {
+    // a valid zone of 9,999 points whose edges all overlap in longitude, stored again and again
+    const ring: number[][] = [];
+    for (let k = 0; k < 9998; k++) ring.push([k % 2 ? 1 : 0, k * 0.0001]);
+    ring.push([-1, 1], [-1, 0]);
+    ring[ring.length - 1] = [...ring[0]];
+    const zone = { name: 'soak zig-zag', type: 'polygon', polygon: ring };
+    let id: string | undefined;
+    while (!o.stop()) {
+      if (o.active()) {
+        try {
+          if (!id) id = ((await api('POST', '/api/zones', zone)).body.zone as { id?: string } | undefined)?.id;
+          else await api('PUT', `/api/zones/${id}`, zone);
+          counts.zigzagZonePuts++;
+        } catch {
+          /* the server may be busy with an outage */
+        }
+      }
+      await sleep(1000);
+    }
+  };
+  const done = Promise.all([garbage(ports.teltonika), garbage(ports.gt06), oversized(), slowSubscriber(), poisoned(), nulIds(), linkBombs(), patches(), ruleStorm(), zigzagZone()]).then(() => {});
   return { counts, done };
+}
+
+/** The loopback TCP ports the server listens on besides its public ones: its gateway processes' link. */
+function localLinkPorts(server: ServerProcess): number[] {
+  const known = new Set(Object.values(server.ports));
+  try {
+    const lines = execFileSync('ss', ['-ltnpH'], { encoding: 'utf8' }).split('\n');
+    return lines
+      .filter((l) => l.includes(`pid=${server.pid},`) && /127\.0\.0\.1:\d+/.test(l))
+      .map((l) => Number(/127\.0\.0\.1:(\d+)/.exec(l)![1]))
+      .filter((p) => !known.has(p));
+  } catch {
+    return [];
+  }
 }
 
 async function token(base: string, userName: string, apiKey: string): Promise<string | undefined> {
@@ -326,6 +435,8 @@ async function soak(cleanups: (() => unknown)[]): Promise<object> {
     TRACKGATE_MQTT_PORT: '0',
     TRACKGATE_RATE_LIMIT: '0',
     TRACKGATE_LOG_LEVEL: 'warn',
+    TRACKGATE_GATEWAY_LINK_PORT: '0',
+    TRACKGATE_GATEWAY_SECRET: GATEWAY_SECRET,
   };
   // Two accounts, made before the server starts (the server then bootstraps nothing).
   const db = await openStorage(loadConfig(benchEnv(data.dir, env)));
@@ -474,6 +585,7 @@ async function soak(cleanups: (() => unknown)[]): Promise<object> {
   const rssFirst = rss.find((r) => r.t >= plan[0].to - 1)?.kb ?? NaN;
   const rssLast = rss.at(-1)?.kb ?? NaN;
   const rssMax = Math.max(...rss.map((r) => r.kb));
+  const rssBack = rssLast <= rssFirst * 1.1;
   printTable('soak: outcome', ['what', 'value'], [
     ['server process exited during the run', serverExited ? 'YES' : 'no'],
     ['positions acknowledged', fmt(ledger.total())],
@@ -484,10 +596,16 @@ async function soak(cleanups: (() => unknown)[]): Promise<object> {
     ['MQTT CONNECTs declaring 268 MB', fmt(hostile.counts.oversizedConnects)],
     ['poisoned REST bodies sent / refused with 4xx', `${fmt(hostile.counts.poisonedBodies)} / ${fmt(hostile.counts.poisonedRefused)}`],
     ['OsmAnd requests with a NUL in the id', fmt(hostile.counts.nulIds)],
+    ['link bombs without the secret sent / closed by the server', `${fmt(hostile.counts.linkBombs)} / ${fmt(hostile.counts.linkBombsClosed)}`],
+    ['doubling JSON Patches sent / refused with 4xx', `${fmt(hostile.counts.patchAttacks)} / ${fmt(hostile.counts.patchAttacksRefused)}`],
+    ['rule storm: rules taken on one device / batches of 200 alternating speeds', `${fmt(hostile.counts.stormRules)} / ${fmt(hostile.counts.stormBatches)}`],
+    ['zig-zag zones of 9,999 points stored', fmt(hostile.counts.zigzagZonePuts)],
+    ['RSS at the end within 10 % of after calm', rssBack ? 'yes' : 'NO'],
   ]);
   if (serverExited) console.log(`the server exited; its last log lines:\n${exitNote}`);
 
-  if (serverExited || missing > 0) throw new Error(`soak failed: ${serverExited ? 'the server exited' : ''}${serverExited && missing ? ' and ' : ''}${missing ? `${missing} acknowledged positions are not stored` : ''}`);
+  const failures = [serverExited && 'the server exited', missing > 0 && `${missing} acknowledged positions are not stored`, !rssBack && `RSS ended at ${fmt(rssLast / 1024)} MB, over 10 % above ${fmt(rssFirst / 1024)} MB after calm`].filter(Boolean);
+  if (failures.length) throw new Error(`soak failed: ${failures.join('; ')}`);
   return {
     machine: machine(),
     seconds: SECONDS,
