@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `npm test`: type-check, the import rules, then ava (arguments after `--` go to ava), and as the
+ * `npm test`: type-check, the import rules, the formatter and linter (Biome), then ava (arguments after `--` go to ava), and as the
  * last line `N passed, N failed` (`, N skipped` when some were). ava says how many passed only when
  * none failed, and nothing when a check before it failed; CI (.ci/run) and a developer read the
  * counts from this line. Exit status: 0 only when every step passed.
@@ -18,7 +18,7 @@ function summary(counts) {
   process.stdout.write(`${line}\n`);
 }
 
-for (const script of ['typecheck', 'lint:imports']) {
+for (const script of ['typecheck', 'lint:imports', 'lint']) {
   const step = spawnSync(npm, ['run', '--silent', script], { cwd: root, stdio: 'inherit' });
   if (step.status !== 0) {
     process.stdout.write(`npm run ${script} failed: no test ran\n`);
