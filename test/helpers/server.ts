@@ -84,3 +84,44 @@ export async function startServer(backend: Backend, options: { env?: Record<stri
     },
   };
 }
+
+/** What a test gives its clean-ups to (ava's `t`). */
+export interface Teardown {
+  teardown(fn: () => unknown): void;
+}
+
+/**
+ * The two ways trackgate serves tracker sockets: in the core's own process (a one-core box, and
+ * most tests), and in gateway processes, the default on a box with two cores or more. The tracker
+ * end-to-end suites run in both.
+ */
+export interface GatewayMode {
+  name: string;
+  env: Record<string, string>;
+}
+export const GATEWAY_MODES: readonly GatewayMode[] = [
+  { name: 'in the core', env: { TRACKGATE_GATEWAY_PROCESSES: '0' } },
+  { name: 'in a gateway process', env: { TRACKGATE_GATEWAY_PROCESSES: '1' } },
+];
+
+/** A test of a tracker suite, registered once per gateway mode (the mode is named in its title). */
+export function testInGatewayModes<T extends Teardown>(
+  test: (title: string, fn: (t: T) => Promise<void>) => void,
+  title: string,
+  fn: (t: T, mode: GatewayMode) => Promise<void>,
+): void {
+  for (const mode of GATEWAY_MODES) test(`${title} [${mode.name}]`, (t) => fn(t, mode));
+}
+
+/** A server stopped when the test ends. */
+export async function startTestServer(t: Teardown, options: Parameters<typeof startServer>[1] & { backend?: Backend } = {}): Promise<TestServer> {
+  const s = await startServer(options.backend ?? 'sqlite', options);
+  t.teardown(() => s.stop());
+  return s;
+}
+
+/** Creates a device of the first account (201, or the test fails with the answer). */
+export async function createDevice(s: TestServer, id: string, body: Record<string, unknown> = {}): Promise<void> {
+  const r = await s.request('POST', '/api/devices', { token: s.adminToken, body: { id, name: id, ...body } });
+  if (r.status !== 201) throw new Error(`device ${id}: ${r.status} ${JSON.stringify(r.body)}`);
+}

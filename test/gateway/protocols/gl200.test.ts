@@ -1,6 +1,6 @@
 import test from 'ava';
 import dgram from 'node:dgram';
-import { startServer, type TestServer } from '../../helpers/server.js';
+import { createDevice, startTestServer, testInGatewayModes, type GatewayMode, type Teardown, type TestServer } from '../../helpers/server.js';
 import { TrackerClient } from '../../helpers/tracker-client.js';
 import { until } from '../../helpers/wait.js';
 
@@ -15,11 +15,9 @@ const report = (type: string, i: number, n: number, lat = 40.4168): string =>
   `+RESP:GT${type},060100,${IMEI},,0,0,1,1,4.3,92,70.0,-3.703800,${lat.toFixed(6)},${stamp(i)},0214,0007,18d8,6141,00,,${stamp(i + 1)},${count(n)}$`;
 const sack = (n: number): string => `+SACK:${count(n)}$`;
 
-async function start(t: { teardown(fn: () => unknown): void }): Promise<TestServer> {
-  const s = await startServer('sqlite', { env: ENV });
-  t.teardown(() => s.stop());
-  const r = await s.request('POST', '/api/devices', { token: s.adminToken, body: { id: IMEI, name: 'queclink', alertEmails: [] } });
-  if (r.status !== 201) throw new Error(JSON.stringify(r.body));
+async function start(t: Teardown, mode: GatewayMode): Promise<TestServer> {
+  const s = await startTestServer(t, { env: { ...ENV, ...mode.env } });
+  await createDevice(s, IMEI, { name: 'queclink', alertEmails: [] });
   return s;
 }
 
@@ -37,8 +35,8 @@ async function locations(s: TestServer): Promise<{ dateTime: string; latitude: n
   return (await s.request('POST', `/api/devices/${IMEI}/locations`, { token: s.adminToken, body: { from: '2026-01-01T00:00:00Z', to: '2027-01-01T00:00:00Z' } })).body.locations;
 }
 
-test('gateway.gl200: the first report names the device, is stored and visible through REST, then acknowledged +SACK:<count>$', async (t) => {
-  const s = await start(t);
+testInGatewayModes(test, 'gateway.gl200: the first report names the device, is stored and visible through REST, then acknowledged +SACK:<count>$', async (t, mode) => {
+  const s = await start(t, mode);
   const c = await connect(t, s);
   c.write(report('FRI', 0, 1));
   t.is(await read(c, sack(1)), sack(1));
@@ -49,8 +47,8 @@ test('gateway.gl200: the first report names the device, is stored and visible th
   t.is(device.body.device.protocol, 'gl200');
 });
 
-test('gateway.gl200: an SOS report becomes a SOSButton alert; the heartbeat gets +SACK:GTHBD', async (t) => {
-  const s = await start(t);
+testInGatewayModes(test, 'gateway.gl200: an SOS report becomes a SOSButton alert; the heartbeat gets +SACK:GTHBD', async (t, mode) => {
+  const s = await start(t, mode);
   const c = await connect(t, s);
   c.write(report('SOS', 0, 2));
   t.is(await read(c, sack(2)), sack(2));
@@ -61,8 +59,8 @@ test('gateway.gl200: an SOS report becomes a SOSButton alert; the heartbeat gets
   t.is(await read(c, '+SACK:GTHBD,060100,0003$'), '+SACK:GTHBD,060100,0003$');
 });
 
-test('gateway.gl200: a report split across writes and two reports in one write are each stored and acknowledged', async (t) => {
-  const s = await start(t);
+testInGatewayModes(test, 'gateway.gl200: a report split across writes and two reports in one write are each stored and acknowledged', async (t, mode) => {
+  const s = await start(t, mode);
   const c = await connect(t, s);
   const first = report('FRI', 0, 1);
   c.write(first.slice(0, 50));
@@ -74,15 +72,15 @@ test('gateway.gl200: a report split across writes and two reports in one write a
   t.deepEqual((await locations(s)).map((l) => l.latitude), [40.4168, 40.5, 40.6]);
 });
 
-test('gateway.gl200: a report of an unknown device is not stored and not acknowledged', async (t) => {
-  const s = await start(t);
+testInGatewayModes(test, 'gateway.gl200: a report of an unknown device is not stored and not acknowledged', async (t, mode) => {
+  const s = await start(t, mode);
   const c = await connect(t, s);
   c.write(report('FRI', 0, 1).replace(IMEI, '860599000000001'));
   t.true(await c.nothingFor(400));
 });
 
-test('gateway.gl200: a UDP datagram is stored and acknowledged to its sender', async (t) => {
-  const s = await start(t);
+testInGatewayModes(test, 'gateway.gl200: a UDP datagram is stored and acknowledged to its sender', async (t, mode) => {
+  const s = await start(t, mode);
   const sock = dgram.createSocket('udp4');
   t.teardown(() => sock.close());
   const reply = new Promise<Buffer>((r) => sock.once('message', (m) => r(m)));
@@ -91,8 +89,8 @@ test('gateway.gl200: a UDP datagram is stored and acknowledged to its sender', a
   t.like((await locations(s))[0], { dateTime: '2026-03-01T10:00:00.000Z', protocol: 'gl200' });
 });
 
-test('gateway.gl200: an online command is written with its $ and its +ACK (command word and serial) answers it', async (t) => {
-  const s = await start(t);
+testInGatewayModes(test, 'gateway.gl200: an online command is written with its $ and its +ACK (command word and serial) answers it', async (t, mode) => {
+  const s = await start(t, mode);
   const c = await connect(t, s);
   c.write(report('FRI', 0, 1));
   t.is(await read(c, sack(1)), sack(1));

@@ -1,6 +1,6 @@
 import test from 'ava';
 import dgram from 'node:dgram';
-import { startServer, type TestServer } from '../../helpers/server.js';
+import { createDevice, startTestServer, testInGatewayModes, type GatewayMode, type Teardown, type TestServer } from '../../helpers/server.js';
 import { TrackerClient } from '../../helpers/tracker-client.js';
 import { until } from '../../helpers/wait.js';
 import { meitrackAaa, meitrackCcc, meitrackFrame, sum8, type MeitrackFix } from '../../helpers/meitrack-frames.js';
@@ -9,13 +9,11 @@ const IMEI = '356307042441013';
 const ENV = { TRACKGATE_MEITRACK_PORT: '0', TRACKGATE_COMMAND_WAIT: '120' };
 const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
 const fix = (i: number): MeitrackFix => ({ time: new Date(T0 + i * 1000), lat: 40.4168, lon: -3.7038, speedKmh: 42, course: 90 });
-type T = { teardown(fn: () => unknown): void };
+type T = Teardown;
 
-async function start(t: T): Promise<TestServer> {
-  const s = await startServer('sqlite', { env: ENV });
-  t.teardown(() => s.stop());
-  const r = await s.request('POST', '/api/devices', { token: s.adminToken, body: { id: IMEI, name: IMEI, alertEmails: [] } });
-  if (r.status !== 201) throw new Error(JSON.stringify(r.body));
+async function start(t: Teardown, mode: GatewayMode): Promise<TestServer> {
+  const s = await startTestServer(t, { env: { ...ENV, ...mode.env } });
+  await createDevice(s, IMEI, { alertEmails: [] });
   return s;
 }
 
@@ -41,8 +39,8 @@ async function readServerFrame(c: TrackerClient): Promise<string> {
   return text;
 }
 
-test('gateway.meitrack: the first AAA report names the device and is stored; an SOS event becomes an SOSButton alert', async (t) => {
-  const s = await start(t);
+testInGatewayModes(test, 'gateway.meitrack: the first AAA report names the device and is stored; an SOS event becomes an SOSButton alert', async (t, mode) => {
+  const s = await start(t, mode);
   const c = await connect(t, s);
   c.write(meitrackAaa(IMEI, fix(0), 35));
   c.write(meitrackAaa(IMEI, fix(1), 1));
@@ -55,8 +53,8 @@ test('gateway.meitrack: the first AAA report names the device and is stored; an 
   t.true(await c.nothingFor(200), 'AAA reports get no reply');
 });
 
-test('gateway.meitrack: a CCC batch is stored and acknowledged with its count; split across writes and two in one write', async (t) => {
-  const s = await start(t);
+testInGatewayModes(test, 'gateway.meitrack: a CCC batch is stored and acknowledged with its count; split across writes and two in one write', async (t, mode) => {
+  const s = await start(t, mode);
   const c = await connect(t, s);
   const first = meitrackCcc(IMEI, [fix(0), fix(1)], 'U');
   for (let i = 0; i < first.length; i += 9) {
@@ -70,8 +68,8 @@ test('gateway.meitrack: a CCC batch is stored and acknowledged with its count; s
   t.is((await stored(s)).length, 6, 'acknowledged only once stored');
 });
 
-test('gateway.meitrack: a UDP datagram is stored and acknowledged to its sender', async (t) => {
-  const s = await start(t);
+testInGatewayModes(test, 'gateway.meitrack: a UDP datagram is stored and acknowledged to its sender', async (t, mode) => {
+  const s = await start(t, mode);
   const sock = dgram.createSocket('udp4');
   t.teardown(() => sock.close());
   const reply = new Promise<Buffer>((r) => sock.once('message', (m) => r(m)));
@@ -80,8 +78,8 @@ test('gateway.meitrack: a UDP datagram is stored and acknowledged to its sender'
   t.is((await stored(s)).length, 1);
 });
 
-test('gateway.meitrack: a command is written as @@<flag><len>,<imei>,<text>*XX and the answer with the same flag and word answers it', async (t) => {
-  const s = await start(t);
+testInGatewayModes(test, 'gateway.meitrack: a command is written as @@<flag><len>,<imei>,<text>*XX and the answer with the same flag and word answers it', async (t, mode) => {
+  const s = await start(t, mode);
   const c = await connect(t, s);
   c.write(meitrackAaa(IMEI, fix(0)));
   await until('stored', async () => (await stored(s)).length === 1);

@@ -1,18 +1,16 @@
 import test from 'ava';
 import { crc16Kermit } from '../../../protocols/shared/crc.js';
-import { startServer, type TestServer } from '../../helpers/server.js';
+import { createDevice, startTestServer, testInGatewayModes, type GatewayMode, type Teardown, type TestServer } from '../../helpers/server.js';
 import { TrackerClient } from '../../helpers/tracker-client.js';
 
 const IMEI = '863591024076709';
 const ACK = Buffer.from('0002640113bc', 'hex');
 const T0 = Date.UTC(2026, 2, 1, 10, 0, 0) / 1000;
-type T = { teardown(fn: () => unknown): void };
+type T = Teardown;
 
-async function start(t: T): Promise<TestServer> {
-  const s = await startServer('sqlite', { env: { TRACKGATE_RUPTELA_PORT: '0', TRACKGATE_COMMAND_WAIT: '120' } });
-  t.teardown(() => s.stop());
-  const r = await s.request('POST', '/api/devices', { token: s.adminToken, body: { id: IMEI, name: 'van', alertEmails: [] } });
-  if (r.status !== 201) throw new Error(JSON.stringify(r.body));
+async function start(t: Teardown, mode: GatewayMode): Promise<TestServer> {
+  const s = await startTestServer(t, { env: { TRACKGATE_RUPTELA_PORT: '0', TRACKGATE_COMMAND_WAIT: '120', ...mode.env } });
+  await createDevice(s, IMEI, { name: 'van', alertEmails: [] });
   return s;
 }
 
@@ -57,8 +55,8 @@ function records(seconds: number[], io: [number, number][] = []): Buffer {
 const locations = async (s: TestServer): Promise<{ dateTime: string; latitude: number; longitude: number; speed: number; protocol: string }[]> =>
   (await s.request('POST', `/api/devices/${IMEI}/locations`, { token: s.adminToken, body: { from: '2026-01-01T00:00:00Z', to: '2027-01-01T00:00:00Z' } })).body.locations;
 
-test('gateway.ruptela: identification and records get their exact answers; positions are stored and an alarm IO becomes an alert', async (t) => {
-  const s = await start(t);
+testInGatewayModes(test, 'gateway.ruptela: identification and records get their exact answers; positions are stored and an alarm IO becomes an alert', async (t, mode) => {
+  const s = await start(t, mode);
   const c = await connect(t, s);
   c.write(packet(15, Buffer.from('0102', 'hex')));
   t.deepEqual(await c.read(6), Buffer.from('00027301cb25', 'hex'));
@@ -74,8 +72,8 @@ test('gateway.ruptela: identification and records get their exact answers; posit
   t.like(alerts.body.alerts[0], { alertName: 'Jamming', dateTime: '2026-03-01T10:00:05.000Z' });
 });
 
-test('gateway.ruptela: a packet split across writes and two packets in one write are both acknowledged', async (t) => {
-  const s = await start(t);
+testInGatewayModes(test, 'gateway.ruptela: a packet split across writes and two packets in one write are both acknowledged', async (t, mode) => {
+  const s = await start(t, mode);
   const c = await connect(t, s);
   const one = records([10]);
   for (let i = 0; i < one.length; i += 7) {
@@ -88,15 +86,15 @@ test('gateway.ruptela: a packet split across writes and two packets in one write
   t.is((await locations(s)).length, 3);
 });
 
-test('gateway.ruptela: an unknown IMEI gets no answer and nothing is stored', async (t) => {
-  const s = await start(t);
+testInGatewayModes(test, 'gateway.ruptela: an unknown IMEI gets no answer and nothing is stored', async (t, mode) => {
+  const s = await start(t, mode);
   const c = await connect(t, s);
   c.write(packet(1, Buffer.from([0, 0]), '111111111111111'));
   t.true(await c.nothingFor(300));
 });
 
-test('gateway.ruptela: a text command goes as packet 0x6C and the SMS-via-GPRS response answers it', async (t) => {
-  const s = await start(t);
+testInGatewayModes(test, 'gateway.ruptela: a text command goes as packet 0x6C and the SMS-via-GPRS response answers it', async (t, mode) => {
+  const s = await start(t, mode);
   const c = await connect(t, s);
   c.write(records([0]));
   t.deepEqual(await c.read(6), ACK);

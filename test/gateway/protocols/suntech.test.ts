@@ -1,16 +1,14 @@
 import test from 'ava';
-import { startServer, type TestServer } from '../../helpers/server.js';
+import { createDevice, startTestServer, testInGatewayModes, type GatewayMode, type Teardown, type TestServer } from '../../helpers/server.js';
 import { TrackerClient } from '../../helpers/tracker-client.js';
 import { until } from '../../helpers/wait.js';
 
 const ID = '205027329';
-type T = { teardown(fn: () => unknown): void };
+type T = Teardown;
 
-async function start(t: T): Promise<TestServer> {
-  const s = await startServer('sqlite', { env: { TRACKGATE_SUNTECH_PORT: '0', TRACKGATE_COMMAND_WAIT: '120' } });
-  t.teardown(() => s.stop());
-  const r = await s.request('POST', '/api/devices', { token: s.adminToken, body: { id: ID, name: 'truck', alertEmails: [] } });
-  if (r.status !== 201) throw new Error(JSON.stringify(r.body));
+async function start(t: Teardown, mode: GatewayMode): Promise<TestServer> {
+  const s = await startTestServer(t, { env: { TRACKGATE_SUNTECH_PORT: '0', TRACKGATE_COMMAND_WAIT: '120', ...mode.env } });
+  await createDevice(s, ID, { name: 'truck', alertEmails: [] });
   return s;
 }
 
@@ -27,8 +25,8 @@ const report = (type: string, time: string, last: string): string =>
 const locations = async (s: TestServer): Promise<{ dateTime: string; latitude: number; longitude: number; speed: number; protocol: string }[]> =>
   (await s.request('POST', `/api/devices/${ID}/locations`, { token: s.adminToken, body: { from: '2026-01-01T00:00:00Z', to: '2027-01-01T00:00:00Z' } })).body.locations;
 
-test('gateway.suntech: the first report identifies the device, positions are stored and an alert raised; nothing is answered', async (t) => {
-  const s = await start(t);
+testInGatewayModes(test, 'gateway.suntech: the first report identifies the device, positions are stored and an alert raised; nothing is answered', async (t, mode) => {
+  const s = await start(t, mode);
   const c = await connect(t, s);
   c.write(report('STT', '10:00:00', '1;0312'));
   c.write(report('ALT', '10:00:05', '42'));
@@ -41,8 +39,8 @@ test('gateway.suntech: the first report identifies the device, positions are sto
   t.true(await c.nothingFor(300), 'Suntech devices get no acknowledgement');
 });
 
-test('gateway.suntech: a report split across writes and two reports in one write are both stored', async (t) => {
-  const s = await start(t);
+testInGatewayModes(test, 'gateway.suntech: a report split across writes and two reports in one write are both stored', async (t, mode) => {
+  const s = await start(t, mode);
   const c = await connect(t, s);
   const one = Buffer.from(report('STT', '10:00:10', '1;0313'));
   for (let i = 0; i < one.length; i += 9) {
@@ -54,8 +52,8 @@ test('gateway.suntech: a report split across writes and two reports in one write
   t.deepEqual((await locations(s)).map((l) => l.dateTime), ['2026-03-01T10:00:10.000Z', '2026-03-01T10:00:11.000Z', '2026-03-01T10:00:12.000Z']);
 });
 
-test('gateway.suntech: a command goes with the device\'s model prefix and its CMD;Res answers it', async (t) => {
-  const s = await start(t);
+testInGatewayModes(test, 'gateway.suntech: a command goes with the device\'s model prefix and its CMD;Res answers it', async (t, mode) => {
+  const s = await start(t, mode);
   const c = await connect(t, s);
   c.write(report('STT', '10:00:00', '1;0312'));
   await until('stored', async () => (await locations(s)).length === 1);

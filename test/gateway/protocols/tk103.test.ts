@@ -1,6 +1,6 @@
 import test from 'ava';
 import dgram from 'node:dgram';
-import { startServer, type TestServer } from '../../helpers/server.js';
+import { createDevice, startTestServer, testInGatewayModes, type GatewayMode, type Teardown, type TestServer } from '../../helpers/server.js';
 import { TrackerClient } from '../../helpers/tracker-client.js';
 import { until } from '../../helpers/wait.js';
 import { tk103Sentence, type Tk103Fix } from '../../helpers/tk103-frames.js';
@@ -11,11 +11,9 @@ const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
 const fix = (i: number): Tk103Fix => ({ time: new Date(T0 + i * 1000), lat: 40.4168, lon: -3.7038, speedKmh: 42, course: 90 });
 type T = { teardown(fn: () => unknown): void };
 
-async function start(t: T): Promise<TestServer> {
-  const s = await startServer('sqlite', { env: ENV });
-  t.teardown(() => s.stop());
-  const r = await s.request('POST', '/api/devices', { token: s.adminToken, body: { id: ID, name: ID, alertEmails: [] } });
-  if (r.status !== 201) throw new Error(JSON.stringify(r.body));
+async function start(t: Teardown, mode: GatewayMode): Promise<TestServer> {
+  const s = await startTestServer(t, { env: { ...ENV, ...mode.env } });
+  await createDevice(s, ID, { alertEmails: [] });
   return s;
 }
 
@@ -30,8 +28,8 @@ const stored = async (s: TestServer): Promise<{ dateTime: string; latitude: numb
 
 const text = async (c: TrackerClient, expected: string): Promise<string> => (await c.read(expected.length)).toString('latin1');
 
-test('gateway.tk103: handshake and login get AP01HSO and AP05; positions are stored; a BO01 SOS is answered AS01 and becomes an alert', async (t) => {
-  const s = await start(t);
+testInGatewayModes(test, 'gateway.tk103: handshake and login get AP01HSO and AP05; positions are stored; a BO01 SOS is answered AS01 and becomes an alert', async (t, mode) => {
+  const s = await start(t, mode);
   const c = await connect(t, s);
   c.write(`(${ID}BP00000${ID}HSO)`);
   t.is(await text(c, `(${ID}AP01HSO)`), `(${ID}AP01HSO)`, 'the first frame names the device');
@@ -49,8 +47,8 @@ test('gateway.tk103: handshake and login get AP01HSO and AP05; positions are sto
   t.like(alerts.body.alerts[0], { alertName: 'SOSButton', dateTime: '2026-03-01T10:00:02.000Z' });
 });
 
-test('gateway.tk103: a sentence split across writes and two in one write are both stored and answered', async (t) => {
-  const s = await start(t);
+testInGatewayModes(test, 'gateway.tk103: a sentence split across writes and two in one write are both stored and answered', async (t, mode) => {
+  const s = await start(t, mode);
   const c = await connect(t, s);
   const login = tk103Sentence(ID, 'BP05', fix(0), `000${ID}`);
   for (let i = 0; i < login.length; i += 7) {
@@ -63,8 +61,8 @@ test('gateway.tk103: a sentence split across writes and two in one write are bot
   t.is((await stored(s)).length, 3);
 });
 
-test('gateway.tk103: a UDP login datagram is stored and answered to its sender', async (t) => {
-  const s = await start(t);
+testInGatewayModes(test, 'gateway.tk103: a UDP login datagram is stored and answered to its sender', async (t, mode) => {
+  const s = await start(t, mode);
   const sock = dgram.createSocket('udp4');
   t.teardown(() => sock.close());
   const reply = new Promise<Buffer>((r) => sock.once('message', (m) => r(m)));
@@ -73,8 +71,8 @@ test('gateway.tk103: a UDP login datagram is stored and answered to its sender',
   t.is((await stored(s)).length, 1);
 });
 
-test('gateway.tk103: a command is written as (<id><text>) and a ZC03 free-text answer answers it', async (t) => {
-  const s = await start(t);
+testInGatewayModes(test, 'gateway.tk103: a command is written as (<id><text>) and a ZC03 free-text answer answers it', async (t, mode) => {
+  const s = await start(t, mode);
   const c = await connect(t, s);
   c.write(tk103Sentence(ID, 'BR00', fix(0)));
   await until('stored', async () => (await stored(s)).length === 1);

@@ -1,16 +1,14 @@
 import test from 'ava';
-import { startServer, type TestServer } from '../../helpers/server.js';
+import { createDevice, startTestServer, testInGatewayModes, type GatewayMode, type Teardown, type TestServer } from '../../helpers/server.js';
 import { TrackerClient } from '../../helpers/tracker-client.js';
 import { until } from '../../helpers/wait.js';
 
 const ID = '8800000015';
-type T = { teardown(fn: () => unknown): void };
+type T = Teardown;
 
-async function start(t: T): Promise<TestServer> {
-  const s = await startServer('sqlite', { env: { TRACKGATE_WATCH_PORT: '0', TRACKGATE_COMMAND_WAIT: '120' } });
-  t.teardown(() => s.stop());
-  const r = await s.request('POST', '/api/devices', { token: s.adminToken, body: { id: ID, name: 'kid', alertEmails: [] } });
-  if (r.status !== 201) throw new Error(JSON.stringify(r.body));
+async function start(t: Teardown, mode: GatewayMode): Promise<TestServer> {
+  const s = await startTestServer(t, { env: { TRACKGATE_WATCH_PORT: '0', TRACKGATE_COMMAND_WAIT: '120', ...mode.env } });
+  await createDevice(s, ID, { name: 'kid', alertEmails: [] });
   return s;
 }
 
@@ -35,8 +33,8 @@ async function readFrame(c: TrackerClient): Promise<string> {
   return text;
 }
 
-test('gateway.watch: LK is answered, UD positions are stored unanswered, an AL alarm is answered and becomes an alert', async (t) => {
-  const s = await start(t);
+testInGatewayModes(test, 'gateway.watch: LK is answered, UD positions are stored unanswered, an AL alarm is answered and becomes an alert', async (t, mode) => {
+  const s = await start(t, mode);
   const c = await connect(t, s);
   c.write(frame('LK,0,0,100'));
   t.is(await readFrame(c), '[SG*8800000015*0002*LK]', 'the link frame identifies the watch and is answered');
@@ -53,8 +51,8 @@ test('gateway.watch: LK is answered, UD positions are stored unanswered, an AL a
   t.like(last.body.lastLocation, { dateTime: '2026-03-01T10:00:05.000Z', hasCriticalAlert: true });
 });
 
-test('gateway.watch: a frame split across writes and two frames in one write are both handled', async (t) => {
-  const s = await start(t);
+testInGatewayModes(test, 'gateway.watch: a frame split across writes and two frames in one write are both handled', async (t, mode) => {
+  const s = await start(t, mode);
   const c = await connect(t, s);
   const lk = Buffer.from(frame('LK', '3G'));
   for (let i = 0; i < lk.length; i += 5) {
@@ -68,8 +66,8 @@ test('gateway.watch: a frame split across writes and two frames in one write are
   t.deepEqual((await locations(s)).map((l) => l.dateTime), ['2026-03-01T10:00:10.000Z', '2026-03-01T10:00:11.000Z']);
 });
 
-test('gateway.watch: a command goes framed with the watch\'s maker and its echo answers it', async (t) => {
-  const s = await start(t);
+testInGatewayModes(test, 'gateway.watch: a command goes framed with the watch\'s maker and its echo answers it', async (t, mode) => {
+  const s = await start(t, mode);
   const c = await connect(t, s);
   c.write(frame('LK', '3G'));
   await readFrame(c);
@@ -83,8 +81,8 @@ test('gateway.watch: a command goes framed with the watch\'s maker and its echo 
   t.is(r.body.result, 'CR');
 });
 
-test('gateway.watch: an unknown watch gets no answer and nothing is stored', async (t) => {
-  const s = await start(t);
+testInGatewayModes(test, 'gateway.watch: an unknown watch gets no answer and nothing is stored', async (t, mode) => {
+  const s = await start(t, mode);
   const c = await connect(t, s);
   c.write('[SG*1111111111*0002*LK]');
   t.true(await c.nothingFor(300));
