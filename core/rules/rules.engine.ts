@@ -32,6 +32,7 @@ import { DETECTORS, INITIAL_STATE, needsTicks, type RuleInput, type RulePosition
 import * as store from './rule-state.repository.js';
 import { groupsOf } from '../devices/devices.repository.js';
 import { fixesAfter } from '../locations/locations.repository.js';
+import { MAX_RULES_PER_DEVICE } from './alert-rules.service.js';
 
 /** What the engine reads of the rules (main.ts: the alert-rules and zones repositories). */
 export interface RuleSource {
@@ -76,6 +77,12 @@ const FIXES_EVERY_MS = 2000;
 const FLUSH_ROWS = 500;
 /** stored positions one query of the catch-up at start reads */
 const RECOVER_PAGE = 1000;
+/**
+ * Evaluation gives the event loop a turn (setImmediate) once it has run this long: on SQLite every
+ * query settles synchronously, so a batch of positions raising thousands of alerts would otherwise
+ * hold the loop (health, trackers, the API) until the last one is stored.
+ */
+const YIELD_MS = 5;
 /** alert names whose alerts are edges (each one an event), not a condition that lasts */
 const EDGES = new Set(['CheckArea', 'FuelJumpDown', 'FuelJumpUp']);
 
@@ -155,6 +162,14 @@ export function startRulesEngine(deps: RulesEngineDeps): RulesEngine {
 
   const now = () => clock.now().getTime();
 
+  let ranSince = performance.now();
+  /** Gives the event loop a turn when evaluation has run YIELD_MS since the last; cheap otherwise. */
+  async function breathe(): Promise<void> {
+    if (performance.now() - ranSince < YIELD_MS) return;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    ranSince = performance.now();
+  }
+
   async function accountRules(accountId: string): Promise<{ rules: AlertRule[]; zones: Map<string, ZoneTest> }> {
     const hit = accounts.get(accountId);
     if (hit && now() - hit.at < ACCOUNT_TTL_MS) return hit;
@@ -195,7 +210,8 @@ export function startRulesEngine(deps: RulesEngineDeps): RulesEngine {
       for (const { deviceId, accountId } of chunk) {
         if (contexts.has(deviceId)) continue;
         const mine = groups.get(deviceId) ?? [];
-        const watching = rules.filter((r) => r.enabled && (r.devices?.includes(deviceId) || (r.group !== null && mine.includes(r.group))));
+        // beyond the limit (a group grown after its rules were made) the oldest rules count
+        const watching = rules.filter((r) => r.enabled && (r.devices?.includes(deviceId) || (r.group !== null && mine.includes(r.group)))).slice(0, MAX_RULES_PER_DEVICE);
         contexts.set(deviceId, {
           accountId,
           slots: watching.map((rule) => ({ rule, stored: states.get(deviceId)?.get(rule.id) ?? { ruleId: rule.id, deviceId, state: INITIAL_STATE, version: 0, commandDue: null }, dirty: false })),
@@ -379,6 +395,7 @@ export function startRulesEngine(deps: RulesEngineDeps): RulesEngine {
       for (const slot of ctx.slots) {
         const pending = evaluate(slot, deviceId, accountId, input, account.zones);
         if (pending) await pending;
+        await breathe();
       }
     }
     fixesToSave.set(deviceId, { lastFix: Number.isFinite(ctx.lastFix) ? ctx.lastFix : 0, lastReport });
@@ -431,6 +448,7 @@ export function startRulesEngine(deps: RulesEngineDeps): RulesEngine {
         logger.warn({ err: (err as Error).message, deviceId: job.deviceId }, 'alert rules: evaluating positions failed');
       }
       queued -= job.locations.length;
+      await breathe();
       if (head >= 4096) {
         jobs = jobs.slice(head);
         head = 0;
@@ -522,6 +540,7 @@ export function startRulesEngine(deps: RulesEngineDeps): RulesEngine {
         const cached = contexts.get(deviceId)?.slots.find((x) => x.rule.id === rule.id);
         const slot: RuleSlot = cached ?? { rule, stored: (await store.stateOf(db, rule.id, deviceId)) ?? { ruleId: rule.id, deviceId, state: INITIAL_STATE, version: 0, commandDue: null }, dirty: false };
         await evaluate(slot, deviceId, accountId, { kind: 'tick', tick: { now: t, lastReportAt: c.lastReportAt, expiresAt: c.expiresAt } }, account.zones);
+        await breathe();
       }
     }
     await flush();
