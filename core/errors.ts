@@ -18,6 +18,7 @@ export type ErrorCode =
   | 'LOCATION_NOT_FOUND'
   | 'ZONE_NOT_FOUND'
   | 'RULE_NOT_FOUND'
+  | 'RULE_LIMIT_REACHED'
   | 'FORWARD_NOT_FOUND'
   | 'ZONE_IN_USE'
   | 'GROUP_IN_USE'

@@ -6,7 +6,7 @@ import { jsonPatchSchema } from '../schemas/groups-users.schemas.js';
 import { applyJsonPatch, type PatchOp } from '../patch.js';
 import { alertRuleInputSchema, alertRuleResponse, alertRulesResponse, zoneInputSchema, zoneResponse, zonesResponse } from '../schemas/rules.schemas.js';
 import { presentZone, type ZonesService } from '../../core/rules/zones.service.js';
-import { describeRuleParams, presentAlertRule, type AlertRulesService } from '../../core/rules/alert-rules.service.js';
+import { describeRuleParams, MAX_RULES_PER_ACCOUNT, MAX_RULES_PER_DEVICE, presentAlertRule, type AlertRulesService } from '../../core/rules/alert-rules.service.js';
 
 const READ_ONLY = ['id'];
 
@@ -25,11 +25,17 @@ const ZONE_RULES =
   'Each type refuses the other\'s fields. A polygon is read in the plane of longitude and latitude: rings across the antimeridian or around a pole are not supported (split the zone); circles work everywhere. ' +
   '400 VALIDATION_FAILED names the field (`radius`, `center.latitude`, `polygon[3][1]`, `polygon`).';
 
+const RULE_LIMITS =
+  `An account has at most ${MAX_RULES_PER_ACCOUNT} rules, and at most ${MAX_RULES_PER_DEVICE} enabled rules watch one device (listed in \`devices\` or a member of \`group\`, counted when a rule is stored): ` +
+  'beyond, 409 RULE_LIMIT_REACHED with the limit in `details.limit` (and the device in `details.device`, the field that names it in `details.field`).';
+const LIMIT_REACHED = { description: `RULE_LIMIT_REACHED: the account has ${MAX_RULES_PER_ACCOUNT} rules already, or a device the rule would watch is watched by ${MAX_RULES_PER_DEVICE} enabled rules.` };
+
 const RULE_RULES =
   'A rule watches `devices` (ids of the account\'s devices), a `group` (one of the account\'s groups) or both; an unknown id is 400 naming `devices[i]` or `group`. ' +
   '`enabled` defaults to true; `minDurationSeconds` 0 (default) to 86,400; `schedule` {days: ISO weekdays 1..7, at least one; from, to: "HH:MM" in the account\'s time zone, default "00:00"; `to` before `from` spans midnight, equal is the whole day}, absent: always; ' +
   '`notify` {email (default true), sms (default false)}: both false stores the alert and shows it live only; `command` {command, format Text (default) | Hex | Base64, delaySeconds 0 (default) to 86,400}. ' +
-  'A device deleted leaves the rules\' `devices` lists; a group a rule watches cannot be deleted (409 GROUP_IN_USE), nor a zone a rule uses (409 ZONE_IN_USE).\n\n' +
+  'A device deleted leaves the rules\' `devices` lists; a group a rule watches cannot be deleted (409 GROUP_IN_USE), nor a zone a rule uses (409 ZONE_IN_USE). ' +
+  `${RULE_LIMITS}\n\n` +
   '`params` by `alertName` (a param the name does not take is refused; defaults are stored and shown):\n' +
   describeRuleParams();
 
@@ -85,7 +91,7 @@ export function ruleRoutes(api: RouteTable, zones: ZonesService, alertRules: Ale
   addRoute(api, {
     method: 'post', path: '/api/alertRules', tags, summary: 'ext: create an alert rule', description: `${ADMIN}\n\n${RULE_RULES}`,
     body: alertRuleInputSchema,
-    responses: { 201: { description: 'Created.', schema: alertRuleResponse }, 403: { description: 'Not an admin of the whole account.' } },
+    responses: { 201: { description: 'Created.', schema: alertRuleResponse }, 403: { description: 'Not an admin of the whole account.' }, 409: LIMIT_REACHED },
     handler: async (_ctx, { principal, body }) => ({ status: 201, body: { success: true, alertRule: presentAlertRule(await alertRules.create(principal, body)) } }),
   });
   addRoute(api, {
@@ -96,13 +102,13 @@ export function ruleRoutes(api: RouteTable, zones: ZonesService, alertRules: Ale
   addRoute(api, {
     method: 'put', path: '/api/alertRules/{ruleId}', tags, summary: 'ext: replace an alert rule', description: `${ADMIN} Fields left out take their defaults.\n\n${RULE_RULES}`,
     body: alertRuleInputSchema,
-    responses: { 200: { description: 'Updated.', schema: alertRuleResponse }, 404: { description: 'RULE_NOT_FOUND.' } },
+    responses: { 200: { description: 'Updated.', schema: alertRuleResponse }, 404: { description: 'RULE_NOT_FOUND.' }, 409: LIMIT_REACHED },
     handler: async (_ctx, { principal, params, body }) => ({ body: { success: true, alertRule: presentAlertRule(await alertRules.update(principal, params.ruleId, body)) } }),
   });
   addRoute(api, {
     method: 'patch', path: '/api/alertRules/{ruleId}', tags, summary: 'ext: change an alert rule with JSON Patch', description: `${ADMIN} The patch applies to the rule as GET shows it; the result is checked as PUT checks it (\`id\` is read-only). Fields GET leaves out (no devices, group, schedule or command) are added with \`add\`.`,
     body: jsonPatchSchema,
-    responses: { 200: { description: 'Updated.', schema: alertRuleResponse }, 404: { description: 'RULE_NOT_FOUND.' }, 409: { description: 'A test op failed.' } },
+    responses: { 200: { description: 'Updated.', schema: alertRuleResponse }, 404: { description: 'RULE_NOT_FOUND.' }, 409: { description: `A test op failed, or ${LIMIT_REACHED.description}` } },
     handler: async (_ctx, { principal, params, body }) => {
       const current = presentAlertRule(await alertRules.get(principal, params.ruleId));
       const input = patched(alertRuleInputSchema, current, body, api.bodyLimitBytes);

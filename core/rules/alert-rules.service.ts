@@ -81,6 +81,13 @@ export function describeRuleParams(): string {
 }
 
 export const MAX_MIN_DURATION_SECONDS = 86_400;
+/**
+ * The most rules an account may have, and the most enabled rules that may watch one device
+ * (listed in `devices` or through `group`): every position of a device is evaluated against each
+ * rule that watches it, so these bound the work (and the alerts) one batch of positions makes.
+ */
+export const MAX_RULES_PER_ACCOUNT = 500;
+export const MAX_RULES_PER_DEVICE = 50;
 export const MAX_COMMAND_DELAY_SECONDS = 86_400;
 
 /** A rule as the API takes it (after the shape check): absent and null alike mean "none" or the default. */
@@ -224,6 +231,49 @@ export function presentAlertRule(r: AlertRule): Record<string, unknown> {
   };
 }
 
+/** The references must be the account's own; checked in the transaction that stores the rule. */
+async function checkReferences(trx: Knex.Transaction, p: Principal, rule: Checked, input: AlertRuleInput): Promise<void> {
+  if (rule.params.zone !== undefined) {
+    const z = await zones.findForUpdate(trx, rule.params.zone);
+    if (!z || z.accountId !== p.accountId) throw invalid('params.zone', `zone "${rule.params.zone}" was not found`);
+  }
+  if (rule.group) {
+    const g = await groups.findById(trx, rule.group);
+    if (!g || g.accountId !== p.accountId) throw invalid('group', `group "${rule.group}" was not found`);
+  }
+  if (rule.devices) {
+    const found = await devices.idsInAccount(trx, p.accountId, rule.devices);
+    const missing = rule.devices.find((d) => !found.has(d));
+    if (missing !== undefined) throw invalid(`devices[${input.devices!.indexOf(missing)}]`, `device "${missing}" was not found`);
+  }
+}
+
+/**
+ * 409 RULE_LIMIT_REACHED beyond MAX_RULES_PER_ACCOUNT (a new rule) or MAX_RULES_PER_DEVICE
+ * (enabled rules watching a device the rule newly watches, directly or through a group).
+ */
+async function checkLimits(trx: Knex.Transaction, p: Principal, rule: AlertRule, current?: AlertRule): Promise<void> {
+  const others = (await rules.listByAccount(trx, p.accountId)).filter((r) => r.id !== rule.id);
+  if (!current && others.length >= MAX_RULES_PER_ACCOUNT) {
+    throw new DomainError('RULE_LIMIT_REACHED', `An account may have at most ${MAX_RULES_PER_ACCOUNT} alert rules; delete one first.`, { limit: MAX_RULES_PER_ACCOUNT });
+  }
+  if (!rule.enabled) return;
+  const enabled = others.filter((r) => r.enabled);
+  const groupIds = [...new Set([rule, current, ...enabled].map((r) => r?.group).filter((g): g is string => !!g))];
+  const members = await groups.devicesOf(trx, groupIds);
+  const watched = (r: AlertRule): Set<string> => new Set([...(r.devices ?? []), ...(r.group ? members.get(r.group) ?? [] : [])]);
+  const before = current?.enabled ? watched(current) : new Set<string>();
+  const added = [...watched(rule)].filter((d) => !before.has(d));
+  if (added.length === 0) return;
+  const counts = new Map(added.map((d) => [d, 0]));
+  for (const r of enabled) for (const d of watched(r)) if (counts.has(d)) counts.set(d, counts.get(d)! + 1);
+  const full = added.find((d) => counts.get(d)! >= MAX_RULES_PER_DEVICE);
+  if (full === undefined) return;
+  throw new DomainError('RULE_LIMIT_REACHED', `Device "${full}" is already watched by ${MAX_RULES_PER_DEVICE} enabled alert rules (directly or through a group), the most one device may have; disable or delete one first.`, {
+    limit: MAX_RULES_PER_DEVICE, device: full, field: rule.devices?.includes(full) ? 'devices' : 'group',
+  });
+}
+
 export function createAlertRulesService(deps: AlertRulesDeps): AlertRulesService {
   const { db, clock } = deps;
 
@@ -232,23 +282,6 @@ export function createAlertRulesService(deps: AlertRulesDeps): AlertRulesService
     const r = await rules.findById(db, id);
     if (!r || r.accountId !== p.accountId) throw notFound('RULE_NOT_FOUND', `Alert rule "${id}"`);
     return r;
-  }
-
-  /** The references must be the account's own; checked in the transaction that stores the rule. */
-  async function checkReferences(trx: Knex.Transaction, p: Principal, rule: Checked, input: AlertRuleInput): Promise<void> {
-    if (rule.params.zone !== undefined) {
-      const z = await zones.findForUpdate(trx, rule.params.zone);
-      if (!z || z.accountId !== p.accountId) throw invalid('params.zone', `zone "${rule.params.zone}" was not found`);
-    }
-    if (rule.group) {
-      const g = await groups.findById(trx, rule.group);
-      if (!g || g.accountId !== p.accountId) throw invalid('group', `group "${rule.group}" was not found`);
-    }
-    if (rule.devices) {
-      const found = await devices.idsInAccount(trx, p.accountId, rule.devices);
-      const missing = rule.devices.find((d) => !found.has(d));
-      if (missing !== undefined) throw invalid(`devices[${input.devices!.indexOf(missing)}]`, `device "${missing}" was not found`);
-    }
   }
 
   async function list(p: Principal): Promise<AlertRule[]> {
@@ -261,6 +294,7 @@ export function createAlertRulesService(deps: AlertRulesDeps): AlertRulesService
     const rule: AlertRule = { id: randomUUID(), accountId: p.accountId, ...checkRuleInput(input), created: clock.now().getTime() };
     await db.transaction(async (trx) => {
       await checkReferences(trx, p, rule, input);
+      await checkLimits(trx, p, rule);
       await rules.insert(trx, rule);
     });
     deps.onChanged?.(p.accountId);
@@ -272,6 +306,7 @@ export function createAlertRulesService(deps: AlertRulesDeps): AlertRulesService
     const rule: AlertRule = { ...current, ...checkRuleInput(input) };
     await db.transaction(async (trx) => {
       await checkReferences(trx, p, rule, input);
+      await checkLimits(trx, p, rule, current);
       await rules.update(trx, rule);
     });
     deps.onChanged?.(p.accountId);

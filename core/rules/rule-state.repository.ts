@@ -21,11 +21,6 @@ const toStored = (r: Record<string, unknown>): StoredRuleState => ({
   commandDue: r.command_due === null || r.command_due === undefined ? null : Number(r.command_due),
 });
 
-/** Every rule's state for a device. */
-export async function statesOfDevice(db: Q, deviceId: string): Promise<StoredRuleState[]> {
-  return (await db('rule_states').where({ device_id: deviceId })).map(toStored);
-}
-
 /** Every rule's state for these devices (500 per query). */
 export async function statesOfDevices(db: Q, deviceIds: string[]): Promise<StoredRuleState[]> {
   const out: StoredRuleState[] = [];
@@ -106,11 +101,6 @@ export async function updateStates(db: Q, states: StoredRuleState[], nowMs: numb
     for (const r of rows) written.add(`${r.rule_id}|${r.device_id}`);
   }
   return written;
-}
-
-/** Removes the states of rules that no longer exist (or changed). */
-export async function removeRuleStates(db: Q, ruleId: string): Promise<void> {
-  await db('rule_states').where({ rule_id: ruleId }).delete();
 }
 
 /** The fix time of the last position evaluated per device. */
