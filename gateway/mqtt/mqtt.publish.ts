@@ -25,7 +25,7 @@ import type { Session } from './mqtt.sessions.js';
 import { PROTOCOL } from './mqtt.auth.js';
 import { routeDevicePublish, type DevicePublishRoute } from './mqtt.topics.js';
 import { parseAlerts, parseCommandResults, parseJson, parseLocations, excerpt } from './mqtt.payloads.js';
-import { decodeOwnTracks } from './owntracks.decoder.js';
+import { decodeOwnTracks } from '../../protocols/owntracks/owntracks.decoder.js';
 import { Semaphore, sleep } from './publish.limits.js';
 
 export const OWNTRACKS_PROTOCOL = 'owntracks';
