@@ -5,6 +5,9 @@
  *
  * Units: `tst` epoch seconds, `vel` km/h, `cog` degrees, `acc`/`alt`/`vac` metres, `batt` %,
  * Queclink `odometer` km (stored as metres, the core's `odometer` attribute unit).
+ *
+ * Not a ProtocolModule of protocols/index.ts (OwnTracks has no listener of its own): the MQTT
+ * gateway decodes `owntracks/…` publishes with it (gateway/mqtt/mqtt.publish.ts).
  */
 import type { DecodedMessage } from '../types.js';
 import type { Alarm } from '../../core/model/alarm.js';
