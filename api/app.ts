@@ -108,32 +108,57 @@ const API_DESCRIPTION = [
   'More (configuration, the tracker gateway, MQTT): the README of the trackgate repository.',
 ].join('\n');
 
-export function createApi(deps: ApiDeps): Koa {
-  const app = new Koa({ proxy: false });
-  const registry = newRegistry();
-  registry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+/** Every request, errors included, by the route pattern that took it (the label stays bounded). */
+function countRequests(http: NonNullable<ApiDeps['metrics']>['http']): Koa.Middleware {
+  return async (ctx: Context, next: Next) => {
+    const start = monotonicMs();
+    try {
+      await next();
+    } finally {
+      http.route((ctx as { routerPath?: string }).routerPath ?? UNMATCHED_ROUTE, ctx.method).answered(ctx.status, start);
+    }
+  };
+}
 
-  // Every request, errors included, by the route pattern that took it (the label stays bounded).
-  const http = deps.metrics?.http;
-  if (http) {
-    app.use(async (ctx: Context, next: Next) => {
-      const start = monotonicMs();
-      try {
-        await next();
-      } finally {
-        http.route((ctx as { routerPath?: string }).routerPath ?? UNMATCHED_ROUTE, ctx.method).answered(ctx.status, start);
-      }
-    });
+/** The envelope of a failed request: sets its status and headers, logs what is not the caller's doing. */
+function errorAnswer(ctx: Context, e: unknown, logger: Logger): ErrorBody {
+  const err = e as Error & { status?: number; expose?: boolean };
+  let body: ErrorBody;
+  const outage = err instanceof DomainError ? undefined : storageUnavailableBody(err);
+  if (outage) {
+    logger.warn({ err: err.message, method: ctx.method, path: ctx.path }, 'request failed: storage unavailable');
+    ctx.status = 503;
+    ctx.set('Retry-After', String(STORAGE_RETRY_AFTER_SECONDS));
+    body = outage;
+  } else if (err instanceof DomainError) {
+    ctx.status = STATUS_BY_CODE[err.code];
+    body = { success: false, error: err.message, code: err.code, ...(err.details ? { details: err.details } : {}) };
+    if (err.code === 'RATE_LIMITED') ctx.set('Retry-After', String(err.details?.retryAfterSeconds ?? 60));
+    if (err.code === 'STARTING') ctx.set('Retry-After', '1');
+  } else if (err.status && err.status >= 400 && err.status < 500 && err.expose) {
+    ctx.status = err.status;
+    body = { success: false, error: err.message, code: 'VALIDATION_FAILED' };
+  } else {
+    logger.error({ err, method: ctx.method, path: ctx.path }, 'request failed');
+    ctx.status = 500;
+    body = { success: false, error: 'Something went wrong on our side; it has been logged. Try again.', code: 'INTERNAL' };
   }
+  if (ctx.status === 401) {
+    const missing = err instanceof DomainError && err.details?.reason === 'missing';
+    ctx.set('WWW-Authenticate', missing ? CHALLENGE : CHALLENGE_INVALID);
+  }
+  return body;
+}
 
-  // Errors: one envelope for everything, never a stack.
-  app.use(async (ctx: Context, next: Next) => {
+/** Errors: one envelope for everything, never a stack. */
+function handleErrors(deps: ApiDeps): Koa.Middleware {
+  return async (ctx: Context, next: Next) => {
     try {
       await next();
       if ((ctx.status === 404 || ctx.status === 405 || ctx.status === 501) && ctx.body === undefined) {
         // No route took the request. The answer still carries the caller's usage (CONTRACT.md §2:
         // every authenticated response), so a valid token is looked at, and counted, here too.
-        await noteUsage(ctx);
+        await noteUsage(deps, ctx);
         const allow = ctx.response.get('Allow');
         if (allow) {
           throw new DomainError('METHOD_NOT_ALLOWED', `${ctx.method} is not allowed on ${ctx.path}; it takes ${allow}.`, { allow: allow.split(', ') });
@@ -142,96 +167,73 @@ export function createApi(deps: ApiDeps): Koa {
         throw new DomainError('NOT_FOUND', `There is no endpoint ${ctx.method} ${ctx.path}; see /docs or /api/openapi.json.`);
       }
     } catch (e) {
-      const err = e as Error & { status?: number; expose?: boolean };
-      let body: ErrorBody;
-      const outage = err instanceof DomainError ? undefined : storageUnavailableBody(err);
-      if (outage) {
-        deps.logger.warn({ err: err.message, method: ctx.method, path: ctx.path }, 'request failed: storage unavailable');
-        ctx.status = 503;
-        ctx.set('Retry-After', String(STORAGE_RETRY_AFTER_SECONDS));
-        body = outage;
-      } else if (err instanceof DomainError) {
-        ctx.status = STATUS_BY_CODE[err.code];
-        body = { success: false, error: err.message, code: err.code, ...(err.details ? { details: err.details } : {}) };
-        if (err.code === 'RATE_LIMITED') ctx.set('Retry-After', String(err.details?.retryAfterSeconds ?? 60));
-        if (err.code === 'STARTING') ctx.set('Retry-After', '1');
-      } else if (err.status && err.status >= 400 && err.status < 500 && err.expose) {
-        ctx.status = err.status;
-        body = { success: false, error: err.message, code: 'VALIDATION_FAILED' };
-      } else {
-        deps.logger.error({ err, method: ctx.method, path: ctx.path }, 'request failed');
-        ctx.status = 500;
-        body = { success: false, error: 'Something went wrong on our side; it has been logged. Try again.', code: 'INTERNAL' };
-      }
-      if (ctx.status === 401) {
-        const missing = err instanceof DomainError && err.details?.reason === 'missing';
-        ctx.set('WWW-Authenticate', missing ? CHALLENGE : CHALLENGE_INVALID);
-      }
-      answerJson(ctx, body);
+      answerJson(ctx, errorAnswer(ctx, e, deps.logger));
     }
-  });
+  };
+}
 
-  /**
-   * The bearer token's principal, from the one token verifier (core's tokens.verify, which MQTT
-   * logins use too); a 401 worded by the verifier's reason otherwise.
-   */
-  async function authenticate(ctx: Context): Promise<Principal> {
-    const token = bearerToken(ctx.get('authorization'));
-    const checked = token === undefined ? undefined : await deps.tokens.verify(token);
-    if (checked?.ok) return checked.principal;
-    const reason = checked?.reason ?? 'invalid';
-    throw new DomainError('INVALID_TOKEN', TOKEN_FAILURE_MESSAGES[reason], { reason });
+/**
+ * The bearer token's principal, from the one token verifier (core's tokens.verify, which MQTT
+ * logins use too); a 401 worded by the verifier's reason otherwise.
+ */
+async function authenticate(deps: ApiDeps, ctx: Context): Promise<Principal> {
+  const token = bearerToken(ctx.get('authorization'));
+  const checked = token === undefined ? undefined : await deps.tokens.verify(token);
+  if (checked?.ok) return checked.principal;
+  const reason = checked?.reason ?? 'invalid';
+  throw new DomainError('INVALID_TOKEN', TOKEN_FAILURE_MESSAGES[reason], { reason });
+}
+
+/**
+ * The guard of every route with auth: a valid bearer token, then the per-user request limit
+ * (429 + Retry-After). Leaves the principal and its usage in ctx.state; addRoute puts the usage
+ * into the answer.
+ */
+async function guard(deps: ApiDeps, ctx: Context): Promise<void> {
+  const principal = await authenticate(deps, ctx);
+  ctx.state.principal = principal;
+  const usage = await deps.limiter.hit(principal.userId, deps.clock.now());
+  ctx.state.usage = usage;
+  if (!usage.allowed) {
+    throw new DomainError('RATE_LIMITED', 'Too many requests this minute; wait for the next minute.', { retryAfterSeconds: usage.retryAfterSeconds });
   }
+  // No privilege is no access: reads need `read` as much as writes need theirs.
+  if (principal.privileges.size === 0) {
+    throw new DomainError('FORBIDDEN', 'Your user has no privileges; ask an admin of your account to grant "read" or more.');
+  }
+}
 
-  /**
-   * The guard of every route with auth: a valid bearer token, then the per-user request limit
-   * (429 + Retry-After). Leaves the principal and its usage in ctx.state; addRoute puts the usage
-   * into the answer.
-   */
-  async function guard(ctx: Context): Promise<void> {
-    const principal = await authenticate(ctx);
-    ctx.state.principal = principal;
-    const usage = await deps.limiter.hit(principal.userId, deps.clock.now());
-    ctx.state.usage = usage;
-    if (!usage.allowed) {
-      throw new DomainError('RATE_LIMITED', 'Too many requests this minute; wait for the next minute.', { retryAfterSeconds: usage.retryAfterSeconds });
+/**
+ * For answers no route gave (unknown path, method not allowed): the usage of a caller whose
+ * token is valid, counted like any request. A missing or bad token changes nothing here.
+ */
+async function noteUsage(deps: ApiDeps, ctx: Context): Promise<void> {
+  if (ctx.state.usage || !ctx.get('authorization')) return;
+  try {
+    const principal = await authenticate(deps, ctx);
+    ctx.state.usage = await deps.limiter.hit(principal.userId, deps.clock.now());
+  } catch {
+    // not authenticated: the answer goes out without usage
+  }
+}
+
+/**
+ * The API listens before the tracker listeners and the first account exist: until start-up is
+ * done a token request with the admin's right key would be refused (and counted as a failure)
+ * because the admin is not made yet. Health says "starting"; the rest of /api/ answers 503.
+ */
+function refuseWhileStarting(starting: () => boolean): Koa.Middleware {
+  return async (ctx: Context, next: Next) => {
+    const path = ctx.path.toLowerCase();
+    if (starting() && path.startsWith('/api/') && path !== '/api/health' && path !== '/api/openapi.json') {
+      throw new DomainError('STARTING', STARTING_MESSAGE);
     }
-    // No privilege is no access: reads need `read` as much as writes need theirs.
-    if (principal.privileges.size === 0) {
-      throw new DomainError('FORBIDDEN', 'Your user has no privileges; ask an admin of your account to grant "read" or more.');
-    }
-  }
+    await next();
+  };
+}
 
-  /**
-   * For answers no route gave (unknown path, method not allowed): the usage of a caller whose
-   * token is valid, counted like any request. A missing or bad token changes nothing here.
-   */
-  async function noteUsage(ctx: Context): Promise<void> {
-    if (ctx.state.usage || !ctx.get('authorization')) return;
-    try {
-      const principal = await authenticate(ctx);
-      ctx.state.usage = await deps.limiter.hit(principal.userId, deps.clock.now());
-    } catch {
-      // not authenticated: the answer goes out without usage
-    }
-  }
-
-  // The API listens before the tracker listeners and the first account exist: until start-up is
-  // done a token request with the admin's right key would be refused (and counted as a failure)
-  // because the admin is not made yet. Health says "starting"; the rest of /api/ answers 503.
-  if (deps.starting) {
-    const starting = deps.starting;
-    app.use(async (ctx: Context, next: Next) => {
-      const path = ctx.path.toLowerCase();
-      if (starting() && path.startsWith('/api/') && path !== '/api/health' && path !== '/api/openapi.json') {
-        throw new DomainError('STARTING', STARTING_MESSAGE);
-      }
-      await next();
-    });
-  }
-
-  // One router for the whole API: a request is matched once.
-  const api: RouteTable = { router: new Router({ sensitive: false }), registry, guard, bodyLimitBytes: deps.bodyLimitBytes };
+/** Every endpoint, on the one router; then /docs and the OpenAPI document made of their schemas (once, when first asked). */
+function registerRoutes(api: RouteTable, deps: ApiDeps): void {
   systemRoutes(api, { ping: deps.ping, writesFailing: deps.writesFailing, starting: deps.starting });
   if (deps.metrics) metricsRoute(api, deps.metrics.scrape);
   authRoutes(api, deps.tokens);
@@ -245,7 +247,7 @@ export function createApi(deps: ApiDeps): Koa {
 
   let document: object | undefined;
   docsRoutes(api.router, () => {
-    document ??= new OpenApiGeneratorV31(registry.definitions).generateDocument({
+    document ??= new OpenApiGeneratorV31(api.registry.definitions).generateDocument({
       openapi: '3.1.0',
       info: {
         title: 'trackgate REST API',
@@ -255,6 +257,20 @@ export function createApi(deps: ApiDeps): Koa {
     });
     return document;
   });
+}
+
+export function createApi(deps: ApiDeps): Koa {
+  const app = new Koa({ proxy: false });
+  const registry = newRegistry();
+  registry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+
+  if (deps.metrics) app.use(countRequests(deps.metrics.http));
+  app.use(handleErrors(deps));
+  if (deps.starting) app.use(refuseWhileStarting(deps.starting));
+
+  // One router for the whole API: a request is matched once.
+  const api: RouteTable = { router: new Router({ sensitive: false }), registry, guard: (ctx) => guard(deps, ctx), bodyLimitBytes: deps.bodyLimitBytes };
+  registerRoutes(api, deps);
 
   app.use(api.router.routes());
   // Not thrown: the router then sets `Allow`, which the error handler above turns into a 405.

@@ -191,24 +191,56 @@ function url(env: Env, name: string, schemes: string[]): string | undefined {
   return raw;
 }
 
-export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonly<Config> {
+function protocolPortsOf(env: Env): Readonly<Record<string, number | 'off'>> {
   const protocolPorts: Record<string, number | 'off'> = {};
   for (const [name, usual] of Object.entries(PROTOCOL_DEFAULT_PORTS)) {
     protocolPorts[name] = port(env, `TRACKGATE_${name.toUpperCase()}_PORT`, usual);
   }
-  const adminUser = text(env, 'TRACKGATE_ADMIN_USER') ?? 'admin';
-  const adminApiKey = text(env, 'TRACKGATE_ADMIN_API_KEY');
-  if (adminApiKey !== undefined && adminApiKey.length < 16) {
-    throw new ConfigError('TRACKGATE_ADMIN_API_KEY', 'must be at least 16 characters');
-  }
-  const jwtSecret = text(env, 'TRACKGATE_JWT_SECRET');
-  if (jwtSecret !== undefined && jwtSecret.length < 32) {
-    throw new ConfigError('TRACKGATE_JWT_SECRET', 'must be at least 32 characters');
-  }
+  return Object.freeze(protocolPorts);
+}
+
+/** A secret that, when set, must be this long at least. */
+function secret(env: Env, name: string, minLength: number): string | undefined {
+  const value = text(env, name);
+  if (value !== undefined && value.length < minLength) throw new ConfigError(name, `must be at least ${minLength} characters`);
+  return value;
+}
+
+function checksumPolicy(env: Env): 'accept' | 'strict' {
   const checksum = (text(env, 'TRACKGATE_CHECKSUM') ?? 'accept').toLowerCase();
   if (checksum !== 'accept' && checksum !== 'strict') {
     throw new ConfigError('TRACKGATE_CHECKSUM', `"${checksum}" is not one of accept, strict`);
   }
+  return checksum;
+}
+
+/** What only the settings together can say is wrong. */
+function checkTogether(config: Config): void {
+  if ((config.mqttTlsCert === undefined) !== (config.mqttTlsKey === undefined)) {
+    throw new ConfigError(config.mqttTlsCert ? 'TRACKGATE_MQTT_TLS_KEY' : 'TRACKGATE_MQTT_TLS_CERT', 'TLS needs both a certificate and a key');
+  }
+  if (config.gatewaySecret !== undefined && config.gatewaySecret.length < 32) {
+    throw new ConfigError('TRACKGATE_GATEWAY_SECRET', 'must be at least 32 characters');
+  }
+  if (config.gatewayLinkPort !== 'off' && config.gatewaySecret === undefined) {
+    throw new ConfigError('TRACKGATE_GATEWAY_SECRET', 'is needed when TRACKGATE_GATEWAY_LINK_PORT is set: edge gateways present it');
+  }
+  if ((config.gatewayTlsCert === undefined) !== (config.gatewayTlsKey === undefined)) {
+    throw new ConfigError(config.gatewayTlsCert ? 'TRACKGATE_GATEWAY_TLS_KEY' : 'TRACKGATE_GATEWAY_TLS_CERT', 'TLS needs both a certificate and a key');
+  }
+  const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+  if (!levels.includes(config.logLevel)) {
+    throw new ConfigError('TRACKGATE_LOG_LEVEL', `"${config.logLevel}" is not one of ${levels.join(', ')}`);
+  }
+}
+
+export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonly<Config> {
+  // read in this order, so that of several bad settings the same one is named first
+  const protocolPorts = protocolPortsOf(env);
+  const adminUser = text(env, 'TRACKGATE_ADMIN_USER') ?? 'admin';
+  const adminApiKey = secret(env, 'TRACKGATE_ADMIN_API_KEY', 16);
+  const jwtSecret = secret(env, 'TRACKGATE_JWT_SECRET', 32);
+  const checksum = checksumPolicy(env);
   const config: Config = {
     host: text(env, 'TRACKGATE_HOST') ?? '0.0.0.0',
     httpPort: integer(env, 'TRACKGATE_HTTP_PORT', 8080, 0, 65535),
@@ -219,7 +251,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonl
     mqttTlsKey: text(env, 'TRACKGATE_MQTT_TLS_KEY'),
     // 1 KiB holds any CONNECT we accept; MQTT 3.1.1 §2.2.3 caps a packet at 256 MiB + 5 bytes
     mqttMaxPacketBytes: integer(env, 'TRACKGATE_MQTT_MAX_PACKET', 256 * 1024, 1024, 268_435_460),
-    protocolPorts: Object.freeze(protocolPorts),
+    protocolPorts,
     dataDir: path.resolve(cwd, text(env, 'TRACKGATE_DATA_DIR') ?? './data'),
     databaseUrl: url(env, 'TRACKGATE_DATABASE_URL', ['postgres:', 'postgresql:']),
     // two group-commit writers, the forward, rule and outbox loops and REST share them
@@ -260,22 +292,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonl
     gatewayTlsKey: text(env, 'TRACKGATE_GATEWAY_TLS_KEY'),
     gatewayTlsCa: text(env, 'TRACKGATE_GATEWAY_TLS_CA'),
   };
-  if ((config.mqttTlsCert === undefined) !== (config.mqttTlsKey === undefined)) {
-    throw new ConfigError(config.mqttTlsCert ? 'TRACKGATE_MQTT_TLS_KEY' : 'TRACKGATE_MQTT_TLS_CERT', 'TLS needs both a certificate and a key');
-  }
-  if (config.gatewaySecret !== undefined && config.gatewaySecret.length < 32) {
-    throw new ConfigError('TRACKGATE_GATEWAY_SECRET', 'must be at least 32 characters');
-  }
-  if (config.gatewayLinkPort !== 'off' && config.gatewaySecret === undefined) {
-    throw new ConfigError('TRACKGATE_GATEWAY_SECRET', 'is needed when TRACKGATE_GATEWAY_LINK_PORT is set: edge gateways present it');
-  }
-  if ((config.gatewayTlsCert === undefined) !== (config.gatewayTlsKey === undefined)) {
-    throw new ConfigError(config.gatewayTlsCert ? 'TRACKGATE_GATEWAY_TLS_KEY' : 'TRACKGATE_GATEWAY_TLS_CERT', 'TLS needs both a certificate and a key');
-  }
-  const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
-  if (!levels.includes(config.logLevel)) {
-    throw new ConfigError('TRACKGATE_LOG_LEVEL', `"${config.logLevel}" is not one of ${levels.join(', ')}`);
-  }
+  checkTogether(config);
   return Object.freeze(config);
 }
 

@@ -13,56 +13,68 @@ import type { AlertsService } from '../../core/alerts/alerts.service.js';
 
 const READ_ONLY = ['emailsSentToday', 'smsSentToday', 'expired', 'protocol', 'lastConnection', 'creation', 'groups', 'id'];
 
-export function deviceRoutes(
-  api: RouteTable,
-  s: { devices: DevicesService; locations: LocationsService; alerts: AlertsService },
-): void {
-  const tags = ['Devices'];
+type DeviceServices = { devices: DevicesService; locations: LocationsService; alerts: AlertsService };
+/** the OpenAPI tag of every route here */
+const TAG = 'Devices';
+
+export function deviceRoutes(api: RouteTable, s: DeviceServices): void {
+  deviceRecordRoutes(api, s.devices);
+  deviceHistoryRoutes(api, s);
+}
+
+/** The device records: list, create, get, replace, patch, delete. */
+function deviceRecordRoutes(api: RouteTable, devices: DevicesService): void {
+  const tags = [TAG];
   addRoute(api, {
     method: 'get', path: '/api/devices', tags, summary: 'List devices',
     description: 'The active devices the caller may see; ext `?status=expired|all`.',
     query: devicesListQuery,
     responses: { 200: { description: 'Devices.', schema: devicesResponse } },
-    handler: async (_ctx, { principal, query }) => ({ body: { success: true, devices: await s.devices.list(principal, query.status ?? 'active') } }),
+    handler: async (_ctx, { principal, query }) => ({ body: { success: true, devices: await devices.list(principal, query.status ?? 'active') } }),
   });
   addRoute(api, {
     method: 'post', path: '/api/devices', tags, summary: 'ext: create a device (admin)',
     description: 'Needs a free licence when the device is active (409 NO_LICENSE_AVAILABLE otherwise).',
     body: deviceCreateSchema,
     responses: { 201: { description: 'Created.', schema: deviceResponse }, 403: { description: 'Not an admin.' }, 409: { description: 'Id taken or no licence free.' } },
-    handler: async (_ctx, { principal, body }) => ({ status: 201, body: { success: true, device: await s.devices.create(principal, body) } }),
+    handler: async (_ctx, { principal, body }) => ({ status: 201, body: { success: true, device: await devices.create(principal, body) } }),
   });
   addRoute(api, {
     method: 'get', path: '/api/devices/{deviceId}', tags, summary: 'Get a device',
     responses: { 200: { description: 'The device.', schema: deviceResponse }, 404: { description: 'No such device in your account.' } },
-    handler: async (_ctx, { principal, params }) => ({ body: { success: true, device: await s.devices.get(principal, params.deviceId) } }),
+    handler: async (_ctx, { principal, params }) => ({ body: { success: true, device: await devices.get(principal, params.deviceId) } }),
   });
   addRoute(api, {
     method: 'put', path: '/api/devices/{deviceId}', tags, summary: 'ext: replace a device (admin)',
     description: 'Moving `expires` of an expired device to the future or null needs a free licence. Limits may change at any time. Absent optional fields take their defaults; an absent mqttPassword keeps the current one.',
     body: deviceUpdateSchema,
     responses: { 200: { description: 'Updated.', schema: deviceResponse }, 404: { description: 'No such device.' }, 409: { description: 'No licence free.' } },
-    handler: async (_ctx, { principal, params, body }) => ({ body: { success: true, device: await s.devices.update(principal, params.deviceId, body) } }),
+    handler: async (_ctx, { principal, params, body }) => ({ body: { success: true, device: await devices.update(principal, params.deviceId, body) } }),
   });
   addRoute(api, {
     method: 'patch', path: '/api/devices/{deviceId}', tags, summary: 'ext: change a device with JSON Patch (admin)',
     body: jsonPatchSchema,
     responses: { 200: { description: 'Updated.', schema: deviceResponse }, 404: { description: 'No such device.' }, 409: { description: 'A test op failed, or no licence free.' } },
     handler: async (_ctx, { principal, params, body }) => {
-      const current = await s.devices.get(principal, params.deviceId);
+      const current = await devices.get(principal, params.deviceId);
       const patched = deviceUpdateSchema.safeParse(applyJsonPatch(current, body, READ_ONLY, api.bodyLimitBytes));
       if (!patched.success) throw validationError(patched.error, 'body');
-      return { body: { success: true, device: await s.devices.update(principal, params.deviceId, patched.data) } };
+      return { body: { success: true, device: await devices.update(principal, params.deviceId, patched.data) } };
     },
   });
   addRoute(api, {
     method: 'delete', path: '/api/devices/{deviceId}', tags, summary: 'ext: delete a device and its history (admin)',
     responses: { 200: { description: 'Deleted.', schema: okSchema }, 404: { description: 'No such device.' } },
     handler: async (_ctx, { principal, params }) => {
-      await s.devices.remove(principal, params.deviceId);
+      await devices.remove(principal, params.deviceId);
       return { body: { success: true } };
     },
   });
+}
+
+/** A device's locations and alerts: reported through the API, or read by range. */
+function deviceHistoryRoutes(api: RouteTable, s: DeviceServices): void {
+  const tags = [TAG];
   addRoute(api, {
     method: 'get', path: '/api/devices/{deviceId}/lastLocation', tags, summary: 'Last location',
     description: 'The location with the latest dateTime (not the last received).',

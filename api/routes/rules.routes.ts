@@ -40,7 +40,12 @@ const RULE_RULES =
   describeRuleParams();
 
 export function ruleRoutes(api: RouteTable, zones: ZonesService, alertRules: AlertRulesService): void {
-  let tags = ['Zones'];
+  zoneRoutes(api, zones);
+  alertRuleRoutes(api, alertRules);
+}
+
+function zoneRoutes(api: RouteTable, zones: ZonesService): void {
+  const tags = ['Zones'];
   addRoute(api, {
     method: 'get', path: '/api/zones', tags, summary: "ext: the account's zones", description: ADMIN,
     responses: { 200: { description: 'Zones, oldest first.', schema: zonesResponse }, 403: { description: 'Not an admin of the whole account.' } },
@@ -81,8 +86,10 @@ export function ruleRoutes(api: RouteTable, zones: ZonesService, alertRules: Ale
       return { body: { success: true } };
     },
   });
+}
 
-  tags = ['Alert rules'];
+function alertRuleRoutes(api: RouteTable, alertRules: AlertRulesService): void {
+  const tags = ['Alert rules'];
   addRoute(api, {
     method: 'get', path: '/api/alertRules', tags, summary: "ext: the account's alert rules", description: ADMIN,
     responses: { 200: { description: 'Rules, oldest first.', schema: alertRulesResponse }, 403: { description: 'Not an admin of the whole account.' } },

@@ -56,61 +56,67 @@ interface Codec {
   unpack(bytes: Buffer): unknown;
 }
 
-/**
- * Guards one accepted socket (see the top of this file). Wraps the socket's own `push` (every
- * chunk read from the network enters the stream through it) and `read` (net-ipc asks it for a
- * whole message by its announced length).
- */
-export function guardLinkSocket(socket: Socket, onRefused: (reason: string) => void): LinkGuard {
-  let trusted = false;
-  let received = 0;
-  let refused = false;
-  const refuse = (reason: string): void => {
-    if (refused) return;
-    refused = true;
-    onRefused(reason);
-    socket.destroy();
-  };
+/** What the guard knows of one connection, shared by its wrapped `push`, `read` and codec. */
+interface GuardState {
+  trusted: boolean;
+  /** bytes received so far */
+  received: number;
+  refused: boolean;
+  refuse(reason: string): void;
+}
+
+/** Why a chunk read from the network closes the connection (null: it may enter the stream). */
+function chunkProblem(state: GuardState, socket: Socket, chunk: Buffer): string | null {
+  const before = state.received;
+  state.received += chunk.length;
+  if (before < PREAMBLE.length) {
+    const seen = chunk.subarray(0, PREAMBLE.length - before);
+    if (!seen.equals(PREAMBLE.subarray(before, before + seen.length))) return 'not a gateway link connection';
+  }
+  if (!state.trusted && state.received > LINK_HELLO_BYTES) return `more than ${LINK_HELLO_BYTES} bytes before presenting the secret`;
+  if (socket.readableLength + chunk.length > LINK_MESSAGE_BYTES) return `more than ${LINK_MESSAGE_BYTES} bytes waiting to be read`;
+  return null;
+}
+
+/** Every chunk read from the network enters the stream through the socket's `push`. */
+function guardPush(socket: Socket, state: GuardState): void {
   const push = socket.push.bind(socket);
   socket.push = (chunk: unknown, encoding?: BufferEncoding): boolean => {
-    if (refused) return false;
-    if (Buffer.isBuffer(chunk)) {
-      const before = received;
-      received += chunk.length;
-      if (before < PREAMBLE.length) {
-        const seen = chunk.subarray(0, PREAMBLE.length - before);
-        if (!seen.equals(PREAMBLE.subarray(before, before + seen.length))) {
-          refuse('not a gateway link connection');
-          return false;
-        }
-      }
-      if (!trusted && received > LINK_HELLO_BYTES) {
-        refuse(`more than ${LINK_HELLO_BYTES} bytes before presenting the secret`);
-        return false;
-      }
-      if (socket.readableLength + chunk.length > LINK_MESSAGE_BYTES) {
-        refuse(`more than ${LINK_MESSAGE_BYTES} bytes waiting to be read`);
-        return false;
-      }
+    if (state.refused) return false;
+    const problem = Buffer.isBuffer(chunk) ? chunkProblem(state, socket, chunk) : null;
+    if (problem) {
+      state.refuse(problem);
+      return false;
     }
     return push(chunk, encoding);
   };
+}
+
+/** net-ipc asks `read` for a whole message by its announced length. */
+function guardRead(socket: Socket, state: GuardState): void {
   const read = socket.read.bind(socket);
   /** net-ipc's reads before the secret: its `IPC` preamble, then the hello */
   let readsBeforeTrust = 0;
   socket.read = (size?: number): unknown => {
-    if (refused) return null;
-    if (size !== undefined && size > (trusted ? LINK_MESSAGE_BYTES : LINK_HELLO_BYTES)) {
-      refuse(`a message of ${size} bytes announced`);
+    if (state.refused) return null;
+    if (size !== undefined && size > (state.trusted ? LINK_MESSAGE_BYTES : LINK_HELLO_BYTES)) {
+      state.refuse(`a message of ${size} bytes announced`);
       return null;
     }
     // nothing after the hello before the secret is checked (read(0) only asks the socket to fill its buffer)
-    if (!trusted && readsBeforeTrust >= 2 && size !== 0) return null;
+    if (!state.trusted && readsBeforeTrust >= 2 && size !== 0) return null;
     const chunk = read(size);
-    if (!trusted && chunk !== null && size !== 0) readsBeforeTrust++;
+    if (!state.trusted && chunk !== null && size !== 0) readsBeforeTrust++;
     return chunk;
   };
-  // net-ipc sets these on the socket when the hello asks for them (and decodes with them in that turn)
+}
+
+/**
+ * net-ipc sets `zlib` and `msgpack` on the socket when the hello asks for them (and decodes with
+ * them in that turn): compression is only noted, never set; the codec checks a message's bytes
+ * before it decodes them. Answers what the hello asked for.
+ */
+function guardCodec(socket: Socket, state: GuardState): { compressionAsked(): boolean; codec(): Codec | undefined } {
   let compressionAsked = false;
   let codec: Codec | undefined;
   Object.defineProperty(socket, 'zlib', {
@@ -125,9 +131,9 @@ export function guardLinkSocket(socket: Socket, onRefused: (reason: string) => v
       codec = given && {
         pack: (value) => given.pack(value),
         unpack(bytes) {
-          const problem = trusted ? msgpackProblem(bytes, { elements: LINK_MESSAGE_VALUES, depth: LINK_MESSAGE_DEPTH }) : 'sent before the secret was checked';
+          const problem = state.trusted ? msgpackProblem(bytes, { elements: LINK_MESSAGE_VALUES, depth: LINK_MESSAGE_DEPTH }) : 'sent before the secret was checked';
           if (problem) {
-            refuse(`a message that ${problem}`);
+            state.refuse(`a message that ${problem}`);
             throw new Error(`gateway link message refused: it ${problem}`);
           }
           return given.unpack(bytes);
@@ -135,12 +141,35 @@ export function guardLinkSocket(socket: Socket, onRefused: (reason: string) => v
       };
     },
   });
+  return { compressionAsked: () => compressionAsked, codec: () => codec };
+}
+
+/**
+ * Guards one accepted socket (see the top of this file). Wraps the socket's own `push` (every
+ * chunk read from the network enters the stream through it) and `read` (net-ipc asks it for a
+ * whole message by its announced length).
+ */
+export function guardLinkSocket(socket: Socket, onRefused: (reason: string) => void): LinkGuard {
+  const state: GuardState = {
+    trusted: false,
+    received: 0,
+    refused: false,
+    refuse(reason) {
+      if (state.refused) return;
+      state.refused = true;
+      onRefused(reason);
+      socket.destroy();
+    },
+  };
+  guardPush(socket, state);
+  guardRead(socket, state);
+  const asked = guardCodec(socket, state);
   return {
     trust() {
-      if (compressionAsked) refuse('asks for compression, which the link does not take');
-      else if (!codec) refuse('does not speak MessagePack');
-      else trusted = true;
-      return trusted;
+      if (asked.compressionAsked()) state.refuse('asks for compression, which the link does not take');
+      else if (!asked.codec()) state.refuse('does not speak MessagePack');
+      else state.trusted = true;
+      return state.trusted;
     },
   };
 }

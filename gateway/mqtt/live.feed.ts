@@ -73,19 +73,10 @@ export interface LiveFeed {
   stop(): void;
 }
 
-export function startLiveFeed(deps: LiveFeedDeps): LiveFeed {
-  const { broker, events, logger, clock } = deps;
+/** The connected API users by account, and which of them want what (cheap: asked for every stored item and frame). */
+function subscriberRegistry() {
   /** accountId -> its connected API users */
   const subscribers = new Map<string, Set<LiveSubscriber>>();
-  /** accountId -> the tail of its publishes that wait for a group lookup (order kept per account) */
-  const tails = new Map<string, Promise<void>>();
-  /** deviceId -> groupId -> whether the group holds the device; forgotten when the device changes
-   * (a group edit names the devices that joined or left it), and after GROUP_CACHE_MS for
-   * instances that share only the database (no event relay) */
-  const membership = new Map<string, Map<string, { at: number; inGroup: boolean }>>();
-  let memberships = 0;
-  /** marks the packets an outbox writes: only this process knows it */
-  const releaseSecret = randomBytes(16).toString('hex');
 
   function add(s: LiveSubscriber): void {
     const set = subscribers.get(s.principal.accountId) ?? new Set();
@@ -116,59 +107,6 @@ export function startLiveFeed(deps: LiveFeedDeps): LiveFeed {
     return [...groups];
   }
 
-  async function inGroup(deviceId: string, groupId: string): Promise<boolean> {
-    const now = clock.now().getTime();
-    const hit = membership.get(deviceId)?.get(groupId);
-    if (hit && now - hit.at < GROUP_CACHE_MS) return hit.inGroup;
-    const value = await deps.groups.includesDevice(groupId, deviceId);
-    if (memberships > 100_000) {
-      membership.clear();
-      memberships = 0;
-    }
-    let groups = membership.get(deviceId);
-    if (!groups) membership.set(deviceId, (groups = new Map()));
-    if (!groups.has(groupId)) memberships++;
-    groups.set(groupId, { at: now, inGroup: value });
-    return value;
-  }
-
-  function publish(accountId: string, deviceId: string, feed: LiveFeedName, body: () => unknown, groups: string[]): void {
-    const packet: PublishPacket = {
-      cmd: 'publish',
-      topic: liveTopic(deviceId, feed),
-      payload: Buffer.from(JSON.stringify(body())),
-      qos: 0,
-      retain: false,
-      dup: false,
-      properties: { userProperties: { [ACCOUNT]: accountId, [GROUPS]: groups } },
-    };
-    broker.publish(packet, (err) => {
-      if (err) logger.warn({ err, topic: packet.topic }, 'live feed: publishing failed');
-    });
-  }
-
-  /** `body` is read only when someone may see it (a location a gateway process sent is parsed only then). */
-  function offer(accountId: string, deviceId: string, feed: LiveFeedName, body: () => unknown): void {
-    const groups = audienceGroups(accountId);
-    if (groups === null) return;
-    const tail = tails.get(accountId);
-    if (groups.length === 0 && !tail) {
-      publish(accountId, deviceId, feed, body, []);
-      return;
-    }
-    const next = (tail ?? Promise.resolve())
-      .then(async () => {
-        const holding: string[] = [];
-        for (const g of groups) if (await inGroup(deviceId, g)) holding.push(g);
-        publish(accountId, deviceId, feed, body, holding);
-      })
-      .catch((err) => logger.warn({ err, deviceId }, 'live feed: group lookup failed; not delivered to group-restricted users'));
-    tails.set(accountId, next);
-    void next.then(() => {
-      if (tails.get(accountId) === next) tails.delete(accountId);
-    });
-  }
-
   /** Whether a connected API user listens to frames of this account (null: of unknown identifiers). Cheap: called for every frame. */
   function wantsFrames(accountId: string | null): boolean {
     if (accountId !== null) {
@@ -195,23 +133,127 @@ export function startLiveFeed(deps: LiveFeedDeps): LiveFeed {
     return { accounts, unknown };
   }
 
+  return { add, remove, audienceGroups, wantsFrames, framesInterest, clear: () => subscribers.clear() };
+}
+type SubscriberRegistry = ReturnType<typeof subscriberRegistry>;
+
+/**
+ * deviceId -> groupId -> whether the group holds the device; forgotten when the device changes
+ * (a group edit names the devices that joined or left it), and after GROUP_CACHE_MS for
+ * instances that share only the database (no event relay).
+ */
+function groupMembership(groupsService: LiveFeedDeps['groups'], clock: Clock) {
+  const membership = new Map<string, Map<string, { at: number; inGroup: boolean }>>();
+  let memberships = 0;
+
+  async function inGroup(deviceId: string, groupId: string): Promise<boolean> {
+    const now = clock.now().getTime();
+    const hit = membership.get(deviceId)?.get(groupId);
+    if (hit && now - hit.at < GROUP_CACHE_MS) return hit.inGroup;
+    const value = await groupsService.includesDevice(groupId, deviceId);
+    if (memberships > 100_000) {
+      membership.clear();
+      memberships = 0;
+    }
+    let groups = membership.get(deviceId);
+    if (!groups) membership.set(deviceId, (groups = new Map()));
+    if (!groups.has(groupId)) memberships++;
+    groups.set(groupId, { at: now, inGroup: value });
+    return value;
+  }
+
+  function forget(deviceId: string): void {
+    memberships -= membership.get(deviceId)?.size ?? 0;
+    membership.delete(deviceId);
+  }
+
+  return { inGroup, forget };
+}
+
+/** A live packet of the feed, QoS 0, not retained. */
+function livePacket(topic: string, payload: PublishPacket['payload'], userProperties: Record<string, string | string[]>): PublishPacket {
+  return { cmd: 'publish', topic, payload, qos: 0, retain: false, dup: false, properties: { userProperties } };
+}
+
+/** Publishes stored items and frames to the broker, each carrying the scope `forward` checks. */
+function livePublisher(deps: LiveFeedDeps, registry: SubscriberRegistry, groups: ReturnType<typeof groupMembership>) {
+  const { broker, logger } = deps;
+  /** accountId -> the tail of its publishes that wait for a group lookup (order kept per account) */
+  const tails = new Map<string, Promise<void>>();
+
+  function publish(accountId: string, deviceId: string, feed: LiveFeedName, body: () => unknown, holding: string[]): void {
+    const packet = livePacket(liveTopic(deviceId, feed), Buffer.from(JSON.stringify(body())), { [ACCOUNT]: accountId, [GROUPS]: holding });
+    broker.publish(packet, (err) => {
+      if (err) logger.warn({ err, topic: packet.topic }, 'live feed: publishing failed');
+    });
+  }
+
+  /** `body` is read only when someone may see it (a location a gateway process sent is parsed only then). */
+  function offer(accountId: string, deviceId: string, feed: LiveFeedName, body: () => unknown): void {
+    const audience = registry.audienceGroups(accountId);
+    if (audience === null) return;
+    const tail = tails.get(accountId);
+    if (audience.length === 0 && !tail) {
+      publish(accountId, deviceId, feed, body, []);
+      return;
+    }
+    const next = (tail ?? Promise.resolve())
+      .then(async () => {
+        const holding: string[] = [];
+        for (const g of audience) if (await groups.inGroup(deviceId, g)) holding.push(g);
+        publish(accountId, deviceId, feed, body, holding);
+      })
+      .catch((err) => logger.warn({ err, deviceId }, 'live feed: group lookup failed; not delivered to group-restricted users'));
+    tails.set(accountId, next);
+    void next.then(() => {
+      if (tails.get(accountId) === next) tails.delete(accountId);
+    });
+  }
+
   function offerFrame(accountId: string | null, deviceId: string | null, frame: LiveFrame): void {
     if (accountId !== null && deviceId !== null) return offer(accountId, deviceId, 'frames', () => frame);
-    broker.publish(
-      {
-        cmd: 'publish',
-        topic: UNKNOWN_FRAMES_TOPIC,
-        payload: Buffer.from(JSON.stringify(frame)),
-        qos: 0,
-        retain: false,
-        dup: false,
-        properties: { userProperties: { [UNKNOWN]: '1' } },
-      },
-      (err) => {
-        if (err) logger.warn({ err }, 'live feed: publishing an unknown frame failed');
-      },
-    );
+    broker.publish(livePacket(UNKNOWN_FRAMES_TOPIC, Buffer.from(JSON.stringify(frame)), { [UNKNOWN]: '1' }), (err) => {
+      if (err) logger.warn({ err }, 'live feed: publishing an unknown frame failed');
+    });
   }
+
+  return { offer, offerFrame };
+}
+
+/** Whether this user may see a live packet, by the scope it carries. */
+function mayReceive(principal: Principal, packet: AedesPublishPacket): boolean {
+  const props = packet.properties?.userProperties;
+  const account = props?.[ACCOUNT];
+  if (props?.[UNKNOWN] === '1' && packet.topic === UNKNOWN_FRAMES_TOPIC) return seesUnknownFrames(principal);
+  if (typeof account !== 'string' || account !== principal.accountId) return false;
+  if (!principal.groupId) return true;
+  const groups = props?.[GROUPS];
+  const list = Array.isArray(groups) ? groups : typeof groups === 'string' ? [groups] : [];
+  return list.includes(principal.groupId);
+}
+
+/**
+ * authorizeForward for a live packet. A packet of the feed this user may see is queued in its
+ * outbox (null: aedes writes nothing and its delivery slot comes back at once); a packet the
+ * outbox releases is answered bare, to be written; anything else null.
+ */
+function forwardLive(subscriber: LiveSubscriber, packet: AedesPublishPacket, releaseSecret: string): AedesPublishPacket | null {
+  if (packet.properties?.userProperties?.[RELEASE] === releaseSecret) {
+    const { properties: _mark, ...bare } = packet;
+    return bare as AedesPublishPacket;
+  }
+  if (!mayReceive(subscriber.principal, packet)) return null;
+  subscriber.outbox.push(livePacket(packet.topic, packet.payload, { [RELEASE]: releaseSecret }));
+  return null;
+}
+
+export function startLiveFeed(deps: LiveFeedDeps): LiveFeed {
+  const { events } = deps;
+  const registry = subscriberRegistry();
+  const groups = groupMembership(deps.groups, deps.clock);
+  const { offer, offerFrame } = livePublisher(deps, registry, groups);
+  /** marks the packets an outbox writes: only this process knows it */
+  const releaseSecret = randomBytes(16).toString('hex');
 
   const offs = [
     events.onLocations((items) => {
@@ -219,52 +261,17 @@ export function startLiveFeed(deps: LiveFeedDeps): LiveFeed {
     }),
     events.onAlert((i) => offer(i.accountId, i.deviceId, 'alerts', () => i.alert)),
     events.onCommandChanged((i) => offer(i.accountId, i.deviceId, 'commands', () => i.command)),
-    ...(deps.frames ? [deps.frames.attach({ wants: wantsFrames, offer: offerFrame, interest: framesInterest })] : []),
-    events.onDeviceChanged((deviceId) => {
-      memberships -= membership.get(deviceId)?.size ?? 0;
-      membership.delete(deviceId);
-    }),
+    ...(deps.frames ? [deps.frames.attach({ wants: registry.wantsFrames, offer: offerFrame, interest: registry.framesInterest })] : []),
+    events.onDeviceChanged((deviceId) => groups.forget(deviceId)),
   ];
 
   return {
-    add,
-    remove,
-    /**
-     * authorizeForward for a live packet. A packet of the feed this user may see is queued in its
-     * outbox (null: aedes writes nothing and its delivery slot comes back at once); a packet the
-     * outbox releases is answered bare, to be written; anything else null.
-     */
-    forward(subscriber: LiveSubscriber, packet: AedesPublishPacket): AedesPublishPacket | null {
-      const props = packet.properties?.userProperties;
-      if (props?.[RELEASE] === releaseSecret) {
-        const { properties: _mark, ...bare } = packet;
-        return bare as AedesPublishPacket;
-      }
-      const principal = subscriber.principal;
-      const account = props?.[ACCOUNT];
-      if (props?.[UNKNOWN] === '1' && packet.topic === UNKNOWN_FRAMES_TOPIC) {
-        if (!seesUnknownFrames(principal)) return null;
-      } else if (typeof account !== 'string' || account !== principal.accountId) return null;
-      else if (principal.groupId) {
-        const groups = props?.[GROUPS];
-        const list = Array.isArray(groups) ? groups : typeof groups === 'string' ? [groups] : [];
-        if (!list.includes(principal.groupId)) return null;
-      }
-      subscriber.outbox.push({
-        cmd: 'publish',
-        topic: packet.topic,
-        payload: packet.payload,
-        qos: 0,
-        retain: false,
-        dup: false,
-        properties: { userProperties: { [RELEASE]: releaseSecret } },
-      });
-      return null;
-    },
+    add: registry.add,
+    remove: registry.remove,
+    forward: (subscriber, packet) => forwardLive(subscriber, packet, releaseSecret),
     stop(): void {
       for (const off of offs) off();
-      subscribers.clear();
+      registry.clear();
     },
   };
 }
-

@@ -139,82 +139,81 @@ export interface Authenticator {
   release(holding: Holding): void;
 }
 
+const holderKey = (i: Identity): string => (i.kind === 'device' ? `d:${i.deviceId}` : `u:${i.principal.userId}`);
+
+async function asUser(tokens: TokensService, userName: string, password: string): Promise<Identity | null> {
+  if (looksLikeJwt(password)) {
+    const principal = await tokens.principalForToken(password);
+    if (!principal || principal.userName.toLowerCase() !== userName.toLowerCase()) return null;
+    return { kind: 'user', principal, credential: { type: 'token', token: password }, expiresAtMs: tokenExpiry(password) };
+  }
+  const principal = await tokens.principalForApiKey(userName, password);
+  return principal ? { kind: 'user', principal, credential: { type: 'apiKey', apiKey: password }, expiresAtMs: null } : null;
+}
+
+/**
+ * Device first, then user, as the contract orders them; a password shaped like an API key tries
+ * the user first, so an API user's login is not recorded as an unknown device. A token was
+ * tried before (login).
+ */
+async function identify(deps: AuthDeps, userName: string, password: string, remoteAddress: string | null): Promise<AuthResult> {
+  const userFirst = looksLikeApiKey(password);
+  if (userFirst) {
+    const user = await asUser(deps.tokens, userName, password);
+    if (user) return { ok: true, identity: user };
+  }
+  const r = await deps.directory.resolve(userName, PROTOCOL, remoteAddress);
+  if (r.status === 'ok' && r.device.mqttPasswordHash && devicePasswordMatches(password, r.device.mqttPasswordHash)) {
+    return { ok: true, identity: { kind: 'device', deviceId: r.device.id, accountId: r.device.accountId, passwordHash: r.device.mqttPasswordHash } };
+  }
+  const user = userFirst || looksLikeJwt(password) ? null : await asUser(deps.tokens, userName, password);
+  if (user) return { ok: true, identity: user };
+  if (r.status === 'expired') return { ok: false, returnCode: 5, reason: 'device expired', deviceId: userName };
+  if (r.status !== 'ok') return { ok: false, returnCode: 4, reason: 'unknown device or user' };
+  // mqttPassword is write-only on the device record: a device created without one cannot log in
+  if (!r.device.mqttPasswordHash) return { ok: false, returnCode: 4, reason: 'no MQTT password set', deviceId: r.device.id };
+  return { ok: false, returnCode: 4, reason: 'wrong password', deviceId: r.device.id };
+}
+
+/** Checks the credentials within the failed-login limits (the file's comment). */
+async function login(deps: AuthDeps, limits: MqttLoginLimiters, userName: string, password: string, remoteAddress: string | null): Promise<AuthResult> {
+  if (looksLikeJwt(password)) {
+    const user = await asUser(deps.tokens, userName, password);
+    if (user) return { ok: true, identity: user };
+  }
+  // the token endpoint's keys: the address, and the user name from the address
+  const [address, identity] = failedLoginKeys(userName, remoteAddress ?? '');
+  // whether the address, or this identity from it, failed too often
+  const waits = await Promise.all([limits.address.blockedFor([address!]), limits.identity.blockedFor([identity!])]);
+  if (waits.some((w) => w > 0)) return { ok: false, returnCode: 5, reason: 'too many failed logins' };
+  const result = await identify(deps, userName, password, remoteAddress);
+  if (!result.ok) await Promise.all([limits.address.recordFailure([address!]), limits.identity.recordFailure([identity!])]);
+  return result;
+}
+
+/** A device whose id begins the client id and is `fromLength` characters or longer. */
+async function longerDevice(directory: DeviceDirectory, clientId: string, fromLength: number): Promise<string | undefined> {
+  const ids = deviceIdsBeginning(clientId, fromLength);
+  const found = await Promise.all(ids.map((id) => directory.find(id)));
+  return found.find((d) => d !== undefined)?.id;
+}
+
 export function createAuthenticator(deps: AuthDeps): Authenticator {
   const { directory, tokens } = deps;
   const limits = deps.failedLogins ?? memoryLoginLimiters();
   /** client id -> the claim of the connection that uses it (forgotten when that connection ends) */
   const holders = new Map<string, Holding>();
 
-  const holderKey = (i: Identity): string => (i.kind === 'device' ? `d:${i.deviceId}` : `u:${i.principal.userId}`);
-
-  /** Whether the address, or this identity from it, failed too often. */
-  async function heldOff(address: string, identity: string): Promise<boolean> {
-    const waits = await Promise.all([limits.address.blockedFor([address]), limits.identity.blockedFor([identity])]);
-    return waits.some((s) => s > 0);
-  }
-
-  async function failed(address: string, identity: string): Promise<void> {
-    await Promise.all([limits.address.recordFailure([address]), limits.identity.recordFailure([identity])]);
-  }
-
-  async function asUser(userName: string, password: string): Promise<Identity | null> {
-    if (looksLikeJwt(password)) {
-      const principal = await tokens.principalForToken(password);
-      if (!principal || principal.userName.toLowerCase() !== userName.toLowerCase()) return null;
-      return { kind: 'user', principal, credential: { type: 'token', token: password }, expiresAtMs: tokenExpiry(password) };
-    }
-    const principal = await tokens.principalForApiKey(userName, password);
-    return principal ? { kind: 'user', principal, credential: { type: 'apiKey', apiKey: password }, expiresAtMs: null } : null;
-  }
-
-  /**
-   * Device first, then user, as the contract orders them; a password shaped like an API key tries
-   * the user first, so an API user's login is not recorded as an unknown device. A token was
-   * tried before (authenticate).
-   */
-  async function identify(userName: string, password: string, remoteAddress: string | null): Promise<AuthResult> {
-    const userFirst = looksLikeApiKey(password);
-    if (userFirst) {
-      const user = await asUser(userName, password);
-      if (user) return { ok: true, identity: user };
-    }
-    const r = await directory.resolve(userName, PROTOCOL, remoteAddress);
-    if (r.status === 'ok' && r.device.mqttPasswordHash && devicePasswordMatches(password, r.device.mqttPasswordHash)) {
-      return { ok: true, identity: { kind: 'device', deviceId: r.device.id, accountId: r.device.accountId, passwordHash: r.device.mqttPasswordHash } };
-    }
-    const user = userFirst || looksLikeJwt(password) ? null : await asUser(userName, password);
-    if (user) return { ok: true, identity: user };
-    if (r.status === 'expired') return { ok: false, returnCode: 5, reason: 'device expired', deviceId: userName };
-    if (r.status !== 'ok') return { ok: false, returnCode: 4, reason: 'unknown device or user' };
-    // mqttPassword is write-only on the device record: a device created without one cannot log in
-    if (!r.device.mqttPasswordHash) return { ok: false, returnCode: 4, reason: 'no MQTT password set', deviceId: r.device.id };
-    return { ok: false, returnCode: 4, reason: 'wrong password', deviceId: r.device.id };
-  }
-
-  /** Checks the credentials within the failed-login limits (the file's comment). */
-  async function login(userName: string, password: string, remoteAddress: string | null): Promise<AuthResult> {
-    if (looksLikeJwt(password)) {
-      const user = await asUser(userName, password);
-      if (user) return { ok: true, identity: user };
-    }
-    // the token endpoint's keys: the address, and the user name from the address
-    const [address, identity] = failedLoginKeys(userName, remoteAddress ?? '');
-    if (await heldOff(address!, identity!)) return { ok: false, returnCode: 5, reason: 'too many failed logins' };
-    const result = await identify(userName, password, remoteAddress);
-    if (!result.ok) await failed(address!, identity!);
-    return result;
-  }
-
   async function authenticate(clientId: string, userName: string | undefined, password: Buffer | undefined, remoteAddress: string | null): Promise<AuthResult> {
     if (!userName || !password || password.length === 0 || password.length > 4096) {
       return { ok: false, returnCode: 4, reason: 'no user name or password' };
     }
-    const result = await login(userName, password.toString('utf8'), remoteAddress);
+    const result = await login(deps, limits, userName, password.toString('utf8'), remoteAddress);
     if (!result.ok) return result;
     const prefix = clientIdPrefix(clientId, userName);
     if (prefix === null) return { ok: false, returnCode: 2, reason: 'client id must start with the user name' };
     const isDevice = result.identity.kind === 'device';
-    const owner = await longerDevice(clientId, prefix + 1);
+    const owner = await longerDevice(directory, clientId, prefix + 1);
     if (owner) return { ok: false, returnCode: 2, reason: `client id belongs to device ${owner}` };
     const holding: Holding = { clientId, holder: holderKey(result.identity), rank: prefix + (isDevice ? 0.5 : 0) };
     const current = holders.get(clientId);
@@ -223,13 +222,6 @@ export function createAuthenticator(deps: AuthDeps): Authenticator {
     }
     holders.set(clientId, holding);
     return { ...result, holding };
-  }
-
-  /** A device whose id begins the client id and is `fromLength` characters or longer. */
-  async function longerDevice(clientId: string, fromLength: number): Promise<string | undefined> {
-    const ids = deviceIdsBeginning(clientId, fromLength);
-    const found = await Promise.all(ids.map((id) => directory.find(id)));
-    return found.find((d) => d !== undefined)?.id;
   }
 
   /** The connection holding a client id ended: the client id is free (unless another took it over). */
@@ -245,4 +237,3 @@ export function createAuthenticator(deps: AuthDeps): Authenticator {
 
   return { authenticate, recheck, release };
 }
-

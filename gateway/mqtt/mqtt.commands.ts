@@ -57,8 +57,48 @@ export function commandPayload(c: Pick<CommandRecord, 'id' | 'command' | 'format
   return Buffer.from(JSON.stringify({ id: c.id, command: c.command, format: c.format }));
 }
 
+/** A device's clients that take its commands, and its one delivery (see createMqttCommands). */
+interface DeviceEntry {
+  clients: Set<Client>;
+  commands: ConnectionCommands;
+}
+
+const live = (clients: Set<Client>): boolean => [...clients].some((c) => !c.closed);
+
+/** Publishes a command to the device's topic; false when no client of the device lives to receive it. */
+function publishCommand(o: MqttCommandsOptions, entry: DeviceEntry | undefined, deviceId: string, payload: Buffer): boolean {
+  if (!entry || !live(entry.clients)) return false;
+  const packet: PublishPacket = { cmd: 'publish', topic: commandsTopic(deviceId), payload, qos: 1, retain: false, dup: false };
+  o.broker.publish(packet, (err) => {
+    if (err) o.logger.warn({ deviceId, err: err.message }, 'mqtt: publishing a command failed; it is delivered again at the next connection');
+  });
+  return true;
+}
+
+/** An answer that names a command not in flight here: the command it names, if the device was sent it; else the device's log. */
+async function answerById(o: MqttCommandsOptions, deviceId: string, id: number, text: string): Promise<void> {
+  if (await o.commands.answeredById(deviceId, id, text)) return;
+  o.logger.info({ protocol: PROTOCOL, deviceId, command: id, text: text.slice(0, 200) }, 'device reply that answers no command sent to it; kept in its log');
+  await o.commands.unsolicited(deviceId, { protocol: PROTOCOL, text });
+}
+
+/** A new delivery of the device's queue, through its first live client's connection. */
+function deviceDelivery(o: MqttCommandsOptions, deviceId: string, client: Client, write: (bytes: Buffer) => boolean): ConnectionCommands {
+  return new ConnectionCommands({
+    commands: o.commands,
+    protocolName: PROTOCOL,
+    clock: o.clock,
+    logger: o.logger,
+    waitMs: o.waitMs,
+    deviceId,
+    encode: (c) => ({ bytes: commandPayload(c), match: { commandId: c.id } }),
+    unmatched: (r) => answerById(o, deviceId, r.commandId!, r.text),
+    write,
+    where: () => ({ protocol: PROTOCOL, deviceId, clientId: client.id }),
+  });
+}
+
 export function createMqttCommands(o: MqttCommandsOptions): MqttCommands {
-  const logger = o.logger;
   /**
    * deviceId -> the device's clients that take its commands, and its one delivery. A command is
    * published to the device's topic, which every one of them receives: the delivery lives while
@@ -66,25 +106,7 @@ export function createMqttCommands(o: MqttCommandsOptions): MqttCommands {
    * device) changes nothing of it, nor does one that leaves while another stays; when the last
    * one is gone, what was sent and not answered goes back to the queue, for the next client.
    */
-  const byDevice = new Map<string, { clients: Set<Client>; commands: ConnectionCommands }>();
-  const live = (clients: Set<Client>): boolean => [...clients].some((c) => !c.closed);
-
-  function publish(deviceId: string, payload: Buffer): boolean {
-    const entry = byDevice.get(deviceId);
-    if (!entry || !live(entry.clients)) return false;
-    const packet: PublishPacket = { cmd: 'publish', topic: commandsTopic(deviceId), payload, qos: 1, retain: false, dup: false };
-    o.broker.publish(packet, (err) => {
-      if (err) logger.warn({ deviceId, err: err.message }, 'mqtt: publishing a command failed; it is delivered again at the next connection');
-    });
-    return true;
-  }
-
-  /** An answer that names a command not in flight here: the command it names, if the device was sent it; else the device's log. */
-  async function byId(deviceId: string, id: number, text: string): Promise<void> {
-    if (await o.commands.answeredById(deviceId, id, text)) return;
-    logger.info({ protocol: PROTOCOL, deviceId, command: id, text: text.slice(0, 200) }, 'device reply that answers no command sent to it; kept in its log');
-    await o.commands.unsolicited(deviceId, { protocol: PROTOCOL, text });
-  }
+  const byDevice = new Map<string, DeviceEntry>();
 
   return {
     ready(client, deviceId) {
@@ -96,19 +118,7 @@ export function createMqttCommands(o: MqttCommandsOptions): MqttCommands {
       }
       // none of the device's clients lives on: a new delivery, which sends again what was in flight
       current?.commands.close();
-      const where = () => ({ protocol: PROTOCOL, deviceId, clientId: client.id });
-      const commands = new ConnectionCommands({
-        commands: o.commands,
-        protocolName: PROTOCOL,
-        clock: o.clock,
-        logger,
-        waitMs: o.waitMs,
-        deviceId,
-        encode: (c) => ({ bytes: commandPayload(c), match: { commandId: c.id } }),
-        unmatched: (r) => byId(deviceId, r.commandId!, r.text),
-        write: (bytes) => publish(deviceId, bytes),
-        where,
-      });
+      const commands = deviceDelivery(o, deviceId, client, (bytes) => publishCommand(o, byDevice.get(deviceId), deviceId, bytes));
       byDevice.set(deviceId, { clients: new Set([client]), commands });
       commands.kick();
     },
@@ -137,7 +147,7 @@ export function createMqttCommands(o: MqttCommandsOptions): MqttCommands {
       const entry = byDevice.get(deviceId);
       if (entry) return entry.commands.answer(answers);
       // answered after its client went, or from another client (mosquitto_sub takes, mosquitto_pub answers)
-      for (const a of answers) await byId(deviceId, a.commandId, a.text);
+      for (const a of answers) await answerById(o, deviceId, a.commandId, a.text);
     },
 
     stop() {

@@ -132,16 +132,15 @@ const BROKER_LIMITS = {
   connectTimeout: 30_000,
 };
 
-export async function startMqttGateway(o: MqttGatewayOptions): Promise<MqttGateway> {
-  const logger = o.logger.child({ component: 'mqtt' });
-  const broker = await Aedes.createBroker({ ...BROKER_LIMITS, drainTimeout: o.drainTimeoutMs ?? BROKER_LIMITS.drainTimeout });
+/** The handlers' shared context: the publish handler, the authenticator, the live feed and the commands to devices. */
+function mqttContext(o: MqttGatewayOptions, broker: Aedes, logger: Logger): MqttContext {
   const commands = o.commands && createMqttCommands({ broker, commands: o.commands, clock: o.clock, logger, waitMs: o.commandWaitMs ?? 15_000 });
   const publisher = createPublishHandler({
     directory: o.directory, ingest: o.ingest, logger, pending: new Semaphore(o.maxPendingMessages ?? 10_000),
     commandResults: commands && ((deviceId, results) => commands.results(deviceId, results)),
     counts: o.counts,
   });
-  const gw: MqttContext = {
+  return {
     logger,
     clock: o.clock,
     directory: o.directory,
@@ -153,8 +152,11 @@ export async function startMqttGateway(o: MqttGatewayOptions): Promise<MqttGatew
     liveOutbox: o.liveOutbox,
     commands,
   };
+}
 
-  // The handlers, set on the broker as docs/Aedes.md "Handler: …" shows; each file cites its clause.
+/** The handlers, set on the broker as docs/Aedes.md "Handler: …" shows; each file cites its clause. */
+function setHandlers(broker: Aedes, gw: MqttContext): void {
+  const { logger } = gw;
   broker.preConnect = assignClientId;
   broker.authenticate = (client, username, password, done) => authenticate(gw, client, username, password, done);
   broker.authorizePublish = (client, packet, done) => authorizePublish(gw, client, packet, done);
@@ -171,10 +173,14 @@ export async function startMqttGateway(o: MqttGatewayOptions): Promise<MqttGatew
   // aedes emits 'error' for failures of its background jobs (e.g. clearing wills); never crash on them
   const emitter: EventEmitter = broker;
   emitter.on('error', (err: Error) => logger.warn({ err }, 'mqtt: broker error'));
-  const stopWatchingUsers = watchUsers(gw, o.events, o.recheckUsersMs ?? 60_000);
+}
 
-  const listeners: Listener[] = [];
-  const ports: Record<string, number> = {};
+/**
+ * Opens the TCP, WebSocket and TLS listeners that are on, each pushed to `listeners` (and its port
+ * to `ports`) as it opens, so a failure part way lets the caller close those already open.
+ */
+async function openListeners(o: MqttGatewayOptions, broker: Aedes, gw: MqttContext, listeners: Listener[], ports: Record<string, number>): Promise<void> {
+  const { logger } = gw;
   const maxPacketBytes = o.maxPacketBytes ?? DEFAULT_MAX_PACKET_BYTES;
   const handle = (socket: Duplex, remoteAddress: string | null, req?: IncomingMessage) => {
     const stream = guardPacketSize(socket, maxPacketBytes, (e) => {
@@ -183,26 +189,39 @@ export async function startMqttGateway(o: MqttGatewayOptions): Promise<MqttGatew
     gw.sessions.connected(broker.handle(stream, req), { stream, remoteAddress });
   };
   const socketError = (e: Error) => logger.debug({ err: e.message }, 'mqtt: socket error');
+  if (o.port !== 'off') {
+    const l = await listenTcp(handle, o.port, o.host);
+    listeners.push(l);
+    ports.mqtt = l.port;
+  }
+  if (o.wsPort !== 'off') {
+    const l = await listenWebSocket(handle, o.wsPort, o.host, socketError, maxPacketBytes);
+    listeners.push(l);
+    ports['mqtt/ws'] = l.port;
+  }
+  if (o.tlsPort !== 'off') {
+    if (o.tlsCert && o.tlsKey) {
+      const l = await listenTls(handle, o.tlsPort, o.host, readFileSync(o.tlsCert), readFileSync(o.tlsKey), socketError);
+      listeners.push(l);
+      ports['mqtt/tls'] = l.port;
+    } else {
+      logger.info('mqtt: no TLS certificate and key given; MQTT over TLS is off');
+    }
+  }
+}
+
+export async function startMqttGateway(o: MqttGatewayOptions): Promise<MqttGateway> {
+  const logger = o.logger.child({ component: 'mqtt' });
+  const broker = await Aedes.createBroker({ ...BROKER_LIMITS, drainTimeout: o.drainTimeoutMs ?? BROKER_LIMITS.drainTimeout });
+  const gw = mqttContext(o, broker, logger);
+  const { commands, publisher } = gw;
+  setHandlers(broker, gw);
+  const stopWatchingUsers = watchUsers(gw, o.events, o.recheckUsersMs ?? 60_000);
+
+  const listeners: Listener[] = [];
+  const ports: Record<string, number> = {};
   try {
-    if (o.port !== 'off') {
-      const l = await listenTcp(handle, o.port, o.host);
-      listeners.push(l);
-      ports.mqtt = l.port;
-    }
-    if (o.wsPort !== 'off') {
-      const l = await listenWebSocket(handle, o.wsPort, o.host, socketError, maxPacketBytes);
-      listeners.push(l);
-      ports['mqtt/ws'] = l.port;
-    }
-    if (o.tlsPort !== 'off') {
-      if (o.tlsCert && o.tlsKey) {
-        const l = await listenTls(handle, o.tlsPort, o.host, readFileSync(o.tlsCert), readFileSync(o.tlsKey), socketError);
-        listeners.push(l);
-        ports['mqtt/tls'] = l.port;
-      } else {
-        logger.info('mqtt: no TLS certificate and key given; MQTT over TLS is off');
-      }
-    }
+    await openListeners(o, broker, gw, listeners, ports);
   } catch (e) {
     await stopAll();
     throw e;

@@ -25,7 +25,7 @@ import type { Session } from './mqtt.sessions.js';
 import { PROTOCOL } from './mqtt.auth.js';
 import { routeDevicePublish, type DevicePublishRoute } from './mqtt.topics.js';
 import { parseAlerts, parseCommandResults, parseJson, parseLocations, excerpt } from './mqtt.payloads.js';
-import { decodeOwnTracks } from './owntracks.decoder.js';
+import { decodeOwnTracks } from '../../protocols/owntracks/owntracks.decoder.js';
 import { Semaphore, sleep } from './publish.limits.js';
 
 export const OWNTRACKS_PROTOCOL = 'owntracks';
@@ -84,77 +84,85 @@ export interface PublishHandler {
   readonly stats: Readonly<PublishStats>;
 }
 
+/** OwnTracks JSON to work: one malformed message rejects the publish, one with no location is ignored. */
+function planOwnTracks(ingest: PublishDeps['ingest'], payload: Buffer, phone: string): Work {
+  const json = parseJson(payload);
+  if (!json.ok) return { kind: 'rejected', reason: json.reason };
+  const decoded = decodeOwnTracks(json.value, phone);
+  const bad = decoded.find((d) => d.kind === 'malformed');
+  if (bad && bad.kind === 'malformed') return { kind: 'rejected', reason: bad.reason };
+  const reports = decoded.flatMap((d) => (d.kind === 'location' ? [d.report] : []));
+  if (reports.length === 0) return { kind: 'ignored', what: decoded.map((d) => (d.kind === 'ignored' ? d.type : '')).join(',') };
+  return { kind: 'store', run: (d) => ingest.submit(d, OWNTRACKS_PROTOCOL, reports).then(locationsWritten) };
+}
+
+function planCommandResults(deps: PublishDeps, payload: Buffer): Work {
+  const p = parseCommandResults(payload);
+  if (!p.ok) return { kind: 'rejected', reason: p.reason };
+  const record = deps.commandResults;
+  if (!record) return { kind: 'ignored', what: 'commandResults' };
+  return {
+    kind: 'store',
+    run: async (d) => {
+      await record(d.id, p.value);
+      return p.value.length;
+    },
+  };
+}
+
+/**
+ * Decodes the payload for its route into the core's reports (synchronously, so work keeps
+ * arrival order). QoS 1 is at least once: the ingest raises a resent alert only once.
+ */
+function plan(deps: PublishDeps, route: DevicePublishRoute, payload: Buffer): Work {
+  const { ingest, logger } = deps;
+  switch (route.kind) {
+    case 'locations': {
+      const p = parseLocations(payload);
+      if (!p.ok) return { kind: 'rejected', reason: p.reason };
+      const reports = p.value.map(locationReport);
+      // One message is one unit, as one REST request is: acknowledged, and refused whole.
+      return { kind: 'store', run: (d) => ingest.submit(d, PROTOCOL, reports, { allOrNothing: true }).then(storedLocations(logger, d)) };
+    }
+    case 'alerts': {
+      const p = parseAlerts(payload);
+      if (!p.ok) return { kind: 'rejected', reason: p.reason };
+      const reports = p.value.map(alertReport);
+      return { kind: 'store', run: (d) => ingest.submit(d, PROTOCOL, reports).then(raisedAlerts) };
+    }
+    case 'commandResults':
+      return planCommandResults(deps, payload);
+    case 'owntracks':
+      return planOwnTracks(ingest, payload, route.phone);
+    case 'owntracks-other':
+      return { kind: 'ignored', what: route.subtopic };
+  }
+}
+
+async function currentDevice(directory: DeviceDirectory, session: Session, protocol: string): Promise<DeviceRecord> {
+  const id = session.identity as Extract<Identity, { kind: 'device' }>;
+  const r = await directory.resolve(id.deviceId, protocol, session.remoteAddress);
+  if (r.status !== 'ok') throw new Refused(`device ${r.status}`);
+  // a new MQTT password ends the sessions opened with the old one
+  if (r.device.mqttPasswordHash !== id.passwordHash) throw new Refused('device credentials changed');
+  return r.device;
+}
+
+/**
+ * Runs `step` once the client's previous step has run, so publishes reach the core in arrival
+ * order; the next step does not wait for what this one answers (a commit) to settle.
+ */
+function inArrivalOrder<T>(session: Session, step: () => Promise<T>): Promise<T> {
+  const run = session.tail.then(step);
+  session.tail = run.catch(() => undefined);
+  return run;
+}
+
 export function createPublishHandler(deps: PublishDeps): PublishHandler {
-  const { directory, ingest, logger, pending } = deps;
+  const { directory, logger, pending } = deps;
   const stats: PublishStats = { accepted: 0, rejected: 0, ignored: 0, refused: 0, failed: 0 };
   /** made here, not in handOver: a closure made there would keep handOver's `work` until the commit */
   const releaseSlot = (): void => pending.release();
-
-  /**
-   * Decodes the payload for its route into the core's reports (synchronously, so work keeps
-   * arrival order). QoS 1 is at least once: the ingest raises a resent alert only once.
-   */
-  function plan(route: DevicePublishRoute, payload: Buffer): Work {
-    switch (route.kind) {
-      case 'locations': {
-        const p = parseLocations(payload);
-        if (!p.ok) return { kind: 'rejected', reason: p.reason };
-        const reports = p.value.map(locationReport);
-        // One message is one unit, as one REST request is: acknowledged, and refused whole.
-        return { kind: 'store', run: (d) => ingest.submit(d, PROTOCOL, reports, { allOrNothing: true }).then(storedLocations(logger, d)) };
-      }
-      case 'alerts': {
-        const p = parseAlerts(payload);
-        if (!p.ok) return { kind: 'rejected', reason: p.reason };
-        const reports = p.value.map(alertReport);
-        return { kind: 'store', run: (d) => ingest.submit(d, PROTOCOL, reports).then(raisedAlerts) };
-      }
-      case 'commandResults': {
-        const p = parseCommandResults(payload);
-        if (!p.ok) return { kind: 'rejected', reason: p.reason };
-        const record = deps.commandResults;
-        if (!record) return { kind: 'ignored', what: 'commandResults' };
-        return {
-          kind: 'store',
-          run: async (d) => {
-            await record(d.id, p.value);
-            return p.value.length;
-          },
-        };
-      }
-      case 'owntracks': {
-        const json = parseJson(payload);
-        if (!json.ok) return { kind: 'rejected', reason: json.reason };
-        const decoded = decodeOwnTracks(json.value, route.phone);
-        const bad = decoded.find((d) => d.kind === 'malformed');
-        if (bad && bad.kind === 'malformed') return { kind: 'rejected', reason: bad.reason };
-        const reports = decoded.flatMap((d) => (d.kind === 'location' ? [d.report] : []));
-        if (reports.length === 0) return { kind: 'ignored', what: decoded.map((d) => (d.kind === 'ignored' ? d.type : '')).join(',') };
-        return { kind: 'store', run: (d) => ingest.submit(d, OWNTRACKS_PROTOCOL, reports).then(locationsWritten) };
-      }
-      case 'owntracks-other':
-        return { kind: 'ignored', what: route.subtopic };
-    }
-  }
-
-  async function currentDevice(session: Session, protocol: string): Promise<DeviceRecord> {
-    const id = session.identity as Extract<Identity, { kind: 'device' }>;
-    const r = await directory.resolve(id.deviceId, protocol, session.remoteAddress);
-    if (r.status !== 'ok') throw new Refused(`device ${r.status}`);
-    // a new MQTT password ends the sessions opened with the old one
-    if (r.device.mqttPasswordHash !== id.passwordHash) throw new Refused('device credentials changed');
-    return r.device;
-  }
-
-  /**
-   * Runs `step` once the client's previous step has run, so publishes reach the core in arrival
-   * order; the next step does not wait for what this one answers (a commit) to settle.
-   */
-  function inArrivalOrder<T>(session: Session, step: () => Promise<T>): Promise<T> {
-    const run = session.tail.then(step);
-    session.tail = run.catch(() => undefined);
-    return run;
-  }
 
   /**
    * Throttles, checks the device is still active, takes a slot and hands over; settles with the
@@ -165,7 +173,7 @@ export function createPublishHandler(deps: PublishDeps): PublishHandler {
     return inArrivalOrder(session, async () => {
       if (waitMs > 0) await sleep(waitMs);
       if (work.kind === 'ignored') return { committed: Promise.resolve(0) };
-      const device = await currentDevice(session, protocol);
+      const device = await currentDevice(directory, session, protocol);
       await pending.acquire();
       const committed = work.run(device).finally(releaseSlot);
       void directory.touch(device, protocol);
@@ -190,7 +198,7 @@ export function createPublishHandler(deps: PublishDeps): PublishHandler {
     const waitMs = client.closed ? 0 : session.bucket.take();
     if (waitMs < 0) return refuse('publish rate exceeded');
     const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);
-    const work = plan(route, payload);
+    const work = plan(deps, route, payload);
     if (work.kind === 'rejected') {
       stats.rejected++;
       logger.warn({ deviceId: identity.deviceId, topic: packet.topic, reason: work.reason, payload: excerpt(payload) }, 'mqtt: malformed message acknowledged and not stored');

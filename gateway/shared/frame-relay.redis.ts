@@ -12,8 +12,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../core/logger.js';
-import { closeRedis, connectRedis } from '../../core/redis/redis-client.redis.js';
-import type { FrameTap, LiveFrame } from './frame-tap.js';
+import { closeRedis, connectRedis, type RedisClient } from '../../core/redis/redis-client.redis.js';
+import type { FrameSink, FrameTap, LiveFrame } from './frame-tap.js';
 
 export const INTEREST_EVERY_MS = 2000;
 export const INTEREST_TTL_MS = 3 * INTEREST_EVERY_MS;
@@ -32,58 +32,68 @@ export interface FrameRelayOptions {
   interestEveryMs?: number;
 }
 
+/** What other instances announced they want: accountId ('' for unknown identifiers) -> until when. */
+function remoteInterest(ttl: number) {
+  const wanted = new Map<string, number>();
+  const key = (accountId: string | null) => accountId ?? '';
+  return {
+    wants(accountId: string | null): boolean {
+      const until = wanted.get(key(accountId));
+      if (until === undefined) return false;
+      if (until > Date.now()) return true;
+      wanted.delete(key(accountId));
+      return false;
+    },
+    interest(): { accounts: string[]; unknown: boolean } {
+      const now = Date.now();
+      const live = [...wanted].filter(([, until]) => until > now).map(([a]) => a);
+      return { accounts: live.filter((a) => a !== ''), unknown: live.includes('') };
+    },
+    /** another instance's announcement */
+    note(m: Interest): void {
+      const until = Date.now() + ttl;
+      for (const a of m.a) wanted.set(a, until);
+      if (m.u) wanted.set('', until);
+    },
+  };
+}
+
+/** Publishes frames fire-and-forget, at most MAX_IN_FLIGHT at a time; the rest are dropped and warned of once per episode. */
+function boundedOffer(pub: RedisClient, channel: string, origin: string, logger: Logger): FrameSink['offer'] {
+  let inFlight = 0;
+  let dropped = 0;
+  return (accountId, deviceId, frame) => {
+    if (inFlight >= MAX_IN_FLIGHT) {
+      if (dropped++ === 0) logger.warn('frames for other instances: Redis is slow; frames dropped until it catches up');
+      return;
+    }
+    inFlight++;
+    const message: Relayed = { o: origin, a: accountId, d: deviceId, f: frame };
+    pub
+      .publish(channel, JSON.stringify(message))
+      .catch(() => undefined)
+      .finally(() => {
+        inFlight--;
+        if (inFlight === 0 && dropped > 0) {
+          logger.warn({ dropped }, 'frames for other instances: caught up');
+          dropped = 0;
+        }
+      });
+  };
+}
+
 export async function relayFrames(tap: FrameTap, url: string, prefix: string, logger: Logger, options: FrameRelayOptions = {}): Promise<{ close(): Promise<void> }> {
   const origin = randomUUID();
   const framesChannel = `${prefix}frames`;
   const interestChannel = `${prefix}frames:interest`;
   const every = options.interestEveryMs ?? INTEREST_EVERY_MS;
-  const ttl = 3 * every;
   const timeouts = options.timeoutMs === undefined ? {} : { commandTimeout: options.timeoutMs };
   const pub = connectRedis(url, { enableOfflineQueue: false, ...timeouts });
   const sub = connectRedis(url, timeouts);
   for (const c of [pub, sub]) c.on('error', () => {});
 
-  /** accountId ('' for unknown identifiers) -> until when another instance wants its frames */
-  const wanted = new Map<string, number>();
-  const key = (accountId: string | null) => accountId ?? '';
-  let inFlight = 0;
-  let dropped = 0;
-
-  const detach = tap.attach(
-    {
-      wants(accountId) {
-        const until = wanted.get(key(accountId));
-        if (until === undefined) return false;
-        if (until > Date.now()) return true;
-        wanted.delete(key(accountId));
-        return false;
-      },
-      interest() {
-        const now = Date.now();
-        const live = [...wanted].filter(([, until]) => until > now).map(([a]) => a);
-        return { accounts: live.filter((a) => a !== ''), unknown: live.includes('') };
-      },
-      offer(accountId, deviceId, frame) {
-        if (inFlight >= MAX_IN_FLIGHT) {
-          if (dropped++ === 0) logger.warn('frames for other instances: Redis is slow; frames dropped until it catches up');
-          return;
-        }
-        inFlight++;
-        const message: Relayed = { o: origin, a: accountId, d: deviceId, f: frame };
-        pub
-          .publish(framesChannel, JSON.stringify(message))
-          .catch(() => undefined)
-          .finally(() => {
-            inFlight--;
-            if (inFlight === 0 && dropped > 0) {
-              logger.warn({ dropped }, 'frames for other instances: caught up');
-              dropped = 0;
-            }
-          });
-      },
-    },
-    { relay: true },
-  );
+  const remote = remoteInterest(3 * every);
+  const detach = tap.attach({ wants: remote.wants, interest: remote.interest, offer: boundedOffer(pub, framesChannel, origin, logger) }, { relay: true });
 
   const announce = () => {
     const local = tap.localInterest();
@@ -98,14 +108,10 @@ export async function relayFrames(tap: FrameTap, url: string, prefix: string, lo
     try {
       if (channel === interestChannel) {
         const m = JSON.parse(text) as Interest;
-        if (m.o === origin) return;
-        const until = Date.now() + ttl;
-        for (const a of m.a) wanted.set(a, until);
-        if (m.u) wanted.set('', until);
+        if (m.o !== origin) remote.note(m);
       } else if (channel === framesChannel) {
         const m = JSON.parse(text) as Relayed;
-        if (m.o === origin) return;
-        tap.offer(m.a, m.d, m.f, true);
+        if (m.o !== origin) tap.offer(m.a, m.d, m.f, true);
       }
     } catch {
       /* not ours */

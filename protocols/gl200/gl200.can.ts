@@ -25,22 +25,16 @@ const maskAt = (f: Fields): number => (f.at(0) ? hex(f.at(0), 'mask') : 0);
 const stripPrefix = (value: string, prefixes: readonly string[]): string =>
   prefixes.some((p) => value.startsWith(p)) ? value.substring(1) : value;
 
-export const decodeCan: TextHandler = (t) => {
-  const f = new Fields(t.values);
-  f.skip(); // header
-  const model = modelOf(f.next(), t.declaredModel);
-  f.skip(); // imei
-  const r = new Report();
-  f.skip(3); // device name, report type, can bus state
-  const mask = hex(f.next(), 'CAN report mask');
-  const ceu = /^GV35.CEU$/.test(model);
+/** the field at the cursor when `mask` has bit `b`: applied when it is not empty */
+function maskedField(f: Fields, mask: number, b: number, apply: (value: string) => void): void {
+  if (!bit(mask, b)) return;
+  const v = filled(f);
+  if (v !== undefined) apply(v);
+}
 
-  if (bit(mask, 0)) r.set('vin', f.next());
-  const field = (b: number, apply: (value: string) => void): void => {
-    if (!bit(mask, b)) return;
-    const v = filled(f);
-    if (v !== undefined) apply(v);
-  };
+/** the report mask's fields, bits 1 to 27 */
+function reportFields(r: Report, f: Fields, mask: number, model: string, ceu: boolean): void {
+  const field = (b: number, apply: (value: string) => void): void => maskedField(f, mask, b, apply);
   field(1, (v) => r.set('ignition', int(v, 'ignition') > 0));
   field(2, (v) => v.startsWith('H') && r.set('obdOdometer', int(v.substring(1), 'odometer') * 100));
   field(3, (v) => !v.startsWith('K') && r.set('fuelUsed', num(stripPrefix(v, ['L']), 'fuel used')));
@@ -67,14 +61,11 @@ export const decodeCan: TextHandler = (t) => {
   } else if (ceu) {
     for (const b of [23, 24, 25, 26, 27]) if (bit(mask, b)) f.skip(); // engine starts, cold running time, handbrake
   }
+}
 
-  let ext = 0;
-  field(29, (v) => { ext = hex(v, 'CAN extension mask'); });
-  const extField = (b: number, apply: (value: string) => void): void => {
-    if (!bit(ext, b)) return;
-    const v = filled(f);
-    if (v !== undefined) apply(v);
-  };
+/** the extension mask's fields; returns the CAN mask (bit 31), 0 when absent */
+function extensionFields(r: Report, f: Fields, ext: number, ceu: boolean): number {
+  const extField = (b: number, apply: (value: string) => void): void => maskedField(f, ext, b, apply);
   const extSkip = (...bits: number[]): void => bits.forEach((b) => bit(ext, b) && f.skip());
   extField(0, (v) => r.set('adBlueLevel', num(stripPrefix(v, ['L', 'P']), 'AdBlue level')));
   extField(1, (v) => r.set('axleWeight1', int(v, 'axle weight')));
@@ -98,6 +89,12 @@ export const decodeCan: TextHandler = (t) => {
 
   let can = 0;
   extField(31, (v) => { can = hex(v, 'CAN mask'); });
+  return can;
+}
+
+/** the CAN mask's fields (none kept), and the blocks the GV35xCEU models add */
+function skipCanFields(f: Fields, model: string, masks: { report: number; ext: number; can: number }, ceu: boolean): void {
+  const { report: mask, ext, can } = masks;
   if (bit(can, 0)) f.skip(); // retarder usage
   if (bit(can, 1)) f.skip(); // power mode
   if (model !== 'GV350CEU' && bit(can, 2)) f.skip(); // tachograph timestamp
@@ -115,17 +112,37 @@ export const decodeCan: TextHandler = (t) => {
   if (model === 'GV355CEU') {
     for (const b of [26, 27]) if (bit(ext, b)) f.skip(1 + popcount(maskAt(f))); // tachograph working time
   }
+}
 
-  if (model !== 'GV355CEU' && bit(mask, 30)) {
-    while (f.i < f.length && f.at(0) === '') f.skip();
-    const valid = int(f.next(), 'gps accuracy') > 0;
-    if (f.at(0)) {
-      const [speed, course, altitude, lon, lat, time] = [f.next(), f.next(), f.next(), f.next(), f.next(), f.next()];
-      setLocation(r, lon, lat, speed, course, altitude);
-      r.gpsTime = time14(time, 'gps time');
-      r.location!.valid = valid;
-    }
+/** report mask bit 30: the GPS block */
+function canLocation(r: Report, f: Fields): void {
+  while (f.i < f.length && f.at(0) === '') f.skip();
+  const valid = int(f.next(), 'gps accuracy') > 0;
+  if (f.at(0)) {
+    const [speed, course, altitude, lon, lat, time] = [f.next(), f.next(), f.next(), f.next(), f.next(), f.next()];
+    setLocation(r, lon, lat, speed, course, altitude);
+    r.gpsTime = time14(time, 'gps time');
+    r.location!.valid = valid;
   }
+}
+
+export const decodeCan: TextHandler = (t) => {
+  const f = new Fields(t.values);
+  f.skip(); // header
+  const model = modelOf(f.next(), t.declaredModel);
+  f.skip(); // imei
+  const r = new Report();
+  f.skip(3); // device name, report type, can bus state
+  const mask = hex(f.next(), 'CAN report mask');
+  const ceu = /^GV35.CEU$/.test(model);
+
+  if (bit(mask, 0)) r.set('vin', f.next());
+  reportFields(r, f, mask, model, ceu);
+  let ext = 0;
+  maskedField(f, mask, 29, (v) => { ext = hex(v, 'CAN extension mask'); });
+  const can = extensionFields(r, f, ext, ceu);
+  skipCanFields(f, model, { report: mask, ext, can }, ceu);
+  if (model !== 'GV355CEU' && bit(mask, 30)) canLocation(r, f);
   const sent = f.fromEnd(2);
   if (sent) r.deviceTime = time14(sent, 'send time');
   return [r];

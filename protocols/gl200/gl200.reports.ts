@@ -85,27 +85,8 @@ export const decodeInf: TextHandler = (t) => {
   return [r];
 };
 
-/** ERI: the FRI report with an extension mask (fuel sensors, 1-wire temperatures, BLE tags) */
-export const decodeEri: TextHandler = (t) => {
-  const { f, model } = start(t);
-  const vin = model === 'GV500' ? f.next() : undefined;
-  f.skip(); // device name
-  const mask = hex(f.next(), 'ERI mask');
-  const power = filled(f);
-  f.skip(); // report type
-  const count = int(f.next(), 'number of positions');
-  const reports: Report[] = [];
-  for (let i = 0; i < count && f.i < f.length; i++) {
-    const r = new Report();
-    if (vin) r.set('vin', vin);
-    readLocation(r, model, f);
-    reports.push(r);
-  }
-  const r = reports.at(-1);
-  if (!r) return undefined;
-  sendTime(r, f);
-  if (power !== undefined) r.set('power', int(power, 'power') / 1000);
-
+/** ERI after its positions: odometer, hours and analog inputs, as the model has them */
+function eriAnalogs(r: Report, model: string, f: Fields): void {
   const gl5 = model.startsWith('GL5');
   if (!gl5) {
     const odometer = filled(f);
@@ -126,12 +107,15 @@ export const decodeEri: TextHandler = (t) => {
   } else if ((model.startsWith('GV3') && model.endsWith('CEU')) || model.startsWith('GV600M')) {
     f.skip(); // reserved
   }
+}
 
+/** ERI: battery, inputs and outputs, motion or device status, as the model has them */
+function eriDeviceState(r: Report, model: string, mask: number, f: Fields): void {
   const batteryLevel = (): void => {
     const v = filled(f);
     if (v !== undefined) r.set('batteryLevel', int(v, 'battery level'));
   };
-  if (gl5) {
+  if (model.startsWith('GL5')) {
     batteryLevel();
     f.skip(); // mode selection
     const motion = filled(f);
@@ -154,7 +138,10 @@ export const decodeEri: TextHandler = (t) => {
     if (status !== undefined) decodeStatus(r, hex(status, 'device status'));
     f.skip(); // uart device type
   }
+}
 
+/** ERI mask bits 0, 29 and 1: the fuel level, the fuel data block, 1-wire temperatures */
+function eriFuelAndOneWire(r: Report, model: string, mask: number, f: Fields): void {
   if (bit(mask, 0) && model !== 'GV350M') {
     const fuel = filled(f);
     if (fuel !== undefined) r.set('fuel', hex(fuel, 'fuel'));
@@ -176,7 +163,10 @@ export const decodeEri: TextHandler = (t) => {
       if (raw !== undefined) r.set(`temp${i}`, ((hex(raw, 'temperature') << 16) >> 16) * 0.0625);
     }
   }
-  if (bit(mask, 2)) return reports; // CAN data follows; not decoded here
+}
+
+/** ERI mask bits 3, 4 (and 0 on the GV350M), 7 and 8: fuel sensors, temperature and humidity sensors, BLE tags */
+function eriSensors(r: Report, model: string, mask: number, f: Fields): void {
   if ((bit(mask, 3) || bit(mask, 4) || (bit(mask, 0) && model === 'GV350M')) && f.i < f.length - 2) {
     const devices = int(f.next(), 'fuel sensor count');
     for (let i = 1; i <= devices && f.i < f.length; i++) {
@@ -199,6 +189,33 @@ export const decodeEri: TextHandler = (t) => {
     }
   }
   if (bit(mask, 8) && model !== 'GL320M') readBleTags(r, model, f);
+}
+
+/** ERI: the FRI report with an extension mask (fuel sensors, 1-wire temperatures, BLE tags) */
+export const decodeEri: TextHandler = (t) => {
+  const { f, model } = start(t);
+  const vin = model === 'GV500' ? f.next() : undefined;
+  f.skip(); // device name
+  const mask = hex(f.next(), 'ERI mask');
+  const power = filled(f);
+  f.skip(); // report type
+  const count = int(f.next(), 'number of positions');
+  const reports: Report[] = [];
+  for (let i = 0; i < count && f.i < f.length; i++) {
+    const r = new Report();
+    if (vin) r.set('vin', vin);
+    readLocation(r, model, f);
+    reports.push(r);
+  }
+  const r = reports.at(-1);
+  if (!r) return undefined;
+  sendTime(r, f);
+  if (power !== undefined) r.set('power', int(power, 'power') / 1000);
+  eriAnalogs(r, model, f);
+  eriDeviceState(r, model, mask, f);
+  eriFuelAndOneWire(r, model, mask, f);
+  if (bit(mask, 2)) return reports; // CAN data follows; not decoded here
+  eriSensors(r, model, mask, f);
   return reports;
 };
 

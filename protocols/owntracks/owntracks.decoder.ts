@@ -1,12 +1,15 @@
 /**
- * OwnTracks JSON (booklet `docs/tech/json.md`) to the core's PositionReport. Only `_type`
- * `location` is a position; `lwt`, `transition`, `card`, `cmd`, `waypoint(s)`, `status`,
- * `steps`, `beacon`, `configuration` and `encrypted` (no key here) are accepted and ignored.
+ * OwnTracks JSON (booklet `docs/tech/json.md`) to the report every decoder returns (DecodedMessage).
+ * Only `_type` `location` is a position; `lwt`, `transition`, `card`, `cmd`, `waypoint(s)`,
+ * `status`, `steps`, `beacon`, `configuration` and `encrypted` (no key here) are accepted and ignored.
  *
  * Units: `tst` epoch seconds, `vel` km/h, `cog` degrees, `acc`/`alt`/`vac` metres, `batt` %,
  * Queclink `odometer` km (stored as metres, the core's `odometer` attribute unit).
+ *
+ * Not a ProtocolModule of protocols/index.ts (OwnTracks has no listener of its own): the MQTT
+ * gateway decodes `owntracks/…` publishes with it (gateway/mqtt/mqtt.publish.ts).
  */
-import type { PositionReport } from '../../core/model/report.js';
+import type { DecodedMessage } from '../types.js';
 import type { Alarm } from '../../core/model/alarm.js';
 
 /**
@@ -25,7 +28,7 @@ export const OWNTRACKS_TRIGGER_ALARMS: Readonly<Record<string, Alarm>> = Object.
 });
 
 export type OwnTracksDecoded =
-  | { kind: 'location'; report: PositionReport }
+  | { kind: 'location'; report: DecodedMessage }
   /** a valid message of a type that is not a position */
   | { kind: 'ignored'; type: string }
   | { kind: 'malformed'; reason: string };
@@ -53,7 +56,7 @@ function decodeOne(m: unknown, phone: string): OwnTracksDecoded {
   if (lon === undefined || lon < -180 || lon > 180) return { kind: 'malformed', reason: 'lon must be a number in -180..180' };
   if (tst === undefined || tst <= 0) return { kind: 'malformed', reason: 'tst must be epoch seconds' };
 
-  const attributes: PositionReport['attributes'] = { owntracksDevice: phone };
+  const attributes: DecodedMessage['attributes'] = { owntracksDevice: phone };
   const put = (key: string, v: string | number | boolean | undefined) => {
     if (v !== undefined) attributes[key] = v;
   };
@@ -80,7 +83,7 @@ function decodeOne(m: unknown, phone: string): OwnTracksDecoded {
 
   const trigger = typeof o.t === 'string' ? OWNTRACKS_TRIGGER_ALARMS[o.t] : undefined;
   // The booklet omits acc, alt, cog, vac and vel when zero; an absent field is stored as unknown.
-  const report: PositionReport = {
+  const report: DecodedMessage = {
     fixTime: new Date(tst * 1000),
     location: {
       latitudeDeg: lat,

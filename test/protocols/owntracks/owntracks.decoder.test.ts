@@ -1,5 +1,5 @@
 import test from 'ava';
-import { decodeOwnTracks, OWNTRACKS_TRIGGER_ALARMS } from '../../../gateway/mqtt/owntracks.decoder.js';
+import { decodeOwnTracks, OWNTRACKS_TRIGGER_ALARMS } from '../../../protocols/owntracks/owntracks.decoder.js';
 
 test('owntracks.decoder: a location becomes a report in the core\'s units', (t) => {
   const [d] = decodeOwnTracks({ _type: 'location', lat: 52.52, lon: 13.4, tst: 1772359200, acc: 12, alt: 34, vel: 18, cog: 270, batt: 64, odometer: 1234.5, t: 'i', vac: 3 }, 'phone');
