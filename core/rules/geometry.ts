@@ -115,42 +115,188 @@ function segmentsMeet(ax: number, ay: number, bx: number, by: number, cx: number
 }
 
 /**
- * The first two edges of a closed ring that meet (by their start indexes), or null. Edges that
- * follow each other share their common point and meet nowhere else unless one folds back along the
- * other; any other two edges may not even touch. Edges are swept in order of their west end, so only
- * edges whose longitude ranges overlap are compared: far below n² for real zones.
+ * The first two edges of a closed ring that meet (by their start indexes, the lower first), or
+ * null. Edges that follow each other share their common point and meet nowhere else unless one
+ * folds back along the other; any other two edges may not even touch.
+ *
+ * O(n log n) whatever the shape (Shamos–Hoey): neighbours are checked in O(n); the ends of the
+ * edges are sorted by longitude (then latitude), which finds a point the ring passes twice; then a
+ * sweep in that order keeps the edges under the sweep line ordered by latitude and compares each
+ * edge only with its neighbours in that order, when it comes in and when one between them leaves.
  */
 export function findSelfIntersection(ring: number[][]): [number, number] | null {
   const n = ring.length - 1;
-  const order = Array.from({ length: n }, (_, i) => i);
-  const minX = (i: number) => Math.min(ring[i][0], ring[i + 1][0]);
-  const maxX = (i: number) => Math.max(ring[i][0], ring[i + 1][0]);
-  order.sort((a, b) => minX(a) - minX(b));
-  for (let oi = 0; oi < n; oi++) {
-    const i = order[oi];
-    const [ax, ay] = ring[i];
-    const [bx, by] = ring[i + 1];
-    const iMaxX = maxX(i);
-    const iMinY = Math.min(ay, by);
-    const iMaxY = Math.max(ay, by);
-    for (let oj = oi + 1; oj < n; oj++) {
-      const j = order[oj];
-      if (minX(j) > iMaxX) break;
-      const [cx, cy] = ring[j];
-      const [dx, dy] = ring[j + 1];
-      if (Math.max(cy, dy) < iMinY || Math.min(cy, dy) > iMaxY) continue;
-      const lo = Math.min(i, j);
-      const hi = Math.max(i, j);
-      if (hi === lo + 1 || (lo === 0 && hi === n - 1)) {
-        // Neighbours: they share one point; they overlap only if one's far end lies on the other.
-        const [sx, sy, ux, uy, vx, vy] = hi === lo + 1 ? [...ring[hi], ...ring[lo], ...ring[hi + 1]] : [...ring[0], ...ring[1], ...ring[n - 1]];
-        if (orient(ux, uy, sx, sy, vx, vy) === 0 && ((ux - sx) * (vx - sx) + (uy - sy) * (vy - sy)) > 0) return [lo, hi];
-        continue;
+  const folded = foldBack(ring, n);
+  if (folded) return folded;
+  const edges = sweepEdges(ring, n);
+  return repeatedPoint(edges, n) ?? sweep(edges, n);
+}
+
+/** Whether edges lo < hi are neighbours on the ring. */
+const neighbours = (lo: number, hi: number, n: number): boolean => hi === lo + 1 || (lo === 0 && hi === n - 1);
+
+/** Two neighbouring edges where one folds back along the other. */
+function foldBack(ring: number[][], n: number): [number, number] | null {
+  for (let lo = 0; lo < n - 1; lo++) if (folds(ring[lo + 1], ring[lo], ring[lo + 2])) return [lo, lo + 1];
+  return folds(ring[0], ring[1], ring[n - 1]) ? [0, n - 1] : null;
+}
+
+/** The edges from s to u and from s to v overlap: u, s and v on one line, u and v on the same side of s. */
+function folds(s: number[], u: number[], v: number[]): boolean {
+  const [sx, sy] = s;
+  return orient(u[0], u[1], sx, sy, v[0], v[1]) === 0 && (u[0] - sx) * (v[0] - sx) + (u[1] - sy) * (v[1] - sy) > 0;
+}
+
+/**
+ * Each edge from its west end (lesser longitude, then latitude) to its east end, and the events of
+ * the sweep in its order: event 2i is edge i leaving (at its east end), 2i + 1 it coming in (at its
+ * west end); at one point, leaving first.
+ */
+interface SweepEdges {
+  wx: Float64Array;
+  wy: Float64Array;
+  ex: Float64Array;
+  ey: Float64Array;
+  events: Int32Array;
+  /** where each event is */
+  px: Float64Array;
+  py: Float64Array;
+}
+
+function sweepEdges(ring: number[][], n: number): SweepEdges {
+  const [wx, wy, ex, ey] = [new Float64Array(n), new Float64Array(n), new Float64Array(n), new Float64Array(n)];
+  for (let i = 0; i < n; i++) {
+    const a = ring[i];
+    const b = ring[i + 1];
+    const [w, e] = a[0] < b[0] || (a[0] === b[0] && a[1] < b[1]) ? [a, b] : [b, a];
+    wx[i] = w[0];
+    wy[i] = w[1];
+    ex[i] = e[0];
+    ey[i] = e[1];
+  }
+  const events = new Int32Array(2 * n);
+  const px = new Float64Array(2 * n);
+  const py = new Float64Array(2 * n);
+  for (let k = 0; k < 2 * n; k++) {
+    events[k] = k;
+    px[k] = k & 1 ? wx[k >> 1] : ex[k >> 1];
+    py[k] = k & 1 ? wy[k >> 1] : ey[k >> 1];
+  }
+  events.sort((a, b) => px[a] - px[b] || py[a] - py[b] || (a & 1) - (b & 1));
+  return { wx, wy, ex, ey, events, px, py };
+}
+
+/**
+ * A point the ring passes twice: more than two edge ends there (each point is the end of two). Two
+ * of those edges that are not neighbours touch there.
+ */
+function repeatedPoint({ events, px, py }: SweepEdges, n: number): [number, number] | null {
+  for (let k = 2; k < events.length; k++) {
+    const [a, c] = [events[k - 2], events[k]];
+    if (px[a] !== px[c] || py[a] !== py[c]) continue;
+    const at = [events[k - 2] >> 1, events[k - 1] >> 1, events[k] >> 1];
+    for (let x = 0; x < 3; x++) {
+      for (let y = x + 1; y < 3; y++) {
+        const [lo, hi] = at[x] < at[y] ? [at[x], at[y]] : [at[y], at[x]];
+        if (lo !== hi && !neighbours(lo, hi, n)) return [lo, hi];
       }
-      if (segmentsMeet(ax, ay, bx, by, cx, cy, dx, dy)) return [lo, hi];
     }
   }
   return null;
+}
+
+/**
+ * The sweep, once no point repeats and no neighbours fold back: two edges under the sweep line then
+ * meet only where neighbours share their point, so their order by latitude holds until the first
+ * place where two others meet, and those two are next to each other in it before the sweep passes
+ * that place (or one comes in there, next to the other).
+ */
+function sweep({ wx, wy, ex, ey, events }: SweepEdges, n: number): [number, number] | null {
+  // edge s, coming in, lies above edge t (under the sweep line): its west end, or if that is on t's line, its east end
+  const above = (s: number, t: number): boolean => {
+    const o = orient(wx[t], wy[t], ex[t], ey[t], wx[s], wy[s]);
+    return (o === 0 ? orient(wx[t], wy[t], ex[t], ey[t], ex[s], ey[s]) : o) > 0;
+  };
+  const meet = (i: number, j: number): [number, number] | null => {
+    const lo = Math.min(i, j);
+    const hi = Math.max(i, j);
+    if (i < 0 || j < 0 || neighbours(lo, hi, n)) return null;
+    return segmentsMeet(wx[lo], wy[lo], ex[lo], ey[lo], wx[hi], wy[hi], ex[hi], ey[hi]) ? [lo, hi] : null;
+  };
+  const status = orderedEdges(n, above);
+  for (const k of events) {
+    const edge = k >> 1;
+    let found: [number, number] | null;
+    if (k & 1) {
+      status.insert(edge);
+      found = meet(status.below, edge) ?? meet(edge, status.over);
+    } else {
+      status.remove(edge);
+      found = meet(status.below, status.over);
+    }
+    if (found) return found;
+  }
+  return null;
+}
+
+/**
+ * The edges under the sweep line, south to north: a skip list over edge numbers 0..n-1 (expected
+ * O(log n) a step; its levels are random, drawn afresh for each ring, so no ring can be made to
+ * unbalance it, and they change nothing but the speed). `above(s, t)` places an edge coming in;
+ * one leaves by its number. Both leave the edge's neighbours in `below` and `over` (-1: none).
+ */
+function orderedEdges(n: number, above: (s: number, t: number) => boolean) {
+  const LEVELS = 20;
+  const head = n;
+  const next = new Int32Array((n + 1) * LEVELS).fill(-1);
+  const prev = new Int32Array((n + 1) * LEVELS).fill(-1);
+  const height = new Uint8Array(n + 1);
+  const update = new Int32Array(LEVELS);
+  let top = 1;
+  let seed = (Math.random() * 0x7fffffff) | 1;
+  const status = {
+    below: -1,
+    over: -1,
+    insert(s: number): void {
+      // xorshift: one more level with probability 1/2 each
+      seed ^= seed << 13;
+      seed ^= seed >>> 17;
+      seed ^= seed << 5;
+      let h = 1;
+      while (h < LEVELS && (seed >>> (h - 1)) & 1) h++;
+      height[s] = h;
+      if (h > top) top = h;
+      let x = head;
+      for (let l = top - 1; l >= 0; l--) {
+        for (let y = next[x * LEVELS + l]; y !== -1 && above(s, y); y = next[x * LEVELS + l]) x = y;
+        update[l] = x;
+      }
+      for (let l = 0; l < h; l++) {
+        const p = update[l];
+        const q = next[p * LEVELS + l];
+        next[s * LEVELS + l] = q;
+        prev[s * LEVELS + l] = p;
+        next[p * LEVELS + l] = s;
+        if (q !== -1) prev[q * LEVELS + l] = s;
+      }
+      neighboursOf(s);
+    },
+    remove(s: number): void {
+      for (let l = 0; l < height[s]; l++) {
+        const p = prev[s * LEVELS + l];
+        const q = next[s * LEVELS + l];
+        next[p * LEVELS + l] = q;
+        if (q !== -1) prev[q * LEVELS + l] = p;
+      }
+      neighboursOf(s);
+    },
+  };
+  const neighboursOf = (s: number): void => {
+    const below = prev[s * LEVELS];
+    status.below = below === head ? -1 : below;
+    status.over = next[s * LEVELS];
+  };
+  return status;
 }
 
 /** A zone ready for the hot path: `contains` allocates nothing. */
@@ -200,6 +346,12 @@ function compileCircle(id: string, center: { latitude: number; longitude: number
   };
 }
 
+/**
+ * A polygon's `contains`: ray casting over only the edges of the point's latitude band (see
+ * `latitudeBands`), so a point costs a few edges of a real zone, not all of them. The last answer
+ * is kept: the engine asks about one position for each of a device's rules in turn, and a hundred
+ * rules on one zone then cost one test, not a hundred.
+ */
 function compilePolygon(id: string, ring: [number, number][]): CompiledZone {
   const n = ring.length - 1; // the last point repeats the first
   const xs = new Float64Array(n + 1);
@@ -221,28 +373,72 @@ function compilePolygon(id: string, ring: [number, number][]): CompiledZone {
     if (ys[i] < minY) minY = ys[i];
     if (ys[i] > maxY) maxY = ys[i];
   }
+  const bands = latitudeBands(ys, n, minY, maxY);
+  const { start, edges } = bands;
+  let lastLat = NaN;
+  let lastLon = NaN;
+  let last = false;
+  const test = (y: number, x: number): boolean => {
+    if (x < minX || x > maxX || y < minY || y > maxY) return false;
+    // Ray casting towards the east, half-open in latitude so that a vertex is counted once; an
+    // edge outside the band cannot reach the point's latitude, so it could not count.
+    const b = bands.of(y);
+    let inside = false;
+    for (let k = start[b]; k < start[b + 1]; k++) {
+      const i = edges[k];
+      const yi = ys[i];
+      const yj = ys[i + 1];
+      if (yi > y !== yj > y) {
+        const cross = xs[i] + (y - yi) * slope[i];
+        if (x === cross) return true;
+        if (x < cross) inside = !inside;
+      } else if (yi === y && (xs[i] === x || (yj === y && (xs[i] - x) * (xs[i + 1] - x) <= 0))) {
+        // on a vertex, or on an edge along this latitude
+        return true;
+      }
+    }
+    return inside;
+  };
   return {
     id,
     type: 'polygon',
     contains(latitude: number, longitude: number): boolean {
-      const x = longitude;
-      const y = latitude;
-      if (x < minX || x > maxX || y < minY || y > maxY) return false;
-      // Ray casting towards the east, half-open in latitude so that a vertex is counted once.
-      let inside = false;
-      for (let i = 0; i < n; i++) {
-        const yi = ys[i];
-        const yj = ys[i + 1];
-        if (yi > y !== yj > y) {
-          const cross = xs[i] + (y - yi) * slope[i];
-          if (x === cross) return true;
-          if (x < cross) inside = !inside;
-        } else if (yi === y && (xs[i] === x || (yj === y && (xs[i] - x) * (xs[i + 1] - x) <= 0))) {
-          // on a vertex, or on an edge along this latitude
-          return true;
-        }
+      if (latitude !== lastLat || longitude !== lastLon) {
+        last = test(latitude, longitude);
+        lastLat = latitude;
+        lastLon = longitude;
       }
-      return inside;
+      return last;
     },
   };
+}
+
+/**
+ * The polygon's latitudes cut into bands, each listing (in ring order) every edge whose latitudes
+ * reach into it: `edges[start[b]] .. edges[start[b + 1] - 1]` for band `of(y)`. As many bands as
+ * edges, fewer when the edges are long in latitude, so the lists hold about 5n numbers at most.
+ * `of` is monotonic in y, so an edge is listed in every band a latitude it spans falls in. A
+ * point's cost is its band's length: a few edges for a real zone (or a zig-zag); a ring with many
+ * edges spanning one latitude (a comb with north-south teeth) still costs those edges.
+ */
+function latitudeBands(ys: Float64Array, n: number, minY: number, maxY: number): { of(y: number): number; start: Int32Array; edges: Int32Array } {
+  const height = maxY - minY;
+  let spanSum = 0;
+  for (let i = 0; i < n; i++) spanSum += Math.abs(ys[i + 1] - ys[i]);
+  const count = spanSum > 0 ? Math.max(1, Math.min(n, Math.floor((3 * n * height) / spanSum))) : 1;
+  const scale = height > 0 ? count / height : 0;
+  const of = (y: number): number => Math.min(count - 1, Math.floor((y - minY) * scale));
+  const start = new Int32Array(count + 1);
+  for (let i = 0; i < n; i++) {
+    const hi = of(Math.max(ys[i], ys[i + 1]));
+    for (let b = of(Math.min(ys[i], ys[i + 1])); b <= hi; b++) start[b + 1]++;
+  }
+  for (let b = 0; b < count; b++) start[b + 1] += start[b];
+  const edges = new Int32Array(start[count]);
+  const fill = start.slice(0, count);
+  for (let i = 0; i < n; i++) {
+    const hi = of(Math.max(ys[i], ys[i + 1]));
+    for (let b = of(Math.min(ys[i], ys[i + 1])); b <= hi; b++) edges[fill[b]++] = i;
+  }
+  return { of, start, edges };
 }

@@ -154,3 +154,143 @@ test('geometry.compileZone: a 50-point polygon answers in about a microsecond or
   t.true(inside > 0 && inside < n, 'points on both sides');
   t.true(perCallUs < 5, `${perCallUs.toFixed(3)} µs per check (about 0.2 when the machine is idle)`);
 });
+
+/** The check before the sweep (issue 36.5), kept as the reference: every pair of edges. */
+function allPairsIntersection(ring: number[][]): [number, number] | null {
+  const n = ring.length - 1;
+  for (let lo = 0; lo < n; lo++) for (let hi = lo + 1; hi < n; hi++) if (edgesMeet(ring, lo, hi)) return [lo, hi];
+  return null;
+}
+
+function edgesMeet(ring: number[][], lo: number, hi: number): boolean {
+  const n = ring.length - 1;
+  const orient = (a: number[], b: number[], c: number[]) => Math.sign((b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]));
+  if (hi === lo + 1 || (lo === 0 && hi === n - 1)) {
+    // neighbours: only folding back along each other
+    const [s, u, v] = hi === lo + 1 ? [ring[hi], ring[lo], ring[hi + 1]] : [ring[0], ring[1], ring[n - 1]];
+    return orient(u, s, v) === 0 && (u[0] - s[0]) * (v[0] - s[0]) + (u[1] - s[1]) * (v[1] - s[1]) > 0;
+  }
+  const [a, b, c, d] = [ring[lo], ring[lo + 1], ring[hi], ring[hi + 1]];
+  const on = (p: number[], q: number[], r: number[]) => Math.min(p[0], q[0]) <= r[0] && r[0] <= Math.max(p[0], q[0]) && Math.min(p[1], q[1]) <= r[1] && r[1] <= Math.max(p[1], q[1]);
+  const [o1, o2, o3, o4] = [orient(a, b, c), orient(a, b, d), orient(c, d, a), orient(c, d, b)];
+  if (o1 !== o2 && o3 !== o4) return true;
+  return (o1 === 0 && on(a, b, c)) || (o2 === 0 && on(a, b, d)) || (o3 === 0 && on(c, d, a)) || (o4 === 0 && on(c, d, b));
+}
+
+/** Ray casting over every edge: the polygon test before the latitude bands, as the reference. */
+function allEdgesContains(ring: number[][], y: number, x: number): boolean {
+  let inside = false;
+  for (let i = 0; i < ring.length - 1; i++) {
+    const [xi, yi] = ring[i];
+    const [xj, yj] = ring[i + 1];
+    if (yi > y !== yj > y) {
+      const cross = xi + (y - yi) * ((xj - xi) / (yj - yi));
+      if (x === cross) return true;
+      if (x < cross) inside = !inside;
+    } else if (yi === y && (xi === x || (yj === y && (xi - x) * (xj - x) <= 0))) return true;
+  }
+  return inside;
+}
+
+/** A seeded generator (mulberry32): the same rings on every run. */
+function random(seed: number): (k: number) => number {
+  return (k) => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let v = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    v = (v + Math.imul(v ^ (v >>> 7), 61 | v)) ^ v;
+    return ((v ^ (v >>> 14)) >>> 0) % k;
+  };
+}
+
+/**
+ * Small closed rings on a small grid, so that shared longitudes, vertical and collinear edges,
+ * touching vertices and repeated points are common: half of random points (mostly crossing), half
+ * of points in order around a centre (mostly simple), some with two points swapped.
+ */
+function randomRings(count: number, seed: number): number[][][] {
+  const rnd = random(seed);
+  const rings: number[][][] = [];
+  while (rings.length < count) {
+    const grid = 2 + rnd(8);
+    const points = Array.from({ length: 3 + rnd(12) }, () => [rnd(grid), rnd(grid)]);
+    if (rings.length % 2) {
+      const [cx, cy] = [(grid - 1) / 2 + 0.01, (grid - 1) / 2 + 0.013];
+      points.sort((p, q) => Math.atan2(p[1] - cy, p[0] - cx) - Math.atan2(q[1] - cy, q[0] - cx));
+      if (rnd(3) === 0) {
+        const [i, j] = [rnd(points.length), rnd(points.length)];
+        [points[i], points[j]] = [points[j], points[i]];
+      }
+    }
+    const ring = points.filter((p, i) => i === 0 || p[0] !== points[i - 1][0] || p[1] !== points[i - 1][1]);
+    const last = ring[ring.length - 1];
+    if (ring.length < 3 || (last[0] === ring[0][0] && last[1] === ring[0][1])) continue;
+    rings.push([...ring, [...ring[0]]]);
+  }
+  return rings;
+}
+
+test('geometry.findSelfIntersection: the sweep finds two edges that meet exactly when comparing every pair does (random small rings)', (t) => {
+  let crossing = 0;
+  for (const ring of randomRings(20_000, 36)) {
+    const expected = allPairsIntersection(ring);
+    const found = findSelfIntersection(ring);
+    if (!!found !== !!expected) return t.fail(`${JSON.stringify(ring)}: the sweep says ${JSON.stringify(found)}, every pair ${JSON.stringify(expected)}`);
+    if (found && !(found[0] < found[1] && edgesMeet(ring, found[0], found[1]))) return t.fail(`${JSON.stringify(ring)}: ${JSON.stringify(found)} do not meet`);
+    if (found) crossing++;
+  }
+  t.true(crossing > 5_000 && crossing < 15_000, `${crossing} of 20,000 cross: both kinds are checked`);
+});
+
+/** Points alternating between two longitudes while the latitude climbs, closed by a rectangle's east side: valid, and every edge overlaps every other in longitude. */
+function zigzag(points: number): [number, number][] {
+  const m = points - 4;
+  const ring: [number, number][] = [];
+  for (let k = 0; k < m; k++) ring.push([k % 2 ? -3.7 : -3.71, 40.4 + (k * 0.5) / m]);
+  ring.push([-3.69, ring[m - 1][1]], [-3.69, 40.39], [-3.71, 40.39], [...ring[0]]);
+  return ring;
+}
+
+test('geometry.validateZone: a zig-zag of 9,999 points (every edge overlapping every other in longitude) is accepted, and refused once it crosses itself', (t) => {
+  const ring = zigzag(MAX_POLYGON_POINTS - 1);
+  t.is(ring.length, 9999);
+  t.is(validateZone({ type: 'polygon', polygon: ring }), null);
+  // a tooth pulled past its neighbours crosses the edges between them
+  const pulled = ring.map((p) => [...p] as [number, number]);
+  pulled[5000][1] = pulled[5003][1];
+  const problem = validateZone({ type: 'polygon', polygon: pulled });
+  t.regex(problem!.message, /crosses itself: its edge from point (\d+) to \d+ meets the edge from point (\d+)/);
+  const [a, b] = findSelfIntersection(pulled)!;
+  t.true(edgesMeet(pulled, a, b) && a >= 4990 && b <= 5010, `edges ${a} and ${b}`);
+});
+
+test('geometry.compileZone: a polygon answers as ray casting over every edge does, on and off its edges and vertices (random rings)', (t) => {
+  const rnd = random(5);
+  let inside = 0;
+  let checked = 0;
+  for (const ring of randomRings(6000, 7)) {
+    if (validateZone({ type: 'polygon', polygon: ring }) !== null) continue;
+    const z = polygonZone(ring as [number, number][]);
+    for (let k = 0; k < 40; k++) {
+      // half-grid points: on vertices, on edges, level with vertices, and between
+      const [lat, lon] = [rnd(21) / 2 - 0.5, rnd(21) / 2 - 0.5];
+      const expected = allEdgesContains(ring, lat, lon);
+      if (z.contains(lat, lon) !== expected) return t.fail(`${JSON.stringify(ring)} at ${lat},${lon}: expected ${expected}`);
+      checked++;
+      if (expected) inside++;
+    }
+  }
+  t.true(inside > checked / 10 && checked > 50_000, `${inside} of ${checked} inside`);
+});
+
+test('geometry.compileZone: a 9,998-point zig-zag answers as every edge does, for one position asked again and for the next', (t) => {
+  const ring = zigzag(9998);
+  const z = polygonZone(ring);
+  const rnd = random(9);
+  for (let k = 0; k < 2000; k++) {
+    const [lat, lon] = [40.385 + rnd(12_000) / 1_000_000, -3.715 + rnd(30_000) / 1_000_000];
+    const expected = allEdgesContains(ring, lat, lon);
+    t.is(z.contains(lat, lon), expected, `${lat},${lon}`);
+    t.is(z.contains(lat, lon), expected, `${lat},${lon} again`);
+  }
+  for (const [lat, lon] of [[40.6, -3.7], [40.395, -3.695], [40.6, -3.7]]) t.is(z.contains(lat, lon), allEdgesContains(ring, lat, lon));
+});
