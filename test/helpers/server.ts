@@ -1,4 +1,5 @@
 /** Starts a real trackgate (every listener on port 0) and talks to it over real HTTP. */
+import type { ExecutionContext, TestFn } from 'ava';
 import { loadConfig, PROTOCOL_DEFAULT_PORTS } from '../../config/config.js';
 import { startTrackgate, type Running } from '../../main.js';
 import type { Clock } from '../../core/clock.js';
@@ -105,11 +106,7 @@ export const GATEWAY_MODES: readonly GatewayMode[] = [
 ];
 
 /** A test of a tracker suite, registered once per gateway mode (the mode is named in its title). */
-export function testInGatewayModes<T extends Teardown>(
-  test: (title: string, fn: (t: T) => Promise<void>) => void,
-  title: string,
-  fn: (t: T, mode: GatewayMode) => Promise<void>,
-): void {
+export function testInGatewayModes(test: TestFn, title: string, fn: (t: ExecutionContext, mode: GatewayMode) => Promise<void>): void {
   for (const mode of GATEWAY_MODES) test(`${title} [${mode.name}]`, (t) => fn(t, mode));
 }
 
