@@ -52,7 +52,7 @@ export interface GatewayInit {
 
 export interface GatewayPoolOptions {
   processes: number;
-  /** the entry the workers run, and its arguments (main.ts with the gateway role) */
+  /** the entry the workers run, and its arguments (gateway-main.ts) */
   exec: string;
   args: string[];
   settings: GatewayProcessSettings;
