@@ -18,17 +18,20 @@ module.exports = {
     { name: 'core-model-imports-nothing', severity: 'error', from: { path: '^core/model/' }, to: { pathNot: '^core/model/' } },
     { name: 'core-imports-only-core', severity: 'error', from: { path: '^core/' }, to: { path: '^(protocols|gateway|api|config)/|^(main|gateway-main|cli)\\.ts$' } },
     { name: 'gateway-not-api', severity: 'error', from: { path: '^gateway/' }, to: { path: '^(api|config)/|^(main|gateway-main|cli)\\.ts$' } },
+    // server/: the core's start-up policy (storage, Redis, listeners, the device locator, signals), for the composition roots only
+    { name: 'server-only-from-the-roots', severity: 'error', from: { path: '^(?!server/|(main|gateway-main|cli)\\.ts$)' }, to: { path: '^server/' } },
+    { name: 'server-not-the-roots', severity: 'error', from: { path: '^server/' }, to: { path: '^(main|gateway-main|cli)\\.ts$' } },
     { name: 'api-not-gateway-or-protocols', severity: 'error', from: { path: '^api/' }, to: { path: '^(gateway|protocols|config)/|^(main|gateway-main|cli)\\.ts$' } },
     // Node's servers stay in the gateway's corners (types may be named anywhere): net and tls in the one
     // stream server (trackers and MQTT), dgram in the UDP listener, http in the OsmAnd server, MQTT's
-    // WebSocket port and main.ts, which serves the Koa app of api/ (api/ builds the app, never a server).
-    // main.ts also opens the SMTP socket with net (see connectNoDelay). The one HTTP client with its
+    // WebSocket port and server/api-server.ts, which serves the Koa app of api/ (api/ builds the app, never a
+    // server). server/services.ts also opens the SMTP socket with net (see connectNoDelay). The one HTTP client with its
     // own connection and answer timeouts is the webhook forward's (core/forward/forwarder.webhook.ts).
-    { name: 'net-only-in-stream-server', severity: 'error', from: { path: '^(?!gateway/shared/stream-server\\.ts$|main\\.ts$)' }, to: { dependencyTypes: ['core'], dependencyTypesNot: ['type-only'], path: '^(node:)?net$' } },
+    { name: 'net-only-in-stream-server', severity: 'error', from: { path: '^(?!gateway/shared/stream-server\\.ts$|server/services\\.ts$)' }, to: { dependencyTypes: ['core'], dependencyTypesNot: ['type-only'], path: '^(node:)?net$' } },
     { name: 'tls-only-in-stream-server', severity: 'error', from: { path: '^(?!gateway/shared/stream-server\\.ts$)' }, to: { dependencyTypes: ['core'], dependencyTypesNot: ['type-only'], path: '^(node:)?tls$' } },
     { name: 'dgram-only-in-gateway-udp', severity: 'error', from: { path: '^(?!gateway/udp/)' }, to: { dependencyTypes: ['core'], dependencyTypesNot: ['type-only'], path: '^(node:)?dgram$' } },
     {
-      name: 'http-only-in-http-listeners', severity: 'error', from: { path: '^(?!gateway/http/|gateway/mqtt/mqtt\\.listeners\\.ts$|main\\.ts$|core/forward/forwarder\\.webhook\\.ts$)' },
+      name: 'http-only-in-http-listeners', severity: 'error', from: { path: '^(?!gateway/http/|gateway/mqtt/mqtt\\.listeners\\.ts$|server/api-server\\.ts$|core/forward/forwarder\\.webhook\\.ts$)' },
       to: { dependencyTypes: ['core'], dependencyTypesNot: ['type-only'], path: '^(node:)?(http|https|http2)$' },
     },
     { name: 'aedes-only-in-gateway-mqtt', severity: 'error', from: { path: '^(?!gateway/mqtt/)' }, to: { path: lib(['aedes', 'aedes-[^/]+', 'mqemitter[^/]*', 'ws']) } },

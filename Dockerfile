@@ -11,6 +11,7 @@ COPY protocols ./protocols
 COPY core ./core
 COPY gateway ./gateway
 COPY api ./api
+COPY server ./server
 COPY main.ts gateway-main.ts cli.ts ./
 COPY bin ./bin
 RUN npm run build && npm prune --omit=dev

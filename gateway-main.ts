@@ -9,7 +9,7 @@
  *   over TCP (TLS when configured) with TRACKGATE_GATEWAY_SECRET; it outlives the core and
  *   connects again by itself.
  *
- * Process policy: as the core's (main.ts serve), an unhandled rejection is logged and the process
+ * Process policy: as the core's (server/process-exit.ts), an unhandled rejection is logged and the process
  * carries on; an uncaught exception is logged and the process exits 1 (the core, or the edge's
  * supervisor, starts it again).
  */
@@ -25,29 +25,25 @@ import { LogOutput } from './core/log-output.js';
 import { protocols } from './protocols/index.js';
 import { INIT_REQUEST, type GatewayInit } from './gateway/ipc/gateway-pool.js';
 import { startGatewayProcess, type GatewayProcess, type GatewayProcessSettings } from './gateway/ipc/gateway.process.js';
-
-/** how long stopping may take before the process exits anyway */
-const STOP_TIMEOUT_MS = 10_000;
+import { handleProcessExit } from './server/process-exit.js';
 
 /** JSON lines on standard output in blocks, as the core writes them (main.ts createLogger, core/log-output.ts). */
 function createLogger(settings: Pick<GatewayProcessSettings, 'logLevel' | 'logFormat' | 'logColour'>, base: Record<string, unknown>): Logger {
   return pino({ level: settings.logLevel, base }, new LogOutput({ base, format: settings.logFormat, colour: settings.logColour })) as unknown as Logger;
 }
 
-/** Logs a bug and, for an uncaught exception, exits 1; stops cleanly on SIGTERM, SIGINT and SIGHUP. */
-function processPolicy(logger: Logger, running: () => GatewayProcess | undefined): void {
-  process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection (a bug): logged, the gateway process keeps running'));
-  process.on('uncaughtException', (err) => {
-    logger.error({ err }, 'uncaught exception (a bug): the gateway process exits; it is started again');
-    process.exit(1);
+/** The process-exit handler (server/process-exit.ts): a bug is logged, an uncaught one exits 1; `signals` stop cleanly. */
+function processPolicy(logger: Logger, running: () => GatewayProcess | undefined, signals: NodeJS.Signals[]): void {
+  handleProcessExit({
+    logger,
+    running,
+    lines: {
+      rejection: 'unhandled promise rejection (a bug): logged, the gateway process keeps running',
+      uncaught: 'uncaught exception (a bug): the gateway process exits; it is started again',
+    },
+    uncaught: 'exit',
+    signals,
   });
-  const stop = () => {
-    setTimeout(() => process.exit(0), STOP_TIMEOUT_MS).unref();
-    void (running()?.stop() ?? Promise.resolve()).finally(() => process.exit(0));
-  };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
-  process.on('SIGHUP', stop);
 }
 
 /** `trackgate gateway --core host:port`: the tracker listeners of `config`, their core far away. */
@@ -65,7 +61,7 @@ export async function runEdgeGateway(config: Readonly<Config>, core: { host: str
   }
   const logger = createLogger(config, { service: 'trackgate', role: 'edge-gateway' });
   let running: GatewayProcess | undefined;
-  processPolicy(logger, () => running);
+  processPolicy(logger, () => running, ['SIGTERM', 'SIGINT', 'SIGHUP']);
   logger.info({ core: `${core.host}:${core.port}`, tls: core.tls || ca !== undefined }, 'connecting to the core; the tracker ports open once it answers');
   running = await startGatewayProcess({
     link: { host: core.host, port: core.port, ...((core.tls || ca !== undefined) && { tls: { ca } }) },
@@ -117,13 +113,9 @@ async function runWorker(): Promise<void> {
   });
   const logger = createLogger(init.settings, { service: 'trackgate', role: 'gateway', worker: init.worker });
   let running: GatewayProcess | undefined;
-  processPolicy(logger, () => running);
-  // Ctrl-C reaches the whole process group: the core stops its gateway processes itself (SIGTERM) once its own work is done
-  process.removeAllListeners('SIGINT');
-  process.on('SIGINT', () => undefined);
-  // a closed terminal hangs up the whole process group too
-  process.removeAllListeners('SIGHUP');
-  process.on('SIGHUP', () => undefined);
+  // Ctrl-C reaches the whole process group, and a closed terminal hangs it up: the core stops its
+  // gateway processes itself (SIGTERM) once its own work is done, so SIGINT and SIGHUP are ignored
+  processPolicy(logger, () => running, ['SIGTERM']);
   try {
     running = await startGatewayProcess({ ...init.settings, worker: init.worker, protocols, clock: systemClock, logger });
   } catch (e) {

@@ -73,44 +73,14 @@ export async function startTrackerGateway(o: TrackerGatewayOptions): Promise<Tra
   const identify = identifyTimeout(o.logger, o.identifyTimeoutSeconds ?? 60);
   const flushing = flushEveryWindow([storageFailures, identify.budget]);
   closers.push(async () => flushing.stop());
+  const shared: Shared = { storageFailures, gate, identifyTimeout: identify, registry, open, udpPeers };
   try {
     for (const [name, protocol] of Object.entries(o.protocols)) {
       const port = o.ports[name];
       // config/config.ts PROTOCOL_DEFAULT_PORTS names every protocol: a missing one is a bug, not "off"
       if (port === undefined) throw new Error(`no port configured for protocol ${name}`);
       if (port === 'off') continue;
-      const counts = o.metrics?.tracker(name);
-      const common = { ...o, protocol, storageFailures, counts, gate, identifyTimeout: identify };
-      if (protocol.transports.includes('http') && protocol.decodeHttp) {
-        const s = await startOsmandServer(common, port, o.host);
-        ports[name] = s.port;
-        closers.push(s.close);
-        continue;
-      }
-      if (protocol.transports.includes('tcp') && protocol.decode && protocol.createSplitter) {
-        const connection = { ...common, registry, idleTimeoutMs: o.idleTimeoutSeconds * 1000 };
-        const t = await listenStream((socket) => {
-          if (o.admit && !o.admit()) {
-            counts?.refusedConnection('core_unreachable');
-            socket.destroy();
-            return;
-          }
-          if (!gate.admit(socket, counts)) {
-            socket.destroy();
-            return;
-          }
-          const c = new DeviceConnection(socket, connection);
-          open.add(c);
-          socket.once('close', () => open.delete(c));
-        }, { port, host: o.host });
-        ports[name] = t.port;
-        closers.push(t.close);
-      }
-      if (protocol.transports.includes('udp') && protocol.decodeDatagram && o.udp !== false) {
-        const u = await startUdpListener({ ...common, udpPeers }, port, o.host);
-        ports[`${name}/udp`] = u.port;
-        closers.push(u.close);
-      }
+      await listenFor(o, shared, name, protocol, port, { ports, closers });
     }
   } catch (e) {
     await Promise.all(closers.map((c) => c()));
@@ -147,4 +117,51 @@ export async function startTrackerGateway(o: TrackerGatewayOptions): Promise<Tra
       o.logger.info({ connections }, 'stopping: tracker connections closed (their trackers connect again and resend what was not acknowledged)');
     },
   };
+}
+
+/** what every listener of the process shares */
+interface Shared {
+  storageFailures: ReturnType<typeof storageFailureBudget>;
+  gate: DescriptorGate;
+  identifyTimeout: ReturnType<typeof identifyTimeout>;
+  registry: ConnectionRegistry<DeviceConnection>;
+  open: Set<DeviceConnection>;
+  udpPeers: Map<string, UdpPeer>;
+}
+
+/** The protocol's listeners on `port` (HTTP; or TCP and, where it has it, UDP), their ports and closers added to `into`. */
+async function listenFor(o: TrackerGatewayOptions, shared: Shared, name: string, protocol: ProtocolModule, port: number, into: { ports: Record<string, number>; closers: (() => Promise<void>)[] }): Promise<void> {
+  const { gate, registry, open } = shared;
+  const counts = o.metrics?.tracker(name);
+  const common = { ...o, protocol, storageFailures: shared.storageFailures, counts, gate, identifyTimeout: shared.identifyTimeout };
+  if (protocol.transports.includes('http') && protocol.decodeHttp) {
+    const s = await startOsmandServer(common, port, o.host);
+    into.ports[name] = s.port;
+    into.closers.push(s.close);
+    return;
+  }
+  if (protocol.transports.includes('tcp') && protocol.decode && protocol.createSplitter) {
+    const connection = { ...common, registry, idleTimeoutMs: o.idleTimeoutSeconds * 1000 };
+    const t = await listenStream((socket) => {
+      if (o.admit && !o.admit()) {
+        counts?.refusedConnection('core_unreachable');
+        socket.destroy();
+        return;
+      }
+      if (!gate.admit(socket, counts)) {
+        socket.destroy();
+        return;
+      }
+      const c = new DeviceConnection(socket, connection);
+      open.add(c);
+      socket.once('close', () => open.delete(c));
+    }, { port, host: o.host });
+    into.ports[name] = t.port;
+    into.closers.push(t.close);
+  }
+  if (protocol.transports.includes('udp') && protocol.decodeDatagram && o.udp !== false) {
+    const u = await startUdpListener({ ...common, udpPeers: shared.udpPeers }, port, o.host);
+    into.ports[`${name}/udp`] = u.port;
+    into.closers.push(u.close);
+  }
 }

@@ -2,7 +2,7 @@
  * Commands to devices (CONTRACT.md "Commands"): the durable queue, its states and the answers tied
  * back. REST creates, lists and cancels; the gateway that holds a device's connection asks for
  * the next queued command, reports it sent and reports the device's answers. core does not know
- * protocols: main.ts passes `check` (the protocol's encoder run on the text) and `delivery` (the
+ * protocols: server/ passes `check` (the protocol's encoder run on the text) and `delivery` (the
  * tracker gateway's live connections).
  *
  * Rules: one command in flight per device, in the order they were created; a queued command
@@ -81,7 +81,7 @@ export interface CommandsService {
   list(p: Principal, deviceId: string): Promise<Command[]>;
   /** Cancels a queued command. */
   cancel(p: Principal, deviceId: string, commandId: number): Promise<Command>;
-  /** The gateway's live connections (set by main.ts once the gateway runs). */
+  /** The gateway's live connections (set by server/commands.ts once the gateway runs). */
   attach(delivery: CommandDelivery): void;
   /**
    * Called when a device identifies itself on a new connection: its commands sent on an earlier

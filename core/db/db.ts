@@ -55,7 +55,7 @@ export interface DbOptions {
   /**
    * SQLite: hold the database file with an exclusive lock (`locking_mode = EXCLUSIVE`), the WAL
    * index in this process's memory instead of the shared `-shm` file, and no hot-read connection
-   * (see openStorage in main.ts: a disk too full to create the `-shm` file).
+   * (see openStorage in server/storage.ts: a disk too full to create the `-shm` file).
    */
   sqliteExclusive?: boolean;
   poolMax?: number;

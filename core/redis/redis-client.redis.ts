@@ -1,6 +1,6 @@
 /**
  * The one place a Redis connection is made, so the rule "ioredis only in *.redis.ts" holds for
- * main.ts too: callers hold the client through the `RedisClient` type and close it with quit().
+ * server/redis.ts too: callers hold the client through the `RedisClient` type and close it with quit().
  */
 import { Redis, type RedisOptions } from 'ioredis';
 

@@ -104,84 +104,116 @@ export interface CoreLinkClient extends Pick<GatewayDeps, 'directory' | 'ingest'
   close(): Promise<void>;
 }
 
+/** What one link keeps while it runs, shared by the parts below. */
+interface LinkState {
+  o: CoreLinkClientOptions;
+  client: Client;
+  /** the link is up: hello answered, and no liveness check failed since */
+  up: boolean;
+  closed: boolean;
+  /** hello, the one net-ipc request of its own: how to fail it when the link goes */
+  pending: Set<(e: Error) => void>;
+  /** this turn's notes and requests, sent as one batch in the next check phase */
+  outbox: BatchItem[];
+  nextId: number;
+  /** batched requests waiting for their answer, by id */
+  waiting: Map<number, { resolve(a: Answer): void; reject(e: Error): void; at: number }>;
+  memory: DeviceMemory;
+  wanted: { accounts: Set<string>; unknown: boolean };
+}
+
+/** net-ipc's ClientStatus: 0 idle, 2 connected, 3 ready, 4 disconnected */
+const READY = 3;
+
 export function connectCoreLink(o: CoreLinkClientOptions): CoreLinkClient {
   // Nagle off on TCP: requests and answers are small messages that must not wait for the peer's ACK.
   const where = o.path ? { path: o.path } : { host: o.host, port: o.port, tls: o.tls !== undefined, options: { noDelay: true, ...(o.tls?.ca && { ca: o.tls.ca }) } };
-  const client = new Client({ ...where, messagepack: true, reconnect: false });
+  const s: LinkState = {
+    o, client: new Client({ ...where, messagepack: true, reconnect: false }), up: false, closed: false,
+    pending: new Set(), outbox: [], nextId: 1, waiting: new Map(), memory: new DeviceMemory(), wanted: { accounts: new Set(), unknown: false },
+  };
+  const connection = keepConnected(s);
+  const sweep = sweepLate(s);
+  const forget = setInterval(() => s.memory.forget(o.clock.now().getTime()), o.forgetEveryMs ?? CACHE_MS);
+  forget.unref();
+  const frames = new FrameTap();
+  frames.attach({
+    wants: (accountId) => (accountId === null ? s.wanted.unknown : s.wanted.accounts.has(accountId)),
+    offer: (accountId, deviceId, frame) => note(s, { t: 'frame', accountId, deviceId, frame }),
+  });
+  connection.connect();
+  return {
+    directory: directoryOf(s),
+    ingest: { submit: (device, protocol, reports) => submit(s, device, protocol, reports) },
+    commands: commandsOf(s),
+    frames,
+    connectionChanged(deviceId, connected) {
+      note(s, connected ? { t: 'online', deviceId } : { t: 'offline', deviceId });
+    },
+    announce: () => request(s, { t: 'hello', ...o.hello() }),
+    heard(deviceId) {
+      if (s.memory.hear(deviceId, o.clock.now().getTime())) note(s, { t: 'heard', deviceId });
+    },
+    reportCounts(source, trackers) {
+      note(s, { t: 'counts', source, trackers });
+    },
+    ready: () => connection.first,
+    isUp: () => s.up,
+    held: () => s.memory.held(),
+    async close() {
+      s.closed = true;
+      connection.stop();
+      clearInterval(sweep);
+      clearInterval(forget);
+      failAll(s, new CoreUnreachable('closing'));
+      await s.client.close().catch(() => false);
+    },
+  };
+}
+
+/**
+ * The connection to the core: opened, said hello on, watched (liveness), and opened again every
+ * RECONNECT_MS once it goes; why it would not come up is said once per cause.
+ */
+function keepConnected(s: LinkState): { connect(): void; stop(): void; first: Promise<void> } {
+  const { o, client } = s;
   const payload: ConnectPayload = { secret: o.secret, pid: process.pid, ...(o.worker !== undefined && { worker: o.worker }) };
-  /** hello, the one net-ipc request of its own: how to fail it when the link goes */
-  const pending = new Set<(e: Error) => void>();
-  /** this turn's notes and requests, sent as one batch in the next check phase */
-  let outbox: BatchItem[] = [];
-  let nextId = 1;
-  /** batched requests waiting for their answer, by id */
-  const waiting = new Map<number, { resolve(a: Answer): void; reject(e: Error): void; at: number }>();
-  const cache = new Map<string, { at: number; device: GatewayDevice }>();
-  const touched = new Map<string, { at: number; protocol: string }>();
-  /** devices heard since their last touch note, by id: the protocol of their next one (sent by the sweep) */
-  const touchLater = new Map<string, string>();
-  const heardAt = new Map<string, number>();
-  let wanted: { accounts: Set<string>; unknown: boolean } = { accounts: new Set(), unknown: false };
-  let up = false;
-  let closed = false;
   let retry: NodeJS.Timeout | undefined;
   let lastError = '';
   let firstUp: () => void;
   const first = new Promise<void>((r) => (firstUp = r));
-
-  client.on('error', (e) => {
-    const message = (e as unknown as Error).message ?? String(e);
-    if (message !== lastError) o.logger.debug({ err: message }, 'core link error');
-    lastError = message;
-  });
   /** this connection got as far as TCP (or TLS) connected; whether the link was up when it went */
   let reached = false;
   let wasUp = false;
   /** when this connection was opened: a core that leaves it without an answer for LIVENESS_TIMEOUT_MS is hung */
   let connectedAt = 0;
+  const say = sayOnce(o.logger);
+  client.on('error', (e) => {
+    const message = (e as unknown as Error).message ?? String(e);
+    if (message !== lastError) o.logger.debug({ err: message }, 'core link error');
+    lastError = message;
+  });
   client.on('status', (status: number) => {
-    // 2: CONNECTED, 4: DISCONNECTED (net-ipc ClientStatus)
     if (status === 2) reached = true;
     if (status !== 4) return;
-    if (up) o.logger.warn('core link lost: acknowledging nothing until it is back');
-    wasUp = up;
-    up = false;
-    cache.clear();
-    failAll(new CoreUnreachable('link lost'));
+    if (s.up) o.logger.warn('core link lost: acknowledging nothing until it is back');
+    wasUp = s.up;
+    s.up = false;
+    s.memory.linkLost();
+    failAll(s, new CoreUnreachable('link lost'));
   });
-  /** why the link is not up, as said: each cause is logged once (not at every retry) until the link is up */
-  const said = new Set<string>();
-  function say(cause: string, level: 'warn' | 'error', message: string): void {
-    if (said.has(cause)) return;
-    said.add(cause);
-    o.logger[level](`core link: ${message}; trying again`);
-  }
-  /** Says why a connection closed before the link was up, in the words of the setting to change. */
-  function explain(reason: unknown): void {
-    const code = typeof (reason as { code?: unknown })?.code === 'string' ? (reason as { code: string }).code : undefined;
-    const message = reason instanceof Error ? reason.message : typeof reason === 'string' ? reason : '';
-    if (reason === 'unauthorized') say('secret', 'error', "the core refused this gateway: its TRACKGATE_GATEWAY_SECRET is not the core's");
-    else if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') say(code, 'error', `the core's TLS certificate does not name ${o.host} (${message}): connect with --core to a name the certificate holds, or give the core a certificate for this one`);
-    else if (code && UNTRUSTED.test(code)) say(code, 'error', `this gateway does not trust the core's TLS certificate (${code}: ${message}): set TRACKGATE_GATEWAY_TLS_CA to the core's certificate file (its TRACKGATE_GATEWAY_TLS_CERT) or to the authority that signed it`);
-    // a plain link answers a TLS hello with its own bytes (EPROTO), or the core's guard closes it at once
-    else if (o.tls && (code === 'EPROTO' || /wrong version number|before secure TLS connection/i.test(message))) say('tls-plain', 'error', `the core does not answer TLS on its link port (${message}): give the core TRACKGATE_GATEWAY_TLS_CERT and TRACKGATE_GATEWAY_TLS_KEY, or start this gateway without --tls and TRACKGATE_GATEWAY_TLS_CA; and check that the port is the core's TRACKGATE_GATEWAY_LINK_PORT`);
-    else if (reason instanceof HungCore) say('hung', 'error', message);
-    else if (code) say(code, 'warn', `cannot reach the core (${message || code})`);
-    else if (reached && o.tls === undefined) say('closed', 'error', "the core closed the connection without answering: if its link uses TLS (TRACKGATE_GATEWAY_TLS_CERT), start this gateway with --tls or TRACKGATE_GATEWAY_TLS_CA; and check that the port is the core's TRACKGATE_GATEWAY_LINK_PORT");
-    else if (reached) say('closed', 'error', "the core closed the connection without answering: check that the port is the core's TRACKGATE_GATEWAY_LINK_PORT");
-  }
   client.on('close', (reason?: unknown) => {
-    if (!wasUp && !closed) explain(reason);
+    if (!wasUp && !s.closed) explain(reason, { host: o.host, tls: o.tls !== undefined, reached }, say);
     wasUp = false;
     schedule();
   });
   client.on('ready', () => {
     lastError = '';
     const hello = o.hello();
-    direct({ t: 'hello', ...hello })
+    direct(s, { t: 'hello', ...hello })
       .then(() => {
-        up = true;
-        said.clear();
+        s.up = true;
+        say.clear();
         o.logger.info({ devices: hello.online.length }, 'core link up');
         firstUp();
       })
@@ -191,45 +223,78 @@ export function connectCoreLink(o: CoreLinkClientOptions): CoreLinkClient {
         schedule();
       });
   });
-  client.on('message', (m: CoreNote) => {
-    switch (m.t) {
-      case 'answers':
-        for (const [id, a] of m.answers) {
-          const w = waiting.get(id);
-          if (!w) continue;
-          waiting.delete(id);
-          w.resolve(a);
-        }
-        return;
-      case 'deliver':
-        return o.onDeliver(m.deviceId);
-      case 'drop':
-        return o.onDrop(m.deviceId);
-      case 'deviceChanged':
-        cache.delete(m.deviceId);
-        touched.delete(m.deviceId);
-        return;
-      case 'interest':
-        wanted = { accounts: new Set(m.accounts), unknown: m.unknown };
-        return;
-    }
-  });
-
+  client.on('message', (m: CoreNote) => onNote(s, m));
   function connect(): void {
-    if (closed) return;
+    if (s.closed) return;
     reached = false;
     connectedAt = Date.now();
     // TLS to a core named by its IP address (--core 10.0.0.5:5100): no ServerName, which Node warns about
     const opened = o.tls ? withoutIpServername(() => client.connect(payload)) : client.connect(payload);
     opened.catch(() => undefined);
   }
+  function schedule(): void {
+    if (s.closed || retry) return;
+    retry = setTimeout(() => {
+      retry = undefined;
+      // net-ipc lets a client connect again only once it is idle (0) after a close
+      if (client.status === 0) connect();
+      else schedule();
+    }, RECONNECT_MS);
+  }
+  const liveness = watchLiveness(s, () => connectedAt, say);
+  return {
+    connect,
+    first,
+    stop() {
+      clearTimeout(retry);
+      clearInterval(liveness);
+    },
+  };
+}
 
-  // Liveness (LIVENESS_EVERY_MS): a link up pings the core; one being opened must be up in time.
+type Say = ((cause: string, level: 'warn' | 'error', message: string) => void) & { clear(): void };
+
+/** why the link is not up, as said: each cause is logged once (not at every retry) until the link is up */
+function sayOnce(logger: Logger): Say {
+  const said = new Set<string>();
+  const say = (cause: string, level: 'warn' | 'error', message: string) => {
+    if (said.has(cause)) return;
+    said.add(cause);
+    logger[level](`core link: ${message}; trying again`);
+  };
+  return Object.assign(say, { clear: () => said.clear() });
+}
+
+/** Says why a connection closed before the link was up, in the words of the setting to change. */
+function explain(reason: unknown, link: { host?: string; tls: boolean; reached: boolean }, say: Say): void {
+  const code = typeof (reason as { code?: unknown })?.code === 'string' ? (reason as { code: string }).code : undefined;
+  const message = reason instanceof Error ? reason.message : typeof reason === 'string' ? reason : '';
+  if (reason === 'unauthorized') say('secret', 'error', "the core refused this gateway: its TRACKGATE_GATEWAY_SECRET is not the core's");
+  else if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') say(code, 'error', `the core's TLS certificate does not name ${link.host} (${message}): connect with --core to a name the certificate holds, or give the core a certificate for this one`);
+  else if (code && UNTRUSTED.test(code)) say(code, 'error', `this gateway does not trust the core's TLS certificate (${code}: ${message}): set TRACKGATE_GATEWAY_TLS_CA to the core's certificate file (its TRACKGATE_GATEWAY_TLS_CERT) or to the authority that signed it`);
+  // a plain link answers a TLS hello with its own bytes (EPROTO), or the core's guard closes it at once
+  else if (link.tls && (code === 'EPROTO' || /wrong version number|before secure TLS connection/i.test(message))) say('tls-plain', 'error', `the core does not answer TLS on its link port (${message}): give the core TRACKGATE_GATEWAY_TLS_CERT and TRACKGATE_GATEWAY_TLS_KEY, or start this gateway without --tls and TRACKGATE_GATEWAY_TLS_CA; and check that the port is the core's TRACKGATE_GATEWAY_LINK_PORT`);
+  else if (reason instanceof HungCore) say('hung', 'error', message);
+  else if (code) say(code, 'warn', `cannot reach the core (${message || code})`);
+  else if (link.reached && !link.tls) say('closed', 'error', "the core closed the connection without answering: if its link uses TLS (TRACKGATE_GATEWAY_TLS_CERT), start this gateway with --tls or TRACKGATE_GATEWAY_TLS_CA; and check that the port is the core's TRACKGATE_GATEWAY_LINK_PORT");
+  else if (link.reached) say('closed', 'error', "the core closed the connection without answering: check that the port is the core's TRACKGATE_GATEWAY_LINK_PORT");
+}
+
+/** Liveness (LIVENESS_EVERY_MS): a link up pings the core; one being opened must be up in time. */
+function watchLiveness(s: LinkState, connectedAt: () => number, say: Say): NodeJS.Timeout {
+  const { client } = s;
+  /** Drops a connection the core no longer answers on (the link is lost: nothing is acknowledged) and opens another. */
+  const hung = (why: string) => {
+    const lost = s.up;
+    client.destroy(new HungCore(why));
+    // net-ipc reports the close on its next turn; the link counts as lost from now
+    if (lost) say('hung', 'error', why);
+  };
   let pinging = false;
   const liveness = setInterval(() => {
-    if (closed || client.status === 0 || client.status === 4) return;
-    if (!up) {
-      if (Date.now() - connectedAt >= LIVENESS_TIMEOUT_MS) hung(`the core took the connection but has not answered in ${LIVENESS_TIMEOUT_MS / 1000} s (is it stopped or hung?)`);
+    if (s.closed || client.status === 0 || client.status === 4) return;
+    if (!s.up) {
+      if (Date.now() - connectedAt() >= LIVENESS_TIMEOUT_MS) hung(`the core took the connection but has not answered in ${LIVENESS_TIMEOUT_MS / 1000} s (is it stopped or hung?)`);
       return;
     }
     if (pinging) return;
@@ -239,183 +304,178 @@ export function connectCoreLink(o: CoreLinkClientOptions): CoreLinkClient {
       () => (pinging = false),
       () => {
         pinging = false;
-        if (client.connection === connection && up) hung(`the core has not answered for ${LIVENESS_TIMEOUT_MS / 1000} s (is it stopped or hung?): acknowledging nothing until it answers`);
+        if (client.connection === connection && s.up) hung(`the core has not answered for ${LIVENESS_TIMEOUT_MS / 1000} s (is it stopped or hung?): acknowledging nothing until it answers`);
       },
     );
   }, LIVENESS_EVERY_MS);
   liveness.unref();
-  /** Drops a connection the core no longer answers on (the link is lost: nothing is acknowledged) and opens another. */
-  function hung(why: string): void {
-    const lost = up;
-    client.destroy(new HungCore(why));
-    // net-ipc reports the close on its next turn; the link counts as lost from now
-    if (lost) say('hung', 'error', why);
-  }
-  function schedule(): void {
-    if (closed || retry) return;
-    retry = setTimeout(() => {
-      retry = undefined;
-      // net-ipc lets a client connect again only once it is idle (0) after a close
-      if (client.status === 0) connect();
-      else schedule();
-    }, RECONNECT_MS);
-  }
+  return liveness;
+}
 
-  /** A net-ipc request of its own (hello: the link is not up before its answer). */
-  async function direct<T>(m: GatewayRequest): Promise<T> {
-    // net-ipc would hold a request while it reconnects; the listeners must not wait
-    if (client.status !== 3 || closed) throw new CoreUnreachable('not connected');
-    const answer = await new Promise<Answer<T>>((resolve, reject) => {
-      const fail = (e: Error) => {
-        pending.delete(fail);
-        reject(e);
-      };
-      pending.add(fail);
-      client.request(m, REQUEST_TIMEOUT_MS).then(
-        (a: Answer<T>) => {
-          pending.delete(fail);
-          resolve(a);
-        },
-        (e: unknown) => fail(new CoreUnreachable(typeof e === 'string' ? e : (e as Error).message)),
-      );
-    });
-    return answered<T>(answer);
-  }
-
-  /**
-   * A request in this turn's batch (ipc.messages.ts), answered under its id. Not an async
-   * function: one keeps its parameters reachable until it returns, and a `store` request's rows
-   * (their JSON) would stay in memory until the commit's answer, promoted out of the young
-   * generation with every request waiting for it.
-   */
-  function request<T>(m: GatewayRequest): Promise<T> {
-    if (client.status !== 3 || closed) return Promise.reject(new CoreUnreachable('not connected'));
-    return new Promise<Answer>((resolve, reject) => {
-      const id = nextId++;
-      waiting.set(id, { resolve, reject, at: Date.now() });
-      enqueue({ id, request: m });
-    }).then(answered<T>);
-  }
-
-  function note(m: GatewayNote): void {
-    if (client.status !== 3) return;
-    enqueue({ note: m });
-  }
-
-  function enqueue(item: BatchItem): void {
-    outbox.push(item);
-    if (outbox.length === 1) setImmediate(flush);
-    else if (outbox.length >= MAX_BATCH_ITEMS) flush();
-  }
-
-  function flush(): void {
-    if (outbox.length === 0) return;
-    const items = outbox;
-    outbox = [];
-    const failRequests = (e: Error) => {
-      for (const item of items) {
-        if (!('id' in item)) continue;
-        const w = waiting.get(item.id);
+function onNote(s: LinkState, m: CoreNote): void {
+  switch (m.t) {
+    case 'answers':
+      for (const [id, a] of m.answers) {
+        const w = s.waiting.get(id);
         if (!w) continue;
-        waiting.delete(item.id);
-        w.reject(e);
+        s.waiting.delete(id);
+        w.resolve(a);
       }
+      return;
+    case 'deliver':
+      return s.o.onDeliver(m.deviceId);
+    case 'drop':
+      return s.o.onDrop(m.deviceId);
+    case 'deviceChanged':
+      s.memory.changed(m.deviceId);
+      return;
+    case 'interest':
+      s.wanted = { accounts: new Set(m.accounts), unknown: m.unknown };
+      return;
+  }
+}
+
+/** A net-ipc request of its own (hello: the link is not up before its answer). */
+async function direct<T>(s: LinkState, m: GatewayRequest): Promise<T> {
+  // net-ipc would hold a request while it reconnects; the listeners must not wait
+  if (s.client.status !== READY || s.closed) throw new CoreUnreachable('not connected');
+  const answer = await new Promise<Answer<T>>((resolve, reject) => {
+    const fail = (e: Error) => {
+      s.pending.delete(fail);
+      reject(e);
     };
-    if (client.status !== 3 || closed) return failRequests(new CoreUnreachable('not connected'));
-    client.send({ t: 'batch', items } satisfies GatewayBatch).catch((e: unknown) => failRequests(new CoreUnreachable(typeof e === 'string' ? e : (e as Error).message)));
-  }
+    s.pending.add(fail);
+    s.client.request(m, REQUEST_TIMEOUT_MS).then(
+      (a: Answer<T>) => {
+        s.pending.delete(fail);
+        resolve(a);
+      },
+      (e: unknown) => fail(new CoreUnreachable(typeof e === 'string' ? e : (e as Error).message)),
+    );
+  });
+  return answered<T>(answer);
+}
 
-  /** Fails every request waiting (the link is gone, or this process closes it). */
-  function failAll(e: Error): void {
-    for (const fail of [...pending]) fail(e);
-    const all = [...waiting.values()];
-    waiting.clear();
-    for (const w of all) w.reject(e);
-  }
+/**
+ * A request in this turn's batch (ipc.messages.ts), answered under its id. Not an async
+ * function: one keeps its parameters reachable until it returns, and a `store` request's rows
+ * (their JSON) would stay in memory until the commit's answer, promoted out of the young
+ * generation with every request waiting for it.
+ */
+function request<T>(s: LinkState, m: GatewayRequest): Promise<T> {
+  if (s.client.status !== READY || s.closed) return Promise.reject(new CoreUnreachable('not connected'));
+  return new Promise<Answer>((resolve, reject) => {
+    const id = s.nextId++;
+    s.waiting.set(id, { resolve, reject, at: Date.now() });
+    enqueue(s, { id, request: m });
+  }).then(answered<T>);
+}
 
-  // a request the core never answers (it is stuck, or the answer was lost) fails after REQUEST_TIMEOUT_MS
+function note(s: LinkState, m: GatewayNote): void {
+  if (s.client.status !== READY) return;
+  enqueue(s, { note: m });
+}
+
+function enqueue(s: LinkState, item: BatchItem): void {
+  s.outbox.push(item);
+  if (s.outbox.length === 1) setImmediate(() => flush(s));
+  else if (s.outbox.length >= MAX_BATCH_ITEMS) flush(s);
+}
+
+function flush(s: LinkState): void {
+  if (s.outbox.length === 0) return;
+  const items = s.outbox;
+  s.outbox = [];
+  const failRequests = (e: Error) => {
+    for (const item of items) {
+      if (!('id' in item)) continue;
+      const w = s.waiting.get(item.id);
+      if (!w) continue;
+      s.waiting.delete(item.id);
+      w.reject(e);
+    }
+  };
+  if (s.client.status !== READY || s.closed) return failRequests(new CoreUnreachable('not connected'));
+  s.client.send({ t: 'batch', items } satisfies GatewayBatch).catch((e: unknown) => failRequests(new CoreUnreachable(typeof e === 'string' ? e : (e as Error).message)));
+}
+
+/** Fails every request waiting (the link is gone, or this process closes it). */
+function failAll(s: LinkState, e: Error): void {
+  for (const fail of [...s.pending]) fail(e);
+  const all = [...s.waiting.values()];
+  s.waiting.clear();
+  for (const w of all) w.reject(e);
+}
+
+/** Every second: the touches held back go, and a request the core never answers (it is stuck, or the answer was lost) fails after REQUEST_TIMEOUT_MS. */
+function sweepLate(s: LinkState): NodeJS.Timeout {
   const sweep = setInterval(() => {
-    sendTouchesLater();
+    const now = s.o.clock.now().getTime();
+    for (const [deviceId, protocol] of s.memory.touchesDue()) sendTouch(s, deviceId, protocol, now);
     const late = Date.now() - REQUEST_TIMEOUT_MS;
-    for (const [id, w] of waiting) {
+    for (const [id, w] of s.waiting) {
       if (w.at > late) continue;
-      waiting.delete(id);
+      s.waiting.delete(id);
       w.reject(new CoreUnreachable('no answer in time'));
     }
   }, Math.min(TOUCH_EVERY_MS, REQUEST_TIMEOUT_MS));
   sweep.unref();
+  return sweep;
+}
 
-  function sendTouch(deviceId: string, protocol: string, now: number): void {
-    touched.set(deviceId, { at: now, protocol });
-    note({ t: 'touch', deviceId, protocol });
-  }
+function sendTouch(s: LinkState, deviceId: string, protocol: string, now: number): void {
+  s.memory.touched.set(deviceId, { at: now, protocol });
+  note(s, { t: 'touch', deviceId, protocol });
+}
 
-  function sendTouchesLater(): void {
-    const now = o.clock.now().getTime();
-    for (const [deviceId, protocol] of touchLater) sendTouch(deviceId, protocol, now);
-    touchLater.clear();
-  }
-
-  // Forgets what no lookup or note may use any more (each map answers only within its time): a
-  // gateway process of 15,000 idle trackers held their 15,000 device records, read once at login.
-  const forget = setInterval(() => {
-    const now = o.clock.now().getTime();
-    for (const [id, hit] of cache) if (now - hit.at >= CACHE_MS) cache.delete(id);
-    for (const [id, t] of touched) if (now - t.at >= TOUCH_EVERY_MS) touched.delete(id);
-    for (const [id, at] of heardAt) if (now - at >= HEARD_EVERY_MS) heardAt.delete(id);
-  }, o.forgetEveryMs ?? CACHE_MS);
-  forget.unref();
-
-  const directory: CoreLinkClient['directory'] = {
+function directoryOf(s: LinkState): CoreLinkClient['directory'] {
+  const { memory, o } = s;
+  return {
     async resolve(identifier, protocol, remote, alternatives) {
-      const hit = cache.get(identifier);
       const now = o.clock.now().getTime();
-      if (hit && now - hit.at < CACHE_MS && !isExpired(hit.device, now)) return { status: 'ok', device: hit.device };
-      const r = await request<Resolution<GatewayDevice>>({ t: 'resolve', identifier, protocol, remote, ...(alternatives?.length && { alternatives: [...alternatives] }) });
-      if (r.status === 'ok') cache.set(identifier, { at: now, device: r.device });
-      else cache.delete(identifier);
+      const hit = memory.record(identifier, now);
+      if (hit) return { status: 'ok', device: hit };
+      const r = await request<Resolution<GatewayDevice>>(s, { t: 'resolve', identifier, protocol, remote, ...(alternatives?.length && { alternatives: [...alternatives] }) });
+      if (r.status === 'ok') memory.cache.set(identifier, { at: now, device: r.device });
+      else memory.cache.delete(identifier);
       return r;
     },
     touch(device, protocol) {
       const now = o.clock.now().getTime();
-      const t = touched.get(device.id);
-      if (!t || now - t.at >= TOUCH_EVERY_MS || t.protocol !== protocol) {
-        touchLater.delete(device.id);
-        sendTouch(device.id, protocol, now);
-      } else touchLater.set(device.id, protocol);
+      if (memory.touchNow(device.id, protocol, now)) sendTouch(s, device.id, protocol, now);
       return Promise.resolve();
     },
   };
+}
 
-  const ingest: CoreLinkClient['ingest'] = {
-    /**
-     * The ingest steps run here and each position's JSON is made here (ipc.messages.ts `store`):
-     * the core only writes, and decoded reports never cross the link. Not an async function: what
-     * waits for the commit holds the rows' text, not the reports.
-     */
-    submit(device, protocol, reports) {
-      let m: GatewayRequest & { t: 'store' };
-      try {
-        const receivedAt = o.clock.now();
-        const p = prepareReports(device.id, protocol, reports, receivedAt) as Prepared;
-        warnDropped(o.logger, device.id, protocol, p.dropped);
-        const rows = new Array<[number, string]>(p.rows.length);
-        for (let i = 0; i < rows.length; i++) rows[i] = [p.rows[i].dateTime, storedJson(p.rows[i].location)];
-        m = { t: 'store', deviceId: device.id, protocol, serverTime: receivedAt.getTime(), rows, alerts: p.alerts };
-      } catch (e) {
-        // a value JSON cannot hold: only this submission fails
-        return Promise.reject(e);
-      }
-      // the listeners only wait for the commit; what was stored is the core's to show
-      const done: IngestResult = { locations: [], alerts: [], dropped: [] };
-      if (m.rows.length === 0 && m.alerts.length === 0) return Promise.resolve(done);
-      return request(m).then(() => done);
-    },
-  };
+/**
+ * The ingest steps run here and each position's JSON is made here (ipc.messages.ts `store`):
+ * the core only writes, and decoded reports never cross the link. Not an async function: what
+ * waits for the commit holds the rows' text, not the reports.
+ */
+function submit(s: LinkState, device: GatewayDevice, protocol: string, reports: Parameters<CoreLinkClient['ingest']['submit']>[2]): Promise<IngestResult> {
+  let m: GatewayRequest & { t: 'store' };
+  try {
+    const receivedAt = s.o.clock.now();
+    const p = prepareReports(device.id, protocol, reports, receivedAt) as Prepared;
+    warnDropped(s.o.logger, device.id, protocol, p.dropped);
+    const rows = new Array<[number, string]>(p.rows.length);
+    for (let i = 0; i < rows.length; i++) rows[i] = [p.rows[i].dateTime, storedJson(p.rows[i].location)];
+    m = { t: 'store', deviceId: device.id, protocol, serverTime: receivedAt.getTime(), rows, alerts: p.alerts };
+  } catch (e) {
+    // a value JSON cannot hold: only this submission fails
+    return Promise.reject(e);
+  }
+  // the listeners only wait for the commit; what was stored is the core's to show
+  const done: IngestResult = { locations: [], alerts: [], dropped: [] };
+  if (m.rows.length === 0 && m.alerts.length === 0) return Promise.resolve(done);
+  return request(s, m).then(() => done);
+}
 
+function commandsOf(s: LinkState): CommandQueue {
   const call = <K extends CommandCall>(name: K) =>
-    ((...args: unknown[]) => request({ t: 'command', call: name, args })) as unknown as CommandQueue[K];
-  const commands: CommandQueue = {
+    ((...args: unknown[]) => request(s, { t: 'command', call: name, args })) as unknown as CommandQueue[K];
+  return {
     recover: call('recover'),
     next: call('next'),
     markSent: call('markSent'),
@@ -423,44 +483,70 @@ export function connectCoreLink(o: CoreLinkClientOptions): CoreLinkClient {
     answered: call('answered'),
     unsolicited: call('unsolicited'),
   };
+}
 
-  const frames = new FrameTap();
-  frames.attach({
-    wants: (accountId) => (accountId === null ? wanted.unknown : wanted.accounts.has(accountId)),
-    offer: (accountId, deviceId, frame) => note({ t: 'frame', accountId, deviceId, frame }),
-  });
+/**
+ * What the link remembers per device, each map only within its time: device records (CACHE_MS),
+ * last connections told (TOUCH_EVERY_MS), datagrams told (HEARD_EVERY_MS). Swept now and then: a
+ * gateway process of 15,000 idle trackers held their 15,000 device records, read once at login.
+ */
+class DeviceMemory {
+  readonly cache = new Map<string, { at: number; device: GatewayDevice }>();
+  readonly touched = new Map<string, { at: number; protocol: string }>();
+  /** devices heard since their last touch note, by id: the protocol of their next one (sent by the sweep) */
+  private readonly touchLater = new Map<string, string>();
+  private readonly heardAt = new Map<string, number>();
 
-  connect();
-  return {
-    directory,
-    ingest,
-    commands,
-    frames,
-    connectionChanged(deviceId, connected) {
-      note(connected ? { t: 'online', deviceId } : { t: 'offline', deviceId });
-    },
-    announce: () => request({ t: 'hello', ...o.hello() }),
-    heard(deviceId) {
-      const now = o.clock.now().getTime();
-      if (now - (heardAt.get(deviceId) ?? 0) < HEARD_EVERY_MS) return;
-      if (heardAt.size > 100_000) heardAt.clear();
-      heardAt.set(deviceId, now);
-      note({ t: 'heard', deviceId });
-    },
-    reportCounts(source, trackers) {
-      note({ t: 'counts', source, trackers });
-    },
-    ready: () => first,
-    isUp: () => up,
-    held: () => ({ records: cache.size, touched: touched.size, heard: heardAt.size }),
-    async close() {
-      closed = true;
-      clearTimeout(retry);
-      clearInterval(sweep);
-      clearInterval(forget);
-      clearInterval(liveness);
-      failAll(new CoreUnreachable('closing'));
-      await client.close().catch(() => false);
-    },
-  };
+  /** the device record cached for `identifier`, while it is fresh and the device not expired */
+  record(identifier: string, now: number): GatewayDevice | undefined {
+    const hit = this.cache.get(identifier);
+    return hit && now - hit.at < CACHE_MS && !isExpired(hit.device, now) ? hit.device : undefined;
+  }
+
+  /** Whether a touch note goes now; else the sweep sends it (at most one a TOUCH_EVERY_MS per device). */
+  touchNow(deviceId: string, protocol: string, now: number): boolean {
+    const t = this.touched.get(deviceId);
+    if (!t || now - t.at >= TOUCH_EVERY_MS || t.protocol !== protocol) {
+      this.touchLater.delete(deviceId);
+      return true;
+    }
+    this.touchLater.set(deviceId, protocol);
+    return false;
+  }
+
+  /** the touches held back, forgotten as they are handed out */
+  touchesDue(): [string, string][] {
+    const due = [...this.touchLater];
+    this.touchLater.clear();
+    return due;
+  }
+
+  /** Whether a datagram of the device is told to the core now (at most once a HEARD_EVERY_MS). */
+  hear(deviceId: string, now: number): boolean {
+    if (now - (this.heardAt.get(deviceId) ?? 0) < HEARD_EVERY_MS) return false;
+    if (this.heardAt.size > 100_000) this.heardAt.clear();
+    this.heardAt.set(deviceId, now);
+    return true;
+  }
+
+  /** the core said the device changed */
+  changed(deviceId: string): void {
+    this.cache.delete(deviceId);
+    this.touched.delete(deviceId);
+  }
+
+  /** the link was down: a change may have been missed */
+  linkLost(): void {
+    this.cache.clear();
+  }
+
+  forget(now: number): void {
+    for (const [id, hit] of this.cache) if (now - hit.at >= CACHE_MS) this.cache.delete(id);
+    for (const [id, t] of this.touched) if (now - t.at >= TOUCH_EVERY_MS) this.touched.delete(id);
+    for (const [id, at] of this.heardAt) if (now - at >= HEARD_EVERY_MS) this.heardAt.delete(id);
+  }
+
+  held(): { records: number; touched: number; heard: number } {
+    return { records: this.cache.size, touched: this.touched.size, heard: this.heardAt.size };
+  }
 }

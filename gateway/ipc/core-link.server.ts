@@ -20,12 +20,12 @@ import type { EventBus } from '../../core/events/event-bus.js';
 import type { Logger } from '../../core/logger.js';
 import type { TrackerSnapshot } from '../../core/metrics/counts.js';
 import type { FrameTap } from '../shared/frame-tap.js';
-import { UDP_LISTEN_MS } from '../udp/udp-listener.js';
 import { freeTcpPort } from '../shared/stream-server.js';
 import { guardLinkSocket, type LinkGuard } from './link-guard.js';
+import { LinkHolders } from './link-holders.js';
 import { LISTENER_LOG, LogBudget } from '../shared/log-budget.js';
 import type { Server as NetServer, Socket } from 'node:net';
-import { COMMAND_CALLS, HEARD_EVERY_MS, MAX_LOCATION_JSON, MAX_STORE_ROWS, toWire, type Answer, type ConnectPayload, type CoreNote, type GatewayBatch, type GatewayNote, type GatewayRequest } from './ipc.messages.js';
+import { COMMAND_CALLS, MAX_LOCATION_JSON, MAX_STORE_ROWS, toWire, type Answer, type ConnectPayload, type CoreNote, type GatewayBatch, type GatewayNote, type GatewayRequest } from './ipc.messages.js';
 
 /** how often the raw-frame feed's interest is compared and, when it changed, pushed */
 export const INTEREST_EVERY_MS = 500;
@@ -109,6 +109,30 @@ export async function startLocalCoreLink(o: Omit<CoreLinkOptions, 'path' | 'port
   return { link, address: { host: LOCAL_LINK_HOST, port: link.port! } };
 }
 
+/** What the link keeps of its gateway processes, shared by the handlers below. */
+interface LinkState {
+  o: CoreLinkOptions;
+  clock: Clock;
+  secret: Buffer;
+  /** the gateway processes that presented the secret */
+  authenticated: Map<Connection, ConnectPayload>;
+  holders: LinkHolders<Connection>;
+  /** refused connections (a wrong secret, what the guard closes): anyone who reaches the port can make them, so their lines are bounded */
+  refusals: LogBudget;
+  /** each accepted socket's guard (link-guard.ts), raised once it presents the secret */
+  guards: WeakMap<object, LinkGuard>;
+  hellos: ((ports: Record<string, number>, payload: ConnectPayload) => void)[];
+  onlines: ((deviceId: string) => void)[];
+  /** each gateway process's last counts, by the source id it reports under (a process that reconnects replaces its own) */
+  reported: Map<string, { c: Connection | undefined; trackers: Record<string, TrackerSnapshot> }>;
+  /** the raw-frame feed's interest, as last pushed */
+  interest: ReturnType<FrameTap['interest']>;
+  received: number;
+}
+
+const send = (c: Connection, note: CoreNote) => void c.send(note).catch(() => undefined);
+const nowMs = (s: LinkState) => s.clock.now().getTime();
+
 async function open(o: CoreLinkOptions): Promise<CoreLink> {
   // Nagle off: requests and answers are small messages that must not wait for the peer's ACK.
   const server = new Server(
@@ -116,280 +140,270 @@ async function open(o: CoreLinkOptions): Promise<CoreLink> {
       ? { path: o.path }
       : { port: o.port, ...(o.host && { listenOptions: { host: o.host } }), tls: o.tls !== undefined, options: { noDelay: true, ...(o.tls && { cert: o.tls.cert, key: o.tls.key }) } },
   );
-  const secret = digest(o.secret);
-  const authenticated = new Map<Connection, ConnectPayload>();
-  /** refused connections (a wrong secret, what the guard closes): anyone who reaches the port can make them, so their lines are bounded */
-  const refusals = new LogBudget({ ...LISTENER_LOG, onSuppressed: (count) => o.logger.warn({ count }, 'gateway link connections refused, not logged one by one') });
-  /** each accepted socket's guard (link-guard.ts), raised once it presents the secret */
-  const guards = new WeakMap<object, LinkGuard>();
-  /** device -> the gateway process that holds its live TCP connection */
-  const holders = new Map<string, Connection>();
-  /** UDP device -> the gateway process that last heard it, and when */
-  const heard = new Map<string, { c: Connection; at: number }>();
-  const hellos: ((ports: Record<string, number>, payload: ConnectPayload) => void)[] = [];
-  const onlines: ((deviceId: string) => void)[] = [];
-  /** each gateway process's last counts, by the source id it reports under (a process that reconnects replaces its own) */
-  const reported = new Map<string, { c: Connection | undefined; trackers: Record<string, TrackerSnapshot> }>();
-  const send = (c: Connection, note: CoreNote) => void c.send(note).catch(() => undefined);
-  let interest = o.frames.interest();
-  let interestKey = JSON.stringify(interest);
-
+  const s: LinkState = {
+    o, clock: o.clock ?? systemClock, secret: digest(o.secret), authenticated: new Map(), holders: new LinkHolders(), guards: new WeakMap(),
+    refusals: new LogBudget({ ...LISTENER_LOG, onSuppressed: (count) => o.logger.warn({ count }, 'gateway link connections refused, not logged one by one') }),
+    hellos: [], onlines: [], reported: new Map(), interest: o.frames.interest(), received: 0,
+  };
   server.on('error', (e) => o.logger.debug({ err: (e as unknown as Error).message }, 'gateway link error'));
-  server.on('connect', (c, payload?: ConnectPayload) => {
-    const guard = guards.get(c.connection as object);
-    const socket = c.connection;
-    if (typeof payload?.secret !== 'string' || !timingSafeEqual(digest(payload.secret), secret)) {
-      if (refusals.take(Date.now())) o.logger.warn({ remote: socket?.remoteAddress ?? 'local' }, 'gateway process refused: wrong secret');
-      // the guard reads nothing more of it; once the gateway has been told why, it is gone (net-ipc only ends its side)
-      void c.close('unauthorized').finally(() => socket?.destroy());
-      return;
-    }
-    // the guard refuses a hello that asked for what the link does not take (compression, JSON)
-    if (!guard) void c.close('unauthorized');
-    if (!guard?.trust()) return;
-    authenticated.set(c, { pid: payload.pid, worker: payload.worker, secret: '' });
-    o.logger.info({ pid: payload.pid, worker: payload.worker }, 'gateway process connected');
-    send(c, { t: 'interest', ...interest });
-  });
-  server.on('disconnect', (c) => {
-    const who = authenticated.get(c);
-    authenticated.delete(c);
-    let dropped = 0;
-    for (const [deviceId, holder] of holders) {
-      if (holder === c) {
-        holders.delete(deviceId);
-        dropped++;
-      }
-    }
-    for (const [deviceId, h] of heard) if (h.c === c) heard.delete(deviceId);
-    for (const r of reported.values()) if (r.c === c) r.c = undefined;
-    if (who) o.logger.info({ pid: who.pid, worker: who.worker, devices: dropped }, 'gateway process disconnected');
-  });
-
-  let received = 0;
-  server.on('message', (m: GatewayNote | GatewayBatch, c) => {
-    received++;
-    if (!authenticated.has(c)) return;
-    if (m.t === 'batch') {
-      if (!Array.isArray(m.items)) return;
-      for (const item of m.items) {
-        if (!item || typeof item !== 'object') continue;
-        if ('note' in item) onNote(item.note, c);
-        else if (typeof item.id === 'number' && item.request) {
-          answer(item.request, c).then(
-            (value) => reply(c, item.id, { ok: true, value }),
-            (e: unknown) => reply(c, item.id, { ok: false, error: toWire(e) }),
-          );
-        }
-      }
-      return;
-    }
-    onNote(m, c);
-  });
-
-  /** answers of batched requests not yet sent, per gateway process: they leave together at the end of this turn */
-  const replies = new Map<Connection, [number, Answer][]>();
-  function reply(c: Connection, id: number, a: Answer): void {
-    let list = replies.get(c);
-    if (!list) {
-      if (replies.size === 0) setImmediate(flushReplies);
-      list = [];
-      replies.set(c, list);
-    }
-    list.push([id, a]);
-  }
-  function flushReplies(): void {
-    for (const [c, answers] of replies) if (authenticated.has(c)) send(c, { t: 'answers', answers });
-    replies.clear();
-  }
-
-  function onNote(m: GatewayNote, c: Connection): void {
-    switch (m?.t) {
-      case 'touch':
-        // the protocol is recorded as the device's: a protocol's name, not whatever a gateway sends
-        if (typeof m.protocol !== 'string' || !PROTOCOL_NAME.test(m.protocol)) return;
-        o.directory.find(m.deviceId).then((d) => d && o.directory.touch(d, m.protocol)).catch(() => undefined);
-        return;
-      case 'frame':
-        o.frames.offer(m.accountId, m.deviceId, m.frame);
-        return;
-      case 'online':
-        online(m.deviceId, c);
-        // a live connection, the newest the device has: whatever it held on the core's other side is stale
-        for (const fn of onlines) fn(m.deviceId);
-        return;
-      case 'offline':
-        if (holders.get(m.deviceId) === c) holders.delete(m.deviceId);
-        return;
-      case 'heard':
-        if (heard.size > 100_000) heard.clear();
-        heard.set(m.deviceId, { c, at: Date.now() });
-        return;
-      case 'counts':
-        if (typeof m.source === 'string' && m.trackers && typeof m.trackers === 'object' && (reported.has(m.source) || reported.size < 10_000)) reported.set(m.source, { c, trackers: m.trackers });
-        return;
-    }
-  }
-
-  function online(deviceId: string, c: Connection): void {
-    const before = holders.get(deviceId);
-    // the tracker reconnected to another gateway process: its old connection there is stale
-    if (before && before !== c) send(before, { t: 'drop', deviceId });
-    holders.set(deviceId, c);
-  }
-
+  server.on('connect', (c, payload?: ConnectPayload) => onConnect(s, c, payload));
+  server.on('disconnect', (c) => onDisconnect(s, c));
+  const reply = batchReplies(s);
+  server.on('message', (m: GatewayNote | GatewayBatch, c) => onMessage(s, m, c, reply));
   server.on('request', (m: GatewayRequest, respond, c) => {
-    received++;
-    if (!authenticated.has(c)) {
+    s.received++;
+    if (!s.authenticated.has(c)) {
       void respond({ ok: false, error: { message: 'not authenticated' } } satisfies Answer).catch(() => undefined);
       return;
     }
-    answer(m, c).then(
+    answer(s, m, c).then(
       (value) => respond({ ok: true, value } satisfies Answer),
       (e: unknown) => respond({ ok: false, error: toWire(e) } satisfies Answer),
     ).catch(() => undefined); // the gateway process is gone: it acknowledged nothing
   });
-
-  async function answer(m: GatewayRequest, c: Connection): Promise<unknown> {
-    switch (m.t) {
-      case 'store': {
-        const now = clock.now().getTime();
-        checkStore(m, now);
-        const device = await o.directory.find(m.deviceId);
-        // deleted since the gateway resolved it: nothing acknowledged; the resend finds it unknown
-        if (!device) throw new Error(`device ${m.deviceId} no longer exists`);
-        const { rows, alerts } = checkedContent(m, device.id, now);
-        await o.ingest.store(device, m.protocol, rows, alerts);
-        return undefined;
-      }
-      case 'resolve': {
-        const alternatives = Array.isArray(m.alternatives) ? m.alternatives.filter((a): a is string => typeof a === 'string').slice(0, 4) : undefined;
-        const r = await o.directory.resolve(m.identifier, m.protocol, m.remote, alternatives);
-        // what its listeners use, nothing of the account's contacts or secrets (an edge gateway in a DMZ, too)
-        return r.status === 'ok' ? ({ status: 'ok', device: gatewayDevice(r.device) } satisfies Resolution<GatewayDevice>) : r;
-      }
-      case 'command': {
-        if (!COMMAND_CALLS.includes(m.call)) throw new Error(`unknown command call ${String(m.call)}`);
-        const fn = o.commands[m.call] as (...args: unknown[]) => Promise<unknown>;
-        return fn.apply(o.commands, m.args);
-      }
-      case 'hello': {
-        const who = authenticated.get(c)!;
-        for (const deviceId of m.online) online(deviceId, c);
-        if (m.ports) for (const fn of hellos) fn(m.ports, who);
-        return undefined;
-      }
-    }
-  }
-
-  const clock = o.clock ?? systemClock;
-
-  /**
-   * The rows and alerts of a `store` request that pass the checks of what the ingest steps make
-   * (prepared.checks.ts: an edge's clock may differ from the core's, and holding the secret is no
-   * licence to write anything); the others are logged, with why, and not stored.
-   */
-  function checkedContent(m: StoreRequest, deviceId: string, nowMs: number): { rows: SerialisedRow[]; alerts: AlertInput[] } {
-    const rows: SerialisedRow[] = [];
-    const dropped: string[] = [];
-    for (const [fixMs, json] of m.rows) {
-      const problem = preparedLocationProblem(json, { fixMs, serverTimeMs: m.serverTime, protocol: m.protocol, nowMs });
-      if (problem) dropped.push(problem);
-      else rows.push(new SerialisedRow(deviceId, fixMs, m.serverTime, json));
-    }
-    const alerts: AlertInput[] = [];
-    const refusedAlerts: string[] = [];
-    for (const a of m.alerts ?? []) {
-      const checked = preparedAlert(a, nowMs);
-      if ('alert' in checked) alerts.push(checked.alert);
-      else refusedAlerts.push(checked.problem);
-    }
-    // one line per request, whatever a gateway sends: the first reasons and how many
-    const warn = (reasons: string[], msg: string) => reasons.length && o.logger.warn({ deviceId, protocol: m.protocol, dropped: reasons.slice(0, LOGGED_REASONS), count: reasons.length }, msg);
-    warn(dropped, 'positions that fail the checks are not stored');
-    warn(refusedAlerts, 'alerts that fail the checks are not raised');
-    return { rows, alerts };
-  }
-
-  const offChanged = o.events.onDeviceChanged((deviceId) => {
-    for (const c of authenticated.keys()) send(c, { t: 'deviceChanged', deviceId });
+  const stopPushing = pushChanges(s);
+  await listenGuarded(server, s).catch((e: unknown) => {
+    stopPushing();
+    throw e;
   });
+  return linkOf(s, server, stopPushing);
+}
+
+function onConnect(s: LinkState, c: Connection, payload?: ConnectPayload): void {
+  const guard = s.guards.get(c.connection as object);
+  const socket = c.connection;
+  if (typeof payload?.secret !== 'string' || !timingSafeEqual(digest(payload.secret), s.secret)) {
+    if (s.refusals.take(nowMs(s))) s.o.logger.warn({ remote: socket?.remoteAddress ?? 'local' }, 'gateway process refused: wrong secret');
+    // the guard reads nothing more of it; once the gateway has been told why, it is gone (net-ipc only ends its side)
+    void c.close('unauthorized').finally(() => socket?.destroy());
+    return;
+  }
+  // the guard refuses a hello that asked for what the link does not take (compression, JSON)
+  if (!guard) void c.close('unauthorized');
+  if (!guard?.trust()) return;
+  s.authenticated.set(c, { pid: payload.pid, worker: payload.worker, secret: '' });
+  s.o.logger.info({ pid: payload.pid, worker: payload.worker }, 'gateway process connected');
+  send(c, { t: 'interest', ...s.interest });
+}
+
+function onDisconnect(s: LinkState, c: Connection): void {
+  const who = s.authenticated.get(c);
+  s.authenticated.delete(c);
+  const dropped = s.holders.forget(c);
+  for (const r of s.reported.values()) if (r.c === c) r.c = undefined;
+  if (who) s.o.logger.info({ pid: who.pid, worker: who.worker, devices: dropped }, 'gateway process disconnected');
+}
+
+type Reply = (c: Connection, id: number, a: Answer) => void;
+
+function onMessage(s: LinkState, m: GatewayNote | GatewayBatch, c: Connection, reply: Reply): void {
+  s.received++;
+  if (!s.authenticated.has(c)) return;
+  if (m.t !== 'batch') return onNote(s, m, c);
+  if (!Array.isArray(m.items)) return;
+  for (const item of m.items) {
+    if (!item || typeof item !== 'object') continue;
+    if ('note' in item) onNote(s, item.note, c);
+    else if (typeof item.id === 'number' && item.request) {
+      answer(s, item.request, c).then(
+        (value) => reply(c, item.id, { ok: true, value }),
+        (e: unknown) => reply(c, item.id, { ok: false, error: toWire(e) }),
+      );
+    }
+  }
+}
+
+/** Answers of batched requests not yet sent, per gateway process: they leave together at the end of this turn. */
+function batchReplies(s: LinkState): Reply {
+  const replies = new Map<Connection, [number, Answer][]>();
+  const flush = () => {
+    for (const [c, answers] of replies) if (s.authenticated.has(c)) send(c, { t: 'answers', answers });
+    replies.clear();
+  };
+  return (c, id, a) => {
+    let list = replies.get(c);
+    if (!list) {
+      if (replies.size === 0) setImmediate(flush);
+      list = [];
+      replies.set(c, list);
+    }
+    list.push([id, a]);
+  };
+}
+
+function onNote(s: LinkState, m: GatewayNote, c: Connection): void {
+  switch (m?.t) {
+    case 'touch':
+      // the protocol is recorded as the device's: a protocol's name, not whatever a gateway sends
+      if (typeof m.protocol !== 'string' || !PROTOCOL_NAME.test(m.protocol)) return;
+      s.o.directory.find(m.deviceId).then((d) => d && s.o.directory.touch(d, m.protocol)).catch(() => undefined);
+      return;
+    case 'frame':
+      s.o.frames.offer(m.accountId, m.deviceId, m.frame);
+      return;
+    case 'online':
+      online(s, m.deviceId, c);
+      // a live connection, the newest the device has: whatever it held on the core's other side is stale
+      for (const fn of s.onlines) fn(m.deviceId);
+      return;
+    case 'offline':
+      s.holders.offline(m.deviceId, c);
+      return;
+    case 'heard':
+      s.holders.heardBy(m.deviceId, c, nowMs(s));
+      return;
+    case 'counts':
+      if (typeof m.source === 'string' && m.trackers && typeof m.trackers === 'object' && (s.reported.has(m.source) || s.reported.size < 10_000)) s.reported.set(m.source, { c, trackers: m.trackers });
+      return;
+  }
+}
+
+function online(s: LinkState, deviceId: string, c: Connection): void {
+  // the tracker reconnected to another gateway process: its old connection there is stale
+  const before = s.holders.online(deviceId, c);
+  if (before) send(before, { t: 'drop', deviceId });
+}
+
+async function answer(s: LinkState, m: GatewayRequest, c: Connection): Promise<unknown> {
+  switch (m.t) {
+    case 'store':
+      return store(s, m);
+    case 'resolve': {
+      const alternatives = Array.isArray(m.alternatives) ? m.alternatives.filter((a): a is string => typeof a === 'string').slice(0, 4) : undefined;
+      const r = await s.o.directory.resolve(m.identifier, m.protocol, m.remote, alternatives);
+      // what its listeners use, nothing of the account's contacts or secrets (an edge gateway in a DMZ, too)
+      return r.status === 'ok' ? ({ status: 'ok', device: gatewayDevice(r.device) } satisfies Resolution<GatewayDevice>) : r;
+    }
+    case 'command': {
+      if (!COMMAND_CALLS.includes(m.call)) throw new Error(`unknown command call ${String(m.call)}`);
+      const fn = s.o.commands[m.call] as (...args: unknown[]) => Promise<unknown>;
+      return fn.apply(s.o.commands, m.args);
+    }
+    case 'hello': {
+      const who = s.authenticated.get(c)!;
+      for (const deviceId of m.online) online(s, deviceId, c);
+      if (m.ports) for (const fn of s.hellos) fn(m.ports, who);
+      return undefined;
+    }
+  }
+}
+
+/** A gateway's `store` request, checked, through the one ingest path: the one place the link calls the ingest. */
+async function store(s: LinkState, m: StoreRequest): Promise<undefined> {
+  const now = nowMs(s);
+  checkStore(m, now);
+  const device = await s.o.directory.find(m.deviceId);
+  // deleted since the gateway resolved it: nothing acknowledged; the resend finds it unknown
+  if (!device) throw new Error(`device ${m.deviceId} no longer exists`);
+  const { rows, alerts } = checkedContent(s.o.logger, m, device.id, now);
+  await s.o.ingest.store(device, m.protocol, rows, alerts);
+  return undefined;
+}
+
+/** Tells every gateway process when a device changed, and when the raw-frame feed's interest did; returns what stops it. */
+function pushChanges(s: LinkState): () => void {
+  const all = (note: CoreNote) => {
+    for (const c of s.authenticated.keys()) send(c, note);
+  };
+  const offChanged = s.o.events.onDeviceChanged((deviceId) => all({ t: 'deviceChanged', deviceId }));
+  let interestKey = JSON.stringify(s.interest);
   const interestTimer = setInterval(() => {
-    const now = o.frames.interest();
+    const now = s.o.frames.interest();
     const key = JSON.stringify(now);
     if (key === interestKey) return;
-    interest = now;
+    s.interest = now;
     interestKey = key;
-    for (const c of authenticated.keys()) send(c, { t: 'interest', ...interest });
+    all({ t: 'interest', ...s.interest });
   }, INTEREST_EVERY_MS);
   interestTimer.unref();
+  return () => {
+    offChanged();
+    clearInterval(interestTimer);
+  };
+}
 
+/** Starts listening, each socket under its guard (link-guard.ts) before net-ipc sees it. */
+function listenGuarded(server: Server, s: LinkState): Promise<void> {
+  const { o, refusals } = s;
   // net-ipc reports a port that cannot be bound only as an error event
-  await new Promise<void>((resolve, reject) => {
+  return new Promise<void>((resolve, reject) => {
     server.once('error', reject as never);
     const started = server.start();
     // net-ipc made its server synchronously: the guard sees each socket before net-ipc does
     const raw = (server as unknown as { server: NetServer }).server;
     raw.prependListener(o.tls ? 'secureConnection' : 'connection', (socket: Socket) => {
       const remote = socket.remoteAddress ?? 'local';
-      guards.set(socket, guardLinkSocket(socket, (reason) => refusals.take(Date.now()) && o.logger.warn({ remote, reason }, 'gateway link connection closed')));
+      s.guards.set(socket, guardLinkSocket(socket, (reason) => refusals.take(nowMs(s)) && o.logger.warn({ remote, reason }, 'gateway link connection closed')));
     });
     // a gateway without TLS, or one that does not trust this certificate: the core's operator sees why it does not connect
     if (o.tls) {
       raw.on('tlsClientError', (e: Error & { code?: string }, socket: Socket) => {
-        if (refusals.take(Date.now())) o.logger.warn({ remote: socket.remoteAddress ?? 'unknown', err: e.code ?? e.message }, 'gateway link: TLS handshake failed (a gateway started without --tls or TRACKGATE_GATEWAY_TLS_CA, or one that does not trust this certificate)');
+        if (refusals.take(nowMs(s))) o.logger.warn({ remote: socket.remoteAddress ?? 'unknown', err: e.code ?? e.message }, 'gateway link: TLS handshake failed (a gateway started without --tls or TRACKGATE_GATEWAY_TLS_CA, or one that does not trust this certificate)');
       });
     }
     started.then(() => {
       server.off('error', reject as never);
       resolve();
     }, reject);
-  }).catch((e: unknown) => {
-    offChanged();
-    clearInterval(interestTimer);
-    throw e;
   });
+}
+
+function linkOf(s: LinkState, server: Server, stopPushing: () => void): CoreLink {
   return {
-    port: o.path ? undefined : o.port,
+    port: s.o.path ? undefined : s.o.port,
     deliverCommands(deviceId) {
-      let holder = holders.get(deviceId);
-      if (!holder) {
-        // a UDP device listens a moment after its datagram; the gateway process that heard it checks exactly
-        const h = heard.get(deviceId);
-        if (h && Date.now() - h.at < UDP_LISTEN_MS - HEARD_EVERY_MS) holder = h.c;
-      }
+      const holder = s.holders.locate(deviceId, nowMs(s));
       if (!holder) return false;
       send(holder, { t: 'deliver', deviceId });
       return true;
     },
-    connectedDevices: () => [...holders.keys()],
+    connectedDevices: () => s.holders.devices(),
     holderOf(deviceId) {
-      const c = holders.get(deviceId);
-      return c && authenticated.get(c)?.pid;
+      const c = s.holders.holderOf(deviceId);
+      return c && s.authenticated.get(c)?.pid;
     },
-    onHello(fn) {
-      hellos.push(fn);
-    },
-    onOnline(fn) {
-      onlines.push(fn);
-    },
+    onHello: (fn) => void s.hellos.push(fn),
+    onOnline: (fn) => void s.onlines.push(fn),
     drop(deviceId) {
-      heard.delete(deviceId);
-      const holder = holders.get(deviceId);
-      if (!holder) return;
-      holders.delete(deviceId);
-      send(holder, { t: 'drop', deviceId });
+      const holder = s.holders.drop(deviceId);
+      if (holder) send(holder, { t: 'drop', deviceId });
     },
-    connections: () => authenticated.size,
-    messagesReceived: () => received,
-    trackerCounts: () => [...reported.values()].flatMap((r) => Object.entries(r.trackers).map(([protocol, counts]) => ({ protocol, counts, live: r.c !== undefined }))),
+    connections: () => s.authenticated.size,
+    messagesReceived: () => s.received,
+    trackerCounts: () => [...s.reported.values()].flatMap((r) => Object.entries(r.trackers).map(([protocol, counts]) => ({ protocol, counts, live: r.c !== undefined }))),
     async close() {
-      offChanged();
-      clearInterval(interestTimer);
-      refusals.flush();
+      stopPushing();
+      s.refusals.flush();
       await server.close();
     },
   };
+}
+
+/**
+ * The rows and alerts of a `store` request that pass the checks of what the ingest steps make
+ * (prepared.checks.ts: an edge's clock may differ from the core's, and holding the secret is no
+ * licence to write anything); the others are logged, with why, and not stored.
+ */
+function checkedContent(logger: Logger, m: StoreRequest, deviceId: string, nowMs: number): { rows: SerialisedRow[]; alerts: AlertInput[] } {
+  const rows: SerialisedRow[] = [];
+  const dropped: string[] = [];
+  for (const [fixMs, json] of m.rows) {
+    const problem = preparedLocationProblem(json, { fixMs, serverTimeMs: m.serverTime, protocol: m.protocol, nowMs });
+    if (problem) dropped.push(problem);
+    else rows.push(new SerialisedRow(deviceId, fixMs, m.serverTime, json));
+  }
+  const alerts: AlertInput[] = [];
+  const refusedAlerts: string[] = [];
+  for (const a of m.alerts ?? []) {
+    const checked = preparedAlert(a, nowMs);
+    if ('alert' in checked) alerts.push(checked.alert);
+    else refusedAlerts.push(checked.problem);
+  }
+  // one line per request, whatever a gateway sends: the first reasons and how many
+  const warn = (reasons: string[], msg: string) => reasons.length && logger.warn({ deviceId, protocol: m.protocol, dropped: reasons.slice(0, LOGGED_REASONS), count: reasons.length }, msg);
+  warn(dropped, 'positions that fail the checks are not stored');
+  warn(refusedAlerts, 'alerts that fail the checks are not raised');
+  return { rows, alerts };
 }
 
 type StoreRequest = GatewayRequest & { t: 'store' };

@@ -52,7 +52,7 @@ export interface GatewayInit {
 
 export interface GatewayPoolOptions {
   processes: number;
-  /** the entry the workers run, and its arguments (main.ts with the gateway role) */
+  /** the entry the workers run, and its arguments (gateway-main.ts) */
   exec: string;
   args: string[];
   settings: GatewayProcessSettings;
@@ -89,109 +89,122 @@ const RESTART_MAX_MS = 10_000;
 /** a worker that ran at least this long before dying is restarted at once; one that keeps dying sooner, slower and slower */
 const HEALTHY_MS = 10_000;
 
+/** What the pool keeps of its workers, shared by the functions below. */
+interface PoolState {
+  o: GatewayPoolOptions;
+  workers: Map<Worker, { startedAt: number; udp: boolean }>;
+  /** each worker not listening yet: what to call with its ports */
+  listening: Map<number, (ports: Record<string, number>) => void>;
+  stopping: boolean;
+  /** until the first processes all listen */
+  starting: boolean;
+  restartDelay: number;
+  timers: Set<NodeJS.Timeout>;
+}
+
 export async function startGatewayPool(o: GatewayPoolOptions): Promise<GatewayPool> {
   // read by cluster at its first setupPrimary: each gateway process accepts for itself (see above)
   cluster.schedulingPolicy = cluster.SCHED_NONE;
   cluster.setupPrimary({ exec: o.exec, args: o.args, execArgv: [...process.execArgv, ...GATEWAY_V8_FLAGS] });
-  const workers = new Map<Worker, { startedAt: number; udp: boolean }>();
-  const listening = new Map<number, (ports: Record<string, number>) => void>();
-  let ports: Record<string, number> | undefined;
-  let stopping = false;
-  /** until the first processes all listen */
-  let starting = true;
-  let restartDelay = RESTART_MIN_MS;
-  const timers = new Set<NodeJS.Timeout>();
-
+  const p: PoolState = { o, workers: new Map(), listening: new Map(), stopping: false, starting: true, restartDelay: RESTART_MIN_MS, timers: new Set() };
   o.link.onHello((reported, who) => {
     if (who.worker === undefined) return;
-    listening.get(who.worker)?.(reported);
+    p.listening.get(who.worker)?.(reported);
   });
-
-  function fork(udp: boolean): { worker: Worker; listening: Promise<Record<string, number>> } {
-    // one accept at a time, then yield (see above); in the gateway processes only: the core's own
-    // listeners (MQTT, REST) accept as usual
-    const worker = cluster.fork({ UV_TCP_SINGLE_ACCEPT: '1' });
-    try {
-      os.setPriority(worker.process.pid!, Math.min(19, os.getPriority() + GATEWAY_NICE));
-    } catch (e) {
-      o.logger.debug({ err: e, pid: worker.process.pid }, 'a gateway process runs at the core\'s priority (cannot lower it here)');
-    }
-    workers.set(worker, { startedAt: Date.now(), udp });
-    const ready = new Promise<Record<string, number>>((resolve, reject) => {
-      listening.set(worker.id, (p) => {
-        listening.delete(worker.id);
-        resolve(p);
-      });
-      worker.once('exit', () => reject(new Error(`gateway process ${worker.id} exited before listening`)));
-    });
-    ready.catch(() => undefined);
-    const init: GatewayInit = { t: 'trackgate-gateway-init', worker: worker.id, settings: { ...o.settings, udp } };
-    worker.on('message', (m: unknown) => {
-      if (m === INIT_REQUEST) worker.send(init);
-    });
-    worker.on('exit', (code, signal) => {
-      const ran = Date.now() - (workers.get(worker)?.startedAt ?? 0);
-      const neverListened = listening.has(worker.id);
-      workers.delete(worker);
-      listening.delete(worker.id);
-      // one of the first processes that exits before it listens fails the start (its port in use): nothing to start again
-      if (stopping || (starting && neverListened)) return;
-      restartDelay = ran >= HEALTHY_MS ? RESTART_MIN_MS : Math.min(restartDelay * 2, RESTART_MAX_MS);
-      o.logger.warn({ worker: worker.id, pid: worker.process.pid, code, signal, restartInMs: restartDelay }, 'gateway process died; starting another (its trackers reconnect to the others meanwhile)');
-      const t = setTimeout(() => {
-        timers.delete(t);
-        if (!stopping) fork(udp);
-      }, restartDelay);
-      timers.add(t);
-    });
-    return { worker, listening: ready };
-  }
-
   // the first reports every port: it has the UDP listeners too
-  const started = Array.from({ length: o.processes }, (_, i) => fork(i === 0));
-  const timeoutMs = o.startTimeoutMs ?? START_TIMEOUT_MS;
+  const started = Array.from({ length: o.processes }, (_, i) => fork(p, i === 0));
+  let ports: Record<string, number>;
+  try {
+    ports = (await allListening(started.map((s) => s.listening), o.startTimeoutMs ?? START_TIMEOUT_MS))[0];
+    p.starting = false;
+  } catch (e) {
+    await stopPool(p);
+    throw e;
+  }
+  return {
+    ports,
+    pids: () => [...p.workers.keys()].filter((w) => !w.isDead()).map((w) => w.process.pid!),
+    quiesce() {
+      p.stopping = true;
+    },
+    stop: () => stopPool(p),
+  };
+}
+
+/** every worker's ports, once all listen; a rejection after `timeoutMs` */
+async function allListening(listening: Promise<Record<string, number>>[], timeoutMs: number): Promise<Record<string, number>[]> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    const all = await Promise.race([
-      Promise.all(started.map((s) => s.listening)),
+    return await Promise.race([
+      Promise.all(listening),
       new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new Error(`gateway processes not listening after ${timeoutMs} ms`)), timeoutMs);
       }),
     ]);
-    ports = all[0];
-    starting = false;
-  } catch (e) {
-    await stop();
-    throw e;
   } finally {
     clearTimeout(timer);
   }
+}
 
-  async function stop(): Promise<void> {
-    stopping = true;
-    for (const t of timers) clearTimeout(t);
-    await Promise.all(
-      [...workers.keys()].map(
-        (w) =>
-          new Promise<void>((resolve) => {
-            if (w.isDead()) return resolve();
-            const kill = setTimeout(() => w.process.kill('SIGKILL'), 5000);
-            w.once('exit', () => {
-              clearTimeout(kill);
-              resolve();
-            });
-            w.process.kill('SIGTERM');
-          }),
-      ),
-    );
+function fork(p: PoolState, udp: boolean): { worker: Worker; listening: Promise<Record<string, number>> } {
+  const { o } = p;
+  // one accept at a time, then yield (see above); in the gateway processes only: the core's own
+  // listeners (MQTT, REST) accept as usual
+  const worker = cluster.fork({ UV_TCP_SINGLE_ACCEPT: '1' });
+  try {
+    os.setPriority(worker.process.pid!, Math.min(19, os.getPriority() + GATEWAY_NICE));
+  } catch (e) {
+    o.logger.debug({ err: e, pid: worker.process.pid }, 'a gateway process runs at the core\'s priority (cannot lower it here)');
   }
+  p.workers.set(worker, { startedAt: Date.now(), udp });
+  const ready = new Promise<Record<string, number>>((resolve, reject) => {
+    p.listening.set(worker.id, (ports) => {
+      p.listening.delete(worker.id);
+      resolve(ports);
+    });
+    worker.once('exit', () => reject(new Error(`gateway process ${worker.id} exited before listening`)));
+  });
+  ready.catch(() => undefined);
+  const init: GatewayInit = { t: 'trackgate-gateway-init', worker: worker.id, settings: { ...o.settings, udp } };
+  worker.on('message', (m: unknown) => {
+    if (m === INIT_REQUEST) worker.send(init);
+  });
+  worker.on('exit', (code, signal) => onExit(p, worker, udp, { code, signal }));
+  return { worker, listening: ready };
+}
 
-  return {
-    ports: ports!,
-    pids: () => [...workers.keys()].filter((w) => !w.isDead()).map((w) => w.process.pid!),
-    quiesce() {
-      stopping = true;
-    },
-    stop,
-  };
+/** A worker exited: started again (later and later while it keeps dying soon), unless the pool stops or the start fails. */
+function onExit(p: PoolState, worker: Worker, udp: boolean, how: { code: number; signal: string }): void {
+  const ran = Date.now() - (p.workers.get(worker)?.startedAt ?? 0);
+  const neverListened = p.listening.has(worker.id);
+  p.workers.delete(worker);
+  p.listening.delete(worker.id);
+  // one of the first processes that exits before it listens fails the start (its port in use): nothing to start again
+  if (p.stopping || (p.starting && neverListened)) return;
+  p.restartDelay = ran >= HEALTHY_MS ? RESTART_MIN_MS : Math.min(p.restartDelay * 2, RESTART_MAX_MS);
+  p.o.logger.warn({ worker: worker.id, pid: worker.process.pid, code: how.code, signal: how.signal, restartInMs: p.restartDelay }, 'gateway process died; starting another (its trackers reconnect to the others meanwhile)');
+  const t = setTimeout(() => {
+    p.timers.delete(t);
+    if (!p.stopping) fork(p, udp);
+  }, p.restartDelay);
+  p.timers.add(t);
+}
+
+async function stopPool(p: PoolState): Promise<void> {
+  p.stopping = true;
+  for (const t of p.timers) clearTimeout(t);
+  await Promise.all(
+    [...p.workers.keys()].map(
+      (w) =>
+        new Promise<void>((resolve) => {
+          if (w.isDead()) return resolve();
+          const kill = setTimeout(() => w.process.kill('SIGKILL'), 5000);
+          w.once('exit', () => {
+            clearTimeout(kill);
+            resolve();
+          });
+          w.process.kill('SIGTERM');
+        }),
+    ),
+  );
 }

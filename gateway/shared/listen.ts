@@ -1,6 +1,6 @@
 /**
  * "Listen, then report the port", for every socket trackgate serves on: tracker TCP, UDP and
- * HTTP, the three MQTT sockets, and the REST API's server in main.ts. Port 0 picks a free port,
+ * HTTP, the three MQTT sockets, and the REST API's server in server/api-server.ts. Port 0 picks a free port,
  * so the port reported is the one bound; a port that cannot be bound (EADDRINUSE) rejects with
  * the error, for the start-up to fail and say so.
  *

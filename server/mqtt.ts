@@ -1,0 +1,30 @@
+/** The MQTT gateway of the core: its TLS files checked at start, its counts read at each scrape. */
+import type { Config } from '../config/config.js';
+import type { Clock } from '../core/clock.js';
+import type { Metrics } from '../core/metrics/metrics.js';
+import { startMqttGateway, type MqttGateway } from '../gateway/mqtt/mqtt.gateway.js';
+import type { DeviceSide } from './device-locator.js';
+import type { Services } from './services.js';
+import { readTlsPair } from './tls-files.js';
+
+export async function startMqtt(config: Readonly<Config>, services: Services, clock: Clock, metrics?: Metrics): Promise<{ mqtt: MqttGateway; side: DeviceSide }> {
+  // MQTT over TLS: its files said wrong at start (the MQTT gateway reads them again, by their paths)
+  if (config.mqttTlsCert && config.mqttTlsKey && config.mqttTlsPort !== 'off') readTlsPair('TRACKGATE_MQTT_TLS', config.mqttTlsCert, config.mqttTlsKey);
+  const mqtt = await startMqttGateway({
+    host: config.host,
+    port: config.mqttPort,
+    wsPort: config.mqttWsPort,
+    tlsPort: config.mqttTlsPort,
+    tlsCert: config.mqttTlsCert,
+    tlsKey: config.mqttTlsKey,
+    maxPacketBytes: config.mqttMaxPacketBytes,
+    ...services,
+    commandWaitMs: config.commandWaitSeconds * 1000,
+    clock,
+    logger: services.logger,
+    counts: metrics?.mqtt,
+  });
+  metrics?.readAtScrape({ mqttClients: () => mqtt.connectedClients(), mqttOutcomes: () => ({ ...mqtt.stats }) });
+  // an MQTT client holds its device too: commands go to it when no tracker connection does
+  return { mqtt, side: { kind: 'mqtt', deliverCommands: (deviceId) => mqtt.deliverCommands(deviceId), connectedDevices: () => mqtt.connectedDevices() } };
+}
