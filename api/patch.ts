@@ -1,19 +1,10 @@
 /**
  * JSON Patch (RFC 6902) for PATCH: applied to the resource as GET shows it, then validated like PUT.
- *
- * What a patch may do is bounded before each operation runs, because operations multiply: thirty
- * `copy` ops of `/devices` into `/devices/0` double the document thirty times (a 1.7 KB group
- * became 1.8 TB, the heap ran out after two minutes without answers). So:
- * - at most MAX_PATCH_OPS operations (the body's schema refuses more, 400);
- * - the values that `add`, `replace`, `copy` and `move` put into the document add up to at most
- *   `maxPlacedBytes` bytes of JSON (the routes pass TRACKGATE_BODY_LIMIT: a patch places no more
- *   than a PUT could send), so the patched document is at most that much larger than the one GET
- *   shows; 413 PAYLOAD_TOO_LARGE names the operation and the limit, and nothing was changed.
- * A value is measured before it is placed, and the measure stops at what is left of the budget
- * (json.limits.ts jsonLength), so refusing a huge copy costs no more than the budget itself.
- * `move` and `copy` are applied here as a `remove`/`add` of the value, not by fast-json-patch's own:
- * its checks of `from` clone the whole document for every such op, and its `move` clones what
- * it overwrites.
+ * Operations multiply (thirty `copy` ops can double a document thirty times), so a patch is bounded
+ * before each one runs: at most MAX_PATCH_OPS operations, and the values it places add up to at most
+ * `maxPlacedBytes` of JSON (413, nothing changed; docs/rest.md). A value is measured only up to what
+ * is left of the budget (jsonLength), so refusing a huge copy is cheap. `move` and `copy` are done
+ * here as remove/add: fast-json-patch's own clone the whole document for every such op.
  */
 import { isDeepStrictEqual } from 'node:util';
 import fjp, { type Operation, type Validator } from 'fast-json-patch';

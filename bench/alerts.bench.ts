@@ -1,21 +1,10 @@
 /**
- * Issue 3: alerts through the whole path. `POST /api/devices/{id}/alerts {alert:{alertName:'SOSButton'}}`
- * on a real trackgate (own process): stored, counted against the device's daily e-mail limit,
- * written to the outbox in the alert's transaction, and delivered by the outbox worker to an SMTP
- * server (smtp-server, in this process, port 0) that counts what it receives. Load: a raw keep-alive
- * HTTP generator in its own process (lib/alerts-http-generator.ts), a fixed number of alerts per
- * scenario; for e-mail the clock stops when the last one has arrived. Run twice: embedded (SQLite +
- * in-process counters) and with Redis counters (TRACKGATE_REDIS_URL, a prefix of its own, deleted
- * afterwards).
- *
- * The cost of the limit check, same load, same server, three devices:
- * - `none`:    no alertEmails: the alert is only stored (the baseline: suppressed `noRecipients`);
- * - `reached`: dailyEmailLimit 0: the counter is checked and every e-mail suppressed;
- * - `huge`:    dailyEmailLimit 1,000,000: checked, counted, outbox row, delivered.
- *
- * E-mail baselines in the same run (lib/alerts-mailer.ts, own process): the same e-mail sent
- * straight to the same SMTP server through trackgate's SMTP notifier (no alert, counter or outbox),
- * and through nodemailer with TCP_NODELAY sockets (what the SMTP server accepts).
+ * Alerts through the whole path (BENCHMARKS.md "alerts"): `POST /api/devices/{id}/alerts` on a real
+ * trackgate, each alert stored, counted against the daily e-mail limit, put in the outbox and
+ * delivered to an SMTP server in this process. Three devices isolate the cost of the limit check:
+ * no e-mail (`none`), limit reached (`reached`), limit never reached (`huge`). Run embedded and
+ * with Redis counters. E-mail baselines: the same e-mail sent straight through trackgate's SMTP
+ * notifier, and through nodemailer.
  */
 import { SMTPServer } from 'smtp-server';
 import { Redis } from 'ioredis';

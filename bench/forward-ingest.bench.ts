@@ -1,22 +1,9 @@
 /**
- * Issue 15: the cost of forwards on TCP ingest. The TCP ingest load of tcp-ingest.bench.ts (1,000
- * trackers, half Teltonika x 10 records/frame, half GT06, pre-encoded frames, one frame in flight
- * per connection) against trackgate with no forwards, and against trackgate with two forwards on
- * the account: a webhook (an HTTP receiver in its own process answering 200 to every batch,
- * bench/lib/webhook-receiver.ts) and an AMQP forward to the RabbitMQ of this machine
- * (127.0.0.1:5672, guest/guest; an exchange and a queue of the bench's own, read only at the end:
- * the queue's message count, so that no consumer competes for the CPU). trackgate runs on the last
- * CPU, the load generator and the receiver on the others (as in tcp-ingest.bench.ts); RabbitMQ runs
- * where the system put it, and its CPU time during the window is read from /proc (beam.smp) and
- * reported per message: on a small machine the broker shares the CPUs with everything else.
- * Subject and baseline run alternately, ROUNDS times each; the best of each
- * is reported. Measured: positions stored and acknowledged per second. The forwards must keep up:
- * the most messages waiting (events after a forward's cursor) sampled every 2 s during the
- * window, and the seconds after the window until both forwards have delivered everything, which
- * must also arrive (webhook messages and queue count = positions stored).
- * Each round also measures RabbitMQ alone (bench/lib/amqp-publisher.ts: the same messages,
- * persistent and confirmed, with nothing else running), and the report computes what the machine
- * allows with the targets on it, with trackgate's forwarding as measured and as if it cost nothing.
+ * The cost of forwards on TCP ingest (BENCHMARKS.md "forward-ingest"): the tcp-ingest load against
+ * trackgate with no forwards and with a webhook and an AMQP forward on the account, rounds
+ * alternating, best of each reported. Every position must reach both targets; the backlog is sampled
+ * during the window, and the time to drain it measured after. RabbitMQ's own CPU time and its rate
+ * alone are measured too, because on a small machine the broker shares the CPUs with trackgate.
  */
 import os from 'node:os';
 import { execFileSync } from 'node:child_process';

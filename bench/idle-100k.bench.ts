@@ -1,19 +1,11 @@
 /**
- * Issue 16: 100,000 idle trackers on one box. 90,000 Teltonika trackers (TCP, logged in: ack 01
- * received) and 10,000 MQTT devices (CONNECT with their password, CONNACK 0) connect and stay
- * silent. trackgate runs its tracker listeners in TRACKGATE_GATEWAY_PROCESSES gateway processes
- * (each held, like every process here, to 20,000 open files); the MQTT broker stays in the core.
- * The load comes from several generator processes, each connecting to loopback addresses of its
- * own (127.0.0.2, .3, …, at most PER_ADDRESS connections to each; trackgate listens on 0.0.0.0
- * for the run): the kernel picks a source port per destination, and one destination takes about
- * 28,000 (the ephemeral range), the first 14,000 cheaply (see PER_ADDRESS). Binding each
- * generator to its own source address instead (`localAddress`) cost the kernel about 2 ms per
- * connect once thousands of ports were taken (the port search of bind()), which made the generator
- * the bottleneck. Reported: the time until every
- * one is logged in, and the resident memory (VmRSS) summed over the core and its gateway processes.
- * Baseline: the same processes before any tracker connected. trackgate runs as `npm start` runs
- * it: built (dist/), without tsx's loader, whose transforms and source maps cost each process tens
- * of MiB that no user's process carries.
+ * 100,000 idle trackers on one box (BENCHMARKS.md "idle-100k"): 90,000 Teltonika trackers over TCP
+ * across 6 gateway processes (BENCH_GATEWAY_PROCESSES) and 10,000 MQTT devices log in and stay
+ * silent. Reported: the time until all are logged in, and VmRSS summed over the core and its
+ * gateway processes. Generators each use loopback addresses of their own (at most PER_ADDRESS
+ * each): binding a source address instead made bind()'s port search the bottleneck. trackgate runs
+ * built (dist/), as `npm start` runs it: tsx's loader costs each process tens of MiB no user's
+ * process carries.
  */
 import { readdirSync } from 'node:fs';
 import { childPids, startChild, memoryOf, type Child } from './lib/child.js';

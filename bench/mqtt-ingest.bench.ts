@@ -1,17 +1,9 @@
 /**
- * Issue 5: MQTT ingest. 500 simulated devices on raw sockets (lib/mqtt-generator.ts: pre-encoded
- * MQTT 3.1.1 packets, no MQTT library on the hot path) publish QoS 1 locations to
- * `devices/<id>/locations`, each JSON with its own `dateTime`, with at most WINDOW messages in
- * flight per connection. Measured: PUBACKs per second from trackgate's broker (a PUBACK follows
- * the commit), and at the end the rows in `locations` must equal the PUBACKs.
- *
- * Baseline in the same run, same generator and the same bytes: a Mosquitto started here on a free
- * port (never 1883), relaying to one subscriber process on `devices/#` at QoS 1
- * (lib/mqtt-subscriber.ts); its rate is what that subscriber receives. Mosquitto keeps nothing on
- * disk, trackgate commits every message: the goal is trackgate >= 50 % of Mosquitto's rate.
- * Mosquitto and trackgate run in ROUNDS alternating rounds each (3 unless BENCH_QUICK or
- * BENCH_ROUNDS say otherwise), and the best of each is reported: Mosquitto's rate alone moves by 2x
- * between hours here.
+ * MQTT ingest (BENCHMARKS.md "mqtt-ingest"): 1,000 devices (BENCH_MQTT_CONNECTIONS) on raw sockets
+ * publish QoS 1 locations with at most WINDOW in flight each. Measured: PUBACKs per second (a PUBACK
+ * follows the commit); the rows in `locations` must equal them. Baseline: a Mosquitto on a free port
+ * relaying the same bytes to one subscriber; it keeps nothing on disk, so the goal is trackgate at
+ * >= 50 % of its rate. Rounds alternate, best of each reported: Mosquitto's own rate moves by 2x.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';

@@ -1,21 +1,10 @@
 /**
- * Issue 16: TCP ingest on PostgreSQL. The load of tcp-ingest.bench.ts (1,000 trackers, or BENCH_TRACKERS, of four
- * protocols, pre-encoded frames on raw sockets, one frame in flight per connection) against a real
- * trackgate storing in PostgreSQL (TRACKGATE_DATABASE_URL: a database of the bench's own, created
- * and dropped by it, on BENCH_PG_URL, default postgres://postgres@127.0.0.1:5432). Measured:
- * positions stored AND acknowledged per second; the rows in `locations` must equal them.
- *
- * Baseline, in the same run: the same kind of rows (decoded from the same frames through the
- * protocol modules and the ingest steps, serialised beforehand) loaded into `locations` of a fresh
- * database with the same schema by `COPY locations (…) FROM STDIN` (text format), 10,000 rows per
- * COPY, each its own transaction (bench/lib/pg-copy.ts: pg-copy-streams is not installed). For
- * information only, the same rows by one multi-row `INSERT … SELECT FROM unnest(…)` per 10,000
- * rows with binary array parameters, the statement trackgate's PostgreSQL write path uses (without
- * its conflict handling and last-location upsert), the arrays encoded inside the clock. Only the COPYs and the inserts are timed.
- *
- * Subject and baseline rounds alternate (ROUNDS each), each round on a fresh database; the best of
- * each is reported. trackgate (and the baseline's client after it) run on the last CPU, the
- * generator on CPU 0; PostgreSQL runs where the kernel puts it, in both.
+ * TCP ingest on PostgreSQL (BENCHMARKS.md "pg-ingest"): the tcp-ingest load against trackgate
+ * storing in a database of the bench's own on BENCH_PG_URL. Measured: positions stored AND
+ * acknowledged per second; the rows in `locations` must equal them. Baseline: the same rows by
+ * `COPY FROM STDIN`, 10,000 a COPY (bench/lib/pg-copy.ts); for information, by the `unnest` insert
+ * trackgate uses. Rounds alternate on fresh databases, best of each reported; trackgate runs on the
+ * last CPU, the generator on CPU 0.
  */
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';

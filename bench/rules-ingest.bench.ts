@@ -1,15 +1,10 @@
 /**
- * Issue 14: the cost of alert rules on TCP ingest. The TCP ingest load of tcp-ingest.bench.ts
- * (1,000 trackers, half Teltonika x 10 records/frame, half GT06, pre-encoded frames, one frame in
- * flight per connection) against trackgate with no rules, and against trackgate with five rules on
- * every device (through a group holding them all): SpeedLimit 80 km/h for a minute (the generated
- * speeds climb 30–89 km/h record by record, so an episode starts and ends every 60 records: its
- * state is written twice each time), AllowedArea on a 50-point polygon around the area the
- * positions cover (every position is tested against the whole polygon), BatteryVoltage under 12 V, Offline after 30 minutes and
- * IdleTime after 5 minutes. Subject and baseline run alternately, ROUNDS times each; the best of
- * each is reported. Measured: positions stored and acknowledged per second. The rules must keep
- * up: after the window, the last fix evaluated per device (rule_devices, saved every 2 s) must
- * reach the last fix stored within a few seconds, or the figure would hide work done later.
+ * The cost of alert rules on TCP ingest (BENCHMARKS.md "rules-ingest"): the tcp-ingest load with no
+ * rules and with five rules on every device (SpeedLimit, a 50-point AllowedArea, BatteryVoltage,
+ * Offline, IdleTime), rounds alternating, best of each reported. The speeds are generated so that a
+ * SpeedLimit episode starts and ends every 60 records. The rules must keep up: after the window the
+ * last fix evaluated per device must reach the last one stored within seconds, or the figure would
+ * hide work done later.
  */
 import { randomUUID } from 'node:crypto';
 import { openDb } from '../core/db/db.js';

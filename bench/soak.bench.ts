@@ -1,15 +1,10 @@
 /**
- * Soak: two accounts' trackers (Teltonika over TCP), MQTT devices (QoS 1) and REST clients report
- * for several minutes while a hostile tenant of account A attacks (garbage on tracker ports,
- * oversized MQTT CONNECTs, a live subscriber that never reads, poisoned REST bodies, NUL ids on
- * the OsmAnd port, link bombs without the secret, a doubling JSON Patch, a rule storm, zig-zag
- * zones), and PostgreSQL and Redis (private servers of this run) are stopped, started,
- * frozen and thawed under the server. The server runs in its own process (pinned to the last CPU)
- * on PostgreSQL + Redis. Checked at the end, straight from the database: every position the
- * server acknowledged (Teltonika ack, MQTT PUBACK, HTTP 201) is stored. Reported per phase:
- * account B's acknowledged rates (the account under no attack), and the server's RSS.
- *
- * SOAK_SECONDS (default 240) sets the length; phases scale with it.
+ * Soak (BENCHMARKS.md "soak"): two accounts' trackers, MQTT devices and REST clients report for
+ * several minutes while a tenant of account A attacks and the run's own PostgreSQL and Redis are
+ * stopped, started, frozen and thawed. The server runs in its own process, pinned to the last CPU.
+ * At the end, straight from the database: every acknowledged position must be stored. Reported per
+ * phase: account B's acknowledged rates and the server's RSS. SOAK_SECONDS (default 240) sets the
+ * length; phases scale with it.
  */
 import net from 'node:net';
 import os from 'node:os';

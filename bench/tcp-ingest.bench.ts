@@ -1,28 +1,11 @@
 /**
- * Issues 4 and 13: TCP ingest. 1,000 simulated trackers (BENCH_TRACKERS: another count, same mix) on loopback (400 Teltonika, 300 GT06, 150
- * Queclink gl200 text, 150 Ruptela) log in to a real trackgate and stream pre-encoded position
- * frames, one frame in flight per connection (the next only after its exact ack). Measured:
- * positions stored AND acknowledged per second; at the end the rows in `locations` must equal the
- * acknowledged positions. Baseline in the same run (issue 16's definition): the same rows, decoded
- * from the same frames and serialised beforehand, inserted by better-sqlite3 into `locations` of a
- * fresh database with the same schema and the writer's settings (sqliteWriterPragmas: WAL,
- * synchronous=FULL, its checkpoint interval), 10,000 rows per transaction through one prepared
- * statement: the fastest the storage takes them. trackgate also
- * keeps each device's last location and checks every fix for a resend, which the baseline does
- * not. A third figure tells how much of the difference is the storage itself: the same rows
- * inserted raw in trackgate's commit shape (transactions of at most DEFAULT_MAX_BATCH_ROWS rows,
- * each holding at most one frame per device, since a tracker sends its next frame only after the
- * acknowledgement; resends checked with `on conflict do nothing`; each device's last location
- * upserted), i.e. everything trackgate's storage does per batch, without the rest of trackgate.
- * Generator check: the same generator against a trivial ack-only server.
- *
- * trackgate and the storage baselines run in ROUNDS alternating rounds each (3 unless BENCH_QUICK
- * or BENCH_ROUNDS say otherwise; a storage round stores the rows the trackgate round before it
- * acknowledged), and the best of each is reported: the machine's speed moves by a third within
- * minutes, and one pair of runs measured that as much as trackgate.
- *
- * With two or more CPUs, trackgate (and the raw-storage baseline after it) run on the last CPU and
- * the generator on CPU 0 (taskset), as in the REST benchmark.
+ * TCP ingest (BENCHMARKS.md "tcp-ingest"): 1,000 trackers (BENCH_TRACKERS) of four protocols stream
+ * pre-encoded frames, one in flight per connection. Measured: positions stored AND acknowledged per
+ * second; the rows in `locations` must equal them. Baselines: the same rows inserted by
+ * better-sqlite3 with the writer's settings, and inserted raw in trackgate's commit shape (to tell
+ * how much is the storage itself); the generator is checked against an ack-only server.
+ * Rounds alternate and the best of each is reported: this machine's speed moves by a third within
+ * minutes. With two or more CPUs, trackgate runs on the last CPU and the generator on CPU 0.
  */
 import os from 'node:os';
 import path from 'node:path';
@@ -42,10 +25,10 @@ const DURATION_MS = QUICK ? 5_000 : 20_000;
 const ECHO_DURATION_MS = QUICK ? 3_000 : 10_000;
 /** pre-encoded frames per connection: far more than a connection gets acknowledged in the window */
 const FRAMES: Record<BenchProtocol, number> = framesPerConnection(QUICK ? { teltonika: 60, gt06: 300, gl200: 300, ruptela: 60 } : { teltonika: 400, gt06: 600, gl200: 600, ruptela: 400 });
-/** the raw baseline's rows per transaction (issue 16: 10,000; it was 500 before) */
+/** the raw baseline's rows per transaction */
 const TX_ROWS = 10_000;
 const GOAL = 0.5;
-/** issue 16's other TCP goal: positions per second on this 2-CPU machine */
+/** the other TCP goal: positions per second on this 2-CPU machine */
 const GOAL_PER_SEC = 60_000;
 /** trackgate and storage rounds each, alternating (BENCH_ROUNDS: another count); the best of each is reported */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 1 : 3));

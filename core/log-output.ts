@@ -1,19 +1,11 @@
 /**
- * Where the processes' JSON log lines go (main.ts and gateway-main.ts hand it to pino): standard
- * output, written in blocks (LOG_BLOCK_BYTES, and at the latest every LOG_FLUSH_MS), one write
- * system call per block instead of one per line, which a login storm of thousands of trackers a
- * second (two lines each) would otherwise pay.
- *
- * Whatever happens to the reader of standard output, logging never stops the process:
- * - the reader is gone (EPIPE: `trackgate serve | tee`, a log shipper that died): lines are dropped
- *   from then on, said once on standard error. pino's own destination (sonic-boom 4) retried such
- *   a write forever, 100 ms apart, when the process exited with lines waiting: the process never
- *   ended, whatever signal but SIGKILL it got;
- * - the reader is slow (EAGAIN): lines wait, at most LOG_MAX_WAITING_BYTES of them; past that new
- *   lines are dropped and counted, and one line says how many once writing resumes;
- * - on exit (a clean stop, an uncaught exception), what waits is written at once; a reader that
- *   takes nothing delays the exit by LOG_EXIT_WAIT_MS at most (when the output does not block: a
- *   blocking pipe's writer waits for its reader, as every program writing to it does).
+ * Where the JSON log lines go (main.ts and gateway-main.ts hand it to pino): standard output,
+ * written in blocks (LOG_BLOCK_BYTES, at the latest every LOG_FLUSH_MS), because a login storm
+ * would otherwise pay one write system call per line.
+ * Logging never stops the process (docs/operations.md "Logs"): a reader that is gone (EPIPE) means
+ * lines are dropped from then on; a slow reader (EAGAIN) gets at most LOG_MAX_WAITING_BYTES waiting,
+ * then lines are dropped and counted; at exit, a reader that takes nothing delays it by at most
+ * LOG_EXIT_WAIT_MS.
  */
 import fs from 'node:fs';
 import tty from 'node:tty';

@@ -1,14 +1,10 @@
 /**
  * Whether storage takes writes, beside what the last write of locations said (core/ingest), for
- * GET /api/health and for what is acknowledged:
- * - a write probe at start (one row of `settings`), and every WRITE_PROBE_MS while it is refused:
- *   a start on a full disk serves reads, says `degraded`, and finds out by itself when space is
- *   freed;
- * - on SQLite, the database file: one deleted (or moved, or replaced) while trackgate runs goes on
- *   taking writes into the file still open, all lost at the next start, which opens what is at the
- *   path then. Its path is compared with the file open every FILE_CHECK_MS, and by `fileLost()`
- *   after each commit of locations, before anything is acknowledged; once it is not the file open,
- *   every write is refused (`PRAGMA query_only`) and reads answer from the file still open.
+ * GET /api/health and for what is acknowledged (docs/scaling.md "A full disk", "The database file
+ * deleted"). A write probe runs at start and every WRITE_PROBE_MS while writes are refused. On
+ * SQLite, a database file deleted or replaced while it is open would take writes that are all lost
+ * at the next start, so its path is checked (every FILE_CHECK_MS, and after each commit before
+ * anything is acknowledged); once it is gone, every write is refused (`PRAGMA query_only`).
  */
 import { statSync } from 'node:fs';
 import type { Clock } from '../clock.js';

@@ -1,14 +1,10 @@
 /**
  * THE ordered list of alert detectors (CONTRACT.md "Alert rules and zones"; STYLE.md "order lives
- * in one list"). Each is a pure function of (rule, state, input, context) → (state, alert?): no
- * clock, no database. The engine (rules.engine.ts) feeds it a device's positions in fix-time order,
- * and ticks (the time passing) for the conditions that hold while nothing arrives, and keeps the
- * state per rule and device.
- *
- * Most rules are a condition on the device's state (over the speed limit, inside a forbidden zone,
- * battery low ...). `episode()` gives them the common life cycle: the condition starts (`since`),
- * holds for the rule's minimum duration, fires once, and fires again only after it has ended.
- * A few are edges (CheckArea entering and leaving, a fuel jump): each edge is an alert.
+ * in one list"). Each is a pure function (rule, state, input, context) → (state, alert?): no clock,
+ * no database, so the engine (rules.engine.ts) can store and share the state.
+ * Most rules are a condition that holds; `episode()` gives them one life cycle: it starts, holds
+ * for the minimum duration, fires once, and fires again only after it has ended. A few are edges
+ * (entering or leaving a CheckArea, a fuel jump): each edge is an alert.
  */
 import type { AlertRule, RuleAlertName } from '../model/alert-rule.js';
 

@@ -1,21 +1,11 @@
 /**
- * The alert-rule engine (CONTRACT.md "Alert rules and zones"): every stored location, whatever
- * carried it, is evaluated against the rules of its device, after its commit and off the
- * acknowledgement path; the time passing is evaluated by one instance at a time (a lease).
- *
- * - **Order-safe**: a device's positions are evaluated in fix-time order, and a position older
- *   than (or as old as) the last one evaluated for the device is never evaluated: late data raises
- *   no false enter/exit and no repeat. The last fix evaluated is kept per device (rule_devices),
- *   also across restarts.
- * - **Once per episode**: a rule's state per device (rule-detectors.ts) is stored (rule_states)
- *   and written compare-and-set, so instances share it; the alert is recorded before the state
- *   that says it fired (recorded twice by two instances, it is the same alert: same rule, device,
- *   time and name, deduplicated by the alert recorder); positions a crash left stored but not yet
- *   evaluated are evaluated at the next start (recover()).
- * - **One path**: a rule's alert goes through the alert recorder like any other (stored, notified
- *   within the daily limits on the rule's channels, live, forwarded).
- * - **Cheap**: an account without enabled rules costs one map lookup per batch; a device's rules,
- *   zones and states are read once and kept; only state changes are written.
+ * The alert-rule engine (CONTRACT.md "Alert rules and zones"; docs/rules.md): every stored
+ * location is evaluated against its device's rules after its commit, off the acknowledgement path;
+ * the time passing is evaluated by one instance at a time (a lease).
+ * Positions are evaluated in fix-time order, and one not newer than the last evaluated is skipped,
+ * so late data raises no false alert. States are stored and written compare-and-set, so instances
+ * share them; the alert is recorded before the state that says it fired, so a crash may repeat an
+ * alert (deduplicated by the recorder) but never lose it. An account without rules costs a lookup.
  */
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/db.js';

@@ -1,26 +1,11 @@
 /**
- * What a connection to the gateway link may send before and after it presents the secret.
- * net-ipc reads each message by the length its tag announces: a tag of more than 1 GiB made its
- * `socket.read` throw from an event handler (8 bytes from anyone who reached the port stopped the
- * core), and a smaller one made it buffer that much before anything was checked. And it decodes
- * the messages after the hello as the hello asked, in the same turn: a peer without the secret
- * asked for compression and MessagePack and sent, in the same write, 64 KB of deflate that
- * inflated to a 66-million element array, decoded before the wrong secret's close took effect
- * (two such connections ended the core, "heap out of memory"). The guard sits on each socket
- * before net-ipc sees a byte:
- * - a connection must open with net-ipc's `IPC` preamble (net-ipc also answers an HTTP upgrade,
- *   which no gateway uses);
- * - until it is authenticated it may send LINK_HELLO_BYTES in all (the hello is a few hundred;
- *   bytes nobody reads wait in the socket's buffer, whose backpressure stops reading, and net-ipc
- *   closes a connection that has not said hello within 10 s), and nothing after its hello is read:
- *   the core checks the secret in the hello's own turn, so a gateway's next message waits for nothing;
- * - nothing is ever inflated: net-ipc's compression is refused (no trackgate gateway asks for it),
- *   and so is a connection that does not speak MessagePack;
- * - a message announced, or bytes waiting unread, past LINK_MESSAGE_BYTES close it, authenticated
- *   or not (a gateway process's batch of one event-loop turn is 0.3–1 MB under full load), and so
- *   does a message of more than LINK_MESSAGE_VALUES values or nested deeper than
- *   LINK_MESSAGE_DEPTH (msgpack.limits.ts), checked on its bytes before msgpackr decodes it.
- * A connection closed by the guard is reported once, through `onRefused`.
+ * What a connection to the gateway link may send before and after it presents the secret
+ * (docs/scaling.md). It sits on each socket before net-ipc sees a byte, because net-ipc trusts the
+ * length a message announces and decodes what follows the hello in the same turn: a few bytes from
+ * anyone who reached the port could crash the core or run it out of memory. So: the `IPC` preamble
+ * first; at most LINK_HELLO_BYTES, and nothing after the hello, until the secret is checked; no
+ * compression, MessagePack only; and LINK_MESSAGE_BYTES, LINK_MESSAGE_VALUES and LINK_MESSAGE_DEPTH
+ * checked on the bytes before decoding. A refused connection is reported once, through `onRefused`.
  */
 import type { Socket } from 'node:net';
 import { msgpackProblem } from './msgpack.limits.js';

@@ -1,18 +1,10 @@
 /**
- * The live feed (CONTRACT.md §3 "MQTT"): every stored location and alert, from any source,
- * published as its REST JSON on `live/{deviceId}/locations` and `live/{deviceId}/alerts`, and
- * delivered only to API users who may see the device.
- *
- * Scope travels with the packet, not beside it: the device's account, and which of the
- * subscribers' groups hold the device, are MQTT 5 user properties on the packet
- * (`tg-account`, `tg-groups`), so the decision survives any emitter aedes is given (a Redis
- * emitter serialises packets). `allows()` reads them in authorizeForward; a live packet without
- * them is never delivered; they are stripped before the packet is written (MQTT 3.1.1 does not
- * carry properties anyway).
- *
- * Delivery goes through each subscriber's bounded outbox (live.outbox.ts): authorizeForward queues
- * the packet there and answers null to aedes, and the outbox writes it with `client.publish`,
- * marked with this process's `tg-release` secret so that the second authorizeForward lets it pass.
+ * The live feed (CONTRACT.md §3 "MQTT"): every stored location and alert, published as its REST
+ * JSON on `live/{deviceId}/...`, delivered only to API users who may see the device.
+ * The scope travels on the packet as MQTT 5 user properties (`tg-account`, `tg-groups`), so it
+ * survives any aedes emitter, including Redis. A live packet without them is never delivered; they
+ * are stripped before writing. Delivery goes through each subscriber's outbox (live.outbox.ts),
+ * marked with this process's `tg-release` secret so that authorizeForward lets it pass.
  */
 import { randomBytes } from 'node:crypto';
 import type { Aedes, AedesPublishPacket, PublishPacket } from 'aedes';

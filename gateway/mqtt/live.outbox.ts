@@ -1,19 +1,10 @@
 /**
- * One live subscriber's queue of packets on their way to its socket, bounded so that a subscriber
- * that reads slowly or not at all costs a fixed amount and holds up nobody else.
- *
- * Why not let aedes deliver directly: aedes hands every packet to each subscriber through its
- * emitter (mqemitter, `concurrency` deliveries at once), and a delivery to a socket that does not
- * drain holds its slot until the socket drains or `drainTimeout` ends the client. One subscriber
- * that stops reading during a burst therefore takes every slot: deliveries to everyone stop, the
- * emitter's queue grows without bound, and when the slots come back the queued packets with no
- * remaining subscriber are released recursively ("Maximum call stack size exceeded", which ends
- * the process). So a live packet is only queued here when aedes offers it (the slot comes back at
- * once) and is written with `client.publish`, at most `inFlightBytes` at a time per subscriber.
- *
- * When the queue is full the OLDEST packets are dropped (the feed is QoS 0, and a newer position
- * supersedes an older one); a subscriber whose socket does not drain at all is disconnected by
- * aedes' drainTimeout.
+ * One live subscriber's bounded queue of packets on their way to its socket.
+ * Why not let aedes deliver directly: a delivery to a socket that does not drain holds one of the
+ * emitter's few slots, so one subscriber that stops reading stalls everyone and the emitter's
+ * queue grows without bound. Here a packet is only queued (the slot comes back at once) and
+ * written with `client.publish`, at most `inFlightBytes` at a time. A full queue drops its OLDEST
+ * packets: the feed is QoS 0, and a newer position supersedes an older one.
  */
 import type { PublishPacket } from 'aedes';
 

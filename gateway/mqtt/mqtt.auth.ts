@@ -1,33 +1,10 @@
 /**
- * Who an MQTT client is (CONTRACT.md §3 "MQTT"): a device (user name = device id, password = its
- * MQTT password) or an API user (user name = userName, password = API key or a valid token).
- *
- * Who may use a client id (no identity may hold a device out): a client id belongs to the
- * identity whose name begins it, and when several do, to the longest; a device wins over an API
- * user of the same name. So an identity may use a client id that starts with its user name (or
- * OwnTracks' folded form, see clientIdPrefix) unless a device with a longer id also begins it:
- * device `12` may not use `123-1` once device `123` exists. While a connection uses a client id,
- * another identity may take it only with a stronger claim (the device whose id is that of a user
- * of the same name takes `<id>-1` over from that user; aedes then closes the user's connection);
- * when the connection ends the client id is free again. Taking over a session never leaks it:
- * restored subscriptions go through authorizeSubscribe and queued messages through
- * authorizeForward, both for the identity that connects.
- *
- * CONNACK return codes (MQTT 3.1.1 §3.2.2.3):
- * - 2 identifier rejected: the client id is not the identity's (above), or another identity's
- *   connection uses it;
- * - 4 bad user name or password: no such device or user, or the password does not match;
- * - 5 not authorized: the device is expired, or too many failed logins from this address
- *   (MQTT_LOGIN_LIMITS: of this user name, or of any).
- *
- * Failed logins are counted as the REST token endpoint counts its own (core/quota, in process or
- * in Redis for every instance): per identity from an address, so wrong passwords from one address
- * never hold the device or user off from another; and per address, so one that tries many
- * identities is held off too. An identity held off stops adding to its address's count, so that
- * count grows only with the identities tried: a carrier NAT's one misconfigured tracker cannot
- * hold off the others behind it. A valid token is let in whatever failed before: it cannot be
- * guessed (its signature is checked before anything is read), so no count protects it.
- * (1 unacceptable protocol version is aedes' own answer to MQTT 5: see mqtt.gateway.ts.)
+ * Who an MQTT client is (CONTRACT.md §3 "MQTT"): a device (its id and MQTT password) or an API
+ * user (its userName and an API key or token), and which client ids each may use. CONNACK codes,
+ * client-id ownership and the failed-login limits are described in docs/mqtt.md.
+ * Failed logins are counted per identity and address and per address (core/quota), so one bad
+ * password never locks a device out everywhere, and one misconfigured tracker behind a carrier NAT
+ * does not lock out the others. A valid token always gets in: it cannot be guessed.
  */
 import type { DeviceDirectory } from '../../core/devices/device-directory.js';
 import type { TokensService } from '../../core/auth/tokens.service.js';

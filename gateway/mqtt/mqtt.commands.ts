@@ -1,16 +1,10 @@
 /**
- * Commands to MQTT devices (CONTRACT.md §3 "MQTT"): a command is published at QoS 1 to
- * `devices/{deviceId}/commands` as `{id, command, format}`; the device answers on
- * `devices/{deviceId}/commandResults` with `{id, result}` (one object or an array).
- *
- * A device takes commands once one of its clients has a subscription covering its commands topic
- * (made now, or restored with a persistent session): then its queue is delivered as for a tracker's
- * connection (gateway/shared/connection-commands.ts: in order, one in flight, at most
- * MAX_COMMAND_ATTEMPTS deliveries), and a publish to nobody never marks a command sent. An answer
- * carries the command's id: it answers that command, whichever client of the device sends it
- * (a technician may take commands with mosquitto_sub and answer with mosquitto_pub), if the
- * device was sent it; an id that names nothing sent to the device is kept in the device's log. A command may reach the device twice (a redelivery after
- * a reconnection): the device recognises it by its `id`.
+ * Commands to MQTT devices (CONTRACT.md §3 "MQTT"; docs/commands.md): published at QoS 1 to
+ * `devices/{deviceId}/commands`, answered on `devices/{deviceId}/commandResults`.
+ * The queue is delivered as for a tracker (gateway/shared/connection-commands.ts), once a client
+ * of the device has a subscription covering its commands topic, so nothing is marked sent while
+ * nobody reads. Any client of the device may answer (a technician with mosquitto_pub); a command
+ * may arrive twice after a reconnection, and the device tells it by its `id`.
  */
 import type { Aedes, Client, PublishPacket } from 'aedes';
 import type { CommandsService } from '../../core/commands/commands.service.js';

@@ -1,25 +1,9 @@
 /**
- * startMqttGateway(options): the aedes 1.2 broker of CONTRACT.md §3 "MQTT" on TCP, WebSocket
- * and TLS, wired to the core: devices publish into the one ingest path, API users subscribe to
- * the live feed of their account.
- *
- * Protocols: MQTT 3.1 and 3.1.1. An MQTT 5 CONNECT is answered by aedes 1.2 itself with CONNACK
- * return code 1 (unacceptable protocol version; lib/handlers/connect.js refuses
- * protocolVersion > 4 before authentication); clients fall back to 3.1.1. Client ids of MQTT 3.1
- * may be 128 characters long (aedes' default of 23 refuses OwnTracks' default ids with code 2).
- *
- * Every connection first passes the packet-size guard (packet-size.guard.ts: a packet declared
- * over `maxPacketBytes` closes it before its body is read). Then aedes runs our handlers, each a
- * named function in its own file, in the order a client meets them:
- *   preConnect          mqtt.pre-connect.ts          an empty client id gets `<user name>_<random>`
- *   authenticate        mqtt.authenticate.ts         CONNACK 2, 3, 4 or 5 (mqtt.auth.ts)
- *   clientReady         mqtt.client-ready.ts         an API user joins the live feed
- *   authorizePublish    mqtt.authorize-publish.ts    PUBACK only after the commit (mqtt.publish.ts)
- *   authorizeSubscribe  mqtt.authorize-subscribe.ts  own topics, or `live/…`; else SUBACK 0x80
- *   authorizeForward    mqtt.authorize-forward.ts    through each user's bounded outbox (live.outbox.ts)
- *   'subscribe'         mqtt.client-ready.ts         a device subscribed to its commands gets them (mqtt.commands.ts)
- *   clientDisconnect    mqtt.client-ready.ts         it leaves the live feed
- * and connected API users are re-checked when they change (mqtt.user-recheck.ts).
+ * startMqttGateway(options): the aedes broker of CONTRACT.md §3 "MQTT" on TCP, WebSocket and TLS.
+ * Devices publish into the one ingest path; API users subscribe to their account's live feed.
+ * Every connection passes the packet-size guard first (packet-size.guard.ts). Each aedes handler
+ * is a named function in its own file (mqtt.pre-connect.ts, mqtt.authenticate.ts,
+ * mqtt.client-ready.ts, mqtt.authorize-*.ts). MQTT 5 is refused by aedes itself with CONNACK 1.
  */
 import { readFileSync } from 'node:fs';
 import type { EventEmitter } from 'node:events';

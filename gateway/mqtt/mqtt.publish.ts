@@ -1,17 +1,9 @@
 /**
- * What a device's PUBLISH becomes, run inside aedes' authorizePublish. aedes 1.2 writes the QoS 1
- * PUBACK right after authorizePublish calls back (lib/handlers/publish.js), and PUBREC of QoS 2
- * after it too, so the hand-off to the core happens here and the callback waits for the commit:
- *
- * - stored                 -> callback()          : PUBACK follows the commit
- * - storage failed         -> callback(error)     : no ack, the connection closes (MQTT-3.3.5-2
- *                                                   has no negative ack), the client resends
- * - malformed on own topic -> callback()          : acked and counted, never stored, so a device
- *                                                   does not resend it forever
- * - another device's topic -> callback(error)     : refused, the connection closes
- *
- * A client's publishes are handed to the core in the order they arrived (one chain per client);
- * their commits still share the ingest's group commit.
+ * What a device's PUBLISH becomes, run inside aedes' authorizePublish. aedes writes PUBACK (QoS 1)
+ * and PUBREC (QoS 2) as soon as authorizePublish calls back, so the callback waits for the commit.
+ * Storage failed, or another device's topic: callback(error), the connection closes and the client
+ * resends (MQTT 3.1.1 has no negative ack). Malformed on its own topic: acked, counted, not stored,
+ * so the device does not resend it forever. One chain per client keeps its publishes in order.
  */
 import type { Client, PublishPacket } from 'aedes';
 import type { DeviceDirectory } from '../../core/devices/device-directory.js';

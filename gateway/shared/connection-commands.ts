@@ -1,16 +1,10 @@
 /**
- * The commands of the device identified on one connection (CONTRACT.md "Commands"): a TCP
- * tracker's socket, a UDP tracker's last address, an MQTT device's client. Its queue is delivered
- * in order, one in flight at a time, and its answers tied back to what it was sent.
- *
- * A command is in flight from its write until its answer, or for `waitMs` (what sendCommand waits):
- * after that the next one goes out, and the late one, still `sent`, keeps its place among the
- * commands awaiting an answer. An answer belongs to the oldest such command whose `match` it
- * carries (GT06 server flag, JT808 serial, H02 command and time, an MQTT device's command id); an
- * answer that echoes nothing (Teltonika, GPS103, raw Hex/Base64) belongs to the oldest one; an
- * answer that belongs to none is kept in the device's log. Nothing of this is kept across
- * connections: the core puts the sent, unanswered commands back in the queue when the device
- * next identifies itself.
+ * The commands of the device identified on one connection (CONTRACT.md "Commands";
+ * docs/commands.md): a TCP socket, a UDP tracker's last address, an MQTT device's client.
+ * The queue is delivered in order, one in flight (until its answer or `waitMs`). An answer belongs
+ * to the oldest sent command whose `match` it carries, or to the oldest one when the protocol echoes
+ * nothing; an answer that belongs to none goes to the device's log. Nothing is kept across
+ * connections: the core queues unanswered commands again when the device next identifies itself.
  */
 import type { CommandMatch, CommandResult, EncodedCommand, ProtocolModule } from '../../protocols/types.js';
 import { CommandError } from '../../protocols/types.js';

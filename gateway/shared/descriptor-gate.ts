@@ -1,16 +1,10 @@
 /**
- * Keeps the tracker listeners from taking the last open files of their process (README
- * "Operating-system limits"): every tracker connection holds one descriptor, and a process at its
- * limit can accept nothing more, REST, MQTT and the database's files included. So the tracker
- * listeners (TCP and OsmAnd HTTP) of one process share one gate: it admits a new connection while
- * the descriptors open when the listeners started plus the tracker connections open now stay
- * under the soft limit (RLIMIT_NOFILE, as `ulimit -n` shows it) less a reserve, and closes it at
- * once otherwise (the tracker retries). It accepts again once a twentieth of its tracker
- * connections have closed, so it does not flap at the edge. One line says when it starts
- * refusing, one when it accepts again; refusals are counted in /metrics.
- *
- * No cap per address: trackers behind one carrier NAT share an address. Connections that never
- * identify are closed by the identify timeout instead (identify-timeout.ts).
+ * Keeps the tracker listeners from taking the last open files of their process (docs/scaling.md
+ * "Operating-system limits for many trackers"): a process at its limit can accept nothing, REST,
+ * MQTT and database files included. The TCP and OsmAnd HTTP listeners of one process share one
+ * gate, which closes new tracker connections near the soft RLIMIT_NOFILE less a reserve, and
+ * accepts again only once a twentieth of them have closed, so it does not flap at the edge.
+ * No cap per address: trackers behind one carrier NAT share an address.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';

@@ -1,14 +1,10 @@
 /**
- * The raw-frame feed across instances (live/{deviceId}/frames, frame-tap.ts): a technician
- * subscribed on one instance sees the frames of a tracker connected to another.
- *
- * Frames are many and mostly unwatched, so they cross Redis only where someone listens: every
- * INTEREST_EVERY_MS each instance with listeners announces which accounts' frames (and whether
- * unknown identifiers' frames) its users want; the others keep that for INTEREST_TTL_MS and relay
- * a frame only for an account someone elsewhere wants. An instance that stops announcing (it died,
- * or its listener left) stops receiving within the TTL. A frame is published fire-and-forget, at
- * most MAX_IN_FLIGHT at a time (more are dropped and counted in one warning per episode): a slow
- * or absent Redis never slows ingest.
+ * The raw-frame feed across instances (live/{deviceId}/frames, frame-tap.ts): a technician on one
+ * instance sees the frames of a tracker connected to another (docs/mqtt.md "Raw frames").
+ * Frames are many and mostly unwatched, so they cross Redis only where someone listens: each
+ * instance announces which accounts' frames its users want, and the others relay only those, until
+ * the announcement's TTL runs out. Publishing is fire-and-forget with at most MAX_IN_FLIGHT at a
+ * time (more are dropped), so a slow or absent Redis never slows ingest.
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../core/logger.js';

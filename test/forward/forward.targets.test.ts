@@ -1,15 +1,10 @@
 /**
- * Where forwards may connect (TRACKGATE_FORWARD_ALLOW). By default an account admin cannot aim a
- * forward at the services beside trackgate: the real Redis of this machine (127.0.0.1:6379) in any
- * spelling of its address, loopback, link-local and private ranges, a name that resolves to
- * loopback (`localhost`, from /etc/hosts: the system's resolver, as at every connect), or the
- * service's own listeners, which stay refused whatever the setting allows.
- *
- * "A name that later resolves to a refused address" is shown with the resolver this machine has
- * (no DNS server answers here): forwards to `localhost` are created while the allow list names
- * 127.0.0.1, then trackgate starts again on the same database without it. The name is resolved
- * again at the connect, and refused there: nothing is delivered, the status says why, the
- * messages wait, and they are delivered once the operator allows the address again.
+ * Where forwards may connect (TRACKGATE_FORWARD_ALLOW; docs/forwards.md). By default a forward may
+ * not aim at the services beside trackgate: this machine's Redis in any spelling of its address,
+ * private and loopback ranges, a name that resolves to loopback, or trackgate's own listeners.
+ * No DNS server answers here, so "a name that later resolves to a refused address" uses
+ * `localhost`: forwards are created while 127.0.0.1 is allowed, then trackgate restarts on the
+ * same database without it, and the connect-time check must refuse them.
  */
 import test from 'ava';
 import os from 'node:os';
