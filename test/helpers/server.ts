@@ -5,6 +5,7 @@ import { startTrackgate, type Running } from '../../main.js';
 import type { Clock } from '../../core/clock.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
 import { createStorage, type Backend } from './backends.js';
+import { until } from './wait.js';
 
 export const ADMIN_KEY = 'test-admin-key-0123456789abcdef';
 
@@ -121,4 +122,13 @@ export async function startTestServer(t: Teardown, options: Parameters<typeof st
 export async function createDevice(s: TestServer, id: string, body: Record<string, unknown> = {}): Promise<void> {
   const r = await s.request('POST', '/api/devices', { token: s.adminToken, body: { id, name: id, ...body } });
   if (r.status !== 201) throw new Error(`device ${id}: ${r.status} ${JSON.stringify(r.body)}`);
+}
+
+/**
+ * Waits until the core knows the device is connected to it. In a gateway process the connection is
+ * reported over the link a moment after the frame that made it, and a command sent in between is
+ * queued (delivered when the report arrives) instead of waiting for the answer.
+ */
+export async function untilConnected(s: TestServer, id: string): Promise<void> {
+  await until(`${id} connected`, () => s.running.gateway.connectedDevices().includes(id));
 }

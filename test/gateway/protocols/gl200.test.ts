@@ -1,6 +1,6 @@
 import test from 'ava';
 import dgram from 'node:dgram';
-import { createDevice, startTestServer, testInGatewayModes, type GatewayMode, type Teardown, type TestServer } from '../../helpers/server.js';
+import { createDevice, startTestServer, testInGatewayModes, untilConnected, type GatewayMode, type Teardown, type TestServer } from '../../helpers/server.js';
 import { TrackerClient } from '../../helpers/tracker-client.js';
 import { until } from '../../helpers/wait.js';
 
@@ -95,6 +95,7 @@ testInGatewayModes(test, 'gateway.gl200: an online command is written with its $
   c.write(report('FRI', 0, 1));
   t.is(await read(c, sack(1)), sack(1));
   const command = 'AT+GTOUT=gv300,1,,,0,0,0,0,0,0,0,,,,,,,001F';
+  await untilConnected(s, IMEI);
   const pending = s.request('POST', `/api/devices/${IMEI}/sendCommand`, { token: s.adminToken, body: { command } });
   t.is(await read(c, `${command}$`), `${command}$`);
   // an acknowledgement of another command (other serial) does not answer it

@@ -1,6 +1,6 @@
 import test from 'ava';
 import dgram from 'node:dgram';
-import { createDevice, startTestServer, testInGatewayModes, type GatewayMode, type Teardown, type TestServer } from '../../helpers/server.js';
+import { createDevice, startTestServer, testInGatewayModes, untilConnected, type GatewayMode, type Teardown, type TestServer } from '../../helpers/server.js';
 import { TrackerClient } from '../../helpers/tracker-client.js';
 import { until } from '../../helpers/wait.js';
 import { meitrackAaa, meitrackCcc, meitrackFrame, sum8, type MeitrackFix } from '../../helpers/meitrack-frames.js';
@@ -83,6 +83,7 @@ testInGatewayModes(test, 'gateway.meitrack: a command is written as @@<flag><len
   const c = await connect(t, s);
   c.write(meitrackAaa(IMEI, fix(0)));
   await until('stored', async () => (await stored(s)).length === 1);
+  await untilConnected(s, IMEI);
   const pending = s.request('POST', `/api/devices/${IMEI}/sendCommand`, { token: s.adminToken, body: { command: 'C01,0,12222' } });
   const frame = await readServerFrame(c);
   const m = /^@@(.)(\d+),(\d+),C01,0,12222\*([0-9A-F]{2})\r\n$/.exec(frame);

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { crc16Kermit } from '../../../protocols/shared/crc.js';
-import { createDevice, startTestServer, testInGatewayModes, type GatewayMode, type Teardown, type TestServer } from '../../helpers/server.js';
+import { createDevice, startTestServer, testInGatewayModes, untilConnected, type GatewayMode, type Teardown, type TestServer } from '../../helpers/server.js';
 import { TrackerClient } from '../../helpers/tracker-client.js';
 
 const IMEI = '863591024076709';
@@ -98,6 +98,7 @@ testInGatewayModes(test, 'gateway.ruptela: a text command goes as packet 0x6C an
   const c = await connect(t, s);
   c.write(records([0]));
   t.deepEqual(await c.read(6), ACK);
+  await untilConnected(s, IMEI);
   const pending = s.request('POST', `/api/devices/${IMEI}/sendCommand`, { token: s.adminToken, body: { command: 'getver' } });
   const head = await c.read(2);
   const rest = await c.read(head.readUInt16BE(0) + 2);

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { createDevice, startTestServer, testInGatewayModes, type GatewayMode, type Teardown, type TestServer } from '../../helpers/server.js';
+import { createDevice, startTestServer, testInGatewayModes, untilConnected, type GatewayMode, type Teardown, type TestServer } from '../../helpers/server.js';
 import { TrackerClient } from '../../helpers/tracker-client.js';
 import { until } from '../../helpers/wait.js';
 
@@ -57,6 +57,7 @@ testInGatewayModes(test, 'gateway.suntech: a command goes with the device\'s mod
   const c = await connect(t, s);
   c.write(report('STT', '10:00:00', '1;0312'));
   await until('stored', async () => (await locations(s)).length === 1);
+  await untilConnected(s, ID);
   const pending = s.request('POST', `/api/devices/${ID}/sendCommand`, { token: s.adminToken, body: { command: 'Enable1' } });
   const expected = `ST300CMD;${ID};02;Enable1\r`;
   t.is((await c.read(expected.length)).toString('latin1'), expected);

@@ -1,6 +1,6 @@
 import test from 'ava';
 import dgram from 'node:dgram';
-import { createDevice, startTestServer, testInGatewayModes, type GatewayMode, type Teardown, type TestServer } from '../../helpers/server.js';
+import { createDevice, startTestServer, testInGatewayModes, untilConnected, type GatewayMode, type Teardown, type TestServer } from '../../helpers/server.js';
 import { TrackerClient } from '../../helpers/tracker-client.js';
 import { until } from '../../helpers/wait.js';
 import { tk103Sentence, type Tk103Fix } from '../../helpers/tk103-frames.js';
@@ -76,6 +76,7 @@ testInGatewayModes(test, 'gateway.tk103: a command is written as (<id><text>) an
   const c = await connect(t, s);
   c.write(tk103Sentence(ID, 'BR00', fix(0)));
   await until('stored', async () => (await stored(s)).length === 1);
+  await untilConnected(s, ID);
   const pending = s.request('POST', `/api/devices/${ID}/sendCommand`, { token: s.adminToken, body: { command: 'AV010' } });
   t.is(await text(c, `(${ID}AV010)`), `(${ID}AV010)`);
   c.write(`(${ID},ZC03,010326,100005,$Notice: oil cut (relay 1) done$)`);

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { createDevice, startTestServer, testInGatewayModes, type GatewayMode, type Teardown, type TestServer } from '../../helpers/server.js';
+import { createDevice, startTestServer, testInGatewayModes, untilConnected, type GatewayMode, type Teardown, type TestServer } from '../../helpers/server.js';
 import { TrackerClient } from '../../helpers/tracker-client.js';
 import { until } from '../../helpers/wait.js';
 
@@ -71,6 +71,7 @@ testInGatewayModes(test, 'gateway.watch: a command goes framed with the watch\'s
   const c = await connect(t, s);
   c.write(frame('LK', '3G'));
   await readFrame(c);
+  await untilConnected(s, ID);
   const pending = s.request('POST', `/api/devices/${ID}/sendCommand`, { token: s.adminToken, body: { command: 'CR' } });
   t.is(await readFrame(c), '[3G*8800000015*0002*CR]');
   c.write(frame('LK', '3G'));
