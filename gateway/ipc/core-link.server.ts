@@ -259,7 +259,7 @@ async function open(o: CoreLinkOptions): Promise<CoreLink> {
         // deleted since the gateway resolved it: nothing acknowledged; the resend finds it unknown
         if (!device) throw new Error(`device ${m.deviceId} no longer exists`);
         const { rows, alerts } = checkedContent(m, device.id, now);
-        await o.ingest.store(device, m.protocol, rows, alerts);
+        await o.ingest.commit(device, m.protocol, { rows, alerts });
         return undefined;
       }
       case 'resolve': {
