@@ -27,17 +27,23 @@
  * `maxPendingPerAccount` of the account, are dropped: each forward's cursor moves past them, the
  * number it lost is added to its `dropped` count and logged (warn "forward messages dropped by
  * retention").
+ *
+ * Here: the supervisor that starts and stops the loops (one ForwardLoop each, forward.loop.ts)
+ * and the timers; retention is forward.retention.ts.
  */
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/db.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import type { EventBus } from '../events/event-bus.js';
-import type { Forward, ForwardMessage, ForwardProgress } from '../model/forward.js';
+import type { Forward } from '../model/forward.js';
 import type { Forwarder } from './forwarder.js';
 import type { ForwardTargets } from './forward.targets.js';
 import * as repo from './forwards.repository.js';
-import { storedForwardProblem } from './forwards.service.js';
+import { ForwardLoop, type LoopContext, type LoopTiming } from './forward.loop.js';
+import { sweepStreams } from './forward.retention.js';
+
+export { forwardMessage } from './forward.loop.js';
 
 /** How long a lease lasts without renewal: after an instance dies, another takes its forwards over within this. */
 export const FORWARD_LEASE_MS = 10_000;
@@ -83,309 +89,40 @@ export interface ForwardRunner {
   stop(): Promise<void>;
 }
 
-type Enabled = Forward & ForwardProgress;
-
-/** The message as a forward sends it: `{id, event, deviceId, location | alert}`, the body embedded as stored. */
-export function forwardMessage(e: repo.StreamEvent): ForwardMessage {
-  return { id: e.id, event: e.kind, deviceId: e.deviceId, json: `{"id":${e.id},"event":"${e.kind}","deviceId":${JSON.stringify(e.deviceId)},"${e.kind}":${e.body}}` };
+/** the settings with their defaults */
+function timingOf(s: ForwardRunnerSettings): LoopTiming {
+  return {
+    leaseMs: s.leaseMs ?? FORWARD_LEASE_MS,
+    pollMs: s.pollMs ?? 1000,
+    batchSize: s.batchSize ?? FORWARD_BATCH_SIZE,
+    webhookDelayMs: s.webhookDelayMs ?? FORWARD_WEBHOOK_DELAY_MS,
+    retryMinMs: s.retryMinMs ?? 500,
+    retryMaxMs: s.retryMaxMs ?? 60_000,
+  };
 }
 
 export function startForwardRunner(deps: ForwardRunnerDeps): ForwardRunner {
-  const { db, clock, logger, events } = deps;
-  const s = deps.settings;
-  const holder = deps.holder ?? randomUUID();
-  const leaseMs = s.leaseMs ?? FORWARD_LEASE_MS;
-  const pollMs = s.pollMs ?? 1000;
-  const batchSize = s.batchSize ?? FORWARD_BATCH_SIZE;
-  const webhookDelayMs = s.webhookDelayMs ?? FORWARD_WEBHOOK_DELAY_MS;
-  const retryMinMs = s.retryMinMs ?? 500;
-  const retryMaxMs = s.retryMaxMs ?? 60_000;
-  /** the wait before try `n` + 1 of what failed `n` times: from retryMinMs, doubling, at most retryMaxMs */
-  const backoffMs = (n: number) => Math.min(retryMaxMs, retryMinMs * 2 ** Math.min(n - 1, 20));
-  /** the same within ±20 %, so that forwards failing together do not try again together */
-  const jittered = (ms: number) => ms * (0.8 + Math.random() * 0.4);
-  const sweepMs = s.sweepMs ?? 60_000;
-  const now = () => clock.now().getTime();
+  const { db, clock, logger, events, settings } = deps;
+  const ctx: LoopContext = {
+    db,
+    logger,
+    holder: deps.holder ?? randomUUID(),
+    now: () => clock.now().getTime(),
+    open: deps.open,
+    targets: deps.targets,
+    timing: timingOf(settings),
+  };
+  const supervisor = new Supervisor(ctx);
+  const sweep = () => sweepStreams(db, logger, settings, ctx.now());
 
-  const loops = new Map<string, Loop>();
-  let stopped = false;
-
-  class Loop {
-    halted = false;
-    private wakeUp: (() => void) | undefined;
-    /** none while `problem` says why the forward is not delivered */
-    private readonly forwarder: Forwarder | undefined;
-    private readonly problem: string | null;
-    private readonly renew: NodeJS.Timeout;
-    readonly done: Promise<void>;
-    private readonly log: Logger;
-
-    constructor(readonly f: Enabled) {
-      this.log = logger.child({ forwardId: f.id, forward: f.name, accountId: f.accountId, type: f.type });
-      let problem = storedForwardProblem(f, deps.targets);
-      try {
-        this.forwarder = problem === null ? deps.open(f) : undefined;
-      } catch (e) {
-        // an adapter that cannot be made of these settings: a throw here stopped the supervisor's round, and with it every forward after this one
-        problem = `the target could not be set up: ${(e as Error).message}`;
-      }
-      this.problem = problem;
-      // the lease is renewed while the loop lives, also while a target hangs or a backoff runs
-      this.renew = setInterval(() => {
-        const t = now();
-        repo.takeLease(db, f.id, holder, t, t + leaseMs).then(
-          (held) => {
-            if (!held) this.halt('lease lost');
-          },
-          (e: Error) => this.log.warn({ err: e.message }, 'forward lease not renewed'),
-        );
-      }, Math.max(50, Math.floor(leaseMs / 3)));
-      this.renew.unref();
-      this.done = this.run().catch((e: Error) => this.log.error({ err: e }, 'forward loop failed'));
-    }
-
-    wake(): void {
-      this.wakeUp?.();
-    }
-
-    halt(why?: string): void {
-      if (this.halted) return;
-      this.halted = true;
-      if (why) this.log.info({ why }, 'forward delivered elsewhere now');
-      clearInterval(this.renew);
-      this.wakeUp?.();
-      void this.forwarder?.close();
-    }
-
-    private sleep(ms: number): Promise<void> {
-      return new Promise((resolve) => {
-        const timer = setTimeout(done, ms);
-        timer.unref?.();
-        function done() {
-          clearTimeout(timer);
-          resolve();
-        }
-        this.wakeUp = () => {
-          this.wakeUp = undefined;
-          done();
-        };
-      });
-    }
-
-    /**
-     * Settings the API refuses: nothing is read or sent. The status says why, from when, and what to
-     * do, until a change of the forward starts a new loop (supervise), which clears it once
-     * corrected (forwards.service.ts update); said once in the log, not at every poll.
-     */
-    private async refused(problem: string): Promise<void> {
-      const since = this.f.failingSince ?? now();
-      const error = `not delivered: its settings fail the API's checks (${problem.replace(/\.$/, '')}); correct them with PUT or PATCH: its messages wait meanwhile`;
-      this.log.warn({ err: problem }, "forward not delivered: its stored settings fail the API's checks; its messages wait until a PUT or PATCH corrects them");
-      for (let tries = 1; !this.halted; tries++) {
-        try {
-          await repo.recordFailure(db, this.f.id, holder, error, since, now() + leaseMs, this.f.modified);
-          break;
-        } catch {
-          await this.sleepOnly(backoffMs(tries));
-        }
-      }
-      while (!this.halted) await this.sleepOnly(retryMaxMs);
-    }
-
-    private async run(): Promise<void> {
-      const f = this.f;
-      const forwarder = this.forwarder;
-      if (!forwarder) return this.refused(this.problem ?? `no adapter for the type "${f.type}"`);
-      const kinds = new Set(f.events.map((k) => (k === 'locations' ? 'location' : 'alert')));
-      let cursor = f.cursor;
-      let failingSince = f.failingSince;
-      let attempts = 0;
-      let filling = -1;
-      while (!this.halted) {
-        let batch: repo.StreamEvent[];
-        try {
-          batch = await repo.readEvents(db, f.accountId, cursor, batchSize);
-          // once per batch, so that clocks that differ between instances (or stand still) cannot hold it
-          if (batch.length > 0 && batch.length < batchSize && f.type === 'webhook' && filling !== batch[0].id) {
-            const wait = Math.min(webhookDelayMs, batch[0].createdAt + webhookDelayMs - now());
-            filling = batch[0].id;
-            if (wait > 0) {
-              await this.sleepOnly(wait);
-              continue;
-            }
-          }
-        } catch (e) {
-          this.log.warn({ err: (e as Error).message }, 'forward stream not read; tried again shortly');
-          await this.sleep(pollMs);
-          continue;
-        }
-        if (batch.length === 0) {
-          await this.sleep(pollMs);
-          continue;
-        }
-        const last = batch[batch.length - 1].id;
-        let wanted = batch.filter((e) => kinds.has(e.kind));
-        let messages: ForwardMessage[] = [];
-        try {
-          if (f.groupId && wanted.length) {
-            const inGroup = await repo.devicesInGroup(db, f.groupId, wanted.map((e) => e.deviceId));
-            wanted = wanted.filter((e) => inGroup.has(e.deviceId));
-          }
-          messages = wanted.map(forwardMessage);
-          if (messages.length) await forwarder.send(messages);
-        } catch (e) {
-          if (this.halted) return;
-          attempts++;
-          const error = (e as Error).message;
-          const t = now();
-          if (failingSince === null) {
-            failingSince = t;
-            this.log.warn({ err: error, pending: batch.length }, 'forward failing: its messages wait in the database and are sent again');
-          }
-          await repo.recordFailure(db, f.id, holder, error, failingSince, t + leaseMs).catch(() => {});
-          await this.sleep(jittered(backoffMs(attempts)));
-          continue;
-        }
-        // Delivered: its progress is saved, and only that is tried again while the database refuses
-        // it (a full disk, an outage), with the failing target's backoff. Sending the batch again
-        // each time repeated it every second for as long as the disk stayed full. Should this
-        // process stop first, the next holder sends the batch once more (at least once).
-        for (let tries = 1; ; tries++) {
-          try {
-            const t = now();
-            if (!(await repo.advance(db, f.id, holder, last, messages.length ? t : null, t + leaseMs))) {
-              this.halt('lease lost');
-              return;
-            }
-            if (tries > 1) this.log.info({ tries }, 'forward progress saved');
-            break;
-          } catch (e) {
-            if (this.halted) return;
-            if (tries === 1) this.log.warn({ err: (e as Error).message }, 'forward progress not saved; saving it again shortly (the batch was delivered and is not sent again meanwhile)');
-            await this.sleepOnly(jittered(backoffMs(tries)));
-            if (this.halted) return;
-          }
-        }
-        cursor = last;
-        if (failingSince !== null && messages.length) {
-          this.log.info({ failedForMs: now() - failingSince, attempts }, 'forward recovered');
-          failingSince = null;
-          attempts = 0;
-        }
-      }
-    }
-
-    /** A pause the stream's wake-ups do not cut short (a webhook batch filling up); stopping does. */
-    private sleepOnly(ms: number): Promise<void> {
-      return new Promise((resolve) => {
-        const timer = setTimeout(done, ms);
-        function done() {
-          clearTimeout(timer);
-          resolve();
-        }
-        this.wakeUp = () => {
-          if (this.halted) done();
-        };
-      });
-    }
-
-    async stop(): Promise<void> {
-      this.halt();
-      await this.done;
-      await repo.releaseLease(db, this.f.id, holder).catch(() => {});
-    }
-  }
-
-  let supervising: Promise<void> | undefined;
-  let again = false;
-  /** Takes the forwards whose lease is free, stops the loops of forwards changed, disabled or deleted. */
-  function supervise(): Promise<void> {
-    if (supervising) {
-      again = true;
-      return supervising;
-    }
-    supervising = (async () => {
-      do {
-        again = false;
-        try {
-          const list = await repo.listEnabled(db);
-          const seen = new Set<string>();
-          for (const f of list) {
-            if (stopped) return;
-            seen.add(f.id);
-            const loop = loops.get(f.id);
-            if (loop && (loop.f.modified !== f.modified || (f.leaseHolder !== holder && f.leaseUntil >= now()))) {
-              loops.delete(f.id);
-              await loop.stop();
-            }
-            if (loops.has(f.id)) continue;
-            if (f.leaseHolder && f.leaseHolder !== holder && f.leaseUntil >= now()) continue;
-            const t = now();
-            if (!(await repo.takeLease(db, f.id, holder, t, t + leaseMs))) continue;
-            // where it stands now that it is ours (the previous holder may have moved it)
-            const current = await repo.findById(db, f.id);
-            if (!current || !current.enabled) continue;
-            loops.set(f.id, new Loop(current));
-          }
-          for (const [id, loop] of loops) {
-            if (seen.has(id)) continue;
-            loops.delete(id);
-            await loop.stop();
-          }
-          for (const [id, loop] of loops) {
-            // a loop that lost its lease ends by itself
-            if (loop.halted) loops.delete(id);
-          }
-        } catch (e) {
-          logger.warn({ err: (e as Error).message }, 'forwards not looked at; tried again shortly');
-        }
-      } while (again && !stopped);
-    })().finally(() => {
-      supervising = undefined;
-    });
-    return supervising;
-  }
-
-  async function sweep(): Promise<void> {
-    const t = now();
-    for (const a of await repo.streamAccounts(db)) {
-      const forwards = await repo.cursorsOf(db, a.accountId);
-      if (forwards.length === 0) {
-        await repo.deleteEvents(db, a.accountId, a.last);
-        continue;
-      }
-      const oldest = Math.min(...forwards.map((f) => f.cursor));
-      const byAge = await repo.lastStoredBefore(db, a.accountId, oldest, t - s.retentionMs);
-      const byCount = a.last - oldest > s.maxPendingPerAccount ? await repo.beyondNewest(db, a.accountId, s.maxPendingPerAccount) : 0;
-      const boundary = Math.max(byAge, byCount);
-      let keepFrom = Infinity;
-      for (const f of forwards) {
-        if (boundary > f.cursor) {
-          const lost = await repo.dropUpTo(db, { ...f, accountId: a.accountId }, boundary);
-          if (lost > 0) {
-            logger.warn(
-              { forwardId: f.id, forward: f.name, accountId: a.accountId, dropped: lost, reason: byAge >= byCount ? `stored more than ${Math.round(s.retentionMs / 3600_000)} h ago` : `more than ${s.maxPendingPerAccount} waiting` },
-              'forward messages dropped by retention: the target did not take them in time',
-            );
-          }
-        }
-        keepFrom = Math.min(keepFrom, Math.max(f.cursor, boundary));
-      }
-      if (keepFrom > 0 && keepFrom !== Infinity) await repo.deleteEvents(db, a.accountId, keepFrom);
-    }
-  }
-
-  const offChanged = events.onForwardsChanged(() => void supervise());
+  const offChanged = events.onForwardsChanged(() => void supervisor.supervise());
   // something stored here: the account's loops look at once instead of at their next poll
   const offLocations = events.onLocations((items) => {
-    if (loops.size === 0) return;
-    const accounts = new Set(items.map((i) => i.accountId));
-    for (const loop of loops.values()) if (accounts.has(loop.f.accountId)) loop.wake();
+    if (supervisor.idle()) return;
+    supervisor.wake(new Set(items.map((i) => i.accountId)));
   });
-  const offAlert = events.onAlert((item) => {
-    for (const loop of loops.values()) if (loop.f.accountId === item.accountId) loop.wake();
-  });
-  const superviseTimer = setInterval(() => void supervise(), pollMs);
+  const offAlert = events.onAlert((item) => supervisor.wake(new Set([item.accountId])));
+  const superviseTimer = setInterval(() => void supervisor.supervise(), ctx.timing.pollMs);
   superviseTimer.unref();
   let sweeping = false;
   const sweepTimer = setInterval(() => {
@@ -396,22 +133,102 @@ export function startForwardRunner(deps: ForwardRunnerDeps): ForwardRunner {
       .finally(() => {
         sweeping = false;
       });
-  }, sweepMs);
+  }, settings.sweepMs ?? 60_000);
   sweepTimer.unref();
-  void supervise();
+  void supervisor.supervise();
 
   return {
     sweep,
     async stop() {
-      stopped = true;
       clearInterval(superviseTimer);
       clearInterval(sweepTimer);
       offChanged();
       offLocations();
       offAlert();
-      await supervising;
-      await Promise.all([...loops.values()].map((l) => l.stop()));
-      loops.clear();
+      await supervisor.stop();
     },
   };
+}
+
+/** The loops of this instance: one per forward whose lease it holds. */
+class Supervisor {
+  private readonly loops = new Map<string, ForwardLoop>();
+  private stopped = false;
+  private supervising: Promise<void> | undefined;
+  private again = false;
+
+  constructor(private readonly ctx: LoopContext) {}
+
+  idle(): boolean {
+    return this.loops.size === 0;
+  }
+
+  /** Wakes the loops of these accounts. */
+  wake(accounts: ReadonlySet<string>): void {
+    for (const loop of this.loops.values()) if (accounts.has(loop.f.accountId)) loop.wake();
+  }
+
+  /** Takes the forwards whose lease is free, stops the loops of forwards changed, disabled or deleted; a call while it runs makes it run once more. */
+  supervise(): Promise<void> {
+    if (this.supervising) {
+      this.again = true;
+      return this.supervising;
+    }
+    this.supervising = (async () => {
+      do {
+        this.again = false;
+        try {
+          await this.round();
+        } catch (e) {
+          this.ctx.logger.warn({ err: (e as Error).message }, 'forwards not looked at; tried again shortly');
+        }
+      } while (this.again && !this.stopped);
+    })().finally(() => {
+      this.supervising = undefined;
+    });
+    return this.supervising;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.supervising;
+    await Promise.all([...this.loops.values()].map((l) => l.stop()));
+    this.loops.clear();
+  }
+
+  private async round(): Promise<void> {
+    const seen = new Set<string>();
+    for (const f of await repo.listEnabled(this.ctx.db)) {
+      if (this.stopped) return;
+      seen.add(f.id);
+      await this.look(f);
+    }
+    for (const [id, loop] of this.loops) {
+      if (seen.has(id)) continue;
+      this.loops.delete(id);
+      await loop.stop();
+    }
+    for (const [id, loop] of this.loops) {
+      // a loop that lost its lease ends by itself
+      if (loop.halted) this.loops.delete(id);
+    }
+  }
+
+  /** An enabled forward: its loop stopped when it changed or another holds it; one started when its lease is free. */
+  private async look(f: Forward & { leaseHolder: string | null; leaseUntil: number }): Promise<void> {
+    const { db, holder, now, timing } = this.ctx;
+    const loop = this.loops.get(f.id);
+    if (loop && (loop.f.modified !== f.modified || (f.leaseHolder !== holder && f.leaseUntil >= now()))) {
+      this.loops.delete(f.id);
+      await loop.stop();
+    }
+    if (this.loops.has(f.id)) return;
+    if (f.leaseHolder && f.leaseHolder !== holder && f.leaseUntil >= now()) return;
+    const t = now();
+    if (!(await repo.takeLease(db, f.id, holder, t, t + timing.leaseMs))) return;
+    // where it stands now that it is ours (the previous holder may have moved it)
+    const current = await repo.findById(db, f.id);
+    if (!current || !current.enabled) return;
+    this.loops.set(f.id, new ForwardLoop(this.ctx, current));
+  }
 }

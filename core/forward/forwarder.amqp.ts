@@ -40,34 +40,64 @@ function socketOf(conn: ChannelModel | undefined): { cork(): void; uncork(): voi
   return stream && typeof stream.cork === 'function' && typeof stream.uncork === 'function' ? (stream as { cork(): void; uncork(): void }) : undefined;
 }
 
-export function createAmqpForwarder(settings: ForwarderSettings & { url: string; exchange: string | null; topic: string | null }): Forwarder {
-  const exchange = settings.exchange ?? FORWARD_AMQP_EXCHANGE;
-  const template = settings.topic || FORWARD_AMQP_ROUTING_KEY;
-  const where = safeUrl(settings.url);
-  let conn: ChannelModel | undefined;
-  let channel: ConfirmChannel | undefined;
-  let broken: Error | undefined;
-  let closed = false;
+export function createAmqpForwarder(settings: AmqpSettings): Forwarder {
+  return new AmqpForwarder(settings);
+}
 
-  function drop(): void {
-    const c = conn;
-    conn = undefined;
-    channel = undefined;
+type AmqpSettings = ForwarderSettings & { url: string; exchange: string | null; topic: string | null };
+
+class AmqpForwarder implements Forwarder {
+  private readonly exchange: string;
+  private readonly template: string;
+  private readonly where: string;
+  private conn: ChannelModel | undefined;
+  private channel: ConfirmChannel | undefined;
+  private broken: Error | undefined;
+  private closed = false;
+
+  constructor(private readonly settings: AmqpSettings) {
+    this.exchange = settings.exchange ?? FORWARD_AMQP_EXCHANGE;
+    this.template = settings.topic || FORWARD_AMQP_ROUTING_KEY;
+    this.where = safeUrl(settings.url);
+  }
+
+  async send(messages: readonly ForwardMessage[]): Promise<void> {
+    if (this.closed) throw new Error('the AMQP forwarder is closed');
+    const { where, settings } = this;
+    const keys = this.routingKeys(messages);
+    const ch = await this.open();
+    try {
+      await within(this.publishAll(ch, messages, keys), settings.timeoutMs, `${where}: no confirm within ${settings.timeoutMs} ms`);
+      if (this.broken) throw this.broken;
+    } catch (e) {
+      const err = this.broken ?? (e as Error);
+      this.drop();
+      throw err.message.startsWith(where) ? err : new Error(`${where}: ${brokerError(err)}`);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.drop();
+  }
+
+  private drop(): void {
+    const c = this.conn;
+    this.conn = undefined;
+    this.channel = undefined;
     c?.close().catch(() => {});
   }
 
-  async function open(): Promise<ConfirmChannel> {
-    if (channel && conn && !broken) return channel;
-    drop();
-    broken = undefined;
-    const target = await checkedTarget(settings, settings.url, where);
-    const options = { timeout: settings.timeoutMs, noDelay: true, writableHighWaterMark: SOCKET_HIGH_WATER_MARK, clientProperties: { connection_name: settings.userAgent }, ...(target.servername && { servername: target.servername }) };
-    const c = await within(amqp.connect(target.urlWithAddress, options), settings.timeoutMs, `${where}: no connection within ${settings.timeoutMs} ms`).catch((e: Error) => {
-      throw new Error(e.message.startsWith(where) ? e.message : `${where}: ${brokerError(e)}`);
-    });
-    conn = c;
+  /** The confirm channel, connecting again when there is none or it broke. */
+  private async open(): Promise<ConfirmChannel> {
+    if (this.channel && this.conn && !this.broken) return this.channel;
+    const { where, settings } = this;
+    this.drop();
+    this.broken = undefined;
+    const c = await this.connect();
+    this.conn = c;
     const fail = (e?: Error) => {
-      broken ??= new Error(`${where}: ${e ? brokerError(e) : 'the connection closed'}`);
+      this.broken ??= new Error(`${where}: ${e ? brokerError(e) : 'the connection closed'}`);
     };
     c.on('error', fail);
     c.on('close', fail);
@@ -75,13 +105,22 @@ export function createAmqpForwarder(settings: ForwarderSettings & { url: string;
       const ch = await within(c.createConfirmChannel(), settings.timeoutMs, `${where}: no channel within ${settings.timeoutMs} ms`);
       ch.on('error', fail);
       ch.on('close', () => fail(new Error('the channel closed')));
-      channel = ch;
+      this.channel = ch;
       return ch;
     } catch (e) {
-      drop();
+      this.drop();
       const err = e as Error;
       throw err.message.startsWith(where) ? err : new Error(`${where}: ${brokerError(err)}`);
     }
+  }
+
+  private async connect(): Promise<ChannelModel> {
+    const { where, settings } = this;
+    const target = await checkedTarget(settings, settings.url, where);
+    const options = { timeout: settings.timeoutMs, noDelay: true, writableHighWaterMark: SOCKET_HIGH_WATER_MARK, clientProperties: { connection_name: settings.userAgent }, ...(target.servername && { servername: target.servername }) };
+    return within(amqp.connect(target.urlWithAddress, options), settings.timeoutMs, `${where}: no connection within ${settings.timeoutMs} ms`).catch((e: Error) => {
+      throw new Error(e.message.startsWith(where) ? e.message : `${where}: ${brokerError(e)}`);
+    });
   }
 
   /**
@@ -90,12 +129,13 @@ export function createAmqpForwarder(settings: ForwarderSettings & { url: string;
    * middle of the batch). The API refuses such a template; a forward stored before it did delivers
    * while its keys fit and fails here, batch by batch, once one does not, until its topic is changed.
    */
-  function routingKeys(messages: readonly ForwardMessage[]): string[] {
+  private routingKeys(messages: readonly ForwardMessage[]): string[] {
+    const { exchange, where } = this;
     if (Buffer.byteLength(exchange) > AMQP_SHORTSTR_MAX_BYTES) {
       throw new Error(`${where}: the exchange name is ${Buffer.byteLength(exchange)} bytes, more than the ${AMQP_SHORTSTR_MAX_BYTES} AMQP allows: change the forward's exchange`);
     }
     return messages.map((m) => {
-      const key = expandTemplate(template, m);
+      const key = expandTemplate(this.template, m);
       const bytes = Buffer.byteLength(key);
       if (bytes > AMQP_SHORTSTR_MAX_BYTES) {
         throw new Error(`${where}: the routing key of device "${m.deviceId}" is ${bytes} bytes, more than the ${AMQP_SHORTSTR_MAX_BYTES} AMQP allows: shorten the forward's topic (routing-key template)`);
@@ -109,21 +149,21 @@ export function createAmqpForwarder(settings: ForwarderSettings & { url: string;
    * the confirms: no promise per message). The socket is corked while amqplib's writer hands it the
    * batch's frames, so that they leave in a few large writes instead of one system call per message.
    */
-  function publishAll(ch: ConfirmChannel, messages: readonly ForwardMessage[], keys: readonly string[]): Promise<void> {
+  private publishAll(ch: ConfirmChannel, messages: readonly ForwardMessage[], keys: readonly string[]): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       let left = messages.length;
       let refused = 0;
       const confirmed = (err: unknown) => {
         if (err) refused++;
         if (--left > 0) return;
-        if (refused) reject(broken ?? new Error(`${where}: the broker refused ${refused} of ${messages.length} messages`));
+        if (refused) reject(this.broken ?? new Error(`${this.where}: the broker refused ${refused} of ${messages.length} messages`));
         else resolve();
       };
-      const socket = socketOf(conn);
+      const socket = socketOf(this.conn);
       socket?.cork();
       try {
         for (const [i, m] of messages.entries()) {
-          ch.publish(exchange, keys[i], Buffer.from(m.json), { persistent: true, contentType: 'application/json', messageId: String(m.id), type: m.event }, confirmed);
+          ch.publish(this.exchange, keys[i], Buffer.from(m.json), { persistent: true, contentType: 'application/json', messageId: String(m.id), type: m.event }, confirmed);
         }
       } finally {
         // amqplib writes the channel's frames to the socket on its next setImmediate: uncork after it
@@ -131,24 +171,4 @@ export function createAmqpForwarder(settings: ForwarderSettings & { url: string;
       }
     });
   }
-
-  return {
-    async send(messages: readonly ForwardMessage[]) {
-      if (closed) throw new Error('the AMQP forwarder is closed');
-      const keys = routingKeys(messages);
-      const ch = await open();
-      try {
-        await within(publishAll(ch, messages, keys), settings.timeoutMs, `${where}: no confirm within ${settings.timeoutMs} ms`);
-        if (broken) throw broken;
-      } catch (e) {
-        const err = broken ?? (e as Error);
-        drop();
-        throw err.message.startsWith(where) ? err : new Error(`${where}: ${brokerError(err)}`);
-      }
-    },
-    async close() {
-      closed = true;
-      drop();
-    },
-  };
 }

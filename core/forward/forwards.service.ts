@@ -198,88 +198,95 @@ export function presentForward(f: ForwardView): Record<string, unknown> {
 }
 
 export function createForwardsService(deps: ForwardsDeps): ForwardsService {
+  return {
+    list: (p) => listForwards(deps, p),
+    get: (p, id) => getForward(deps, p, id),
+    create: (p, input) => createForward(deps, p, input),
+    update: (p, id, input) => updateForward(deps, p, id, input),
+    remove: (p, id) => removeForward(deps, p, id),
+  };
+}
+
+function requireForwardsAdmin(p: Principal): void {
+  requirePrivilege(p, 'admin');
+  if (p.groupId) throw new DomainError('FORBIDDEN', 'A user restricted to a group cannot manage forwards: they carry the whole account\'s data.');
+}
+
+async function view(db: Db, f: Forward & ForwardProgress): Promise<ForwardView> {
+  return { ...f, pending: f.enabled ? await repo.pendingCount(db, f, f.cursor) : 0 };
+}
+
+/** The principal's forward `id`, or FORWARD_NOT_FOUND. */
+async function own(db: Db, p: Principal, id: string): Promise<Forward & ForwardProgress> {
+  requireForwardsAdmin(p);
+  const f = await repo.findById(db, id);
+  if (!f || f.accountId !== p.accountId) throw notFound('FORWARD_NOT_FOUND', `Forward "${id}"`);
+  return f;
+}
+
+/** Where the URL connects, its host name resolved now (and again at each connect). */
+async function checkTarget(targets: ForwardTargets, url: string): Promise<void> {
+  const refused = refusedTarget(await targets.problem(new URL(url)));
+  if (refused) throw refused;
+}
+
+async function checkGroup(db: Db, p: Principal, groupId: string | null): Promise<void> {
+  if (!groupId) return;
+  const g = await groups.findById(db, groupId);
+  if (!g || g.accountId !== p.accountId) throw invalid('group', `there is no group "${groupId}" in your account.`);
+}
+
+async function listForwards({ db }: ForwardsDeps, p: Principal): Promise<ForwardView[]> {
+  requireForwardsAdmin(p);
+  return Promise.all((await repo.listByAccount(db, p.accountId)).map((f) => view(db, f)));
+}
+
+async function getForward({ db }: ForwardsDeps, p: Principal, id: string): Promise<ForwardView> {
+  return view(db, await own(db, p, id));
+}
+
+async function createForward(deps: ForwardsDeps, p: Principal, input: ForwardInput): Promise<ForwardView> {
   const { db, clock } = deps;
+  requireForwardsAdmin(p);
+  const fields = check(input);
+  await checkGroup(db, p, fields.groupId);
+  await checkTarget(deps.targets, fields.url);
+  const t = clock.now().getTime();
+  const forward: Forward = { id: randomUUID(), accountId: p.accountId, ...fields, created: t, modified: t };
+  // before too: an ingest transaction that starts once this one commits must already journal the account
+  deps.onChanged?.(p.accountId);
+  await db.transaction(async (trx) => {
+    // from the end of the stream: what is stored from now on
+    await repo.lockStreams(trx, [p.accountId]);
+    await repo.insert(trx, forward, await repo.streamEnd(trx, p.accountId));
+  });
+  deps.onChanged?.(p.accountId);
+  return getForward(deps, p, forward.id);
+}
 
-  function requireForwardsAdmin(p: Principal): void {
-    requirePrivilege(p, 'admin');
-    if (p.groupId) throw new DomainError('FORBIDDEN', 'A user restricted to a group cannot manage forwards: they carry the whole account\'s data.');
-  }
-
-  async function view(f: Forward & ForwardProgress): Promise<ForwardView> {
-    return { ...f, pending: f.enabled ? await repo.pendingCount(db, f, f.cursor) : 0 };
-  }
-
-  async function own(p: Principal, id: string): Promise<Forward & ForwardProgress> {
-    requireForwardsAdmin(p);
-    const f = await repo.findById(db, id);
-    if (!f || f.accountId !== p.accountId) throw notFound('FORWARD_NOT_FOUND', `Forward "${id}"`);
-    return f;
-  }
-
-  /** Where the URL connects, its host name resolved now (and again at each connect). */
-  async function checkTarget(url: string): Promise<void> {
-    const refused = refusedTarget(await deps.targets.problem(new URL(url)));
-    if (refused) throw refused;
-  }
-
-  async function checkGroup(p: Principal, groupId: string | null): Promise<void> {
-    if (!groupId) return;
-    const g = await groups.findById(db, groupId);
-    if (!g || g.accountId !== p.accountId) throw invalid('group', `there is no group "${groupId}" in your account.`);
-  }
-
-  async function list(p: Principal): Promise<ForwardView[]> {
-    requireForwardsAdmin(p);
-    return Promise.all((await repo.listByAccount(db, p.accountId)).map(view));
-  }
-
-  async function get(p: Principal, id: string): Promise<ForwardView> {
-    return view(await own(p, id));
-  }
-
-  async function create(p: Principal, input: ForwardInput): Promise<ForwardView> {
-    requireForwardsAdmin(p);
-    const fields = check(input);
-    await checkGroup(p, fields.groupId);
-    await checkTarget(fields.url);
-    const t = clock.now().getTime();
-    const forward: Forward = { id: randomUUID(), accountId: p.accountId, ...fields, created: t, modified: t };
-    // before too: an ingest transaction that starts once this one commits must already journal the account
-    deps.onChanged?.(p.accountId);
-    await db.transaction(async (trx) => {
-      // from the end of the stream: what is stored from now on
+async function updateForward(deps: ForwardsDeps, p: Principal, id: string, input: ForwardInput): Promise<ForwardView> {
+  const { db, clock } = deps;
+  const current = await own(db, p, id);
+  const fields = check(input, current);
+  await checkGroup(db, p, fields.groupId);
+  await checkTarget(deps.targets, fields.url);
+  // modified moves on at every change: the delivery loop starts again with the new settings
+  const forward: Forward = { ...current, ...fields, modified: Math.max(clock.now().getTime(), current.modified + 1) };
+  if (forward.enabled && !current.enabled) deps.onChanged?.(p.accountId);
+  // the status said what was wrong with the settings stored (the delivery loop did not start): corrected now
+  const corrected = storedForwardProblem(current, deps.targets) !== null;
+  await db.transaction(async (trx) => {
+    if (forward.enabled && !current.enabled) {
       await repo.lockStreams(trx, [p.accountId]);
-      await repo.insert(trx, forward, await repo.streamEnd(trx, p.accountId));
-    });
-    deps.onChanged?.(p.accountId);
-    return get(p, forward.id);
-  }
+      await repo.update(trx, forward, await repo.streamEnd(trx, p.accountId));
+    } else await repo.update(trx, forward, undefined, corrected);
+  });
+  deps.onChanged?.(p.accountId);
+  return getForward(deps, p, id);
+}
 
-  async function update(p: Principal, id: string, input: ForwardInput): Promise<ForwardView> {
-    const current = await own(p, id);
-    const fields = check(input, current);
-    await checkGroup(p, fields.groupId);
-    await checkTarget(fields.url);
-    // modified moves on at every change: the delivery loop starts again with the new settings
-    const forward: Forward = { ...current, ...fields, modified: Math.max(clock.now().getTime(), current.modified + 1) };
-    if (forward.enabled && !current.enabled) deps.onChanged?.(p.accountId);
-    // the status said what was wrong with the settings stored (the delivery loop did not start): corrected now
-    const corrected = storedForwardProblem(current, deps.targets) !== null;
-    await db.transaction(async (trx) => {
-      if (forward.enabled && !current.enabled) {
-        await repo.lockStreams(trx, [p.accountId]);
-        await repo.update(trx, forward, await repo.streamEnd(trx, p.accountId));
-      } else await repo.update(trx, forward, undefined, corrected);
-    });
-    deps.onChanged?.(p.accountId);
-    return get(p, id);
-  }
-
-  async function remove(p: Principal, id: string): Promise<void> {
-    await own(p, id);
-    await repo.remove(db, id);
-    deps.onChanged?.(p.accountId);
-  }
-
-  return { list, get, create, update, remove };
+async function removeForward(deps: ForwardsDeps, p: Principal, id: string): Promise<void> {
+  await own(deps.db, p, id);
+  await repo.remove(deps.db, id);
+  deps.onChanged?.(p.accountId);
 }

@@ -296,7 +296,7 @@ async function store(s: LinkState, m: StoreRequest): Promise<undefined> {
   // deleted since the gateway resolved it: nothing acknowledged; the resend finds it unknown
   if (!device) throw new Error(`device ${m.deviceId} no longer exists`);
   const { rows, alerts } = checkedContent(s.o.logger, m, device.id, now);
-  await s.o.ingest.store(device, m.protocol, rows, alerts);
+  await s.o.ingest.commit(device, m.protocol, { rows, alerts });
   return undefined;
 }
 

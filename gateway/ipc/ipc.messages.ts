@@ -7,7 +7,7 @@
  *   hello    after each (re)connection: the gateway's ports and the devices connected to it
  *   resolve  DeviceDirectory.resolve (the core records unknown and expired sightings), answered with
  *            what the gateway's listeners use of the device (model/device.ts GatewayDevice)
- *   store    IngestService.store: answered only once committed; the tracker's acknowledgement waits for it.
+ *   store    IngestService.commit (after the core checks the rows again): answered only once committed; the tracker's acknowledgement waits for it.
  *            The gateway process ran the ingest steps (ingest.steps.ts prepareReports) on what it
  *            decoded and sends each position as its fix time and stored JSON, received at its
  *            `serverTime`: the core holds each row and alert to what the steps make of any input
