@@ -15,7 +15,7 @@ import { systemClock, type Clock } from './core/clock.js';
 import type { Logger } from './core/logger.js';
 import { LogOutput } from './core/log-output.js';
 import { EventBus } from './core/events/event-bus.js';
-import { randomSecret } from './core/auth/secrets.js';
+import { randomSecret } from './core/secrets.js';
 import { createMemoryLimiters } from './core/quota/rate-limiter.memory.js';
 import { createRedisFailedLogins, createRedisLimiters } from './core/quota/rate-limiter.redis.js';
 import { keepDailyUsage } from './core/quota/daily-usage.keeper.js';

@@ -6,7 +6,7 @@ import type { Account } from '../model/account.js';
 import { isTimeZone } from '../reference/reference-data.js';
 import * as accounts from './accounts.repository.js';
 import * as users from '../users/users.repository.js';
-import { apiKeyMatches, generateApiKey, hashApiKey } from '../auth/secrets.js';
+import { apiKeyMatches, generateApiKey, hashApiKey } from '../secrets.js';
 import { API_KEY_MAX } from '../auth/tokens.service.js';
 
 export interface CreateAccountInput {

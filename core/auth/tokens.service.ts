@@ -13,7 +13,7 @@ import type { Principal, UserRecord } from '../model/user.js';
 import { DomainError } from '../errors.js';
 import * as users from '../users/users.repository.js';
 import { isStorageUnavailable } from '../db/storage-errors.js';
-import { apiKeyMatches, generateApiKey, hashApiKey } from './secrets.js';
+import { apiKeyMatches, generateApiKey, hashApiKey } from '../secrets.js';
 import type { FailedLoginLimiter } from '../quota/rate-limiter.js';
 import { fixedTokenSecret, type TokenSecrets } from './token-secrets.js';
 

@@ -7,9 +7,8 @@ import { iso, isoRequired } from '../model/time.js';
 import { DomainError, notFound } from '../errors.js';
 import { requirePrivilege, visibleDevice } from '../access/access.js';
 import * as devices from './devices.repository.js';
-import * as alertRules from '../rules/alert-rules.repository.js';
 import * as accounts from '../accounts/accounts.repository.js';
-import { hashDevicePassword } from '../auth/secrets.js';
+import { hashDevicePassword } from '../secrets.js';
 import type { LicenseStore } from '../licenses/license-store.js';
 
 /** What an admin may write on a device (read-only fields are ignored by the API layer). */
@@ -249,7 +248,7 @@ export function createDevicesService(deps: DevicesDeps): DevicesService {
     await db.transaction(async (trx) => {
       await devices.remove(trx, id);
       // the device leaves the `devices` lists of its account's alert rules
-      await alertRules.forgetDevice(trx, device.accountId, id);
+      await devices.forgetInRules(trx, device.accountId, id);
     });
     await deps.licenses.release(device.accountId, id).catch(() => {});
     deps.onChange?.(id);

@@ -6,10 +6,7 @@ import type { Group } from '../model/group.js';
 import { DomainError, notFound } from '../errors.js';
 import { isVisibleDevice, requirePrivilege } from '../access/access.js';
 import * as groups from './groups.repository.js';
-import * as users from '../users/users.repository.js';
-import * as devices from '../devices/devices.repository.js';
-import * as alertRules from '../rules/alert-rules.repository.js';
-import * as forwards from '../forward/forwards.repository.js';
+import { isInGroup } from '../access/device-scope.repository.js';
 
 export interface GroupInput {
   name: string;
@@ -120,9 +117,9 @@ export function createGroupsService(deps: GroupsDeps): GroupsService {
     if (p.groupId) throw new DomainError('FORBIDDEN', 'A user restricted to a group cannot delete it.');
     const members = (await groups.devicesOf(db, [id])).get(id) ?? [];
     await db.transaction(async (trx) => {
-      const restricted = await users.restrictedTo(trx, id);
-      const ruleNames = await alertRules.namesUsingGroup(trx, id);
-      const forwardNames = await forwards.namesUsingGroup(trx, id);
+      const restricted = await groups.usersRestrictedTo(trx, id);
+      const ruleNames = await groups.ruleNamesUsing(trx, id);
+      const forwardNames = await groups.forwardNamesUsing(trx, id);
       if (restricted.length || ruleNames.length || forwardNames.length) throw groupInUse(id, restricted, ruleNames, forwardNames);
       await groups.remove(trx, id);
     });
@@ -134,7 +131,7 @@ export function createGroupsService(deps: GroupsDeps): GroupsService {
    * it for users restricted to a group (CONTRACT.md "Who may do what").
    */
   async function includesDevice(groupId: string, deviceId: string): Promise<boolean> {
-    return devices.isInGroup(db, deviceId, groupId);
+    return isInGroup(db, deviceId, groupId);
   }
 
   return { list, get, create, update, remove, includesDevice };

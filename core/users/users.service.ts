@@ -7,7 +7,7 @@ import { DomainError, notFound } from '../errors.js';
 import { can, requirePrivilege } from '../access/access.js';
 import * as users from './users.repository.js';
 import * as groups from '../groups/groups.repository.js';
-import { generateApiKey, hashApiKey, hashPassword } from '../auth/secrets.js';
+import { generateApiKey, hashApiKey, hashPassword } from '../secrets.js';
 import { isTimeZone, toAlpha2 } from '../reference/reference-data.js';
 
 export interface UserInput {
