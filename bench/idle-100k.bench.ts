@@ -13,7 +13,7 @@ import { teltonikaImei } from './lib/frames.js';
 import type { ConnectResult } from './lib/tracker-generator.js';
 import type { MqttConnectResult } from './lib/mqtt-generator.js';
 import { prepareDataDir, startServerProcess, tempDir } from './lib/trackgate.js';
-import { hashDevicePassword } from '../core/auth/secrets.js';
+import { hashDevicePassword } from '../core/secrets.js';
 import { QUICK, fmt, log, machine, printTable, type Machine } from './lib/report.js';
 
 /** BENCH_IDLE_TCP, BENCH_IDLE_MQTT, BENCH_GATEWAY_PROCESSES: other sizes, for trying things out */

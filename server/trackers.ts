@@ -8,7 +8,7 @@ import type { Config } from '../config/config.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { Metrics } from '../core/metrics/metrics.js';
-import { randomSecret } from '../core/auth/secrets.js';
+import { randomSecret } from '../core/secrets.js';
 import { startTrackerGateway, type TrackerGateway } from '../gateway/tracker-gateway.js';
 import { startCoreLink, startLocalCoreLink, type CoreLink } from '../gateway/ipc/core-link.server.js';
 import { startGatewayPool, type GatewayPool } from '../gateway/ipc/gateway-pool.js';

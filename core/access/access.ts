@@ -7,7 +7,7 @@ import type { Db } from '../db/db.js';
 import type { Principal, Privilege } from '../model/user.js';
 import type { DeviceRecord } from '../model/device.js';
 import { DomainError, notFound } from '../errors.js';
-import * as devices from '../devices/devices.repository.js';
+import * as devices from './device-scope.repository.js';
 
 const RANK: Record<Privilege, number> = { read: 1, execute: 1, write: 2, admin: 3 };
 

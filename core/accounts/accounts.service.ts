@@ -3,10 +3,11 @@ import type { Db } from '../db/db.js';
 import type { Clock } from '../clock.js';
 import { DomainError } from '../errors.js';
 import type { Account } from '../model/account.js';
+import type { UserRecord } from '../model/user.js';
 import { isTimeZone } from '../reference/reference-data.js';
 import * as accounts from './accounts.repository.js';
 import * as users from '../users/users.repository.js';
-import { apiKeyMatches, generateApiKey, hashApiKey } from '../auth/secrets.js';
+import { apiKeyMatches, generateApiKey, hashApiKey } from '../secrets.js';
 import { API_KEY_MAX } from '../auth/tokens.service.js';
 
 export interface CreateAccountInput {
@@ -108,12 +109,7 @@ const LICENSES_RANGE = `licenses must be a whole number from 0 to ${MAX_LICENSES
 export function createAccountsService(db: Db, clock: Clock, hooks: AccountsHooks = {}): AccountsService {
   async function create(input: CreateAccountInput): Promise<CreatedAccount> {
     const timeZone = input.timeZone ?? 'UTC';
-    if (!isTimeZone(timeZone)) throw new DomainError('VALIDATION_FAILED', `timeZone "${timeZone}" is not an IANA time zone.`);
-    if (!input.adminUser.trim()) throw new DomainError('VALIDATION_FAILED', 'The admin user name must not be empty.');
-    if (!input.name.trim()) throw new DomainError('VALIDATION_FAILED', 'The account name must not be empty.', { field: 'name' });
-    if (!licensesOk(input.licenses)) throw new DomainError('VALIDATION_FAILED', LICENSES_RANGE, { field: 'licenses' });
-    const keyProblem = input.adminApiKey === undefined ? undefined : adminApiKeyProblem(input.adminApiKey);
-    if (keyProblem) throw new DomainError('VALIDATION_FAILED', `The admin API key ${keyProblem}; leave it out to have one generated.`, { field: 'adminApiKey' });
+    checkCreate(input, timeZone);
     const apiKey = input.adminApiKey ?? generateApiKey();
     const now = clock.now().getTime();
     const accountId = randomUUID();
@@ -123,13 +119,7 @@ export function createAccountsService(db: Db, clock: Clock, hooks: AccountsHooks
         throw new DomainError('USER_EXISTS', `A user named "${input.adminUser}" already exists.`);
       }
       await accounts.insert(trx, { id: accountId, name: input.name, licenses: input.licenses, timeZone, createdAt: now });
-      await users.insert(trx, {
-        id: userId, accountId, userName: input.adminUser, name: input.adminUser,
-        email: input.adminEmail ?? (input.adminUser.includes('@') ? input.adminUser : `${input.adminUser}@localhost`),
-        country: input.country ?? 'US', timeZone, description: null, message: null, disabled: false, disabledMessage: null,
-        tags: {}, privileges: ['admin', 'write', 'read'], groupId: null, fromAt: null, expiresAt: null, passwordHash: null,
-        apiKeyHash: hashApiKey(apiKey), keyVersion: 1, creation: now, modification: now, lastLogin: null,
-      });
+      await users.insert(trx, adminRecord(input, { userId, accountId, timeZone, apiKey, now }));
     });
     await hooks.onCreated?.(accountId);
     return { accountId, userId, userName: input.adminUser, apiKey };
@@ -185,9 +175,7 @@ export function createAccountsService(db: Db, clock: Clock, hooks: AccountsHooks
    * keep working, and no device becomes active again until the count is below the new total.
    */
   async function update(accountId: string, input: UpdateAccountInput): Promise<OperatorAccountView> {
-    if (input.licenses !== undefined && !licensesOk(input.licenses)) throw new DomainError('VALIDATION_FAILED', LICENSES_RANGE, { field: 'licenses' });
-    if (input.name !== undefined && !input.name.trim()) throw new DomainError('VALIDATION_FAILED', 'The account name must not be empty.', { field: 'name' });
-    if (input.timeZone !== undefined && !isTimeZone(input.timeZone)) throw new DomainError('VALIDATION_FAILED', `timeZone "${input.timeZone}" is not an IANA time zone.`, { field: 'timeZone' });
+    checkUpdate(input);
     await db.transaction(async (trx) => {
       if (!(await accounts.findForUpdate(trx, accountId))) throw new DomainError('NOT_FOUND', `There is no account ${accountId}; see trackgate account list.`);
       await accounts.update(trx, accountId, input);
@@ -197,4 +185,33 @@ export function createAccountsService(db: Db, clock: Clock, hooks: AccountsHooks
   }
 
   return { create, bootstrap, licenseUsage, get, setTimeZone, list, update };
+}
+
+function checkCreate(input: CreateAccountInput, timeZone: string): void {
+  if (!isTimeZone(timeZone)) throw new DomainError('VALIDATION_FAILED', `timeZone "${timeZone}" is not an IANA time zone.`);
+  if (!input.adminUser.trim()) throw new DomainError('VALIDATION_FAILED', 'The admin user name must not be empty.');
+  if (!input.name.trim()) throw new DomainError('VALIDATION_FAILED', 'The account name must not be empty.', { field: 'name' });
+  if (!licensesOk(input.licenses)) throw new DomainError('VALIDATION_FAILED', LICENSES_RANGE, { field: 'licenses' });
+  const keyProblem = input.adminApiKey === undefined ? undefined : adminApiKeyProblem(input.adminApiKey);
+  if (keyProblem) throw new DomainError('VALIDATION_FAILED', `The admin API key ${keyProblem}; leave it out to have one generated.`, { field: 'adminApiKey' });
+}
+
+function checkUpdate(input: UpdateAccountInput): void {
+  if (input.licenses !== undefined && !licensesOk(input.licenses)) throw new DomainError('VALIDATION_FAILED', LICENSES_RANGE, { field: 'licenses' });
+  if (input.name !== undefined && !input.name.trim()) throw new DomainError('VALIDATION_FAILED', 'The account name must not be empty.', { field: 'name' });
+  if (input.timeZone !== undefined && !isTimeZone(input.timeZone)) throw new DomainError('VALIDATION_FAILED', `timeZone "${input.timeZone}" is not an IANA time zone.`, { field: 'timeZone' });
+}
+
+/** A new account's first user: its admin, with every privilege but `execute`, known by its API key. */
+function adminRecord(
+  input: CreateAccountInput, ids: { userId: string; accountId: string; timeZone: string; apiKey: string; now: number },
+): UserRecord {
+  const { userId, accountId, timeZone, apiKey, now } = ids;
+  return {
+    id: userId, accountId, userName: input.adminUser, name: input.adminUser,
+    email: input.adminEmail ?? (input.adminUser.includes('@') ? input.adminUser : `${input.adminUser}@localhost`),
+    country: input.country ?? 'US', timeZone, description: null, message: null, disabled: false, disabledMessage: null,
+    tags: {}, privileges: ['admin', 'write', 'read'], groupId: null, fromAt: null, expiresAt: null, passwordHash: null,
+    apiKeyHash: hashApiKey(apiKey), keyVersion: 1, creation: now, modification: now, lastLogin: null,
+  };
 }

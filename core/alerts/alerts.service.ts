@@ -6,8 +6,8 @@ import type { Db } from '../db/db.js';
 import type { Principal } from '../model/user.js';
 import type { Alert, AlertInput } from '../model/alert.js';
 import { assertVisibleDevice, requirePrivilege, visibleDevice } from '../access/access.js';
-import type { IngestService } from '../ingest/ingest.service.js';
-import { alertReport } from '../ingest/input.reports.js';
+import type { ReportIntake } from '../model/report.js';
+import { alertReport } from '../model/input.reports.js';
 import { decodeCursor, encodeCursor, rangeBounds, type TimeRange } from '../paging.js';
 import * as alerts from './alerts.repository.js';
 
@@ -16,7 +16,8 @@ export type { AlertNotifier, NotificationPlan, PlannedAlert } from './alert.reco
 
 export interface AlertsDeps {
   db: Db;
-  ingest: IngestService;
+  /** the one ingest path (core/ingest/ IngestService) */
+  ingest: ReportIntake;
 }
 
 /** A device's alerts over REST. A device out of the caller's sight answers DEVICE_NOT_FOUND. */

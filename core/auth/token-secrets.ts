@@ -14,7 +14,7 @@ import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import * as settings from '../settings/settings.repository.js';
 import { describeStorageError, isStorageUnavailable } from '../db/storage-errors.js';
-import { randomSecret } from './secrets.js';
+import { randomSecret } from '../secrets.js';
 
 const CURRENT = 'jwt_secret';
 const PREVIOUS = 'jwt_secret_previous';

@@ -13,7 +13,7 @@ import type { Principal, UserRecord } from '../model/user.js';
 import { DomainError } from '../errors.js';
 import * as users from '../users/users.repository.js';
 import { isStorageUnavailable } from '../db/storage-errors.js';
-import { apiKeyMatches, generateApiKey, hashApiKey } from './secrets.js';
+import { apiKeyMatches, generateApiKey, hashApiKey } from '../secrets.js';
 import type { FailedLoginLimiter } from '../quota/rate-limiter.js';
 import { fixedTokenSecret, type TokenSecrets } from './token-secrets.js';
 
@@ -116,26 +116,27 @@ export function createTokensService(deps: TokensDeps): TokensService {
   const { db, clock, ttlSeconds, failedLogins } = deps;
   const keyMatches = deps.keyMatches ?? apiKeyMatches;
   const secrets = typeof deps.secret === 'string' ? fixedTokenSecret(deps.secret) : deps.secret;
-  const cache = new Map<string, { at: number; keyVersion: number; principal: Principal | null }>();
+  const { principalFor, forget } = principalCache(db);
   // A token verified once is remembered by its exact text (a forged token is another text), so
   // the request path does not check the signature again; expiry and revocation are checked each time.
   const verified = new Map<string, TokenClaims>();
 
-  async function issue(userName: string, apiKey: string, remoteAddress: string): Promise<IssuedToken> {
-    if (userName.length > USER_NAME_MAX || apiKey.length > API_KEY_MAX) {
-      throw new DomainError('VALIDATION_FAILED', `userName may have at most ${USER_NAME_MAX} characters and apiKey at most ${API_KEY_MAX}.`);
-    }
-    const keys = failedLoginKeys(userName, remoteAddress);
-    const retryAfter = await failedLogins.blockedFor(keys);
-    if (retryAfter > 0) {
-      throw new DomainError('RATE_LIMITED', 'Too many failed token requests from your address; try again later.', { retryAfterSeconds: retryAfter });
-    }
+  /**
+   * The user whose name and API key these are, if it may log in now. The key is checked whether or
+   * not the user exists (against a dummy digest if not), and before the other conditions: the same
+   * work for every failure.
+   */
+  async function loginUser(userName: string, apiKey: string): Promise<{ user: UserRecord | undefined; nowMs: number }> {
     const user = await users.findByUserName(db, userName);
     const nowMs = clock.now().getTime();
-    // The key is checked whether or not the user exists (against a dummy digest if not), and
-    // before the other conditions: the same work for every failure.
     const keyOk = keyMatches(apiKey, user?.apiKeyHash ?? DUMMY_KEY_HASH);
-    if (!user || !keyOk || !usable(user, nowMs)) {
+    return { user: user && keyOk && usable(user, nowMs) ? user : undefined, nowMs };
+  }
+
+  async function issue(userName: string, apiKey: string, remoteAddress: string): Promise<IssuedToken> {
+    const keys = await admitted(failedLogins, userName, apiKey, remoteAddress);
+    const { user, nowMs } = await loginUser(userName, apiKey);
+    if (!user) {
       await failedLogins.recordFailure(keys);
       throw new DomainError('INVALID_CREDENTIALS', INVALID);
     }
@@ -151,50 +152,6 @@ export function createTokensService(deps: TokensDeps): TokensService {
   }
 
   /**
-   * The principal a token with a valid signature speaks for, or null when the token was revoked
-   * (new API key), the user was deleted, disabled or is outside its `from`..`expires` window.
-   */
-  async function principalFor(claims: TokenClaims, nowMs: number): Promise<Principal | null> {
-    const hit = cache.get(claims.sub);
-    if (hit && nowMs - hit.at < PRINCIPAL_TTL_MS) return hit.keyVersion === claims.kv ? hit.principal : null;
-    const user = await users.findById(db, claims.sub);
-    const principal = user && usable(user, nowMs) ? principalOf(user) : null;
-    if (cache.size > 100_000) cache.clear();
-    cache.set(claims.sub, { at: nowMs, keyVersion: user?.keyVersion ?? -1, principal });
-    return user?.keyVersion === claims.kv ? principal : null;
-  }
-
-  /** The claims of a token signed with `key` by HS256 (no other algorithm), not expired at nowMs; 'signature' when another key signed it. */
-  function checkWith(token: string, key: KeyObject, nowMs: number): TokenClaims | 'invalid' | 'expired' | 'signature' {
-    try {
-      const payload = jwt.verify(token, key, { algorithms: ['HS256'], clockTimestamp: Math.floor(nowMs / 1000) });
-      return isTokenClaims(payload) ? payload : 'invalid';
-    } catch (e) {
-      // jsonwebtoken checks the signature before `exp`: an expired token is one we signed.
-      if (e instanceof jwt.TokenExpiredError) return 'expired';
-      return e instanceof jwt.JsonWebTokenError && e.message === 'invalid signature' ? 'signature' : 'invalid';
-    }
-  }
-
-  /**
-   * The claims of a token signed with one of the secrets of the instances on this database. A
-   * well-formed HS256 token that none of the known secrets signed reads them again (another
-   * instance may have just replaced the shared one); anything else costs no read.
-   */
-  async function checkSignature(token: string, nowMs: number): Promise<TokenClaims | 'invalid' | 'expired'> {
-    const tryAll = (): TokenClaims | 'invalid' | 'expired' | 'signature' => {
-      for (const key of secrets.verifying()) {
-        const r = checkWith(token, key, nowMs);
-        if (r !== 'signature') return r;
-      }
-      return 'signature';
-    };
-    let r = tryAll();
-    if (r === 'signature' && (await secrets.refresh())) r = tryAll();
-    return r === 'signature' ? 'invalid' : r;
-  }
-
-  /**
    * The one token verifier, for REST bearer tokens and MQTT passwords alike: the signature (HS256,
    * a secret of the instances on this database), `exp` against the injected clock, then revocation through the user (key version,
    * disabled, deleted, outside its window). The principal may have no privilege: callers refuse it
@@ -205,7 +162,7 @@ export function createTokensService(deps: TokensDeps): TokensService {
     const nowMs = clock.now().getTime();
     let claims = verified.get(token);
     if (claims === undefined) {
-      const checked = await checkSignature(token, nowMs);
+      const checked = await checkSignature(secrets, token, nowMs);
       if (typeof checked === 'string') return REFUSED[checked];
       claims = checked;
       if (verified.size >= VERIFIED_MAX) verified.clear();
@@ -219,20 +176,11 @@ export function createTokensService(deps: TokensDeps): TokensService {
     return principal ? { ok: true, principal, claims } : REFUSED.revoked;
   }
 
-  /** Forgets a cached user at once (its key, privileges or group changed). */
-  function forget(userId: string): void {
-    cache.delete(userId);
-  }
-
   /** For API users logging into MQTT with their API key. */
   async function principalForApiKey(userName: string, apiKey: string): Promise<Principal | null> {
-    const user = await users.findByUserName(db, userName);
-    const nowMs = clock.now().getTime();
-    const keyOk = keyMatches(apiKey, user?.apiKeyHash ?? DUMMY_KEY_HASH);
-    if (!user || !keyOk || !usable(user, nowMs)) return null;
+    const { user } = await loginUser(userName, apiKey);
     // No privilege is no access, over MQTT as over REST.
-    if (user.privileges.length === 0) return null;
-    return principalOf(user);
+    return user && user.privileges.length > 0 ? principalOf(user) : null;
   }
 
   /** MQTT password = token: the same verifier as REST; a user without privileges may not log in. */
@@ -242,4 +190,73 @@ export function createTokensService(deps: TokensDeps): TokensService {
   }
 
   return { issue, verify, forget, principalForApiKey, principalForToken };
+}
+
+/** The principals of users, each read at most once a PRINCIPAL_TTL_MS (by user id). */
+function principalCache(db: Db): { principalFor(claims: TokenClaims, nowMs: number): Promise<Principal | null>; forget(userId: string): void } {
+  const cache = new Map<string, { at: number; keyVersion: number; principal: Principal | null }>();
+
+  /**
+   * The principal a token with a valid signature speaks for, or null when the token was revoked
+   * (new API key), the user was deleted, disabled or is outside its `from`..`expires` window.
+   */
+  async function principalFor(claims: TokenClaims, nowMs: number): Promise<Principal | null> {
+    const hit = cache.get(claims.sub);
+    if (hit && nowMs - hit.at < PRINCIPAL_TTL_MS) return hit.keyVersion === claims.kv ? hit.principal : null;
+    const user = await users.findById(db, claims.sub);
+    const principal = user && usable(user, nowMs) ? principalOf(user) : null;
+    if (cache.size > 100_000) cache.clear();
+    cache.set(claims.sub, { at: nowMs, keyVersion: user?.keyVersion ?? -1, principal });
+    return user?.keyVersion === claims.kv ? principal : null;
+  }
+
+  /** Forgets a cached user at once (its key, privileges or group changed). */
+  function forget(userId: string): void {
+    cache.delete(userId);
+  }
+
+  return { principalFor, forget };
+}
+
+/** The claims of a token signed with `key` by HS256 (no other algorithm), not expired at nowMs; 'signature' when another key signed it. */
+function checkWith(token: string, key: KeyObject, nowMs: number): TokenClaims | 'invalid' | 'expired' | 'signature' {
+  try {
+    const payload = jwt.verify(token, key, { algorithms: ['HS256'], clockTimestamp: Math.floor(nowMs / 1000) });
+    return isTokenClaims(payload) ? payload : 'invalid';
+  } catch (e) {
+    // jsonwebtoken checks the signature before `exp`: an expired token is one we signed.
+    if (e instanceof jwt.TokenExpiredError) return 'expired';
+    return e instanceof jwt.JsonWebTokenError && e.message === 'invalid signature' ? 'signature' : 'invalid';
+  }
+}
+
+/**
+ * The claims of a token signed with one of the secrets of the instances on this database. A
+ * well-formed HS256 token that none of the known secrets signed reads them again (another
+ * instance may have just replaced the shared one); anything else costs no read.
+ */
+async function checkSignature(secrets: TokenSecrets, token: string, nowMs: number): Promise<TokenClaims | 'invalid' | 'expired'> {
+  const tryAll = (): TokenClaims | 'invalid' | 'expired' | 'signature' => {
+    for (const key of secrets.verifying()) {
+      const r = checkWith(token, key, nowMs);
+      if (r !== 'signature') return r;
+    }
+    return 'signature';
+  };
+  let r = tryAll();
+  if (r === 'signature' && (await secrets.refresh())) r = tryAll();
+  return r === 'signature' ? 'invalid' : r;
+}
+
+/** A token request's credentials within their lengths and not blocked after failures: its failed-request counters' keys. */
+async function admitted(failedLogins: FailedLoginLimiter, userName: string, apiKey: string, remoteAddress: string): Promise<string[]> {
+  if (userName.length > USER_NAME_MAX || apiKey.length > API_KEY_MAX) {
+    throw new DomainError('VALIDATION_FAILED', `userName may have at most ${USER_NAME_MAX} characters and apiKey at most ${API_KEY_MAX}.`);
+  }
+  const keys = failedLoginKeys(userName, remoteAddress);
+  const retryAfter = await failedLogins.blockedFor(keys);
+  if (retryAfter > 0) {
+    throw new DomainError('RATE_LIMITED', 'Too many failed token requests from your address; try again later.', { retryAfterSeconds: retryAfter });
+  }
+  return keys;
 }

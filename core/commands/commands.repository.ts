@@ -101,8 +101,3 @@ export async function transition(
   const [row] = (await db('commands').where({ id, status: from }).update(update).returning('*')) as Record<string, unknown>[];
   return row ? toRecord(row) : undefined;
 }
-
-/** Removes a device's commands (the device is deleted). */
-export async function removeByDevice(db: Q, deviceId: string): Promise<void> {
-  await db('commands').where({ device_id: deviceId }).delete();
-}

@@ -16,7 +16,7 @@ import type { Logger } from '../logger.js';
 import type { Principal } from '../model/user.js';
 import type { Command, CommandFormat, CommandMatchData, CommandRecord, DeviceLogItem } from '../model/command.js';
 import type { Notifier } from '../notify/notifier.js';
-import { isExpired } from '../model/device.js';
+import { isExpired, type DeviceRecord } from '../model/device.js';
 import { iso, isoRequired } from '../model/time.js';
 import { DomainError } from '../errors.js';
 import { requirePrivilege, visibleDevice } from '../access/access.js';
@@ -150,9 +150,7 @@ const invalid = (message: string, reason?: string): DomainError =>
 
 export function createCommandsService(deps: CommandsDeps): CommandsService {
   const { db, clock, logger } = deps;
-  let delivery: CommandDelivery | undefined;
-  /** waiters of sendCommand answers, by command id: woken at every change of that command */
-  const waiters = new Map<number, Set<() => void>>();
+  const waits = answerWaits(db);
   const now = () => clock.now().getTime();
 
   /**
@@ -161,7 +159,7 @@ export function createCommandsService(deps: CommandsDeps): CommandsService {
    */
   const changed = (c: CommandRecord | undefined): void => {
     if (!c) return;
-    waiters.get(c.id)?.forEach((w) => w());
+    waits.wake(c.id);
     try {
       deps.onChange?.(c);
     } catch (err) {
@@ -176,86 +174,44 @@ export function createCommandsService(deps: CommandsDeps): CommandsService {
     return expired.length;
   }
 
-  function validate(device: { id: string; protocol: string | null }, format: CommandFormat, command: string, sms: boolean): void {
-    if (command.length === 0) throw invalid('is empty', 'EMPTY');
-    if (command.length > MAX_COMMAND_LENGTH) throw invalid(`is longer than ${MAX_COMMAND_LENGTH} characters`, 'TOO_LONG');
-    if (format !== 'Text') {
-      if (sms) throw invalid('an SMS command must be Text');
-      const bytes = commandBytes(format, command);
-      if (typeof bytes === 'string') throw invalid(bytes, 'FORMAT');
-      if (bytes.length === 0) throw invalid('holds no bytes', 'EMPTY');
-    }
-    if (sms || device.protocol === null) return;
-    const check = deps.check(device.protocol, device.id, format, command);
-    if (check === 'unsupported') throw new DomainError('COMMAND_UNSUPPORTED', `Devices that use the ${device.protocol} protocol cannot receive commands.`, { protocol: device.protocol });
-    if (check !== 'ok') throw invalid(`${check.message} (${check.reason})`, check.reason);
-  }
+  const ctx: Context = { deps, now, changed, expire };
+  return {
+    ...restSide(ctx, waits.waitForAnswer),
+    ...deviceSide(ctx),
+    async upkeep(connected) {
+      const expired = await expire();
+      if (expired) logger.info({ expired }, 'queued commands expired unsent');
+      return connected.length ? repo.devicesWithQueued(db, connected) : [];
+    },
+  };
+}
 
-  /**
-   * Waits until the command leaves `queued`/`sent` or `ms` pass; the command as it then is. With
-   * `poll` (the device may be connected to another instance, which stores its answer), the row is
-   * read every `pollMs`, and a command still queued after `pickupMs` is left to wait in the queue.
-   */
-  async function waitForAnswer(id: number, ms: number, poll?: { pickupMs: number; pollMs: number }): Promise<CommandRecord> {
-    const started = Date.now();
-    const deadline = started + ms;
-    const set = waiters.get(id) ?? new Set();
-    waiters.set(id, set);
-    try {
-      for (;;) {
-        const c = (await repo.get(db, id))!;
-        const left = deadline - Date.now();
-        if ((c.status !== 'queued' && c.status !== 'sent') || left <= 0) return c;
-        if (poll && c.status === 'queued' && Date.now() - started >= poll.pickupMs) return c;
-        await new Promise<void>((resolve) => {
-          const wake = () => {
-            clearTimeout(timer);
-            set.delete(wake);
-            resolve();
-          };
-          const timer = setTimeout(wake, poll ? Math.min(left, poll.pollMs) : left);
-          set.add(wake);
-        });
-      }
-    } finally {
-      if (set.size === 0) waiters.delete(id);
-    }
-  }
+/** What the two sides of the queue share. */
+interface Context {
+  deps: CommandsDeps;
+  now(): number;
+  /** every status change of a command is told here */
+  changed(c: CommandRecord | undefined): void;
+  expire(deviceId?: string): Promise<number>;
+}
 
-  async function viaSms(device: { id: string; min: string | null }, created: CommandRecord): Promise<{ result: string; command: Command }> {
-    try {
-      await deps.sms!.send({ channel: 'SMS', to: device.min!, text: created.command, deviceId: device.id, alertName: 'command' });
-    } catch (e) {
-      const why = `The SMS gateway did not take the command: ${(e as Error).message}`;
-      changed(await repo.transition(db, created.id, 'queued', 'failed', { result: why }));
-      throw new DomainError('SMS_FAILED', why);
-    }
-    const result = `Sent by SMS to ${device.min}.`;
-    changed(await repo.transition(db, created.id, 'queued', 'sent', { sentAt: now(), addAttempt: true, result: null }));
-    return { result, command: present((await repo.get(db, created.id))!) };
-  }
+type WaitForAnswer = ReturnType<typeof answerWaits>['waitForAnswer'];
+
+/** REST's side: send (and wait for the answer), list, cancel, the device's log; and the delivery attached. */
+function restSide(ctx: Context, waitForAnswer: WaitForAnswer): Pick<CommandsService, 'send' | 'list' | 'cancel' | 'attach' | 'log'> {
+  const { deps, now, changed, expire } = ctx;
+  const { db } = deps;
+  let delivery: CommandDelivery | undefined;
 
   return {
     async send(p, deviceId, input) {
       const device = await visibleDevice(db, p, deviceId);
       requirePrivilege(p, 'execute');
-      const format = input.format ?? 'Text';
-      const sms = input.sms ?? false;
-      const ttl = input.ttl ?? DEFAULT_COMMAND_TTL_SECONDS;
-      if (!Number.isInteger(ttl) || ttl < 1 || ttl > MAX_COMMAND_TTL_SECONDS) {
-        throw new DomainError('VALIDATION_FAILED', `ttl: must be whole seconds from 1 to ${MAX_COMMAND_TTL_SECONDS}`, { field: 'ttl' });
-      }
-      validate(device, format, input.command, sms);
-      // the gateway refuses an expired device's frames, so a command could only wait for its ttl
-      if (isExpired(device, now())) throw new DomainError('DEVICE_EXPIRED', `Device "${device.id}" is expired: it cannot receive commands.`);
-      if (sms) {
-        if (!deps.sms) throw new DomainError('SMS_UNAVAILABLE', 'Commands by SMS need an SMS gateway: set TRACKGATE_SMS_URL.');
-        if (!device.min) throw new DomainError('SMS_UNAVAILABLE', `Device "${device.id}" has no phone number (min) to send an SMS to.`);
-      }
+      const { format, sms, ttl } = checkSend(ctx, device, input);
       const createdAt = now();
       const created = await repo.insert(db, { deviceId: device.id, accountId: device.accountId, command: input.command, format, sms, createdAt, expiresAt: createdAt + ttl * 1000 });
       changed(created);
-      if (sms) return viaSms(device, created);
+      if (sms) return viaSms(ctx, device, created);
       const queued = (c: CommandRecord) => ({
         result: `Queued: the device is not connected; the command is sent when it next identifies itself, until ${isoRequired(c.expiresAt)}.`,
         command: present(c),
@@ -271,13 +227,7 @@ export function createCommandsService(deps: CommandsDeps): CommandsService {
         c = await waitForAnswer(created.id, deps.waitMs, remote);
         if (c.status === 'queued') return queued(c);
       }
-      const seconds = deps.waitMs / 1000;
-      let result: string;
-      if (c.status === 'answered') result = c.result ?? '';
-      else if (c.status === 'sent') result = `No reply from the device within ${seconds} s; the command stays sent and a later reply is recorded with it.`;
-      else if (c.status === 'queued') result = `Queued behind an earlier command the device has not answered yet; not sent within ${seconds} s.`;
-      else result = c.result ?? `The command is ${c.status}.`;
-      return { result, command: present(c) };
+      return { result: waitedResult(c, deps.waitMs / 1000), command: present(c) };
     },
 
     async list(p, deviceId) {
@@ -305,6 +255,26 @@ export function createCommandsService(deps: CommandsDeps): CommandsService {
       delivery = d;
     },
 
+    async log(p, deviceId) {
+      await visibleDevice(db, p, deviceId);
+      return (await deviceLog.list(db, deviceId, LIST_LIMIT)).map((e) => ({
+        id: e.id,
+        dateTime: isoRequired(e.at),
+        type: e.type,
+        protocol: e.protocol,
+        text: e.text,
+        ...(typeof e.detail?.status === 'string' && { status: e.detail.status }),
+      }));
+    },
+  };
+}
+
+/** The side of the gateway holding the device's connection: what to send next, sent, answered, failed. */
+function deviceSide(ctx: Context): Pick<CommandsService, 'recover' | 'next' | 'markSent' | 'markFailed' | 'answered' | 'answeredById' | 'unsolicited'> {
+  const { deps, now, changed, expire } = ctx;
+  const { db, logger } = deps;
+
+  return {
     async recover(deviceId) {
       if (!(await repo.hasOpen(db, deviceId))) return;
       const nowMs = now();
@@ -362,23 +332,103 @@ export function createCommandsService(deps: CommandsDeps): CommandsService {
         detail: reply.status === undefined ? null : { status: reply.status },
       });
     },
-
-    async log(p, deviceId) {
-      await visibleDevice(db, p, deviceId);
-      return (await deviceLog.list(db, deviceId, LIST_LIMIT)).map((e) => ({
-        id: e.id,
-        dateTime: isoRequired(e.at),
-        type: e.type,
-        protocol: e.protocol,
-        text: e.text,
-        ...(typeof e.detail?.status === 'string' && { status: e.detail.status }),
-      }));
-    },
-
-    async upkeep(connected) {
-      const expired = await expire();
-      if (expired) logger.info({ expired }, 'queued commands expired unsent');
-      return connected.length ? repo.devicesWithQueued(db, connected) : [];
-    },
   };
+}
+
+/** A command sent through the SMS gateway: `sent` once the gateway took it, else `failed`. */
+async function viaSms(ctx: Context, device: { id: string; min: string | null }, created: CommandRecord): Promise<{ result: string; command: Command }> {
+  const { deps, now, changed } = ctx;
+  const { db } = deps;
+  try {
+    await deps.sms!.send({ channel: 'SMS', to: device.min!, text: created.command, deviceId: device.id, alertName: 'command' });
+  } catch (e) {
+    const why = `The SMS gateway did not take the command: ${(e as Error).message}`;
+    changed(await repo.transition(db, created.id, 'queued', 'failed', { result: why }));
+    throw new DomainError('SMS_FAILED', why);
+  }
+  const result = `Sent by SMS to ${device.min}.`;
+  changed(await repo.transition(db, created.id, 'queued', 'sent', { sentAt: now(), addAttempt: true, result: null }));
+  return { result, command: present((await repo.get(db, created.id))!) };
+}
+
+/** A send's input as the queue takes it, or why not (before anything is stored). */
+function checkSend(ctx: Context, device: DeviceRecord, input: Parameters<CommandsService['send']>[2]): { format: CommandFormat; sms: boolean; ttl: number } {
+  const { deps } = ctx;
+  const format = input.format ?? 'Text';
+  const sms = input.sms ?? false;
+  const ttl = input.ttl ?? DEFAULT_COMMAND_TTL_SECONDS;
+  if (!Number.isInteger(ttl) || ttl < 1 || ttl > MAX_COMMAND_TTL_SECONDS) {
+    throw new DomainError('VALIDATION_FAILED', `ttl: must be whole seconds from 1 to ${MAX_COMMAND_TTL_SECONDS}`, { field: 'ttl' });
+  }
+  validate(deps.check, device, format, input.command, sms);
+  // the gateway refuses an expired device's frames, so a command could only wait for its ttl
+  if (isExpired(device, ctx.now())) throw new DomainError('DEVICE_EXPIRED', `Device "${device.id}" is expired: it cannot receive commands.`);
+  if (sms) {
+    if (!deps.sms) throw new DomainError('SMS_UNAVAILABLE', 'Commands by SMS need an SMS gateway: set TRACKGATE_SMS_URL.');
+    if (!device.min) throw new DomainError('SMS_UNAVAILABLE', `Device "${device.id}" has no phone number (min) to send an SMS to.`);
+  }
+  return { format, sms, ttl };
+}
+
+/** What a send answers after waiting `seconds` for the device. */
+function waitedResult(c: CommandRecord, seconds: number): string {
+  if (c.status === 'answered') return c.result ?? '';
+  if (c.status === 'sent') return `No reply from the device within ${seconds} s; the command stays sent and a later reply is recorded with it.`;
+  if (c.status === 'queued') return `Queued behind an earlier command the device has not answered yet; not sent within ${seconds} s.`;
+  return c.result ?? `The command is ${c.status}.`;
+}
+
+function validate(check: CommandsDeps['check'], device: { id: string; protocol: string | null }, format: CommandFormat, command: string, sms: boolean): void {
+  if (command.length === 0) throw invalid('is empty', 'EMPTY');
+  if (command.length > MAX_COMMAND_LENGTH) throw invalid(`is longer than ${MAX_COMMAND_LENGTH} characters`, 'TOO_LONG');
+  if (format !== 'Text') {
+    if (sms) throw invalid('an SMS command must be Text');
+    const bytes = commandBytes(format, command);
+    if (typeof bytes === 'string') throw invalid(bytes, 'FORMAT');
+    if (bytes.length === 0) throw invalid('holds no bytes', 'EMPTY');
+  }
+  if (sms || device.protocol === null) return;
+  const checked = check(device.protocol, device.id, format, command);
+  if (checked === 'unsupported') throw new DomainError('COMMAND_UNSUPPORTED', `Devices that use the ${device.protocol} protocol cannot receive commands.`, { protocol: device.protocol });
+  if (checked !== 'ok') throw invalid(`${checked.message} (${checked.reason})`, checked.reason);
+}
+
+/** Waits for answers: each waiter is woken at every change of its command (`wake`). */
+function answerWaits(db: Db) {
+  /** waiters of sendCommand answers, by command id */
+  const waiters = new Map<number, Set<() => void>>();
+
+  /**
+   * Waits until the command leaves `queued`/`sent` or `ms` pass; the command as it then is. With
+   * `poll` (the device may be connected to another instance, which stores its answer), the row is
+   * read every `pollMs`, and a command still queued after `pickupMs` is left to wait in the queue.
+   */
+  async function waitForAnswer(id: number, ms: number, poll?: { pickupMs: number; pollMs: number }): Promise<CommandRecord> {
+    // a real wait (setTimeouts), timed by the wall clock: the injected clock is the domain's time, which tests may hold still
+    const started = Date.now();
+    const deadline = started + ms;
+    const set = waiters.get(id) ?? new Set();
+    waiters.set(id, set);
+    try {
+      for (;;) {
+        const c = (await repo.get(db, id))!;
+        const left = deadline - Date.now();
+        if ((c.status !== 'queued' && c.status !== 'sent') || left <= 0) return c;
+        if (poll && c.status === 'queued' && Date.now() - started >= poll.pickupMs) return c;
+        await new Promise<void>((resolve) => {
+          const wake = () => {
+            clearTimeout(timer);
+            set.delete(wake);
+            resolve();
+          };
+          const timer = setTimeout(wake, poll ? Math.min(left, poll.pollMs) : left);
+          set.add(wake);
+        });
+      }
+    } finally {
+      if (set.size === 0) waiters.delete(id);
+    }
+  }
+
+  return { waitForAnswer, wake: (id: number) => waiters.get(id)?.forEach((w) => w()) };
 }

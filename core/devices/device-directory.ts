@@ -86,20 +86,71 @@ export const LAST_CONNECTION_EVERY_MS = 5000;
 const NOTHING_TO_DO: Promise<void> = Promise.resolve();
 
 export function createDeviceDirectory(o: DirectoryOptions): DeviceDirectory {
+  const records = recordCache(o);
+  const connections = lastConnections(o);
+  const sightings = unknownSightings(o);
+  const offDeviceChanged = o.events.onDeviceChanged((id) => {
+    records.forget(id);
+    connections.forget(id);
+  });
+
+  async function resolve(identifier: string, protocol: string, remoteAddress: string | null, alternatives: readonly string[] = []): Promise<Resolution> {
+    const problem = identifierProblem(identifier);
+    if (problem) return { status: 'invalid', reason: problem };
+    let device = await records.lookup(identifier);
+    for (let i = 0; !device && i < alternatives.length; i++) {
+      const other = alternatives[i];
+      if (other !== identifier && !identifierProblem(other)) device = await records.lookup(other);
+    }
+    if (!device) {
+      sightings.note(identifier, protocol, 'unknown', remoteAddress);
+      return { status: 'unknown' };
+    }
+    if (isExpired(device, o.clock.now().getTime())) {
+      sightings.note(device.id, protocol, 'expired', remoteAddress);
+      return { status: 'expired' };
+    }
+    return { status: 'ok', device };
+  }
+
+  const timer = setInterval(() => {
+    records.sweep();
+    connections.sweep();
+    void connections.writeLater();
+    void sightings.flush();
+  }, Math.min(o.flushMs ?? 5000, LAST_CONNECTION_EVERY_MS));
+  timer.unref();
+
+  return {
+    resolve,
+    find: records.lookup,
+    touch: connections.touch,
+    flush: sightings.flush,
+    held: () => ({ records: records.size(), touched: connections.size() }),
+    recentUnknown: async (limit = 100, scope) => {
+      await sightings.flush();
+      return unknown.recent(o.db, limit, scope);
+    },
+    async close() {
+      offDeviceChanged();
+      clearInterval(timer);
+      await connections.writeLater();
+      await sightings.flush();
+    },
+  };
+}
+
+/**
+ * Device records by identifier, each kept cacheMs. The sweep forgets what no lookup may use any
+ * more (without it, every device that ever logged in stayed in memory: after a storm of 100,000
+ * trackers logging in through the gateway processes the core held 100,000 records it would never
+ * answer from).
+ */
+function recordCache(o: DirectoryOptions) {
   const cacheMs = o.cacheMs ?? 5000;
   const cache = new Map<string, { at: number; device: DeviceRecord | undefined }>();
-  const pending = new Map<string, unknown.Sighting>();
-  /** when each device's last connection was last written (the devices written in the last LAST_CONNECTION_EVERY_MS) */
-  const touched = new Map<string, number>();
-  /** devices heard since their last write, written with the next sweep: the newest time each */
-  const later = new Map<string, { device: DeviceRecord; protocol: string; atMs: number }>();
   // Moves with every change announced: a lookup that overlapped one is not cached (it may have read the old record).
   let epoch = 0;
-  const offDeviceChanged = o.events.onDeviceChanged((id) => {
-    epoch++;
-    cache.delete(id);
-    touched.delete(id);
-  });
 
   async function lookup(identifier: string): Promise<DeviceRecord | undefined> {
     const now = o.clock.now().getTime();
@@ -113,38 +164,27 @@ export function createDeviceDirectory(o: DirectoryOptions): DeviceDirectory {
     return device;
   }
 
-  function note(identifier: string, protocol: string, reason: 'unknown' | 'expired', remoteAddress: string | null): void {
-    const now = o.clock.now().getTime();
-    const key = `${identifier}\u0000${protocol}`;
-    const s = pending.get(key);
-    if (s) {
-      s.lastSeen = now;
-      s.attempts++;
-      s.remoteAddress = remoteAddress;
-      s.reason = reason;
-    } else if (pending.size < 10_000) {
-      pending.set(key, { identifier, protocol, reason, remoteAddress, firstSeen: now, lastSeen: now, attempts: 1 });
-    }
-  }
+  return {
+    lookup,
+    forget(id: string): void {
+      epoch++;
+      cache.delete(id);
+    },
+    sweep(): void {
+      const now = o.clock.now().getTime();
+      for (const [id, hit] of cache) if (now - hit.at >= cacheMs) cache.delete(id);
+    },
+    size: () => cache.size,
+  };
+}
 
-  async function resolve(identifier: string, protocol: string, remoteAddress: string | null, alternatives: readonly string[] = []): Promise<Resolution> {
-    const problem = identifierProblem(identifier);
-    if (problem) return { status: 'invalid', reason: problem };
-    let device = await lookup(identifier);
-    for (let i = 0; !device && i < alternatives.length; i++) {
-      const other = alternatives[i];
-      if (other !== identifier && !identifierProblem(other)) device = await lookup(other);
-    }
-    if (!device) {
-      note(identifier, protocol, 'unknown', remoteAddress);
-      return { status: 'unknown' };
-    }
-    if (isExpired(device, o.clock.now().getTime())) {
-      note(device.id, protocol, 'expired', remoteAddress);
-      return { status: 'expired' };
-    }
-    return { status: 'ok', device };
-  }
+/** Each device's last connection, written at most every LAST_CONNECTION_EVERY_MS (DeviceDirectory.touch). */
+function lastConnections(o: DirectoryOptions) {
+  /** when each device's last connection was last written (the devices written in the last LAST_CONNECTION_EVERY_MS) */
+  const touched = new Map<string, number>();
+  /** devices heard since their last write, written with the next sweep: the newest time each */
+  const later = new Map<string, { device: DeviceRecord; protocol: string; atMs: number }>();
+  const write = touchWriter(o);
 
   /** Not async: on almost every frame there is nothing to do, and that costs no promise of its own. */
   function touch(device: DeviceRecord, protocol: string): Promise<void> {
@@ -167,25 +207,37 @@ export function createDeviceDirectory(o: DirectoryOptions): DeviceDirectory {
     return Promise.all(due.map((t) => record(t.device, t.protocol, t.atMs, now))).then(() => undefined);
   }
 
-  // Last connections are written like a group commit: what arrives while a write runs goes in the
-  // next one, in one transaction, so a login storm (thousands of trackers reconnecting after a
-  // restart) costs a few commits, not one per tracker.
-  const touches = new Map<string, { protocol: string; atMs: number }>();
-  let waiting: (() => void)[] = [];
-  let writing = false;
-
-  /** Writes `atMs` (when the device was heard) as its last connection, with the group commit below; `now`: when. */
+  /** Writes `atMs` (when the device was heard) as its last connection, with the group commit; `now`: when. */
   function record(device: DeviceRecord, protocol: string, atMs: number, now: number): Promise<void> {
     touched.set(device.id, now);
     // The cached record is the one the gateway holds: keep it in step, or every frame would touch again.
     device.protocol = protocol;
     device.lastConnection = atMs;
-    touches.set(device.id, { protocol, atMs });
-    return new Promise<void>((resolve) => {
-      waiting.push(resolve);
-      if (!writing) void writeTouches();
-    });
+    return write(device.id, protocol, atMs);
   }
+
+  return {
+    touch,
+    writeLater,
+    forget: (id: string) => touched.delete(id),
+    /** forgets last connections recorded LAST_CONNECTION_EVERY_MS ago or more (the next touch writes anyway) */
+    sweep(): void {
+      const now = o.clock.now().getTime();
+      for (const [id, at] of touched) if (now - at >= LAST_CONNECTION_EVERY_MS) touched.delete(id);
+    },
+    size: () => touched.size,
+  };
+}
+
+/**
+ * Last connections are written like a group commit: what arrives while a write runs goes in the
+ * next one, in one transaction, so a login storm (thousands of trackers reconnecting after a
+ * restart) costs a few commits, not one per tracker. Resolves once written (or failed and logged).
+ */
+function touchWriter(o: DirectoryOptions): (id: string, protocol: string, atMs: number) => Promise<void> {
+  const touches = new Map<string, { protocol: string; atMs: number }>();
+  let waiting: (() => void)[] = [];
+  let writing = false;
 
   async function writeTouches(): Promise<void> {
     writing = true;
@@ -204,6 +256,33 @@ export function createDeviceDirectory(o: DirectoryOptions): DeviceDirectory {
     writing = false;
   }
 
+  return (id, protocol, atMs) => {
+    touches.set(id, { protocol, atMs });
+    return new Promise<void>((resolve) => {
+      waiting.push(resolve);
+      if (!writing) void writeTouches();
+    });
+  };
+}
+
+/** Identifiers that named no device (or an expired one), gathered and written in batches. */
+function unknownSightings(o: DirectoryOptions) {
+  const pending = new Map<string, unknown.Sighting>();
+
+  function note(identifier: string, protocol: string, reason: 'unknown' | 'expired', remoteAddress: string | null): void {
+    const now = o.clock.now().getTime();
+    const key = `${identifier}\u0000${protocol}`;
+    const s = pending.get(key);
+    if (s) {
+      s.lastSeen = now;
+      s.attempts++;
+      s.remoteAddress = remoteAddress;
+      s.reason = reason;
+    } else if (pending.size < 10_000) {
+      pending.set(key, { identifier, protocol, reason, remoteAddress, firstSeen: now, lastSeen: now, attempts: 1 });
+    }
+  }
+
   async function flush(): Promise<void> {
     if (pending.size === 0) return;
     const batch = [...pending.values()];
@@ -211,41 +290,5 @@ export function createDeviceDirectory(o: DirectoryOptions): DeviceDirectory {
     await unknown.upsertMany(o.db, batch).catch((e) => o.logger.warn({ err: e }, 'recording unknown identifiers failed'));
   }
 
-  /**
-   * Forgets what no lookup may use any more: records cached longer than cacheMs ago (a lookup
-   * reads them again) and last connections recorded LAST_CONNECTION_EVERY_MS ago or more (the next
-   * touch writes anyway). Without it, every device that ever logged in stayed in memory: after a storm of
-   * 100,000 trackers logging in through the gateway processes the core held 100,000 records it
-   * would never answer from.
-   */
-  function sweep(): void {
-    const now = o.clock.now().getTime();
-    for (const [id, hit] of cache) if (now - hit.at >= cacheMs) cache.delete(id);
-    for (const [id, at] of touched) if (now - at >= LAST_CONNECTION_EVERY_MS) touched.delete(id);
-  }
-
-  const timer = setInterval(() => {
-    sweep();
-    void writeLater();
-    void flush();
-  }, Math.min(o.flushMs ?? 5000, LAST_CONNECTION_EVERY_MS));
-  timer.unref();
-
-  return {
-    resolve,
-    find: lookup,
-    touch,
-    flush,
-    held: () => ({ records: cache.size, touched: touched.size }),
-    recentUnknown: async (limit = 100, scope) => {
-      await flush();
-      return unknown.recent(o.db, limit, scope);
-    },
-    async close() {
-      offDeviceChanged();
-      clearInterval(timer);
-      await writeLater();
-      await flush();
-    },
-  };
+  return { note, flush };
 }

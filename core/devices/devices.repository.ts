@@ -1,29 +1,13 @@
 import type { Knex } from 'knex';
 import type { DeviceRecord } from '../model/device.js';
 import { parseJson, toJson, toNum } from '../db/json.js';
-import { keptStatement, nonDurableWrite, type Db } from '../db/db.js';
+import { keptStatement, nonDurableWrite } from '../db/db.js';
+import { deviceFromRow as toRecord } from '../access/device-scope.repository.js';
+
+// read where access decides who sees a device (core/access/ sits below this folder)
+export { lookup, accountOf, isInGroup } from '../access/device-scope.repository.js';
 
 type Q = Knex | Knex.Transaction;
-
-const toRecord = (r: Record<string, unknown>): DeviceRecord => ({
-  id: String(r.id),
-  accountId: String(r.account_id),
-  name: String(r.name),
-  description: (r.description as string | null) ?? null,
-  min: (r.min as string | null) ?? null,
-  tags: parseJson<Record<string, string>>(r.tags, {}),
-  expiresAt: toNum(r.expires_at),
-  dailyEmailLimit: Number(r.daily_email_limit),
-  dailySmsLimit: Number(r.daily_sms_limit),
-  alertEmails: parseJson<string[]>(r.alert_emails, []),
-  alertPhones: parseJson<string[]>(r.alert_phones, []),
-  protocol: (r.protocol as string | null) ?? null,
-  lastConnection: toNum(r.last_connection),
-  model: (r.model as string | null) ?? null,
-  mqttPasswordHash: (r.mqtt_password_hash as string | null) ?? null,
-  creation: Number(r.creation),
-  modification: Number(r.modification),
-});
 
 const toRow = (d: DeviceRecord): Record<string, unknown> => ({
   id: d.id,
@@ -65,12 +49,6 @@ export async function findById(db: Q, id: string): Promise<DeviceRecord | undefi
   return r ? toRecord(r) : undefined;
 }
 
-/** The device, through the hot-read connection: the gateway's and the API's lookup on every frame and request. */
-export async function lookup(db: Db, id: string): Promise<DeviceRecord | undefined> {
-  const r = await db.read.first('select * from devices where id = ?', id);
-  return r ? toRecord(r) : undefined;
-}
-
 export interface ListFilter {
   accountId: string;
   status: 'active' | 'expired' | 'all';
@@ -100,16 +78,6 @@ export async function groupsOf(db: Q, deviceIds: string[]): Promise<Map<string, 
   return out;
 }
 
-/** The account a device belongs to, or undefined: the cheap check of who may see it. */
-export async function accountOf(db: Db, id: string): Promise<string | undefined> {
-  const r = await db.read.first('select account_id from devices where id = ?', id);
-  return r ? String(r.account_id) : undefined;
-}
-
-export async function isInGroup(db: Db, deviceId: string, groupId: string): Promise<boolean> {
-  return (await db.read.first('select 1 as x from group_devices where device_id = ? and group_id = ?', deviceId, groupId)) !== undefined;
-}
-
 /** Which of these ids are devices of the account (for references to devices, e.g. an alert rule's). */
 export async function idsInAccount(db: Q, accountId: string, ids: string[]): Promise<Set<string>> {
   const found = new Set<string>();
@@ -133,6 +101,23 @@ export async function remove(db: Q, id: string): Promise<void> {
   await db('rule_states').where({ device_id: id }).delete();
   await db('rule_devices').where({ device_id: id }).delete();
   await db('devices').where({ id }).delete();
+}
+
+/**
+ * Takes a deleted device out of the `devices` lists of its account's alert rules (null once empty: a
+ * rule left with neither devices nor a group watches nothing until it is given some). Written here
+ * with the device's removal, as core/rules/ sits above this folder. Returns how many rules changed.
+ */
+export async function forgetInRules(db: Q, accountId: string, deviceId: string): Promise<number> {
+  let changed = 0;
+  for (const r of await db('alert_rules').where({ account_id: accountId }).whereNotNull('devices').select('id', 'devices')) {
+    const watched = parseJson<string[] | null>(r.devices, null);
+    if (!watched?.includes(deviceId)) continue;
+    const left = watched.filter((d) => d !== deviceId);
+    await db('alert_rules').where({ id: r.id }).update({ devices: left.length ? toJson(left) : null });
+    changed++;
+  }
+  return changed;
 }
 
 /** Many devices' protocol and last connection in one transaction (in id order: two writers never wait on each other in a cycle). */

@@ -7,9 +7,8 @@ import { iso, isoRequired } from '../model/time.js';
 import { DomainError, notFound } from '../errors.js';
 import { requirePrivilege, visibleDevice } from '../access/access.js';
 import * as devices from './devices.repository.js';
-import * as alertRules from '../rules/alert-rules.repository.js';
 import * as accounts from '../accounts/accounts.repository.js';
-import { hashDevicePassword } from '../auth/secrets.js';
+import { hashDevicePassword } from '../secrets.js';
 import type { LicenseStore } from '../licenses/license-store.js';
 
 /** What an admin may write on a device (read-only fields are ignored by the API layer). */
@@ -69,40 +68,114 @@ export interface DevicesService {
 
 export function createDevicesService(deps: DevicesDeps): DevicesService {
   const { db, clock } = deps;
-  const counters = (): SentCounters => deps.counters ?? noCounters;
-
-  async function present(records: DeviceRecord[]): Promise<Device[]> {
-    const nowMs = clock.now().getTime();
-    const [groups, sent] = await Promise.all([devices.groupsOf(db, records.map((r) => r.id)), counters().sentToday(records)]);
-    return records.map((r) => ({
-      id: r.id,
-      name: r.name,
-      description: r.description,
-      min: r.min,
-      tags: r.tags,
-      expires: iso(r.expiresAt),
-      dailyEmailLimit: r.dailyEmailLimit,
-      dailySmsLimit: r.dailySmsLimit,
-      emailsSentToday: sent.get(r.id)?.email ?? 0,
-      smsSentToday: sent.get(r.id)?.sms ?? 0,
-      expired: isExpired(r, nowMs),
-      protocol: r.protocol,
-      lastConnection: iso(r.lastConnection),
-      model: r.model,
-      creation: isoRequired(r.creation),
-      alertEmails: r.alertEmails,
-      alertPhones: r.alertPhones,
-      groups: groups.get(r.id) ?? [],
-    }));
-  }
+  const licences = licensing(deps);
 
   async function list(p: Principal, status: 'active' | 'expired' | 'all' = 'active'): Promise<Device[]> {
-    return present(await devices.list(db, { accountId: p.accountId, status, nowMs: clock.now().getTime(), groupId: p.groupId }));
+    return present(deps, await devices.list(db, { accountId: p.accountId, status, nowMs: clock.now().getTime(), groupId: p.groupId }));
   }
 
   async function get(p: Principal, id: string): Promise<Device> {
-    return (await present([await visibleDevice(db, p, id)]))[0];
+    return (await present(deps, [await visibleDevice(db, p, id)]))[0];
   }
+
+  async function create(p: Principal, input: DeviceInput & { id: string }): Promise<Device> {
+    requirePrivilege(p, 'admin');
+    const nowMs = clock.now().getTime();
+    const record = newRecord(p.accountId, input, nowMs);
+    const exists = () => new DomainError('DEVICE_EXISTS', `A device with id "${record.id}" already exists.`);
+    if (await devices.findById(db, record.id)) throw exists();
+    const active = !isExpired(record, nowMs);
+    const undo = active ? await licences.claimLicense(p.accountId, record.id, record.expiresAt, nowMs) : undefined;
+    await db.transaction(async (trx) => {
+      if (await devices.findById(trx, record.id)) throw exists();
+      if (active) await licences.checkLicense(trx, p.accountId, nowMs);
+      // created at once by another request (another instance) since the look above
+      if (!(await devices.insert(trx, record))) throw exists();
+    }).catch(async (e: unknown) => {
+      await undo?.();
+      throw e;
+    });
+    if (!undo) await licences.recordExpiry(p.accountId, record.id, record.expiresAt);
+    deps.onChange?.(record.id);
+    return get(p, record.id);
+  }
+
+  async function update(p: Principal, id: string, input: DeviceInput): Promise<Device> {
+    await visibleDevice(db, p, id);
+    requirePrivilege(p, 'admin');
+    if (input.id !== undefined && input.id !== id) {
+      throw new DomainError('VALIDATION_FAILED', 'id: a device id cannot be changed; create a new device instead.', { field: 'id' });
+    }
+    const nowMs = clock.now().getTime();
+    // Whether this update activates an expired device: decided before the transaction for the
+    // licence store's claim, and again inside it, where the database check is the authority.
+    const before = await devices.findById(db, id);
+    const activates = (current: DeviceRecord) => isExpired(current, nowMs) && !isExpired({ ...current, expiresAt: expiresMs(input, null) }, nowMs);
+    const undo = before && activates(before) ? await licences.claimLicense(before.accountId, id, expiresMs(input, null), nowMs) : undefined;
+    let claimedInStore = undo !== undefined;
+    let next: DeviceRecord | undefined;
+    await db.transaction(async (trx) => {
+      const current = await devices.findById(trx, id);
+      if (!current) throw notFound('DEVICE_NOT_FOUND', `Device "${id}"`);
+      next = edited(current, input, nowMs);
+      if (activates(current)) await licences.checkLicense(trx, current.accountId, nowMs);
+      else claimedInStore = false;
+      await devices.update(trx, next);
+    }).catch(async (e: unknown) => {
+      await undo?.();
+      throw e;
+    });
+    if (!claimedInStore && next) await licences.recordExpiry(next.accountId, id, next.expiresAt);
+    deps.onChange?.(id);
+    return get(p, id);
+  }
+
+  async function remove(p: Principal, id: string): Promise<void> {
+    const device = await visibleDevice(db, p, id);
+    requirePrivilege(p, 'admin');
+    await db.transaction(async (trx) => {
+      await devices.remove(trx, id);
+      // the device leaves the `devices` lists of its account's alert rules
+      await devices.forgetInRules(trx, device.accountId, id);
+    });
+    await deps.licenses.release(device.accountId, id).catch(() => {});
+    deps.onChange?.(id);
+  }
+
+  return { list, get, create, update, remove };
+}
+
+async function present(deps: DevicesDeps, records: DeviceRecord[]): Promise<Device[]> {
+  const nowMs = deps.clock.now().getTime();
+  const [groups, sent] = await Promise.all([devices.groupsOf(deps.db, records.map((r) => r.id)), (deps.counters ?? noCounters).sentToday(records)]);
+  return records.map((r) => ({
+    id: r.id,
+    name: r.name,
+    description: r.description,
+    min: r.min,
+    tags: r.tags,
+    expires: iso(r.expiresAt),
+    dailyEmailLimit: r.dailyEmailLimit,
+    dailySmsLimit: r.dailySmsLimit,
+    emailsSentToday: sent.get(r.id)?.email ?? 0,
+    smsSentToday: sent.get(r.id)?.sms ?? 0,
+    expired: isExpired(r, nowMs),
+    protocol: r.protocol,
+    lastConnection: iso(r.lastConnection),
+    model: r.model,
+    creation: isoRequired(r.creation),
+    alertEmails: r.alertEmails,
+    alertPhones: r.alertPhones,
+    groups: groups.get(r.id) ?? [],
+  }));
+}
+
+/**
+ * A device's licence (CONTRACT.md "Licences"): claimed in the licence store before a device becomes
+ * active, checked again in the database, which is the authority.
+ */
+function licensing(deps: DevicesDeps) {
+  const { db, clock } = deps;
 
   /**
    * Licence rule: a device becoming active needs a free licence of its account. Checked twice:
@@ -140,9 +213,6 @@ export function createDevicesService(deps: DevicesDeps): DevicesService {
     }
   }
 
-  const noLicense = (licenses: number, used: number) =>
-    new DomainError('NO_LICENSE_AVAILABLE', `All ${licenses} licences of this account are in use; expire or delete a device first.`, { licenses, used });
-
   /** The authoritative check, inside the transaction that activates the device. */
   async function checkLicense(trx: Knex.Transaction, accountId: string, nowMs: number): Promise<void> {
     const account = await accounts.findForUpdate(trx, accountId);
@@ -156,104 +226,52 @@ export function createDevicesService(deps: DevicesDeps): DevicesService {
     await deps.licenses.set(accountId, deviceId, expiresAt).catch(() => {});
   }
 
-  function expiresMs(input: DeviceInput, current: number | null): number | null {
-    if (input.expires === undefined) return current;
-    return input.expires === null ? null : new Date(input.expires).getTime();
-  }
+  return { claimLicense, checkLicense, recordExpiry };
+}
 
-  /** The fields a create or a full update (PUT) sets from its input; what is left out takes its default. */
-  function editable(input: DeviceInput) {
-    return {
-      name: input.name,
-      description: input.description ?? null,
-      min: input.min ?? null,
-      tags: input.tags ?? {},
-      expiresAt: expiresMs(input, null),
-      dailyEmailLimit: input.dailyEmailLimit ?? DEFAULT_DAILY_LIMIT,
-      dailySmsLimit: input.dailySmsLimit ?? DEFAULT_DAILY_LIMIT,
-      alertEmails: input.alertEmails ?? [],
-      alertPhones: input.alertPhones ?? [],
-      model: input.model ?? null,
-    };
-  }
+const noLicense = (licenses: number, used: number) =>
+  new DomainError('NO_LICENSE_AVAILABLE', `All ${licenses} licences of this account are in use; expire or delete a device first.`, { licenses, used });
 
-  async function create(p: Principal, input: DeviceInput & { id: string }): Promise<Device> {
-    requirePrivilege(p, 'admin');
-    const nowMs = clock.now().getTime();
-    const record: DeviceRecord = {
-      id: input.id,
-      accountId: p.accountId,
-      ...editable(input),
-      protocol: null,
-      lastConnection: null,
-      mqttPasswordHash: input.mqttPassword ? hashDevicePassword(input.mqttPassword) : null,
-      creation: nowMs,
-      modification: nowMs,
-    };
-    const exists = () => new DomainError('DEVICE_EXISTS', `A device with id "${record.id}" already exists.`);
-    if (await devices.findById(db, record.id)) throw exists();
-    const active = !isExpired(record, nowMs);
-    const undo = active ? await claimLicense(p.accountId, record.id, record.expiresAt, nowMs) : undefined;
-    await db.transaction(async (trx) => {
-      if (await devices.findById(trx, record.id)) throw exists();
-      if (active) await checkLicense(trx, p.accountId, nowMs);
-      // created at once by another request (another instance) since the look above
-      if (!(await devices.insert(trx, record))) throw exists();
-    }).catch(async (e: unknown) => {
-      await undo?.();
-      throw e;
-    });
-    if (!undo) await recordExpiry(p.accountId, record.id, record.expiresAt);
-    deps.onChange?.(record.id);
-    return get(p, record.id);
-  }
+function expiresMs(input: DeviceInput, current: number | null): number | null {
+  if (input.expires === undefined) return current;
+  return input.expires === null ? null : new Date(input.expires).getTime();
+}
 
-  async function update(p: Principal, id: string, input: DeviceInput): Promise<Device> {
-    await visibleDevice(db, p, id);
-    requirePrivilege(p, 'admin');
-    if (input.id !== undefined && input.id !== id) {
-      throw new DomainError('VALIDATION_FAILED', 'id: a device id cannot be changed; create a new device instead.', { field: 'id' });
-    }
-    const nowMs = clock.now().getTime();
-    // Whether this update activates an expired device: decided before the transaction for the
-    // licence store's claim, and again inside it, where the database check is the authority.
-    const before = await devices.findById(db, id);
-    const activates = (current: DeviceRecord) => isExpired(current, nowMs) && !isExpired({ ...current, expiresAt: expiresMs(input, null) }, nowMs);
-    const undo = before && activates(before) ? await claimLicense(before.accountId, id, expiresMs(input, null), nowMs) : undefined;
-    let claimedInStore = undo !== undefined;
-    let next: DeviceRecord | undefined;
-    await db.transaction(async (trx) => {
-      const current = await devices.findById(trx, id);
-      if (!current) throw notFound('DEVICE_NOT_FOUND', `Device "${id}"`);
-      next = {
-        ...current,
-        ...editable(input),
-        mqttPasswordHash: input.mqttPassword === undefined ? current.mqttPasswordHash : input.mqttPassword === null ? null : hashDevicePassword(input.mqttPassword),
-        modification: nowMs,
-      };
-      if (activates(current)) await checkLicense(trx, current.accountId, nowMs);
-      else claimedInStore = false;
-      await devices.update(trx, next);
-    }).catch(async (e: unknown) => {
-      await undo?.();
-      throw e;
-    });
-    if (!claimedInStore && next) await recordExpiry(next.accountId, id, next.expiresAt);
-    deps.onChange?.(id);
-    return get(p, id);
-  }
+/** The fields a create or a full update (PUT) sets from its input; what is left out takes its default. */
+function editable(input: DeviceInput) {
+  return {
+    name: input.name,
+    description: input.description ?? null,
+    min: input.min ?? null,
+    tags: input.tags ?? {},
+    expiresAt: expiresMs(input, null),
+    dailyEmailLimit: input.dailyEmailLimit ?? DEFAULT_DAILY_LIMIT,
+    dailySmsLimit: input.dailySmsLimit ?? DEFAULT_DAILY_LIMIT,
+    alertEmails: input.alertEmails ?? [],
+    alertPhones: input.alertPhones ?? [],
+    model: input.model ?? null,
+  };
+}
 
-  async function remove(p: Principal, id: string): Promise<void> {
-    const device = await visibleDevice(db, p, id);
-    requirePrivilege(p, 'admin');
-    await db.transaction(async (trx) => {
-      await devices.remove(trx, id);
-      // the device leaves the `devices` lists of its account's alert rules
-      await alertRules.forgetDevice(trx, device.accountId, id);
-    });
-    await deps.licenses.release(device.accountId, id).catch(() => {});
-    deps.onChange?.(id);
-  }
+function newRecord(accountId: string, input: DeviceInput & { id: string }, nowMs: number): DeviceRecord {
+  return {
+    id: input.id,
+    accountId,
+    ...editable(input),
+    protocol: null,
+    lastConnection: null,
+    mqttPasswordHash: input.mqttPassword ? hashDevicePassword(input.mqttPassword) : null,
+    creation: nowMs,
+    modification: nowMs,
+  };
+}
 
-  return { list, get, create, update, remove };
+/** A full update (PUT): the password kept when left out, removed when null. */
+function edited(current: DeviceRecord, input: DeviceInput, nowMs: number): DeviceRecord {
+  return {
+    ...current,
+    ...editable(input),
+    mqttPasswordHash: input.mqttPassword === undefined ? current.mqttPasswordHash : input.mqttPassword === null ? null : hashDevicePassword(input.mqttPassword),
+    modification: nowMs,
+  };
 }

@@ -28,6 +28,35 @@ export interface ChangedCommand {
   command: Command;
 }
 
+/**
+ * Every event on the bus and what it carries, named once: the bus's methods below and the Redis
+ * relay (event-relay.redis.ts) are typed by it. Each listener is also told whether the event came
+ * from another instance (`remote`).
+ */
+export interface EventMap {
+  /** locations stored (never an empty batch) */
+  locations: StoredLocation[];
+  alert: StoredAlert;
+  /** a user id */
+  user: string;
+  /** a device id */
+  device: string;
+  /** an account id (its settings) */
+  account: string;
+  /** an account id (its alert rules or zones) */
+  rules: string;
+  /** an account id (its forwards) */
+  forwards: string;
+  /** a device id */
+  commandsQueued: string;
+  /** a device id */
+  trackerOnline: string;
+  command: ChangedCommand;
+}
+
+export type EventName = keyof EventMap;
+export type Listener<E extends EventName> = (payload: EventMap[E], remote: boolean) => void;
+
 export class EventBus {
   private readonly emitter = new EventEmitter({ captureRejections: false });
 
@@ -36,74 +65,79 @@ export class EventBus {
   }
 
   /** Adds a listener; returns the function that removes it. */
-  private subscribe(event: string, fn: (...args: never[]) => void): () => void {
+  on<E extends EventName>(event: E, fn: Listener<E>): () => void {
     const listener = fn as (...args: unknown[]) => void;
     this.emitter.on(event, listener);
     return () => this.emitter.off(event, listener);
   }
 
-  /** `remote`: stored by another instance and relayed here (so it is not relayed back). */
+  /** `remote`: the event happened on another instance and was relayed here (so it is not relayed back). */
+  emit<E extends EventName>(event: E, payload: EventMap[E], remote = false): void {
+    if (event === 'locations' && (payload as StoredLocation[]).length === 0) return;
+    this.emitter.emit(event, payload, remote);
+  }
+
   locationsStored(items: StoredLocation[], remote = false): void {
-    if (items.length) this.emitter.emit('locations', items, remote);
+    this.emit('locations', items, remote);
   }
 
   alertStored(item: StoredAlert, remote = false): void {
-    this.emitter.emit('alert', item, remote);
+    this.emit('alert', item, remote);
   }
 
   /** A user's key, privileges or group changed: cached principals must be dropped everywhere. */
   userChanged(userId: string, remote = false): void {
-    this.emitter.emit('user', userId, remote);
+    this.emit('user', userId, remote);
   }
 
-  onUserChanged(fn: (userId: string, remote: boolean) => void): () => void {
-    return this.subscribe('user', fn);
+  onUserChanged(fn: Listener<'user'>): () => void {
+    return this.on('user', fn);
   }
 
   /** A device was changed (expiry, credentials, model, …) or deleted: cached records must be dropped everywhere. */
   deviceChanged(deviceId: string, remote = false): void {
-    this.emitter.emit('device', deviceId, remote);
+    this.emit('device', deviceId, remote);
   }
 
-  onDeviceChanged(fn: (deviceId: string, remote: boolean) => void): () => void {
-    return this.subscribe('device', fn);
+  onDeviceChanged(fn: Listener<'device'>): () => void {
+    return this.on('device', fn);
   }
 
   /** An account's settings (its time zone) changed. */
   accountChanged(accountId: string, remote = false): void {
-    this.emitter.emit('account', accountId, remote);
+    this.emit('account', accountId, remote);
   }
 
-  onAccountChanged(fn: (accountId: string, remote: boolean) => void): () => void {
-    return this.subscribe('account', fn);
+  onAccountChanged(fn: Listener<'account'>): () => void {
+    return this.on('account', fn);
   }
 
   /** An account's alert rules or zones changed: rule caches must be dropped everywhere. */
   rulesChanged(accountId: string, remote = false): void {
-    this.emitter.emit('rules', accountId, remote);
+    this.emit('rules', accountId, remote);
   }
 
-  onRulesChanged(fn: (accountId: string, remote: boolean) => void): () => void {
-    return this.subscribe('rules', fn);
+  onRulesChanged(fn: Listener<'rules'>): () => void {
+    return this.on('rules', fn);
   }
 
   /** An account's forwards changed: every instance's forward journal and delivery loops look again. */
   forwardsChanged(accountId: string, remote = false): void {
-    this.emitter.emit('forwards', accountId, remote);
+    this.emit('forwards', accountId, remote);
   }
 
-  onForwardsChanged(fn: (accountId: string, remote: boolean) => void): () => void {
-    return this.subscribe('forwards', fn);
+  onForwardsChanged(fn: Listener<'forwards'>): () => void {
+    return this.on('forwards', fn);
   }
 
   // Commands (CONTRACT.md "Commands"): the instance holding the device's connection delivers.
   /** Commands were queued for a device whose connection may be held by another instance. */
   commandsQueued(deviceId: string, remote = false): void {
-    this.emitter.emit('commandsQueued', deviceId, remote);
+    this.emit('commandsQueued', deviceId, remote);
   }
 
-  onCommandsQueued(fn: (deviceId: string, remote: boolean) => void): () => void {
-    return this.subscribe('commandsQueued', fn);
+  onCommandsQueued(fn: Listener<'commandsQueued'>): () => void {
+    return this.on('commandsQueued', fn);
   }
 
   /**
@@ -112,27 +146,27 @@ export class EventBus {
    * not go to it.
    */
   trackerOnline(deviceId: string, remote = false): void {
-    this.emitter.emit('trackerOnline', deviceId, remote);
+    this.emit('trackerOnline', deviceId, remote);
   }
 
-  onTrackerOnline(fn: (deviceId: string, remote: boolean) => void): () => void {
-    return this.subscribe('trackerOnline', fn);
+  onTrackerOnline(fn: Listener<'trackerOnline'>): () => void {
+    return this.on('trackerOnline', fn);
   }
 
-  onLocations(fn: (items: StoredLocation[], remote: boolean) => void): () => void {
-    return this.subscribe('locations', fn);
+  onLocations(fn: Listener<'locations'>): () => void {
+    return this.on('locations', fn);
   }
 
-  onAlert(fn: (item: StoredAlert, remote: boolean) => void): () => void {
-    return this.subscribe('alert', fn);
+  onAlert(fn: Listener<'alert'>): () => void {
+    return this.on('alert', fn);
   }
 
   /** A command's status changed (the live feed live/{deviceId}/commands), on this instance or, relayed, on another. */
   commandChanged(item: ChangedCommand, remote = false): void {
-    this.emitter.emit('command', item, remote);
+    this.emit('command', item, remote);
   }
 
-  onCommandChanged(fn: (item: ChangedCommand, remote: boolean) => void): () => void {
-    return this.subscribe('command', fn);
+  onCommandChanged(fn: Listener<'command'>): () => void {
+    return this.on('command', fn);
   }
 }

@@ -9,12 +9,22 @@
  * remote, so they are never relayed twice.
  */
 import { randomUUID } from 'node:crypto';
-import type { ChangedCommand, EventBus, StoredAlert, StoredLocation } from './event-bus.js';
+import type { EventBus, EventMap, EventName } from './event-bus.js';
 import type { Logger } from '../logger.js';
 import { connectRedis, closeRedis } from '../redis/redis-client.redis.js';
 
-/** o: origin; l, a: stored locations, alert; u, d, c: changed user, device, account; q: commands queued for a device; k: a command's new status; r: an account's rules changed; w: an account's forwards changed; t: a tracker connected to the origin */
-type Envelope = { o: string; l?: StoredLocation[]; a?: StoredAlert; u?: string; d?: string; c?: string; q?: string; k?: ChangedCommand; r?: string; w?: string; t?: string };
+/** Each event's key in the relayed message (the message's format: instances of other versions read it). */
+const KEYS = {
+  locations: 'l', alert: 'a', user: 'u', device: 'd', account: 'c', commandsQueued: 'q', command: 'k', rules: 'r', forwards: 'w', trackerOnline: 't',
+} as const satisfies Record<EventName, string>;
+
+/** what only the MQTT live feed needs (RelayOptions.live) */
+const LIVE: ReadonlySet<EventName> = new Set(['locations', 'alert', 'command']);
+
+/** o: origin; one event under its key */
+type Envelope = { o: string } & { [E in EventName as (typeof KEYS)[E]]?: EventMap[E] };
+
+const EVENTS = Object.keys(KEYS) as EventName[];
 
 export interface RelayOptions {
   /** also relay stored locations, alerts and command changes (only the MQTT live feed needs them); default true */
@@ -34,50 +44,19 @@ export async function relayEvents(bus: EventBus, url: string, prefix: string, lo
   const send = (e: Envelope) => {
     pub.publish(channel, JSON.stringify(e)).catch((err: Error) => logger.debug({ err: err.message }, 'live event not relayed'));
   };
-  const offLocations = bus.onLocations((items, remote) => {
-    if (!remote && live) send({ o: origin, l: items });
-  });
-  const offAlert = bus.onAlert((item, remote) => {
-    if (!remote && live) send({ o: origin, a: item });
-  });
-  const offUser = bus.onUserChanged((userId, remote) => {
-    if (!remote) send({ o: origin, u: userId });
-  });
-  const offDevice = bus.onDeviceChanged((deviceId, remote) => {
-    if (!remote) send({ o: origin, d: deviceId });
-  });
-  const offAccount = bus.onAccountChanged((accountId, remote) => {
-    if (!remote) send({ o: origin, c: accountId });
-  });
-  const offQueued = bus.onCommandsQueued((deviceId, remote) => {
-    if (!remote) send({ o: origin, q: deviceId });
-  });
-  const offRules = bus.onRulesChanged((accountId, remote) => {
-    if (!remote) send({ o: origin, r: accountId });
-  });
-  const offForwards = bus.onForwardsChanged((accountId, remote) => {
-    if (!remote) send({ o: origin, w: accountId });
-  });
-  const offTracker = bus.onTrackerOnline((deviceId, remote) => {
-    if (!remote) send({ o: origin, t: deviceId });
-  });
-  const offCommand = bus.onCommandChanged((item, remote) => {
-    if (!remote && live) send({ o: origin, k: item });
-  });
+  const offs = EVENTS.filter((event) => live || !LIVE.has(event)).map((event) =>
+    bus.on(event, (payload, remote) => {
+      if (!remote) send({ o: origin, [KEYS[event]]: payload });
+    }),
+  );
   sub.on('message', (_channel: string, message: string) => {
     try {
       const e = JSON.parse(message) as Envelope;
       if (e.o === origin) return;
-      if (e.l) bus.locationsStored(e.l, true);
-      if (e.a) bus.alertStored(e.a, true);
-      if (e.u) bus.userChanged(e.u, true);
-      if (e.d) bus.deviceChanged(e.d, true);
-      if (e.c) bus.accountChanged(e.c, true);
-      if (e.q) bus.commandsQueued(e.q, true);
-      if (e.k) bus.commandChanged(e.k, true);
-      if (e.r) bus.rulesChanged(e.r, true);
-      if (e.w) bus.forwardsChanged(e.w, true);
-      if (e.t) bus.trackerOnline(e.t, true);
+      for (const event of EVENTS) {
+        const payload = e[KEYS[event]];
+        if (payload) bus.emit(event, payload as EventMap[typeof event], true);
+      }
     } catch {
       /* not ours */
     }
@@ -85,16 +64,7 @@ export async function relayEvents(bus: EventBus, url: string, prefix: string, lo
   await sub.subscribe(channel).catch((e: Error) => logger.warn({ err: e.message }, 'live events of other instances are not received'));
   return {
     async close() {
-      offLocations();
-      offAlert();
-      offUser();
-      offDevice();
-      offAccount();
-      offQueued();
-      offCommand();
-      offRules();
-      offForwards();
-      offTracker();
+      offs.forEach((off) => off());
       await Promise.all([closeRedis(pub), closeRedis(sub)]);
     },
   };

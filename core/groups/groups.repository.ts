@@ -61,6 +61,26 @@ export async function remove(db: Q, id: string): Promise<void> {
   await db('groups').where({ id }).delete();
 }
 
+// What refers to a group and so keeps it from being deleted (GROUP_IN_USE). Read here, in the
+// folder below users, rules and forwards, which all name groups.
+
+/** The names and ids of the users restricted to a group. */
+export async function usersRestrictedTo(db: Q, groupId: string): Promise<{ id: string; name: string }[]> {
+  return (await db('users').where({ group_id: groupId }).orderBy('creation').select('id', 'name')) as { id: string; name: string }[];
+}
+
+const BY_CREATION = [{ column: 'created' }, { column: 'id' }];
+
+/** The names of the alert rules that watch a group (at most `limit`), oldest first. */
+export async function ruleNamesUsing(db: Q, groupId: string, limit = 5): Promise<string[]> {
+  return (await db('alert_rules').where({ group_id: groupId }).orderBy(BY_CREATION).limit(limit).select('name')).map((r: { name: string }) => r.name);
+}
+
+/** The names of the forwards that deliver only this group's devices, oldest first. */
+export async function forwardNamesUsing(db: Q, groupId: string): Promise<string[]> {
+  return (await db('forwards').where({ group_id: groupId }).orderBy(BY_CREATION).select('name')).map((r: { name: string }) => r.name);
+}
+
 export const toGroup = (g: GroupRecord, devices: string[]): Group => ({
   id: g.id,
   name: g.name,

@@ -6,10 +6,7 @@ import type { Group } from '../model/group.js';
 import { DomainError, notFound } from '../errors.js';
 import { isVisibleDevice, requirePrivilege } from '../access/access.js';
 import * as groups from './groups.repository.js';
-import * as users from '../users/users.repository.js';
-import * as devices from '../devices/devices.repository.js';
-import * as alertRules from '../rules/alert-rules.repository.js';
-import * as forwards from '../forward/forwards.repository.js';
+import { isInGroup } from '../access/device-scope.repository.js';
 
 export interface GroupInput {
   name: string;
@@ -50,46 +47,19 @@ export interface GroupsDeps {
 export function createGroupsService(deps: GroupsDeps): GroupsService {
   const { db, clock } = deps;
 
-  async function visible(p: Principal, id: string): Promise<groups.GroupRecord> {
-    const g = await groups.findById(db, id);
-    if (!g || g.accountId !== p.accountId || (p.groupId && p.groupId !== id)) throw notFound('GROUP_NOT_FOUND', `Group "${id}"`);
-    return g;
-  }
-
-  async function present(records: groups.GroupRecord[]): Promise<Group[]> {
-    const members = await groups.devicesOf(db, records.map((g) => g.id));
-    return records.map((g) => groups.toGroup(g, members.get(g.id) ?? []));
-  }
-
-  /**
-   * Every listed device must be one the caller can already see: its account's, and for a
-   * group-restricted user its group's (else it could pull any device into its group and then see
-   * it). A device out of sight gets the same answer as one that does not exist.
-   */
-  async function checkDevices(p: Principal, ids: string[]): Promise<string[]> {
-    const unique = [...new Set(ids)];
-    for (const id of unique) {
-      if (!(await isVisibleDevice(db, p, id))) {
-        const field = `devices[${ids.indexOf(id)}]`;
-        throw new DomainError('VALIDATION_FAILED', `${field}: device "${id}" was not found.`, { field });
-      }
-    }
-    return unique;
-  }
-
   async function list(p: Principal): Promise<Group[]> {
     const all = await groups.listByAccount(db, p.accountId);
-    return present(p.groupId ? all.filter((g) => g.id === p.groupId) : all);
+    return present(db, p.groupId ? all.filter((g) => g.id === p.groupId) : all);
   }
 
   async function get(p: Principal, id: string): Promise<Group> {
-    return (await present([await visible(p, id)]))[0];
+    return (await present(db, [await visible(db, p, id)]))[0];
   }
 
   async function create(p: Principal, input: GroupInput): Promise<Group> {
     requirePrivilege(p, 'write');
     if (p.groupId) throw new DomainError('FORBIDDEN', 'A user restricted to a group cannot create groups.');
-    const memberIds = await checkDevices(p, input.devices ?? []);
+    const memberIds = await checkDevices(db, p, input.devices ?? []);
     const now = clock.now().getTime();
     const record = { id: randomUUID(), accountId: p.accountId, name: input.name, description: input.description ?? null, creation: now, lastModified: now };
     await db.transaction(async (trx) => {
@@ -101,9 +71,9 @@ export function createGroupsService(deps: GroupsDeps): GroupsService {
   }
 
   async function update(p: Principal, id: string, input: GroupInput): Promise<Group> {
-    const current = await visible(p, id);
+    const current = await visible(db, p, id);
     requirePrivilege(p, 'write');
-    const memberIds = await checkDevices(p, input.devices ?? []);
+    const memberIds = await checkDevices(db, p, input.devices ?? []);
     const before = (await groups.devicesOf(db, [id])).get(id) ?? [];
     await db.transaction(async (trx) => {
       await groups.update(trx, { ...current, name: input.name, description: input.description ?? null, lastModified: clock.now().getTime() });
@@ -115,14 +85,14 @@ export function createGroupsService(deps: GroupsDeps): GroupsService {
   }
 
   async function remove(p: Principal, id: string): Promise<void> {
-    await visible(p, id);
+    await visible(db, p, id);
     requirePrivilege(p, 'write');
     if (p.groupId) throw new DomainError('FORBIDDEN', 'A user restricted to a group cannot delete it.');
     const members = (await groups.devicesOf(db, [id])).get(id) ?? [];
     await db.transaction(async (trx) => {
-      const restricted = await users.restrictedTo(trx, id);
-      const ruleNames = await alertRules.namesUsingGroup(trx, id);
-      const forwardNames = await forwards.namesUsingGroup(trx, id);
+      const restricted = await groups.usersRestrictedTo(trx, id);
+      const ruleNames = await groups.ruleNamesUsing(trx, id);
+      const forwardNames = await groups.forwardNamesUsing(trx, id);
       if (restricted.length || ruleNames.length || forwardNames.length) throw groupInUse(id, restricted, ruleNames, forwardNames);
       await groups.remove(trx, id);
     });
@@ -134,10 +104,37 @@ export function createGroupsService(deps: GroupsDeps): GroupsService {
    * it for users restricted to a group (CONTRACT.md "Who may do what").
    */
   async function includesDevice(groupId: string, deviceId: string): Promise<boolean> {
-    return devices.isInGroup(db, deviceId, groupId);
+    return isInGroup(db, deviceId, groupId);
   }
 
   return { list, get, create, update, remove, includesDevice };
+}
+
+async function visible(db: Db, p: Principal, id: string): Promise<groups.GroupRecord> {
+  const g = await groups.findById(db, id);
+  if (!g || g.accountId !== p.accountId || (p.groupId && p.groupId !== id)) throw notFound('GROUP_NOT_FOUND', `Group "${id}"`);
+  return g;
+}
+
+async function present(db: Db, records: groups.GroupRecord[]): Promise<Group[]> {
+  const members = await groups.devicesOf(db, records.map((g) => g.id));
+  return records.map((g) => groups.toGroup(g, members.get(g.id) ?? []));
+}
+
+/**
+ * Every listed device must be one the caller can already see: its account's, and for a
+ * group-restricted user its group's (else it could pull any device into its group and then see
+ * it). A device out of sight gets the same answer as one that does not exist.
+ */
+async function checkDevices(db: Db, p: Principal, ids: string[]): Promise<string[]> {
+  const unique = [...new Set(ids)];
+  for (const id of unique) {
+    if (!(await isVisibleDevice(db, p, id))) {
+      const field = `devices[${ids.indexOf(id)}]`;
+      throw new DomainError('VALIDATION_FAILED', `${field}: device "${id}" was not found.`, { field });
+    }
+  }
+  return unique;
 }
 
 /**

@@ -6,8 +6,8 @@ import { isExpired } from '../model/device.js';
 import { DomainError, notFound } from '../errors.js';
 import { assertVisibleDevice, checkScope, requirePrivilege, visibleDevice } from '../access/access.js';
 import type { EventBus } from '../events/event-bus.js';
-import type { IngestService } from '../ingest/ingest.service.js';
-import { locationReport } from '../ingest/input.reports.js';
+import type { ReportIntake } from '../model/report.js';
+import { locationReport } from '../model/input.reports.js';
 import { decodeCursor, encodeCursor, rangeBounds, type TimeRange } from '../paging.js';
 import * as locations from './locations.repository.js';
 import { createLastLocationCache } from './last-location.cache.js';
@@ -16,7 +16,8 @@ export interface LocationsDeps {
   db: Db;
   clock: Clock;
   events: EventBus;
-  ingest: IngestService;
+  /** the one ingest path (core/ingest/ IngestService) */
+  ingest: ReportIntake;
   /** Remember last locations in memory: only where this process is the database's only writer (SQLite). */
   cacheLastLocations?: boolean;
 }

@@ -89,127 +89,126 @@ function processMetricsOnce(): Metric[] {
   return processMetrics;
 }
 
+type Labels = Record<string, string>;
+
+/** What the metrics are read from at a scrape. */
+interface Counted {
+  /** this process's listeners and what the gateway processes reported, summed by protocol */
+  trackers(): Map<string, TrackerCounts>;
+  ingest: IngestCounts;
+  mqtt: MqttCounts;
+  http: HttpCounts;
+  sources: ScrapeSources;
+}
+
+type Definition = { name: string; help: string; labels?: string[] } & (
+  | { type: 'gauge' | 'counter'; read: (c: Counted) => Iterable<[Labels, number]> | Promise<Iterable<[Labels, number]>> }
+  | { type: 'histogram'; read: (c: Counted) => Iterable<[Labels, Buckets]> }
+);
+
+const byProtocol = <T>(c: Counted, value: (t: TrackerCounts) => T): [Labels, T][] => [...c.trackers()].map(([protocol, t]) => [{ protocol }, value(t)]);
+
+/** Every metric (besides the process's own), in the order of the exposition; each name gets PREFIX. */
+const DEFINITIONS: Definition[] = [
+  {
+    type: 'gauge', name: 'tracker_connections', help: 'Open tracker TCP connections, by protocol.', labels: ['protocol'],
+    read: (c) => byProtocol(c, (t) => t.connections),
+  },
+  {
+    type: 'counter', name: 'tracker_frames_total',
+    help: 'Tracker frames (TCP, UDP datagrams, OsmAnd requests) by protocol and outcome: decoded, malformed (cannot be decoded), unknown (decoded; no live device has its identity, nothing stored).',
+    labels: ['protocol', 'outcome'],
+    read: (c) => [...c.trackers()].flatMap(([protocol, t]): [Labels, number][] => [
+      [{ protocol, outcome: 'decoded' }, t.decoded], [{ protocol, outcome: 'malformed' }, t.malformed], [{ protocol, outcome: 'unknown' }, t.unknown],
+    ]),
+  },
+  {
+    type: 'counter', name: 'tracker_identify_timeouts_total', help: 'Tracker connections closed for naming no known device within TRACKGATE_IDENTIFY_TIMEOUT seconds of opening (TCP; OsmAnd: no request of a known device), by protocol.',
+    labels: ['protocol'], read: (c) => byProtocol(c, (t) => t.identifyTimeouts),
+  },
+  {
+    type: 'counter', name: 'tracker_connections_refused_total',
+    help: 'New tracker connections closed at once, by protocol and reason: descriptor_limit (the process\'s tracker connections reached its open-file limit less the reserve), core_unreachable (a gateway process or edge gateway without its core).',
+    labels: ['protocol', 'reason'],
+    read: (c) => [...c.trackers()].flatMap(([protocol, t]) => REFUSAL_REASONS.map((reason): [Labels, number] => [{ protocol, reason }, t.refused.values.get(reason) ?? 0])),
+  },
+  {
+    type: 'histogram', name: 'tracker_ack_seconds', help: 'Seconds from a tracker frame\'s arrival to its acknowledgement written (after the write is durable), by protocol.',
+    labels: ['protocol'], read: (c) => byProtocol(c, (t) => t.ackSeconds),
+  },
+  {
+    type: 'counter', name: 'positions_stored_total', help: 'Positions written to storage, by protocol (a tracker protocol, mqtt, owntracks, rest); an identical resend is not written again.',
+    labels: ['protocol'], read: (c) => [...c.ingest.positions.values].map(([protocol, n]) => [{ protocol }, n]),
+  },
+  { type: 'histogram', name: 'ingest_batch_rows', help: 'Location rows per group-commit transaction of the ingest.', read: (c) => [[{}, c.ingest.batchRows]] },
+  { type: 'gauge', name: 'mqtt_clients', help: 'MQTT clients connected (devices and API users).', read: (c) => [[{}, c.sources.mqttClients?.() ?? 0]] },
+  {
+    type: 'counter', name: 'mqtt_publishes_total', help: 'PUBLISH packets on a device\'s topics, by topic kind: locations, alerts, commandResults, owntracks, owntracks-other.',
+    labels: ['topic'], read: (c) => [...c.mqtt.publishes.values].map(([topic, n]) => [{ topic }, n]),
+  },
+  {
+    type: 'counter', name: 'mqtt_publish_outcomes_total',
+    help: 'What became of MQTT publishes: accepted (stored, acknowledged), rejected (malformed, acknowledged, not stored), ignored (nothing to store), refused (connection closed), failed (storage failed, not acknowledged).',
+    labels: ['outcome'], read: (c) => Object.entries(c.sources.mqttOutcomes?.() ?? {}).map(([outcome, n]) => [{ outcome }, n]),
+  },
+  {
+    type: 'counter', name: 'http_requests_total', help: 'REST requests by route pattern, method and status.', labels: ['route', 'method', 'status'],
+    read: (c) => [...c.http.routes].flatMap(([route, methods]) => [...methods].flatMap(([method, m]) => [...m.statuses].map(([status, n]): [Labels, number] => [{ route, method, status: String(status) }, n]))),
+  },
+  {
+    type: 'histogram', name: 'http_request_duration_seconds', help: 'Seconds from a REST request\'s arrival to its answer, by route pattern and method.', labels: ['route', 'method'],
+    read: (c) => [...c.http.routes].flatMap(([route, methods]) => [...methods].map(([method, m]): [Labels, Buckets] => [{ route, method }, m.seconds])),
+  },
+  {
+    type: 'gauge', name: 'outbox_pending', help: 'Notifications (e-mail, SMS) waiting in the outbox to be sent or retried; NaN when storage does not answer.',
+    read: async (c) => [[{}, c.sources.outboxPending ? await c.sources.outboxPending().catch(() => NaN) : 0]],
+  },
+];
+
+/** One definition in the registry: a labelled metric is read afresh at each scrape (reset first). */
+function register(registry: Registry, d: Definition, counted: Counted): void {
+  const name = `${PREFIX}${d.name}`;
+  const labelNames = d.labels ?? [];
+  if (d.type === 'histogram') {
+    registry.registerMetric(new BucketsHistogram(name, d.help, labelNames, () => d.read(counted)));
+    return;
+  }
+  const read = d.read;
+  async function collect(this: Gauge | Counter): Promise<void> {
+    const samples = await read(counted);
+    if (labelNames.length) this.reset();
+    for (const [labels, value] of samples) {
+      if (this instanceof Gauge) labelNames.length ? this.set(labels, value) : this.set(value);
+      else this.inc(labels, value);
+    }
+  }
+  const options = { name, help: d.help, labelNames, registers: [registry], collect };
+  if (d.type === 'gauge') new Gauge(options);
+  else new Counter(options);
+}
+
+/** This process's listeners and what the gateway processes reported, summed by protocol (at a scrape). */
+function allTrackers(trackers: Map<string, TrackerCounts>, sources: ScrapeSources): Map<string, TrackerCounts> {
+  const remote = sources.remoteTrackers?.();
+  if (!remote) return trackers;
+  const sum = new Map<string, TrackerCounts>();
+  const of = (protocol: string) => {
+    let c = sum.get(protocol);
+    if (!c) sum.set(protocol, (c = new TrackerCounts()));
+    return c;
+  };
+  for (const [protocol, c] of trackers) of(protocol).add(c);
+  for (const r of remote) of(r.protocol).add(r.counts, r.live);
+  return sum;
+}
+
 export function createMetrics(registry: Registry): Metrics {
   const trackers = new Map<string, TrackerCounts>();
-  const ingest = new IngestCounts();
-  const mqtt = new MqttCounts();
-  const http = new HttpCounts();
   const sources: ScrapeSources = {};
-  const registers = [registry];
+  const counted: Counted = { trackers: () => allTrackers(trackers, sources), ingest: new IngestCounts(), mqtt: new MqttCounts(), http: new HttpCounts(), sources };
 
   for (const m of processMetricsOnce()) registry.registerMetric(m);
-
-  /** This process's listeners and what the gateway processes reported, summed by protocol (at a scrape). */
-  function allTrackers(): Map<string, TrackerCounts> {
-    const remote = sources.remoteTrackers?.();
-    if (!remote) return trackers;
-    const sum = new Map<string, TrackerCounts>();
-    const of = (protocol: string) => {
-      let c = sum.get(protocol);
-      if (!c) sum.set(protocol, (c = new TrackerCounts()));
-      return c;
-    };
-    for (const [protocol, c] of trackers) of(protocol).add(c);
-    for (const r of remote) of(r.protocol).add(r.counts, r.live);
-    return sum;
-  }
-
-  new Gauge({
-    name: `${PREFIX}tracker_connections`, help: 'Open tracker TCP connections, by protocol.', labelNames: ['protocol'], registers,
-    collect() {
-      this.reset();
-      for (const [protocol, c] of allTrackers()) this.set({ protocol }, c.connections);
-    },
-  });
-  new Counter({
-    name: `${PREFIX}tracker_frames_total`,
-    help: 'Tracker frames (TCP, UDP datagrams, OsmAnd requests) by protocol and outcome: decoded, malformed (cannot be decoded), unknown (decoded; no live device has its identity, nothing stored).',
-    labelNames: ['protocol', 'outcome'], registers,
-    collect() {
-      this.reset();
-      for (const [protocol, c] of allTrackers()) {
-        this.inc({ protocol, outcome: 'decoded' }, c.decoded);
-        this.inc({ protocol, outcome: 'malformed' }, c.malformed);
-        this.inc({ protocol, outcome: 'unknown' }, c.unknown);
-      }
-    },
-  });
-  new Counter({
-    name: `${PREFIX}tracker_identify_timeouts_total`, help: 'Tracker connections closed for naming no known device within TRACKGATE_IDENTIFY_TIMEOUT seconds of opening (TCP; OsmAnd: no request of a known device), by protocol.',
-    labelNames: ['protocol'], registers,
-    collect() {
-      this.reset();
-      for (const [protocol, c] of allTrackers()) this.inc({ protocol }, c.identifyTimeouts);
-    },
-  });
-  new Counter({
-    name: `${PREFIX}tracker_connections_refused_total`,
-    help: 'New tracker connections closed at once, by protocol and reason: descriptor_limit (the process\'s tracker connections reached its open-file limit less the reserve), core_unreachable (a gateway process or edge gateway without its core).',
-    labelNames: ['protocol', 'reason'], registers,
-    collect() {
-      this.reset();
-      for (const [protocol, c] of allTrackers()) for (const reason of REFUSAL_REASONS) this.inc({ protocol, reason }, c.refused.values.get(reason) ?? 0);
-    },
-  });
-  registry.registerMetric(new BucketsHistogram(
-    `${PREFIX}tracker_ack_seconds`, 'Seconds from a tracker frame\'s arrival to its acknowledgement written (after the write is durable), by protocol.', ['protocol'],
-    () => [...allTrackers()].map(([protocol, c]) => [{ protocol }, c.ackSeconds]),
-  ));
-  new Counter({
-    name: `${PREFIX}positions_stored_total`, help: 'Positions written to storage, by protocol (a tracker protocol, mqtt, owntracks, rest); an identical resend is not written again.',
-    labelNames: ['protocol'], registers,
-    collect() {
-      this.reset();
-      for (const [protocol, n] of ingest.positions.values) this.inc({ protocol }, n);
-    },
-  });
-  registry.registerMetric(new BucketsHistogram(
-    `${PREFIX}ingest_batch_rows`, 'Location rows per group-commit transaction of the ingest.', [],
-    () => [[{}, ingest.batchRows]],
-  ));
-  new Gauge({
-    name: `${PREFIX}mqtt_clients`, help: 'MQTT clients connected (devices and API users).', registers,
-    collect() {
-      this.set(sources.mqttClients?.() ?? 0);
-    },
-  });
-  new Counter({
-    name: `${PREFIX}mqtt_publishes_total`, help: 'PUBLISH packets on a device\'s topics, by topic kind: locations, alerts, commandResults, owntracks, owntracks-other.',
-    labelNames: ['topic'], registers,
-    collect() {
-      this.reset();
-      for (const [topic, n] of mqtt.publishes.values) this.inc({ topic }, n);
-    },
-  });
-  new Counter({
-    name: `${PREFIX}mqtt_publish_outcomes_total`,
-    help: 'What became of MQTT publishes: accepted (stored, acknowledged), rejected (malformed, acknowledged, not stored), ignored (nothing to store), refused (connection closed), failed (storage failed, not acknowledged).',
-    labelNames: ['outcome'], registers,
-    collect() {
-      this.reset();
-      for (const [outcome, n] of Object.entries(sources.mqttOutcomes?.() ?? {})) this.inc({ outcome }, n);
-    },
-  });
-  new Counter({
-    name: `${PREFIX}http_requests_total`, help: 'REST requests by route pattern, method and status.', labelNames: ['route', 'method', 'status'], registers,
-    collect() {
-      this.reset();
-      for (const [route, methods] of http.routes) {
-        for (const [method, c] of methods) for (const [status, n] of c.statuses) this.inc({ route, method, status }, n);
-      }
-    },
-  });
-  registry.registerMetric(new BucketsHistogram(
-    `${PREFIX}http_request_duration_seconds`, 'Seconds from a REST request\'s arrival to its answer, by route pattern and method.', ['route', 'method'],
-    () => [...http.routes].flatMap(([route, methods]) => [...methods].map(([method, c]) => [{ route, method }, c.seconds] as [Record<string, string>, Buckets])),
-  ));
-  new Gauge({
-    name: `${PREFIX}outbox_pending`, help: 'Notifications (e-mail, SMS) waiting in the outbox to be sent or retried; NaN when storage does not answer.', registers,
-    async collect() {
-      if (!sources.outboxPending) return this.set(0);
-      this.set(await sources.outboxPending().catch(() => NaN));
-    },
-  });
+  for (const d of DEFINITIONS) register(registry, d, counted);
 
   return {
     tracker(protocol) {
@@ -217,9 +216,9 @@ export function createMetrics(registry: Registry): Metrics {
       if (!c) trackers.set(protocol, (c = new TrackerCounts()));
       return c;
     },
-    ingest,
-    mqtt,
-    http,
+    ingest: counted.ingest,
+    mqtt: counted.mqtt,
+    http: counted.http,
     readAtScrape(more) {
       Object.assign(sources, more);
     },

@@ -1,5 +1,6 @@
 import type { Alarm } from './alarm.js';
-import type { AlertInput } from './alert.js';
+import type { Alert, AlertInput } from './alert.js';
+import type { DeviceRecord } from './device.js';
 import type { Location } from './location.js';
 
 /**
@@ -26,7 +27,7 @@ export interface PositionReport {
 /**
  * The one report type the ingest takes (core/ingest/ingest.service.ts), whatever carried it: a
  * tracker's PositionReport as decoded, or what a client sent in the REST shapes (REST bodies, MQTT
- * `devices/{id}/locations` and `/alerts`), converted where it arrived (core/ingest/input.reports.ts).
+ * `devices/{id}/locations` and `/alerts`), converted where it arrived (core/model/input.reports.ts).
  * INGEST_STEPS check, store and raise both alike.
  */
 export interface Report extends PositionReport {
@@ -38,4 +39,15 @@ export interface Report extends PositionReport {
   given?: Location;
   /** alerts a client raised by name */
   raised?: AlertInput[];
+}
+
+/**
+ * The part of the one ingest path (core/ingest/ingest.service.ts IngestService) that a client's
+ * reports go through: the alerts and locations services take it in their deps by this name, as the
+ * ingest sits above them (it stores with their repositories).
+ */
+export interface ReportIntake {
+  submit(
+    device: DeviceRecord, protocol: string, reports: readonly Report[], options?: { allOrNothing?: boolean; dedupeAlerts?: boolean },
+  ): Promise<{ locations: Location[]; alerts: Alert[]; refused?: { index: number; field: string; message: string } }>;
 }

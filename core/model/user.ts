@@ -1,6 +1,5 @@
 /** `execute`: send commands to devices (the platform's own name); it implies `read`, not `write`. */
 export type Privilege = 'admin' | 'write' | 'execute' | 'read';
-export const PRIVILEGES: readonly Privilege[] = ['admin', 'write', 'execute', 'read'];
 
 /** A user as the REST API shows it (CONTRACT.md §2 "Groups and users"). */
 export interface User {

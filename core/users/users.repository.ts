@@ -88,8 +88,3 @@ export async function remove(db: Q, id: string): Promise<void> {
 export async function touchLastLogin(db: Q, id: string, atMs: number): Promise<void> {
   await db('users').where({ id }).update({ last_login: atMs });
 }
-
-/** The names and ids of the users restricted to a group. */
-export async function restrictedTo(db: Q, groupId: string): Promise<{ id: string; name: string }[]> {
-  return (await db('users').where({ group_id: groupId }).orderBy('creation').select('id', 'name')) as { id: string; name: string }[];
-}

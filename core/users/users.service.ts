@@ -7,7 +7,7 @@ import { DomainError, notFound } from '../errors.js';
 import { can, requirePrivilege } from '../access/access.js';
 import * as users from './users.repository.js';
 import * as groups from '../groups/groups.repository.js';
-import { generateApiKey, hashApiKey, hashPassword } from '../auth/secrets.js';
+import { generateApiKey, hashApiKey, hashPassword } from '../secrets.js';
 import { isTimeZone, toAlpha2 } from '../reference/reference-data.js';
 
 export interface UserInput {
@@ -82,44 +82,18 @@ export interface UsersDeps {
 export function createUsersService(deps: UsersDeps): UsersService {
   const { db, clock } = deps;
 
-  async function visible(p: Principal, id: string): Promise<UserRecord> {
-    const u = await users.findById(db, id);
-    if (!u || u.accountId !== p.accountId) throw notFound('USER_NOT_FOUND', `User "${id}"`);
-    if (u.id !== p.userId && !can(p, 'admin')) throw notFound('USER_NOT_FOUND', `User "${id}"`);
-    return u;
-  }
-
-  /**
-   * The input as stored: `country` as its alpha-2 code, `group` as a group id. Clients written for
-   * the platform send alpha-3 codes ("USA") and group names ("Marketing"); both are taken.
-   */
-  async function validate(p: Principal, input: UserInput): Promise<UserInput> {
-    const country = toAlpha2(input.country);
-    if (!country) throw new DomainError('VALIDATION_FAILED', `country: "${input.country}" is not an ISO 3166-1 country code or name (see GET /api/users/countries).`, { field: 'country' });
-    if (!isTimeZone(input.timeZone)) throw new DomainError('VALIDATION_FAILED', `timeZone: "${input.timeZone}" is not an IANA time zone (see GET /api/users/timeZones).`, { field: 'timeZone' });
-    if (!input.group) return { ...input, country };
-    const byId = await groups.findById(db, input.group);
-    if (byId && byId.accountId === p.accountId) return { ...input, country };
-    const byName = (await groups.listByAccount(db, p.accountId)).filter((g) => g.name === input.group);
-    if (byName.length !== 1) {
-      const why = byName.length > 1 ? `several groups are named "${input.group}"; give the group's id` : `group "${input.group}" was not found in this account`;
-      throw new DomainError('VALIDATION_FAILED', `group: ${why}.`, { field: 'group' });
-    }
-    return { ...input, country, group: byName[0].id };
-  }
-
   async function list(p: Principal): Promise<User[]> {
-    if (!can(p, 'admin')) return [present(await visible(p, p.userId))];
+    if (!can(p, 'admin')) return [present(await visible(db, p, p.userId))];
     return (await users.listByAccount(db, p.accountId)).map(present);
   }
 
   async function get(p: Principal, id: string): Promise<User> {
-    return present(await visible(p, id));
+    return present(await visible(db, p, id));
   }
 
   async function create(p: Principal, raw: UserInput): Promise<{ user: User; apiKey: string }> {
     requirePrivilege(p, 'admin');
-    const input = await validate(p, raw);
+    const input = await validate(db, p, raw);
     const userName = input.userName ?? input.email;
     const apiKey = generateApiKey();
     const now = clock.now().getTime();
@@ -139,9 +113,9 @@ export function createUsersService(deps: UsersDeps): UsersService {
   }
 
   async function update(p: Principal, id: string, raw: UserInput): Promise<User> {
-    const current = await visible(p, id);
+    const current = await visible(db, p, id);
     requirePrivilege(p, 'admin');
-    const input = await validate(p, raw);
+    const input = await validate(db, p, raw);
     const userName = input.userName ?? current.userName;
     if (id === p.userId && !(input.privileges ?? current.privileges).includes('admin')) {
       throw new DomainError('VALIDATION_FAILED', 'privileges: you cannot remove your own admin privilege.', { field: 'privileges' });
@@ -164,7 +138,7 @@ export function createUsersService(deps: UsersDeps): UsersService {
   }
 
   async function remove(p: Principal, id: string): Promise<void> {
-    await visible(p, id);
+    await visible(db, p, id);
     requirePrivilege(p, 'admin');
     if (id === p.userId) throw new DomainError('FORBIDDEN', 'You cannot delete your own user.');
     await users.remove(db, id);
@@ -172,7 +146,7 @@ export function createUsersService(deps: UsersDeps): UsersService {
   }
 
   async function newApiKey(p: Principal, id: string): Promise<{ user: User; apiKey: string }> {
-    const current = await visible(p, id);
+    const current = await visible(db, p, id);
     const apiKey = generateApiKey();
     const next = { ...current, apiKeyHash: hashApiKey(apiKey), keyVersion: current.keyVersion + 1, modification: clock.now().getTime() };
     await users.update(db, next);
@@ -181,4 +155,30 @@ export function createUsersService(deps: UsersDeps): UsersService {
   }
 
   return { list, get, create, update, remove, newApiKey };
+}
+
+async function visible(db: Db, p: Principal, id: string): Promise<UserRecord> {
+  const u = await users.findById(db, id);
+  if (!u || u.accountId !== p.accountId) throw notFound('USER_NOT_FOUND', `User "${id}"`);
+  if (u.id !== p.userId && !can(p, 'admin')) throw notFound('USER_NOT_FOUND', `User "${id}"`);
+  return u;
+}
+
+/**
+ * The input as stored: `country` as its alpha-2 code, `group` as a group id. Clients written for
+ * the platform send alpha-3 codes ("USA") and group names ("Marketing"); both are taken.
+ */
+async function validate(db: Db, p: Principal, input: UserInput): Promise<UserInput> {
+  const country = toAlpha2(input.country);
+  if (!country) throw new DomainError('VALIDATION_FAILED', `country: "${input.country}" is not an ISO 3166-1 country code or name (see GET /api/users/countries).`, { field: 'country' });
+  if (!isTimeZone(input.timeZone)) throw new DomainError('VALIDATION_FAILED', `timeZone: "${input.timeZone}" is not an IANA time zone (see GET /api/users/timeZones).`, { field: 'timeZone' });
+  if (!input.group) return { ...input, country };
+  const byId = await groups.findById(db, input.group);
+  if (byId && byId.accountId === p.accountId) return { ...input, country };
+  const byName = (await groups.listByAccount(db, p.accountId)).filter((g) => g.name === input.group);
+  if (byName.length !== 1) {
+    const why = byName.length > 1 ? `several groups are named "${input.group}"; give the group's id` : `group "${input.group}" was not found in this account`;
+    throw new DomainError('VALIDATION_FAILED', `group: ${why}.`, { field: 'group' });
+  }
+  return { ...input, country, group: byName[0].id };
 }

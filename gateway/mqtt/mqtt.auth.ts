@@ -9,7 +9,7 @@
 import type { DeviceDirectory } from '../../core/devices/device-directory.js';
 import type { TokensService } from '../../core/auth/tokens.service.js';
 import type { Principal } from '../../core/model/user.js';
-import { devicePasswordMatches } from '../../core/auth/secrets.js';
+import { devicePasswordMatches } from '../../core/secrets.js';
 import { failedLoginKeys } from '../../core/auth/tokens.service.js';
 import type { FailedLoginLimiter } from '../../core/quota/rate-limiter.js';
 import { createMemoryFailedLogins } from '../../core/quota/rate-limiter.memory.js';

@@ -8,7 +8,7 @@
 import type { Client, PublishPacket } from 'aedes';
 import type { DeviceDirectory } from '../../core/devices/device-directory.js';
 import type { IngestResult, IngestService } from '../../core/ingest/ingest.service.js';
-import { alertReport, locationReport } from '../../core/ingest/input.reports.js';
+import { alertReport, locationReport } from '../../core/model/input.reports.js';
 import type { DeviceRecord } from '../../core/model/device.js';
 import type { Logger } from '../../core/logger.js';
 import type { MqttCounts } from '../../core/metrics/counts.js';

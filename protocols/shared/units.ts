@@ -4,9 +4,3 @@ export const KMH_PER_MPS = 3.6;
 
 export const knotsToKmh = (knots: number): number => knots * KMH_PER_KNOT;
 export const mpsToKmh = (mps: number): number => mps * KMH_PER_MPS;
-
-/** `DDMM.MMMM` / `DDDMM.MMMM` (NMEA style) to decimal degrees. */
-export function nmeaToDeg(value: number): number {
-  const degrees = Math.trunc(value / 100);
-  return degrees + (value - degrees * 100) / 60;
-}

@@ -251,6 +251,24 @@ for (const backend of await backends()) {
     t.deepEqual((await rules.listByAccount(db, 'acc')).map((r) => r.devices), [['d2'], null, ['d2']]);
   });
 
+  test(`repositories (${backend}): a deleted device leaves the rules' device lists; what names a group is read from the groups' side`, async (t) => {
+    const db = await openFresh(t, backend);
+    const rule: AlertRule = {
+      id: 'r1', accountId: 'acc', name: 'Speeding', alertName: 'SpeedLimit', devices: ['d1', 'd2'], group: null, enabled: true, params: { speed: 90 },
+      minDurationSeconds: 0, schedule: null, notify: { email: false, sms: false }, command: null, created: 1,
+    };
+    for (const r of [rule, { ...rule, id: 'r2', name: 'Only d1', devices: ['d1'], created: 2 }, { ...rule, id: 'r3', name: 'Other', devices: ['d3'], created: 3 }]) await rules.insert(db, r);
+    t.is(await devices.forgetInRules(db, 'acc', 'd1'), 2);
+    t.deepEqual((await rules.listByAccount(db, 'acc')).map((r) => r.devices), [['d2'], null, ['d3']], 'null once empty');
+    t.is(await devices.forgetInRules(db, 'acc', 'd1'), 0);
+    await groups.insert(db, { id: 'g1', accountId: 'acc', name: 'Fleet', description: null, creation: 1, lastModified: 1 });
+    t.deepEqual(await groups.ruleNamesUsing(db, 'g1'), []);
+    await rules.insert(db, { ...rule, id: 'r4', name: 'Fleet speed', devices: null, group: 'g1', created: 4 });
+    t.deepEqual(await groups.ruleNamesUsing(db, 'g1'), ['Fleet speed']);
+    t.deepEqual(await groups.forwardNamesUsing(db, 'g1'), []);
+    t.deepEqual(await groups.usersRestrictedTo(db, 'g1'), []);
+  });
+
   test(`repositories (${backend}): a batch of more rows than 65,535 parameters can carry is stored in one go: one statement on PostgreSQL, one per step when some rows are resends`, async (t) => {
     const db = await openFresh(t, backend);
     const n = 20_000; // 65,535 / 4 columns = 16,383 rows per statement at most with one parameter per value

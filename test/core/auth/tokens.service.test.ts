@@ -8,7 +8,7 @@ import { createTokensService } from '../../../core/auth/tokens.service.js';
 import { openTokenSecrets } from '../../../core/auth/token-secrets.js';
 import * as settings from '../../../core/settings/settings.repository.js';
 import { silentLogger } from '../../../core/logger.js';
-import { apiKeyMatches } from '../../../core/auth/secrets.js';
+import { apiKeyMatches } from '../../../core/secrets.js';
 import { createMemoryLimiters } from '../../../core/quota/rate-limiter.memory.js';
 import * as users from '../../../core/users/users.repository.js';
 import type { UserRecord } from '../../../core/model/user.js';

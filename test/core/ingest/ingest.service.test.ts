@@ -3,7 +3,7 @@ import { backends, type Backend } from '../../helpers/backends.js';
 import { startServer, type TestServer } from '../../helpers/server.js';
 import type { DeviceRecord } from '../../../core/model/device.js';
 import type { PositionReport } from '../../../core/model/report.js';
-import { locationReport } from '../../../core/ingest/input.reports.js';
+import { locationReport } from '../../../core/model/input.reports.js';
 import pg from 'pg';
 import { PATIENCE_MS, until } from '../../helpers/wait.js';
 

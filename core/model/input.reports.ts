@@ -4,9 +4,9 @@
  * `devices/{id}/locations` and `/alerts` convert here, where the message arrives; INGEST_STEPS then
  * check, store and raise it as they do a tracker's report.
  */
-import type { Location, LocationInput } from '../model/location.js';
-import type { AlertInput } from '../model/alert.js';
-import type { Report } from '../model/report.js';
+import type { Location, LocationInput } from './location.js';
+import type { AlertInput } from './alert.js';
+import type { Report } from './report.js';
 
 const known = (v: number | null | undefined): number | undefined => v ?? undefined;
 
