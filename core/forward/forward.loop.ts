@@ -11,6 +11,7 @@ import type { Forwarder } from './forwarder.js';
 import type { ForwardTargets } from './forward.targets.js';
 import * as repo from './forwards.repository.js';
 import { storedForwardProblem } from './forwards.service.js';
+import { backoffMs, jittered } from '../backoff.js';
 
 export type Enabled = Forward & ForwardProgress;
 
@@ -43,9 +44,7 @@ export function forwardMessage(e: repo.StreamEvent): ForwardMessage {
 }
 
 /** the wait before try `n` + 1 of what failed `n` times: from retryMinMs, doubling, at most retryMaxMs */
-const backoffMs = (t: LoopTiming, n: number) => Math.min(t.retryMaxMs, t.retryMinMs * 2 ** Math.min(n - 1, 20));
-/** the same within ±20 %, so that forwards failing together do not try again together */
-const jittered = (ms: number) => ms * (0.8 + Math.random() * 0.4);
+const retryMs = (t: LoopTiming, n: number) => backoffMs({ minMs: t.retryMinMs, maxMs: t.retryMaxMs }, n);
 
 export class ForwardLoop {
   halted = false;
@@ -160,7 +159,7 @@ export class ForwardLoop {
         await repo.recordFailure(db, this.f.id, holder, error, since, now() + timing.leaseMs, this.f.modified);
         break;
       } catch {
-        await this.sleepOnly(backoffMs(timing, tries));
+        await this.sleepOnly(retryMs(timing, tries));
       }
     }
     while (!this.halted) await this.sleepOnly(timing.retryMaxMs);
@@ -243,7 +242,7 @@ export class ForwardLoop {
       this.log.warn({ err: error, pending }, 'forward failing: its messages wait in the database and are sent again');
     }
     await repo.recordFailure(db, this.f.id, holder, error, this.failingSince, t + timing.leaseMs).catch(() => {});
-    await this.sleep(jittered(backoffMs(timing, this.attempts)));
+    await this.sleep(jittered(retryMs(timing, this.attempts)));
   }
 
   /**
@@ -267,7 +266,7 @@ export class ForwardLoop {
       } catch (e) {
         if (this.halted) return false;
         if (tries === 1) this.log.warn({ err: (e as Error).message }, 'forward progress not saved; saving it again shortly (the batch was delivered and is not sent again meanwhile)');
-        await this.sleepOnly(jittered(backoffMs(timing, tries)));
+        await this.sleepOnly(jittered(retryMs(timing, tries)));
         if (this.halted) return false;
       }
     }

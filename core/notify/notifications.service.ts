@@ -24,6 +24,7 @@ import * as accounts from '../accounts/accounts.repository.js';
 import * as devices from '../devices/devices.repository.js';
 import { dayIn, quotaKey } from './daily-quota.js';
 import { formatAlertEmail, formatAlertSms } from './message.format.js';
+import { backoffMs, jittered } from '../backoff.js';
 
 export interface NotificationsDeps {
   db: Db;
@@ -307,7 +308,7 @@ async function sendFailed(n: Notifications, row: outbox.OutboxRow, key: string, 
     await quota.release(key).catch(() => {});
     logger.error({ ...where, to: row.recipient, attempts, err: reason }, 'notification failed for good; its place in the daily count is freed');
   } else {
-    const delay = Math.min(MAX_BACKOFF_MS, n.backoffMs * 2 ** (attempts - 1)) * (0.8 + Math.random() * 0.4);
+    const delay = jittered(backoffMs({ minMs: n.backoffMs, maxMs: MAX_BACKOFF_MS }, attempts));
     await outbox.markRetry(db, row.id, attempts, clock.now().getTime() + Math.round(delay), reason);
     logger.warn({ ...where, to: row.recipient, attempts, retryInMs: Math.round(delay), err: reason }, 'notification failed; will retry');
   }

@@ -39,6 +39,7 @@ import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from '../../core/logger.js';
 import type { CoreLink } from './core-link.server.js';
 import type { GatewayProcessSettings } from './gateway.process.js';
+import { backoffMs } from '../../core/backoff.js';
 
 /** what a worker asks for on its cluster channel once its code is loaded (a message sent before would be lost) */
 export const INIT_REQUEST = 'trackgate-gateway-settings?';
@@ -99,6 +100,8 @@ interface PoolState {
   /** until the first processes all listen */
   starting: boolean;
   restartDelay: number;
+  /** workers in a row that died before HEALTHY_MS */
+  quickDeaths: number;
   timers: Set<NodeJS.Timeout>;
 }
 
@@ -106,7 +109,7 @@ export async function startGatewayPool(o: GatewayPoolOptions): Promise<GatewayPo
   // read by cluster at its first setupPrimary: each gateway process accepts for itself (see above)
   cluster.schedulingPolicy = cluster.SCHED_NONE;
   cluster.setupPrimary({ exec: o.exec, args: o.args, execArgv: [...process.execArgv, ...GATEWAY_V8_FLAGS] });
-  const p: PoolState = { o, workers: new Map(), listening: new Map(), stopping: false, starting: true, restartDelay: RESTART_MIN_MS, timers: new Set() };
+  const p: PoolState = { o, workers: new Map(), listening: new Map(), stopping: false, starting: true, restartDelay: RESTART_MIN_MS, quickDeaths: 0, timers: new Set() };
   o.link.onHello((reported, who) => {
     if (who.worker === undefined) return;
     p.listening.get(who.worker)?.(reported);
@@ -181,7 +184,8 @@ function onExit(p: PoolState, worker: Worker, udp: boolean, how: { code: number;
   p.listening.delete(worker.id);
   // one of the first processes that exits before it listens fails the start (its port in use): nothing to start again
   if (p.stopping || (p.starting && neverListened)) return;
-  p.restartDelay = ran >= HEALTHY_MS ? RESTART_MIN_MS : Math.min(p.restartDelay * 2, RESTART_MAX_MS);
+  p.quickDeaths = ran >= HEALTHY_MS ? 0 : p.quickDeaths + 1;
+  p.restartDelay = p.quickDeaths === 0 ? RESTART_MIN_MS : backoffMs({ minMs: RESTART_MIN_MS, maxMs: RESTART_MAX_MS }, p.quickDeaths + 1);
   p.o.logger.warn({ worker: worker.id, pid: worker.process.pid, code: how.code, signal: how.signal, restartInMs: p.restartDelay }, 'gateway process died; starting another (its trackers reconnect to the others meanwhile)');
   const t = setTimeout(() => {
     p.timers.delete(t);
