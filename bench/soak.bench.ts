@@ -25,6 +25,8 @@ import { sendGroupCopyAttack } from '../test/helpers/patch-attack.js';
 import { execFileSync } from 'node:child_process';
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 240);
+/** after the attack, the honest load alone this long: the RSS must come back within 10 % of where it was after calm */
+const SETTLE_S = 30;
 const TRACKERS_PER_ACCOUNT = 10;
 const MQTT_PER_ACCOUNT = 5;
 const REST_PER_ACCOUNT = 5;
@@ -56,6 +58,7 @@ function phases(total: number): Phase[] {
     { name: 'attack + Redis frozen', from: at(0.54), to: at(0.66) },
     { name: 'attack + PostgreSQL frozen', from: at(0.66), to: at(0.76) },
     { name: 'recovery (attack goes on)', from: at(0.76), to: total },
+    { name: 'after the attack', from: total, to: total + SETTLE_S },
   ];
 }
 
@@ -488,7 +491,9 @@ async function soak(cleanups: (() => unknown)[]): Promise<object> {
     devices[account].rest.forEach((id) => load.push(runRestClient({ base: server.base, token: () => tokens[account], id, account, ledger, stop, intervalMs: 500, firstFixMs })));
   }
   const attack = plan[1].from;
-  const hostile = runHostile({ server, token: () => tokens.A, active: () => elapsed() >= attack, stop });
+  // the attack ends with the run's phases; the honest load goes on for SETTLE_S, to see the RSS come back
+  let attackOver = false;
+  const hostile = runHostile({ server, token: () => tokens.A, active: () => elapsed() >= attack, stop: () => stopping || attackOver });
 
   const rss: { t: number; kb: number }[] = [];
   const sampler = setInterval(async () => {
@@ -525,10 +530,12 @@ async function soak(cleanups: (() => unknown)[]): Promise<object> {
   await until(plan[5].to - 2);
   await act('PostgreSQL thawed', () => pgServer.thaw());
   await until(SECONDS);
+  attackOver = true;
+  await act('attack over', () => hostile.done);
+  await until(SECONDS + SETTLE_S);
 
   stopping = true;
   await Promise.all(load);
-  await hostile.done;
   clearInterval(sampler);
   clearInterval(refreshTokens);
   await sleep(2000);
