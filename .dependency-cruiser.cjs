@@ -1,5 +1,5 @@
 /**
- * The import rules of STYLE.md "Which folder may import which", checked in `npm test`.
+ * The import rules (docs/ARCHITECTURE.md "Who may import whom"), checked in `npm test`.
  * @type {import('dependency-cruiser').IConfiguration}
  */
 // (^|/): node_modules may be a link to another checkout's (a git worktree), resolved to ../…/node_modules

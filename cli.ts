@@ -1,4 +1,4 @@
-/** The `trackgate` command (CONTRACT.md §1 "Command line"). */
+/** The `trackgate` command (docs/contract.md §1 "Command line"). */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
@@ -142,7 +142,7 @@ program
 
 program
   .command('backup')
-  .description('copy the SQLite database into FILE (a new file), consistent, while trackgate runs or not; README "Backup and restore"')
+  .description('copy the SQLite database into FILE (a new file), consistent, while trackgate runs or not; docs/operations.md "Backup and restore"')
   .argument('<file>', 'the backup file to create')
   .action((file: string) => {
     const config = loadConfig();
@@ -153,7 +153,7 @@ program
 
 program
   .command('restore')
-  .description('make a backup FILE the database of TRACKGATE_DATA_DIR, trackgate stopped; the database there is kept aside; README "Backup and restore"')
+  .description('make a backup FILE the database of TRACKGATE_DATA_DIR, trackgate stopped; the database there is kept aside; docs/operations.md "Backup and restore"')
   .argument('<file>', 'a file trackgate backup wrote')
   .action((file: string) => {
     const config = loadConfig();
@@ -176,7 +176,7 @@ program
 
 program
   .command('gateway')
-  .description('an edge gateway: the tracker listeners on this host, storing through the core at --core (README "Scaling")')
+  .description('an edge gateway: the tracker listeners on this host, storing through the core at --core (docs/scaling.md "Scaling")')
   .requiredOption('--core <host:port>', "the core's TRACKGATE_GATEWAY_LINK_PORT", coreAddress)
   .option('--tls', "TLS to the core, trusting the system's authorities (TRACKGATE_GATEWAY_TLS_CA: trust that file instead)")
   .action(async (o: { core: { host: string; port: number }; tls?: boolean }) => {

@@ -1,5 +1,5 @@
 /**
- * The composition root of a gateway process (README "Scaling"), in two forms:
+ * The composition root of a gateway process (docs/scaling.md "Scaling"), in two forms:
  * - run as a file, a local gateway process: the core (main.ts) starts it as a cluster worker when
  *   TRACKGATE_GATEWAY_PROCESSES is above 0; it asks the core for its settings on the cluster
  *   channel, then runs the tracker listeners (gateway/ipc/gateway.process.ts). It loads only what

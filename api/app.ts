@@ -1,5 +1,5 @@
 /**
- * createApi(deps) -> the Koa app of the REST API (CONTRACT.md §2): envelope, errors with stable
+ * createApi(deps) -> the Koa app of the REST API (docs/contract.md §2): envelope, errors with stable
  * codes, bearer tokens, per-user request limits and usage, every endpoint, OpenAPI and docs.
  */
 import Koa, { type Context, type Next } from 'koa';
@@ -156,7 +156,7 @@ function handleErrors(deps: ApiDeps): Koa.Middleware {
     try {
       await next();
       if ((ctx.status === 404 || ctx.status === 405 || ctx.status === 501) && ctx.body === undefined) {
-        // No route took the request. The answer still carries the caller's usage (CONTRACT.md §2:
+        // No route took the request. The answer still carries the caller's usage (docs/contract.md §2:
         // every authenticated response), so a valid token is looked at, and counted, here too.
         await noteUsage(deps, ctx);
         const allow = ctx.response.get('Allow');

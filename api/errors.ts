@@ -1,4 +1,4 @@
-/** The one table that maps domain error codes to HTTP statuses (STYLE.md convention 8). */
+/** The one table that maps domain error codes to HTTP statuses (CONTRIBUTING.md convention 8). */
 import type { ErrorCode } from '../core/errors.js';
 import { isStorageUnavailable } from '../core/db/storage-errors.js';
 

@@ -24,7 +24,7 @@ import { QUICK, fmt, log, machine, pct, printTable, type Machine } from './lib/r
  * 20,000/s, below what its broker takes, so the figure would be the limiter's. 1,000 devices put
  * that ceiling at 100,000/s: with 500 (50,000/s) a fast hour's runs used 86–94 % of it while
  * Mosquitto relayed up to 110,000/s, so the goal could have been out of reach by the limit alone
- * (BENCHMARKS §5e). (BENCH_MQTT_CONNECTIONS: other counts, for diagnosis.)
+ * (BENCHMARKS.md). (BENCH_MQTT_CONNECTIONS: other counts, for diagnosis.)
  */
 const CONNECTIONS = Number(process.env.BENCH_MQTT_CONNECTIONS ?? 1000);
 /** QoS 1 messages in flight per connection (BENCH_MQTT_WINDOW: for diagnosis only) */

@@ -1,11 +1,11 @@
 /**
  * The only place that reads the environment. `loadConfig(env)` validates every TRACKGATE_* value
- * (CONTRACT.md §1) and returns a frozen, typed Config; a bad value throws ConfigError naming it.
+ * (docs/contract.md §1) and returns a frozen, typed Config; a bad value throws ConfigError naming it.
  */
 import os from 'node:os';
 import path from 'node:path';
 
-/** The usual port of each tracker protocol (CONTRACT.md §1): what deployed trackers are set to. */
+/** The usual port of each tracker protocol (docs/contract.md §1): what deployed trackers are set to. */
 export const PROTOCOL_DEFAULT_PORTS: Readonly<Record<string, number>> = Object.freeze({
   teltonika: 5027, gt06: 5023, h02: 5013, gps103: 5001, tk103: 5002, jt808: 5015, gl200: 5004,
   meitrack: 5020, suntech: 5011, watch: 5093, ruptela: 5046, osmand: 5055,
@@ -53,7 +53,7 @@ export interface Config {
   idleTimeoutSeconds: number;
   /** a tracker connection that has not named a known device this long after it opened is closed */
   identifyTimeoutSeconds: number;
-  /** how long sendCommand waits for a connected device's reply (CONTRACT.md "Commands") */
+  /** how long sendCommand waits for a connected device's reply (docs/contract.md "Commands") */
   commandWaitSeconds: number;
   /** forwards: the longest wait for a target's connection, and for its answer (response, PUBACKs, confirms) */
   forwardTimeoutMs: number;
@@ -128,7 +128,7 @@ function onOff(env: Env, name: string, fallback: boolean): boolean {
  * (gateway-pool.ts GATEWAY_NICE), so they take the CPU time the core (REST, MQTT, SQLite writes)
  * leaves, on its core too: since they run the ingest steps, the core only writes, and on 2 cores
  * TCP ingest took 41,000-57,000 positions/s with two gateway processes against 34,000-41,000
- * with one and 41,000-42,000 with three, in quick runs of one half-hour (BENCHMARKS.md §2g).
+ * with one and 41,000-42,000 with three, in quick runs of one half-hour (BENCHMARKS.md).
  */
 export const autoGatewayProcesses = (cores = os.availableParallelism()): number => (cores >= 2 ? cores : 0);
 

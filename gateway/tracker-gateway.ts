@@ -107,7 +107,7 @@ export async function startTrackerGateway(o: TrackerGatewayOptions): Promise<Tra
       return registry.deviceIds();
     },
     async stop() {
-      // A planned stop (README "Stopping"): every tracker connection and listener is closed first,
+      // A planned stop (docs/scaling.md "Stopping"): every tracker connection and listener is closed first,
       // so what still waits for storage or the core ends unanswered and unlogged when the caller
       // then closes them (a gateway process's link fails every request); one line says how many.
       const connections = open.size;

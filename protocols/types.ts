@@ -151,7 +151,7 @@ export interface HttpDecodeResult extends DecodeResult {
 
 /**
  * One protocol: pure functions over bytes. The port it is served on is configuration, not the
- * protocol's: config/config.ts PROTOCOL_DEFAULT_PORTS holds every usual port (CONTRACT.md §1).
+ * protocol's: config/config.ts PROTOCOL_DEFAULT_PORTS holds every usual port (docs/contract.md §1).
  */
 export interface ProtocolModule {
   name: string;
@@ -168,7 +168,7 @@ export interface ProtocolModule {
   /** decodes one HTTP request (OsmAnd) */
   decodeHttp?(request: HttpRequestLike, ctx: DecodeContext): HttpDecodeResult;
   /**
-   * Wraps a `Text` command (CONTRACT.md "Commands") in the protocol's own command framing. Pure:
+   * Wraps a `Text` command (docs/contract.md "Commands") in the protocol's own command framing. Pure:
    * throws CommandError for a text the framing cannot carry. Absent: the protocol carries no
    * commands (OsmAnd).
    */

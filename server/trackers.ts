@@ -33,7 +33,7 @@ const REPLACED = { edge: 'replaced by a newer connection of the same device on a
 /**
  * The tracker listeners: in this process (TRACKGATE_GATEWAY_PROCESSES=0), or in gateway processes
  * (gateway-main.ts, cluster workers of this one) that reach the core over net-ipc on a loopback
- * TCP port of their own (README "Scaling").
+ * TCP port of their own (docs/scaling.md "Scaling").
  */
 export async function startTrackers(config: Readonly<Config>, services: Services, clock: Clock, logger: Logger, metrics?: Metrics): Promise<Trackers> {
   // no tracker port: nothing for gateway processes to do

@@ -37,7 +37,7 @@ export function systemRoutes(api: RouteTable, deps: { ping: () => Promise<void>;
   });
 }
 
-/** GET /metrics (no token): the Prometheus text format; the README's "Metrics" lists the names. */
+/** GET /metrics (no token): the Prometheus text format; the docs/operations.md "Metrics" lists the names. */
 export function metricsRoute(api: RouteTable, scrape: () => Promise<{ contentType: string; text: string }>): void {
   api.registry.registerPath({
     method: 'get', path: '/metrics', tags: ['System'], summary: 'ext: metrics in the Prometheus text format (no token)',

@@ -11,7 +11,7 @@ export const alertSchema = z
     latitude: z.number().nullable(),
     longitude: z.number().nullable(),
     text: z.string().nullable(),
-    alertName: z.string().openapi({ description: 'The platform\'s names, and trackgate\'s for tracker alarms the platform has no name for (README "Alarms become alerts"): a client must expect names outside the platform list.' }),
+    alertName: z.string().openapi({ description: 'The platform\'s names, and trackgate\'s for tracker alarms the platform has no name for (docs/tracker-gateway.md "Alarms become alerts"): a client must expect names outside the platform list.' }),
     alerts: z.array(z.string()),
     notifications: z.array(z.enum(['Email', 'SMS'])).openapi({ description: 'Channels actually used for this alert.' }),
     suppressed: z.record(z.string(), z.enum(['dailyLimitReached', 'notConfigured', 'deviceExpired', 'noRecipients'])).openapi({ description: 'ext: per channel, why nothing was sent.' }),

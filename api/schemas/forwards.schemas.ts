@@ -1,5 +1,5 @@
 /**
- * Forwards (CONTRACT.md "Forwards", *ext*). These schemas check the shape; URL schemes per type,
+ * Forwards (docs/contract.md "Forwards", *ext*). These schemas check the shape; URL schemes per type,
  * templates, the group and write-only credentials are checked by core/forward/forwards.service.ts.
  */
 import { z } from './zod.js';

@@ -1,5 +1,5 @@
 /**
- * Zones and alert rules (CONTRACT.md "Alert rules and zones", *ext*). These schemas check the
+ * Zones and alert rules (docs/contract.md "Alert rules and zones", *ext*). These schemas check the
  * shape; ranges, the params each alert name takes and references to the account's zones, devices
  * and groups are checked by the services in core/rules, one place for every caller.
  */

@@ -22,7 +22,7 @@ import type { ConnectResult, StreamResult } from './tracker-generator.js';
 /**
  * Trackers connected: 1,000 unless BENCH_TRACKERS says otherwise (the mix keeps its shares). Each
  * has one frame in flight, as a real device does, so the count sets how much work waits for a
- * commit at once (BENCHMARKS §2m).
+ * commit at once (BENCHMARKS.md).
  */
 export const TRACKERS = Number(process.env.BENCH_TRACKERS ?? 1000);
 if (!Number.isInteger(TRACKERS) || TRACKERS < 100 || TRACKERS > 20_000) throw new Error(`BENCH_TRACKERS must be 100-20000, not ${process.env.BENCH_TRACKERS}`);
@@ -67,16 +67,16 @@ export function pinChildren(pid: number, cpus: string | undefined): number[] {
 }
 
 /**
- * trackgate's gateway processes (README "Scaling") in tcp-ingest and pg-ingest: by default as
+ * trackgate's gateway processes (docs/scaling.md "Scaling") in tcp-ingest and pg-ingest: by default as
  * `npm start` runs them (`auto`, one per CPU; counted here, since trackgate, started on one CPU,
  * would see one and run none); BENCH_GATEWAY_PROCESSES=n sets n (0: every listener in the core's
- * process, as the figures before BENCHMARKS §2g).
+ * process, as the figures before BENCHMARKS.md).
  */
 export const GATEWAY_PROCESSES = process.env.BENCH_GATEWAY_PROCESSES ?? String(autoGatewayProcesses(os.cpus().length));
 
 /**
  * Where they run: on every CPU, placed by the system (they run below the core's priority and the
- * generator's), or with BENCH_GATEWAY_CPUS=generator on the generator's CPU (BENCHMARKS §2f).
+ * generator's), or with BENCH_GATEWAY_CPUS=generator on the generator's CPU (BENCHMARKS.md).
  */
 export const GATEWAY_CPUS = process.env.BENCH_GATEWAY_CPUS === 'generator' ? (GENERATOR_CPUS ?? 'any') : 'any';
 

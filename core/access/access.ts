@@ -1,5 +1,5 @@
 /**
- * Who may do what (CONTRACT.md "Who may do what"): a user sees only its own account (anything
+ * Who may do what (docs/contract.md "Who may do what"): a user sees only its own account (anything
  * else is 404), `admin` manages users, devices and groups, `write` reports locations, raises
  * alerts and edits groups, `read` reads; a user with a group sees only that group's devices.
  */

@@ -1,5 +1,5 @@
 /**
- * The token endpoint's rules (CONTRACT.md "Token"): valid credentials give a JWT whose `exp` is
+ * The token endpoint's rules (docs/contract.md "Token"): valid credentials give a JWT whose `exp` is
  * the `expires` returned; anything else is one indistinguishable failure. Each token carries the
  * user's key version, so issuing a new API key revokes every token made with the old one.
  * `verify` is the one token verifier: the REST guard (api/app.ts) and MQTT logins (password = token)

@@ -1,5 +1,5 @@
 /**
- * Commands to devices (CONTRACT.md "Commands"): the durable queue, its states and the answers tied
+ * Commands to devices (docs/contract.md "Commands"): the durable queue, its states and the answers tied
  * back. REST creates, lists and cancels; the gateway that holds a device's connection asks for
  * the next queued command, reports it sent and reports the device's answers. core does not know
  * protocols: server/ passes `check` (the protocol's encoder run on the text) and `delivery` (the

@@ -26,7 +26,7 @@ function holderText(file: string): string {
 /**
  * Writes this process's pid into the pid file; on a disk with no free block, as the target of a
  * symbolic link of that name, which takes no data block (ext4, XFS and tmpfs keep a short target in
- * the inode): a restart on a full disk must come up (README "Storage and scaling out").
+ * the inode): a restart on a full disk must come up (docs/scaling.md "Storage and scaling out").
  */
 function markPid(file: string, own: string): void {
   // a link left by an earlier start would be followed by the write

@@ -38,7 +38,7 @@ export interface Db extends Knex {
   readonly read: Reads;
 }
 
-/** The SQLite database's file name in the data directory (CONTRACT.md: TRACKGATE_DATA_DIR). */
+/** The SQLite database's file name in the data directory (docs/contract.md: TRACKGATE_DATA_DIR). */
 export const SQLITE_FILE = 'trackgate.sqlite';
 
 /** The SQLite database of the data directory `dataDir`. */

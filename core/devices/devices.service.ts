@@ -50,7 +50,7 @@ export interface DevicesDeps {
 }
 
 /**
- * The account's devices (CONTRACT.md "Devices"). A device out of the caller's sight (another
+ * The account's devices (docs/contract.md "Devices"). A device out of the caller's sight (another
  * account's, or outside its group) answers DEVICE_NOT_FOUND; activating one needs a free licence.
  */
 export interface DevicesService {
@@ -171,7 +171,7 @@ async function present(deps: DevicesDeps, records: DeviceRecord[]): Promise<Devi
 }
 
 /**
- * A device's licence (CONTRACT.md "Licences"): claimed in the licence store before a device becomes
+ * A device's licence (docs/contract.md "Licences"): claimed in the licence store before a device becomes
  * active, checked again in the database, which is the authority.
  */
 function licensing(deps: DevicesDeps) {

@@ -130,7 +130,7 @@ export class EventBus {
     return this.on('forwards', fn);
   }
 
-  // Commands (CONTRACT.md "Commands"): the instance holding the device's connection delivers.
+  // Commands (docs/contract.md "Commands"): the instance holding the device's connection delivers.
   /** Commands were queued for a device whose connection may be held by another instance. */
   commandsQueued(deviceId: string, remote = false): void {
     this.emit('commandsQueued', deviceId, remote);

@@ -1,5 +1,5 @@
 /**
- * Where forwards may connect (CONTRACT.md §5 `TRACKGATE_FORWARD_ALLOW`). An account admin chooses
+ * Where forwards may connect (docs/contract.md §5 `TRACKGATE_FORWARD_ALLOW`). An account admin chooses
  * a forward's URL, and its target's answers reach `status.lastError`: without a limit a forward is
  * a port scanner and a reader of the services beside trackgate (Redis on 127.0.0.1:6379, a cloud's
  * metadata service on 169.254.169.254, the API itself). So loopback, unspecified, link-local,

@@ -1,5 +1,5 @@
 /**
- * An account's forwards (CONTRACT.md "Forwards", *ext* `/api/forwards`): admin only, and not for
+ * An account's forwards (docs/contract.md "Forwards", *ext* `/api/forwards`): admin only, and not for
  * a user restricted to a group (a forward carries the whole account's data). Another account's
  * forward is FORWARD_NOT_FOUND. Credentials are write-only: the URL's password and `secret` read
  * back as "***", and "***" given back (a PUT of what GET showed, a PATCH) keeps what is stored.
@@ -174,7 +174,7 @@ export function storedForwardProblem(f: Forward, targets?: ForwardTargets): stri
   }
 }
 
-/** A forward as the API shows it (CONTRACT.md "Forwards"): credentials masked, defaults filled in. */
+/** A forward as the API shows it (docs/contract.md "Forwards"): credentials masked, defaults filled in. */
 export function presentForward(f: ForwardView): Record<string, unknown> {
   const status: ForwardStatus = {
     pending: f.pending,

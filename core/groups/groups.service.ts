@@ -15,7 +15,7 @@ export interface GroupInput {
 }
 
 /**
- * The account's device groups (CONTRACT.md "Groups and users"). A user restricted to a group sees
+ * The account's device groups (docs/contract.md "Groups and users"). A user restricted to a group sees
  * only that group; any other group, or one of another account, answers GROUP_NOT_FOUND.
  */
 export interface GroupsService {
@@ -101,7 +101,7 @@ export function createGroupsService(deps: GroupsDeps): GroupsService {
 
   /**
    * Whether a group holds a device, for scopes decided outside a request: the MQTT live feed asks
-   * it for users restricted to a group (CONTRACT.md "Who may do what").
+   * it for users restricted to a group (docs/contract.md "Who may do what").
    */
   async function includesDevice(groupId: string, deviceId: string): Promise<boolean> {
     return isInGroup(db, deviceId, groupId);

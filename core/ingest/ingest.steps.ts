@@ -123,7 +123,7 @@ function needsCleaning(a: Record<string, unknown>): boolean {
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 
 /**
- * The REST location shape (CONTRACT.md "Location fields"): a client's location as given, a
+ * The REST location shape (docs/contract.md "Location fields"): a client's location as given, a
  * tracker's made of its report, units already normalised by decoders. A value the sender did not
  * report is left out, never null.
  */

@@ -1,5 +1,5 @@
 /**
- * What a client may send as a location or an alert (CONTRACT.md §2), whatever carries it: the
+ * What a client may send as a location or an alert (docs/contract.md §2), whatever carries it: the
  * REST bodies (api/ adds the OpenAPI names) and MQTT payloads validate with these same schemas.
  * Unknown fields are dropped.
  */
@@ -56,7 +56,7 @@ export const alertInput = z.object({
   latitude: z.number().min(-90).max(90).nullable().optional().describe('Where it happened; absent: the last location of the device, when it has one.'),
   longitude: z.number().min(-180).max(180).nullable().optional(),
   text: z.string().max(1000).nullable().optional(),
-  alertName: z.string().trim().min(1).max(64).describe('Usually one of the platform names (SOSButton, SpeedLimit, LowBattery, GPSUnplugged, Vibration, ForbiddenArea, HarshBraking, …). Any name of 1 to 64 characters is stored as given: trackgate itself names the tracker alarms the platform has no name for (README "Alarms become alerts": Movement, PowerCut, Tow, …), so a client must expect names outside the platform list.'),
+  alertName: z.string().trim().min(1).max(64).describe('Usually one of the platform names (SOSButton, SpeedLimit, LowBattery, GPSUnplugged, Vibration, ForbiddenArea, HarshBraking, …). Any name of 1 to 64 characters is stored as given: trackgate itself names the tracker alarms the platform has no name for (docs/tracker-gateway.md "Alarms become alerts": Movement, PowerCut, Tow, …), so a client must expect names outside the platform list.'),
   alerts: z.array(z.string().max(64)).max(20).optional(),
 }).refine((a) => (a.latitude == null) === (a.longitude == null), {
   message: 'latitude and longitude go together (send both, or neither to use the last location)',

@@ -1,6 +1,6 @@
 /**
  * The checks every position passes before it is stored, whatever brought it: REST, MQTT
- * `devices/{id}/locations`, OwnTracks and decoded tracker frames (STYLE.md convention 4 lists the
+ * `devices/{id}/locations`, OwnTracks and decoded tracker frames (CONTRIBUTING.md convention 4 lists the
  * same invariants for decoders). A fix dated 9999 would otherwise stay the last location for ever,
  * since the last location is the one with the latest fix time.
  *

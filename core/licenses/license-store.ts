@@ -1,5 +1,5 @@
 /**
- * Which devices of an account hold a licence (CONTRACT.md §2: making a device active needs a free
+ * Which devices of an account hold a licence (docs/contract.md §2: making a device active needs a free
  * licence). A device holds one while it has not expired: `expiresAt` null (never) or after now.
  * The count is computed at the instant asked, so nothing has to run when a device expires.
  * Two implementations share one contract: in-process (embedded default) and Redis.

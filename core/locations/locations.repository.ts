@@ -47,7 +47,7 @@ const LAST_ON_CONFLICT = `on conflict (device_id) do update set date_time = excl
 const UPSERT_LAST_ONE = `insert into last_locations (device_id, date_time, data) values (?, ?, ?) ${LAST_ON_CONFLICT}`;
 
 /**
- * Stores rows, one per device and fix time (CONTRACT.md §2 Locations): a new fix is inserted; a
+ * Stores rows, one per device and fix time (docs/contract.md §2 Locations): a new fix is inserted; a
  * fix already stored is left alone when the resend is identical (serverTime aside) and replaced
  * when its values differ (a correction). Of several rows with the same key, the last wins.
  * Returns the rows written (inserted or replaced), in the order given, and moves each device's

@@ -4,7 +4,7 @@
  * part counts its own in the plain objects of counts.ts, which this file reads at each scrape, or
  * hands this file a function to read (MQTT clients, the outbox backlog).
  *
- * Every name starts with `trackgate_` (CONTRACT.md "Metrics"); README "Metrics" lists them.
+ * Every name starts with `trackgate_` (docs/contract.md "Metrics"); docs/operations.md "Metrics" lists them.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client';
 import { Buckets, HttpCounts, IngestCounts, MqttCounts, REFUSAL_REASONS, TrackerCounts, type TrackerSnapshot } from './counts.js';

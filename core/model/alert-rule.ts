@@ -1,5 +1,5 @@
 /**
- * An alert rule of an account (CONTRACT.md "Alert rules and zones", *ext* `/api/alertRules`): when
+ * An alert rule of an account (docs/contract.md "Alert rules and zones", *ext* `/api/alertRules`): when
  * a device (listed, or in the group) meets the condition its `alertName` names, for at least
  * `minDurationSeconds`, within the schedule, one alert is raised per episode, notified on the
  * channels of `notify`, and `command` is sent after its delay.

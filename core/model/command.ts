@@ -1,4 +1,4 @@
-/** A command to a device (CONTRACT.md "Commands"). */
+/** A command to a device (docs/contract.md "Commands"). */
 export type CommandFormat = 'Text' | 'Hex' | 'Base64';
 export const COMMAND_FORMATS: readonly CommandFormat[] = ['Text', 'Hex', 'Base64'];
 

@@ -5,7 +5,7 @@
 export const DEVICE_ID_MAX_LENGTH = 64;
 export const DEVICE_ID_PATTERN = /^[A-Za-z0-9_.:-]+$/;
 
-/** A device as the REST API shows it (CONTRACT.md §2 "Devices"). */
+/** A device as the REST API shows it (docs/contract.md §2 "Devices"). */
 export interface Device {
   id: string;
   name: string;

@@ -1,4 +1,4 @@
-/** A forward of an account (CONTRACT.md "Forwards", *ext* `/api/forwards`). */
+/** A forward of an account (docs/contract.md "Forwards", *ext* `/api/forwards`). */
 export type ForwardType = 'webhook' | 'mqtt' | 'amqp';
 export type ForwardEventKind = 'locations' | 'alerts';
 

@@ -1,5 +1,5 @@
 /**
- * What a client sends in the REST shapes (CONTRACT.md §2 "Location fields", "Alert fields"),
+ * What a client sends in the REST shapes (docs/contract.md §2 "Location fields", "Alert fields"),
  * already validated by core/ingest/input.schemas.ts, as the ingest's one report type. REST and MQTT
  * `devices/{id}/locations` and `/alerts` convert here, where the message arrives; INGEST_STEPS then
  * check, store and raise it as they do a tracker's report.

@@ -1,5 +1,5 @@
 /**
- * A location as the REST API shows it (CONTRACT.md §2 "Location fields"). A field without a value
+ * A location as the REST API shows it (docs/contract.md §2 "Location fields"). A field without a value
  * is absent, never null, whatever brought the location (REST, MQTT, a tracker frame).
  */
 export interface Location {

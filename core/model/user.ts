@@ -1,7 +1,7 @@
 /** `execute`: send commands to devices (the platform's own name); it implies `read`, not `write`. */
 export type Privilege = 'admin' | 'write' | 'execute' | 'read';
 
-/** A user as the REST API shows it (CONTRACT.md §2 "Groups and users"). */
+/** A user as the REST API shows it (docs/contract.md §2 "Groups and users"). */
 export interface User {
   id: string;
   userName: string;

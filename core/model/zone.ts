@@ -1,4 +1,4 @@
-/** A zone of an account (CONTRACT.md "Alert rules and zones", *ext* `/api/zones`). */
+/** A zone of an account (docs/contract.md "Alert rules and zones", *ext* `/api/zones`). */
 export type ZoneType = 'circle' | 'polygon';
 
 export interface Zone {

@@ -1,5 +1,5 @@
 /**
- * One way out for alert notifications (CONTRACT.md §2 "Alerts": one e-mail per alertEmails
+ * One way out for alert notifications (docs/contract.md §2 "Alerts": one e-mail per alertEmails
  * address, one SMS per alertPhones number). Two implementations share one contract: SMTP and an
  * HTTP SMS gateway. send() resolves once the receiver accepted the message and throws otherwise,
  * so the outbox can retry, and release the daily-limit place of a message that finally failed.

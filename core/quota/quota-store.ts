@@ -1,5 +1,5 @@
 /**
- * Daily per-device send counters (CONTRACT.md §2 "daily limit"). The caller puts the day in the
+ * Daily per-device send counters (docs/contract.md §2 "daily limit"). The caller puts the day in the
  * key (`sent:email:<deviceId>:2026-03-01`) and passes the end of that day as the expiry, so a new
  * day is a new key and nothing has to run at midnight. Two implementations share one contract:
  * in-process (embedded default) and Redis (several gateway processes).

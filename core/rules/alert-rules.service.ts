@@ -108,7 +108,7 @@ export interface AlertRuleInput {
 }
 
 /**
- * The account's alert rules (CONTRACT.md "Alert rules and zones"): admin only, and not for a user
+ * The account's alert rules (docs/contract.md "Alert rules and zones"): admin only, and not for a user
  * restricted to a group. Another account's rule is RULE_NOT_FOUND; every reference (zone, devices,
  * group) must be the account's own, else 400 naming the field.
  */

@@ -1,5 +1,5 @@
 /**
- * Zones as geometry (CONTRACT.md "Alert rules and zones"): checking a zone before it is stored, and
+ * Zones as geometry (docs/contract.md "Alert rules and zones"): checking a zone before it is stored, and
  * compiling a stored one into a `contains(lat, lon)` test the rule engine calls for every position.
  * Pure: no database, no clock.
  *

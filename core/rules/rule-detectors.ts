@@ -1,6 +1,6 @@
 /**
- * THE ordered list of alert detectors (CONTRACT.md "Alert rules and zones"; STYLE.md "order lives
- * in one list"). Each is a pure function (rule, state, input, context) → (state, alert?): no clock,
+ * THE ordered list of alert detectors (docs/contract.md "Alert rules and zones"; CONTRIBUTING.md convention 2: order lives
+ * in one list). Each is a pure function (rule, state, input, context) → (state, alert?): no clock,
  * no database, so the engine (rules.engine.ts) can store and share the state.
  * Most rules are a condition that holds; `episode()` gives them one life cycle: it starts, holds
  * for the minimum duration, fires once, and fires again only after it has ended. A few are edges

@@ -1,5 +1,5 @@
 /**
- * The alert-rule engine (CONTRACT.md "Alert rules and zones"; docs/rules.md): every stored
+ * The alert-rule engine (docs/contract.md "Alert rules and zones"; docs/rules.md): every stored
  * location is evaluated against its device's rules after its commit, off the acknowledgement path;
  * the time passing is evaluated by one instance at a time (a lease).
  * Positions are evaluated in fix-time order, and one not newer than the last evaluated is skipped,

@@ -19,7 +19,7 @@ export interface ZoneInput {
 }
 
 /**
- * The account's zones (CONTRACT.md "Alert rules and zones"): admin only, and not for a user
+ * The account's zones (docs/contract.md "Alert rules and zones"): admin only, and not for a user
  * restricted to a group (zones and rules are the whole account's). Another account's zone is
  * ZONE_NOT_FOUND; a zone a rule uses cannot be deleted (ZONE_IN_USE).
  */

@@ -54,7 +54,7 @@ export const present = (u: UserRecord): User => ({
 const ms = (v: string | null | undefined): number | null => (v ? new Date(v).getTime() : null);
 
 /**
- * The account's users (CONTRACT.md "Groups and users", "Who may do what"). Each call is made as a
+ * The account's users (docs/contract.md "Groups and users", "Who may do what"). Each call is made as a
  * principal: a non-admin sees only itself; a user of another account answers USER_NOT_FOUND.
  */
 export interface UsersService {

@@ -98,11 +98,11 @@ export async function startCoreLink(o: CoreLinkOptions): Promise<CoreLink> {
 export const LOCAL_LINK_HOST = '127.0.0.1';
 
 /**
- * The link of the core's own gateway processes (README "Scaling"): TCP on the loopback address, on
+ * The link of the core's own gateway processes (docs/scaling.md "Scaling"): TCP on the loopback address, on
  * a free port, and the address they connect to; whoever connects must present the secret. Not a
  * Unix socket: one takes at most about 200 KB from its writer, so the rest of a gateway process's
  * batch (300 KB to 1 MB under load) stayed in that process until its event loop turned again,
- * while the core waited for the whole message (BENCHMARKS §2f); loopback TCP takes it at once.
+ * while the core waited for the whole message (BENCHMARKS.md); loopback TCP takes it at once.
  */
 export async function startLocalCoreLink(o: Omit<CoreLinkOptions, 'path' | 'port' | 'host' | 'tls'>): Promise<{ link: CoreLink; address: { host: string; port: number } }> {
   const link = await startCoreLink({ ...o, host: LOCAL_LINK_HOST, port: 0 });

@@ -1,5 +1,5 @@
 /**
- * One gateway process (README "Scaling"): the tracker listeners of every protocol (TCP, UDP,
+ * One gateway process (docs/scaling.md "Scaling"): the tracker listeners of every protocol (TCP, UDP,
  * OsmAnd HTTP) and their decoders, with the core at the other end of the link: the core resolves
  * devices, stores, and keeps the command queue; this process writes acknowledgements once the core
  * answers that what they acknowledge is committed, and writes the commands of the devices

@@ -1,5 +1,5 @@
 /**
- * Every message between the core and its gateway processes (README "Scaling"), over net-ipc with
+ * Every message between the core and its gateway processes (docs/scaling.md "Scaling"), over net-ipc with
  * MessagePack (Dates and Buffers cross as they are). A gateway process decodes; the core resolves
  * devices, stores, queues commands and shows frames. Requests are answered; notes are one-way.
  *

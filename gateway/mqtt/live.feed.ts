@@ -1,5 +1,5 @@
 /**
- * The live feed (CONTRACT.md §3 "MQTT"): every stored location and alert, published as its REST
+ * The live feed (docs/contract.md §3 "MQTT"): every stored location and alert, published as its REST
  * JSON on `live/{deviceId}/...`, delivered only to API users who may see the device.
  * The scope travels on the packet as MQTT 5 user properties (`tg-account`, `tg-groups`), so it
  * survives any aedes emitter, including Redis. A live packet without them is never delivered; they
@@ -54,7 +54,7 @@ export interface LiveSubscriber {
   readonly outbox: LiveOutbox;
 }
 
-/** The live feed of stored locations and alerts, scoped per API user (CONTRACT.md §3 "live/…"). */
+/** The live feed of stored locations and alerts, scoped per API user (docs/contract.md §3 "live/…"). */
 export interface LiveFeed {
   /** a connected API user starts receiving its account's feed */
   add(subscriber: LiveSubscriber): void;

@@ -1,5 +1,5 @@
 /**
- * Who an MQTT client is (CONTRACT.md §3 "MQTT"): a device (its id and MQTT password) or an API
+ * Who an MQTT client is (docs/contract.md §3 "MQTT"): a device (its id and MQTT password) or an API
  * user (its userName and an API key or token), and which client ids each may use. CONNACK codes,
  * client-id ownership and the failed-login limits are described in docs/mqtt.md.
  * Failed logins are counted per identity and address and per address (core/quota), so one bad
@@ -106,7 +106,7 @@ export interface AuthDeps {
   failedLogins?: MqttLoginLimiters;
 }
 
-/** Who may connect over MQTT and with which client id (CONTRACT.md §3, MQTT 3.1.1 §3.1.3). */
+/** Who may connect over MQTT and with which client id (docs/contract.md §3, MQTT 3.1.1 §3.1.3). */
 export interface Authenticator {
   /** checks a CONNECT's credentials and client id; on success the connection holds the client id until `release` */
   authenticate(clientId: string, userName: string | undefined, password: Buffer | undefined, remoteAddress: string | null): Promise<AuthResult>;

@@ -1,5 +1,5 @@
 /**
- * aedes' authenticate handler (docs/Aedes.md "Handler: authenticate"): the CONNECT's user name and
+ * aedes' authenticate handler (node_modules/aedes/docs/Aedes.md "Handler: authenticate"): the CONNECT's user name and
  * password say who the client is (mqtt.auth.ts). A refusal carries its CONNACK return code
  * (MQTT 3.1.1 §3.2.2.3) as `returnCode`: 2, 4 or 5 as mqtt.auth.ts decides, 3 (server unavailable)
  * when the credentials could not be checked. A client let in gets its session (mqtt.sessions.ts)

@@ -1,5 +1,5 @@
 /**
- * aedes' authorizeForward handler (docs/Aedes.md "Handler: authorizeForward"): run for each
+ * aedes' authorizeForward handler (node_modules/aedes/docs/Aedes.md "Handler: authorizeForward"): run for each
  * recipient of each packet, retained ones and a restored session's queue included; null writes
  * nothing to that recipient. Device topics reach only the same device's clients; live packets
  * only API users of the device's account (and group), through their bounded outboxes

@@ -1,5 +1,5 @@
 /**
- * aedes' authorizePublish handler (docs/Aedes.md "Handler: authorizePublish"), run for a client's
+ * aedes' authorizePublish handler (node_modules/aedes/docs/Aedes.md "Handler: authorizePublish"), run for a client's
  * PUBLISH and for wills. An error closes the connection without an answer (MQTT-3.3.5-2: MQTT
  * 3.1.1 has no negative acknowledgement). A device's publish is stored before the callback, so the
  * PUBACK (QoS 1) or PUBREC (QoS 2) aedes writes after it follows the commit (mqtt.publish.ts).

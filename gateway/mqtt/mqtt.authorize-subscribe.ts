@@ -1,5 +1,5 @@
 /**
- * aedes' authorizeSubscribe handler (docs/Aedes.md "Handler: authorizeSubscribe"; also run for
+ * aedes' authorizeSubscribe handler (node_modules/aedes/docs/Aedes.md "Handler: authorizeSubscribe"; also run for
  * the subscriptions a persistent session restores). A device gets its own topics, a wildcard in
  * the device level narrowed to its id (OwnTracks subscribes to `owntracks/+/+`); an API user gets
  * `live/…` filters, scoped per packet in authorizeForward. A device whose filter covers its

@@ -1,5 +1,5 @@
 /**
- * aedes' `clientReady` and `clientDisconnect` / `clientError` events (docs/Aedes.md "Event:
+ * aedes' `clientReady` and `clientDisconnect` / `clientError` events (node_modules/aedes/docs/Aedes.md "Event:
  * clientReady": the CONNACK was sent and the session is set up). A device is marked connected in
  * the directory; an API user joins the live feed with its own bounded outbox (live.outbox.ts),
  * and leaves it when its client goes. A device whose subscription covers its commands topic gets

@@ -1,5 +1,5 @@
 /**
- * Commands to MQTT devices (CONTRACT.md §3 "MQTT"; docs/commands.md): published at QoS 1 to
+ * Commands to MQTT devices (docs/contract.md §3 "MQTT"; docs/commands.md): published at QoS 1 to
  * `devices/{deviceId}/commands`, answered on `devices/{deviceId}/commandResults`.
  * The queue is delivered as for a tracker (gateway/shared/connection-commands.ts), once a client
  * of the device has a subscription covering its commands topic, so nothing is marked sent while

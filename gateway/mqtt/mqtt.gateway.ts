@@ -1,5 +1,5 @@
 /**
- * startMqttGateway(options): the aedes broker of CONTRACT.md §3 "MQTT" on TCP, WebSocket and TLS.
+ * startMqttGateway(options): the aedes broker of docs/contract.md §3 "MQTT" on TCP, WebSocket and TLS.
  * Devices publish into the one ingest path; API users subscribe to their account's live feed.
  * Every connection passes the packet-size guard first (packet-size.guard.ts). Each aedes handler
  * is a named function in its own file (mqtt.pre-connect.ts, mqtt.authenticate.ts,
@@ -138,7 +138,7 @@ function mqttContext(o: MqttGatewayOptions, broker: Aedes, logger: Logger): Mqtt
   };
 }
 
-/** The handlers, set on the broker as docs/Aedes.md "Handler: …" shows; each file cites its clause. */
+/** The handlers, set on the broker as node_modules/aedes/docs/Aedes.md "Handler: …" shows; each file cites its clause. */
 function setHandlers(broker: Aedes, gw: MqttContext): void {
   const { logger } = gw;
   broker.preConnect = assignClientId;

@@ -1,6 +1,6 @@
 /**
  * The JSON a device publishes to `devices/{id}/locations` and `devices/{id}/alerts`: the REST
- * bodies' `location` and `alert` objects (CONTRACT.md §2 "Location fields", "Alert fields"), one
+ * bodies' `location` and `alert` objects (docs/contract.md §2 "Location fields", "Alert fields"), one
  * object or an array, validated by the same schemas as the REST bodies (core/ingest/input.schemas.ts).
  */
 import { z } from 'zod';
@@ -71,7 +71,7 @@ const commandResult = z.object({
 });
 const commandResultArraySchema = z.array(commandResult).min(1).max(MAX_COMMAND_RESULTS_PER_MESSAGE);
 
-/** `devices/{id}/commandResults`: `{id, result}` or an array of them (CONTRACT.md §3). */
+/** `devices/{id}/commandResults`: `{id, result}` or an array of them (docs/contract.md §3). */
 export function parseCommandResults(payload: Buffer): Parsed<{ id: number; result: string }[]> {
   const json = parseJson(payload);
   if (!json.ok) return json;

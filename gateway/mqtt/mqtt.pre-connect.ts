@@ -1,5 +1,5 @@
 /**
- * aedes' preConnect handler (docs/Aedes.md "Handler: preConnect": a valid CONNECT, before
+ * aedes' preConnect handler (node_modules/aedes/docs/Aedes.md "Handler: preConnect": a valid CONNECT, before
  * authenticate; the packet may be changed). MQTT 3.1.1 [MQTT-3.1.3-6]: a client may send an empty
  * client id with a clean session, and the server assigns one. We assign `<user name>_<random>`, so
  * that the client id rule of mqtt.auth.ts (a client id starts with its user name) holds for

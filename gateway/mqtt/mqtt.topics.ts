@@ -1,5 +1,5 @@
 /**
- * The topic rules of CONTRACT.md §3 "MQTT", as pure functions: which topic a device may publish
+ * The topic rules of docs/contract.md §3 "MQTT", as pure functions: which topic a device may publish
  * to, what a subscription becomes, and which device a topic is about. Topic levels are split on
  * '/', as MQTT 3.1.1 §4.7.1 defines them.
  */
@@ -18,10 +18,10 @@ export type DevicePublishRoute =
   | { kind: 'owntracks-other'; phone: string; subtopic: string };
 
 export const LIVE_PREFIX = 'live/';
-/** The live feeds (CONTRACT.md §3 "live/…"). */
+/** The live feeds (docs/contract.md §3 "live/…"). */
 export type LiveFeedName = 'locations' | 'alerts' | 'commands' | 'frames';
 export const liveTopic = (deviceId: string, feed: LiveFeedName): string => `live/${deviceId}/${feed}`;
-/** Where an MQTT device receives its commands (CONTRACT.md §3). */
+/** Where an MQTT device receives its commands (docs/contract.md §3). */
 export const commandsTopic = (deviceId: string): string => `devices/${deviceId}/commands`;
 
 /** Whether a subscription filter matches a topic (MQTT 3.1.1 §4.7: `+` one level, `#` the rest). */

@@ -1,5 +1,5 @@
 /**
- * A connected API user keeps its live feed only while its credentials still log in (CONTRACT.md
+ * A connected API user keeps its live feed only while its credentials still log in (docs/contract.md
  * §3 "MQTT": the feed is for the account's users): checked again when the user changes (deleted,
  * new API key, group or privileges: the event bus, also for changes made on another instance) and
  * every `everyMs` (expiry, disabled). A user who may no longer log in is disconnected; one whose

@@ -77,7 +77,7 @@ export class PacketSizeMeter {
  * (after `onTooLarge`) without handing any of that chunk on. Until aedes reads, the bytes wait in
  * the stream's own buffer, which stops taking from the network at its high-water mark. No stream
  * is put in front of the socket: one per client cost 1.1–1.5 KiB of each idle client's memory
- * (two stream states, their buffers and closures; BENCHMARKS.md §5c) and a pass through the
+ * (two stream states, their buffers and closures; BENCHMARKS.md) and a pass through the
  * stream machinery for every chunk each way.
  * Returns the stream it was given.
  */

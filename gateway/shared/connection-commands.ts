@@ -1,5 +1,5 @@
 /**
- * The commands of the device identified on one connection (CONTRACT.md "Commands";
+ * The commands of the device identified on one connection (docs/contract.md "Commands";
  * docs/commands.md): a TCP socket, a UDP tracker's last address, an MQTT device's client.
  * The queue is delivered in order, one in flight (until its answer or `waitMs`). An answer belongs
  * to the oldest sent command whose `match` it carries, or to the oldest one when the protocol echoes

@@ -1,5 +1,5 @@
 /**
- * The raw-frame feed (CONTRACT.md §3 "live/{deviceId}/frames"): every frame a tracker sends, as
+ * The raw-frame feed (docs/contract.md §3 "live/{deviceId}/frames"): every frame a tracker sends, as
  * frame-handler.ts handled it, offered to whoever listens (the MQTT live feed attaches itself in
  * main.ts; with Redis, frame-relay.redis.ts carries frames to listeners on other instances). Ingest must not pay for it: `wants()` is asked first, and nothing is built when nobody
  * listens to frames of that account; a frame is cut to MAX_FRAME_BYTES and its decoded messages to

@@ -3,7 +3,7 @@
  * reply goes back to the sender only after what it acknowledges is stored. A datagram is decoded
  * before its device is known, and again with the device's model when the record names one.
  *
- * Commands (CONTRACT.md "Commands"): a device is reachable at the address of its last datagram,
+ * Commands (docs/contract.md "Commands"): a device is reachable at the address of its last datagram,
  * and only just after it (trackers listen briefly after sending). So its queued commands go right
  * after each of its datagrams is handled, and a new command goes at once only while its last
  * datagram is under UDP_LISTEN_MS old; otherwise it waits for the next one. The device's state

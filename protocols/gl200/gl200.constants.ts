@@ -1,7 +1,7 @@
 import type { Alarm } from '../../core/model/alarm.js';
 
 /**
- * Queclink @Track protocol (GL/GV/GB/GMT series), PROTOCOLS.md §3.6. Layouts read from Traccar
+ * Queclink @Track protocol (GL/GV/GB/GMT series), docs/protocols.md §3.6. Layouts read from Traccar
  * `Gl200FrameDecoder.java`, `Gl200TextProtocolDecoder.java` and `Gl200BinaryProtocolDecoder.java`.
  */
 export const PROTOCOL = 'gl200';
@@ -58,7 +58,7 @@ export const MODEL_BY_VERSION: Readonly<Record<string, string>> = {
   'F8': 'GV800W', 'FC': 'GV600W', '802004': 'GV58LAU', '802005': 'GV355CEU', '80201E': 'GV30CEU',
 };
 
-/** Report type -> alarm, Gl200TextProtocolDecoder.decodeBasic (PROTOCOLS.md §3.6) */
+/** Report type -> alarm, Gl200TextProtocolDecoder.decodeBasic (docs/protocols.md §3.6) */
 export const REPORT_ALARMS: Readonly<Record<string, Alarm>> = {
   SOS: 'sos', // SOS button
   SPD: 'overspeed',

@@ -13,7 +13,7 @@ const SERIAL = /^[0-9a-fA-F]{4}$/;
 
 /**
  * A Text command as the operator writes it, `AT+GT<xxx>=<password>,<parameters>,<serial hex4>`
- * (the @Track command format, PROTOCOLS.md §3.6), ended with `$` (a trailing `$` in the text is
+ * (the @Track command format, docs/protocols.md §3.6), ended with `$` (a trailing `$` in the text is
  * taken as that end; any other `$` would end the command early and is refused). The device answers
  * `+ACK:GT<xxx>,<version>,<imei>,<name>,...,<serial>,<send time>,<count>$`: the answer is tied
  * back by the command word and, when the command ends in a 4-digit hex serial, that serial. A text

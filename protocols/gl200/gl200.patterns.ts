@@ -1,6 +1,6 @@
 /**
  * Layouts of the Queclink text reports whose fields vary too much to read by position, as regular
- * expressions (the layouts of Traccar's Gl200TextProtocolDecoder PATTERN_*; PROTOCOLS.md §3.6).
+ * expressions (the layouts of Traccar's Gl200TextProtocolDecoder PATTERN_*; docs/protocols.md §3.6).
  * Every pattern matches a whole sentence without its `$`, `+RESP:` or `+BUFF:`.
  */
 

@@ -5,7 +5,7 @@ import { encodeGl200Command } from './gl200.encoder.js';
 import { createGl200Splitter } from './gl200.frame.js';
 
 /**
- * Queclink @Track (GL/GV/GB/GMT trackers, `+RESP:GTFRI,...$`), TCP and UDP; PROTOCOLS.md §3.6. A
+ * Queclink @Track (GL/GV/GB/GMT trackers, `+RESP:GTFRI,...$`), TCP and UDP; docs/protocols.md §3.6. A
  * UDP datagram is one report, decoded like a TCP frame. The model that decides some layouts comes
  * from the device record (`ctx.model`), else from the report's protocol version. No session keys.
  *

@@ -2,7 +2,7 @@ import type { Alarm } from '../../core/model/alarm.js';
 
 /**
  * Tables and layouts read from Traccar `src/main/java/org/traccar/protocol/Gps103ProtocolDecoder.java`
- * and `Gps103Protocol.java` (PROTOCOLS.md §3.4).
+ * and `Gps103Protocol.java` (docs/protocols.md §3.4).
  */
 export const PROTOCOL = 'gps103';
 

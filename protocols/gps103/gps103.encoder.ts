@@ -4,7 +4,7 @@ import { GPS103_MAX_FRAME_BYTES, PROTOCOL } from './gps103.constants.js';
 
 /**
  * A Text command (`B` one position, `C,30s` periodic, `J` cut fuel, `K` resume, `H,080` overspeed)
- * as `**,imei:<imei>,<text>` (PROTOCOLS.md §5), with no terminator, as Traccar's encoder writes it
+ * as `**,imei:<imei>,<text>` (docs/protocols.md §5), with no terminator, as Traccar's encoder writes it
  * and its captured frame shows. `;`, CR and LF end GPS103 frames, so none may be in the text; the
  * frame stays within what the GPS103 splitter takes. Coban devices do not reliably answer: there is
  * nothing to match (a command counts as sent once written).

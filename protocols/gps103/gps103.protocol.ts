@@ -5,7 +5,7 @@ import { encodeGps103Command } from './gps103.encoder.js';
 import { createGps103Splitter } from './gps103.frame.js';
 
 /**
- * Coban TK103/TK103B/GPS103 `imei:` ASCII protocol over TCP and UDP; PROTOCOLS.md §3.4. A UDP
+ * Coban TK103/TK103B/GPS103 `imei:` ASCII protocol over TCP and UDP; docs/protocols.md §3.4. A UDP
  * datagram is one sentence, decoded exactly like a TCP frame. No session keys.
  *
  * Commands: a Text command goes as `**,imei:<imei>,<text>`; the devices answer unreliably and with

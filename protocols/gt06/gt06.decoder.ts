@@ -120,7 +120,7 @@ function checkCrc(frame: Buffer, headerLength: number, ctx: DecodeContext): stri
 
 /**
  * Decodes one frame as cut by the splitter: `78 78 | u8 len | type | content | serial | CRC | 0D 0A`
- * or `79 79 | u16 len | ...` (PROTOCOLS.md 3.2). `ctx.model` (the device record's model, e.g.
+ * or `79 79 | u16 len | ...` (docs/protocols.md 3.2). `ctx.model` (the device record's model, e.g.
  * "LW4G", "VL103", "XT40"; any case) picks model-specific layouts and alarm meanings; the login
  * writes the session key `gt06.tzOffsetMin`.
  */

@@ -18,7 +18,7 @@ export interface Gt06CommandOptions {
 }
 
 /**
- * A Text command (`Relay,1#`, `WHERE#`) as GT06 protocol 0x80 (PROTOCOLS.md §5): `78 78 | len |
+ * A Text command (`Relay,1#`, `WHERE#`) as GT06 protocol 0x80 (docs/protocols.md §5): `78 78 | len |
  * 80 | 4 + text length | server flag u32 | ASCII | [language u16] | serial u16 | CRC-ITU | 0D 0A`,
  * the CRC (X.25) over the length through the serial. A frame whose length no longer fits one byte
  * goes as `79 79` with a u16 length. The device answers 0x15 (or 0x21 in a 0x7979 frame) with the

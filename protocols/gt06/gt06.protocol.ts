@@ -4,7 +4,7 @@ import { encodeGt06Command } from './gt06.encoder.js';
 import { createGt06Splitter, GT06_MAX_FRAME_BYTES } from './gt06.frame.js';
 
 /**
- * GT06 / Concox / Jimi (PROTOCOLS.md 3.2), TCP. `ctx.model`, the device record's model, matters
+ * GT06 / Concox / Jimi (docs/protocols.md 3.2), TCP. `ctx.model`, the device record's model, matters
  * where frames or alarm codes differ by model (LW*, SEEWORLD, NT20/XT40..., VL103/G18..., R11,
  * QH302R): the GT06 login names no model. The decoder keeps `gt06.tzOffsetMin` (the device clock's
  * offset, from the login packet) and `gt06.photos` (photo transfers in progress) in the session.

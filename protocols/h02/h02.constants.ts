@@ -1,7 +1,7 @@
 import type { Alarm } from '../../core/model/alarm.js';
 
 // Constants read from Traccar: src/main/java/org/traccar/protocol/H02FrameDecoder.java,
-// H02ProtocolDecoder.java and H02Protocol.java (PROTOCOLS.md §3.3).
+// H02ProtocolDecoder.java and H02Protocol.java (docs/protocols.md §3.3).
 
 export const PROTOCOL = 'h02';
 

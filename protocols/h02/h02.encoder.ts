@@ -12,7 +12,7 @@ function hhmmss(time: Date): string {
 
 /**
  * A Text command `<CMD>[,<params>]` (`S20,1,1` engine stop, `SCF,0,0` arm, `S71,22,60` interval) as
- * `*HQ,<id>,<CMD>,<hhmmss>[,<params>]#` (PROTOCOLS.md §5): the encoder puts the send time (UTC,
+ * `*HQ,<id>,<CMD>,<hhmmss>[,<params>]#` (docs/protocols.md §5): the encoder puts the send time (UTC,
  * from `ctx.now`) after the command word, as the device echoes it. `#` ends an H02 frame and `*`
  * starts one, so neither may be in the text; the whole frame stays within what the H02 splitter
  * takes. The device confirms with `V4,<CMD>,...,<hhmmss>`: command word and time are the match.

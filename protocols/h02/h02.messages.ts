@@ -81,7 +81,7 @@ export const decodeTextPosition: TextHandler = (t, ctx) => {
 };
 
 /**
- * The confirmation `V4,<CMD>[,<answer...>],<the command's hhmmss>` (PROTOCOLS.md §5): the command
+ * The confirmation `V4,<CMD>[,<answer...>],<the command's hhmmss>` (docs/protocols.md §5): the command
  * word and the time the server sent, echoed, tie it to its command; the text is the whole response.
  */
 function v4Answer(response: string[]): CommandResult {

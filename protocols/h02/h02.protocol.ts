@@ -5,7 +5,7 @@ import { encodeH02Command } from './h02.encoder.js';
 import { createH02Splitter } from './h02.frame.js';
 
 /**
- * H02 (SinoTrack ST-90x and similar), PROTOCOLS.md §3.3. TCP and UDP: a UDP datagram is one frame,
+ * H02 (SinoTrack ST-90x and similar), docs/protocols.md §3.3. TCP and UDP: a UDP datagram is one frame,
  * decoded the same way.
  *
  * Positions other than V1 get no reply: Traccar's server-wide `h02.ack` (an `R12` reply after each

@@ -79,7 +79,7 @@ export const AOVX_MODELS = new Set(['AL300', 'GL100']);
 export const JC_MODELS = new Set(['JC371', 'JC181', 'JC182', 'JC450', 'JC451']);
 export const DOOR_MODELS = new Set(['MV810G', 'MV710G']);
 
-/** 8.18 table 24: alarm flag DWORD, standard mapping as PROTOCOLS.md 3.5 gives it (bits -> canonical alarm) */
+/** 8.18 table 24: alarm flag DWORD, standard mapping as docs/protocols.md 3.5 gives it (bits -> canonical alarm) */
 export const ALARM_BITS: ReadonlyArray<readonly [readonly number[], Alarm]> = [
   [[0], 'sos'], // emergency alarm
   [[1], 'overspeed'],

@@ -51,7 +51,7 @@ function platformMessage(type: number, body: Buffer, ctx: CommandContext): Encod
 }
 
 /**
- * A Text command as 8.27 text message 0x8300 (PROTOCOLS.md §5: many terminals take SMS-style
+ * A Text command as 8.27 text message 0x8300 (docs/protocols.md §5: many terminals take SMS-style
  * commands there): flag 0x01, [2019: text type 1], the text. Jimi JC371 takes it as 0x8900
  * pass-through type 0xF0 instead. The text is ASCII: the standard's GBK needs an encoder
  * (protocols/ take no library), and ASCII is GBK's first half. One body is at most 1,023 bytes.

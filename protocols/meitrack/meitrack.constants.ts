@@ -2,7 +2,7 @@ import type { Alarm } from '../../core/model/alarm.js';
 
 /**
  * Layouts and tables read from Traccar `MeitrackProtocolDecoder.java`, `MeitrackFrameDecoder.java`
- * and `MeitrackProtocolEncoder.java` (PROTOCOLS.md §3.7), and from Meitrack's GPRS protocol
+ * and `MeitrackProtocolEncoder.java` (docs/protocols.md §3.7), and from Meitrack's GPRS protocol
  * documents (T366/T622 "GPRS Command Format": `$$` from the tracker, `@@` from the server, the
  * data identifier of a reply equals that of the command, the checksum is the byte sum).
  */

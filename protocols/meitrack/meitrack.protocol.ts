@@ -5,7 +5,7 @@ import { encodeMeitrackCommand } from './meitrack.encoder.js';
 import { createMeitrackSplitter } from './meitrack.frame.js';
 
 /**
- * Meitrack T1/T3/T366/MVT/P99 `$$` protocol over TCP and UDP (PROTOCOLS.md §3.7): AAA text reports,
+ * Meitrack T1/T3/T366/MVT/P99 `$$` protocol over TCP and UDP (docs/protocols.md §3.7): AAA text reports,
  * CCC and CCE binary batches (CCC acknowledged so the tracker deletes them), AAC answered. No
  * login: every frame names its IMEI. A UDP datagram is one frame. No session keys.
  *

@@ -1,5 +1,5 @@
 /**
- * OwnTracks JSON (booklet `docs/tech/json.md`) to the report every decoder returns (DecodedMessage).
+ * OwnTracks JSON (the OwnTracks booklet, `owntracks/booklet/docs/tech/json.md` on GitHub) to the report every decoder returns (DecodedMessage).
  * Only `_type` `location` is a position; `lwt`, `transition`, `card`, `cmd`, `waypoint(s)`,
  * `status`, `steps`, `beacon`, `configuration` and `encrypted` (no key here) are accepted and ignored.
  *

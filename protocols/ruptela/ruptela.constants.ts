@@ -1,6 +1,6 @@
 /**
  * Layouts and tables read from Traccar `RuptelaProtocol.java`, `RuptelaProtocolDecoder.java` and
- * `RuptelaProtocolEncoder.java` (PROTOCOLS.md §3.11): Ruptela FM-Eco/Pro/Tco trackers,
+ * `RuptelaProtocolEncoder.java` (docs/protocols.md §3.11): Ruptela FM-Eco/Pro/Tco trackers,
  * `u16 length | u64 IMEI | u8 command | payload | CRC-16/KERMIT`.
  */
 export const PROTOCOL = 'ruptela';

@@ -5,7 +5,7 @@ import { encodeRuptelaCommand } from './ruptela.encoder.js';
 import { createRuptelaSplitter } from './ruptela.frame.js';
 
 /**
- * Ruptela FM-Eco/Pro/Tco trackers over TCP; PROTOCOLS.md §3.11. Every packet names its IMEI;
+ * Ruptela FM-Eco/Pro/Tco trackers over TCP; docs/protocols.md §3.11. Every packet names its IMEI;
  * records are answered `0002 6401 13bc` once stored, identification and heartbeat packets get
  * their own answers. No session keys.
  *

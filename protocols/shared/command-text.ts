@@ -12,7 +12,7 @@ const describe = (c: string): string => (c === '\r' ? 'CR' : c === '\n' ? 'LF' :
 
 /**
  * The checks every encoder makes, in the order a person fixes them: empty, a frame delimiter, a
- * character outside printable ASCII (trackers take commands as ASCII, PROTOCOLS.md §5), too long.
+ * character outside printable ASCII (trackers take commands as ASCII, docs/protocols.md §5), too long.
  * Returns the text's bytes.
  */
 export function commandBytes(protocol: string, text: string, rules: TextRules): Buffer {

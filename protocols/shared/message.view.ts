@@ -1,6 +1,6 @@
 /**
  * A decoded message as people read it next to the REST API (`trackgate decode`, the raw-frame feed
- * live/{id}/frames): its position under the REST location's names (CONTRACT.md §5: `dateTime`,
+ * live/{id}/frames): its position under the REST location's names (docs/contract.md §5: `dateTime`,
  * `latitude`, `longitude`, `speed` km/h, `course`, `altitude`, and `accuracy`, `satellites`,
  * `valid`), then the decoder's `alarms` and `attributes`. A message without a position or a fix
  * time has none of those keys.

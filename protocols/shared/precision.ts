@@ -1,5 +1,5 @@
 /**
- * The one place decoded positions are rounded (README "Units"): every protocol's results pass
+ * The one place decoded positions are rounded (docs/tracker-gateway.md "Units"): every protocol's results pass
  * here as they leave protocols/ (index.ts wraps each module), so what is stored, served, forwarded,
  * printed by `trackgate decode` and shown on the raw-frame feed is the same number, free of the
  * floating-point noise unit conversions leave (35 kn * 1.852 = 64.82000000000001 km/h).

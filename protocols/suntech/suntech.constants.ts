@@ -2,7 +2,7 @@ import type { Alarm } from '../../core/model/alarm.js';
 
 /**
  * Layouts and tables read from Traccar `SuntechProtocol.java`, `SuntechFrameDecoder.java`,
- * `SuntechProtocolDecoder.java` and `SuntechProtocolEncoder.java` (PROTOCOLS.md §3.8): Suntech
+ * `SuntechProtocolDecoder.java` and `SuntechProtocolEncoder.java` (docs/protocols.md §3.8): Suntech
  * ST300/ST340/ST4xx/ST500/ST600/ST9xx and SA200, legacy `ST300STT;…` and universal `STT;…` text
  * reports ended by CR, and binary universal reports (second byte 0).
  */

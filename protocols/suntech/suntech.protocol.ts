@@ -5,7 +5,7 @@ import { encodeSuntechCommand } from './suntech.encoder.js';
 import { createSuntechSplitter } from './suntech.frame.js';
 
 /**
- * Suntech ST300/ST340/ST4xx/ST500/ST600/ST9xx and SA200 over TCP; PROTOCOLS.md §3.8. Legacy
+ * Suntech ST300/ST340/ST4xx/ST500/ST600/ST9xx and SA200 over TCP; docs/protocols.md §3.8. Legacy
  * reports `ST300STT;<id>;…`, universal ones `STT;<id>;<mask>;…` (CR-terminated), and binary
  * universal reports. No login and no acknowledgement: Suntech devices expect none. Session keys:
  * `suntech.prefix` and `suntech.universal` (for the encoder).

@@ -4,7 +4,7 @@ import type { CommandContext, EncodedCommand } from '../types.js';
 import { CODEC_12, MAX_COMMAND_BYTES, PROTOCOL, SERIAL_TYPE_COMMAND } from './teltonika.constants.js';
 
 /**
- * A Codec 12 command frame around `content` (Teltonika "Codec" wiki, Codec 12; PROTOCOLS.md §5):
+ * A Codec 12 command frame around `content` (Teltonika "Codec" wiki, Codec 12; docs/protocols.md §5):
  * `00000000 | u32 data length | 0C | 01 | 05 | u32 content length | content | 01 | u32 CRC-16/IBM`,
  * the length and the CRC both over codec id .. second quantity. TCP framing.
  */

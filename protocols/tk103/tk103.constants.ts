@@ -2,7 +2,7 @@ import type { Alarm } from '../../core/model/alarm.js';
 
 /**
  * Layouts and tables read from Traccar `Tk103ProtocolDecoder.java`, `Tk103FrameDecoder.java` and
- * `Tk103ProtocolEncoder.java` (PROTOCOLS.md §3.12): the `(<12-char id><4-char command><data>)`
+ * `Tk103ProtocolEncoder.java` (docs/protocols.md §3.12): the `(<12-char id><4-char command><data>)`
  * dialect and its comma form `(<imei>,<command>,...)`.
  */
 export const PROTOCOL = 'tk103';

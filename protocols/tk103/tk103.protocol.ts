@@ -6,7 +6,7 @@ import { createTk103Splitter } from './tk103.frame.js';
 
 /**
  * The TK103 `(<12-char id><command>...)` dialect (and its `(<imei>,<command>,...)` comma form) over
- * TCP and UDP, PROTOCOLS.md §3.12. Not GPS103's `imei:` format. A UDP datagram is one sentence. No
+ * TCP and UDP, docs/protocols.md §3.12. Not GPS103's `imei:` format. A UDP datagram is one sentence. No
  * session keys.
  *
  * Commands: a Text command goes as `(<id><text>)`; ZC03 free-text answers echo nothing.

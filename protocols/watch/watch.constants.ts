@@ -2,7 +2,7 @@ import type { Alarm } from '../../core/model/alarm.js';
 
 /**
  * Layouts and tables read from Traccar `WatchProtocol.java`, `WatchFrameDecoder.java`,
- * `WatchProtocolDecoder.java` and `WatchProtocolEncoder.java` (PROTOCOLS.md §3.9): the SeTracker
+ * `WatchProtocolDecoder.java` and `WatchProtocolEncoder.java` (docs/protocols.md §3.9): the SeTracker
  * family of 3G/4G kids' and elderly watches, `[<maker>*<id>*[<index>*]<len>*<TYPE>[,<payload>]]`.
  */
 export const PROTOCOL = 'watch';

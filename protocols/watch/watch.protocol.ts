@@ -6,7 +6,7 @@ import { createWatchSplitter } from './watch.frame.js';
 
 /**
  * The SeTracker family of 3G/4G kids' and elderly watches, `[SG*<id>*<len>*<TYPE>,…]` over TCP;
- * PROTOCOLS.md §3.9. The device is the id field; the 2-letter maker (SG, 3G, CS, ZJ …) varies
+ * docs/protocols.md §3.9. The device is the id field; the 2-letter maker (SG, 3G, CS, ZJ …) varies
  * and is repeated in every answer. LK and AL frames are answered (`[SG*<id>*0002*LK]`), UD
  * positions are not. Session keys: `watch.maker`, `watch.indexed` (for the encoder).
  *

@@ -142,7 +142,7 @@ test('api.openapi: what the service answers is in the document: 403 on every aut
   const doc = (await s.request('GET', '/api/openapi.json')).body as Json;
   const documented = (method: string, path: string, status: number): boolean => String(status) in ((doc.paths as Json)[path]?.[method]?.responses ?? {});
 
-  // A user without any privilege is refused everywhere (README "Decisions"): every operation says so.
+  // A user without any privilege is refused everywhere (docs/rest.md "Decisions"): every operation says so.
   const created = await s.request('POST', '/api/users', { token: admin, body: { name: 'none', email: 'none@example.com', country: 'ES', timeZone: 'UTC', privileges: [] } });
   t.is(created.status, 201, JSON.stringify(created.body));
   const nobody = await s.token('none@example.com', created.body.apiKey);

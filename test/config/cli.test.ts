@@ -38,7 +38,7 @@ test('cli: decode prints identity, messages and hex replies; a malformed frame e
   t.is(text.status, 0, text.stderr);
   const decoded = JSON.parse(text.stdout);
   t.is(decoded.identity, '359587010124900');
-  // positions under the REST names (CONTRACT.md §5), as GET …/locations shows them
+  // positions under the REST names (docs/contract.md §5), as GET …/locations shows them
   t.like(decoded.messages[0], { latitude: 22.5744483, longitude: 113.9054783, speed: 0.2, valid: true });
   t.is(decoded.messages[0].latitudeDeg, undefined);
   t.is(decoded.messages[0].location, undefined);

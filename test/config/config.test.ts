@@ -9,7 +9,7 @@ import { PATIENCE_MS } from '../helpers/wait.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
-test('config: defaults follow CONTRACT.md', (t) => {
+test('config: defaults follow docs/contract.md', (t) => {
   const c = loadConfig({}, '/srv');
   t.like(c, { host: '0.0.0.0', httpPort: 8080, mqttPort: 1883, dataDir: '/srv/data', adminUser: 'admin', licenses: 10, tokenTtlSeconds: 3600, rateLimitPerMinute: 600, mailFrom: 'trackgate@localhost' });
   t.like(c.protocolPorts, { teltonika: 5027, gt06: 5023, h02: 5013, gps103: 5001, jt808: 5015, osmand: 5055 });

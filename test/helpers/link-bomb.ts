@@ -1,5 +1,5 @@
 /**
- * The gateway link's bytes as a peer writes them (net-ipc's framing, README "Scaling"), and the
+ * The gateway link's bytes as a peer writes them (net-ipc's framing, docs/scaling.md "Scaling"), and the
  * link bomb of issue 36: a first message asking for compression and MessagePack, followed in the
  * same write by raw deflate that inflates to one huge MessagePack array. Before the guard, 64 KB
  * of it (66 million elements) cost the core over 1 GB of heap and seconds of its event loop: two

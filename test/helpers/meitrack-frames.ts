@@ -1,4 +1,4 @@
-/** Meitrack frames as a tracker sends them, built field by field for tests (PROTOCOLS.md §3.7). */
+/** Meitrack frames as a tracker sends them, built field by field for tests (docs/protocols.md §3.7). */
 
 export interface MeitrackFix {
   time: Date;

@@ -1,4 +1,4 @@
-/** TK103 `(…)` sentences as a tracker sends them, built field by field for tests (PROTOCOLS.md §3.12). */
+/** TK103 `(…)` sentences as a tracker sends them, built field by field for tests (docs/protocols.md §3.12). */
 
 export interface Tk103Fix {
   time: Date;

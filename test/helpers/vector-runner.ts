@@ -1,5 +1,5 @@
 /**
- * The one runner of the captured frames (test/vectors/<protocol>.jsonl, PROTOCOLS.md §4): every
+ * The one runner of the captured frames (test/vectors/<protocol>.jsonl, docs/protocols.md §4): every
  * decoder and frame-decoder vector of a protocol becomes one test, checked by the same rules for
  * every protocol (`runVectors`); every encoder vector (a server -> device command) becomes one test
  * that must produce exactly its bytes (`runEncoderVectors`).
@@ -22,7 +22,7 @@ export const RELATIVE_TOLERANCE = 1e-6;
 export const closeTo = (actual: number, expected: number): boolean =>
   Math.abs(actual - expected) <= RELATIVE_TOLERANCE * Math.max(1, Math.abs(expected));
 
-/** Traccar's `ProtocolTest` bounds on every decoded position (PROTOCOLS.md §2). */
+/** Traccar's `ProtocolTest` bounds on every decoded position (docs/protocols.md §2). */
 const MAX_SPEED_KNOTS = 869;
 const ALTITUDE_M = [-12262, 18000];
 const EARLIEST_FIX = Date.UTC(1999, 0, 1);
@@ -82,7 +82,7 @@ function ackBytes(ack: NonNullable<Vector['ack']>): Buffer {
 }
 
 /**
- * The expectation of a decoder vector (PROTOCOLS.md §4), then its derived `ack`: every reply the
+ * The expectation of a decoder vector (docs/protocols.md §4), then its derived `ack`: every reply the
  * frame gets, joined, is exactly the ack (an HTTP ack: the answer has its status).
  */
 export function checkVector(t: ExecutionContext, v: Vector, r: DecodeResult | HttpDecodeResult): void {

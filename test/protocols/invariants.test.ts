@@ -4,7 +4,7 @@ import { ProtocolError, type DecodeResult } from '../../protocols/types.js';
 import { loadVectors, type Vector } from '../helpers/vectors.js';
 import { decodeVector } from '../helpers/vector-runner.js';
 
-// STYLE.md convention 4: every decoded position of every protocol passes the same sanity checks.
+// CONTRIBUTING.md convention 4: every decoded position of every protocol passes the same sanity checks.
 const NOW = new Date();
 
 /**

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Commands to devices (CONTRACT.md "Commands"): queued durably until the device identifies itself,
+ * Commands to devices (docs/contract.md "Commands"): queued durably until the device identifies itself,
  * then sent, answered, expired, failed or cancelled. `match` is what the device's reply echoes
  * (JSON of the encoder's CommandMatch), so an answer is tied back to its command.
  */

@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 /**
  * A device's log (*ext* `GET /api/devices/{deviceId}/log`): what a device said that belongs to no
  * stored report, kept rather than dropped. Today one type: `unsolicitedReply`, a reply to a
- * command that matches no command sent to it (CONTRACT.md "Commands"). The newest entries per
+ * command that matches no command sent to it (docs/contract.md "Commands"). The newest entries per
  * device are kept (DEVICE_LOG_KEEP), older ones pruned as new ones come.
  */
 export async function up(knex: Knex): Promise<void> {

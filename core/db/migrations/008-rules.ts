@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Zones and alert rules of an account (CONTRACT.md "Alert rules and zones", issue 14). A zone is a
+ * Zones and alert rules of an account (docs/contract.md "Alert rules and zones", issue 14). A zone is a
  * circle (centre and radius in metres) or a polygon (a closed ring of [longitude, latitude] pairs,
  * JSON text). A rule's `params`, `devices`, `schedule` and `command` are JSON text; the zone and the
  * group it names are columns too, so "is this zone / group in use" is one indexed query.

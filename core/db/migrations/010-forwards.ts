@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Forwards (CONTRACT.md "Forwards", core/forward/):
+ * Forwards (docs/contract.md "Forwards", core/forward/):
  * - `forwards`: an account's forward (its target and filters), where its delivery stands
  *   (`last_event_id`: the id of the last event delivered or passed over), its status, how many messages
  *   retention dropped, and its lease (the one instance delivering it);

@@ -1,7 +1,7 @@
 /**
  * What waits for a group commit stays in memory until it: thousands of frames wait for each one,
  * and whatever they keep alive is copied by every young-generation garbage collection meanwhile
- * (BENCHMARKS.md §2e). These tests hold a commit open and check, with the garbage collector, that
+ * (BENCHMARKS.md). These tests hold a commit open and check, with the garbage collector, that
  * a decoded report is no longer reachable while its rows wait, and that a full batch is written
  * without waiting for the end of the event loop's turn.
  */

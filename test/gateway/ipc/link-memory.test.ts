@@ -2,7 +2,7 @@
  * What a gateway process keeps while its submissions wait for the core's commit: thousands of
  * frames wait for each one, and whatever they keep alive survives young-generation collections
  * and is promoted, which under load made the gateway processes' old generation collect over and
- * over (BENCHMARKS.md §2g). The core here is a bare net-ipc server that takes every batch and
+ * over (BENCHMARKS.md). The core here is a bare net-ipc server that takes every batch and
  * never answers, so nothing it holds is counted.
  */
 import test from 'ava';

@@ -15,7 +15,7 @@ const decode = (frame: Buffer) => gt06Protocol.decode!(frame, decodeCtx());
 const vectorFrame = (line: number): Buffer => frameBytes(loadVectors('gt06').find((v) => v.line === line)!);
 
 runEncoderVectors(gt06Protocol, {
-  // engineStop is the text `Relay,1#` (PROTOCOLS.md §5); Traccar writes server flag 0 and serial 0
+  // engineStop is the text `Relay,1#` (docs/protocols.md §5); Traccar writes server flag 0 and serial 0
   129: { encode: () => encode('Relay,1#', ctx({ serial: 0 })).bytes },
 });
 

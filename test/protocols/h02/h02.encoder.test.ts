@@ -11,7 +11,7 @@ const ctx = (o: Partial<CommandContext> = {}): CommandContext => ({ deviceId: IM
 const decode = (text: string) => h02Protocol.decode!(Buffer.from(text, 'latin1'), { now: AT_010203, transport: 'tcp', checksum: 'accept', session: {} } satisfies DecodeContext);
 
 runEncoderVectors(h02Protocol, {
-  // alarmArm is `SCF,0,0` and engineResume `S20,1,0` (H02ProtocolEncoder, PROTOCOLS.md §5)
+  // alarmArm is `SCF,0,0` and engineResume `S20,1,0` (H02ProtocolEncoder, docs/protocols.md §5)
   73: { encode: () => encode('SCF,0,0', ctx()).bytes },
   74: { encode: () => encode('S20,1,0', ctx()).bytes },
 });
