@@ -122,7 +122,7 @@ function runTracker(o: { port: number; imei: string; account: Account; ledger: L
       }
       socket.write(teltonikaLogin(o.imei));
       const login = await read(1);
-      if (!login || login[0] !== 1) {
+      if (login?.[0] !== 1) {
         socket.destroy();
         await sleep(500);
         continue;

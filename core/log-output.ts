@@ -148,7 +148,7 @@ export class LogOutput {
     if (this.broken) return;
     let data = this.take();
     const until = Date.now() + LOG_EXIT_WAIT_MS;
-    while (data && data.length) {
+    while (data?.length) {
       try {
         data = data.subarray(fs.writeSync(this.fd, data));
       } catch (e) {

@@ -90,14 +90,14 @@ test('main.start-up: TRACKGATE_LOG_FORMAT=pretty logs readable lines, the gatewa
   await new Promise<void>((resolve, reject) => {
     createInterface({ input: child.stdout! }).on('line', (line) => {
       lines.push(line);
-      if (/ INFO  listening /.test(line) || line.includes('"msg":"listening"')) resolve();
+      if (/ INFO {2}listening /.test(line) || line.includes('"msg":"listening"')) resolve();
     });
     void exited.then(() => reject(new Error(`exited before listening: ${lines.join('\n')}`)));
   });
   child.kill('SIGTERM');
   t.is(await exited, 0);
   const stamp = '\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}\\.\\d{3}';
-  t.regex(lines.find((l) => / INFO  listening /.test(l))!, new RegExp(`^${stamp} INFO  listening host=127\\.0\\.0\\.1 ports=\\{"http":\\d+`));
+  t.regex(lines.find((l) => / INFO {2}listening /.test(l))!, new RegExp(`^${stamp} INFO  listening host=127\\.0\\.0\\.1 ports=\\{"http":\\d+`));
   t.true(lines.some((l) => new RegExp(`^${stamp} INFO  .* role=gateway worker=\\d+`).test(l)), `a gateway process's line: ${lines.join('\n')}`);
   t.true(lines.some((l) => new RegExp(`^${stamp} INFO  stopped exitCode=0$`).test(l)));
   t.deepEqual(lines.filter((l) => l.startsWith('{')), [], 'no JSON line');

@@ -228,7 +228,7 @@ class Supervisor {
     if (!(await repo.takeLease(db, f.id, holder, t, t + timing.leaseMs))) return;
     // where it stands now that it is ours (the previous holder may have moved it)
     const current = await repo.findById(db, f.id);
-    if (!current || !current.enabled) return;
+    if (!current?.enabled) return;
     this.loops.set(f.id, new ForwardLoop(this.ctx, current));
   }
 }

@@ -83,7 +83,7 @@ function withStoredPassword(given: URL, stored: string | undefined): URL {
   if (decodeURIComponent(given.password) !== MASK) return given;
   // a stored URL that is not one (written before the checks) has no password to keep
   const s = stored && URL.canParse(stored) ? new URL(stored) : undefined;
-  if (!s || !s.password || s.protocol !== given.protocol || s.host !== given.host || s.username !== given.username) {
+  if (!s?.password || s.protocol !== given.protocol || s.host !== given.host || s.username !== given.username) {
     throw invalid('url', 'the password "***" stands for a stored one, which is kept only for the same scheme, server and user name: give the password again.');
   }
   given.password = s.password;

@@ -7,7 +7,7 @@
  * Every name starts with `trackgate_` (docs/contract.md "Metrics"); docs/operations.md "Metrics" lists them.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client';
-import { Buckets, HttpCounts, IngestCounts, MqttCounts, REFUSAL_REASONS, TrackerCounts, type TrackerSnapshot } from './counts.js';
+import { type Buckets, HttpCounts, IngestCounts, MqttCounts, REFUSAL_REASONS, TrackerCounts, type TrackerSnapshot } from './counts.js';
 
 export const PREFIX = 'trackgate_';
 

@@ -12,7 +12,7 @@ import type { Knex } from 'knex';
 import type { Db } from '../db/db.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
-import type { Alert, NotificationChannel, SuppressionReason } from '../model/alert.js';
+import type { NotificationChannel, SuppressionReason } from '../model/alert.js';
 import { isExpired, type DeviceRecord } from '../model/device.js';
 import type { QuotaStore } from '../quota/quota-store.js';
 import type { Notifier } from './notifier.js';

@@ -18,7 +18,7 @@ import { PROTOCOL } from './mqtt.auth.js';
 import { routeDevicePublish, type DevicePublishRoute } from './mqtt.topics.js';
 import { parseAlerts, parseCommandResults, parseJson, parseLocations, excerpt } from './mqtt.payloads.js';
 import { decodeOwnTracks } from '../../protocols/owntracks/owntracks.decoder.js';
-import { Semaphore, sleep } from './publish.limits.js';
+import { type Semaphore, sleep } from './publish.limits.js';
 
 export const OWNTRACKS_PROTOCOL = 'owntracks';
 

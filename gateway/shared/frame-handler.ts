@@ -145,7 +145,7 @@ export async function showUndecodable(deps: GatewayDeps, protocol: string, error
   const named = error instanceof ProtocolError ? error.identity : undefined;
   const identity = named ?? known.identity;
   if (identity === undefined) return;
-  let resolution;
+  let resolution: Resolution<GatewayDevice>;
   try {
     resolution = await deps.directory.resolve(identity, protocol, remoteAddress);
   } catch {
@@ -181,7 +181,7 @@ async function resolveAndStore(
   if (identity === undefined) return { kind: 'anonymous' };
   // the forms the frame gives its identity in (a channel's known identity is a device id already)
   const alternatives = result.identity !== undefined ? result.alternativeIdentities : undefined;
-  let resolution;
+  let resolution: Resolution<GatewayDevice>;
   try {
     resolution = await deps.directory.resolve(identity, protocol, remoteAddress, alternatives);
   } catch (error) {

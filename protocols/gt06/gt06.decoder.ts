@@ -1,7 +1,7 @@
 import { ProtocolError, type DecodeContext, type DecodeResult } from '../types.js';
 import { crc16X25 } from '../shared/crc.js';
 import { ByteReader } from '../shared/byte-reader.js';
-import { ack, outcome, type Gt06Env, type Outcome } from './gt06.blocks.js';
+import type { Gt06Env, Outcome } from './gt06.blocks.js';
 import * as C from './gt06.constants.js';
 import {
   BASIC_VARIANTS, LOCATION_RFID_LENGTH, NT_MODELS, PROTOCOL, SESSION_TZ, VL_MODELS,

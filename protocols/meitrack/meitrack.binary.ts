@@ -111,7 +111,7 @@ const set = (key: string, read: (r: LeReader) => AttributeValue): Setter => (m, 
 /** CCE one-byte parameters (MeitrackProtocolDecoder.decodeBinaryE; Meitrack CCE parameter table) */
 const CCE_U8: Readonly<Record<number, Setter>> = {
   0x01: (m, r) => withEvent(m, r.u8()),
-  0x05: (m, r, fix) => {
+  0x05: (_m, r, fix) => {
     fix.valid = r.u8() > 0;
   },
   0x06: (m, r, fix) => {
@@ -132,15 +132,15 @@ const CCE_U8: Readonly<Record<number, Setter>> = {
 
 /** CCE two-byte parameters */
 const CCE_U16: Readonly<Record<number, Setter>> = {
-  0x08: (m, r, fix) => {
+  0x08: (_m, r, fix) => {
     fix.speedKmh = r.u16();
   },
-  0x09: (m, r, fix) => {
+  0x09: (_m, r, fix) => {
     const course = r.u16();
     fix.courseDeg = course <= 360 ? course : course % 360;
   },
   0x0a: set('hdop', (r) => r.u16()),
-  0x0b: (m, r, fix) => {
+  0x0b: (_m, r, fix) => {
     fix.altitudeM = r.i16();
   },
   0x16: set('adc1', (r) => r.u16() * 0.01),
@@ -160,10 +160,10 @@ const CCE_U16: Readonly<Record<number, Setter>> = {
 
 /** CCE four-byte parameters */
 const CCE_U32: Readonly<Record<number, Setter>> = {
-  0x02: (m, r, fix) => {
+  0x02: (_m, r, fix) => {
     fix.lat = r.i32() / 1e6;
   },
-  0x03: (m, r, fix) => {
+  0x03: (_m, r, fix) => {
     fix.lon = r.i32() / 1e6;
   },
   0x04: (m, r) => {

@@ -1,5 +1,5 @@
 import type { Alarm } from '../../core/model/alarm.js';
-import { ByteReader, intBE, uintBE } from '../shared/byte-reader.js';
+import { type ByteReader, intBE, uintBE } from '../shared/byte-reader.js';
 import type { AttributeValue, CommandResult, DecodedLocation, DecodedMessage } from '../types.js';
 import { ProtocolError } from '../types.js';
 import { MSG_EXTENDED_RECORDS, NO_COORDINATE, PROTOCOL } from './ruptela.constants.js';

@@ -1,7 +1,7 @@
 import type { CommandResult, DecodedMessage } from '../types.js';
 import { NetworkInfo } from '../shared/network.js';
 import { ALERT_ALARMS, BLE_MASK, EMERGENCY_ALARMS } from './suntech.constants.js';
-import { Fields, Report, isDate, isDecimal, isTime } from './suntech.fields.js';
+import { type Fields, Report, isDate, isDecimal, isTime } from './suntech.fields.js';
 
 /** What a text report is: the device it names, what it reports, a command answer it carries. */
 export interface TextOutcome {

@@ -1,6 +1,6 @@
 import type { AttributeValue, DecodedMessage } from '../types.js';
 import { ProtocolError } from '../types.js';
-import { ByteReader, intBE, uintBE } from '../shared/byte-reader.js';
+import { type ByteReader, intBE, uintBE } from '../shared/byte-reader.js';
 import {
   CODEC_8_EXT, CODEC_16, CODEC_GH3000, GH3000_EPOCH_S, GH3000_PARAMETERS, IO_DRIVER_LSB, IO_DRIVER_MSB,
   IO_PARAMETERS, NX_BEACONS, NX_DTCS, NX_TAGS, NX_VIN, PROTOCOL, SERIAL_TYPE_CAMERA, isFm6,
@@ -43,7 +43,7 @@ function isPrintable(b: Buffer): boolean {
 /** `io<id>` fallback: unsigned value (8-byte values beyond 2^53 as a decimal string) */
 function decodeIo(s: RecordState, id: number, value: Buffer, o: RecordOptions): void {
   const p = IO_PARAMETERS[id];
-  if (p && p.when(o.model)) p.decode(s, value);
+  if (p?.when(o.model)) p.decode(s, value);
   else s.attributes[`io${id}`] = uintBE(value);
   if (value.length === 8 && (id === IO_DRIVER_MSB || id === IO_DRIVER_LSB)) (s.raw ??= new Map()).set(id, value);
 }

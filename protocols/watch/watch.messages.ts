@@ -1,5 +1,5 @@
 import type { Alarm } from '../../core/model/alarm.js';
-import type { AttributeValue, DecodeResult, DecodedLocation, DecodedMessage } from '../types.js';
+import type { AttributeValue, DecodedLocation, DecodedMessage } from '../types.js';
 import { ProtocolError } from '../types.js';
 import { NetworkInfo } from '../shared/network.js';
 import {

@@ -1,7 +1,6 @@
 import test from 'ava';
 import net from 'node:net';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import os from 'node:os';
 import path from 'node:path';
 import { startServer, testEnv } from '../helpers/server.js';
@@ -10,7 +9,7 @@ import { capturingLogger } from '../helpers/capture-logger.js';
 import { loadConfig } from '../../config/config.js';
 import { startTrackgate } from '../../main.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
 
 /** The trackgate command, without holding this process's event loop (a server of another test runs in it). */
 const cli = (args: string[], env: Record<string, string>) => runCli(args, testEnv(env));

@@ -345,7 +345,7 @@ for (const backend of await backends()) {
   test(`repositories (${backend}): forward events get increasing ids in the order given, many in one statement on PostgreSQL`, async (t) => {
     const db = await openFresh(t, backend);
     const n = 15_000; // 65,535 / 5 columns = 13,107 rows per statement at most with one parameter per value
-    const events = Array.from({ length: n }, (_, i) => ({ accountId: i % 3 === 0 ? 'acc' : 'other', deviceId: `d${(n - i) % 7}`, kind: (i % 5 ? 'location' : 'alert') as 'location' | 'alert', body: `{"i":${i},"s":"é\\\"{,}"}`, createdAt: 1000 + i }));
+    const events = Array.from({ length: n }, (_, i) => ({ accountId: i % 3 === 0 ? 'acc' : 'other', deviceId: `d${(n - i) % 7}`, kind: (i % 5 ? 'location' : 'alert') as 'location' | 'alert', body: `{"i":${i},"s":"é\\"{,}"}`, createdAt: 1000 + i }));
     const { sql } = await statements(db, () =>
       db.transaction(async (trx) => {
         await forwardsRepo.lockStreams(trx, ['other', 'acc', 'other']);

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { ManualClock } from '../../core/clock.js';
-import { type TestServer } from '../helpers/server.js';
+import type { TestServer } from '../helpers/server.js';
 import { startOnOwnPostgres } from '../helpers/instances.js';
 import { TrackerClient } from '../helpers/tracker-client.js';
 import { capturingLogger } from '../helpers/capture-logger.js';

@@ -50,7 +50,7 @@ test('ingest.steps: past MAX_ATTRIBUTES_JSON characters of JSON, the remaining a
 
 test('ingest.steps: numbers count with their exact JSON length near the bound (no attribute is lost to an estimate)', (t) => {
   // 'big' + 4 + its string length, plus a filler that leaves exactly enough room for it
-  const value = -1.2345678901234567e-7;
+  const value = -1.2345678901234566e-7;
   const need = 'big'.length + 4 + String(value).length;
   const filler = 'f'.repeat(MAX_ATTRIBUTES_JSON - 2 - need - ('s'.length + 4 + 2));
   t.deepEqual(Object.keys(attributesOf({ s: filler, big: value })!), ['s', 'big'], 'exactly at the bound: kept');

@@ -58,7 +58,7 @@ for (const [name, make] of Object.entries(implementations)) {
 
   test(`rate-limiter (${name}): perMinute 0 is unlimited but still counted, and failed limits are off`, async (t) => {
     const { requests, failedLogins } = make(t, { perMinute: 0, failedTokenLimit: 1 });
-    let last;
+    let last: Awaited<ReturnType<typeof requests.hit>> | undefined;
     for (let i = 0; i < 150; i++) last = await requests.hit('u1', AT);
     t.like(last, { allowed: true, minute: 150, day: 150 });
     for (let i = 0; i < 5; i++) await failedLogins.recordFailure(['user:alice']);

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createStorage } from '../../helpers/backends.js';
 import { ADMIN_KEY, startServer, testEnv, type TestServer } from '../../helpers/server.js';
-import { TrackerClient, teltonikaSession } from '../../helpers/tracker-client.js';
+import { teltonikaSession } from '../../helpers/tracker-client.js';
 import { until } from '../../helpers/wait.js';
 import * as F from '../../helpers/frames.js';
 import { PROTOCOL_DEFAULT_PORTS } from '../../../config/config.js';
