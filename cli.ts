@@ -22,7 +22,8 @@ function fail(message: string): never {
 
 function coreAddress(value: string): { host: string; port: number } {
   const m = /^\[?([^\]]+?)\]?:(\d{1,5})$/.exec(value);
-  if (!m || Number(m[2]) < 1 || Number(m[2]) > 65535) throw new InvalidArgumentError('must be host:port, e.g. core.example.com:5100');
+  if (!m || Number(m[2]) < 1 || Number(m[2]) > 65535)
+    throw new InvalidArgumentError('must be host:port, e.g. core.example.com:5100');
   return { host: m[1], port: Number(m[2]) };
 }
 
@@ -45,7 +46,11 @@ function wholeNumber(value: string): number {
  */
 async function openExisting(config: Readonly<Config>): ReturnType<typeof openStorage> {
   const file = sqlitePath(config.dataDir);
-  if (!config.databaseUrl && !existsSync(file)) throw new ConfigError('TRACKGATE_DATA_DIR', `there is no database at ${file}; set the data directory trackgate serve uses (trackgate migrate makes a new one)`);
+  if (!config.databaseUrl && !existsSync(file))
+    throw new ConfigError(
+      'TRACKGATE_DATA_DIR',
+      `there is no database at ${file}; set the data directory trackgate serve uses (trackgate migrate makes a new one)`,
+    );
   return openStorage(config);
 }
 
@@ -69,7 +74,13 @@ account
     const config = loadConfig();
     const db = await openStorage(config);
     try {
-      const created = await createAccountsService(db, systemClock).create({ name: o.name, licenses: o.licenses, adminUser: o.adminUser, adminApiKey: o.adminApiKey, timeZone: o.timeZone });
+      const created = await createAccountsService(db, systemClock).create({
+        name: o.name,
+        licenses: o.licenses,
+        adminUser: o.adminUser,
+        adminApiKey: o.adminApiKey,
+        timeZone: o.timeZone,
+      });
       process.stdout.write(`${JSON.stringify(created)}\n`);
     } finally {
       await closeDb(db);
@@ -90,16 +101,23 @@ account
 
 account
   .command('update')
-  .description("change an account's licences, name or time zone (a running trackgate sees licences at once, a new time zone within a minute); prints the account")
+  .description(
+    "change an account's licences, name or time zone (a running trackgate sees licences at once, a new time zone within a minute); prints the account",
+  )
   .requiredOption('--id <id>', 'account id (see trackgate account list)')
   .option('--licenses <n>', 'licences of the account', wholeNumber)
   .option('--name <name>', 'account name')
   .option('--time-zone <zone>', "the account's IANA time zone (its day for daily limits)")
   .action(async (o: { id: string; licenses?: number; name?: string; timeZone?: string }) => {
-    if (o.licenses === undefined && o.name === undefined && o.timeZone === undefined) fail('account update: say what to change (--licenses, --name or --time-zone)');
+    if (o.licenses === undefined && o.name === undefined && o.timeZone === undefined)
+      fail('account update: say what to change (--licenses, --name or --time-zone)');
     const db = await openExisting(loadConfig());
     try {
-      const updated = await createAccountsService(db, systemClock).update(o.id, { licenses: o.licenses, name: o.name, timeZone: o.timeZone });
+      const updated = await createAccountsService(db, systemClock).update(o.id, {
+        licenses: o.licenses,
+        name: o.name,
+        timeZone: o.timeZone,
+      });
       process.stdout.write(`${JSON.stringify(updated)}\n`);
     } finally {
       await closeDb(db);
@@ -108,7 +126,9 @@ account
 
 program
   .command('unknown-devices')
-  .description('identifiers that trackers reported and that match no active device (any account), newest first; prints a JSON array')
+  .description(
+    'identifiers that trackers reported and that match no active device (any account), newest first; prints a JSON array',
+  )
   .option('--limit <n>', 'how many at most', wholeNumber, 100)
   .action(async (o: { limit: number }) => {
     const db = await openExisting(loadConfig());
@@ -134,7 +154,11 @@ program
     }
     try {
       const applied = await migrate(db);
-      process.stdout.write(applied.length ? `applied ${applied.length} migration(s): ${applied.join(', ')}\n` : 'the schema is up to date; nothing to apply\n');
+      process.stdout.write(
+        applied.length
+          ? `applied ${applied.length} migration(s): ${applied.join(', ')}\n`
+          : 'the schema is up to date; nothing to apply\n',
+      );
     } finally {
       await closeDb(db);
     }
@@ -142,22 +166,28 @@ program
 
 program
   .command('backup')
-  .description('copy the SQLite database into FILE (a new file), consistent, while trackgate runs or not; docs/operations.md "Backup and restore"')
+  .description(
+    'copy the SQLite database into FILE (a new file), consistent, while trackgate runs or not; docs/operations.md "Backup and restore"',
+  )
   .argument('<file>', 'the backup file to create')
   .action((file: string) => {
     const config = loadConfig();
-    if (config.databaseUrl) fail('backup: the database is PostgreSQL (TRACKGATE_DATABASE_URL): back it up with pg_dump');
+    if (config.databaseUrl)
+      fail('backup: the database is PostgreSQL (TRACKGATE_DATABASE_URL): back it up with pg_dump');
     const copied = backupSqlite(sqlitePath(config.dataDir), file);
     process.stdout.write(`${JSON.stringify({ file: path.resolve(file), bytes: copied.bytes })}\n`);
   });
 
 program
   .command('restore')
-  .description('make a backup FILE the database of TRACKGATE_DATA_DIR, trackgate stopped; the database there is kept aside; docs/operations.md "Backup and restore"')
+  .description(
+    'make a backup FILE the database of TRACKGATE_DATA_DIR, trackgate stopped; the database there is kept aside; docs/operations.md "Backup and restore"',
+  )
   .argument('<file>', 'a file trackgate backup wrote')
   .action((file: string) => {
     const config = loadConfig();
-    if (config.databaseUrl) fail('restore: the database is PostgreSQL (TRACKGATE_DATABASE_URL): restore it with pg_restore or psql');
+    if (config.databaseUrl)
+      fail('restore: the database is PostgreSQL (TRACKGATE_DATABASE_URL): restore it with pg_restore or psql');
     // before the lock, which makes the data directory
     if (!existsSync(file)) fail(`restore: there is no file ${path.resolve(file)}; nothing was changed`);
     refuseOwnFiles(config.dataDir, file);
@@ -165,7 +195,10 @@ program
     try {
       unlock = lockDataDir(config.dataDir);
     } catch (e) {
-      throw new ConfigError('TRACKGATE_DATA_DIR', `${config.dataDir} ${(e as Error).message}; stop it before a restore`);
+      throw new ConfigError(
+        'TRACKGATE_DATA_DIR',
+        `${config.dataDir} ${(e as Error).message}; stop it before a restore`,
+      );
     }
     try {
       process.stdout.write(`${JSON.stringify(restoreSqlite(config.dataDir, file, new Date()))}\n`);
@@ -176,9 +209,14 @@ program
 
 program
   .command('gateway')
-  .description('an edge gateway: the tracker listeners on this host, storing through the core at --core (docs/scaling.md "Scaling")')
+  .description(
+    'an edge gateway: the tracker listeners on this host, storing through the core at --core (docs/scaling.md "Scaling")',
+  )
   .requiredOption('--core <host:port>', "the core's TRACKGATE_GATEWAY_LINK_PORT", coreAddress)
-  .option('--tls', "TLS to the core, trusting the system's authorities (TRACKGATE_GATEWAY_TLS_CA: trust that file instead)")
+  .option(
+    '--tls',
+    "TLS to the core, trusting the system's authorities (TRACKGATE_GATEWAY_TLS_CA: trust that file instead)",
+  )
   .action(async (o: { core: { host: string; port: number }; tls?: boolean }) => {
     await runEdgeGateway(loadConfig(), { ...o.core, tls: o.tls ?? false });
   });
@@ -188,11 +226,16 @@ program
   .description('decode one captured frame without storing it (hex for binary protocols, text for text ones)')
   .requiredOption('--protocol <name>', 'protocol name, e.g. gt06, teltonika, h02')
   .option('--udp', 'the frame is a UDP datagram')
-  .option('--hex', 'the frame is given as hex digits, whatever the protocol (binary frames of text protocols, e.g. Suntech binary reports)')
+  .option(
+    '--hex',
+    'the frame is given as hex digits, whatever the protocol (binary frames of text protocols, e.g. Suntech binary reports)',
+  )
   .argument('<frame>', 'the frame')
   .action((frame: string, o: { protocol: string; udp?: boolean; hex?: boolean }) => {
     try {
-      process.stdout.write(`${JSON.stringify(decodeFrame(o.protocol, frame, { udp: o.udp ?? false, hex: o.hex ?? false, now: new Date() }))}\n`);
+      process.stdout.write(
+        `${JSON.stringify(decodeFrame(o.protocol, frame, { udp: o.udp ?? false, hex: o.hex ?? false, now: new Date() }))}\n`,
+      );
     } catch (e) {
       fail((e as Error).message.split('\n')[0]);
     }

@@ -24,12 +24,22 @@ import type { Logger } from './core/logger.js';
 import { LogOutput } from './core/log-output.js';
 import { protocols } from './protocols/index.js';
 import { INIT_REQUEST, type GatewayInit } from './gateway/ipc/gateway-pool.js';
-import { startGatewayProcess, type GatewayProcess, type GatewayProcessSettings } from './gateway/ipc/gateway.process.js';
+import {
+  startGatewayProcess,
+  type GatewayProcess,
+  type GatewayProcessSettings,
+} from './gateway/ipc/gateway.process.js';
 import { handleProcessExit } from './server/process-exit.js';
 
 /** JSON lines on standard output in blocks, as the core writes them (main.ts createLogger, core/log-output.ts). */
-function createLogger(settings: Pick<GatewayProcessSettings, 'logLevel' | 'logFormat' | 'logColour'>, base: Record<string, unknown>): Logger {
-  return pino({ level: settings.logLevel, base }, new LogOutput({ base, format: settings.logFormat, colour: settings.logColour })) as unknown as Logger;
+function createLogger(
+  settings: Pick<GatewayProcessSettings, 'logLevel' | 'logFormat' | 'logColour'>,
+  base: Record<string, unknown>,
+): Logger {
+  return pino(
+    { level: settings.logLevel, base },
+    new LogOutput({ base, format: settings.logFormat, colour: settings.logColour }),
+  ) as unknown as Logger;
 }
 
 /** The process-exit handler (server/process-exit.ts): a bug is logged, an uncaught one exits 1; `signals` stop cleanly. */
@@ -47,8 +57,15 @@ function processPolicy(logger: Logger, running: () => GatewayProcess | undefined
 }
 
 /** `trackgate gateway --core host:port`: the tracker listeners of `config`, their core far away. */
-export async function runEdgeGateway(config: Readonly<Config>, core: { host: string; port: number; tls: boolean }): Promise<void> {
-  if (!config.gatewaySecret) throw new ConfigError('TRACKGATE_GATEWAY_SECRET', 'an edge gateway presents it to the core: set the same value on both');
+export async function runEdgeGateway(
+  config: Readonly<Config>,
+  core: { host: string; port: number; tls: boolean },
+): Promise<void> {
+  if (!config.gatewaySecret)
+    throw new ConfigError(
+      'TRACKGATE_GATEWAY_SECRET',
+      'an edge gateway presents it to the core: set the same value on both',
+    );
   let ca: string | undefined;
   if (config.gatewayTlsCa) {
     try {
@@ -62,7 +79,10 @@ export async function runEdgeGateway(config: Readonly<Config>, core: { host: str
   const logger = createLogger(config, { service: 'trackgate', role: 'edge-gateway' });
   let running: GatewayProcess | undefined;
   processPolicy(logger, () => running, ['SIGTERM', 'SIGINT', 'SIGHUP']);
-  logger.info({ core: `${core.host}:${core.port}`, tls: core.tls || ca !== undefined }, 'connecting to the core; the tracker ports open once it answers');
+  logger.info(
+    { core: `${core.host}:${core.port}`, tls: core.tls || ca !== undefined },
+    'connecting to the core; the tracker ports open once it answers',
+  );
   running = await startGatewayProcess({
     link: { host: core.host, port: core.port, ...((core.tls || ca !== undefined) && { tls: { ca } }) },
     secret: config.gatewaySecret,
@@ -117,15 +137,25 @@ async function runWorker(): Promise<void> {
   // gateway processes itself (SIGTERM) once its own work is done, so SIGINT and SIGHUP are ignored
   processPolicy(logger, () => running, ['SIGTERM']);
   try {
-    running = await startGatewayProcess({ ...init.settings, worker: init.worker, protocols, clock: systemClock, logger });
+    running = await startGatewayProcess({
+      ...init.settings,
+      worker: init.worker,
+      protocols,
+      clock: systemClock,
+      logger,
+    });
   } catch (e) {
-    throw new Error(bindProblem(e, { host: init.settings.host, protocolPorts: init.settings.ports }) ?? (e as Error).message);
+    throw new Error(
+      bindProblem(e, { host: init.settings.host, protocolPorts: init.settings.ports }) ?? (e as Error).message,
+    );
   }
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   if (!process.send) {
-    process.stderr.write('trackgate: gateway-main is started by the core (TRACKGATE_GATEWAY_PROCESSES); on another host run `trackgate gateway --core host:port`\n');
+    process.stderr.write(
+      'trackgate: gateway-main is started by the core (TRACKGATE_GATEWAY_PROCESSES); on another host run `trackgate gateway --core host:port`\n',
+    );
     process.exit(64);
   }
   runWorker().catch((e: unknown) => {

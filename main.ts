@@ -71,7 +71,10 @@ export interface Running {
  */
 export function createLogger(config: Pick<Config, 'logLevel' | 'logFormat' | 'logColour'>): Logger {
   const base = { service: 'trackgate' };
-  return pino({ level: config.logLevel, base }, new LogOutput({ base, format: config.logFormat, colour: config.logColour })) as unknown as Logger;
+  return pino(
+    { level: config.logLevel, base },
+    new LogOutput({ base, format: config.logFormat, colour: config.logColour }),
+  ) as unknown as Logger;
 }
 
 export async function startTrackgate(config: Readonly<Config>, options: StartOptions = {}): Promise<Running> {
@@ -83,7 +86,8 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
   // What is open so far, closed in reverse order by stop() or by a start that fails half-way.
   const closers: (() => Promise<void>)[] = [storage.close];
   const closeAll = async () => {
-    while (closers.length) await closers.pop()!().catch((e: Error) => logger.warn({ err: e.message }, 'closing failed'));
+    while (closers.length)
+      await closers.pop()!().catch((e: Error) => logger.warn({ err: e.message }, 'closing failed'));
   };
   try {
     // a database that refuses writes (a full disk) is said at start, and a SQLite file deleted later
@@ -99,7 +103,13 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
     // before a generated API key is printed, so the key is never shown by a start that then dies.
     // Until then (seconds with gateway processes) health says "starting" and the rest of the API 503.
     let started = false;
-    const api = await listenApi(config, services, { clock, metrics, starting: () => !started, ping: () => ping(db), writesFailing: () => watch.problem() ?? services.ingest.writesFailing() });
+    const api = await listenApi(config, services, {
+      clock,
+      metrics,
+      starting: () => !started,
+      ping: () => ping(db),
+      writesFailing: () => watch.problem() ?? services.ingest.writesFailing(),
+    });
     closers.push(() => api.close());
     const trackers = await startTrackers(config, services, clock, logger, metrics);
     closers.push(() => trackers.gateway.stop());
@@ -107,30 +117,50 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
     const edge = await startEdgeLink(config, services, clock, logger);
     if (edge) closers.push(() => edge.link.close());
     // the gateway processes' (and edge gateways') listener counts, summed into this GET /metrics
-    metrics?.readAtScrape({ remoteTrackers: () => [...(trackers.link?.trackerCounts() ?? []), ...(edge?.link.trackerCounts() ?? [])] });
+    metrics?.readAtScrape({
+      remoteTrackers: () => [...(trackers.link?.trackerCounts() ?? []), ...(edge?.link.trackerCounts() ?? [])],
+    });
     const mqtt = await startMqtt(config, services, clock, metrics);
     closers.push(() => mqtt.mqtt.stop());
     // where each device is: commands, stale connections and the command upkeep all ask it
     const locator = createDeviceLocator([trackers, ...(edge ? [edge] : []), mqtt.side], services.events);
     closers.push(async () => locator.close());
     closers.push(routeCommands({ commands: services.commands, events: services.events, locator, logger }));
-    const gateway: Running['gateway'] = { ...locator.trackers, ports: { ...trackers.gateway.ports, ...(edge && { gatewayLink: edge.port }) }, stop: () => trackers.gateway.stop() };
+    const gateway: Running['gateway'] = {
+      ...locator.trackers,
+      ports: { ...trackers.gateway.ports, ...(edge && { gatewayLink: edge.port }) },
+      stop: () => trackers.gateway.stop(),
+    };
 
     const rules = startRules(db, clock, services);
     closers.push(() => rules.stop());
     const mqttPorts = mqtt.mqtt.ports as Record<string, number>;
-    const forwarding = startForwarding(config, db, clock, services, { ownPorts: [api.port, ...Object.values(gateway.ports), ...Object.values(mqttPorts)], userAgent: USER_AGENT });
+    const forwarding = startForwarding(config, db, clock, services, {
+      ownPorts: [api.port, ...Object.values(gateway.ports), ...Object.values(mqttPorts)],
+      userAgent: USER_AGENT,
+    });
     closers.push(() => forwarding.stop());
     closers.push(...(await startRelays(config, services)));
     const bootstrap = await firstStart(config, db, services.accounts, logger);
 
     const ports: Record<string, number> = { http: api.port, ...gateway.ports, ...mqttPorts };
     const withoutDecoder = Object.keys(PROTOCOL_DEFAULT_PORTS).filter((p) => !(p in protocols));
-    if (withoutDecoder.length) logger.info({ protocols: withoutDecoder }, 'these protocols have no decoder in this version; no listener');
+    if (withoutDecoder.length)
+      logger.info({ protocols: withoutDecoder }, 'these protocols have no decoder in this version; no listener');
     logger.info({ host: config.host, ports, notifications: describeNotifications(config) }, 'listening');
     started = true;
     return {
-      config, db, ports, gateway, gatewayPool: trackers.pool, gatewayLink: trackers.link, edgeLink: edge?.link, services, rules, forwarding, bootstrap,
+      config,
+      db,
+      ports,
+      gateway,
+      gatewayPool: trackers.pool,
+      gatewayLink: trackers.link,
+      edgeLink: edge?.link,
+      services,
+      rules,
+      forwarding,
+      bootstrap,
       async stop() {
         // a signal to the whole process group (Ctrl-C, systemd) stops the gateway processes too: not started again
         trackers.pool?.quiesce();
@@ -156,7 +186,10 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void>
   }
   const logger = createLogger(config);
   for (const { name, nearest } of unknownVariables(env)) {
-    logger.warn({ variable: name, nearest }, `${name} is not a trackgate setting and is ignored${nearest ? ` (did you mean ${nearest}?)` : ''}`);
+    logger.warn(
+      { variable: name, nearest },
+      `${name} is not a trackgate setting and is ignored${nearest ? ` (did you mean ${nearest}?)` : ''}`,
+    );
   }
   let starting: Promise<Running> | undefined;
   const exit = handleProcessExit({

@@ -97,11 +97,13 @@ const API_DESCRIPTION = [
   '',
   '**Authentication**: `POST /api/Auth/Token` with `{"userName", "apiKey"}` answers `{success, token, expires}`; send `Authorization: Bearer <token>` with every other request and ask for a new token before `expires`. Repeated failures from one address are answered 429 for a while. A request without a valid token gets 401 `INVALID_TOKEN` with `WWW-Authenticate: Bearer` and *ext* `details.reason`: `missing`, `invalid` (not a token of this service: bad signature, another algorithm than HS256, malformed), `expired`, or `revoked` (a new API key was issued, or the user was disabled, deleted or is outside its `from`..`expires` window).',
   '',
-  '**Envelope**: every body is JSON with `success`. A failure adds `error` (a sentence a person can act on) and a stable machine `code`; 400 answers name the field in `details.field`. Every authenticated answer, errors included, carries `apiUsage` (this user\'s requests this minute) and `apiDailyUsage` (today, UTC).',
+  "**Envelope**: every body is JSON with `success`. A failure adds `error` (a sentence a person can act on) and a stable machine `code`; 400 answers name the field in `details.field`. Every authenticated answer, errors included, carries `apiUsage` (this user's requests this minute) and `apiDailyUsage` (today, UTC).",
   '',
-  `**Codes**: ${Object.entries(STATUS_BY_CODE).map(([code, status]) => `\`${code}\` ${status}`).join(', ')}. A known path with another method answers 405 \`METHOD_NOT_ALLOWED\` with an \`Allow\` header.`,
+  `**Codes**: ${Object.entries(STATUS_BY_CODE)
+    .map(([code, status]) => `\`${code}\` ${status}`)
+    .join(', ')}. A known path with another method answers 405 \`METHOD_NOT_ALLOWED\` with an \`Allow\` header.`,
   '',
-  '**Privileges**: `admin` ⊇ `write` ⊇ `read`; a user without any privilege is refused (403) everywhere. A user with a `group` sees only that group\'s devices. Anything of another account answers 404.',
+  "**Privileges**: `admin` ⊇ `write` ⊇ `read`; a user without any privilege is refused (403) everywhere. A user with a `group` sees only that group's devices. Anything of another account answers 404.",
   '',
   '**PATCH** takes an RFC 6902 JSON Patch array, applied to the resource as GET shows it and then validated like PUT; read-only fields cannot change, whatever the path (a whole-document replace included).',
   '',
@@ -115,7 +117,9 @@ function countRequests(http: NonNullable<ApiDeps['metrics']>['http']): Koa.Middl
     try {
       await next();
     } finally {
-      http.route((ctx as { routerPath?: string }).routerPath ?? UNMATCHED_ROUTE, ctx.method).answered(ctx.status, start);
+      http
+        .route((ctx as { routerPath?: string }).routerPath ?? UNMATCHED_ROUTE, ctx.method)
+        .answered(ctx.status, start);
     }
   };
 }
@@ -141,7 +145,11 @@ function errorAnswer(ctx: Context, e: unknown, logger: Logger): ErrorBody {
   } else {
     logger.error({ err, method: ctx.method, path: ctx.path }, 'request failed');
     ctx.status = 500;
-    body = { success: false, error: 'Something went wrong on our side; it has been logged. Try again.', code: 'INTERNAL' };
+    body = {
+      success: false,
+      error: 'Something went wrong on our side; it has been logged. Try again.',
+      code: 'INTERNAL',
+    };
   }
   if (ctx.status === 401) {
     const missing = err instanceof DomainError && err.details?.reason === 'missing';
@@ -161,10 +169,17 @@ function handleErrors(deps: ApiDeps): Koa.Middleware {
         await noteUsage(deps, ctx);
         const allow = ctx.response.get('Allow');
         if (allow) {
-          throw new DomainError('METHOD_NOT_ALLOWED', `${ctx.method} is not allowed on ${ctx.path}; it takes ${allow}.`, { allow: allow.split(', ') });
+          throw new DomainError(
+            'METHOD_NOT_ALLOWED',
+            `${ctx.method} is not allowed on ${ctx.path}; it takes ${allow}.`,
+            { allow: allow.split(', ') },
+          );
         }
         ctx.remove('Allow');
-        throw new DomainError('NOT_FOUND', `There is no endpoint ${ctx.method} ${ctx.path}; see /docs or /api/openapi.json.`);
+        throw new DomainError(
+          'NOT_FOUND',
+          `There is no endpoint ${ctx.method} ${ctx.path}; see /docs or /api/openapi.json.`,
+        );
       }
     } catch (e) {
       answerJson(ctx, errorAnswer(ctx, e, deps.logger));
@@ -195,11 +210,16 @@ async function guard(deps: ApiDeps, ctx: Context): Promise<void> {
   const usage = await deps.limiter.hit(principal.userId, deps.clock.now());
   ctx.state.usage = usage;
   if (!usage.allowed) {
-    throw new DomainError('RATE_LIMITED', 'Too many requests this minute; wait for the next minute.', { retryAfterSeconds: usage.retryAfterSeconds });
+    throw new DomainError('RATE_LIMITED', 'Too many requests this minute; wait for the next minute.', {
+      retryAfterSeconds: usage.retryAfterSeconds,
+    });
   }
   // No privilege is no access: reads need `read` as much as writes need theirs.
   if (principal.privileges.size === 0) {
-    throw new DomainError('FORBIDDEN', 'Your user has no privileges; ask an admin of your account to grant "read" or more.');
+    throw new DomainError(
+      'FORBIDDEN',
+      'Your user has no privileges; ask an admin of your account to grant "read" or more.',
+    );
   }
 }
 
@@ -269,7 +289,12 @@ export function createApi(deps: ApiDeps): Koa {
   if (deps.starting) app.use(refuseWhileStarting(deps.starting));
 
   // One router for the whole API: a request is matched once.
-  const api: RouteTable = { router: new Router({ sensitive: false }), registry, guard: (ctx) => guard(deps, ctx), bodyLimitBytes: deps.bodyLimitBytes };
+  const api: RouteTable = {
+    router: new Router({ sensitive: false }),
+    registry,
+    guard: (ctx) => guard(deps, ctx),
+    bodyLimitBytes: deps.bodyLimitBytes,
+  };
   registerRoutes(api, deps);
 
   app.use(api.router.routes());

@@ -39,7 +39,10 @@ export async function readJsonBody(ctx: Context, limitBytes: number): Promise<un
   const hasBody = ctx.request.length > 0 || ctx.get('transfer-encoding') !== '';
   if (!hasBody) return undefined;
   if (!isJsonType(ctx.get('content-type'))) {
-    throw new DomainError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as JSON with the header Content-Type: application/json.');
+    throw new DomainError(
+      'UNSUPPORTED_MEDIA_TYPE',
+      'Send the body as JSON with the header Content-Type: application/json.',
+    );
   }
   const text = (await readLimited(ctx, limitBytes)).toString('utf8');
   if (text.trim() === '') return undefined;
@@ -62,5 +65,8 @@ export function checkInputBounds<T>(value: T, where: string): T {
   const problem = jsonInputProblem(value);
   if (!problem) return value;
   const field = problem.field || where;
-  throw new DomainError('VALIDATION_FAILED', `${field}: ${problem.message}`, { field, issues: [{ field, message: problem.message }] });
+  throw new DomainError('VALIDATION_FAILED', `${field}: ${problem.message}`, {
+    field,
+    issues: [{ field, message: problem.message }],
+  });
 }

@@ -52,7 +52,11 @@ export interface ErrorBody {
  */
 export function storageUnavailableBody(e: unknown): ErrorBody | undefined {
   if (!isStorageUnavailable(e)) return undefined;
-  return { success: false, error: 'Storage is not available right now; try again in a few seconds.', code: 'STORAGE_UNAVAILABLE' };
+  return {
+    success: false,
+    error: 'Storage is not available right now; try again in a few seconds.',
+    code: 'STORAGE_UNAVAILABLE',
+  };
 }
 
 export const STORAGE_RETRY_AFTER_SECONDS = 5;

@@ -52,7 +52,10 @@ function valueAt(doc: unknown, pointer: string): { found: boolean; value?: unkno
 /** The value a `copy` or `move` takes; a 400 naming `from` when there is none. */
 function source(doc: unknown, op: PatchOp, i: number): unknown {
   const at = op.from === undefined ? { found: false } : valueAt(doc, op.from);
-  if (!at.found) throw new DomainError('VALIDATION_FAILED', `[${i}].from: there is no value at "${op.from ?? ''}".`, { field: `[${i}].from` });
+  if (!at.found)
+    throw new DomainError('VALIDATION_FAILED', `[${i}].from: there is no value at "${op.from ?? ''}".`, {
+      field: `[${i}].from`,
+    });
   return at.value;
 }
 
@@ -72,22 +75,27 @@ function placedBytes(doc: unknown, op: PatchOp, i: number, left: number): number
 
 /** fast-json-patch's checks, reporting this operation's index; `placed` skips the walk of a value taken from the document. */
 function validatorAt(i: number, placed = false): Validator<unknown> {
-  return (operation, _index, document, existingPath) => fjp.validator(placed ? ({ ...operation, value: null } as Operation) : operation, i, document, existingPath);
+  return (operation, _index, document, existingPath) =>
+    fjp.validator(placed ? ({ ...operation, value: null } as Operation) : operation, i, document, existingPath);
 }
 
 function applyOne(doc: unknown, op: PatchOp, i: number): unknown {
   if (op.op === 'copy') {
     const value = structuredClone(source(doc, op, i));
-    return fjp.applyOperation(doc, { op: 'add', path: op.path, value }, validatorAt(i, true), true, true, i).newDocument;
+    return fjp.applyOperation(doc, { op: 'add', path: op.path, value }, validatorAt(i, true), true, true, i)
+      .newDocument;
   }
   if (op.op === 'move') {
     const from = op.from ?? '';
     if (from === op.path) return doc;
     if (from === '' || op.path.startsWith(`${from}/`)) {
-      throw new DomainError('VALIDATION_FAILED', `[${i}].from: a value cannot be moved into itself.`, { field: `[${i}].from` });
+      throw new DomainError('VALIDATION_FAILED', `[${i}].from: a value cannot be moved into itself.`, {
+        field: `[${i}].from`,
+      });
     }
     const { removed } = fjp.applyOperation(doc, { op: 'remove', path: from }, validatorAt(i), true, true, i);
-    return fjp.applyOperation(doc, { op: 'add', path: op.path, value: removed }, validatorAt(i, true), true, true, i).newDocument;
+    return fjp.applyOperation(doc, { op: 'add', path: op.path, value: removed }, validatorAt(i, true), true, true, i)
+      .newDocument;
   }
   return fjp.applyOperation(doc, op as Operation, validatorAt(i), true, true, i).newDocument;
 }
@@ -115,9 +123,18 @@ function tooMuch(i: number, maxPlacedBytes: number): DomainError {
  * with the original, which also catches a whole-document replace (`"path": ""`) or a `move` into one.
  * A whole-document replace that leaves read-only fields out keeps their values.
  */
-export function applyJsonPatch<T extends object>(doc: T, ops: PatchOp[], readOnly: readonly string[], maxPlacedBytes: number): Record<string, unknown> {
+export function applyJsonPatch<T extends object>(
+  doc: T,
+  ops: PatchOp[],
+  readOnly: readonly string[],
+  maxPlacedBytes: number,
+): Record<string, unknown> {
   if (ops.length > MAX_PATCH_OPS) {
-    throw new DomainError('VALIDATION_FAILED', `body: a patch has at most ${MAX_PATCH_OPS} operations (this one has ${ops.length}).`, { field: 'body' });
+    throw new DomainError(
+      'VALIDATION_FAILED',
+      `body: a patch has at most ${MAX_PATCH_OPS} operations (this one has ${ops.length}).`,
+      { field: 'body' },
+    );
   }
   checkReadOnlyPaths(ops, readOnly);
   let patched: unknown = structuredClone(doc);

@@ -108,21 +108,28 @@ function parse<T extends z.ZodType>(schema: T, value: unknown, where: 'body' | '
   return r.data;
 }
 
-export function addRoute<B extends z.ZodType | undefined, Q extends z.ZodType | undefined>(api: RouteTable, spec: RouteSpec<B, Q>): void {
+export function addRoute<B extends z.ZodType | undefined, Q extends z.ZodType | undefined>(
+  api: RouteTable,
+  spec: RouteSpec<B, Q>,
+): void {
   const auth = spec.auth ?? true;
   const paramNames = [...spec.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
   const responses: RouteConfig['responses'] = {};
   for (const [status, r] of Object.entries(spec.responses)) {
-    responses[status] = r.schema ? { description: r.description, content: { 'application/json': { schema: r.schema } } } : { description: r.description };
+    responses[status] = r.schema
+      ? { description: r.description, content: { 'application/json': { schema: r.schema } } }
+      : { description: r.description };
   }
   const errors: Record<number, string> = { 500: 'Unexpected failure (no stack is ever returned).' };
   if (spec.body || spec.query) errors[400] = 'Bad input: the message names the field.';
   if (spec.body) Object.assign(errors, { 413: 'Body larger than the configured limit.', 415: 'Body is not JSON.' });
-  if (spec.method === 'patch') errors[413] = 'Body larger than the configured limit, or the patch would place more than that many bytes of JSON (see JsonPatch).';
+  if (spec.method === 'patch')
+    errors[413] =
+      'Body larger than the configured limit, or the patch would place more than that many bytes of JSON (see JsonPatch).';
   if (auth) {
     Object.assign(errors, {
       401: 'No valid token (WWW-Authenticate: Bearer).',
-      403: 'FORBIDDEN: the caller\'s privileges, or its group, do not allow this (a user without any privilege gets it on every endpoint).',
+      403: "FORBIDDEN: the caller's privileges, or its group, do not allow this (a user without any privilege gets it on every endpoint).",
       429: 'Too many requests (Retry-After).',
     });
   }

@@ -18,7 +18,9 @@ import { QUICK, fmt, log, machine, pct, printTable, type Machine } from './lib/r
 const CONNECTIONS = 50;
 /** alerts per measured run, after WARMUP alerts on each device (few on `huge`: their e-mails take long) */
 const ALERTS = QUICK ? 600 : 2_000;
-const WARMUP: Record<'none' | 'reached' | 'huge', number> = QUICK ? { none: 300, reached: 300, huge: 100 } : { none: 1_000, reached: 1_000, huge: 300 };
+const WARMUP: Record<'none' | 'reached' | 'huge', number> = QUICK
+  ? { none: 300, reached: 300, huge: 100 }
+  : { none: 1_000, reached: 1_000, huge: 300 };
 /** the longest wait for the e-mails after the last alert was answered */
 const MAIL_WAIT_MS = 90_000;
 const MAIL_BASELINE = { notifier: QUICK ? 300 : 600, noDelay: QUICK ? 1_000 : 2_000 };
@@ -27,8 +29,16 @@ const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 type Scenario = 'none' | 'reached' | 'huge';
 const DEVICES: Record<Scenario, { id: string; body: Record<string, unknown>; label: string }> = {
   none: { id: 'bench-alerts-none', body: {}, label: 'no alertEmails (store only: baseline)' },
-  reached: { id: 'bench-alerts-reached', body: { alertEmails: ['reached@bench.test'], dailyEmailLimit: 0 }, label: 'limit 0 (reached: every e-mail suppressed)' },
-  huge: { id: 'bench-alerts-huge', body: { alertEmails: ['huge@bench.test'], dailyEmailLimit: 1_000_000 }, label: 'limit 1,000,000 (never reached: e-mail sent)' },
+  reached: {
+    id: 'bench-alerts-reached',
+    body: { alertEmails: ['reached@bench.test'], dailyEmailLimit: 0 },
+    label: 'limit 0 (reached: every e-mail suppressed)',
+  },
+  huge: {
+    id: 'bench-alerts-huge',
+    body: { alertEmails: ['huge@bench.test'], dailyEmailLimit: 1_000_000 },
+    label: 'limit 1,000,000 (never reached: e-mail sent)',
+  },
 };
 
 export interface ScenarioResult {
@@ -84,7 +94,12 @@ export interface AlertsResult {
 }
 
 /** The SMTP server the outbox delivers to: counts messages per recipient and when the last arrived. */
-async function startSmtpSink(): Promise<{ url: string; count(to: string): number; lastAt(to: string): number; close(): Promise<void> }> {
+async function startSmtpSink(): Promise<{
+  url: string;
+  count(to: string): number;
+  lastAt(to: string): number;
+  close(): Promise<void>;
+}> {
   const counts = new Map<string, number>();
   const last = new Map<string, number>();
   const server = new SMTPServer({
@@ -113,7 +128,13 @@ async function startSmtpSink(): Promise<{ url: string; count(to: string): number
   };
 }
 
-async function api(base: string, token: string, method: string, path: string, body?: unknown): Promise<Record<string, any>> {
+async function api(
+  base: string,
+  token: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<Record<string, any>> {
   const res = await fetch(base + path, {
     method,
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
@@ -124,7 +145,13 @@ async function api(base: string, token: string, method: string, path: string, bo
   return json;
 }
 
-async function raise(gen: Child, server: ServerProcess, token: string, scenario: Scenario, amount: number): Promise<{ load: HttpLoadResult; serverCpuPct: number; t0: number }> {
+async function raise(
+  gen: Child,
+  server: ServerProcess,
+  token: string,
+  scenario: Scenario,
+  amount: number,
+): Promise<{ load: HttpLoadResult; serverCpuPct: number; t0: number }> {
   const cpu0 = await cpuMsOf(server.pid);
   const t0 = performance.now();
   const load = await gen.call<HttpLoadResult>('run', {
@@ -140,12 +167,19 @@ async function raise(gen: Child, server: ServerProcess, token: string, scenario:
   const wall = performance.now() - t0;
   const serverCpuPct = (((await cpuMsOf(server.pid)) - cpu0) / wall) * 100;
   if (load.non2xx > 0 || load.errors > 0 || load.total !== amount) {
-    throw new Error(`${scenario}: ${load.total} answers of ${amount} (${JSON.stringify(load.statuses)}), ${load.errors} errors (${load.firstError}): the figures would be meaningless\n${server.log().slice(-5).join('\n')}`);
+    throw new Error(
+      `${scenario}: ${load.total} answers of ${amount} (${JSON.stringify(load.statuses)}), ${load.errors} errors (${load.firstError}): the figures would be meaningless\n${server.log().slice(-5).join('\n')}`,
+    );
   }
   return { load, serverCpuPct, t0 };
 }
 
-async function waitForMail(sink: Awaited<ReturnType<typeof startSmtpSink>>, to: string, expected: number, maxMs: number): Promise<boolean> {
+async function waitForMail(
+  sink: Awaited<ReturnType<typeof startSmtpSink>>,
+  to: string,
+  expected: number,
+  maxMs: number,
+): Promise<boolean> {
   const until = performance.now() + maxMs;
   while (sink.count(to) < expected) {
     if (performance.now() > until) return false;
@@ -154,7 +188,10 @@ async function waitForMail(sink: Awaited<ReturnType<typeof startSmtpSink>>, to: 
   return true;
 }
 
-async function measureMode(mode: ModeResult['mode'], sink: Awaited<ReturnType<typeof startSmtpSink>>): Promise<ModeResult> {
+async function measureMode(
+  mode: ModeResult['mode'],
+  sink: Awaited<ReturnType<typeof startSmtpSink>>,
+): Promise<ModeResult> {
   const data = tempDir(`alerts-${mode}`);
   const prefix = `tgbench:${process.pid}:${mode}:`;
   const extra: Record<string, string> = { TRACKGATE_SMTP_URL: sink.url, TRACKGATE_RATE_LIMIT: '0' };
@@ -173,11 +210,16 @@ async function measureMode(mode: ModeResult['mode'], sink: Awaited<ReturnType<ty
     try {
       const token = await adminToken(server.base);
       for (const s of Object.keys(DEVICES) as Scenario[]) {
-        await api(server.base, token, 'POST', '/api/devices', { id: DEVICES[s].id, name: `bench ${s}`, ...DEVICES[s].body });
+        await api(server.base, token, 'POST', '/api/devices', {
+          id: DEVICES[s].id,
+          name: `bench ${s}`,
+          ...DEVICES[s].body,
+        });
       }
       log(`${mode}: warm-up, ${WARMUP.none} + ${WARMUP.reached} + ${WARMUP.huge} alerts (none, reached, huge)`);
       for (const s of Object.keys(DEVICES) as Scenario[]) await raise(gen, server, token, s, WARMUP[s]);
-      if (!(await waitForMail(sink, 'huge@bench.test', mailsBefore.huge + WARMUP.huge, MAIL_WAIT_MS))) throw new Error(`${mode}: the warm-up e-mails did not all arrive`);
+      if (!(await waitForMail(sink, 'huge@bench.test', mailsBefore.huge + WARMUP.huge, MAIL_WAIT_MS)))
+        throw new Error(`${mode}: the warm-up e-mails did not all arrive`);
 
       // the store-only baseline runs first and again last (after every e-mail has arrived): drift shows
       const runs: Partial<Record<Scenario, { load: HttpLoadResult; serverCpuPct: number }[]>> = {};
@@ -187,7 +229,9 @@ async function measureMode(mode: ModeResult['mode'], sink: Awaited<ReturnType<ty
         const mailBase = sink.count('huge@bench.test');
         const r = await raise(gen, server, token, s, ALERTS);
         (runs[s] ??= []).push(r);
-        log(`${mode}: ${fmt(r.load.requestsPerSec)} alerts/s (server CPU ${r.serverCpuPct.toFixed(0)} %, generator ${r.load.generatorCpuPct.toFixed(0)} %)`);
+        log(
+          `${mode}: ${fmt(r.load.requestsPerSec)} alerts/s (server CPU ${r.serverCpuPct.toFixed(0)} %, generator ${r.load.generatorCpuPct.toFixed(0)} %)`,
+        );
         if (s === 'huge') {
           const answeredAt = performance.now();
           const all = await waitForMail(sink, 'huge@bench.test', mailBase + ALERTS, MAIL_WAIT_MS);
@@ -197,7 +241,9 @@ async function measureMode(mode: ModeResult['mode'], sink: Awaited<ReturnType<ty
           emails.emailsPerSec = received / ((end - r.t0) / 1000);
           emails.mailTailSeconds = Math.max(0, (end - answeredAt) / 1000);
           emails.allEmailsReceived = all;
-          log(`${mode}: ${fmt(received)} e-mails received, ${fmt(emails.emailsPerSec)} e-mails/s from the first request to the last e-mail`);
+          log(
+            `${mode}: ${fmt(received)} e-mails received, ${fmt(emails.emailsPerSec)} e-mails/s from the first request to the last e-mail`,
+          );
         }
       }
       for (const s of ['none', 'reached', 'huge'] as Scenario[]) {
@@ -206,8 +252,13 @@ async function measureMode(mode: ModeResult['mode'], sink: Awaited<ReturnType<ty
         const seconds = rs.reduce((n, r) => n + r.load.seconds, 0);
         const last = rs[rs.length - 1];
         scenarios.push({
-          scenario: s, label: DEVICES[s].label, alerts, alertsPerSec: alerts / seconds, runsPerSec: rs.map((r) => r.load.requestsPerSec),
-          latencyP50Ms: last.load.latencyP50Ms, latencyP99Ms: last.load.latencyP99Ms,
+          scenario: s,
+          label: DEVICES[s].label,
+          alerts,
+          alertsPerSec: alerts / seconds,
+          runsPerSec: rs.map((r) => r.load.requestsPerSec),
+          latencyP50Ms: last.load.latencyP50Ms,
+          latencyP99Ms: last.load.latencyP99Ms,
           serverCpuPct: rs.reduce((n, r) => n + r.serverCpuPct, 0) / rs.length,
           generatorCpuPct: rs.reduce((n, r) => n + r.load.generatorCpuPct, 0) / rs.length,
           ratioToStoreOnly: 0,
@@ -220,9 +271,22 @@ async function measureMode(mode: ModeResult['mode'], sink: Awaited<ReturnType<ty
       // today's counters as the API shows them (in-process or Redis)
       const sentToday = {} as Record<Scenario, number>;
       for (const s of Object.keys(DEVICES) as Scenario[]) {
-        sentToday[s] = Number((await api(server.base, token, 'GET', `/api/devices/${DEVICES[s].id}`)).device.emailsSentToday);
+        sentToday[s] = Number(
+          (await api(server.base, token, 'GET', `/api/devices/${DEVICES[s].id}`)).device.emailsSentToday,
+        );
       }
-      check = { storedAlerts: {} as Record<Scenario, number>, expectedAlerts: { none: WARMUP.none + 2 * ALERTS, reached: WARMUP.reached + ALERTS, huge: WARMUP.huge + ALERTS }, outbox: {}, emailsSentToday: sentToday, smtpReceived: {} as Record<Scenario, number>, ok: false };
+      check = {
+        storedAlerts: {} as Record<Scenario, number>,
+        expectedAlerts: {
+          none: WARMUP.none + 2 * ALERTS,
+          reached: WARMUP.reached + ALERTS,
+          huge: WARMUP.huge + ALERTS,
+        },
+        outbox: {},
+        emailsSentToday: sentToday,
+        smtpReceived: {} as Record<Scenario, number>,
+        ok: false,
+      };
     } finally {
       await gen.stop();
       await server.stop();
@@ -234,17 +298,26 @@ async function measureMode(mode: ModeResult['mode'], sink: Awaited<ReturnType<ty
         check.storedAlerts[s] = Number((await db('alerts').where({ device_id: DEVICES[s].id }).count({ n: '*' }))[0].n);
       }
       const rows = await db('outbox').groupBy('device_id', 'status').select('device_id', 'status').count({ n: '*' });
-      for (const r of rows as { device_id: string; status: string; n: number }[]) check.outbox[`${r.device_id}:${r.status}`] = Number(r.n);
+      for (const r of rows as { device_id: string; status: string; n: number }[])
+        check.outbox[`${r.device_id}:${r.status}`] = Number(r.n);
     } finally {
       await db.destroy();
     }
-    check.smtpReceived = { none: 0, reached: sink.count('reached@bench.test') - mailsBefore.reached, huge: sink.count('huge@bench.test') - mailsBefore.huge };
+    check.smtpReceived = {
+      none: 0,
+      reached: sink.count('reached@bench.test') - mailsBefore.reached,
+      huge: sink.count('huge@bench.test') - mailsBefore.huge,
+    };
     const n = WARMUP.huge + ALERTS;
     check.ok =
       (Object.keys(DEVICES) as Scenario[]).every((s) => check.storedAlerts[s] === check.expectedAlerts[s]) &&
-      check.smtpReceived.huge === n && check.smtpReceived.reached === 0 &&
-      check.emailsSentToday.huge === n && check.emailsSentToday.reached === 0 && check.emailsSentToday.none === 0 &&
-      check.outbox[`${DEVICES.huge.id}:sent`] === n && Object.keys(check.outbox).length === 1;
+      check.smtpReceived.huge === n &&
+      check.smtpReceived.reached === 0 &&
+      check.emailsSentToday.huge === n &&
+      check.emailsSentToday.reached === 0 &&
+      check.emailsSentToday.none === 0 &&
+      check.outbox[`${DEVICES.huge.id}:sent`] === n &&
+      Object.keys(check.outbox).length === 1;
     log(`${mode}: check ${check.ok ? 'ok' : 'FAILED'}: ${JSON.stringify(check)}`);
     return { mode, scenarios, check };
   } finally {
@@ -279,20 +352,44 @@ export async function run(): Promise<AlertsResult> {
     let notifier: MailerResult;
     let noDelay: MailerResult;
     try {
-      log(`e-mail baselines: ${fmt(MAIL_BASELINE.notifier)} e-mails through trackgate's SMTP notifier alone, ${fmt(MAIL_BASELINE.noDelay)} through nodemailer with TCP_NODELAY`);
+      log(
+        `e-mail baselines: ${fmt(MAIL_BASELINE.notifier)} e-mails through trackgate's SMTP notifier alone, ${fmt(MAIL_BASELINE.noDelay)} through nodemailer with TCP_NODELAY`,
+      );
       await mailer.call('run', { mode: 'notifier', url: sink.url, to: 'warm@bench.test', count: 50, concurrency: 8 });
-      notifier = await mailer.call<MailerResult>('run', { mode: 'notifier', url: sink.url, to: 'notifier@bench.test', count: MAIL_BASELINE.notifier, concurrency: 8 });
+      notifier = await mailer.call<MailerResult>('run', {
+        mode: 'notifier',
+        url: sink.url,
+        to: 'notifier@bench.test',
+        count: MAIL_BASELINE.notifier,
+        concurrency: 8,
+      });
       await mailer.call('run', { mode: 'nodelay', url: sink.url, to: 'warm@bench.test', count: 200, concurrency: 8 });
-      noDelay = await mailer.call<MailerResult>('run', { mode: 'nodelay', url: sink.url, to: 'nodelay@bench.test', count: MAIL_BASELINE.noDelay, concurrency: 8 });
-      if (sink.count('notifier@bench.test') !== MAIL_BASELINE.notifier || sink.count('nodelay@bench.test') !== MAIL_BASELINE.noDelay) throw new Error('the SMTP server did not receive every baseline e-mail');
+      noDelay = await mailer.call<MailerResult>('run', {
+        mode: 'nodelay',
+        url: sink.url,
+        to: 'nodelay@bench.test',
+        count: MAIL_BASELINE.noDelay,
+        concurrency: 8,
+      });
+      if (
+        sink.count('notifier@bench.test') !== MAIL_BASELINE.notifier ||
+        sink.count('nodelay@bench.test') !== MAIL_BASELINE.noDelay
+      )
+        throw new Error('the SMTP server did not receive every baseline e-mail');
     } finally {
       await mailer.stop();
     }
-    const emailsOf = (mode: ModeResult['mode']) => modes.find((m) => m.mode === mode)!.scenarios.find((x) => x.scenario === 'huge')!.emailsPerSec!;
+    const emailsOf = (mode: ModeResult['mode']) =>
+      modes.find((m) => m.mode === mode)!.scenarios.find((x) => x.scenario === 'huge')!.emailsPerSec!;
     const result: AlertsResult = {
       name: 'alerts',
       machine: machine(),
-      settings: { connections: CONNECTIONS, alertsPerRun: ALERTS, warmup: WARMUP, smtp: 'smtp-server in the benchmark process; trackgate: its SMTP notifier (nodemailer pool of 3), outbox worker 8 at a time' },
+      settings: {
+        connections: CONNECTIONS,
+        alertsPerRun: ALERTS,
+        warmup: WARMUP,
+        smtp: 'smtp-server in the benchmark process; trackgate: its SMTP notifier (nodemailer pool of 3), outbox worker 8 at a time',
+      },
       modes,
       mailBaselines: { notifier, noDelay },
       emailRatio: { embedded: emailsOf('embedded') / notifier.perSec, redis: emailsOf('redis') / notifier.perSec },
@@ -308,28 +405,65 @@ export function printAlerts(r: AlertsResult): void {
   for (const m of r.modes) {
     printTable(
       `Alerts, ${m.mode === 'embedded' ? 'embedded (SQLite, in-process counters)' : 'Redis counters (SQLite storage)'}: ${fmt(r.settings.alertsPerRun)} alerts per run (store only: 2 runs), ${r.settings.connections} keep-alive connections`,
-      ['device', 'alerts/s', 'vs store only', 'e-mails/s (to last received)', 'p50/p99 ms', 'server CPU', 'generator CPU'],
+      [
+        'device',
+        'alerts/s',
+        'vs store only',
+        'e-mails/s (to last received)',
+        'p50/p99 ms',
+        'server CPU',
+        'generator CPU',
+      ],
       m.scenarios.map((s) => [
-        s.label, s.runsPerSec.length > 1 ? `${fmt(s.alertsPerSec)} (${s.runsPerSec.map((x) => fmt(x)).join(' / ')})` : fmt(s.alertsPerSec), pct(s.ratioToStoreOnly),
-        s.emailsPerSec === undefined ? '-' : `${fmt(s.emailsPerSec)}${s.allEmailsReceived ? '' : ' (NOT all received)'}`,
-        `${s.latencyP50Ms} / ${s.latencyP99Ms}`, `${s.serverCpuPct.toFixed(0)} %`, `${s.generatorCpuPct.toFixed(0)} %`,
+        s.label,
+        s.runsPerSec.length > 1
+          ? `${fmt(s.alertsPerSec)} (${s.runsPerSec.map((x) => fmt(x)).join(' / ')})`
+          : fmt(s.alertsPerSec),
+        pct(s.ratioToStoreOnly),
+        s.emailsPerSec === undefined
+          ? '-'
+          : `${fmt(s.emailsPerSec)}${s.allEmailsReceived ? '' : ' (NOT all received)'}`,
+        `${s.latencyP50Ms} / ${s.latencyP99Ms}`,
+        `${s.serverCpuPct.toFixed(0)} %`,
+        `${s.generatorCpuPct.toFixed(0)} %`,
       ]),
     );
     const huge = m.scenarios.find((s) => s.scenario === 'huge');
-    if (huge?.mailTailSeconds !== undefined) console.log(`last e-mail ${huge.mailTailSeconds.toFixed(1)} s after the last alert was answered`);
-    console.log(`check (${m.mode}): ${m.check.ok ? 'stored alerts, outbox rows, counters and received e-mails agree' : 'MISMATCH'}: ${JSON.stringify(m.check)}`);
+    if (huge?.mailTailSeconds !== undefined)
+      console.log(`last e-mail ${huge.mailTailSeconds.toFixed(1)} s after the last alert was answered`);
+    console.log(
+      `check (${m.mode}): ${m.check.ok ? 'stored alerts, outbox rows, counters and received e-mails agree' : 'MISMATCH'}: ${JSON.stringify(m.check)}`,
+    );
   }
   const e = r.modes.find((m) => m.mode === 'embedded');
   const rd = r.modes.find((m) => m.mode === 'redis');
   if (e && rd) {
     const rate = (m: ModeResult, s: Scenario) => m.scenarios.find((x) => x.scenario === s)!.alertsPerSec;
-    console.log(`Redis vs embedded, alerts/s: none ${pct(rate(rd, 'none') / rate(e, 'none'))}, reached ${pct(rate(rd, 'reached') / rate(e, 'reached'))}, huge ${pct(rate(rd, 'huge') / rate(e, 'huge'))}`);
+    console.log(
+      `Redis vs embedded, alerts/s: none ${pct(rate(rd, 'none') / rate(e, 'none'))}, reached ${pct(rate(rd, 'reached') / rate(e, 'reached'))}, huge ${pct(rate(rd, 'huge') / rate(e, 'huge'))}`,
+    );
   }
   const b = r.mailBaselines;
-  printTable('E-mail delivery (same SMTP server)', ['path', 'e-mails/s', 'ratio to the notifier alone'], [
-    ['trackgate, embedded: alert -> outbox -> worker -> SMTP', fmt(r.modes[0].scenarios.find((s) => s.scenario === 'huge')!.emailsPerSec!), pct(r.emailRatio.embedded)],
-    ['trackgate, Redis counters', fmt(r.modes[1].scenarios.find((s) => s.scenario === 'huge')!.emailsPerSec!), pct(r.emailRatio.redis)],
-    ["trackgate's SMTP notifier alone (nodemailer pool of 3), 8 at a time", fmt(b.notifier.perSec), '100 %'],
-    ['nodemailer pool of 3 with TCP_NODELAY sockets (SMTP server capacity)', fmt(b.noDelay.perSec), pct(b.noDelay.perSec / b.notifier.perSec)],
-  ]);
+  printTable(
+    'E-mail delivery (same SMTP server)',
+    ['path', 'e-mails/s', 'ratio to the notifier alone'],
+    [
+      [
+        'trackgate, embedded: alert -> outbox -> worker -> SMTP',
+        fmt(r.modes[0].scenarios.find((s) => s.scenario === 'huge')!.emailsPerSec!),
+        pct(r.emailRatio.embedded),
+      ],
+      [
+        'trackgate, Redis counters',
+        fmt(r.modes[1].scenarios.find((s) => s.scenario === 'huge')!.emailsPerSec!),
+        pct(r.emailRatio.redis),
+      ],
+      ["trackgate's SMTP notifier alone (nodemailer pool of 3), 8 at a time", fmt(b.notifier.perSec), '100 %'],
+      [
+        'nodemailer pool of 3 with TCP_NODELAY sockets (SMTP server capacity)',
+        fmt(b.noDelay.perSec),
+        pct(b.noDelay.perSec / b.notifier.perSec),
+      ],
+    ],
+  );
 }

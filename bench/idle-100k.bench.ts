@@ -76,49 +76,92 @@ export async function run(): Promise<Idle100kResult> {
     log(`preparing: ${fmt(TCP)} TCP devices, ${fmt(MQTT)} MQTT devices`);
     const hash = hashDevicePassword(MQTT_PASSWORD);
     await prepareDataDir(data.dir, [...tcpIds, ...mqttIds], async (db) => {
-      for (let i = 0; i < mqttIds.length; i += 500) await db('devices').whereIn('id', mqttIds.slice(i, i + 500)).update({ mqtt_password_hash: hash });
+      for (let i = 0; i < mqttIds.length; i += 500)
+        await db('devices')
+          .whereIn('id', mqttIds.slice(i, i + 500))
+          .update({ mqtt_password_hash: hash });
     });
-    const server = await startServerProcess(data.dir, { TRACKGATE_HOST: '0.0.0.0', TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_MQTT_PORT: '0', TRACKGATE_GATEWAY_PROCESSES: String(GATEWAY_PROCESSES) }, undefined, { compiled: true });
+    const server = await startServerProcess(
+      data.dir,
+      {
+        TRACKGATE_HOST: '0.0.0.0',
+        TRACKGATE_TELTONIKA_PORT: '0',
+        TRACKGATE_MQTT_PORT: '0',
+        TRACKGATE_GATEWAY_PROCESSES: String(GATEWAY_PROCESSES),
+      },
+      undefined,
+      { compiled: true },
+    );
     const gens: Child[] = [];
     try {
       await sleep(SETTLE_MS);
       const before = await processes(server.pid);
-      log(`trackgate before: ${before.length} processes, ${fmt(sum(before) / 1024, 1)} MiB; connecting ${fmt(TCP)} TCP trackers from ${TCP_GENERATORS} processes and ${fmt(MQTT)} MQTT devices from one, ${BATCH} at a time each`);
+      log(
+        `trackgate before: ${before.length} processes, ${fmt(sum(before) / 1024, 1)} MiB; connecting ${fmt(TCP)} TCP trackers from ${TCP_GENERATORS} processes and ${fmt(MQTT)} MQTT devices from one, ${BATCH} at a time each`,
+      );
       for (let g = 0; g < TCP_GENERATORS; g++) gens.push(await startChild('tracker-generator.ts'));
       const mqttGen = await startChild('mqtt-generator.ts');
       gens.push(mqttGen);
       const per = Math.ceil(TCP / TCP_GENERATORS);
       const addressesPer = Math.ceil(per / PER_ADDRESS);
       /** generator g's destination addresses: 127.0.0.2 onwards, each generator its own */
-      const addresses = (g: number): string[] => Array.from({ length: addressesPer }, (_, k) => `127.0.0.${2 + g * addressesPer + k}`);
+      const addresses = (g: number): string[] =>
+        Array.from({ length: addressesPer }, (_, k) => `127.0.0.${2 + g * addressesPer + k}`);
       const t0 = performance.now();
       const [tcpResults, mqttResult] = await Promise.all([
         Promise.all(
           gens.slice(0, TCP_GENERATORS).map((gen, g) =>
-            gen.call<ConnectResult>('connect', { host: addresses(g), ports: { teltonika: server.ports.teltonika }, teltonika: { first: g * per, count: Math.min(per, TCP - g * per) }, batch: BATCH }),
+            gen.call<ConnectResult>('connect', {
+              host: addresses(g),
+              ports: { teltonika: server.ports.teltonika },
+              teltonika: { first: g * per, count: Math.min(per, TCP - g * per) },
+              batch: BATCH,
+            }),
           ),
         ),
         mqttGen.call<MqttConnectResult>('connect', {
-          host: `127.0.0.${2 + TCP_GENERATORS * addressesPer}`, port: server.ports.mqtt, batch: BATCH,
-          clients: mqttIds.map((id) => ({ deviceId: id, clientId: `${id}-idle`, username: id, password: MQTT_PASSWORD })),
+          host: `127.0.0.${2 + TCP_GENERATORS * addressesPer}`,
+          port: server.ports.mqtt,
+          batch: BATCH,
+          clients: mqttIds.map((id) => ({
+            deviceId: id,
+            clientId: `${id}-idle`,
+            username: id,
+            password: MQTT_PASSWORD,
+          })),
         }),
       ]);
       const seconds = (performance.now() - t0) / 1000;
       const tcp = tcpResults.reduce((n, r) => n + r.loggedIn, 0);
       const failed = tcpResults.reduce((n, r) => n + r.failed, 0);
       if (failed > 0) {
-        for (const line of server.log().filter((l) => /"level":(40|50|60)/.test(l)).slice(-20)) console.error(`trackgate: ${line}`);
+        for (const line of server
+          .log()
+          .filter((l) => /"level":(40|50|60)/.test(l))
+          .slice(-20))
+          console.error(`trackgate: ${line}`);
         throw new Error(`${failed} trackers could not log in: ${tcpResults.find((r) => r.firstError)?.firstError}`);
       }
-      if (mqttResult.connected !== MQTT) throw new Error(`${MQTT - mqttResult.connected} MQTT devices not connected: ${JSON.stringify(mqttResult.returnCodes)} ${mqttResult.firstError ?? ''}`);
-      log(`${fmt(tcp)} TCP trackers (generators done after ${tcpResults.map((r) => r.seconds.toFixed(1)).join(' / ')} s) and ${fmt(mqttResult.connected)} MQTT devices (${mqttResult.seconds.toFixed(1)} s) logged in (${seconds.toFixed(1)} s); idle for ${SETTLE_MS / 1000} s`);
+      if (mqttResult.connected !== MQTT)
+        throw new Error(
+          `${MQTT - mqttResult.connected} MQTT devices not connected: ${JSON.stringify(mqttResult.returnCodes)} ${mqttResult.firstError ?? ''}`,
+        );
+      log(
+        `${fmt(tcp)} TCP trackers (generators done after ${tcpResults.map((r) => r.seconds.toFixed(1)).join(' / ')} s) and ${fmt(mqttResult.connected)} MQTT devices (${mqttResult.seconds.toFixed(1)} s) logged in (${seconds.toFixed(1)} s); idle for ${SETTLE_MS / 1000} s`,
+      );
       await sleep(SETTLE_MS);
       const after = await processes(server.pid);
       const total = tcp + mqttResult.connected;
       const result: Idle100kResult = {
         name: 'idle-100k',
         machine: atStart,
-        settings: { tcp: TCP, mqtt: MQTT, gatewayProcesses: GATEWAY_PROCESSES, tcpGenerators: TCP_GENERATORS, batch: BATCH },
+        settings: {
+          tcp: TCP,
+          mqtt: MQTT,
+          gatewayProcesses: GATEWAY_PROCESSES,
+          tcpGenerators: TCP_GENERATORS,
+          batch: BATCH,
+        },
         login: { tcp, mqtt: mqttResult.connected, seconds },
         rssBeforeKb: sum(before),
         rssAfterKb: sum(after),

@@ -47,17 +47,27 @@ export async function run(): Promise<IdleResult> {
     try {
       await sleep(SETTLE_MS);
       const before = await server.memory();
-      log(`server RSS before: ${fmt(before.rssKb / 1024, 1)} MiB; connecting ${fmt(CONNECTIONS)} trackers from ${GENERATORS} processes, ${BATCH} at a time each`);
+      log(
+        `server RSS before: ${fmt(before.rssKb / 1024, 1)} MiB; connecting ${fmt(CONNECTIONS)} trackers from ${GENERATORS} processes, ${BATCH} at a time each`,
+      );
       for (let g = 0; g < GENERATORS; g++) gens.push(await startChild('tracker-generator.ts'));
       const per = CONNECTIONS / GENERATORS;
       const t0 = performance.now();
       const results = await Promise.all(
-        gens.map((gen, g) => gen.call<ConnectResult>('connect', { host: '127.0.0.1', ports: { teltonika: server.ports.teltonika }, teltonika: { first: g * per, count: per }, batch: BATCH })),
+        gens.map((gen, g) =>
+          gen.call<ConnectResult>('connect', {
+            host: '127.0.0.1',
+            ports: { teltonika: server.ports.teltonika },
+            teltonika: { first: g * per, count: per },
+            batch: BATCH,
+          }),
+        ),
       );
       const seconds = (performance.now() - t0) / 1000;
       const loggedIn = results.reduce((n, r) => n + r.loggedIn, 0);
       const failed = results.reduce((n, r) => n + r.failed, 0);
-      if (failed > 0) throw new Error(`${failed} trackers could not log in: ${results.find((r) => r.firstError)?.firstError}`);
+      if (failed > 0)
+        throw new Error(`${failed} trackers could not log in: ${results.find((r) => r.firstError)?.firstError}`);
       log(`${fmt(loggedIn)} trackers logged in (${seconds.toFixed(1)} s); idle for ${SETTLE_MS / 1000} s`);
       await sleep(SETTLE_MS);
       const after = await server.memory();

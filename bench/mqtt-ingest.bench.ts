@@ -69,19 +69,36 @@ export interface TrackgateRun {
    * trackgate lets each device publish DEFAULT_RATE.perSecond sustained after a burst: with
    * CONNECTIONS devices that caps the sustained total; the share shows how close the run came
    */
-  publishLimit: { perDevicePerSec: number; burst: number; sustainedCeilingPerSec: number; windowShareOfCeiling: number };
+  publishLimit: {
+    perDevicePerSec: number;
+    burst: number;
+    sustainedCeilingPerSec: number;
+    windowShareOfCeiling: number;
+  };
   cpuPct: { trackgate: number; generator: number };
 }
 
 export interface MqttIngestResult {
   name: 'mqtt-ingest';
   machine: Machine;
-  settings: { connections: number; windowPerConnection: number; warmupSeconds: number; windowSeconds: number; rounds: number; messagesPerConnection: number; packetBytes: number[]; mosquitto: string };
+  settings: {
+    connections: number;
+    windowPerConnection: number;
+    warmupSeconds: number;
+    windowSeconds: number;
+    rounds: number;
+    messagesPerConnection: number;
+    packetBytes: number[];
+    mosquitto: string;
+  };
   /** the best round of each (Mosquitto: by its relayed rate) */
   mosquitto: MosquittoRun;
   trackgate: TrackgateRun;
   /** every round's rate, in the order run */
-  rounds: ({ variant: 'mosquitto'; perSec: number; allRelayed: boolean } | { variant: 'trackgate'; perSec: number; rowsMatchAcks: boolean })[];
+  rounds: (
+    | { variant: 'mosquitto'; perSec: number; allRelayed: boolean }
+    | { variant: 'trackgate'; perSec: number; rowsMatchAcks: boolean }
+  )[];
   /** trackgate PUBACKs/s (stored) / Mosquitto relayed/s */
   ratio: number;
   /** trackgate PUBACKs/s / Mosquitto PUBACKs/s */
@@ -94,7 +111,12 @@ const deviceId = (i: number): string => `bench-mqtt-${String(i).padStart(4, '0')
 const password = (i: number): string => `bench-pass-${i}`;
 
 function clients(): MqttClientSpec[] {
-  return Array.from({ length: CONNECTIONS }, (_, i) => ({ deviceId: deviceId(i), clientId: `${deviceId(i)}-b`, username: deviceId(i), password: password(i) }));
+  return Array.from({ length: CONNECTIONS }, (_, i) => ({
+    deviceId: deviceId(i),
+    clientId: `${deviceId(i)}-b`,
+    username: deviceId(i),
+    password: password(i),
+  }));
 }
 
 const strip = (s: MqttStreamResult): Omit<MqttStreamResult, 'ackedPerConnection'> => {
@@ -135,17 +157,42 @@ async function waitForPort(port: number, proc: ChildProcess, ms: number): Promis
 
 let packetBytes: number[] = [];
 
-async function runGenerator(gen: Child, port: number, watch: Record<string, number>, cycle: boolean): Promise<{ connect: MqttConnectResult; stream: MqttStreamResult }> {
-  const connect = await gen.call<MqttConnectResult>('connect', { host: '127.0.0.1', port, clients: clients(), batch: 50 });
-  if (connect.connected !== CONNECTIONS) throw new Error(`${connect.connected} of ${CONNECTIONS} connected: return codes ${JSON.stringify(connect.returnCodes)}, ${connect.failed} failed (${connect.firstError})`);
-  const prepared = await gen.call<{ bytes: number; messages: number; packetBytes: number[] }>('prepare', { messagesPerConnection: MESSAGES });
+async function runGenerator(
+  gen: Child,
+  port: number,
+  watch: Record<string, number>,
+  cycle: boolean,
+): Promise<{ connect: MqttConnectResult; stream: MqttStreamResult }> {
+  const connect = await gen.call<MqttConnectResult>('connect', {
+    host: '127.0.0.1',
+    port,
+    clients: clients(),
+    batch: 50,
+  });
+  if (connect.connected !== CONNECTIONS)
+    throw new Error(
+      `${connect.connected} of ${CONNECTIONS} connected: return codes ${JSON.stringify(connect.returnCodes)}, ${connect.failed} failed (${connect.firstError})`,
+    );
+  const prepared = await gen.call<{ bytes: number; messages: number; packetBytes: number[] }>('prepare', {
+    messagesPerConnection: MESSAGES,
+  });
   packetBytes = prepared.packetBytes;
-  log(`${connect.connected} clients connected in ${connect.seconds.toFixed(1)} s; ${fmt(prepared.messages)} PUBLISH packets (${prepared.packetBytes.join('/')} bytes each) encoded; ${WARMUP_MS / 1000} s warm-up, ${DURATION_MS / 1000} s measured`);
-  const stream = await gen.call<MqttStreamResult>('stream', { window: WINDOW, warmupMs: WARMUP_MS, durationMs: DURATION_MS, cycle, watch, drainMs: 30_000 });
+  log(
+    `${connect.connected} clients connected in ${connect.seconds.toFixed(1)} s; ${fmt(prepared.messages)} PUBLISH packets (${prepared.packetBytes.join('/')} bytes each) encoded; ${WARMUP_MS / 1000} s warm-up, ${DURATION_MS / 1000} s measured`,
+  );
+  const stream = await gen.call<MqttStreamResult>('stream', {
+    window: WINDOW,
+    warmupMs: WARMUP_MS,
+    durationMs: DURATION_MS,
+    cycle,
+    watch,
+    drainMs: 30_000,
+  });
   await gen.call('close');
   if (stream.errors > 0) throw new Error(`${stream.errors} errors while streaming: ${stream.firstError}`);
   if (stream.unacked > 0) throw new Error(`${stream.unacked} messages never acknowledged`);
-  if (stream.exhausted > 0) log(`WARNING: ${stream.exhausted} connections ran out of pre-encoded messages before the window closed`);
+  if (stream.exhausted > 0)
+    log(`WARNING: ${stream.exhausted} connections ran out of pre-encoded messages before the window closed`);
   return { connect, stream };
 }
 
@@ -155,7 +202,20 @@ async function runMosquitto(): Promise<MosquittoRun> {
   const conf = path.join(dir.dir, 'mosquitto.conf');
   // In-memory relay; no queue or in-flight limit that could hold the subscriber back, Nagle off
   // as on trackgate's sockets: all in the baseline's favour.
-  writeFileSync(conf, [`listener ${port} 127.0.0.1`, 'allow_anonymous true', 'persistence false', 'max_inflight_messages 1000', 'max_queued_messages 0', 'set_tcp_nodelay true', 'log_dest stderr', 'log_type error', ''].join('\n'));
+  writeFileSync(
+    conf,
+    [
+      `listener ${port} 127.0.0.1`,
+      'allow_anonymous true',
+      'persistence false',
+      'max_inflight_messages 1000',
+      'max_queued_messages 0',
+      'set_tcp_nodelay true',
+      'log_dest stderr',
+      'log_type error',
+      '',
+    ].join('\n'),
+  );
   const proc = spawn(MOSQUITTO, ['-c', conf], { stdio: ['ignore', 'ignore', 'inherit'] });
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
   try {
@@ -167,12 +227,27 @@ async function runMosquitto(): Promise<MosquittoRun> {
       await sub.call('start', { host: '127.0.0.1', port, filter: 'devices/#', clientId: 'bench-relay-sub' });
       const { connect, stream } = await runGenerator(gen, port, { mosquitto: proc.pid!, subscriber: sub.pid }, true);
       const waited = await sub.call<SubscriberCounts>('waitFor', { total: stream.acked, maxMs: 60_000 });
-      const relayedInWindow = await sub.call<number>('receivedBetween', { fromEpochMs: stream.windowStartEpochMs, toEpochMs: stream.windowEndEpochMs });
+      const relayedInWindow = await sub.call<number>('receivedBetween', {
+        fromEpochMs: stream.windowStartEpochMs,
+        toEpochMs: stream.windowEndEpochMs,
+      });
       const relayedPerSec = relayedInWindow / (DURATION_MS / 1000);
-      log(`mosquitto: ${fmt(stream.windowAckedPerSec)} PUBACKs/s, ${fmt(relayedPerSec)} messages/s relayed to the subscriber; ${fmt(waited.received)} of ${fmt(stream.acked)} relayed in all`);
+      log(
+        `mosquitto: ${fmt(stream.windowAckedPerSec)} PUBACKs/s, ${fmt(relayedPerSec)} messages/s relayed to the subscriber; ${fmt(waited.received)} of ${fmt(stream.acked)} relayed in all`,
+      );
       return {
-        connect, stream: strip(stream), relayedInWindow, relayedPerSec, relayedTotal: waited.received, allRelayed: waited.received === stream.acked, subscriber: waited,
-        cpuPct: { mosquitto: stream.watchedCpuPct.mosquitto, subscriber: stream.watchedCpuPct.subscriber, generator: stream.generatorCpuPct },
+        connect,
+        stream: strip(stream),
+        relayedInWindow,
+        relayedPerSec,
+        relayedTotal: waited.received,
+        allRelayed: waited.received === stream.acked,
+        subscriber: waited,
+        cpuPct: {
+          mosquitto: stream.watchedCpuPct.mosquitto,
+          subscriber: stream.watchedCpuPct.subscriber,
+          generator: stream.generatorCpuPct,
+        },
       };
     } finally {
       await sub.call('stop').catch(() => {});
@@ -212,7 +287,9 @@ async function runTrackgate(): Promise<TrackgateRun> {
     let connect: MqttConnectResult;
     let stream: MqttStreamResult;
     try {
-      log(`trackgate (pid ${server.pid}) MQTT on 127.0.0.1:${server.ports.mqtt}; creating ${CONNECTIONS} devices with an MQTT password through REST`);
+      log(
+        `trackgate (pid ${server.pid}) MQTT on 127.0.0.1:${server.ports.mqtt}; creating ${CONNECTIONS} devices with an MQTT password through REST`,
+      );
       await createDevices(server.base);
       const gen = await startChild('mqtt-generator.ts');
       try {
@@ -227,18 +304,29 @@ async function runTrackgate(): Promise<TrackgateRun> {
     let storedRows = 0;
     let devicesMismatched = 0;
     try {
-      const rows = (await db('locations').groupBy('device_id').select('device_id').count({ n: '*' })) as { device_id: string; n: number }[];
+      const rows = (await db('locations').groupBy('device_id').select('device_id').count({ n: '*' })) as {
+        device_id: string;
+        n: number;
+      }[];
       const byDevice = new Map(rows.map((r) => [r.device_id, Number(r.n)]));
       for (const r of rows) storedRows += Number(r.n);
       for (const c of stream.ackedPerConnection) if ((byDevice.get(c.deviceId) ?? 0) !== c.acked) devicesMismatched++;
     } finally {
       await db.destroy();
     }
-    log(`trackgate: ${fmt(stream.windowAckedPerSec)} PUBACKs/s; ${fmt(storedRows)} rows stored, ${fmt(stream.acked)} PUBACKs -> ${storedRows === stream.acked ? 'equal' : 'MISMATCH'}`);
+    log(
+      `trackgate: ${fmt(stream.windowAckedPerSec)} PUBACKs/s; ${fmt(storedRows)} rows stored, ${fmt(stream.acked)} PUBACKs -> ${storedRows === stream.acked ? 'equal' : 'MISMATCH'}`,
+    );
     return {
-      connect, stream: strip(stream), storedRows, rowsMatchAcks: storedRows === stream.acked && devicesMismatched === 0, devicesMismatched,
+      connect,
+      stream: strip(stream),
+      storedRows,
+      rowsMatchAcks: storedRows === stream.acked && devicesMismatched === 0,
+      devicesMismatched,
       publishLimit: {
-        perDevicePerSec: DEFAULT_RATE.perSecond, burst: DEFAULT_RATE.burst, sustainedCeilingPerSec: CONNECTIONS * DEFAULT_RATE.perSecond,
+        perDevicePerSec: DEFAULT_RATE.perSecond,
+        burst: DEFAULT_RATE.burst,
+        sustainedCeilingPerSec: CONNECTIONS * DEFAULT_RATE.perSecond,
         windowShareOfCeiling: stream.windowAckedPerSec / (CONNECTIONS * DEFAULT_RATE.perSecond),
       },
       cpuPct: { trackgate: stream.watchedCpuPct.trackgate, generator: stream.generatorCpuPct },
@@ -256,11 +344,18 @@ export async function run(): Promise<MqttIngestResult> {
     console.log(JSON.stringify({ ...one, stream: { ...one.stream, perSecond: one.stream.perSecond.join(' ') } }));
     return one as unknown as MqttIngestResult;
   }
-  log(`mosquitto and trackgate: ${CONNECTIONS} publishers, QoS 1, ${WINDOW} in flight each (mosquitto: one subscriber on devices/#); ${ROUNDS} alternating round(s) each`);
-  const rounds = await alternatingRounds<'mosquitto' | 'trackgate', Round>('mosquitto', 'trackgate', ROUNDS, async (v) => {
-    log(`${v}: ${CONNECTIONS} publishers`);
-    return v === 'mosquitto' ? { variant: v, run: await runMosquitto() } : { variant: v, run: await runTrackgate() };
-  });
+  log(
+    `mosquitto and trackgate: ${CONNECTIONS} publishers, QoS 1, ${WINDOW} in flight each (mosquitto: one subscriber on devices/#); ${ROUNDS} alternating round(s) each`,
+  );
+  const rounds = await alternatingRounds<'mosquitto' | 'trackgate', Round>(
+    'mosquitto',
+    'trackgate',
+    ROUNDS,
+    async (v) => {
+      log(`${v}: ${CONNECTIONS} publishers`);
+      return v === 'mosquitto' ? { variant: v, run: await runMosquitto() } : { variant: v, run: await runTrackgate() };
+    },
+  );
   const mosquittoRuns = rounds.flatMap((r) => (r.variant === 'mosquitto' ? [r.run] : []));
   const trackgateRuns = rounds.flatMap((r) => (r.variant === 'trackgate' ? [r.run] : []));
   const mosquitto = bestRound(mosquittoRuns, (m) => m.relayedPerSec);
@@ -270,8 +365,14 @@ export async function run(): Promise<MqttIngestResult> {
     name: 'mqtt-ingest',
     machine: machine(),
     settings: {
-      connections: CONNECTIONS, windowPerConnection: WINDOW, warmupSeconds: WARMUP_MS / 1000, windowSeconds: DURATION_MS / 1000, rounds: ROUNDS, messagesPerConnection: MESSAGES,
-      packetBytes, mosquitto: 'persistence false, max_inflight_messages 1000, max_queued_messages 0, set_tcp_nodelay true',
+      connections: CONNECTIONS,
+      windowPerConnection: WINDOW,
+      warmupSeconds: WARMUP_MS / 1000,
+      windowSeconds: DURATION_MS / 1000,
+      rounds: ROUNDS,
+      messagesPerConnection: MESSAGES,
+      packetBytes,
+      mosquitto: 'persistence false, max_inflight_messages 1000, max_queued_messages 0, set_tcp_nodelay true',
     },
     mosquitto,
     trackgate,
@@ -296,18 +397,50 @@ export function printMqtt(r: MqttIngestResult): void {
     `MQTT ingest (${r.settings.connections} connections, QoS 1, ${r.settings.windowPerConnection} in flight each; ${r.settings.windowSeconds} s after ${r.settings.warmupSeconds} s warm-up; best of ${r.settings.rounds} alternating round(s) each)`,
     ['measure', 'messages/s', 'ratio', 'goal', 'met', 'broker CPU', 'generator CPU'],
     [
-      ['trackgate: PUBACKed = stored', fmt(t.stream.windowAckedPerSec), pct(r.ratio), r.goal, r.met ? 'yes' : 'NO', `${t.cpuPct.trackgate.toFixed(0)} %`, `${t.cpuPct.generator.toFixed(0)} %`],
-      ['mosquitto: relayed to the subscriber', fmt(m.relayedPerSec), '100 %', '', '', `${m.cpuPct.mosquitto.toFixed(0)} % (subscriber ${m.cpuPct.subscriber.toFixed(0)} %)`, `${m.cpuPct.generator.toFixed(0)} %`],
+      [
+        'trackgate: PUBACKed = stored',
+        fmt(t.stream.windowAckedPerSec),
+        pct(r.ratio),
+        r.goal,
+        r.met ? 'yes' : 'NO',
+        `${t.cpuPct.trackgate.toFixed(0)} %`,
+        `${t.cpuPct.generator.toFixed(0)} %`,
+      ],
+      [
+        'mosquitto: relayed to the subscriber',
+        fmt(m.relayedPerSec),
+        '100 %',
+        '',
+        '',
+        `${m.cpuPct.mosquitto.toFixed(0)} % (subscriber ${m.cpuPct.subscriber.toFixed(0)} %)`,
+        `${m.cpuPct.generator.toFixed(0)} %`,
+      ],
       ['mosquitto: PUBACKed', fmt(m.stream.windowAckedPerSec), '', '', '', '', ''],
     ],
   );
   const each = (v: 'mosquitto' | 'trackgate'): string =>
-    r.rounds.filter((x) => x.variant === v).map((x) => `${fmt(x.perSec)}${'rowsMatchAcks' in x && !x.rowsMatchAcks ? ' (rows MISMATCH)' : 'allRelayed' in x && !x.allRelayed ? ' (not all relayed)' : ''}`).join(' / ');
-  console.log(`rounds, in the order run: mosquitto ${each('mosquitto')} relayed/s; trackgate ${each('trackgate')} PUBACKs/s`);
-  console.log(`best trackgate round: ${fmt(t.stream.acked)} PUBACKs, ${fmt(t.storedRows)} rows in locations -> ${t.rowsMatchAcks ? 'equal' : `MISMATCH (${t.devicesMismatched} devices)`}`);
+    r.rounds
+      .filter((x) => x.variant === v)
+      .map(
+        (x) =>
+          `${fmt(x.perSec)}${'rowsMatchAcks' in x && !x.rowsMatchAcks ? ' (rows MISMATCH)' : 'allRelayed' in x && !x.allRelayed ? ' (not all relayed)' : ''}`,
+      )
+      .join(' / ');
+  console.log(
+    `rounds, in the order run: mosquitto ${each('mosquitto')} relayed/s; trackgate ${each('trackgate')} PUBACKs/s`,
+  );
+  console.log(
+    `best trackgate round: ${fmt(t.stream.acked)} PUBACKs, ${fmt(t.storedRows)} rows in locations -> ${t.rowsMatchAcks ? 'equal' : `MISMATCH (${t.devicesMismatched} devices)`}`,
+  );
   const l = t.publishLimit;
-  console.log(`trackgate's per-device publish limit (${l.perDevicePerSec}/s after a burst of ${l.burst}) caps ${r.settings.connections} devices at ${fmt(l.sustainedCeilingPerSec)}/s sustained: the window ran at ${pct(l.windowShareOfCeiling)} of that${l.windowShareOfCeiling > 0.9 ? ' (the limit, not the broker, may be what bounds this figure)' : ''}`);
-  console.log(`best mosquitto round: ${fmt(m.stream.acked)} PUBACKs, ${fmt(m.relayedTotal)} received by the subscriber -> ${m.allRelayed ? 'all relayed' : 'NOT all relayed'}`);
-  console.log(`PUBACKs per second, trackgate (first ${r.settings.warmupSeconds} s warm-up): ${t.stream.perSecond.map((n) => fmt(n)).join(' ')}`);
+  console.log(
+    `trackgate's per-device publish limit (${l.perDevicePerSec}/s after a burst of ${l.burst}) caps ${r.settings.connections} devices at ${fmt(l.sustainedCeilingPerSec)}/s sustained: the window ran at ${pct(l.windowShareOfCeiling)} of that${l.windowShareOfCeiling > 0.9 ? ' (the limit, not the broker, may be what bounds this figure)' : ''}`,
+  );
+  console.log(
+    `best mosquitto round: ${fmt(m.stream.acked)} PUBACKs, ${fmt(m.relayedTotal)} received by the subscriber -> ${m.allRelayed ? 'all relayed' : 'NOT all relayed'}`,
+  );
+  console.log(
+    `PUBACKs per second, trackgate (first ${r.settings.warmupSeconds} s warm-up): ${t.stream.perSecond.map((n) => fmt(n)).join(' ')}`,
+  );
   console.log(`PUBACKs per second, mosquitto: ${m.stream.perSecond.map((n) => fmt(n)).join(' ')}`);
 }

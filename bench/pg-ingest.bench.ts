@@ -12,7 +12,24 @@ import pg from 'pg';
 import { pgInt8Array, pgTextArray } from '../core/db/pg-arrays.js';
 import { cpuMsOfNamed, machineBusyMs, startChild } from './lib/child.js';
 import { BENCH_PROTOCOLS, type BenchProtocol } from './lib/frames.js';
-import { CONNECTIONS, framesPerConnection, GATEWAY_CPUS, GATEWAY_PROCESSES, GENERATOR_CPUS, MIX, RECORDS_PER_FRAME, SERVER_CPUS, connectAll, deviceIds, everyConnection, pinSelf, placeGatewayProcesses, rawBlocks, rowsOf, type RawRow } from './lib/ingest-load.js';
+import {
+  CONNECTIONS,
+  framesPerConnection,
+  GATEWAY_CPUS,
+  GATEWAY_PROCESSES,
+  GENERATOR_CPUS,
+  MIX,
+  RECORDS_PER_FRAME,
+  SERVER_CPUS,
+  connectAll,
+  deviceIds,
+  everyConnection,
+  pinSelf,
+  placeGatewayProcesses,
+  rawBlocks,
+  rowsOf,
+  type RawRow,
+} from './lib/ingest-load.js';
 import { alternatingRounds, bestOf, bestRound } from './lib/paired-rounds.js';
 import { copyFrom, copyText } from './lib/pg-copy.js';
 import type { StreamResult } from './lib/tracker-generator.js';
@@ -24,7 +41,11 @@ const ROUNDS = QUICK ? 1 : 3;
 const WARMUP_MS = QUICK ? 1_000 : 3_000;
 const DURATION_MS = QUICK ? 4_000 : 15_000;
 /** pre-encoded frames per connection: far more than a connection gets acknowledged in the window */
-const FRAMES: Record<BenchProtocol, number> = framesPerConnection(QUICK ? { teltonika: 60, gt06: 300, gl200: 300, ruptela: 60 } : { teltonika: 300, gt06: 500, gl200: 500, ruptela: 300 });
+const FRAMES: Record<BenchProtocol, number> = framesPerConnection(
+  QUICK
+    ? { teltonika: 60, gt06: 300, gl200: 300, ruptela: 60 }
+    : { teltonika: 300, gt06: 500, gl200: 500, ruptela: 300 },
+);
 /** the baseline's rows: this many frames of every connection (5,950 rows per frame round) */
 const BASELINE_FRAMES = QUICK ? 10 : 60;
 const TX_ROWS = 10_000;
@@ -37,9 +58,16 @@ interface Round {
   /** trackgate: positions acknowledged per second in the window; copy: rows per second copied */
   perSec: number;
   trackgate?: {
-    windowPositions: number; ackedPositions: number; storedRows: number; rowsMatchAcks: boolean; serverCpuPct: number | undefined; generatorCpuPct: number; drainSeconds: number;
+    windowPositions: number;
+    ackedPositions: number;
+    storedRows: number;
+    rowsMatchAcks: boolean;
+    serverCpuPct: number | undefined;
+    generatorCpuPct: number;
+    drainSeconds: number;
     /** every CPU of the machine, and PostgreSQL's processes, during the window (% of one core) */
-    machineCpuPct: number; postgresCpuPct: number;
+    machineCpuPct: number;
+    postgresCpuPct: number;
   };
   /** postgresCpuMs, machineCpuMs: CPU time while the COPYs ran (PostgreSQL's processes; every CPU of the machine) */
   copy?: { rows: number; seconds: number; statements: number; postgresCpuMs: number; machineCpuMs: number };
@@ -51,10 +79,20 @@ export interface PgIngestResult {
   name: 'pg-ingest';
   machine: Machine;
   settings: {
-    connections: number; mix: Record<BenchProtocol, number>; recordsPerFrame: number; warmupSeconds: number; windowSeconds: number; rounds: number;
-    baselineRows: number; rowsPerCopy: number; serverCpus: string; generatorCpus: string; postgres: string;
+    connections: number;
+    mix: Record<BenchProtocol, number>;
+    recordsPerFrame: number;
+    warmupSeconds: number;
+    windowSeconds: number;
+    rounds: number;
+    baselineRows: number;
+    rowsPerCopy: number;
+    serverCpus: string;
+    generatorCpus: string;
+    postgres: string;
     /** trackgate's gateway processes (bench/lib/ingest-load.ts GATEWAY_PROCESSES) and their CPUs */
-    gatewayProcesses: string; gatewayCpus: string;
+    gatewayProcesses: string;
+    gatewayCpus: string;
   };
   rounds: Round[];
   best: { trackgate: number; copy: number; unnest: number };
@@ -117,15 +155,32 @@ async function trackgateRound(): Promise<Round> {
     const storage = { TRACKGATE_DATABASE_URL: database.url };
     await prepareDataDir(data.dir, deviceIds(), undefined, storage);
     pinSelf(GENERATOR_CPUS);
-    const server = await startServerProcess(data.dir, { ...storage, ...Object.fromEntries(BENCH_PROTOCOLS.map((p) => [`TRACKGATE_${p.toUpperCase()}_PORT`, '0'])), TRACKGATE_GATEWAY_PROCESSES: GATEWAY_PROCESSES }, SERVER_CPUS);
+    const server = await startServerProcess(
+      data.dir,
+      {
+        ...storage,
+        ...Object.fromEntries(BENCH_PROTOCOLS.map((p) => [`TRACKGATE_${p.toUpperCase()}_PORT`, '0'])),
+        TRACKGATE_GATEWAY_PROCESSES: GATEWAY_PROCESSES,
+      },
+      SERVER_CPUS,
+    );
     placeGatewayProcesses(server.pid);
     let stream: StreamResult;
     try {
       const gen = await startChild('tracker-generator.ts', undefined, GENERATOR_CPUS);
       try {
-        await connectAll(gen, Object.fromEntries(BENCH_PROTOCOLS.map((p) => [p, server.ports[p]])) as Record<BenchProtocol, number>);
+        await connectAll(
+          gen,
+          Object.fromEntries(BENCH_PROTOCOLS.map((p) => [p, server.ports[p]])) as Record<BenchProtocol, number>,
+        );
         await gen.call('prepare', { framesPerConnection: FRAMES, recordsPerFrame: RECORDS_PER_FRAME });
-        stream = await gen.call<StreamResult>('stream', { warmupMs: WARMUP_MS, durationMs: DURATION_MS, cycle: false, watchPid: server.pid, watchPostgres: true });
+        stream = await gen.call<StreamResult>('stream', {
+          warmupMs: WARMUP_MS,
+          durationMs: DURATION_MS,
+          cycle: false,
+          watchPid: server.pid,
+          watchPostgres: true,
+        });
         await gen.call('close');
       } finally {
         await gen.stop();
@@ -135,16 +190,25 @@ async function trackgateRound(): Promise<Round> {
       pinSelf(undefined);
     }
     if (stream.errors > 0) throw new Error(`${stream.errors} stream errors: ${stream.firstError}`);
-    if (stream.exhausted > 0) log(`WARNING: ${stream.exhausted} connections ran out of frames before the window closed`);
+    if (stream.exhausted > 0)
+      log(`WARNING: ${stream.exhausted} connections ran out of frames before the window closed`);
     const storedRows = await countRows(database.url);
-    log(`trackgate on PostgreSQL: ${fmt(stream.windowPositionsPerSec)} positions/s acknowledged; ${fmt(storedRows)} rows stored, ${fmt(stream.ackedPositions)} acknowledged; CPU: trackgate ${stream.serverCpuPct?.toFixed(0)} %, PostgreSQL ${stream.postgresCpuPct?.toFixed(0)} %, machine ${stream.machineCpuPct.toFixed(0)} %`);
+    log(
+      `trackgate on PostgreSQL: ${fmt(stream.windowPositionsPerSec)} positions/s acknowledged; ${fmt(storedRows)} rows stored, ${fmt(stream.ackedPositions)} acknowledged; CPU: trackgate ${stream.serverCpuPct?.toFixed(0)} %, PostgreSQL ${stream.postgresCpuPct?.toFixed(0)} %, machine ${stream.machineCpuPct.toFixed(0)} %`,
+    );
     return {
       variant: 'trackgate',
       perSec: stream.windowPositionsPerSec,
       trackgate: {
-        windowPositions: stream.windowPositions, ackedPositions: stream.ackedPositions, storedRows, rowsMatchAcks: storedRows === stream.ackedPositions,
-        serverCpuPct: stream.serverCpuPct, generatorCpuPct: stream.generatorCpuPct, drainSeconds: stream.drainSeconds,
-        machineCpuPct: stream.machineCpuPct, postgresCpuPct: stream.postgresCpuPct ?? 0,
+        windowPositions: stream.windowPositions,
+        ackedPositions: stream.ackedPositions,
+        storedRows,
+        rowsMatchAcks: storedRows === stream.ackedPositions,
+        serverCpuPct: stream.serverCpuPct,
+        generatorCpuPct: stream.generatorCpuPct,
+        drainSeconds: stream.drainSeconds,
+        machineCpuPct: stream.machineCpuPct,
+        postgresCpuPct: stream.postgresCpuPct ?? 0,
       },
     };
   } finally {
@@ -154,7 +218,8 @@ async function trackgateRound(): Promise<Round> {
 }
 
 const COPY = 'copy locations (device_id, date_time, server_time, data) from stdin';
-const UNNEST = 'insert into locations (device_id, date_time, server_time, data) select * from unnest($1::text[], $2::int8[], $3::int8[], $4::text[])';
+const UNNEST =
+  'insert into locations (device_id, date_time, server_time, data) select * from unnest($1::text[], $2::int8[], $3::int8[], $4::text[])';
 
 /** The baseline rows, decoded and serialised 50,000 at a time (outside the clock). */
 const blocks = (): Generator<RawRow[]> => rawBlocks(rowsOf(everyConnection(BASELINE_FRAMES)));
@@ -205,13 +270,19 @@ async function copyRound(): Promise<Round> {
         }
         all.push(block);
       }
-      if ((await countRows(database.url)) !== copied) throw new Error('COPY: the rows in locations differ from the rows copied');
+      if ((await countRows(database.url)) !== copied)
+        throw new Error('COPY: the rows in locations differ from the rows copied');
       await client.query('truncate locations');
       for (const block of all) {
         for (let i = 0; i < block.length; i += TX_ROWS) {
           const rows = block.slice(i, i + TX_ROWS);
           const t0 = performance.now();
-          const params = [pgTextArray(rows.map((r) => r[0])), pgInt8Array(rows.map((r) => r[1])), pgInt8Array(rows.map((r) => r[2])), pgTextArray(rows.map((r) => r[3]))];
+          const params = [
+            pgTextArray(rows.map((r) => r[0])),
+            pgInt8Array(rows.map((r) => r[1])),
+            pgInt8Array(rows.map((r) => r[2])),
+            pgTextArray(rows.map((r) => r[3])),
+          ];
           inserted += (await client.query(UNNEST, params)).rowCount ?? 0;
           insertMs += performance.now() - t0;
         }
@@ -219,8 +290,15 @@ async function copyRound(): Promise<Round> {
       if (inserted !== copied) throw new Error(`unnest inserted ${inserted} rows, COPY ${copied}`);
       const perSec = copied / (copyMs / 1000);
       const unnest = { rows: inserted, seconds: insertMs / 1000, perSec: inserted / (insertMs / 1000) };
-      log(`COPY: ${fmt(perSec)} rows/s (${fmt(copied)} rows, ${statements} COPYs of ${fmt(TX_ROWS)}; PostgreSQL ${((postgresCpuMs / copyMs) * 100).toFixed(0)} % CPU); unnest insert of the same rows: ${fmt(unnest.perSec)} rows/s`);
-      return { variant: 'copy', perSec, copy: { rows: copied, seconds: copyMs / 1000, statements, postgresCpuMs, machineCpuMs }, unnest };
+      log(
+        `COPY: ${fmt(perSec)} rows/s (${fmt(copied)} rows, ${statements} COPYs of ${fmt(TX_ROWS)}; PostgreSQL ${((postgresCpuMs / copyMs) * 100).toFixed(0)} % CPU); unnest insert of the same rows: ${fmt(unnest.perSec)} rows/s`,
+      );
+      return {
+        variant: 'copy',
+        perSec,
+        copy: { rows: copied, seconds: copyMs / 1000, statements, postgresCpuMs, machineCpuMs },
+        unnest,
+      };
     } finally {
       await client.end();
       pinSelf(undefined);
@@ -242,8 +320,12 @@ export async function run(): Promise<PgIngestResult> {
       await c.end();
     }
   })();
-  log(`PostgreSQL ${version} at ${PG_URL.replace(/\/\/[^@]*@/, '//')}; ${fmt(CONNECTIONS)} trackers (${BENCH_PROTOCOLS.map((p) => `${MIX[p]} ${p}`).join(', ')}); CPUs: trackgate ${SERVER_CPUS ?? 'any'}, generator ${GENERATOR_CPUS ?? 'any'}; ${ROUNDS} round(s) each`);
-  const rounds = await alternatingRounds<Variant, Round>('copy', 'trackgate', ROUNDS, (v) => (v === 'copy' ? copyRound() : trackgateRound()));
+  log(
+    `PostgreSQL ${version} at ${PG_URL.replace(/\/\/[^@]*@/, '//')}; ${fmt(CONNECTIONS)} trackers (${BENCH_PROTOCOLS.map((p) => `${MIX[p]} ${p}`).join(', ')}); CPUs: trackgate ${SERVER_CPUS ?? 'any'}, generator ${GENERATOR_CPUS ?? 'any'}; ${ROUNDS} round(s) each`,
+  );
+  const rounds = await alternatingRounds<Variant, Round>('copy', 'trackgate', ROUNDS, (v) =>
+    v === 'copy' ? copyRound() : trackgateRound(),
+  );
   const best = {
     trackgate: bestOf(rounds, 'trackgate', (r) => r.perSec),
     copy: bestOf(rounds, 'copy', (r) => r.perSec),
@@ -252,14 +334,27 @@ export async function run(): Promise<PgIngestResult> {
   const ratio = best.trackgate / best.copy;
   const tg = rounds.filter((r) => r.variant === 'trackgate');
   const copies = rounds.filter((r) => r.variant === 'copy');
-  const cpu = cpuBudget(bestRound(tg, (r) => r.perSec), bestRound(copies, (r) => r.perSec));
+  const cpu = cpuBudget(
+    bestRound(tg, (r) => r.perSec),
+    bestRound(copies, (r) => r.perSec),
+  );
   const result: PgIngestResult = {
     name: 'pg-ingest',
     machine: atStart,
     settings: {
-      connections: CONNECTIONS, mix: MIX, recordsPerFrame: RECORDS_PER_FRAME, warmupSeconds: WARMUP_MS / 1000, windowSeconds: DURATION_MS / 1000, rounds: ROUNDS,
-      baselineRows: copies[0]?.copy?.rows ?? 0, rowsPerCopy: TX_ROWS, serverCpus: SERVER_CPUS ?? 'any', generatorCpus: GENERATOR_CPUS ?? 'any', postgres: version,
-      gatewayProcesses: GATEWAY_PROCESSES, gatewayCpus: GATEWAY_CPUS,
+      connections: CONNECTIONS,
+      mix: MIX,
+      recordsPerFrame: RECORDS_PER_FRAME,
+      warmupSeconds: WARMUP_MS / 1000,
+      windowSeconds: DURATION_MS / 1000,
+      rounds: ROUNDS,
+      baselineRows: copies[0]?.copy?.rows ?? 0,
+      rowsPerCopy: TX_ROWS,
+      serverCpus: SERVER_CPUS ?? 'any',
+      generatorCpus: GENERATOR_CPUS ?? 'any',
+      postgres: version,
+      gatewayProcesses: GATEWAY_PROCESSES,
+      gatewayCpus: GATEWAY_CPUS,
     },
     rounds,
     best,
@@ -272,30 +367,81 @@ export async function run(): Promise<PgIngestResult> {
     `TCP ingest on PostgreSQL ${version} (${CONNECTIONS} connections, as tcp-ingest; best of ${ROUNDS} alternating round(s), ${DURATION_MS / 1000} s windows; CPUs: trackgate ${result.settings.serverCpus}, generator ${result.settings.generatorCpus})`,
     ['measure', 'per second (best)', 'rounds', 'ratio', 'goal', 'met'],
     [
-      ['trackgate on PostgreSQL: positions stored and acknowledged', fmt(best.trackgate), tg.map((r) => fmt(r.perSec)).join(' / '), pct(ratio), result.goal, result.met ? 'yes' : 'NO'],
-      [`COPY FROM STDIN, ${fmt(TX_ROWS)} rows per COPY: rows`, fmt(best.copy), copies.map((r) => fmt(r.perSec)).join(' / '), '100 %', '', ''],
-      [`(information) INSERT … SELECT FROM unnest, ${fmt(TX_ROWS)} rows per statement`, fmt(best.unnest), copies.map((r) => fmt(r.unnest?.perSec ?? 0)).join(' / '), pct(best.unnest / best.copy), '', ''],
+      [
+        'trackgate on PostgreSQL: positions stored and acknowledged',
+        fmt(best.trackgate),
+        tg.map((r) => fmt(r.perSec)).join(' / '),
+        pct(ratio),
+        result.goal,
+        result.met ? 'yes' : 'NO',
+      ],
+      [
+        `COPY FROM STDIN, ${fmt(TX_ROWS)} rows per COPY: rows`,
+        fmt(best.copy),
+        copies.map((r) => fmt(r.perSec)).join(' / '),
+        '100 %',
+        '',
+        '',
+      ],
+      [
+        `(information) INSERT … SELECT FROM unnest, ${fmt(TX_ROWS)} rows per statement`,
+        fmt(best.unnest),
+        copies.map((r) => fmt(r.unnest?.perSec ?? 0)).join(' / '),
+        pct(best.unnest / best.copy),
+        '',
+        '',
+      ],
     ],
   );
   for (const r of tg) {
     const t = r.trackgate!;
-    console.log(`trackgate round: ${fmt(t.ackedPositions)} acknowledged, ${fmt(t.storedRows)} rows -> ${t.rowsMatchAcks ? 'equal' : 'MISMATCH'}; CPU trackgate ${t.serverCpuPct?.toFixed(0)} %, generator ${t.generatorCpuPct.toFixed(0)} %; drain ${t.drainSeconds.toFixed(2)} s`);
+    console.log(
+      `trackgate round: ${fmt(t.ackedPositions)} acknowledged, ${fmt(t.storedRows)} rows -> ${t.rowsMatchAcks ? 'equal' : 'MISMATCH'}; CPU trackgate ${t.serverCpuPct?.toFixed(0)} %, generator ${t.generatorCpuPct.toFixed(0)} %; drain ${t.drainSeconds.toFixed(2)} s`,
+    );
   }
-  console.log(`baseline rows per round: ${fmt(result.settings.baselineRows)} (${BASELINE_FRAMES} frames of every connection)`);
+  console.log(
+    `baseline rows per round: ${fmt(result.settings.baselineRows)} (${BASELINE_FRAMES} frames of every connection)`,
+  );
   const us = (n: number) => `${n.toFixed(1)} µs`;
   printTable(
     `CPU per position (best trackgate round) and per row (best COPY round), every process; ${cpu.cpus} CPUs; the goal's rate: ${fmt(cpu.goalPerSec)}/s`,
-    ['measure', 'CPU', 'CPUs at the goal\'s rate'],
+    ['measure', 'CPU', "CPUs at the goal's rate"],
     [
-      ['trackgate round, per position: the whole machine', us(cpu.perPosition.machine), `${cpu.coresAtGoal.toFixed(2)} of ${cpu.cpus}`],
-      ['  of which trackgate (core and gateway processes)', us(cpu.perPosition.trackgate), ((cpu.goalPerSec * cpu.perPosition.trackgate) / 1e6).toFixed(2)],
-      ['  of which PostgreSQL', us(cpu.perPosition.postgres), ((cpu.goalPerSec * cpu.perPosition.postgres) / 1e6).toFixed(2)],
-      ['  of which the generator', us(cpu.perPosition.generator), ((cpu.goalPerSec * cpu.perPosition.generator) / 1e6).toFixed(2)],
-      ['PostgreSQL and the generator alone (trackgate costing nothing)', us(cpu.perPosition.postgres + cpu.perPosition.generator), cpu.coresAtGoalWithoutTrackgate.toFixed(2)],
-      ['COPY round, per row: PostgreSQL (the whole machine)', `${us(cpu.copyPerRow.postgres)} (${us(cpu.copyPerRow.machine)})`, ''],
+      [
+        'trackgate round, per position: the whole machine',
+        us(cpu.perPosition.machine),
+        `${cpu.coresAtGoal.toFixed(2)} of ${cpu.cpus}`,
+      ],
+      [
+        '  of which trackgate (core and gateway processes)',
+        us(cpu.perPosition.trackgate),
+        ((cpu.goalPerSec * cpu.perPosition.trackgate) / 1e6).toFixed(2),
+      ],
+      [
+        '  of which PostgreSQL',
+        us(cpu.perPosition.postgres),
+        ((cpu.goalPerSec * cpu.perPosition.postgres) / 1e6).toFixed(2),
+      ],
+      [
+        '  of which the generator',
+        us(cpu.perPosition.generator),
+        ((cpu.goalPerSec * cpu.perPosition.generator) / 1e6).toFixed(2),
+      ],
+      [
+        'PostgreSQL and the generator alone (trackgate costing nothing)',
+        us(cpu.perPosition.postgres + cpu.perPosition.generator),
+        cpu.coresAtGoalWithoutTrackgate.toFixed(2),
+      ],
+      [
+        'COPY round, per row: PostgreSQL (the whole machine)',
+        `${us(cpu.copyPerRow.postgres)} (${us(cpu.copyPerRow.machine)})`,
+        '',
+      ],
     ],
   );
-  console.log(`at this cost per position every CPU busy takes ${fmt(cpu.ceilingPerSec)} positions/s: ${pct(cpu.ceilingPerSec / best.copy)} of COPY's best${cpu.coresAtGoal > cpu.cpus ? `; the goal's rate needs the cost per position cut to ${pct(cpu.cpus / cpu.coresAtGoal)} of what it is` : ''}`);
+  console.log(
+    `at this cost per position every CPU busy takes ${fmt(cpu.ceilingPerSec)} positions/s: ${pct(cpu.ceilingPerSec / best.copy)} of COPY's best${cpu.coresAtGoal > cpu.cpus ? `; the goal's rate needs the cost per position cut to ${pct(cpu.cpus / cpu.coresAtGoal)} of what it is` : ''}`,
+  );
   return result;
 }
 
@@ -304,8 +450,16 @@ function cpuBudget(t: Round, c: Round): CpuBudget {
   const cpus = os.cpus().length;
   const per = (cpuPct: number) => cpuUsPer(cpuPct, t.perSec);
   const x = t.trackgate!;
-  const perPosition = { machine: per(x.machineCpuPct), trackgate: per(x.serverCpuPct ?? 0), postgres: per(x.postgresCpuPct), generator: per(x.generatorCpuPct) };
-  const copyPerRow = { postgres: (c.copy!.postgresCpuMs * 1000) / c.copy!.rows, machine: (c.copy!.machineCpuMs * 1000) / c.copy!.rows };
+  const perPosition = {
+    machine: per(x.machineCpuPct),
+    trackgate: per(x.serverCpuPct ?? 0),
+    postgres: per(x.postgresCpuPct),
+    generator: per(x.generatorCpuPct),
+  };
+  const copyPerRow = {
+    postgres: (c.copy!.postgresCpuMs * 1000) / c.copy!.rows,
+    machine: (c.copy!.machineCpuMs * 1000) / c.copy!.rows,
+  };
   const goalPerSec = GOAL * c.perSec;
   return {
     cpus,

@@ -13,7 +13,14 @@ import * as locations from '../core/locations/locations.repository.js';
 import type { Location } from '../core/model/location.js';
 import { startChild, type Child } from './lib/child.js';
 import type { LoadResult } from './lib/autocannon-child.js';
-import { ADMIN_KEY, adminToken, prepareDataDir, startServerProcess, tempDir, type ServerProcess } from './lib/trackgate.js';
+import {
+  ADMIN_KEY,
+  adminToken,
+  prepareDataDir,
+  startServerProcess,
+  tempDir,
+  type ServerProcess,
+} from './lib/trackgate.js';
 import { QUICK, fmt, log, machine, pct, printTable, type Machine } from './lib/report.js';
 
 const CONNECTIONS = 50;
@@ -59,15 +66,40 @@ export interface RestResult {
 function location(i: number): Location {
   const dateTime = new Date(FIRST_FIX_MS + i * 1000).toISOString();
   return {
-    dateTime, latitude: 40.4168 + (i % 1000) * 1e-5, longitude: -3.7038 - (i % 700) * 1e-5, speed: 30 + (i % 60), course: i % 360,
-    altitude: 650, satellites: 9, valid: true, milleage: 123.456, alerts: [], hasCriticalAlert: false,
-    attributes: { priority: 0, sat: 9, event: 0, ignition: true, motion: true, rssi: 4, power: 12.5, battery: 4, odometer: 123456 },
-    protocol: 'teltonika', inputs: [true], serverTime: dateTime,
+    dateTime,
+    latitude: 40.4168 + (i % 1000) * 1e-5,
+    longitude: -3.7038 - (i % 700) * 1e-5,
+    speed: 30 + (i % 60),
+    course: i % 360,
+    altitude: 650,
+    satellites: 9,
+    valid: true,
+    milleage: 123.456,
+    alerts: [],
+    hasCriticalAlert: false,
+    attributes: {
+      priority: 0,
+      sat: 9,
+      event: 0,
+      ignition: true,
+      motion: true,
+      rssi: 4,
+      power: 12.5,
+      battery: 4,
+      odometer: 123456,
+    },
+    protocol: 'teltonika',
+    inputs: [true],
+    serverTime: dateTime,
   };
 }
 
 /** `count` locations of one device through the repository, 50,000 rows per transaction. */
-async function fill(db: Db, deviceId: string, count: number): Promise<{ rows: number; seconds: number; rowsPerSec: number }> {
+async function fill(
+  db: Db,
+  deviceId: string,
+  count: number,
+): Promise<{ rows: number; seconds: number; rowsPerSec: number }> {
   const t0 = performance.now();
   for (let i = 0; i < count; i += 50_000) {
     const rows: locations.LocationRow[] = [];
@@ -91,21 +123,36 @@ interface Target {
 async function load(cannon: Child, t: Target, duration: number): Promise<LoadResult> {
   const r = await cannon.call<LoadResult>('run', { ...t, connections: CONNECTIONS, duration });
   if (duration >= DURATION_S && (r.non2xx > 0 || r.errors > 0)) {
-    throw new Error(`${t.method} ${t.url}: ${r.non2xx} non-2xx responses, ${r.errors} errors: the figures would be meaningless`);
+    throw new Error(
+      `${t.method} ${t.url}: ${r.non2xx} non-2xx responses, ${r.errors} errors: the figures would be meaningless`,
+    );
   }
   return r;
 }
 
 /** Warm each, then measure the baseline, trackgate (and the ceiling) back to back with the same settings. */
-async function compare(cannon: Child, scenario: string, tg: Target, bare: Target, goal?: number, text?: Target): Promise<Comparison> {
-  log(`${scenario}: warm-up ${WARMUP_S} s each, then ${DURATION_S} s each (baseline, trackgate${text ? ', pre-serialised baseline' : ''})`);
+async function compare(
+  cannon: Child,
+  scenario: string,
+  tg: Target,
+  bare: Target,
+  goal?: number,
+  text?: Target,
+): Promise<Comparison> {
+  log(
+    `${scenario}: warm-up ${WARMUP_S} s each, then ${DURATION_S} s each (baseline, trackgate${text ? ', pre-serialised baseline' : ''})`,
+  );
   for (const t of [bare, tg, text]) if (t) await load(cannon, t, WARMUP_S);
   const baseline = await load(cannon, bare, DURATION_S);
   const trackgate = await load(cannon, tg, DURATION_S);
   const ceiling = text ? await load(cannon, text, DURATION_S) : undefined;
   const ratio = trackgate.requestsPerSec / baseline.requestsPerSec;
   return {
-    scenario, trackgate, baseline, ratio, ceiling,
+    scenario,
+    trackgate,
+    baseline,
+    ratio,
+    ceiling,
     ...(goal !== undefined && { goal: `>= ${pct(goal)} of the bare route`, met: ratio >= goal }),
   };
 }
@@ -131,22 +178,48 @@ async function measure(dataDir: string): Promise<Comparison[]> {
     ];
     const bodies = [];
     for (const d of devices) {
-      const body = (await getJson(`${server.base}/api/devices/${d.id}/lastLocation`, token)) as { lastLocation: Location };
-      if (body.lastLocation.dateTime !== new Date(d.lastMs).toISOString()) throw new Error(`lastLocation of ${d.id} is ${body.lastLocation.dateTime}`);
+      const body = (await getJson(`${server.base}/api/devices/${d.id}/lastLocation`, token)) as {
+        lastLocation: Location;
+      };
+      if (body.lastLocation.dateTime !== new Date(d.lastMs).toISOString())
+        throw new Error(`lastLocation of ${d.id} is ${body.lastLocation.dateTime}`);
       bodies.push(body);
     }
     // The bare route answers the small device's body (the large one's differs only in digits).
     const tokenBody = { success: true, token, expires: new Date(Date.now() + 3600_000).toISOString() };
-    const ports = await bare.call<{ plain: number; text: number }>('start', { lastLocation: bodies[0], token: tokenBody });
+    const ports = await bare.call<{ plain: number; text: number }>('start', {
+      lastLocation: bodies[0],
+      token: tokenBody,
+    });
     const bareBase = `http://127.0.0.1:${ports.plain}`;
     const textBase = `http://127.0.0.1:${ports.text}`;
     const out: Comparison[] = [];
     for (const d of devices) {
       const path = `/api/devices/${d.id}/lastLocation`;
-      out.push(await compare(cannon, `GET lastLocation, ${d.label}`, { url: server.base + path, method: 'GET', headers: auth }, { url: bareBase + path, method: 'GET', headers: auth }, LAST_LOCATION_GOAL, { url: textBase + path, method: 'GET', headers: auth }));
+      out.push(
+        await compare(
+          cannon,
+          `GET lastLocation, ${d.label}`,
+          { url: server.base + path, method: 'GET', headers: auth },
+          { url: bareBase + path, method: 'GET', headers: auth },
+          LAST_LOCATION_GOAL,
+          { url: textBase + path, method: 'GET', headers: auth },
+        ),
+      );
     }
-    const post = { method: 'POST' as const, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ userName: 'admin', apiKey: ADMIN_KEY }) };
-    out.push(await compare(cannon, 'POST /api/Auth/Token', { url: `${server.base}/api/Auth/Token`, ...post }, { url: `${bareBase}/api/Auth/Token`, ...post }));
+    const post = {
+      method: 'POST' as const,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ userName: 'admin', apiKey: ADMIN_KEY }),
+    };
+    out.push(
+      await compare(
+        cannon,
+        'POST /api/Auth/Token',
+        { url: `${server.base}/api/Auth/Token`, ...post },
+        { url: `${bareBase}/api/Auth/Token`, ...post },
+      ),
+    );
     return out;
   } finally {
     await cannon.stop();
@@ -160,7 +233,9 @@ export async function run(): Promise<RestResult> {
   const data = tempDir('rest');
   try {
     const fills: RestResult['fill'] = [];
-    log(`preparing: 2 devices, ${fmt(SMALL)} locations for ${DEVICE_SMALL} and ${fmt(LARGE)} for ${DEVICE_LARGE} (insertMany, 50,000 rows per transaction)`);
+    log(
+      `preparing: 2 devices, ${fmt(SMALL)} locations for ${DEVICE_SMALL} and ${fmt(LARGE)} for ${DEVICE_LARGE} (insertMany, 50,000 rows per transaction)`,
+    );
     await prepareDataDir(data.dir, [DEVICE_SMALL, DEVICE_LARGE], async (db) => {
       fills.push(await fill(db, DEVICE_SMALL, SMALL));
       fills.push(await fill(db, DEVICE_LARGE, LARGE));
@@ -171,14 +246,21 @@ export async function run(): Promise<RestResult> {
     spawnSync('sync');
     // This process (idle while measuring) stays off the server's CPU too, and lets go afterwards:
     // the processes it starts later inherit its CPUs.
-    const pinSelf = (cpus: string) => spawnSync('taskset', ['-a', '-p', '-c', cpus, String(process.pid)], { stdio: 'ignore' });
+    const pinSelf = (cpus: string) =>
+      spawnSync('taskset', ['-a', '-p', '-c', cpus, String(process.pid)], { stdio: 'ignore' });
     if (GENERATOR_CPUS) pinSelf(GENERATOR_CPUS);
     const comparisons = await measure(data.dir).finally(() => GENERATOR_CPUS && pinSelf(`0-${os.cpus().length - 1}`));
     const [small, large] = comparisons;
     const result: RestResult = {
       name: 'rest',
       machine: atStart,
-      settings: { connections: CONNECTIONS, durationS: DURATION_S, warmupS: WARMUP_S, serverCpus: SERVER_CPUS ?? 'any', generatorCpus: GENERATOR_CPUS ?? 'any' },
+      settings: {
+        connections: CONNECTIONS,
+        durationS: DURATION_S,
+        warmupS: WARMUP_S,
+        serverCpus: SERVER_CPUS ?? 'any',
+        generatorCpus: GENERATOR_CPUS ?? 'any',
+      },
       fill: fills,
       comparisons,
       largeVsSmall: large.trackgate.requestsPerSec / small.trackgate.requestsPerSec,
@@ -193,13 +275,34 @@ export async function run(): Promise<RestResult> {
 export function printRest(r: RestResult): void {
   printTable(
     `REST (autocannon, ${r.settings.connections} connections, ${r.settings.durationS} s each after ${r.settings.warmupS} s warm-up; server on CPU ${r.settings.serverCpus}, generator on CPU ${r.settings.generatorCpus})`,
-    ['scenario', 'trackgate req/s', 'bare Koa req/s', 'ratio', 'goal', 'met', 'pre-serialised bare req/s (ratio)', 'p99 ms (tg/bare)', 'generator CPU (tg/bare)'],
+    [
+      'scenario',
+      'trackgate req/s',
+      'bare Koa req/s',
+      'ratio',
+      'goal',
+      'met',
+      'pre-serialised bare req/s (ratio)',
+      'p99 ms (tg/bare)',
+      'generator CPU (tg/bare)',
+    ],
     r.comparisons.map((c) => [
-      c.scenario, fmt(c.trackgate.requestsPerSec), fmt(c.baseline.requestsPerSec), pct(c.ratio), c.goal ?? '-', c.met === undefined ? '-' : c.met ? 'yes' : 'NO',
-      c.ceiling ? `${fmt(c.ceiling.requestsPerSec)} (${pct(c.trackgate.requestsPerSec / c.ceiling.requestsPerSec)})` : '-',
-      `${c.trackgate.latencyP99Ms} / ${c.baseline.latencyP99Ms}`, `${c.trackgate.generatorCpuPct.toFixed(0)} % / ${c.baseline.generatorCpuPct.toFixed(0)} %`,
+      c.scenario,
+      fmt(c.trackgate.requestsPerSec),
+      fmt(c.baseline.requestsPerSec),
+      pct(c.ratio),
+      c.goal ?? '-',
+      c.met === undefined ? '-' : c.met ? 'yes' : 'NO',
+      c.ceiling
+        ? `${fmt(c.ceiling.requestsPerSec)} (${pct(c.trackgate.requestsPerSec / c.ceiling.requestsPerSec)})`
+        : '-',
+      `${c.trackgate.latencyP99Ms} / ${c.baseline.latencyP99Ms}`,
+      `${c.trackgate.generatorCpuPct.toFixed(0)} % / ${c.baseline.generatorCpuPct.toFixed(0)} %`,
     ]),
   );
-  console.log(`lastLocation with ${fmt(r.fill[r.fill.length - 1].rows)} stored vs ${fmt(r.fill[0].rows)} stored: ${pct(r.largeVsSmall)} of the requests/s`);
-  for (const f of r.fill) console.log(`fill: ${fmt(f.rows)} rows in ${f.seconds.toFixed(1)} s (${fmt(f.rowsPerSec)} rows/s)`);
+  console.log(
+    `lastLocation with ${fmt(r.fill[r.fill.length - 1].rows)} stored vs ${fmt(r.fill[0].rows)} stored: ${pct(r.largeVsSmall)} of the requests/s`,
+  );
+  for (const f of r.fill)
+    console.log(`fill: ${fmt(f.rows)} rows in ${f.seconds.toFixed(1)} s (${fmt(f.rowsPerSec)} rows/s)`);
 }

@@ -30,8 +30,22 @@ const GOAL = 0.85;
 export interface RulesIngestResult {
   name: 'rules-ingest';
   machine: Machine;
-  settings: { connections: number; recordsPerFrame: number; rules: string[]; polygonPoints: number; rounds: number; windowSeconds: number };
-  rounds: { variant: 'none' | 'rules'; positionsPerSec: number; serverCpuPct: number | undefined; positionsPerCpuSec: number; rowsMatchAcks: boolean; caughtUpSeconds?: number }[];
+  settings: {
+    connections: number;
+    recordsPerFrame: number;
+    rules: string[];
+    polygonPoints: number;
+    rounds: number;
+    windowSeconds: number;
+  };
+  rounds: {
+    variant: 'none' | 'rules';
+    positionsPerSec: number;
+    serverCpuPct: number | undefined;
+    positionsPerCpuSec: number;
+    rowsMatchAcks: boolean;
+    caughtUpSeconds?: number;
+  }[];
   best: { none: number; rules: number };
   ratio: number;
   /** positions per CPU-second of the server (best of each): insensitive to other load on the machine */
@@ -62,11 +76,37 @@ function polygon(points = 50): [number, number][] {
 async function fillRules(db: Db, accountId: string): Promise<void> {
   const now = Date.now();
   const groupId = randomUUID();
-  await groupsRepo.insert(db, { id: groupId, accountId, name: 'All trackers', description: null, creation: now, lastModified: now });
+  await groupsRepo.insert(db, {
+    id: groupId,
+    accountId,
+    name: 'All trackers',
+    description: null,
+    creation: now,
+    lastModified: now,
+  });
   await groupsRepo.setDevices(db, groupId, deviceIds());
   const zoneId = randomUUID();
-  await zonesRepo.insert(db, { id: zoneId, accountId, name: 'Service area', type: 'polygon', center: null, radius: null, polygon: polygon(), created: now });
-  const base = { accountId, devices: null, group: groupId, enabled: true, minDurationSeconds: 0, schedule: null, notify: { email: false, sms: false }, command: null, created: now };
+  await zonesRepo.insert(db, {
+    id: zoneId,
+    accountId,
+    name: 'Service area',
+    type: 'polygon',
+    center: null,
+    radius: null,
+    polygon: polygon(),
+    created: now,
+  });
+  const base = {
+    accountId,
+    devices: null,
+    group: groupId,
+    enabled: true,
+    minDurationSeconds: 0,
+    schedule: null,
+    notify: { email: false, sms: false },
+    command: null,
+    created: now,
+  };
   const rules: Omit<AlertRule, 'id'>[] = [
     { ...base, name: 'Speeding', alertName: 'SpeedLimit', params: { speed: 80 }, minDurationSeconds: 60 },
     { ...base, name: 'Service area', alertName: 'AllowedArea', params: { zone: zoneId } },
@@ -77,7 +117,8 @@ async function fillRules(db: Db, accountId: string): Promise<void> {
   for (const [i, r] of rules.entries()) await rulesRepo.insert(db, { ...r, id: randomUUID(), created: now + i });
 }
 
-const connectAll = (gen: Child, ports: { teltonika: number; gt06: number }): Promise<ConnectResult> => connectTeltonikaGt06(gen, ports, PER_PROTOCOL);
+const connectAll = (gen: Child, ports: { teltonika: number; gt06: number }): Promise<ConnectResult> =>
+  connectTeltonikaGt06(gen, ports, PER_PROTOCOL);
 
 /** Seconds until the last fix evaluated per device reaches the last fix stored (rules kept up), at most `limitMs`. */
 async function caughtUp(dataDir: string, limitMs = 30_000): Promise<number> {
@@ -86,10 +127,18 @@ async function caughtUp(dataDir: string, limitMs = 30_000): Promise<number> {
   try {
     for (;;) {
       const behind = Number(
-        (await db('last_locations').leftJoin('rule_devices', 'rule_devices.device_id', 'last_locations.device_id').where((w) => w.whereNull('rule_devices.last_fix').orWhereRaw('rule_devices.last_fix < last_locations.date_time')).count({ n: '*' }))[0].n,
+        (
+          await db('last_locations')
+            .leftJoin('rule_devices', 'rule_devices.device_id', 'last_locations.device_id')
+            .where((w) =>
+              w.whereNull('rule_devices.last_fix').orWhereRaw('rule_devices.last_fix < last_locations.date_time'),
+            )
+            .count({ n: '*' })
+        )[0].n,
       );
       if (behind === 0) return (performance.now() - t0) / 1000;
-      if (performance.now() - t0 > limitMs) throw new Error(`rules did not catch up within ${limitMs / 1000} s: ${behind} devices behind`);
+      if (performance.now() - t0 > limitMs)
+        throw new Error(`rules did not catch up within ${limitMs / 1000} s: ${behind} devices behind`);
       await new Promise((r) => setTimeout(r, 250));
     }
   } finally {
@@ -117,7 +166,12 @@ async function once(variant: 'none' | 'rules'): Promise<RulesIngestResult['round
       try {
         await connectAll(gen, { teltonika: server.ports.teltonika, gt06: server.ports.gt06 });
         await gen.call('prepare', { framesPerConnection: FRAMES, recordsPerFrame: RECORDS_PER_FRAME });
-        stream = await gen.call<StreamResult>('stream', { warmupMs: WARMUP_MS, durationMs: DURATION_MS, cycle: false, watchPid: server.pid });
+        stream = await gen.call<StreamResult>('stream', {
+          warmupMs: WARMUP_MS,
+          durationMs: DURATION_MS,
+          cycle: false,
+          watchPid: server.pid,
+        });
         await gen.call('close');
       } finally {
         await gen.stop();
@@ -125,9 +179,18 @@ async function once(variant: 'none' | 'rules'): Promise<RulesIngestResult['round
       if (stream.errors > 0) throw new Error(`${stream.errors} stream errors: ${stream.firstError}`);
       const caught = variant === 'rules' ? await caughtUp(data.dir) : undefined;
       const stored = await countRows(data.dir);
-      log(`${variant}: ${fmt(stream.windowPositionsPerSec)} positions/s; server ${stream.serverCpuPct?.toFixed(0)} % CPU${caught === undefined ? '' : `; rules caught up ${caught.toFixed(1)} s after the load`}`);
+      log(
+        `${variant}: ${fmt(stream.windowPositionsPerSec)} positions/s; server ${stream.serverCpuPct?.toFixed(0)} % CPU${caught === undefined ? '' : `; rules caught up ${caught.toFixed(1)} s after the load`}`,
+      );
       const positionsPerCpuSec = stream.windowPositionsPerSec / ((stream.serverCpuPct ?? NaN) / 100);
-      return { variant, positionsPerSec: stream.windowPositionsPerSec, serverCpuPct: stream.serverCpuPct, positionsPerCpuSec, rowsMatchAcks: stored === stream.ackedPositions, caughtUpSeconds: caught };
+      return {
+        variant,
+        positionsPerSec: stream.windowPositionsPerSec,
+        serverCpuPct: stream.serverCpuPct,
+        positionsPerCpuSec,
+        rowsMatchAcks: stored === stream.ackedPositions,
+        caughtUpSeconds: caught,
+      };
     } finally {
       await server.stop();
     }
@@ -138,15 +201,36 @@ async function once(variant: 'none' | 'rules'): Promise<RulesIngestResult['round
 
 export async function run(): Promise<RulesIngestResult> {
   const atStart = machine();
-  const rounds = await alternatingRounds<'none' | 'rules', Awaited<ReturnType<typeof once>>>('none', 'rules', ROUNDS, once);
-  const best = { none: bestOf(rounds, 'none', (r) => r.positionsPerSec), rules: bestOf(rounds, 'rules', (r) => r.positionsPerSec) };
+  const rounds = await alternatingRounds<'none' | 'rules', Awaited<ReturnType<typeof once>>>(
+    'none',
+    'rules',
+    ROUNDS,
+    once,
+  );
+  const best = {
+    none: bestOf(rounds, 'none', (r) => r.positionsPerSec),
+    rules: bestOf(rounds, 'rules', (r) => r.positionsPerSec),
+  };
   const ratio = best.rules / best.none;
   const cpuOf = (v: 'none' | 'rules') => bestOf(rounds, v, (r) => r.positionsPerCpuSec);
   const cpu = { none: cpuOf('none'), rules: cpuOf('rules'), ratio: cpuOf('rules') / cpuOf('none') };
   const result: RulesIngestResult = {
     name: 'rules-ingest',
     machine: atStart,
-    settings: { connections: PER_PROTOCOL * 2, recordsPerFrame: RECORDS_PER_FRAME, rules: ['SpeedLimit 80 for 60 s', 'AllowedArea (50-point polygon around every position)', 'BatteryVoltage 12', 'Offline 30 min', 'IdleTime 5 min'], polygonPoints: 50, rounds: ROUNDS, windowSeconds: DURATION_MS / 1000 },
+    settings: {
+      connections: PER_PROTOCOL * 2,
+      recordsPerFrame: RECORDS_PER_FRAME,
+      rules: [
+        'SpeedLimit 80 for 60 s',
+        'AllowedArea (50-point polygon around every position)',
+        'BatteryVoltage 12',
+        'Offline 30 min',
+        'IdleTime 5 min',
+      ],
+      polygonPoints: 50,
+      rounds: ROUNDS,
+      windowSeconds: DURATION_MS / 1000,
+    },
     rounds,
     best,
     ratio,
@@ -158,8 +242,32 @@ export async function run(): Promise<RulesIngestResult> {
     `TCP ingest with five alert rules on every device vs none (${PER_PROTOCOL * 2} trackers; best of ${ROUNDS} alternating rounds, ${DURATION_MS / 1000} s windows)`,
     ['measure', 'positions/s (best)', 'rounds', 'ratio', 'goal', 'met', 'per server CPU-second (best)', 'ratio (CPU)'],
     [
-      ['five rules on every device', fmt(best.rules), rounds.filter((r) => r.variant === 'rules').map((r) => fmt(r.positionsPerSec)).join(' / '), pct(ratio), result.goal, result.met ? 'yes' : 'NO', fmt(cpu.rules), pct(cpu.ratio)],
-      ['no rules', fmt(best.none), rounds.filter((r) => r.variant === 'none').map((r) => fmt(r.positionsPerSec)).join(' / '), '100 %', '', '', fmt(cpu.none), '100 %'],
+      [
+        'five rules on every device',
+        fmt(best.rules),
+        rounds
+          .filter((r) => r.variant === 'rules')
+          .map((r) => fmt(r.positionsPerSec))
+          .join(' / '),
+        pct(ratio),
+        result.goal,
+        result.met ? 'yes' : 'NO',
+        fmt(cpu.rules),
+        pct(cpu.ratio),
+      ],
+      [
+        'no rules',
+        fmt(best.none),
+        rounds
+          .filter((r) => r.variant === 'none')
+          .map((r) => fmt(r.positionsPerSec))
+          .join(' / '),
+        '100 %',
+        '',
+        '',
+        fmt(cpu.none),
+        '100 %',
+      ],
     ],
   );
   return result;

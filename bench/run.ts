@@ -42,7 +42,9 @@ async function main(): Promise<void> {
       const json = JSON.stringify({ command, ...result }, null, 2);
       writeFileSync(path.join(dir, `${name}-${stamp}.json`), json);
       writeFileSync(path.join(dir, `${name}-latest.json`), json);
-      log(`=== ${name}: ${((performance.now() - t0) / 1000).toFixed(0)} s, results in bench/results/${name}-latest.json ===`);
+      log(
+        `=== ${name}: ${((performance.now() - t0) / 1000).toFixed(0)} s, results in bench/results/${name}-latest.json ===`,
+      );
     } catch (e) {
       failed = true;
       console.error(`benchmark ${name} failed:`, e);

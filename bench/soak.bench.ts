@@ -83,7 +83,15 @@ class Ledger {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A Teltonika tracker: logs in, sends one 1-record AVL frame at a time, resends what was not acknowledged (new connection after a timeout or a close). */
-function runTracker(o: { port: number; imei: string; account: Account; ledger: Ledger; stop: () => boolean; intervalMs: number; firstFixMs: number }): Promise<void> {
+function runTracker(o: {
+  port: number;
+  imei: string;
+  account: Account;
+  ledger: Ledger;
+  stop: () => boolean;
+  intervalMs: number;
+  firstFixMs: number;
+}): Promise<void> {
   let fix = o.firstFixMs;
   return (async () => {
     while (!o.stop()) {
@@ -144,8 +152,24 @@ function runTracker(o: { port: number; imei: string; account: Account; ledger: L
 }
 
 /** An MQTT device publishing QoS 1 locations; a PUBACK is an acknowledgement. It retries after a refused login too (CONNACK 3 while the database is down), as devices do. */
-function runMqttDevice(o: { port: number; id: string; account: Account; ledger: Ledger; stop: () => boolean; intervalMs: number; firstFixMs: number }): Promise<void> {
-  const client: MqttClient = mqtt.connect(`mqtt://127.0.0.1:${o.port}`, { clientId: o.id, username: o.id, password: MQTT_PASSWORD, reconnectPeriod: 500, connectTimeout: 5000, clean: true, reconnectOnConnackError: true });
+function runMqttDevice(o: {
+  port: number;
+  id: string;
+  account: Account;
+  ledger: Ledger;
+  stop: () => boolean;
+  intervalMs: number;
+  firstFixMs: number;
+}): Promise<void> {
+  const client: MqttClient = mqtt.connect(`mqtt://127.0.0.1:${o.port}`, {
+    clientId: o.id,
+    username: o.id,
+    password: MQTT_PASSWORD,
+    reconnectPeriod: 500,
+    connectTimeout: 5000,
+    clean: true,
+    reconnectOnConnackError: true,
+  });
   client.on('error', () => {});
   let fix = o.firstFixMs;
   return (async () => {
@@ -153,7 +177,12 @@ function runMqttDevice(o: { port: number; id: string; account: Account; ledger: 
       if (client.connected) {
         const fixMs = fix;
         fix += 1000;
-        const body = JSON.stringify({ dateTime: new Date(fixMs).toISOString(), latitude: 40.4 + (fixMs % 1000) / 1e4, longitude: -3.7, speed: 10 });
+        const body = JSON.stringify({
+          dateTime: new Date(fixMs).toISOString(),
+          latitude: 40.4 + (fixMs % 1000) / 1e4,
+          longitude: -3.7,
+          speed: 10,
+        });
         client.publish(`devices/${o.id}/locations`, body, { qos: 1 }, (err) => {
           if (!err) o.ledger.ack(o.account, 'mqtt', o.id, fixMs);
         });
@@ -165,7 +194,16 @@ function runMqttDevice(o: { port: number; id: string; account: Account; ledger: 
 }
 
 /** A REST integration posting one location at a time; a 201 is an acknowledgement. */
-function runRestClient(o: { base: string; token: () => string; id: string; account: Account; ledger: Ledger; stop: () => boolean; intervalMs: number; firstFixMs: number }): Promise<void> {
+function runRestClient(o: {
+  base: string;
+  token: () => string;
+  id: string;
+  account: Account;
+  ledger: Ledger;
+  stop: () => boolean;
+  intervalMs: number;
+  firstFixMs: number;
+}): Promise<void> {
   let fix = o.firstFixMs;
   return (async () => {
     while (!o.stop()) {
@@ -175,7 +213,9 @@ function runRestClient(o: { base: string; token: () => string; id: string; accou
         const res = await fetch(`${o.base}/api/devices/${o.id}/locations`, {
           method: 'POST',
           headers: { authorization: `Bearer ${o.token()}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ location: { dateTime: new Date(fixMs).toISOString(), latitude: 41.4, longitude: 2.17, speed: 20 } }),
+          body: JSON.stringify({
+            location: { dateTime: new Date(fixMs).toISOString(), latitude: 41.4, longitude: 2.17, speed: 20 },
+          }),
           signal: AbortSignal.timeout(10_000),
         });
         await res.arrayBuffer();
@@ -204,8 +244,24 @@ interface HostileCounts {
 }
 
 /** The attack: everything a hostile tenant of account A and anyone with a socket can send. */
-function runHostile(o: { server: ServerProcess; token: () => string; active: () => boolean; stop: () => boolean }): { counts: HostileCounts; done: Promise<void> } {
-  const counts: HostileCounts = { garbageBytes: 0, oversizedConnects: 0, poisonedBodies: 0, poisonedRefused: 0, nulIds: 0, linkBombs: 0, linkBombsClosed: 0, patchAttacks: 0, patchAttacksRefused: 0, stormRules: 0, stormBatches: 0, zigzagZonePuts: 0 };
+function runHostile(o: { server: ServerProcess; token: () => string; active: () => boolean; stop: () => boolean }): {
+  counts: HostileCounts;
+  done: Promise<void>;
+} {
+  const counts: HostileCounts = {
+    garbageBytes: 0,
+    oversizedConnects: 0,
+    poisonedBodies: 0,
+    poisonedRefused: 0,
+    nulIds: 0,
+    linkBombs: 0,
+    linkBombsClosed: 0,
+    patchAttacks: 0,
+    patchAttacksRefused: 0,
+    stormRules: 0,
+    stormBatches: 0,
+    zigzagZonePuts: 0,
+  };
   const ports = o.server.ports;
   const garbage = async (port: number) => {
     while (!o.stop()) {
@@ -251,7 +307,12 @@ function runHostile(o: { server: ServerProcess; token: () => string; active: () 
     // an API user of account A subscribes to everything of its account and never reads
     const s = net.connect({ host: '127.0.0.1', port: ports.mqtt });
     s.on('error', () => {});
-    s.write(Buffer.concat([connectPacket({ clientId: `admin-slow-${Date.now()}`, username: 'admin', password: ADMIN_KEY, keepaliveS: 0 }), subscribePacket(1, 'live/#', 0)]));
+    s.write(
+      Buffer.concat([
+        connectPacket({ clientId: `admin-slow-${Date.now()}`, username: 'admin', password: ADMIN_KEY, keepaliveS: 0 }),
+        subscribePacket(1, 'live/#', 0),
+      ]),
+    );
     s.pause();
     while (!o.stop()) await sleep(500);
     s.destroy();
@@ -261,7 +322,9 @@ function runHostile(o: { server: ServerProcess; token: () => string; active: () 
     const deep = `${'{"a":'.repeat(6000)}1${'}'.repeat(6000)}`;
     const bodies = [
       `{"location":{"dateTime":"${new Date().toISOString()}","latitude":1,"longitude":1,"attributes":${deep}}}`,
-      JSON.stringify({ location: { dateTime: new Date().toISOString(), latitude: 1, longitude: 1, attributes: { note: 'a\u0000b' } } }),
+      JSON.stringify({
+        location: { dateTime: new Date().toISOString(), latitude: 1, longitude: 1, attributes: { note: 'a\u0000b' } },
+      }),
       JSON.stringify({ location: { dateTime: '9999-01-01T00:00:00Z', latitude: 1, longitude: 1 } }),
       JSON.stringify({ location: { dateTime: '2026-02-30T10:00:00Z', latitude: 1, longitude: 1 } }),
     ];
@@ -289,7 +352,10 @@ function runHostile(o: { server: ServerProcess; token: () => string; active: () 
     if (!ports.osmand) return;
     while (!o.stop()) {
       if (o.active()) {
-        await fetch(`http://127.0.0.1:${ports.osmand}/?id=abc%00def&lat=1&lon=1&timestamp=${Math.floor(Date.now() / 1000)}`, { signal: AbortSignal.timeout(10_000) })
+        await fetch(
+          `http://127.0.0.1:${ports.osmand}/?id=abc%00def&lat=1&lon=1&timestamp=${Math.floor(Date.now() / 1000)}`,
+          { signal: AbortSignal.timeout(10_000) },
+        )
           .then((r) => r.arrayBuffer())
           .catch(() => {});
         counts.nulIds++;
@@ -311,7 +377,8 @@ function runHostile(o: { server: ServerProcess; token: () => string; active: () 
       if (o.active()) {
         for (const port of targets) {
           counts.linkBombs++;
-          if ((await sendLinkBytes(port, linkBombBytes(), '127.0.0.1', 5000).catch(() => 'open')) === 'closed') counts.linkBombsClosed++;
+          if ((await sendLinkBytes(port, linkBombBytes(), '127.0.0.1', 5000).catch(() => 'open')) === 'closed')
+            counts.linkBombsClosed++;
         }
       }
       await sleep(2000);
@@ -323,7 +390,8 @@ function runHostile(o: { server: ServerProcess; token: () => string; active: () 
     while (!o.stop()) {
       if (o.active()) {
         try {
-          group ??= (await api('POST', '/api/groups', { name: 'soak doubling', devices: ['a-rest-2', 'a-rest-3'] })).body.id as string | undefined;
+          group ??= (await api('POST', '/api/groups', { name: 'soak doubling', devices: ['a-rest-2', 'a-rest-3'] }))
+            .body.id as string | undefined;
           if (group) {
             const answer = await sendGroupCopyAttack(o.server.base, o.token(), group, 30_000);
             counts.patchAttacks++;
@@ -340,7 +408,12 @@ function runHostile(o: { server: ServerProcess; token: () => string; active: () 
     // as many SpeedLimit rules on one device as the service takes, then batches of alternating speeds
     while (!o.stop() && !o.active()) await sleep(500);
     for (let i = 0; i < STORM_RULES && !o.stop(); i++) {
-      const r = await api('POST', '/api/alertRules', { name: `storm ${i}`, alertName: 'SpeedLimit', devices: ['a-rest-4'], params: { speed: 50 } }).catch(() => ({ status: 0, body: {} }));
+      const r = await api('POST', '/api/alertRules', {
+        name: `storm ${i}`,
+        alertName: 'SpeedLimit',
+        devices: ['a-rest-4'],
+        params: { speed: 50 },
+      }).catch(() => ({ status: 0, body: {} }));
       if (r.status === 201 || r.status === 200) counts.stormRules++;
       else if (r.status >= 400 && r.status < 500) break;
     }
@@ -349,7 +422,12 @@ function runHostile(o: { server: ServerProcess; token: () => string; active: () 
       if (o.active()) {
         const start = Date.now() - 30 * 86_400_000 + minute * 60_000 * STORM_BATCH;
         minute++;
-        const locations = Array.from({ length: STORM_BATCH }, (_, k) => ({ dateTime: new Date(start + k * 60_000).toISOString(), latitude: 40, longitude: -3, speed: k % 2 ? 120 : 10 }));
+        const locations = Array.from({ length: STORM_BATCH }, (_, k) => ({
+          dateTime: new Date(start + k * 60_000).toISOString(),
+          latitude: 40,
+          longitude: -3,
+          speed: k % 2 ? 120 : 10,
+        }));
         await api('POST', '/api/devices/a-rest-4/locations', { locations }).catch(() => undefined);
         counts.stormBatches++;
       }
@@ -377,7 +455,18 @@ function runHostile(o: { server: ServerProcess; token: () => string; active: () 
       await sleep(1000);
     }
   };
-  const done = Promise.all([garbage(ports.teltonika), garbage(ports.gt06), oversized(), slowSubscriber(), poisoned(), nulIds(), linkBombs(), patches(), ruleStorm(), zigzagZone()]).then(() => {});
+  const done = Promise.all([
+    garbage(ports.teltonika),
+    garbage(ports.gt06),
+    oversized(),
+    slowSubscriber(),
+    poisoned(),
+    nulIds(),
+    linkBombs(),
+    patches(),
+    ruleStorm(),
+    zigzagZone(),
+  ]).then(() => {});
   return { counts, done };
 }
 
@@ -397,7 +486,12 @@ function localLinkPorts(server: ServerProcess): number[] {
 
 async function token(base: string, userName: string, apiKey: string): Promise<string | undefined> {
   try {
-    const res = await fetch(`${base}/api/Auth/Token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ userName, apiKey }), signal: AbortSignal.timeout(10_000) });
+    const res = await fetch(`${base}/api/Auth/Token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ userName, apiKey }),
+      signal: AbortSignal.timeout(10_000),
+    });
     const body = (await res.json()) as { token?: string };
     return body.token;
   } catch {
@@ -444,7 +538,11 @@ async function soak(cleanups: (() => unknown)[]): Promise<object> {
   await db.destroy();
 
   // The server logs `listening` at info; warn keeps the soak's own log small but hides that line, so start at info.
-  const server = await startServerProcess(data.dir, { ...env, TRACKGATE_LOG_LEVEL: 'info' }, pinned ? String(os.cpus().length - 1) : undefined);
+  const server = await startServerProcess(
+    data.dir,
+    { ...env, TRACKGATE_LOG_LEVEL: 'info' },
+    pinned ? String(os.cpus().length - 1) : undefined,
+  );
   cleanups.push(() => server.stop());
   let serverExited = false;
   let exitNote = '';
@@ -457,22 +555,33 @@ async function soak(cleanups: (() => unknown)[]): Promise<object> {
     }
   }, 500);
   cleanups.push(() => clearInterval(alive));
-  const tokens: Record<Account, string> = { A: (await token(server.base, 'admin', ADMIN_KEY))!, B: (await token(server.base, 'admin-b', KEY_B))! };
+  const tokens: Record<Account, string> = {
+    A: (await token(server.base, 'admin', ADMIN_KEY))!,
+    B: (await token(server.base, 'admin-b', KEY_B))!,
+  };
   const refreshTokens = setInterval(async () => {
     tokens.A = (await token(server.base, 'admin', ADMIN_KEY)) ?? tokens.A;
     tokens.B = (await token(server.base, 'admin-b', KEY_B)) ?? tokens.B;
   }, 60_000);
   cleanups.push(() => clearInterval(refreshTokens));
 
-  const devices: Record<Account, { trackers: string[]; mqtt: string[]; rest: string[] }> = { A: { trackers: [], mqtt: [], rest: [] }, B: { trackers: [], mqtt: [], rest: [] } };
+  const devices: Record<Account, { trackers: string[]; mqtt: string[]; rest: string[] }> = {
+    A: { trackers: [], mqtt: [], rest: [] },
+    B: { trackers: [], mqtt: [], rest: [] },
+  };
   for (const account of ['A', 'B'] as Account[]) {
     const lower = account.toLowerCase();
-    for (let i = 0; i < TRACKERS_PER_ACCOUNT; i++) devices[account].trackers.push(teltonikaImei((account === 'A' ? 0 : 500) + i));
+    for (let i = 0; i < TRACKERS_PER_ACCOUNT; i++)
+      devices[account].trackers.push(teltonikaImei((account === 'A' ? 0 : 500) + i));
     for (let i = 0; i < MQTT_PER_ACCOUNT; i++) devices[account].mqtt.push(`${lower}-mqtt-${i}`);
     for (let i = 0; i < REST_PER_ACCOUNT; i++) devices[account].rest.push(`${lower}-rest-${i}`);
     for (const id of [...devices[account].trackers, ...devices[account].mqtt, ...devices[account].rest]) {
       const body = { id, name: id, ...(devices[account].mqtt.includes(id) ? { mqttPassword: MQTT_PASSWORD } : {}) };
-      const res = await fetch(`${server.base}/api/devices`, { method: 'POST', headers: { authorization: `Bearer ${tokens[account]}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const res = await fetch(`${server.base}/api/devices`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${tokens[account]}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       if (res.status !== 201) throw new Error(`device ${id}: ${res.status} ${await res.text()}`);
     }
   }
@@ -486,14 +595,46 @@ async function soak(cleanups: (() => unknown)[]): Promise<object> {
   const firstFixMs = Date.now() - 3600_000;
   const load: Promise<void>[] = [];
   for (const account of ['A', 'B'] as Account[]) {
-    devices[account].trackers.forEach((imei, i) => load.push(runTracker({ port: server.ports.teltonika, imei, account, ledger, stop, intervalMs: 200, firstFixMs: firstFixMs + i })));
-    devices[account].mqtt.forEach((id) => load.push(runMqttDevice({ port: server.ports.mqtt, id, account, ledger, stop, intervalMs: 500, firstFixMs })));
-    devices[account].rest.forEach((id) => load.push(runRestClient({ base: server.base, token: () => tokens[account], id, account, ledger, stop, intervalMs: 500, firstFixMs })));
+    devices[account].trackers.forEach((imei, i) =>
+      load.push(
+        runTracker({
+          port: server.ports.teltonika,
+          imei,
+          account,
+          ledger,
+          stop,
+          intervalMs: 200,
+          firstFixMs: firstFixMs + i,
+        }),
+      ),
+    );
+    devices[account].mqtt.forEach((id) =>
+      load.push(runMqttDevice({ port: server.ports.mqtt, id, account, ledger, stop, intervalMs: 500, firstFixMs })),
+    );
+    devices[account].rest.forEach((id) =>
+      load.push(
+        runRestClient({
+          base: server.base,
+          token: () => tokens[account],
+          id,
+          account,
+          ledger,
+          stop,
+          intervalMs: 500,
+          firstFixMs,
+        }),
+      ),
+    );
   }
   const attack = plan[1].from;
   // the attack ends with the run's phases; the honest load goes on for SETTLE_S, to see the RSS come back
   let attackOver = false;
-  const hostile = runHostile({ server, token: () => tokens.A, active: () => elapsed() >= attack, stop: () => stopping || attackOver });
+  const hostile = runHostile({
+    server,
+    token: () => tokens.A,
+    active: () => elapsed() >= attack,
+    stop: () => stopping || attackOver,
+  });
 
   const rss: { t: number; kb: number }[] = [];
   const sampler = setInterval(async () => {
@@ -544,7 +685,10 @@ async function soak(cleanups: (() => unknown)[]): Promise<object> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   const stored = new Map<string, Set<number>>();
-  for (const row of (await client.query('select device_id, date_time from locations')).rows as { device_id: string; date_time: string }[]) {
+  for (const row of (await client.query('select device_id, date_time from locations')).rows as {
+    device_id: string;
+    date_time: string;
+  }[]) {
     let set = stored.get(row.device_id);
     if (!set) stored.set(row.device_id, (set = new Set()));
     set.add(Number(row.date_time));
@@ -552,7 +696,8 @@ async function soak(cleanups: (() => unknown)[]): Promise<object> {
   await client.end();
   let missing = 0;
   const missingBySource: Record<Source, number> = { tracker: 0, mqtt: 0, rest: 0 };
-  const sourceOf = (id: string): Source => (id.includes('-mqtt-') ? 'mqtt' : id.includes('-rest-') ? 'rest' : 'tracker');
+  const sourceOf = (id: string): Source =>
+    id.includes('-mqtt-') ? 'mqtt' : id.includes('-rest-') ? 'rest' : 'tracker';
   for (const [deviceId, fixes] of ledger.acked) {
     const have = stored.get(deviceId) ?? new Set();
     for (const f of fixes) {
@@ -562,11 +707,15 @@ async function soak(cleanups: (() => unknown)[]): Promise<object> {
       }
     }
   }
-  const storedRowsOfA = [...stored.entries()].filter(([id]) => devices.A.trackers.includes(id) || id.startsWith('a-')).reduce((n, [, s]) => n + s.size, 0);
+  const storedRowsOfA = [...stored.entries()]
+    .filter(([id]) => devices.A.trackers.includes(id) || id.startsWith('a-'))
+    .reduce((n, [, s]) => n + s.size, 0);
 
   const rows = plan.map((p) => {
     const within = ledger.events.filter((e) => e.t >= p.from && e.t < p.to);
-    const rate = (account: Account, source?: Source) => within.filter((e) => e.account === account && (!source || e.source === source)).length / Math.max(1, p.to - p.from);
+    const rate = (account: Account, source?: Source) =>
+      within.filter((e) => e.account === account && (!source || e.source === source)).length /
+      Math.max(1, p.to - p.from);
     const mem = rss.filter((r) => r.t >= p.from && r.t < p.to).map((r) => r.kb);
     return {
       phase: p.name,
@@ -582,31 +731,63 @@ async function soak(cleanups: (() => unknown)[]): Promise<object> {
   printTable(
     `soak: acknowledged positions per second by phase (account B is not attacked; A's tenant is the attacker)`,
     ['phase', 's', 'B total/s', 'B trackers', 'B MQTT', 'B REST', 'A total/s', 'RSS max MB'],
-    rows.map((r) => [r.phase, r.seconds, fmt(r.bPerSec, 1), fmt(r.bTracker, 1), fmt(r.bMqtt, 1), fmt(r.bRest, 1), fmt(r.aPerSec, 1), fmt(r.rssMaxMb, 0)]),
+    rows.map((r) => [
+      r.phase,
+      r.seconds,
+      fmt(r.bPerSec, 1),
+      fmt(r.bTracker, 1),
+      fmt(r.bMqtt, 1),
+      fmt(r.bRest, 1),
+      fmt(r.aPerSec, 1),
+      fmt(r.rssMaxMb, 0),
+    ]),
   );
   const rssFirst = rss.find((r) => r.t >= plan[0].to - 1)?.kb ?? NaN;
   const rssLast = rss.at(-1)?.kb ?? NaN;
   const rssMax = Math.max(...rss.map((r) => r.kb));
   const rssBack = rssLast <= rssFirst * 1.1;
-  printTable('soak: outcome', ['what', 'value'], [
-    ['server process exited during the run', serverExited ? 'YES' : 'no'],
-    ['positions acknowledged', fmt(ledger.total())],
-    ['acknowledged but not stored', fmt(missing)],
-    ['rows stored for account A devices (incl. resends acknowledged late)', fmt(storedRowsOfA)],
-    ['RSS after calm / max / at the end (MB)', `${fmt(rssFirst / 1024)} / ${fmt(rssMax / 1024)} / ${fmt(rssLast / 1024)}`],
-    ['garbage bytes sent to tracker ports', fmt(hostile.counts.garbageBytes)],
-    ['MQTT CONNECTs declaring 268 MB', fmt(hostile.counts.oversizedConnects)],
-    ['poisoned REST bodies sent / refused with 4xx', `${fmt(hostile.counts.poisonedBodies)} / ${fmt(hostile.counts.poisonedRefused)}`],
-    ['OsmAnd requests with a NUL in the id', fmt(hostile.counts.nulIds)],
-    ['link bombs without the secret sent / closed by the server', `${fmt(hostile.counts.linkBombs)} / ${fmt(hostile.counts.linkBombsClosed)}`],
-    ['doubling JSON Patches sent / refused with 4xx', `${fmt(hostile.counts.patchAttacks)} / ${fmt(hostile.counts.patchAttacksRefused)}`],
-    ['rule storm: rules taken on one device / batches of 200 alternating speeds', `${fmt(hostile.counts.stormRules)} / ${fmt(hostile.counts.stormBatches)}`],
-    ['zig-zag zones of 9,999 points stored', fmt(hostile.counts.zigzagZonePuts)],
-    ['RSS at the end within 10 % of after calm', rssBack ? 'yes' : 'NO'],
-  ]);
+  printTable(
+    'soak: outcome',
+    ['what', 'value'],
+    [
+      ['server process exited during the run', serverExited ? 'YES' : 'no'],
+      ['positions acknowledged', fmt(ledger.total())],
+      ['acknowledged but not stored', fmt(missing)],
+      ['rows stored for account A devices (incl. resends acknowledged late)', fmt(storedRowsOfA)],
+      [
+        'RSS after calm / max / at the end (MB)',
+        `${fmt(rssFirst / 1024)} / ${fmt(rssMax / 1024)} / ${fmt(rssLast / 1024)}`,
+      ],
+      ['garbage bytes sent to tracker ports', fmt(hostile.counts.garbageBytes)],
+      ['MQTT CONNECTs declaring 268 MB', fmt(hostile.counts.oversizedConnects)],
+      [
+        'poisoned REST bodies sent / refused with 4xx',
+        `${fmt(hostile.counts.poisonedBodies)} / ${fmt(hostile.counts.poisonedRefused)}`,
+      ],
+      ['OsmAnd requests with a NUL in the id', fmt(hostile.counts.nulIds)],
+      [
+        'link bombs without the secret sent / closed by the server',
+        `${fmt(hostile.counts.linkBombs)} / ${fmt(hostile.counts.linkBombsClosed)}`,
+      ],
+      [
+        'doubling JSON Patches sent / refused with 4xx',
+        `${fmt(hostile.counts.patchAttacks)} / ${fmt(hostile.counts.patchAttacksRefused)}`,
+      ],
+      [
+        'rule storm: rules taken on one device / batches of 200 alternating speeds',
+        `${fmt(hostile.counts.stormRules)} / ${fmt(hostile.counts.stormBatches)}`,
+      ],
+      ['zig-zag zones of 9,999 points stored', fmt(hostile.counts.zigzagZonePuts)],
+      ['RSS at the end within 10 % of after calm', rssBack ? 'yes' : 'NO'],
+    ],
+  );
   if (serverExited) console.log(`the server exited; its last log lines:\n${exitNote}`);
 
-  const failures = [serverExited && 'the server exited', missing > 0 && `${missing} acknowledged positions are not stored`, !rssBack && `RSS ended at ${fmt(rssLast / 1024)} MB, over 10 % above ${fmt(rssFirst / 1024)} MB after calm`].filter(Boolean);
+  const failures = [
+    serverExited && 'the server exited',
+    missing > 0 && `${missing} acknowledged positions are not stored`,
+    !rssBack && `RSS ended at ${fmt(rssLast / 1024)} MB, over 10 % above ${fmt(rssFirst / 1024)} MB after calm`,
+  ].filter(Boolean);
   if (failures.length) throw new Error(`soak failed: ${failures.join('; ')}`);
   return {
     machine: machine(),

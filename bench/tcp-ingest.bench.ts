@@ -15,7 +15,23 @@ import { DEFAULT_MAX_BATCH_ROWS } from '../core/ingest/ingest.service.js';
 import { startChild } from './lib/child.js';
 import { alternatingRounds, bestRound } from './lib/paired-rounds.js';
 import { BENCH_PROTOCOLS, type BenchProtocol } from './lib/frames.js';
-import { CONNECTIONS, framesPerConnection, GATEWAY_CPUS, GATEWAY_PROCESSES, GENERATOR_CPUS, MIX, RECORDS_PER_FRAME, SERVER_CPUS, connectAll, deviceIds, pinSelf, placeGatewayProcesses, rawBlocks, rowsOf, type RawRow } from './lib/ingest-load.js';
+import {
+  CONNECTIONS,
+  framesPerConnection,
+  GATEWAY_CPUS,
+  GATEWAY_PROCESSES,
+  GENERATOR_CPUS,
+  MIX,
+  RECORDS_PER_FRAME,
+  SERVER_CPUS,
+  connectAll,
+  deviceIds,
+  pinSelf,
+  placeGatewayProcesses,
+  rawBlocks,
+  rowsOf,
+  type RawRow,
+} from './lib/ingest-load.js';
 import type { ConnectResult, StreamResult } from './lib/tracker-generator.js';
 import { prepareDataDir, startServerProcess, tempDir } from './lib/trackgate.js';
 import { QUICK, cpuUsPer, fmt, log, machine, pct, printTable, type Machine } from './lib/report.js';
@@ -24,7 +40,11 @@ const WARMUP_MS = QUICK ? 1_000 : 3_000;
 const DURATION_MS = QUICK ? 5_000 : 20_000;
 const ECHO_DURATION_MS = QUICK ? 3_000 : 10_000;
 /** pre-encoded frames per connection: far more than a connection gets acknowledged in the window */
-const FRAMES: Record<BenchProtocol, number> = framesPerConnection(QUICK ? { teltonika: 60, gt06: 300, gl200: 300, ruptela: 60 } : { teltonika: 400, gt06: 600, gl200: 600, ruptela: 400 });
+const FRAMES: Record<BenchProtocol, number> = framesPerConnection(
+  QUICK
+    ? { teltonika: 60, gt06: 300, gl200: 300, ruptela: 60 }
+    : { teltonika: 400, gt06: 600, gl200: 600, ruptela: 400 },
+);
 /** the raw baseline's rows per transaction */
 const TX_ROWS = 10_000;
 const GOAL = 0.5;
@@ -49,32 +69,69 @@ type Round = TrackgateRound | StorageRound;
 export interface IngestResult {
   name: 'tcp-ingest';
   machine: Machine;
-  settings: { connections: number; mix: Record<BenchProtocol, number>; recordsPerFrame: number; warmupSeconds: number; windowSeconds: number; rounds: number; rowsPerTransaction: number; serverCpus: string; generatorCpus: string; gatewayProcesses: number; gatewayCpus: string };
+  settings: {
+    connections: number;
+    mix: Record<BenchProtocol, number>;
+    recordsPerFrame: number;
+    warmupSeconds: number;
+    windowSeconds: number;
+    rounds: number;
+    rowsPerTransaction: number;
+    serverCpus: string;
+    generatorCpus: string;
+    gatewayProcesses: number;
+    gatewayCpus: string;
+  };
   login: ConnectResult;
   ingest: StreamResult & { storedRows: number; rowsMatchAcks: boolean };
-  rawStorage: { rows: number; seconds: number; rowsPerSec: number; transactions: number; cpuSeconds: number; rowsPerCpuSec: number };
+  rawStorage: {
+    rows: number;
+    seconds: number;
+    rowsPerSec: number;
+    transactions: number;
+    cpuSeconds: number;
+    rowsPerCpuSec: number;
+  };
   /** the same rows, raw, in trackgate's commit shape (see the file's comment) */
   shapedStorage: IngestResult['rawStorage'];
   /** every round's figures, in the order run (the fields above are the best of each) */
   rounds: (
-    | { variant: 'trackgate'; positionsPerSec: number; rowsMatchAcks: boolean; serverCpuPct?: number; coreCpuPct?: number; generatorCpuPct: number; machineCpuPct: number; positionsPerCpuSec: number }
+    | {
+        variant: 'trackgate';
+        positionsPerSec: number;
+        rowsMatchAcks: boolean;
+        serverCpuPct?: number;
+        coreCpuPct?: number;
+        generatorCpuPct: number;
+        machineCpuPct: number;
+        positionsPerCpuSec: number;
+      }
     | { variant: 'raw'; rowsPerSec: number; shapedRowsPerSec: number; rowsPerCpuSec: number }
   )[];
   /** wall clock: trackgate positions/s over raw storage rows/s */
   ratio: number;
   /** per CPU second of the process doing the work (insensitive to other load on the machine) */
   cpu: {
-    trackgatePositionsPerCpuSec: number; rawRowsPerCpuSec: number; ratio: number;
+    trackgatePositionsPerCpuSec: number;
+    rawRowsPerCpuSec: number;
+    ratio: number;
     /**
      * The best trackgate round's cost per position, in µs of CPU of every process on the machine
      * (trackgate, generator, kernel), and the rate every CPU busy would take at that cost: the most
      * this machine can reach without a cheaper path per position.
      */
-    cpus: number; machinePerPositionUs: number; ceilingPerSec: number;
+    cpus: number;
+    machinePerPositionUs: number;
+    ceilingPerSec: number;
   };
   goal: string;
   met: boolean;
-  generatorCheck: { ackOnlyPositionsPerSec: number; generatorCpuPctAckOnly: number; generatorCpuPctTrackgate: number; trackgateShareOfAckOnly: number };
+  generatorCheck: {
+    ackOnlyPositionsPerSec: number;
+    generatorCpuPctAckOnly: number;
+    generatorCpuPctTrackgate: number;
+    trackgateShareOfAckOnly: number;
+  };
 }
 
 const INSERT = 'insert into locations (device_id, date_time, server_time, data) values (?, ?, ?, ?)';
@@ -114,8 +171,16 @@ async function timedStorage(
       const each = plan(db);
       for (const block of rawBlocks(rowsOf(framesAcked))) each(block, commit);
       const stored = (db.prepare('select count(*) as n from locations').get() as { n: number }).n;
-      if (rows !== expected || stored !== expected) throw new Error(`${label} storage inserted ${rows} rows (${stored} stored), expected ${expected}`);
-      return { rows, seconds: ms / 1000, rowsPerSec: rows / (ms / 1000), transactions, cpuSeconds: cpuMicros / 1e6, rowsPerCpuSec: rows / (cpuMicros / 1e6) };
+      if (rows !== expected || stored !== expected)
+        throw new Error(`${label} storage inserted ${rows} rows (${stored} stored), expected ${expected}`);
+      return {
+        rows,
+        seconds: ms / 1000,
+        rowsPerSec: rows / (ms / 1000),
+        transactions,
+        cpuSeconds: cpuMicros / 1e6,
+        rowsPerCpuSec: rows / (cpuMicros / 1e6),
+      };
     } finally {
       db.close();
     }
@@ -200,21 +265,42 @@ async function trackgateRound(): Promise<TrackgateRound> {
   const data = tempDir('ingest');
   try {
     await prepareDataDir(data.dir, deviceIds());
-    const server = await startServerProcess(data.dir, { ...Object.fromEntries(BENCH_PROTOCOLS.map((p) => [`TRACKGATE_${p.toUpperCase()}_PORT`, '0'])), TRACKGATE_GATEWAY_PROCESSES: GATEWAY_PROCESSES }, SERVER_CPUS);
+    const server = await startServerProcess(
+      data.dir,
+      {
+        ...Object.fromEntries(BENCH_PROTOCOLS.map((p) => [`TRACKGATE_${p.toUpperCase()}_PORT`, '0'])),
+        TRACKGATE_GATEWAY_PROCESSES: GATEWAY_PROCESSES,
+      },
+      SERVER_CPUS,
+    );
     const gatewayProcesses = placeGatewayProcesses(server.pid).length;
     let login: ConnectResult;
     let stream: StreamResult;
     try {
       const gen = await startChild('tracker-generator.ts', undefined, GENERATOR_CPUS);
       try {
-        login = await connectAll(gen, Object.fromEntries(BENCH_PROTOCOLS.map((p) => [p, server.ports[p]])) as Record<BenchProtocol, number>);
+        login = await connectAll(
+          gen,
+          Object.fromEntries(BENCH_PROTOCOLS.map((p) => [p, server.ports[p]])) as Record<BenchProtocol, number>,
+        );
         log(`${login.loggedIn} trackers logged in (${login.seconds.toFixed(1)} s); encoding frames`);
-        const prepared = await gen.call<{ bytes: number; frames: number }>('prepare', { framesPerConnection: FRAMES, recordsPerFrame: RECORDS_PER_FRAME });
-        log(`${fmt(prepared.frames)} frames (${fmt(prepared.bytes / 2 ** 20, 1)} MiB) encoded; streaming: ${WARMUP_MS / 1000} s warm-up, ${DURATION_MS / 1000} s measured`);
-        stream = await gen.call<StreamResult>('stream', { warmupMs: WARMUP_MS, durationMs: DURATION_MS, cycle: false, watchPid: server.pid });
+        const prepared = await gen.call<{ bytes: number; frames: number }>('prepare', {
+          framesPerConnection: FRAMES,
+          recordsPerFrame: RECORDS_PER_FRAME,
+        });
+        log(
+          `${fmt(prepared.frames)} frames (${fmt(prepared.bytes / 2 ** 20, 1)} MiB) encoded; streaming: ${WARMUP_MS / 1000} s warm-up, ${DURATION_MS / 1000} s measured`,
+        );
+        stream = await gen.call<StreamResult>('stream', {
+          warmupMs: WARMUP_MS,
+          durationMs: DURATION_MS,
+          cycle: false,
+          watchPid: server.pid,
+        });
         await gen.call('close');
         if (stream.errors > 0) throw new Error(`${stream.errors} stream errors: ${stream.firstError}`);
-        if (stream.exhausted > 0) log(`WARNING: ${stream.exhausted} connections ran out of frames before the window closed`);
+        if (stream.exhausted > 0)
+          log(`WARNING: ${stream.exhausted} connections ran out of frames before the window closed`);
       } finally {
         await gen.stop();
       }
@@ -223,7 +309,9 @@ async function trackgateRound(): Promise<TrackgateRound> {
     }
     const storedRows = await countRows(data.dir);
     const ingest = { ...stream, storedRows, rowsMatchAcks: storedRows === stream.ackedPositions };
-    log(`trackgate: ${fmt(stream.windowPositionsPerSec)} positions/s acknowledged; ${fmt(storedRows)} rows stored, ${fmt(stream.ackedPositions)} positions acknowledged; CPU: trackgate ${stream.serverCpuPct?.toFixed(0)} % of a core${gatewayProcesses ? ` (core ${stream.coreCpuPct?.toFixed(0)} %: ${stream.coreCpuPct === undefined ? '?' : cpuUsPer(stream.coreCpuPct, stream.windowPositionsPerSec).toFixed(1)} µs per position)` : ''}, generator ${stream.generatorCpuPct.toFixed(0)} %`);
+    log(
+      `trackgate: ${fmt(stream.windowPositionsPerSec)} positions/s acknowledged; ${fmt(storedRows)} rows stored, ${fmt(stream.ackedPositions)} positions acknowledged; CPU: trackgate ${stream.serverCpuPct?.toFixed(0)} % of a core${gatewayProcesses ? ` (core ${stream.coreCpuPct?.toFixed(0)} %: ${stream.coreCpuPct === undefined ? '?' : cpuUsPer(stream.coreCpuPct, stream.windowPositionsPerSec).toFixed(1)} µs per position)` : ''}, generator ${stream.generatorCpuPct.toFixed(0)} %`,
+    );
     return { variant: 'trackgate', login, ingest, gatewayProcesses };
   } finally {
     data.remove();
@@ -232,11 +320,15 @@ async function trackgateRound(): Promise<TrackgateRound> {
 
 /** One storage round: the rows a trackgate round acknowledged, stored raw, then raw in trackgate's commit shape, on trackgate's CPU. */
 async function storageRound(acked: TrackgateRound['ingest']): Promise<StorageRound> {
-  log(`raw storage: inserting the same ${fmt(acked.ackedPositions)} rows into a fresh database, ${TX_ROWS} per transaction`);
+  log(
+    `raw storage: inserting the same ${fmt(acked.ackedPositions)} rows into a fresh database, ${TX_ROWS} per transaction`,
+  );
   pinSelf(SERVER_CPUS);
   try {
     const raw = await rawStorage(acked.framesAcked, acked.ackedPositions);
-    log(`raw storage in trackgate's commit shape: the same rows, at most ${fmt(DEFAULT_MAX_BATCH_ROWS)} per transaction, one frame per device`);
+    log(
+      `raw storage in trackgate's commit shape: the same rows, at most ${fmt(DEFAULT_MAX_BATCH_ROWS)} per transaction, one frame per device`,
+    );
     const shaped = await shapedStorage(acked.framesAcked, acked.ackedPositions);
     log(`raw storage ${fmt(raw.rowsPerSec)} rows/s; in trackgate's commit shape ${fmt(shaped.rowsPerSec)} rows/s`);
     return { variant: 'raw', raw, shaped };
@@ -253,7 +345,11 @@ async function generatorCheck(): Promise<StreamResult> {
     const ports = await ackServer.call<Record<BenchProtocol, number>>('start');
     await connectAll(gen, ports);
     await gen.call('prepare', { framesPerConnection: FRAMES, recordsPerFrame: RECORDS_PER_FRAME });
-    const echo = await gen.call<StreamResult>('stream', { warmupMs: WARMUP_MS, durationMs: ECHO_DURATION_MS, cycle: true });
+    const echo = await gen.call<StreamResult>('stream', {
+      warmupMs: WARMUP_MS,
+      durationMs: ECHO_DURATION_MS,
+      cycle: true,
+    });
     await gen.call('close');
     return echo;
   } finally {
@@ -264,7 +360,9 @@ async function generatorCheck(): Promise<StreamResult> {
 
 export async function run(): Promise<IngestResult> {
   const atStart = machine();
-  log(`preparing: ${fmt(CONNECTIONS)} devices (${BENCH_PROTOCOLS.map((p) => `${MIX[p]} ${p}`).join(', ')}); CPUs: trackgate ${SERVER_CPUS ?? 'any'}, generator ${GENERATOR_CPUS ?? 'any'}; ${ROUNDS} round(s) each, alternating`);
+  log(
+    `preparing: ${fmt(CONNECTIONS)} devices (${BENCH_PROTOCOLS.map((p) => `${MIX[p]} ${p}`).join(', ')}); CPUs: trackgate ${SERVER_CPUS ?? 'any'}, generator ${GENERATOR_CPUS ?? 'any'}; ${ROUNDS} round(s) each, alternating`,
+  );
   // idle while the others work: kept off trackgate's CPU
   pinSelf(GENERATOR_CPUS);
   try {
@@ -284,7 +382,8 @@ export async function run(): Promise<IngestResult> {
     const shaped = bestRound(st, (r) => r.shaped.rowsPerSec).shaped;
     const ingest = best.ingest;
     const ratio = ingest.windowPositionsPerSec / raw.rowsPerSec;
-    const perCpuSec = (i: TrackgateRound['ingest']): number => i.windowPositions / (((i.serverCpuPct ?? NaN) / 100) * i.windowSeconds);
+    const perCpuSec = (i: TrackgateRound['ingest']): number =>
+      i.windowPositions / (((i.serverCpuPct ?? NaN) / 100) * i.windowSeconds);
     const trackgatePositionsPerCpuSec = Math.max(...tg.map((r) => perCpuSec(r.ingest)));
     const rawRowsPerCpuSec = Math.max(...st.map((r) => r.raw.rowsPerCpuSec));
     const allStored = tg.every((r) => r.ingest.rowsMatchAcks);
@@ -294,8 +393,17 @@ export async function run(): Promise<IngestResult> {
       name: 'tcp-ingest',
       machine: atStart,
       settings: {
-        connections: CONNECTIONS, mix: MIX, recordsPerFrame: RECORDS_PER_FRAME, warmupSeconds: WARMUP_MS / 1000, windowSeconds: DURATION_MS / 1000, rounds: ROUNDS,
-        rowsPerTransaction: TX_ROWS, serverCpus: SERVER_CPUS ?? 'any', generatorCpus: GENERATOR_CPUS ?? 'any', gatewayProcesses: best.gatewayProcesses, gatewayCpus: GATEWAY_CPUS,
+        connections: CONNECTIONS,
+        mix: MIX,
+        recordsPerFrame: RECORDS_PER_FRAME,
+        warmupSeconds: WARMUP_MS / 1000,
+        windowSeconds: DURATION_MS / 1000,
+        rounds: ROUNDS,
+        rowsPerTransaction: TX_ROWS,
+        serverCpus: SERVER_CPUS ?? 'any',
+        generatorCpus: GENERATOR_CPUS ?? 'any',
+        gatewayProcesses: best.gatewayProcesses,
+        gatewayCpus: GATEWAY_CPUS,
       },
       login: best.login,
       ingest: { ...ingest, framesAcked: [] },
@@ -303,11 +411,32 @@ export async function run(): Promise<IngestResult> {
       shapedStorage: shaped,
       rounds: rounds.map((r) =>
         r.variant === 'trackgate'
-          ? { variant: r.variant, positionsPerSec: r.ingest.windowPositionsPerSec, rowsMatchAcks: r.ingest.rowsMatchAcks, serverCpuPct: r.ingest.serverCpuPct, coreCpuPct: r.ingest.coreCpuPct, generatorCpuPct: r.ingest.generatorCpuPct, machineCpuPct: r.ingest.machineCpuPct, positionsPerCpuSec: perCpuSec(r.ingest) }
-          : { variant: r.variant, rowsPerSec: r.raw.rowsPerSec, shapedRowsPerSec: r.shaped.rowsPerSec, rowsPerCpuSec: r.raw.rowsPerCpuSec },
+          ? {
+              variant: r.variant,
+              positionsPerSec: r.ingest.windowPositionsPerSec,
+              rowsMatchAcks: r.ingest.rowsMatchAcks,
+              serverCpuPct: r.ingest.serverCpuPct,
+              coreCpuPct: r.ingest.coreCpuPct,
+              generatorCpuPct: r.ingest.generatorCpuPct,
+              machineCpuPct: r.ingest.machineCpuPct,
+              positionsPerCpuSec: perCpuSec(r.ingest),
+            }
+          : {
+              variant: r.variant,
+              rowsPerSec: r.raw.rowsPerSec,
+              shapedRowsPerSec: r.shaped.rowsPerSec,
+              rowsPerCpuSec: r.raw.rowsPerCpuSec,
+            },
       ),
       ratio,
-      cpu: { trackgatePositionsPerCpuSec, rawRowsPerCpuSec, ratio: trackgatePositionsPerCpuSec / rawRowsPerCpuSec, cpus, machinePerPositionUs, ceilingPerSec: (cpus * 1e6) / machinePerPositionUs },
+      cpu: {
+        trackgatePositionsPerCpuSec,
+        rawRowsPerCpuSec,
+        ratio: trackgatePositionsPerCpuSec / rawRowsPerCpuSec,
+        cpus,
+        machinePerPositionUs,
+        ceilingPerSec: (cpus * 1e6) / machinePerPositionUs,
+      },
       goal: `>= ${pct(GOAL)} of raw storage`,
       met: ratio >= GOAL && allStored,
       generatorCheck: {
@@ -330,27 +459,67 @@ export function printIngest(r: IngestResult): void {
     `TCP ingest (${r.settings.connections} connections: ${r.settings.mix.teltonika} Teltonika and ${r.settings.mix.ruptela} Ruptela x ${r.settings.recordsPerFrame} records/frame, ${r.settings.mix.gt06} GT06 and ${r.settings.mix.gl200} gl200 x 1; ${r.settings.windowSeconds} s after ${r.settings.warmupSeconds} s warm-up; best of ${r.settings.rounds} alternating round(s) each; CPUs: trackgate ${r.settings.serverCpus}, generator ${r.settings.generatorCpus})`,
     ['measure', 'positions/s', 'ratio', 'goal', 'met', 'per CPU-second', 'ratio (CPU)'],
     [
-      ['trackgate: stored and acknowledged', fmt(i.windowPositionsPerSec), pct(r.ratio), r.goal, r.met ? 'yes' : 'NO', fmt(r.cpu.trackgatePositionsPerCpuSec), pct(r.cpu.ratio)],
-      [`raw storage: better-sqlite3, one prepared insert, ${fmt(r.settings.rowsPerTransaction)} rows/transaction`, fmt(r.rawStorage.rowsPerSec), '100 %', '', '', fmt(r.rawStorage.rowsPerCpuSec), '100 %'],
-      [`raw storage in trackgate's commit shape (<= ${fmt(DEFAULT_MAX_BATCH_ROWS)} rows, one frame per device, last location upserted)`, fmt(r.shapedStorage.rowsPerSec), pct(r.shapedStorage.rowsPerSec / r.rawStorage.rowsPerSec), '', '', fmt(r.shapedStorage.rowsPerCpuSec), pct(r.shapedStorage.rowsPerCpuSec / r.rawStorage.rowsPerCpuSec)],
+      [
+        'trackgate: stored and acknowledged',
+        fmt(i.windowPositionsPerSec),
+        pct(r.ratio),
+        r.goal,
+        r.met ? 'yes' : 'NO',
+        fmt(r.cpu.trackgatePositionsPerCpuSec),
+        pct(r.cpu.ratio),
+      ],
+      [
+        `raw storage: better-sqlite3, one prepared insert, ${fmt(r.settings.rowsPerTransaction)} rows/transaction`,
+        fmt(r.rawStorage.rowsPerSec),
+        '100 %',
+        '',
+        '',
+        fmt(r.rawStorage.rowsPerCpuSec),
+        '100 %',
+      ],
+      [
+        `raw storage in trackgate's commit shape (<= ${fmt(DEFAULT_MAX_BATCH_ROWS)} rows, one frame per device, last location upserted)`,
+        fmt(r.shapedStorage.rowsPerSec),
+        pct(r.shapedStorage.rowsPerSec / r.rawStorage.rowsPerSec),
+        '',
+        '',
+        fmt(r.shapedStorage.rowsPerCpuSec),
+        pct(r.shapedStorage.rowsPerCpuSec / r.rawStorage.rowsPerCpuSec),
+      ],
       ['generator against an ack-only server', fmt(r.generatorCheck.ackOnlyPositionsPerSec), '', '', '', '', ''],
     ],
   );
   const each = (v: 'trackgate' | 'raw'): string =>
     r.rounds
       .filter((x) => x.variant === v)
-      .map((x) => (x.variant === 'trackgate' ? `${fmt(x.positionsPerSec)}${x.rowsMatchAcks ? '' : ' (rows MISMATCH)'}` : `${fmt(x.rowsPerSec)} (shaped ${fmt(x.shapedRowsPerSec)})`))
+      .map((x) =>
+        x.variant === 'trackgate'
+          ? `${fmt(x.positionsPerSec)}${x.rowsMatchAcks ? '' : ' (rows MISMATCH)'}`
+          : `${fmt(x.rowsPerSec)} (shaped ${fmt(x.shapedRowsPerSec)})`,
+      )
       .join(' / ');
-  console.log(`rounds, in the order run: trackgate ${each('trackgate')} positions/s; raw storage ${each('raw')} rows/s`);
+  console.log(
+    `rounds, in the order run: trackgate ${each('trackgate')} positions/s; raw storage ${each('raw')} rows/s`,
+  );
   const by = i.ackedByProtocol;
-  console.log(`best trackgate round: acknowledged ${fmt(i.ackedPositions)} positions (Teltonika ${fmt(by.teltonika)}, GT06 ${fmt(by.gt06)}, gl200 ${fmt(by.gl200)}, Ruptela ${fmt(by.ruptela)}); rows in locations: ${fmt(i.storedRows)} -> ${i.rowsMatchAcks ? 'equal' : 'MISMATCH'}`);
-  console.log(`CPU during the window: trackgate ${i.serverCpuPct?.toFixed(0)} % of a core, generator ${i.generatorCpuPct.toFixed(0)} % (against the ack-only server: ${r.generatorCheck.generatorCpuPctAckOnly.toFixed(0)} %, ${pct(r.generatorCheck.trackgateShareOfAckOnly)} of its rate used by trackgate)`);
+  console.log(
+    `best trackgate round: acknowledged ${fmt(i.ackedPositions)} positions (Teltonika ${fmt(by.teltonika)}, GT06 ${fmt(by.gt06)}, gl200 ${fmt(by.gl200)}, Ruptela ${fmt(by.ruptela)}); rows in locations: ${fmt(i.storedRows)} -> ${i.rowsMatchAcks ? 'equal' : 'MISMATCH'}`,
+  );
+  console.log(
+    `CPU during the window: trackgate ${i.serverCpuPct?.toFixed(0)} % of a core, generator ${i.generatorCpuPct.toFixed(0)} % (against the ack-only server: ${r.generatorCheck.generatorCpuPctAckOnly.toFixed(0)} %, ${pct(r.generatorCheck.trackgateShareOfAckOnly)} of its rate used by trackgate)`,
+  );
   const c = r.cpu;
   const goalRate = Math.max(GOAL_PER_SEC, GOAL * r.rawStorage.rowsPerSec);
   console.log(
     `the whole machine during the best window: ${i.machineCpuPct.toFixed(0)} % of a core (${c.cpus} CPUs), ${c.machinePerPositionUs.toFixed(1)} µs of CPU per position; every CPU busy at that cost: ${fmt(c.ceilingPerSec)} positions/s` +
-      (c.ceilingPerSec < goalRate ? `, below the goals' ${fmt(goalRate)}/s: they need the cost per position cut to ${pct(c.ceilingPerSec / goalRate)} of it` : ''),
+      (c.ceilingPerSec < goalRate
+        ? `, below the goals' ${fmt(goalRate)}/s: they need the cost per position cut to ${pct(c.ceilingPerSec / goalRate)} of it`
+        : ''),
   );
-  console.log(`positions acknowledged per second (first ${r.settings.warmupSeconds} s: warm-up, not counted): ${i.perSecond.map((n) => fmt(n)).join(' ')}`);
-  console.log(`login of ${r.login.loggedIn} trackers: ${r.login.seconds.toFixed(1)} s; drain after the window: ${i.drainSeconds.toFixed(2)} s`);
+  console.log(
+    `positions acknowledged per second (first ${r.settings.warmupSeconds} s: warm-up, not counted): ${i.perSecond.map((n) => fmt(n)).join(' ')}`,
+  );
+  console.log(
+    `login of ${r.login.loggedIn} trackers: ${r.login.seconds.toFixed(1)} s; drain after the window: ${i.drainSeconds.toFixed(2)} s`,
+  );
 }

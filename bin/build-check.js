@@ -35,14 +35,19 @@ function inputs() {
 
 function digest() {
   const hash = createHash('sha256');
-  for (const rel of inputs()) hash.update(`${rel}\0`).update(readFileSync(path.join(root, rel))).update('\0');
+  for (const rel of inputs())
+    hash
+      .update(`${rel}\0`)
+      .update(readFileSync(path.join(root, rel)))
+      .update('\0');
   return hash.digest('hex');
 }
 
 if (process.argv.includes('--stamp')) {
   writeFileSync(STAMP, `${digest()}\n`);
 } else {
-  const built = existsSync(STAMP) && existsSync(path.join(root, 'dist', 'main.js')) ? readFileSync(STAMP, 'utf8').trim() : '';
+  const built =
+    existsSync(STAMP) && existsSync(path.join(root, 'dist', 'main.js')) ? readFileSync(STAMP, 'utf8').trim() : '';
   if (built !== digest()) {
     process.stderr.write('trackgate: the sources changed since the last build (or there is none): building first\n');
     process.exit(1);

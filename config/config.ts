@@ -7,8 +7,18 @@ import path from 'node:path';
 
 /** The usual port of each tracker protocol (docs/contract.md §1): what deployed trackers are set to. */
 export const PROTOCOL_DEFAULT_PORTS: Readonly<Record<string, number>> = Object.freeze({
-  teltonika: 5027, gt06: 5023, h02: 5013, gps103: 5001, tk103: 5002, jt808: 5015, gl200: 5004,
-  meitrack: 5020, suntech: 5011, watch: 5093, ruptela: 5046, osmand: 5055,
+  teltonika: 5027,
+  gt06: 5023,
+  h02: 5013,
+  gps103: 5001,
+  tk103: 5002,
+  jt808: 5015,
+  gl200: 5004,
+  meitrack: 5020,
+  suntech: 5011,
+  watch: 5093,
+  ruptela: 5046,
+  osmand: 5055,
 });
 
 export interface Config {
@@ -86,7 +96,10 @@ export interface Config {
 }
 
 export class ConfigError extends Error {
-  constructor(readonly variable: string, reason: string) {
+  constructor(
+    readonly variable: string,
+    reason: string,
+  ) {
     super(`${variable}: ${reason}`);
     this.name = 'ConfigError';
   }
@@ -152,7 +165,9 @@ function allowEntry(entry: string): string | undefined {
   if (more !== undefined || /[?#@\\\s%]/.test(host) || (v6 && !/^\[?[0-9a-f:.]+\]?$/i.test(host))) return undefined;
   let name: string;
   try {
-    name = new URL(v6 ? `http://[${host.replace(/^\[|\]$/g, '')}]/` : `http://${host}/`).hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '');
+    name = new URL(v6 ? `http://[${host.replace(/^\[|\]$/g, '')}]/` : `http://${host}/`).hostname
+      .replace(/^\[|\]$/g, '')
+      .replace(/\.$/, '');
   } catch {
     return undefined;
   }
@@ -162,17 +177,25 @@ function allowEntry(entry: string): string | undefined {
 }
 
 function forwardAllow(env: Env): string[] {
-  const entries = (text(env, 'TRACKGATE_FORWARD_ALLOW') ?? '').split(',').map((e) => e.trim()).filter(Boolean);
+  const entries = (text(env, 'TRACKGATE_FORWARD_ALLOW') ?? '')
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
   return entries.map((e) => {
     const normal = allowEntry(e);
-    if (normal === undefined) throw new ConfigError('TRACKGATE_FORWARD_ALLOW', `"${e}" is not a host name, an address or a CIDR range (such as rabbit.internal, 10.0.0.5 or fd00::/8)`);
+    if (normal === undefined)
+      throw new ConfigError(
+        'TRACKGATE_FORWARD_ALLOW',
+        `"${e}" is not a host name, an address or a CIDR range (such as rabbit.internal, 10.0.0.5 or fd00::/8)`,
+      );
     return normal;
   });
 }
 
 function logFormat(env: Env): 'json' | 'pretty' {
   const raw = (text(env, 'TRACKGATE_LOG_FORMAT') ?? 'json').toLowerCase();
-  if (raw !== 'json' && raw !== 'pretty') throw new ConfigError('TRACKGATE_LOG_FORMAT', `"${raw}" is not one of json, pretty`);
+  if (raw !== 'json' && raw !== 'pretty')
+    throw new ConfigError('TRACKGATE_LOG_FORMAT', `"${raw}" is not one of json, pretty`);
   return raw;
 }
 
@@ -202,7 +225,8 @@ function protocolPortsOf(env: Env): Readonly<Record<string, number | 'off'>> {
 /** A secret that, when set, must be this long at least. */
 function secret(env: Env, name: string, minLength: number): string | undefined {
   const value = text(env, name);
-  if (value !== undefined && value.length < minLength) throw new ConfigError(name, `must be at least ${minLength} characters`);
+  if (value !== undefined && value.length < minLength)
+    throw new ConfigError(name, `must be at least ${minLength} characters`);
   return value;
 }
 
@@ -217,16 +241,25 @@ function checksumPolicy(env: Env): 'accept' | 'strict' {
 /** What only the settings together can say is wrong. */
 function checkTogether(config: Config): void {
   if ((config.mqttTlsCert === undefined) !== (config.mqttTlsKey === undefined)) {
-    throw new ConfigError(config.mqttTlsCert ? 'TRACKGATE_MQTT_TLS_KEY' : 'TRACKGATE_MQTT_TLS_CERT', 'TLS needs both a certificate and a key');
+    throw new ConfigError(
+      config.mqttTlsCert ? 'TRACKGATE_MQTT_TLS_KEY' : 'TRACKGATE_MQTT_TLS_CERT',
+      'TLS needs both a certificate and a key',
+    );
   }
   if (config.gatewaySecret !== undefined && config.gatewaySecret.length < 32) {
     throw new ConfigError('TRACKGATE_GATEWAY_SECRET', 'must be at least 32 characters');
   }
   if (config.gatewayLinkPort !== 'off' && config.gatewaySecret === undefined) {
-    throw new ConfigError('TRACKGATE_GATEWAY_SECRET', 'is needed when TRACKGATE_GATEWAY_LINK_PORT is set: edge gateways present it');
+    throw new ConfigError(
+      'TRACKGATE_GATEWAY_SECRET',
+      'is needed when TRACKGATE_GATEWAY_LINK_PORT is set: edge gateways present it',
+    );
   }
   if ((config.gatewayTlsCert === undefined) !== (config.gatewayTlsKey === undefined)) {
-    throw new ConfigError(config.gatewayTlsCert ? 'TRACKGATE_GATEWAY_TLS_KEY' : 'TRACKGATE_GATEWAY_TLS_CERT', 'TLS needs both a certificate and a key');
+    throw new ConfigError(
+      config.gatewayTlsCert ? 'TRACKGATE_GATEWAY_TLS_KEY' : 'TRACKGATE_GATEWAY_TLS_CERT',
+      'TLS needs both a certificate and a key',
+    );
   }
   const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
   if (!levels.includes(config.logLevel)) {
@@ -297,7 +330,11 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonl
 }
 
 /** the variable that sets each listener's port, beside the port `config` gives it */
-function portSettings(config: Pick<Config, 'httpPort' | 'mqttPort' | 'mqttWsPort' | 'mqttTlsPort' | 'protocolPorts' | 'gatewayLinkPort'> | Pick<Config, 'protocolPorts'>): [string, number | 'off'][] {
+function portSettings(
+  config:
+    | Pick<Config, 'httpPort' | 'mqttPort' | 'mqttWsPort' | 'mqttTlsPort' | 'protocolPorts' | 'gatewayLinkPort'>
+    | Pick<Config, 'protocolPorts'>,
+): [string, number | 'off'][] {
   const c = config as Partial<Config> & Pick<Config, 'protocolPorts'>;
   const all: [string, number | 'off' | undefined][] = [
     ['TRACKGATE_HTTP_PORT', c.httpPort],
@@ -305,7 +342,10 @@ function portSettings(config: Pick<Config, 'httpPort' | 'mqttPort' | 'mqttWsPort
     ['TRACKGATE_MQTT_WS_PORT', c.mqttWsPort],
     ['TRACKGATE_MQTT_TLS_PORT', c.mqttTlsCert ? c.mqttTlsPort : 'off'],
     ['TRACKGATE_GATEWAY_LINK_PORT', c.gatewayLinkPort],
-    ...Object.entries(c.protocolPorts).map(([p, port]): [string, number | 'off'] => [`TRACKGATE_${p.toUpperCase()}_PORT`, port]),
+    ...Object.entries(c.protocolPorts).map(([p, port]): [string, number | 'off'] => [
+      `TRACKGATE_${p.toUpperCase()}_PORT`,
+      port,
+    ]),
   ];
   return all.filter((e): e is [string, number | 'off'] => e[1] !== undefined);
 }
@@ -315,18 +355,26 @@ function portSettings(config: Pick<Config, 'httpPort' | 'mqttPort' | 'mqttWsPort
  * message ("listen EADDRINUSE: address already in use 0.0.0.0:5027") names neither the
  * listener nor the setting to change. Undefined for any other error.
  */
-export function bindProblem(e: unknown, config: Pick<Config, 'host' | 'protocolPorts'> & Partial<Config>): string | undefined {
+export function bindProblem(
+  e: unknown,
+  config: Pick<Config, 'host' | 'protocolPorts'> & Partial<Config>,
+): string | undefined {
   const err = e as NodeJS.ErrnoException & { port?: number; hostname?: string };
   const port = err.port;
   if ((err.code === 'EADDRINUSE' || err.code === 'EACCES') && typeof port === 'number') {
-    const names = portSettings(config).filter(([, p]) => p === port).map(([n]) => n);
+    const names = portSettings(config)
+      .filter(([, p]) => p === port)
+      .map(([n]) => n);
     const who = names.length ? names.join(' and ') : `port ${port}`;
     const twice = names.length > 1 ? ' (one port cannot serve two listeners)' : '';
     return err.code === 'EADDRINUSE'
       ? `${who}: port ${port} on ${config.host} is already in use${twice}; stop what holds it (\`ss -ltnup 'sport = :${port}'\`) or set another port${names.includes('TRACKGATE_HTTP_PORT') ? '' : ' (or off)'}`
       : `${who}: port ${port} on ${config.host} needs privileges this process does not have (ports below 1024 need root or CAP_NET_BIND_SERVICE); set a port from 1024`;
   }
-  if (err.code === 'EADDRNOTAVAIL' || ((err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN') && err.hostname === config.host)) {
+  if (
+    err.code === 'EADDRNOTAVAIL' ||
+    ((err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN') && err.hostname === config.host)
+  ) {
     return `TRACKGATE_HOST: "${config.host}" is not an address of this machine (${err.code}); set one of its addresses, 0.0.0.0 (every IPv4 address) or :: (every address)`;
   }
   return undefined;
@@ -337,7 +385,8 @@ function distance(a: string, b: string): number {
   let row = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const next = [i];
-    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    for (let j = 1; j <= b.length; j++)
+      next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
     row = next;
   }
   return row[b.length];
@@ -361,7 +410,10 @@ export function unknownVariables(env: Env): { name: string; nearest?: string }[]
   return Object.keys(env)
     .filter((name) => name.startsWith('TRACKGATE_') && !read.has(name))
     .map((name) => {
-      const [best] = [...read].filter((k) => k.startsWith('TRACKGATE_')).map((k) => ({ k, d: distance(name, k) })).sort((x, y) => x.d - y.d);
+      const [best] = [...read]
+        .filter((k) => k.startsWith('TRACKGATE_'))
+        .map((k) => ({ k, d: distance(name, k) }))
+        .sort((x, y) => x.d - y.d);
       return best && best.d <= 2 ? { name, nearest: best.k } : { name };
     });
 }

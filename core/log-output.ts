@@ -33,7 +33,14 @@ export interface LogOutputOptions {
 /** TRACKGATE_LOG_FORMAT */
 export type LogFormat = 'json' | 'pretty';
 
-const LEVEL_NAMES: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
+const LEVEL_NAMES: Record<number, string> = {
+  10: 'TRACE',
+  20: 'DEBUG',
+  30: 'INFO',
+  40: 'WARN',
+  50: 'ERROR',
+  60: 'FATAL',
+};
 /** ANSI colours of the level names, on a terminal only */
 const LEVEL_COLOURS: Record<number, string> = { 10: '90', 20: '90', 30: '32', 40: '33', 50: '31', 60: '35' };
 /** fields every line has, or that say nothing to a person at a terminal */
@@ -68,7 +75,11 @@ export function prettyLine(line: string, colour = false): string {
   if (typeof entry !== 'object' || entry === null) return line;
   const level = Number(entry.level);
   const name = (LEVEL_NAMES[level] ?? String(entry.level)).padEnd(5);
-  const parts = [typeof entry.time === 'number' ? localStamp(entry.time) : '', colour && LEVEL_COLOURS[level] ? `\x1b[${LEVEL_COLOURS[level]}m${name}\x1b[0m` : name, String(entry.msg ?? '')];
+  const parts = [
+    typeof entry.time === 'number' ? localStamp(entry.time) : '',
+    colour && LEVEL_COLOURS[level] ? `\x1b[${LEVEL_COLOURS[level]}m${name}\x1b[0m` : name,
+    String(entry.msg ?? ''),
+  ];
   let stack = '';
   for (const [key, value] of Object.entries(entry)) {
     if (UNSAID.has(key)) continue;
@@ -152,7 +163,8 @@ export class LogOutput {
       try {
         data = data.subarray(fs.writeSync(this.fd, data));
       } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'EAGAIN' || Date.now() >= until) return this.failed(e as Error, undefined);
+        if ((e as NodeJS.ErrnoException).code !== 'EAGAIN' || Date.now() >= until)
+          return this.failed(e as Error, undefined);
         Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
       }
     }

@@ -8,7 +8,10 @@ export interface Logger {
 }
 
 export const silentLogger: Logger = {
-  info() {}, warn() {}, error() {}, debug() {},
+  info() {},
+  warn() {},
+  error() {},
+  debug() {},
   child() {
     return silentLogger;
   },

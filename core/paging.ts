@@ -14,7 +14,9 @@ export function decodeCursor(cursor: string): CursorPosition {
     if (typeof c.t !== 'number' || (c.id !== undefined && typeof c.id !== 'number')) throw new Error('shape');
     return c;
   } catch {
-    throw new DomainError('INVALID_CURSOR', 'cursor is not one this service returned; start again without it.', { field: 'cursor' });
+    throw new DomainError('INVALID_CURSOR', 'cursor is not one this service returned; start again without it.', {
+      field: 'cursor',
+    });
   }
 }
 

@@ -88,7 +88,10 @@ export async function startTrackerGateway(o: TrackerGatewayOptions): Promise<Tra
   }
   // what the process holds besides tracker connections, now that every listener is bound
   gate.measure();
-  o.logger.debug({ capacity: gate.capacity, openFileLimit: gate.limit, reserve: gate.reserve }, 'tracker connections this process takes at most');
+  o.logger.debug(
+    { capacity: gate.capacity, openFileLimit: gate.limit, reserve: gate.reserve },
+    'tracker connections this process takes at most',
+  );
   return {
     ports,
     registry,
@@ -114,7 +117,10 @@ export async function startTrackerGateway(o: TrackerGatewayOptions): Promise<Tra
       for (const c of open) c.stop();
       open.clear();
       await Promise.all(closers.map((c) => c()));
-      o.logger.info({ connections }, 'stopping: tracker connections closed (their trackers connect again and resend what was not acknowledged)');
+      o.logger.info(
+        { connections },
+        'stopping: tracker connections closed (their trackers connect again and resend what was not acknowledged)',
+      );
     },
   };
 }
@@ -130,10 +136,24 @@ interface Shared {
 }
 
 /** The protocol's listeners on `port` (HTTP; or TCP and, where it has it, UDP), their ports and closers added to `into`. */
-async function listenFor(o: TrackerGatewayOptions, shared: Shared, name: string, protocol: ProtocolModule, port: number, into: { ports: Record<string, number>; closers: (() => Promise<void>)[] }): Promise<void> {
+async function listenFor(
+  o: TrackerGatewayOptions,
+  shared: Shared,
+  name: string,
+  protocol: ProtocolModule,
+  port: number,
+  into: { ports: Record<string, number>; closers: (() => Promise<void>)[] },
+): Promise<void> {
   const { gate, registry, open } = shared;
   const counts = o.metrics?.tracker(name);
-  const common = { ...o, protocol, storageFailures: shared.storageFailures, counts, gate, identifyTimeout: shared.identifyTimeout };
+  const common = {
+    ...o,
+    protocol,
+    storageFailures: shared.storageFailures,
+    counts,
+    gate,
+    identifyTimeout: shared.identifyTimeout,
+  };
   if (protocol.transports.includes('http') && protocol.decodeHttp) {
     const s = await startOsmandServer(common, port, o.host);
     into.ports[name] = s.port;
@@ -142,20 +162,23 @@ async function listenFor(o: TrackerGatewayOptions, shared: Shared, name: string,
   }
   if (protocol.transports.includes('tcp') && protocol.decode && protocol.createSplitter) {
     const connection = { ...common, registry, idleTimeoutMs: o.idleTimeoutSeconds * 1000 };
-    const t = await listenStream((socket) => {
-      if (o.admit && !o.admit()) {
-        counts?.refusedConnection('core_unreachable');
-        socket.destroy();
-        return;
-      }
-      if (!gate.admit(socket, counts)) {
-        socket.destroy();
-        return;
-      }
-      const c = new DeviceConnection(socket, connection);
-      open.add(c);
-      socket.once('close', () => open.delete(c));
-    }, { port, host: o.host });
+    const t = await listenStream(
+      (socket) => {
+        if (o.admit && !o.admit()) {
+          counts?.refusedConnection('core_unreachable');
+          socket.destroy();
+          return;
+        }
+        if (!gate.admit(socket, counts)) {
+          socket.destroy();
+          return;
+        }
+        const c = new DeviceConnection(socket, connection);
+        open.add(c);
+        socket.once('close', () => open.delete(c));
+      },
+      { port, host: o.host },
+    );
     into.ports[name] = t.port;
     into.closers.push(t.close);
   }

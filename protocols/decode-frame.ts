@@ -47,7 +47,15 @@ export function decodeFrame(name: string, frame: string, o: { udp: boolean; now:
   if (p.decodeHttp) {
     const isJson = frame.trim().startsWith('{');
     const url = isJson ? '/' : frame.startsWith('/') || frame.startsWith('?') ? frame : `/?${frame}`;
-    const result = p.decodeHttp({ method: isJson ? 'POST' : 'GET', url, headers: isJson ? { 'content-type': 'application/json' } : {}, body: Buffer.from(isJson ? frame : '') }, { ...ctx, transport: 'http' });
+    const result = p.decodeHttp(
+      {
+        method: isJson ? 'POST' : 'GET',
+        url,
+        headers: isJson ? { 'content-type': 'application/json' } : {},
+        body: Buffer.from(isJson ? frame : ''),
+      },
+      { ...ctx, transport: 'http' },
+    );
     if (result.status >= 400) throw new ProtocolError(name, `the request would be answered ${result.status}`);
     return present(result);
   }

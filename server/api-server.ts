@@ -19,8 +19,16 @@ export interface ApiServerOptions {
 
 export async function listenApi(config: Readonly<Config>, services: Services, o: ApiServerOptions): Promise<Listener> {
   const api = createApi({
-    ...services, clock: o.clock, logger: services.logger, bodyLimitBytes: config.bodyLimitBytes, starting: o.starting, ping: o.ping, writesFailing: o.writesFailing,
-    unknownDevices: services.directory.recentUnknown, onTimeZoneChanged: (accountId) => services.events.accountChanged(accountId), metrics: o.metrics,
+    ...services,
+    clock: o.clock,
+    logger: services.logger,
+    bodyLimitBytes: config.bodyLimitBytes,
+    starting: o.starting,
+    ping: o.ping,
+    writesFailing: o.writesFailing,
+    unknownDevices: services.directory.recentUnknown,
+    onTimeZoneChanged: (accountId) => services.events.accountChanged(accountId),
+    metrics: o.metrics,
   });
   const server = http.createServer(api.callback());
   server.keepAliveTimeout = 65_000;

@@ -17,17 +17,34 @@ import type { Services } from './services.js';
 /** alert rules: positions stored here, and the time passing under a lease (one instance at a time) */
 export function startRules(db: Db, clock: Clock, services: Services): RulesEngine {
   return startRulesEngine({
-    db, clock, logger: services.logger, events: services.events, alerts: services.alertRecorder, source: createRuleSource(db),
-    device: (id) => findDevice(db, id), timeZoneOf: timeZones(db, clock), commands: services.commands,
+    db,
+    clock,
+    logger: services.logger,
+    events: services.events,
+    alerts: services.alertRecorder,
+    source: createRuleSource(db),
+    device: (id) => findDevice(db, id),
+    timeZoneOf: timeZones(db, clock),
+    commands: services.commands,
   });
 }
 
 /** forwards: one delivery loop per forward, under a lease (one instance at a time); never to a listener of this service (`ownPorts`) */
-export function startForwarding(config: Readonly<Config>, db: Db, clock: Clock, services: Services, o: { ownPorts: number[]; userAgent: string }): ForwardRunner {
+export function startForwarding(
+  config: Readonly<Config>,
+  db: Db,
+  clock: Clock,
+  services: Services,
+  o: { ownPorts: number[]; userAgent: string },
+): ForwardRunner {
   const targets = services.forwardTargets;
   targets.setOwnPorts(o.ownPorts);
   return startForwardRunner({
-    db, clock, logger: services.logger, events: services.events, targets,
+    db,
+    clock,
+    logger: services.logger,
+    events: services.events,
+    targets,
     open: (f) => openForwarder(f, { timeoutMs: config.forwardTimeoutMs, userAgent: o.userAgent, targets }),
     settings: { retentionMs: config.forwardRetentionDays * 86_400_000, maxPendingPerAccount: config.forwardMaxPending },
   });
@@ -37,10 +54,15 @@ export function startForwarding(config: Readonly<Config>, db: Db, clock: Clock, 
 export async function startRelays(config: Readonly<Config>, services: Services): Promise<(() => Promise<void>)[]> {
   if (!config.redisUrl) return [];
   const { logger } = services;
-  const relay = await relayEvents(services.events, config.redisUrl, config.redisPrefix, logger, { live: config.mqttPort !== 'off', timeoutMs: config.redisTimeoutMs });
+  const relay = await relayEvents(services.events, config.redisUrl, config.redisPrefix, logger, {
+    live: config.mqttPort !== 'off',
+    timeoutMs: config.redisTimeoutMs,
+  });
   const closers = [() => relay.close()];
   try {
-    const frames = await relayFrames(services.frames, config.redisUrl, config.redisPrefix, logger, { timeoutMs: config.redisTimeoutMs });
+    const frames = await relayFrames(services.frames, config.redisUrl, config.redisPrefix, logger, {
+      timeoutMs: config.redisTimeoutMs,
+    });
     return [...closers, () => frames.close()];
   } catch (e) {
     await relay.close();

@@ -36,7 +36,12 @@ export function checkCommand(protocol: string, deviceId: string, format: Command
  * when another instance queued them (relayed through Redis), and in the background upkeep. Returns
  * what stops it.
  */
-export function routeCommands(o: { commands: CommandsService; events: EventBus; locator: DeviceLocator; logger: Logger }): () => Promise<void> {
+export function routeCommands(o: {
+  commands: CommandsService;
+  events: EventBus;
+  locator: DeviceLocator;
+  logger: Logger;
+}): () => Promise<void> {
   const deliver = (deviceId: string) => o.locator.deliverCommands(deviceId);
   o.commands.attach({ deliver });
   // a command queued on another instance (relayed through Redis) for a device connected here

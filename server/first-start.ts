@@ -18,14 +18,31 @@ export interface Bootstrap {
  * Creates the first account and its admin when there is none (said once, with a generated key
  * shown whatever the log level); a database that refuses writes keeps the stored admin key.
  */
-export async function firstStart(config: Readonly<Config>, db: Db, accounts: AccountsService, logger: Logger): Promise<Bootstrap | undefined> {
+export async function firstStart(
+  config: Readonly<Config>,
+  db: Db,
+  accounts: AccountsService,
+  logger: Logger,
+): Promise<Bootstrap | undefined> {
   const created = await accounts
-    .bootstrap({ name: 'Default account', licenses: config.licenses, adminUser: config.adminUser, adminApiKey: config.adminApiKey })
+    .bootstrap({
+      name: 'Default account',
+      licenses: config.licenses,
+      adminUser: config.adminUser,
+      adminApiKey: config.adminApiKey,
+    })
     .catch(async (e: unknown) => {
       if (!isStorageUnavailable(e)) throw e;
-      if (!(await accountsRepo.listIds(db)).length) throw new Error(`the first account cannot be created: storage refuses writes (${describeStorageError(e)}); free disk space (or make it writable) and start again`, { cause: e });
+      if (!(await accountsRepo.listIds(db)).length)
+        throw new Error(
+          `the first account cannot be created: storage refuses writes (${describeStorageError(e)}); free disk space (or make it writable) and start again`,
+          { cause: e },
+        );
       // a database that refuses writes (a full disk) keeps the admin's stored key
-      logger.warn({ err: describeStorageError(e), variable: 'TRACKGATE_ADMIN_API_KEY' }, 'the new admin API key cannot be stored (storage refuses writes): the stored one stays valid until a start that can store it');
+      logger.warn(
+        { err: describeStorageError(e), variable: 'TRACKGATE_ADMIN_API_KEY' },
+        'the new admin API key cannot be stored (storage refuses writes): the stored one stays valid until a start that can store it',
+      );
       return undefined;
     });
   // a later start applies TRACKGATE_ADMIN_API_KEY to the user TRACKGATE_ADMIN_USER names, which must exist
@@ -41,8 +58,12 @@ export async function firstStart(config: Readonly<Config>, db: Db, accounts: Acc
   const hidesInfo = config.logLevel === 'warn' || config.logLevel === 'error';
   const say = generated && hidesInfo ? logger.error.bind(logger) : logger.info.bind(logger);
   say(
-    generated ? { accountId: created.accountId, userName: created.userName, apiKey: created.apiKey } : { accountId: created.accountId, userName: created.userName },
-    generated ? 'first start: created the account and its admin; this API key is shown once, keep it' : 'first start: created the account and its admin',
+    generated
+      ? { accountId: created.accountId, userName: created.userName, apiKey: created.apiKey }
+      : { accountId: created.accountId, userName: created.userName },
+    generated
+      ? 'first start: created the account and its admin; this API key is shown once, keep it'
+      : 'first start: created the account and its admin',
   );
   return { accountId: created.accountId, userName: created.userName, apiKey: created.apiKey, generated };
 }

@@ -7,9 +7,15 @@ import type { DeviceSide } from './device-locator.js';
 import type { Services } from './services.js';
 import { readTlsPair } from './tls-files.js';
 
-export async function startMqtt(config: Readonly<Config>, services: Services, clock: Clock, metrics?: Metrics): Promise<{ mqtt: MqttGateway; side: DeviceSide }> {
+export async function startMqtt(
+  config: Readonly<Config>,
+  services: Services,
+  clock: Clock,
+  metrics?: Metrics,
+): Promise<{ mqtt: MqttGateway; side: DeviceSide }> {
   // MQTT over TLS: its files said wrong at start (the MQTT gateway reads them again, by their paths)
-  if (config.mqttTlsCert && config.mqttTlsKey && config.mqttTlsPort !== 'off') readTlsPair('TRACKGATE_MQTT_TLS', config.mqttTlsCert, config.mqttTlsKey);
+  if (config.mqttTlsCert && config.mqttTlsKey && config.mqttTlsPort !== 'off')
+    readTlsPair('TRACKGATE_MQTT_TLS', config.mqttTlsCert, config.mqttTlsKey);
   const mqtt = await startMqttGateway({
     host: config.host,
     port: config.mqttPort,
@@ -26,5 +32,12 @@ export async function startMqtt(config: Readonly<Config>, services: Services, cl
   });
   metrics?.readAtScrape({ mqttClients: () => mqtt.connectedClients(), mqttOutcomes: () => ({ ...mqtt.stats }) });
   // an MQTT client holds its device too: commands go to it when no tracker connection does
-  return { mqtt, side: { kind: 'mqtt', deliverCommands: (deviceId) => mqtt.deliverCommands(deviceId), connectedDevices: () => mqtt.connectedDevices() } };
+  return {
+    mqtt,
+    side: {
+      kind: 'mqtt',
+      deliverCommands: (deviceId) => mqtt.deliverCommands(deviceId),
+      connectedDevices: () => mqtt.connectedDevices(),
+    },
+  };
 }

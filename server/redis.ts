@@ -27,6 +27,10 @@ export async function openRedis(config: Readonly<Config>, logger: Logger): Promi
       resolve(true);
     });
   });
-  if (!ready) logger.warn({ variable: 'TRACKGATE_REDIS_URL' }, 'redis does not answer yet; notifications wait in the outbox and licences cannot be claimed until it does');
+  if (!ready)
+    logger.warn(
+      { variable: 'TRACKGATE_REDIS_URL' },
+      'redis does not answer yet; notifications wait in the outbox and licences cannot be claimed until it does',
+    );
   return redis;
 }

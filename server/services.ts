@@ -39,7 +39,12 @@ import { createUsersService, type UsersService } from '../core/users/users.servi
 import { createForwardsService, type ForwardsService } from '../core/forward/forwards.service.js';
 import { createForwardJournal } from '../core/forward/forward.journal.js';
 import { createForwardTargets, type ForwardTargets } from '../core/forward/forward.targets.js';
-import { COMMAND_UPKEEP_MS, createCommandsService, present as presentCommand, type CommandsService } from '../core/commands/commands.service.js';
+import {
+  COMMAND_UPKEEP_MS,
+  createCommandsService,
+  present as presentCommand,
+  type CommandsService,
+} from '../core/commands/commands.service.js';
 import { createDeviceDirectory, type DeviceDirectory } from '../core/devices/device-directory.js';
 import { createIngestService, type IngestService } from '../core/ingest/ingest.service.js';
 import type { Metrics } from '../core/metrics/metrics.js';
@@ -120,13 +125,23 @@ function connectNoDelay(host: string, port: number): net.Socket {
  * where they go, never a password or the SMS URL's query (gateways put their keys there). Without
  * it nobody knew a channel was off until an alert was suppressed as `notConfigured`.
  */
-export function describeNotifications(config: Pick<Config, 'smtpUrl' | 'mailFrom' | 'smsUrl'>): { email: Record<string, unknown>; sms: Record<string, unknown> } {
+export function describeNotifications(config: Pick<Config, 'smtpUrl' | 'mailFrom' | 'smsUrl'>): {
+  email: Record<string, unknown>;
+  sms: Record<string, unknown>;
+} {
   let email: Record<string, unknown> = { enabled: false };
   if (config.smtpUrl) {
     const u = new URL(config.smtpUrl);
     const secure = u.protocol === 'smtps:';
     // nodemailer's defaults: 465 with TLS from the start, 587 otherwise
-    email = { enabled: true, host: u.hostname, port: Number(u.port || (secure ? 465 : 587)), secure, ...(u.username && { user: decodeURIComponent(u.username) }), from: config.mailFrom };
+    email = {
+      enabled: true,
+      host: u.hostname,
+      port: Number(u.port || (secure ? 465 : 587)),
+      secure,
+      ...(u.username && { user: decodeURIComponent(u.username) }),
+      from: config.mailFrom,
+    };
   }
   let sms: Record<string, unknown> = { enabled: false };
   if (config.smsUrl) {
@@ -137,29 +152,46 @@ export function describeNotifications(config: Pick<Config, 'smtpUrl' | 'mailFrom
 }
 
 /** The counters every instance shares through Redis, or this process keeps (and saves now and then). */
-async function openCounters(config: Readonly<Config>, db: Db, clock: Clock, logger: Logger, redis: RedisClient | undefined) {
+async function openCounters(
+  config: Readonly<Config>,
+  db: Db,
+  clock: Clock,
+  logger: Logger,
+  redis: RedisClient | undefined,
+) {
   const limitSettings = { perMinute: config.rateLimitPerMinute, failedTokenLimit: config.failedTokenLimit };
   const memoryLimiters = redis ? undefined : createMemoryLimiters(limitSettings);
   const limiters = memoryLimiters ?? createRedisLimiters(redis!, config.redisPrefix, limitSettings);
   // Without Redis, today's request counts are saved now and then, so apiDailyUsage survives a restart.
   const { identity, address, windowSeconds } = MQTT_LOGIN_LIMITS;
   const mqttLogins: MqttLoginLimiters = redis
-    ? { address: createRedisFailedLogins(redis, `${config.redisPrefix}mqtt:fail:addr`, address, windowSeconds), identity: createRedisFailedLogins(redis, `${config.redisPrefix}mqtt:fail:id`, identity, windowSeconds) }
+    ? {
+        address: createRedisFailedLogins(redis, `${config.redisPrefix}mqtt:fail:addr`, address, windowSeconds),
+        identity: createRedisFailedLogins(redis, `${config.redisPrefix}mqtt:fail:id`, identity, windowSeconds),
+      }
     : memoryLoginLimiters();
-  const usageKeeper = memoryLimiters ? await keepDailyUsage({ db, clock, logger, limiters: memoryLimiters }) : undefined;
+  const usageKeeper = memoryLimiters
+    ? await keepDailyUsage({ db, clock, logger, limiters: memoryLimiters })
+    : undefined;
   const memoryQuota = redis ? undefined : createMemoryQuotaStore({ clock });
   const quota: QuotaStore = redis ? createRedisQuotaStore(redis, config.redisPrefix) : memoryQuota!;
   const licenses = redis ? createRedisLicenseStore(redis, config.redisPrefix) : createMemoryLicenseStore();
   const nowMs = clock.now().getTime();
   if (memoryQuota) {
     // In-process counters start from what the outbox already holds today: a restart does not reset them.
-    for (const h of await outboxRepo.liveQuotaHolders(db, nowMs)) await memoryQuota.reserve(h.quotaKey, Number.MAX_SAFE_INTEGER, new Date(h.quotaExpiresAt));
+    for (const h of await outboxRepo.liveQuotaHolders(db, nowMs))
+      await memoryQuota.reserve(h.quotaKey, Number.MAX_SAFE_INTEGER, new Date(h.quotaExpiresAt));
   }
   for (const accountId of await accountsRepo.listIds(db)) {
-    await licenses.load(accountId, await devicesRepo.licenseHolders(db, accountId)).catch((e: Error) => logger.warn({ err: e.message }, 'licence store not loaded'));
+    await licenses
+      .load(accountId, await devicesRepo.licenseHolders(db, accountId))
+      .catch((e: Error) => logger.warn({ err: e.message }, 'licence store not loaded'));
   }
   return {
-    limiters, mqttLogins, quota, licenses,
+    limiters,
+    mqttLogins,
+    quota,
+    licenses,
     async close() {
       await usageKeeper?.close();
       memoryQuota?.close();
@@ -169,63 +201,157 @@ async function openCounters(config: Readonly<Config>, db: Db, clock: Clock, logg
 
 /** The command queue: checked against the device's protocol, announced on the bus, and (on PostgreSQL) watched for other instances. */
 function createCommands(config: Readonly<Config>, db: Db, clock: Clock, logger: Logger, events: EventBus) {
-  const sms = config.smsUrl ? createSmsHttpNotifier({ url: config.smsUrl, timeoutMs: config.notifyTimeoutMs }) : undefined;
+  const sms = config.smsUrl
+    ? createSmsHttpNotifier({ url: config.smsUrl, timeoutMs: config.notifyTimeoutMs })
+    : undefined;
   const commands = createCommandsService({
-    db, clock, logger, waitMs: config.commandWaitSeconds * 1000, check: checkCommand, sms,
+    db,
+    clock,
+    logger,
+    waitMs: config.commandWaitSeconds * 1000,
+    check: checkCommand,
+    sms,
     announce: (deviceId) => events.commandsQueued(deviceId),
     // On PostgreSQL other instances may hold the device's connection (a TCP connection silent for
     // TRACKGATE_IDLE_TIMEOUT is closed, so an older last connection is offline); their upkeep finds
     // the command within COMMAND_UPKEEP_MS without Redis.
-    ...(config.databaseUrl && { remote: { pickupMs: COMMAND_UPKEEP_MS + 1000, recentMs: config.idleTimeoutSeconds * 1000, pollMs: 200 } }),
-    onChange: (c) => events.commandChanged({ accountId: c.accountId, deviceId: c.deviceId, command: presentCommand(c) }),
+    ...(config.databaseUrl && {
+      remote: { pickupMs: COMMAND_UPKEEP_MS + 1000, recentMs: config.idleTimeoutSeconds * 1000, pollMs: 200 },
+    }),
+    onChange: (c) =>
+      events.commandChanged({ accountId: c.accountId, deviceId: c.deviceId, command: presentCommand(c) }),
   });
   return { commands, close: async () => sms?.close() };
 }
 
-export async function createServices(config: Readonly<Config>, db: Db, clock: Clock, logger: Logger, metrics?: Metrics, storage?: StorageWatch): Promise<Services> {
+export async function createServices(
+  config: Readonly<Config>,
+  db: Db,
+  clock: Clock,
+  logger: Logger,
+  metrics?: Metrics,
+  storage?: StorageWatch,
+): Promise<Services> {
   const events = new EventBus();
   // the token secret the instances on this database share; TRACKGATE_JWT_SECRET replaces it when set
-  const secret = await openTokenSecrets({ db, clock, logger, configured: config.jwtSecret, ttlSeconds: config.tokenTtlSeconds });
+  const secret = await openTokenSecrets({
+    db,
+    clock,
+    logger,
+    configured: config.jwtSecret,
+    ttlSeconds: config.tokenTtlSeconds,
+  });
   const redis = await openRedis(config, logger);
   const counters = await openCounters(config, db, clock, logger, redis);
   const { limiters, quota, licenses } = counters;
   const notifications = createNotificationsService({
-    db, clock, logger, quota, sendTimeoutMs: config.notifyTimeoutMs,
+    db,
+    clock,
+    logger,
+    quota,
+    sendTimeoutMs: config.notifyTimeoutMs,
     channels: {
-      Email: config.smtpUrl ? createSmtpNotifier({ url: config.smtpUrl, from: config.mailFrom, timeoutMs: config.notifyTimeoutMs, openSocket: connectNoDelay }) : undefined,
+      Email: config.smtpUrl
+        ? createSmtpNotifier({
+            url: config.smtpUrl,
+            from: config.mailFrom,
+            timeoutMs: config.notifyTimeoutMs,
+            openSocket: connectNoDelay,
+          })
+        : undefined,
       SMS: config.smsUrl ? createSmsHttpNotifier({ url: config.smsUrl, timeoutMs: config.notifyTimeoutMs }) : undefined,
     },
   });
-  const tokens = createTokensService({ db, clock, secret, ttlSeconds: config.tokenTtlSeconds, failedLogins: limiters.failedLogins });
+  const tokens = createTokensService({
+    db,
+    clock,
+    secret,
+    ttlSeconds: config.tokenTtlSeconds,
+    failedLogins: limiters.failedLogins,
+  });
   const accounts = createAccountsService(db, clock, { onCreated: (id) => licenses.load(id, []) });
   const directory = createDeviceDirectory({ db, clock, logger, events });
-  const devices = createDevicesService({ db, clock, licenses, counters: notifications.counters, onChange: (id) => events.deviceChanged(id) });
+  const devices = createDevicesService({
+    db,
+    clock,
+    licenses,
+    counters: notifications.counters,
+    onChange: (id) => events.deviceChanged(id),
+  });
   // what accounts with a forward store is journaled in the same transaction (core/forward/)
   const journal = createForwardJournal({ db, clock, events });
-  const alertRecorder = createAlertRecorder({ db, clock, events, notifier: notifications.notifier, afterInsert: journal.alert });
-  const ingest = createIngestService({ db, clock, events, alerts: alertRecorder, logger, afterWrite: journal.locations, counts: metrics?.ingest, fileLost: storage?.fileLost });
+  const alertRecorder = createAlertRecorder({
+    db,
+    clock,
+    events,
+    notifier: notifications.notifier,
+    afterInsert: journal.alert,
+  });
+  const ingest = createIngestService({
+    db,
+    clock,
+    events,
+    alerts: alertRecorder,
+    logger,
+    afterWrite: journal.locations,
+    counts: metrics?.ingest,
+    fileLost: storage?.fileLost,
+  });
   // On SQLite this process is the only writer, so the REST read path may remember last locations.
   const locations = createLocationsService({ db, clock, events, ingest, cacheLastLocations: !config.databaseUrl });
   const alerts = createAlertsService({ db, ingest });
   // Every cache is cleared through the event bus (and so, with Redis, on every instance).
   events.onUserChanged((userId) => tokens.forget(userId));
   events.onAccountChanged((accountId) => notifications.forgetZone(accountId));
-  const groups = createGroupsService({ db, clock, onDevicesChanged: (ids) => ids.forEach((id) => events.deviceChanged(id)) });
+  const groups = createGroupsService({
+    db,
+    clock,
+    onDevicesChanged: (ids) => ids.forEach((id) => events.deviceChanged(id)),
+  });
   const users = createUsersService({ db, clock, onChange: (id) => events.userChanged(id) });
   // a zone or rule changed: every instance's rule engine reads the account's rules again
   const zones = createZonesService({ db, clock, onChanged: (accountId) => events.rulesChanged(accountId) });
   const alertRules = createAlertRulesService({ db, clock, onChanged: (accountId) => events.rulesChanged(accountId) });
   const forwardTargets = createForwardTargets({ allow: config.forwardAllow, timeoutMs: config.forwardTimeoutMs });
-  const forwards = createForwardsService({ db, clock, targets: forwardTargets, onChanged: (accountId) => events.forwardsChanged(accountId) });
+  const forwards = createForwardsService({
+    db,
+    clock,
+    targets: forwardTargets,
+    onChanged: (accountId) => events.forwardsChanged(accountId),
+  });
   const queue = createCommands(config, db, clock, logger, events);
   return {
-    events, tokens, accounts, directory, ingest, devices, locations, alerts, groups, users, zones, alertRules, forwards, forwardTargets, commands: queue.commands, notifications, quota, licenses, alertRecorder,
+    events,
+    tokens,
+    accounts,
+    directory,
+    ingest,
+    devices,
+    locations,
+    alerts,
+    groups,
+    users,
+    zones,
+    alertRules,
+    forwards,
+    forwardTargets,
+    commands: queue.commands,
+    notifications,
+    quota,
+    licenses,
+    alertRecorder,
     // the raw-frame feed: the tracker listeners offer frames, the MQTT live feed shows them
     frames: new FrameTap(),
-    limiter: limiters.requests, mqttLogins: counters.mqttLogins, logger,
+    limiter: limiters.requests,
+    mqttLogins: counters.mqttLogins,
+    logger,
     async close(): Promise<void> {
       // every listener is closed by now: what they submitted is committed before the database closes
-      if (!(await ingest.drain(INGEST_DRAIN_MS))) logger.warn({ waitedMs: INGEST_DRAIN_MS }, 'stopping: locations still not committed; the database is closed under them (nothing of them was acknowledged)');
+      if (!(await ingest.drain(INGEST_DRAIN_MS)))
+        logger.warn(
+          { waitedMs: INGEST_DRAIN_MS },
+          'stopping: locations still not committed; the database is closed under them (nothing of them was acknowledged)',
+        );
       journal.close();
       await queue.close();
       await notifications.stop();

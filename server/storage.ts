@@ -22,7 +22,10 @@ export async function openStorage(config: Readonly<Config>, logger?: Logger): Pr
   } catch (e) {
     await closeDb(db).catch(() => {});
     if (pending.length && isStorageUnavailable(e)) {
-      throw new Error(`the database needs ${pending.length} migration(s) (${pending.join(', ')}) and refuses to write them (${describeStorageError(e).split('\n')[0]}); free disk space (or make it writable) and start again`, { cause: e });
+      throw new Error(
+        `the database needs ${pending.length} migration(s) (${pending.join(', ')}) and refuses to write them (${describeStorageError(e).split('\n')[0]}); free disk space (or make it writable) and start again`,
+        { cause: e },
+      );
     }
     throw e;
   }
@@ -33,7 +36,12 @@ export async function openStorage(config: Readonly<Config>, logger?: Logger): Pr
 async function openAnswering(config: Readonly<Config>, logger?: Logger): Promise<Db> {
   const variable = config.databaseUrl ? 'TRACKGATE_DATABASE_URL' : 'TRACKGATE_DATA_DIR';
   const answering = async (sqliteExclusive: boolean): Promise<Db> => {
-    const db = openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, sqliteExclusive, poolMax: config.databasePool });
+    const db = openDb({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      sqliteExclusive,
+      poolMax: config.databasePool,
+    });
     try {
       await ping(db);
       return db;
@@ -42,7 +50,8 @@ async function openAnswering(config: Readonly<Config>, logger?: Logger): Promise
       throw e;
     }
   };
-  const unanswered = (e: unknown) => new ConfigError(variable, `the database does not answer (${(e as Error).message.split('\n')[0]})`);
+  const unanswered = (e: unknown) =>
+    new ConfigError(variable, `the database does not answer (${(e as Error).message.split('\n')[0]})`);
   try {
     return await answering(false);
   } catch (e) {
@@ -52,13 +61,19 @@ async function openAnswering(config: Readonly<Config>, logger?: Logger): Promise
     const db = await answering(true).catch((again: unknown) => {
       throw unanswered(again);
     });
-    logger?.warn({ err: (e as Error).message, code: (e as { code?: string }).code }, 'SQLite cannot create its shared-memory file (-shm; a full disk?): the database is held exclusively by this process until it stops: `trackgate account` commands cannot open it meanwhile');
+    logger?.warn(
+      { err: (e as Error).message, code: (e as { code?: string }).code },
+      'SQLite cannot create its shared-memory file (-shm; a full disk?): the database is held exclusively by this process until it stops: `trackgate account` commands cannot open it meanwhile',
+    );
     return db;
   }
 }
 
 /** The server's storage: on SQLite the data directory locked first (one server per directory); `close` closes and unlocks. */
-export async function openServerStorage(config: Readonly<Config>, logger: Logger): Promise<{ db: Db; close(): Promise<void> }> {
+export async function openServerStorage(
+  config: Readonly<Config>,
+  logger: Logger,
+): Promise<{ db: Db; close(): Promise<void> }> {
   let unlock: (() => void) | undefined;
   if (!config.databaseUrl) {
     try {
@@ -84,11 +99,19 @@ export async function openServerStorage(config: Readonly<Config>, logger: Logger
  * What the start-up log says about the storage and Redis in use: kind and where, never a
  * password (only the parts of each URL an operator needs to find the server).
  */
-export function describeBackends(config: Pick<Config, 'databaseUrl' | 'dataDir' | 'redisUrl' | 'redisPrefix'>): { storage: Record<string, unknown>; redis: Record<string, unknown> } {
+export function describeBackends(config: Pick<Config, 'databaseUrl' | 'dataDir' | 'redisUrl' | 'redisPrefix'>): {
+  storage: Record<string, unknown>;
+  redis: Record<string, unknown>;
+} {
   const where = (url: string, defaultPort: number) => {
     try {
       const u = new URL(url);
-      return { host: u.hostname, port: Number(u.port || defaultPort), path: decodeURIComponent(u.pathname.slice(1)), user: decodeURIComponent(u.username) };
+      return {
+        host: u.hostname,
+        port: Number(u.port || defaultPort),
+        path: decodeURIComponent(u.pathname.slice(1)),
+        user: decodeURIComponent(u.username),
+      };
     } catch {
       return { host: 'unreadable URL', port: defaultPort, path: '', user: '' };
     }
@@ -103,7 +126,14 @@ export function describeBackends(config: Pick<Config, 'databaseUrl' | 'dataDir' 
   let redis: Record<string, unknown> = { enabled: false };
   if (config.redisUrl) {
     const r = where(config.redisUrl, 6379);
-    redis = { enabled: true, host: r.host, port: r.port, db: Number(r.path || 0), tls: config.redisUrl.startsWith('rediss:'), prefix: config.redisPrefix };
+    redis = {
+      enabled: true,
+      host: r.host,
+      port: r.port,
+      db: Number(r.path || 0),
+      tls: config.redisUrl.startsWith('rediss:'),
+      prefix: config.redisPrefix,
+    };
   }
   return { storage, redis };
 }

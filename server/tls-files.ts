@@ -9,7 +9,11 @@ import { tlsPairProblem } from '../gateway/shared/stream-server.js';
  * (Node said only "ENOENT: no such file or directory, open '…'" or "error:0480006C:PEM
  * routines::no start line", at the first handshake for the edge link).
  */
-export function readTlsPair(prefix: 'TRACKGATE_GATEWAY_TLS' | 'TRACKGATE_MQTT_TLS', certFile: string, keyFile: string): { cert: Buffer; key: Buffer } {
+export function readTlsPair(
+  prefix: 'TRACKGATE_GATEWAY_TLS' | 'TRACKGATE_MQTT_TLS',
+  certFile: string,
+  keyFile: string,
+): { cert: Buffer; key: Buffer } {
   const read = (file: string, variable: string) => {
     try {
       return readFileSync(file);
@@ -19,6 +23,10 @@ export function readTlsPair(prefix: 'TRACKGATE_GATEWAY_TLS' | 'TRACKGATE_MQTT_TL
   };
   const pair = { cert: read(certFile, `${prefix}_CERT`), key: read(keyFile, `${prefix}_KEY`) };
   const problem = tlsPairProblem(pair.cert, pair.key);
-  if (problem) throw new ConfigError(`${prefix}_CERT`, `${certFile} and ${prefix}_KEY ${keyFile} are not a PEM certificate and its key (${problem})`);
+  if (problem)
+    throw new ConfigError(
+      `${prefix}_CERT`,
+      `${certFile} and ${prefix}_KEY ${keyFile} are not a PEM certificate and its key (${problem})`,
+    );
   return pair;
 }

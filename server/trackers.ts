@@ -28,20 +28,36 @@ export interface Trackers extends DeviceSide {
 }
 
 /** what a local tracker connection closed for a newer one elsewhere is told */
-const REPLACED = { edge: 'replaced by a newer connection of the same device on an edge gateway', instance: 'replaced by a newer connection of the same device on another instance' } as const;
+const REPLACED = {
+  edge: 'replaced by a newer connection of the same device on an edge gateway',
+  instance: 'replaced by a newer connection of the same device on another instance',
+} as const;
 
 /**
  * The tracker listeners: in this process (TRACKGATE_GATEWAY_PROCESSES=0), or in gateway processes
  * (gateway-main.ts, cluster workers of this one) that reach the core over net-ipc on a loopback
  * TCP port of their own (docs/scaling.md "Scaling").
  */
-export async function startTrackers(config: Readonly<Config>, services: Services, clock: Clock, logger: Logger, metrics?: Metrics): Promise<Trackers> {
+export async function startTrackers(
+  config: Readonly<Config>,
+  services: Services,
+  clock: Clock,
+  logger: Logger,
+  metrics?: Metrics,
+): Promise<Trackers> {
   // no tracker port: nothing for gateway processes to do
-  if (config.gatewayProcesses === 0 || Object.values(config.protocolPorts).every((p) => p === 'off')) return startInProcess(config, services, clock, logger, metrics);
+  if (config.gatewayProcesses === 0 || Object.values(config.protocolPorts).every((p) => p === 'off'))
+    return startInProcess(config, services, clock, logger, metrics);
   return startInGatewayProcesses(config, services, clock, logger);
 }
 
-async function startInProcess(config: Readonly<Config>, services: Services, clock: Clock, logger: Logger, metrics?: Metrics): Promise<Trackers> {
+async function startInProcess(
+  config: Readonly<Config>,
+  services: Services,
+  clock: Clock,
+  logger: Logger,
+  metrics?: Metrics,
+): Promise<Trackers> {
   const onlines: ((deviceId: string) => void)[] = [];
   const gateway = await startTrackerGateway({
     host: config.host,
@@ -72,7 +88,12 @@ async function startInProcess(config: Readonly<Config>, services: Services, cloc
   };
 }
 
-async function startInGatewayProcesses(config: Readonly<Config>, services: Services, clock: Clock, logger: Logger): Promise<Trackers> {
+async function startInGatewayProcesses(
+  config: Readonly<Config>,
+  services: Services,
+  clock: Clock,
+  logger: Logger,
+): Promise<Trackers> {
   const secret = randomSecret();
   const { link, address } = await startLocalCoreLink({ secret, ...services, clock, logger });
   let pool: GatewayPool;
@@ -100,7 +121,16 @@ async function startInGatewayProcesses(config: Readonly<Config>, services: Servi
       await link.close();
     },
   };
-  return { kind: 'tracker', pool, link, gateway, deliverCommands: gateway.deliverCommands, connectedDevices: gateway.connectedDevices, onOnline: (fn) => link.onOnline(fn), drop: (deviceId) => link.drop(deviceId) };
+  return {
+    kind: 'tracker',
+    pool,
+    link,
+    gateway,
+    deliverCommands: gateway.deliverCommands,
+    connectedDevices: gateway.connectedDevices,
+    onOnline: (fn) => link.onOnline(fn),
+    drop: (deviceId) => link.drop(deviceId),
+  };
 }
 
 /** What the core's gateway processes run with, from the core's configuration. */
@@ -129,13 +159,33 @@ export interface EdgeLink extends DeviceSide {
  * TRACKGATE_GATEWAY_LINK_PORT is set: TCP on TRACKGATE_HOST, TLS when a certificate is configured,
  * and TRACKGATE_GATEWAY_SECRET to present. Port 0 picks a free port (logged with the others).
  */
-export async function startEdgeLink(config: Readonly<Config>, services: Services, clock: Clock, logger: Logger): Promise<EdgeLink | undefined> {
+export async function startEdgeLink(
+  config: Readonly<Config>,
+  services: Services,
+  clock: Clock,
+  logger: Logger,
+): Promise<EdgeLink | undefined> {
   if (config.gatewayLinkPort === 'off') return undefined;
   // a file that is not a certificate, or a key of another: said at start, not at each gateway's handshake
-  const tls = config.gatewayTlsCert && config.gatewayTlsKey ? readTlsPair('TRACKGATE_GATEWAY_TLS', config.gatewayTlsCert, config.gatewayTlsKey) : undefined;
-  const link = await startCoreLink({ port: config.gatewayLinkPort, host: config.host, tls, secret: config.gatewaySecret!, ...services, clock, logger: logger.child({ link: 'edge' }) });
+  const tls =
+    config.gatewayTlsCert && config.gatewayTlsKey
+      ? readTlsPair('TRACKGATE_GATEWAY_TLS', config.gatewayTlsCert, config.gatewayTlsKey)
+      : undefined;
+  const link = await startCoreLink({
+    port: config.gatewayLinkPort,
+    host: config.host,
+    tls,
+    secret: config.gatewaySecret!,
+    ...services,
+    clock,
+    logger: logger.child({ link: 'edge' }),
+  });
   const port = link.port!;
-  if (!tls) logger.warn({ port }, 'edge gateways connect without TLS: their secret and data cross the network in clear (set TRACKGATE_GATEWAY_TLS_CERT and _KEY)');
+  if (!tls)
+    logger.warn(
+      { port },
+      'edge gateways connect without TLS: their secret and data cross the network in clear (set TRACKGATE_GATEWAY_TLS_CERT and _KEY)',
+    );
   return {
     kind: 'tracker',
     link,

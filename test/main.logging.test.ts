@@ -29,7 +29,11 @@ process.exit(0);
 `;
 
 test('main.logging: log lines leave in blocks, not one write per line, and are all out within a moment without the process exiting', async (t) => {
-  const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import=tsx', '--input-type=module', '-e', script], { cwd: root, maxBuffer: 64 * 1024 * 1024 });
+  const { stdout, stderr } = await promisify(execFile)(
+    process.execPath,
+    ['--import=tsx', '--input-type=module', '-e', script],
+    { cwd: root, maxBuffer: 64 * 1024 * 1024 },
+  );
   const counts = JSON.parse(stderr.trim().split('\n').pop()!) as { duringBurst: number; after: number };
   const lines = stdout.trim().split('\n');
   t.is(lines.length, 2000);

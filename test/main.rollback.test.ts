@@ -7,11 +7,24 @@ import { migrationSource } from '../core/db/migrations/index.js';
 
 /** What a start must leave as it found it: the schema and knex's own bookkeeping. */
 async function snapshot(db: Db, backend: Backend): Promise<unknown> {
-  const schema = backend === 'sqlite'
-    ? await db.raw(`select type, name, sql from sqlite_master order by type, name`)
-    : (await db.raw(`select table_name, column_name, data_type from information_schema.columns where table_schema = current_schema() order by 1, 2`)).rows;
-  const indexes = backend === 'postgres' ? (await db.raw(`select indexname, indexdef from pg_indexes where schemaname = current_schema() order by 1`)).rows : [];
-  return { schema, indexes, migrations: await db('knex_migrations').orderBy('id'), lock: await db('knex_migrations_lock') };
+  const schema =
+    backend === 'sqlite'
+      ? await db.raw(`select type, name, sql from sqlite_master order by type, name`)
+      : (
+          await db.raw(
+            `select table_name, column_name, data_type from information_schema.columns where table_schema = current_schema() order by 1, 2`,
+          )
+        ).rows;
+  const indexes =
+    backend === 'postgres'
+      ? (await db.raw(`select indexname, indexdef from pg_indexes where schemaname = current_schema() order by 1`)).rows
+      : [];
+  return {
+    schema,
+    indexes,
+    migrations: await db('knex_migrations').orderBy('id'),
+    lock: await db('knex_migrations_lock'),
+  };
 }
 
 for (const backend of await backends()) {

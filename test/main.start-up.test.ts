@@ -19,7 +19,10 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-async function ask(url: string, init?: RequestInit): Promise<{ status: number; body: any; retryAfter: string | null } | undefined> {
+async function ask(
+  url: string,
+  init?: RequestInit,
+): Promise<{ status: number; body: any; retryAfter: string | null } | undefined> {
   try {
     const res = await fetch(url, init);
     return { status: res.status, body: await res.json(), retryAfter: res.headers.get('retry-after') };
@@ -33,8 +36,22 @@ test('main.start-up: health says "starting" (503) until the first account exists
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
   const httpPort = await freePort();
   // the default on a box of more than one core: the tracker listeners in gateway processes, forked before the first account is made
-  const env = { ...process.env, ...testEnv({ TRACKGATE_DATA_DIR: dataDir, TRACKGATE_HTTP_PORT: String(httpPort), TRACKGATE_GATEWAY_PROCESSES: '2', TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_LOG_LEVEL: 'info' }) };
-  const child = spawn(process.execPath, ['--import=tsx', path.join(root, 'main.ts')], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'], detached: true });
+  const env = {
+    ...process.env,
+    ...testEnv({
+      TRACKGATE_DATA_DIR: dataDir,
+      TRACKGATE_HTTP_PORT: String(httpPort),
+      TRACKGATE_GATEWAY_PROCESSES: '2',
+      TRACKGATE_TELTONIKA_PORT: '0',
+      TRACKGATE_LOG_LEVEL: 'info',
+    }),
+  };
+  const child = spawn(process.execPath, ['--import=tsx', path.join(root, 'main.ts')], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    detached: true,
+  });
   t.teardown(() => {
     try {
       process.kill(-child.pid!, 'SIGKILL');
@@ -47,7 +64,12 @@ test('main.start-up: health says "starting" (503) until the first account exists
   createInterface({ input: child.stdout! }).on('line', () => {});
 
   const base = `http://127.0.0.1:${httpPort}`;
-  const token = () => ask(`${base}/api/Auth/Token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ userName: 'admin', apiKey: ADMIN_KEY }) });
+  const token = () =>
+    ask(`${base}/api/Auth/Token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ userName: 'admin', apiKey: ADMIN_KEY }),
+    });
   const starting: Awaited<ReturnType<typeof ask>>[] = [];
   const deadline = Date.now() + 60_000;
   let health: Awaited<ReturnType<typeof ask>>;
@@ -73,11 +95,25 @@ test('main.start-up: health says "starting" (503) until the first account exists
   t.like(starting[0]!.body, { status: 'starting' });
 });
 
-test('main.start-up: TRACKGATE_LOG_FORMAT=pretty logs readable lines, the gateway processes\' too, and no JSON', async (t) => {
+test("main.start-up: TRACKGATE_LOG_FORMAT=pretty logs readable lines, the gateway processes' too, and no JSON", async (t) => {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'trackgate-pretty-'));
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
-  const env = { ...process.env, ...testEnv({ TRACKGATE_DATA_DIR: dataDir, TRACKGATE_GATEWAY_PROCESSES: '1', TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_LOG_LEVEL: 'info', TRACKGATE_LOG_FORMAT: 'pretty' }) };
-  const child = spawn(process.execPath, ['--import=tsx', path.join(root, 'main.ts')], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'], detached: true });
+  const env = {
+    ...process.env,
+    ...testEnv({
+      TRACKGATE_DATA_DIR: dataDir,
+      TRACKGATE_GATEWAY_PROCESSES: '1',
+      TRACKGATE_TELTONIKA_PORT: '0',
+      TRACKGATE_LOG_LEVEL: 'info',
+      TRACKGATE_LOG_FORMAT: 'pretty',
+    }),
+  };
+  const child = spawn(process.execPath, ['--import=tsx', path.join(root, 'main.ts')], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    detached: true,
+  });
   t.teardown(() => {
     try {
       process.kill(-child.pid!, 'SIGKILL');
@@ -97,8 +133,18 @@ test('main.start-up: TRACKGATE_LOG_FORMAT=pretty logs readable lines, the gatewa
   child.kill('SIGTERM');
   t.is(await exited, 0);
   const stamp = '\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}\\.\\d{3}';
-  t.regex(lines.find((l) => / INFO {2}listening /.test(l))!, new RegExp(`^${stamp} INFO  listening host=127\\.0\\.0\\.1 ports=\\{"http":\\d+`));
-  t.true(lines.some((l) => new RegExp(`^${stamp} INFO  .* role=gateway worker=\\d+`).test(l)), `a gateway process's line: ${lines.join('\n')}`);
+  t.regex(
+    lines.find((l) => / INFO {2}listening /.test(l))!,
+    new RegExp(`^${stamp} INFO  listening host=127\\.0\\.0\\.1 ports=\\{"http":\\d+`),
+  );
+  t.true(
+    lines.some((l) => new RegExp(`^${stamp} INFO  .* role=gateway worker=\\d+`).test(l)),
+    `a gateway process's line: ${lines.join('\n')}`,
+  );
   t.true(lines.some((l) => new RegExp(`^${stamp} INFO  stopped exitCode=0$`).test(l)));
-  t.deepEqual(lines.filter((l) => l.startsWith('{')), [], 'no JSON line');
+  t.deepEqual(
+    lines.filter((l) => l.startsWith('{')),
+    [],
+    'no JSON line',
+  );
 });

@@ -32,16 +32,21 @@ for (const script of ['typecheck', 'lint:imports', 'lint']) {
 const ansi = /\u001b\[[0-9;]*m/g;
 const counts = { passed: 0, failed: 0, skipped: 0 };
 let avaPassed;
-const ava = spawn(process.execPath, [path.join(root, 'node_modules/ava/entrypoints/cli.mjs'), ...process.argv.slice(2)], {
-  cwd: root,
-  stdio: ['inherit', 'pipe', 'pipe'],
-  env: { ...process.env, ...(process.stdout.isTTY && !process.env.NO_COLOR && { FORCE_COLOR: '1' }) },
-});
+const ava = spawn(
+  process.execPath,
+  [path.join(root, 'node_modules/ava/entrypoints/cli.mjs'), ...process.argv.slice(2)],
+  {
+    cwd: root,
+    stdio: ['inherit', 'pipe', 'pipe'],
+    env: { ...process.env, ...(process.stdout.isTTY && !process.env.NO_COLOR && { FORCE_COLOR: '1' }) },
+  },
+);
 ava.stderr.pipe(process.stderr);
 createInterface({ input: ava.stdout }).on('line', (raw) => {
   process.stdout.write(`${raw}\n`);
   const line = raw.replace(ansi, '');
-  if (/^\s+✔ \[expected fail\]/.test(line)) counts.failed++; // test.failing: the suite has none, and one would check nothing
+  if (/^\s+✔ \[expected fail\]/.test(line))
+    counts.failed++; // test.failing: the suite has none, and one would check nothing
   else if (/^\s+✔ /.test(line)) counts.passed++;
   else if (/^\s+✘ /.test(line)) counts.failed++;
   else if (/^\s+[-◌] /.test(line)) counts.skipped++;

@@ -8,7 +8,8 @@ import { presentForward, type ForwardsService } from '../../core/forward/forward
 import { FORWARD_BATCH_SIZE, FORWARD_WEBHOOK_DELAY_MS } from '../../core/forward/forward.runner.js';
 import { WEBHOOK_MAX_MESSAGES } from '../../core/forward/forwarder.webhook.js';
 
-const ADMIN = 'Needs `admin`, and a user not restricted to a group (a forward carries the whole account\'s data): 403 otherwise.';
+const ADMIN =
+  "Needs `admin`, and a user not restricted to a group (a forward carries the whole account's data): 403 otherwise.";
 
 const TARGET_400 =
   'VALIDATION_FAILED names the field; for `url` also a server forwards may not reach: a loopback, link-local, private or other special-purpose address (or a host name resolving to one) that TRACKGATE_FORWARD_ALLOW does not name, or a port of this service on its own machine.';
@@ -27,42 +28,96 @@ const DELIVERY =
 export function forwardRoutes(api: RouteTable, forwards: ForwardsService): void {
   const tags = ['Forwards'];
   addRoute(api, {
-    method: 'get', path: '/api/forwards', tags, summary: "ext: the account's forwards", description: ADMIN,
-    responses: { 200: { description: 'Forwards, oldest first, with their status.', schema: forwardsResponse }, 403: { description: 'Not an admin of the whole account.' } },
-    handler: async (_ctx, { principal }) => ({ body: { success: true, forwards: (await forwards.list(principal)).map(presentForward) } }),
+    method: 'get',
+    path: '/api/forwards',
+    tags,
+    summary: "ext: the account's forwards",
+    description: ADMIN,
+    responses: {
+      200: { description: 'Forwards, oldest first, with their status.', schema: forwardsResponse },
+      403: { description: 'Not an admin of the whole account.' },
+    },
+    handler: async (_ctx, { principal }) => ({
+      body: { success: true, forwards: (await forwards.list(principal)).map(presentForward) },
+    }),
   });
   addRoute(api, {
-    method: 'post', path: '/api/forwards', tags, summary: 'ext: create a forward', description: `${ADMIN}\n\n${DELIVERY}`,
+    method: 'post',
+    path: '/api/forwards',
+    tags,
+    summary: 'ext: create a forward',
+    description: `${ADMIN}\n\n${DELIVERY}`,
     body: forwardInputSchema,
-    responses: { 201: { description: 'Created.', schema: forwardResponse }, 400: { description: TARGET_400 }, 403: { description: 'Not an admin of the whole account.' } },
-    handler: async (_ctx, { principal, body }) => ({ status: 201, body: { success: true, forward: presentForward(await forwards.create(principal, body)) } }),
+    responses: {
+      201: { description: 'Created.', schema: forwardResponse },
+      400: { description: TARGET_400 },
+      403: { description: 'Not an admin of the whole account.' },
+    },
+    handler: async (_ctx, { principal, body }) => ({
+      status: 201,
+      body: { success: true, forward: presentForward(await forwards.create(principal, body)) },
+    }),
   });
   addRoute(api, {
-    method: 'get', path: '/api/forwards/{forwardId}', tags, summary: 'ext: get a forward and its status', description: ADMIN,
-    responses: { 200: { description: 'The forward.', schema: forwardResponse }, 404: { description: 'FORWARD_NOT_FOUND: no such forward in your account.' } },
-    handler: async (_ctx, { principal, params }) => ({ body: { success: true, forward: presentForward(await forwards.get(principal, params.forwardId)) } }),
+    method: 'get',
+    path: '/api/forwards/{forwardId}',
+    tags,
+    summary: 'ext: get a forward and its status',
+    description: ADMIN,
+    responses: {
+      200: { description: 'The forward.', schema: forwardResponse },
+      404: { description: 'FORWARD_NOT_FOUND: no such forward in your account.' },
+    },
+    handler: async (_ctx, { principal, params }) => ({
+      body: { success: true, forward: presentForward(await forwards.get(principal, params.forwardId)) },
+    }),
   });
   addRoute(api, {
-    method: 'put', path: '/api/forwards/{forwardId}', tags, summary: 'ext: replace a forward', description: `${ADMIN} Fields left out take their defaults (a secret left out is removed; \`***\` keeps it).\n\n${DELIVERY}`,
+    method: 'put',
+    path: '/api/forwards/{forwardId}',
+    tags,
+    summary: 'ext: replace a forward',
+    description: `${ADMIN} Fields left out take their defaults (a secret left out is removed; \`***\` keeps it).\n\n${DELIVERY}`,
     body: forwardInputSchema,
-    responses: { 200: { description: 'Updated.', schema: forwardResponse }, 400: { description: TARGET_400 }, 404: { description: 'FORWARD_NOT_FOUND.' } },
-    handler: async (_ctx, { principal, params, body }) => ({ body: { success: true, forward: presentForward(await forwards.update(principal, params.forwardId, body)) } }),
+    responses: {
+      200: { description: 'Updated.', schema: forwardResponse },
+      400: { description: TARGET_400 },
+      404: { description: 'FORWARD_NOT_FOUND.' },
+    },
+    handler: async (_ctx, { principal, params, body }) => ({
+      body: { success: true, forward: presentForward(await forwards.update(principal, params.forwardId, body)) },
+    }),
   });
   addRoute(api, {
-    method: 'patch', path: '/api/forwards/{forwardId}', tags, summary: 'ext: change a forward with JSON Patch', description: `${ADMIN} The patch applies to the forward as GET shows it (credentials as \`***\`, which keeps them); the result is checked as PUT checks it (\`id\` and \`status\` are read-only).`,
+    method: 'patch',
+    path: '/api/forwards/{forwardId}',
+    tags,
+    summary: 'ext: change a forward with JSON Patch',
+    description: `${ADMIN} The patch applies to the forward as GET shows it (credentials as \`***\`, which keeps them); the result is checked as PUT checks it (\`id\` and \`status\` are read-only).`,
     body: jsonPatchSchema,
-    responses: { 200: { description: 'Updated.', schema: forwardResponse }, 400: { description: TARGET_400 }, 404: { description: 'FORWARD_NOT_FOUND.' }, 409: { description: 'A test op failed.' } },
+    responses: {
+      200: { description: 'Updated.', schema: forwardResponse },
+      400: { description: TARGET_400 },
+      404: { description: 'FORWARD_NOT_FOUND.' },
+      409: { description: 'A test op failed.' },
+    },
     handler: async (_ctx, { principal, params, body }) => {
       const current = presentForward(await forwards.get(principal, params.forwardId));
       const doc = applyJsonPatch(current, body, ['id', 'status'], api.bodyLimitBytes);
       const { id: _id, status: _status, ...rest } = doc;
       const r = forwardInputSchema.safeParse(rest);
       if (!r.success) throw validationError(r.error, 'body');
-      return { body: { success: true, forward: presentForward(await forwards.update(principal, params.forwardId, r.data)) } };
+      return {
+        body: { success: true, forward: presentForward(await forwards.update(principal, params.forwardId, r.data)) },
+      };
     },
   });
   addRoute(api, {
-    method: 'delete', path: '/api/forwards/{forwardId}', tags, summary: 'ext: delete a forward', description: `${ADMIN} Its undelivered messages are dropped with it.`,
+    method: 'delete',
+    path: '/api/forwards/{forwardId}',
+    tags,
+    summary: 'ext: delete a forward',
+    description: `${ADMIN} Its undelivered messages are dropped with it.`,
     responses: { 200: { description: 'Deleted.', schema: okSchema }, 404: { description: 'FORWARD_NOT_FOUND.' } },
     handler: async (_ctx, { principal, params }) => {
       await forwards.remove(principal, params.forwardId);

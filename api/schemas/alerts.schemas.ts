@@ -11,10 +11,15 @@ export const alertSchema = z
     latitude: z.number().nullable(),
     longitude: z.number().nullable(),
     text: z.string().nullable(),
-    alertName: z.string().openapi({ description: 'The platform\'s names, and trackgate\'s for tracker alarms the platform has no name for (docs/tracker-gateway.md "Alarms become alerts"): a client must expect names outside the platform list.' }),
+    alertName: z.string().openapi({
+      description:
+        'The platform\'s names, and trackgate\'s for tracker alarms the platform has no name for (docs/tracker-gateway.md "Alarms become alerts"): a client must expect names outside the platform list.',
+    }),
     alerts: z.array(z.string()),
     notifications: z.array(z.enum(['Email', 'SMS'])).openapi({ description: 'Channels actually used for this alert.' }),
-    suppressed: z.record(z.string(), z.enum(['dailyLimitReached', 'notConfigured', 'deviceExpired', 'noRecipients'])).openapi({ description: 'ext: per channel, why nothing was sent.' }),
+    suppressed: z
+      .record(z.string(), z.enum(['dailyLimitReached', 'notConfigured', 'deviceExpired', 'noRecipients']))
+      .openapi({ description: 'ext: per channel, why nothing was sent.' }),
   })
   .openapi('Alert');
 
@@ -26,8 +31,18 @@ export const alertsBodySchema = z
     alertName: z.string().max(64).optional().openapi({ description: 'Only alerts with this name (range queries).' }),
     ...pageQuery,
   })
-  .refine((b) => b.alert !== undefined || (b.from !== undefined && b.to !== undefined), { message: 'send `alert` to raise one, or `from` and `to` to read a range' })
-  .refine((b) => (b.from === undefined) === (b.to === undefined), { message: '`from` and `to` go together', path: ['to'] })
+  .refine((b) => b.alert !== undefined || (b.from !== undefined && b.to !== undefined), {
+    message: 'send `alert` to raise one, or `from` and `to` to read a range',
+  })
+  .refine((b) => (b.from === undefined) === (b.to === undefined), {
+    message: '`from` and `to` go together',
+    path: ['to'],
+  })
   .openapi('AlertsRequest');
 
-export const alertsResponse = z.object({ success: z.literal(true), alerts: z.array(alertSchema), nextCursor: nextCursor.optional(), ...usageFields });
+export const alertsResponse = z.object({
+  success: z.literal(true),
+  alerts: z.array(alertSchema),
+  nextCursor: nextCursor.optional(),
+  ...usageFields,
+});

@@ -5,33 +5,69 @@ import { DEVICE_ID_MAX_LENGTH, DEVICE_ID_PATTERN } from '../../core/model/device
 
 const phone = z.string().regex(/^\+[1-9]\d{6,14}$/, 'must be a phone number in international form, e.g. +34600111222');
 
-export const deviceIdSchema = z.string().min(1).max(DEVICE_ID_MAX_LENGTH).regex(DEVICE_ID_PATTERN, 'may hold only letters, digits and _ . : -');
+export const deviceIdSchema = z
+  .string()
+  .min(1)
+  .max(DEVICE_ID_MAX_LENGTH)
+  .regex(DEVICE_ID_PATTERN, 'may hold only letters, digits and _ . : -');
 
-const modelSchema = z.string().trim().min(1).max(64).openapi({
-  description:
-    "ext: the tracker's model as its maker names it (any case for GT06), e.g. `FMB920`, `VL103`, `MV710G`; absent or null: none. " +
-    'The gateway decodes the frames of Teltonika, GT06 and JT808 devices with it, because there the model decides ' +
-    'which codes mean which alarm and how some frames are laid out (e.g. Teltonika FMB models report a crash ' +
-    '(IO 247) as an `Accident` alert only when the model names an FM device; a GT06 alarm code 0x09 is `Tow` on a ' +
-    'VL103 and `Vibration` otherwise). No tracker reports its model, so it is set here.',
-});
+const modelSchema = z
+  .string()
+  .trim()
+  .min(1)
+  .max(64)
+  .openapi({
+    description:
+      "ext: the tracker's model as its maker names it (any case for GT06), e.g. `FMB920`, `VL103`, `MV710G`; absent or null: none. " +
+      'The gateway decodes the frames of Teltonika, GT06 and JT808 devices with it, because there the model decides ' +
+      'which codes mean which alarm and how some frames are laid out (e.g. Teltonika FMB models report a crash ' +
+      '(IO 247) as an `Accident` alert only when the model names an FM device; a GT06 alarm code 0x09 is `Tow` on a ' +
+      'VL103 and `Vibration` otherwise). No tracker reports its model, so it is set here.',
+  });
 
 const deviceWritable = {
   name: z.string().trim().min(1).max(200),
   description: z.string().max(2000).nullable().optional(),
   min: z.string().max(40).nullable().optional().openapi({ description: "The device's phone number." }),
   tags: stringMap.optional(),
-  expires: isoDateTime.nullable().optional().openapi({ description: 'When the device expires; null: never (the "Expires" toggle off).' }),
-  dailyEmailLimit: z.number().int().min(0).max(1_000_000).optional().openapi({ description: 'E-mails the device may send per day (default 10).' }),
-  dailySmsLimit: z.number().int().min(0).max(1_000_000).optional().openapi({ description: 'SMS the device may send per day (default 10).' }),
-  alertEmails: z.array(emailSchema).max(50).optional().openapi({ description: "ext: addresses that receive this device's alert e-mails." }),
+  expires: isoDateTime
+    .nullable()
+    .optional()
+    .openapi({ description: 'When the device expires; null: never (the "Expires" toggle off).' }),
+  dailyEmailLimit: z
+    .number()
+    .int()
+    .min(0)
+    .max(1_000_000)
+    .optional()
+    .openapi({ description: 'E-mails the device may send per day (default 10).' }),
+  dailySmsLimit: z
+    .number()
+    .int()
+    .min(0)
+    .max(1_000_000)
+    .optional()
+    .openapi({ description: 'SMS the device may send per day (default 10).' }),
+  alertEmails: z
+    .array(emailSchema)
+    .max(50)
+    .optional()
+    .openapi({ description: "ext: addresses that receive this device's alert e-mails." }),
   alertPhones: z.array(phone).max(50).optional().openapi({ description: 'ext: numbers that receive its alert SMS.' }),
   model: modelSchema.nullable().optional(),
-  mqttPassword: z.string().min(8).max(200).nullable().optional().openapi({ description: 'ext, write-only: the password the device uses for MQTT.' }),
+  mqttPassword: z
+    .string()
+    .min(8)
+    .max(200)
+    .nullable()
+    .optional()
+    .openapi({ description: 'ext, write-only: the password the device uses for MQTT.' }),
 };
 
 export const deviceCreateSchema = z.object({ id: deviceIdSchema, ...deviceWritable }).openapi('DeviceCreate');
-export const deviceUpdateSchema = z.object({ id: deviceIdSchema.optional(), ...deviceWritable }).openapi('DeviceUpdate');
+export const deviceUpdateSchema = z
+  .object({ id: deviceIdSchema.optional(), ...deviceWritable })
+  .openapi('DeviceUpdate');
 
 export const deviceSchema = z
   .object({
@@ -57,7 +93,10 @@ export const deviceSchema = z
   .openapi('Device');
 
 export const devicesListQuery = z.object({
-  status: z.enum(['active', 'expired', 'all']).optional().openapi({ description: 'ext: which devices (default active).' }),
+  status: z
+    .enum(['active', 'expired', 'all'])
+    .optional()
+    .openapi({ description: 'ext: which devices (default active).' }),
 });
 
 export const devicesResponse = z.object({ success: z.literal(true), devices: z.array(deviceSchema), ...usageFields });

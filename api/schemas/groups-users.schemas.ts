@@ -19,13 +19,18 @@ export const groupFields = {
   lastModified: z.string(),
 };
 export const groupSchema = z.object(groupFields).openapi('Group');
-export const groupResponse = z.object({ success: z.literal(true), ...groupFields, ...usageFields }).openapi('GroupResponse');
+export const groupResponse = z
+  .object({ success: z.literal(true), ...groupFields, ...usageFields })
+  .openapi('GroupResponse');
 export const groupsResponse = z.object({ success: z.literal(true), groups: z.array(groupSchema), ...usageFields });
 
 export const privilegeSchema = z.enum(['admin', 'write', 'execute', 'read']);
 
 /** An e-mail address: something@somewhere. Local names such as admin@localhost are addresses too. */
-export const emailSchema = z.string().max(320).regex(/^[^\s@]+@[^\s@]+$/, 'must be an e-mail address');
+export const emailSchema = z
+  .string()
+  .max(320)
+  .regex(/^[^\s@]+@[^\s@]+$/, 'must be an e-mail address');
 
 /**
  * Privileges as an array, or as one string, comma-separated for several ("read,write"), as
@@ -33,26 +38,54 @@ export const emailSchema = z.string().max(320).regex(/^[^\s@]+@[^\s@]+$/, 'must 
  */
 const privilegesInput = z
   .union([z.array(z.string().max(100)).max(10), z.string().max(200)])
-  .transform((v) => [...new Set((Array.isArray(v) ? v : [v]).flatMap((p) => p.split(',')).map((p) => p.trim().toLowerCase()).filter(Boolean))])
+  .transform((v) => [
+    ...new Set(
+      (Array.isArray(v) ? v : [v])
+        .flatMap((p) => p.split(','))
+        .map((p) => p.trim().toLowerCase())
+        .filter(Boolean),
+    ),
+  ])
   .pipe(z.array(privilegeSchema));
 
 export const userInputSchema = z
   .object({
     name: z.string().trim().min(1).max(200),
     email: emailSchema,
-    country: z.string().min(2).max(100).openapi({ description: 'ISO 3166-1 alpha-2, see /api/users/countries; an alpha-3 code ("USA") or an English name is accepted too and stored as alpha-2.' }),
+    country: z.string().min(2).max(100).openapi({
+      description:
+        'ISO 3166-1 alpha-2, see /api/users/countries; an alpha-3 code ("USA") or an English name is accepted too and stored as alpha-2.',
+    }),
     timeZone: z.string().min(1).max(64).openapi({ description: 'IANA id, see /api/users/timeZones.' }),
-    userName: z.string().trim().min(1).max(200).optional().openapi({ description: 'ext: login for the token endpoint (default: the e-mail).' }),
+    userName: z
+      .string()
+      .trim()
+      .min(1)
+      .max(200)
+      .optional()
+      .openapi({ description: 'ext: login for the token endpoint (default: the e-mail).' }),
     description: z.string().max(2000).nullable().optional(),
     message: z.string().max(2000).nullable().optional(),
     disabled: z.boolean().optional(),
     disabledMessage: z.string().max(2000).nullable().optional(),
     tags: stringMap.optional(),
-    privileges: privilegesInput.optional().openapi({ description: 'admin, write, execute (send commands to devices), read (default ["read"]); an array, or one string, comma-separated for several ("read,write"). An empty list gives no access at all.' }),
-    group: z.string().max(200).nullable().optional().openapi({ description: "Restricts the user to this group's devices: the group's id, or its name when no other group of the account has it." }),
+    privileges: privilegesInput.optional().openapi({
+      description:
+        'admin, write, execute (send commands to devices), read (default ["read"]); an array, or one string, comma-separated for several ("read,write"). An empty list gives no access at all.',
+    }),
+    group: z.string().max(200).nullable().optional().openapi({
+      description:
+        "Restricts the user to this group's devices: the group's id, or its name when no other group of the account has it.",
+    }),
     from: isoDateTime.nullable().optional(),
     expires: isoDateTime.nullable().optional(),
-    password: z.string().min(8).max(200).nullable().optional().openapi({ description: 'Write-only; read back as null.' }),
+    password: z
+      .string()
+      .min(8)
+      .max(200)
+      .nullable()
+      .optional()
+      .openapi({ description: 'Write-only; read back as null.' }),
   })
   .openapi('UserInput');
 
@@ -79,7 +112,12 @@ export const userFields = {
 };
 export const userSchema = z.object(userFields).openapi('User');
 export const userResponse = z
-  .object({ success: z.literal(true), ...userFields, apiKey: z.string().optional().openapi({ description: 'ext: returned once, when created or reissued.' }), ...usageFields })
+  .object({
+    success: z.literal(true),
+    ...userFields,
+    apiKey: z.string().optional().openapi({ description: 'ext: returned once, when created or reissued.' }),
+    ...usageFields,
+  })
   .openapi('UserResponse');
 export const usersResponse = z.object({ success: z.literal(true), users: z.array(userSchema), ...usageFields });
 
@@ -100,5 +138,13 @@ export const jsonPatchSchema = z
       'so the patched document is at most that much larger than the one GET shows: past it, 413 PAYLOAD_TOO_LARGE names the operation (`details.field` `[i]`) and the limit (`details.limitBytes`), and nothing is changed.',
   });
 
-export const countriesResponse = z.object({ success: z.literal(true), countries: z.record(z.string(), z.string()), ...usageFields });
-export const timeZonesResponse = z.object({ success: z.literal(true), timeZones: z.record(z.string(), z.string()), ...usageFields });
+export const countriesResponse = z.object({
+  success: z.literal(true),
+  countries: z.record(z.string(), z.string()),
+  ...usageFields,
+});
+export const timeZonesResponse = z.object({
+  success: z.literal(true),
+  timeZones: z.record(z.string(), z.string()),
+  ...usageFields,
+});

@@ -25,23 +25,50 @@ export const locationSchema = z
   .object({
     ...withoutNulls(locationInput.shape),
     serverTime: z.string().optional().openapi({ description: 'ext: when trackgate received it.' }),
-    protocol: z.string().optional().openapi({ description: 'ext: how it came: rest, mqtt, owntracks or the tracker protocol.' }),
+    protocol: z
+      .string()
+      .optional()
+      .openapi({ description: 'ext: how it came: rest, mqtt, owntracks or the tracker protocol.' }),
   })
-  .openapi('Location', { description: 'A stored location. Fields without a value are left out (never null), whatever brought the location.' });
+  .openapi('Location', {
+    description: 'A stored location. Fields without a value are left out (never null), whatever brought the location.',
+  });
 
 export const locationsBodySchema = z
   .object({
     location: locationInputSchema.optional().openapi({ description: 'Store one location.' }),
-    locations: z.array(locationInputSchema).min(1).max(MAX_LOCATIONS_PER_REQUEST).optional().openapi({ description: 'Store several locations.' }),
-    from: isoDateTime.optional().openapi({ description: 'Return locations with dateTime from this instant (inclusive)…' }),
+    locations: z
+      .array(locationInputSchema)
+      .min(1)
+      .max(MAX_LOCATIONS_PER_REQUEST)
+      .optional()
+      .openapi({ description: 'Store several locations.' }),
+    from: isoDateTime
+      .optional()
+      .openapi({ description: 'Return locations with dateTime from this instant (inclusive)…' }),
     to: isoDateTime.optional().openapi({ description: '…to this instant (inclusive), oldest first.' }),
     ...pageQuery,
   })
-  .refine((b) => b.location !== undefined || b.locations !== undefined || (b.from !== undefined && b.to !== undefined), {
-    message: 'send `location` or `locations` to store, or `from` and `to` to read a range',
+  .refine(
+    (b) => b.location !== undefined || b.locations !== undefined || (b.from !== undefined && b.to !== undefined),
+    {
+      message: 'send `location` or `locations` to store, or `from` and `to` to read a range',
+    },
+  )
+  .refine((b) => (b.from === undefined) === (b.to === undefined), {
+    message: '`from` and `to` go together',
+    path: ['to'],
   })
-  .refine((b) => (b.from === undefined) === (b.to === undefined), { message: '`from` and `to` go together', path: ['to'] })
   .openapi('LocationsRequest');
 
-export const locationsResponse = z.object({ success: z.literal(true), locations: z.array(locationSchema), nextCursor: nextCursor.optional(), ...usageFields });
-export const lastLocationResponse = z.object({ success: z.literal(true), lastLocation: locationSchema, ...usageFields });
+export const locationsResponse = z.object({
+  success: z.literal(true),
+  locations: z.array(locationSchema),
+  nextCursor: nextCursor.optional(),
+  ...usageFields,
+});
+export const lastLocationResponse = z.object({
+  success: z.literal(true),
+  lastLocation: locationSchema,
+  ...usageFields,
+});

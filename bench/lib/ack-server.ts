@@ -42,7 +42,10 @@ const gl200: Cut = (b, p) => {
   return { length: end + 1 - p, ack: Buffer.from(text, 'latin1') };
 };
 
-const RUPTELA_ACKS: Record<number, Buffer> = { 1: Buffer.from('0002640113bc', 'hex'), 15: Buffer.from('00027301cb25', 'hex') };
+const RUPTELA_ACKS: Record<number, Buffer> = {
+  1: Buffer.from('0002640113bc', 'hex'),
+  15: Buffer.from('00027301cb25', 'hex'),
+};
 
 /** `u16 length | IMEI, command, payload | u16 CRC`: records and identification answered */
 const ruptela: Cut = (b, p) => {
@@ -67,11 +70,18 @@ function listen(cut: Cut): Promise<number> {
     });
     socket.on('error', () => {});
   });
-  return new Promise((resolve) => server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, () => resolve((server.address() as AddressInfo).port)));
+  return new Promise((resolve) =>
+    server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, () => resolve((server.address() as AddressInfo).port)),
+  );
 }
 
 serveCommands({
   async start(): Promise<{ teltonika: number; gt06: number; gl200: number; ruptela: number }> {
-    return { teltonika: await listen(teltonika), gt06: await listen(gt06), gl200: await listen(gl200), ruptela: await listen(ruptela) };
+    return {
+      teltonika: await listen(teltonika),
+      gt06: await listen(gt06),
+      gl200: await listen(gl200),
+      ruptela: await listen(ruptela),
+    };
   },
 });

@@ -79,7 +79,13 @@ function run(a: HttpLoadArgs): Promise<HttpLoadResult> {
       const sorted = latencies.slice(0, answered).sort();
       const non2xx = Object.entries(statuses).reduce((n, [code, c]) => (code.startsWith('2') ? n : n + c), 0);
       resolve({
-        total: answered, statuses, non2xx, errors, firstError, seconds, requestsPerSec: answered / seconds,
+        total: answered,
+        statuses,
+        non2xx,
+        errors,
+        firstError,
+        seconds,
+        requestsPerSec: answered / seconds,
         latencyP50Ms: Math.round(percentile(sorted, 50) * 10) / 10,
         latencyP99Ms: Math.round(percentile(sorted, 99) * 10) / 10,
         latencyMaxMs: Math.round((sorted[sorted.length - 1] ?? 0) * 10) / 10,

@@ -29,25 +29,46 @@ export interface MailerResult {
 
 async function run(a: MailerArgs): Promise<MailerResult> {
   const email = formatAlertEmail({
-    deviceName: 'bench huge', deviceId: 'bench-alerts-huge', alertName: 'SOSButton', text: null,
-    dateTime: new Date(), latitude: null, longitude: null, timeZone: 'UTC',
+    deviceName: 'bench huge',
+    deviceId: 'bench-alerts-huge',
+    alertName: 'SOSButton',
+    text: null,
+    dateTime: new Date(),
+    latitude: null,
+    longitude: null,
+    timeZone: 'UTC',
   });
   let send: () => Promise<unknown>;
   let close: () => void;
   if (a.mode === 'notifier') {
     const n = createSmtpNotifier({ url: a.url, from: 'trackgate@localhost' });
-    send = () => n.send({ channel: 'Email', to: a.to, subject: email.subject, text: email.text, html: email.html, deviceId: 'bench-alerts-huge', alertName: 'SOSButton' });
+    send = () =>
+      n.send({
+        channel: 'Email',
+        to: a.to,
+        subject: email.subject,
+        text: email.text,
+        html: email.html,
+        deviceId: 'bench-alerts-huge',
+        alertName: 'SOSButton',
+      });
     close = () => void n.close();
   } else {
     const u = new URL(a.url);
     const port = Number(u.port);
-    const t = nodemailer.createTransport({
-      host: u.hostname, port, pool: true, maxConnections: 3,
-      getSocket: (_o: unknown, cb: (err: Error | null, s?: { connection: net.Socket }) => void) => {
-        const s = net.connect({ host: u.hostname, port, noDelay: true }, () => cb(null, { connection: s }));
-        s.once('error', (e) => cb(e));
-      },
-    } as nodemailer.TransportOptions, { from: 'trackgate@localhost' });
+    const t = nodemailer.createTransport(
+      {
+        host: u.hostname,
+        port,
+        pool: true,
+        maxConnections: 3,
+        getSocket: (_o: unknown, cb: (err: Error | null, s?: { connection: net.Socket }) => void) => {
+          const s = net.connect({ host: u.hostname, port, noDelay: true }, () => cb(null, { connection: s }));
+          s.once('error', (e) => cb(e));
+        },
+      } as nodemailer.TransportOptions,
+      { from: 'trackgate@localhost' },
+    );
     send = () => t.sendMail({ to: a.to, subject: email.subject, text: email.text, html: email.html });
     close = () => t.close();
   }

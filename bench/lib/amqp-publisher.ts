@@ -74,11 +74,18 @@ serveCommands({
       const end = windowStart + args.durationMs;
       let atWindow: { confirmed: number; cpu: NodeJS.CpuUsage; t: number } | undefined;
       while (performance.now() < end) {
-        if (!atWindow && performance.now() >= windowStart) atWindow = { confirmed, cpu: process.cpuUsage(), t: performance.now() };
+        if (!atWindow && performance.now() >= windowStart)
+          atWindow = { confirmed, cpu: process.cpuUsage(), t: performance.now() };
         while (inFlight < args.window) {
           const n = i++ % bodies.length;
           inFlight++;
-          ch.publish(args.exchange, keys[n], bodies[n], { persistent: true, contentType: 'application/json', messageId: String(i), type: 'location' }, onConfirm);
+          ch.publish(
+            args.exchange,
+            keys[n],
+            bodies[n],
+            { persistent: true, contentType: 'application/json', messageId: String(i), type: 'location' },
+            onConfirm,
+          );
         }
         await new Promise<void>((r) => (resume = r));
       }
@@ -87,7 +94,12 @@ serveCommands({
       const cpu = process.cpuUsage(at.cpu);
       const seconds = (t - at.t) / 1000;
       await ch.waitForConfirms().catch(() => {});
-      return { messagesPerSec: (confirmed - at.confirmed) / seconds, publisherCpuPct: ((cpu.user + cpu.system) / 1000 / (seconds * 1000)) * 100, nacked, published: i };
+      return {
+        messagesPerSec: (confirmed - at.confirmed) / seconds,
+        publisherCpuPct: ((cpu.user + cpu.system) / 1000 / (seconds * 1000)) * 100,
+        nacked,
+        published: i,
+      };
     } finally {
       await conn.close().catch(() => {});
     }

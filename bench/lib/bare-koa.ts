@@ -41,13 +41,17 @@ serveCommands({
   async start(bodies: { lastLocation: object; token: object }): Promise<{ plain: number; text: number }> {
     const text = JSON.stringify(bodies.lastLocation);
     return {
-      plain: await listen(bareApp((ctx) => {
-        ctx.body = bodies.lastLocation;
-      }, bodies.token)),
-      text: await listen(bareApp((ctx) => {
-        ctx.set('Content-Type', 'application/json; charset=utf-8');
-        ctx.body = text;
-      }, bodies.token)),
+      plain: await listen(
+        bareApp((ctx) => {
+          ctx.body = bodies.lastLocation;
+        }, bodies.token),
+      ),
+      text: await listen(
+        bareApp((ctx) => {
+          ctx.set('Content-Type', 'application/json; charset=utf-8');
+          ctx.body = text;
+        }, bodies.token),
+      ),
     };
   },
 });

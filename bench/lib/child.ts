@@ -15,15 +15,33 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 export function spawnNode(
   entry: string,
   args: string[],
-  options: { env?: NodeJS.ProcessEnv; stdio?: ('ignore' | 'inherit' | 'pipe' | 'ipc')[]; nodeArgs?: string[]; cpus?: string; tsx?: boolean } = {},
+  options: {
+    env?: NodeJS.ProcessEnv;
+    stdio?: ('ignore' | 'inherit' | 'pipe' | 'ipc')[];
+    nodeArgs?: string[];
+    cpus?: string;
+    tsx?: boolean;
+  } = {},
 ): ChildProcess {
   const pin = options.cpus && /^[0-9,-]+$/.test(options.cpus) && hasTaskset() ? `taskset -c ${options.cpus} ` : '';
   const script = `ulimit -n 65535 2>/dev/null || ulimit -n "$(ulimit -Hn)"; exec ${pin}"$0" "$@"`;
-  return spawn('bash', ['-c', script, process.execPath, ...(options.nodeArgs ?? []), ...(options.tsx === false ? [] : ['--import=tsx']), entry, ...args], {
-    cwd: ROOT,
-    env: options.env ?? process.env,
-    stdio: options.stdio ?? ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
+  return spawn(
+    'bash',
+    [
+      '-c',
+      script,
+      process.execPath,
+      ...(options.nodeArgs ?? []),
+      ...(options.tsx === false ? [] : ['--import=tsx']),
+      entry,
+      ...args,
+    ],
+    {
+      cwd: ROOT,
+      env: options.env ?? process.env,
+      stdio: options.stdio ?? ['ignore', 'inherit', 'inherit', 'ipc'],
+    },
+  );
 }
 
 /** SIGTERM, then SIGKILL if the process has not exited (`exit`) within `graceMs`. */

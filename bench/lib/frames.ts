@@ -22,7 +22,13 @@ export type BenchProtocol = 'teltonika' | 'gt06' | 'gl200' | 'ruptela';
 export const BENCH_PROTOCOLS: readonly BenchProtocol[] = ['teltonika', 'gt06', 'gl200', 'ruptela'];
 
 export const imeiOf = (protocol: BenchProtocol, index: number): string =>
-  protocol === 'teltonika' ? teltonikaImei(index) : protocol === 'gt06' ? gt06Imei(index) : protocol === 'gl200' ? gl200Imei(index) : ruptelaImei(index);
+  protocol === 'teltonika'
+    ? teltonikaImei(index)
+    : protocol === 'gt06'
+      ? gt06Imei(index)
+      : protocol === 'gl200'
+        ? gl200Imei(index)
+        : ruptelaImei(index);
 
 /** Teltonika TCP login: `00 0F` + 15 ASCII digits; the server answers `01`. */
 export function teltonikaLogin(imei: string): Buffer {
@@ -32,10 +38,28 @@ export function teltonikaLogin(imei: string): Buffer {
 // IO elements of every record: 1-byte 239 ignition, 240 movement, 21 GSM signal; 2-byte 66 external
 // voltage, 67 battery voltage; 4-byte 16 total odometer; no 8-byte elements.
 const IO = Buffer.from([
-  0, 6, // event IO id, total IO count
-  3, 239, 1, 240, 1, 21, 4,
-  2, 66, 0x30, 0xd4, 67, 0x0f, 0xa0,
-  1, 16, 0x00, 0x01, 0xe2, 0x40,
+  0,
+  6, // event IO id, total IO count
+  3,
+  239,
+  1,
+  240,
+  1,
+  21,
+  4,
+  2,
+  66,
+  0x30,
+  0xd4,
+  67,
+  0x0f,
+  0xa0,
+  1,
+  16,
+  0x00,
+  0x01,
+  0xe2,
+  0x40,
   0,
 ]);
 const RECORD_BYTES = 8 + 1 + 4 + 4 + 2 + 2 + 1 + 2 + IO.length;
@@ -96,7 +120,17 @@ const LBS_TAIL = Buffer.from([0x01, 0xcc, 0x00, 0x28, 0x7d, 0x00, 0x1f, 0x72, 0x
 export function gt06Position(fixMs: number, serial: number, seed: number): Buffer {
   const t = new Date(fixMs);
   const gps = Buffer.alloc(18);
-  gps.set([t.getUTCFullYear() - 2000, t.getUTCMonth() + 1, t.getUTCDate(), t.getUTCHours(), t.getUTCMinutes(), t.getUTCSeconds()], 0);
+  gps.set(
+    [
+      t.getUTCFullYear() - 2000,
+      t.getUTCMonth() + 1,
+      t.getUTCDate(),
+      t.getUTCHours(),
+      t.getUTCMinutes(),
+      t.getUTCSeconds(),
+    ],
+    0,
+  );
   gps[6] = 0xc9; // 12 bytes of GPS info, 9 satellites
   gps.writeUInt32BE(Math.round((40.4168 + (seed % 1000) * 1e-4) * 1_800_000), 7);
   gps.writeUInt32BE(Math.round((3.7038 + ((seed * 7) % 1000) * 1e-4) * 1_800_000), 11);
@@ -132,7 +166,10 @@ export function gl200Fri(fixMs: number, count: number, seed: number, imei: strin
   const lon = (-3.7038 + (seed % 1000) * 1e-4).toFixed(6);
   const lat = (40.4168 + ((seed * 7) % 1000) * 1e-4).toFixed(6);
   const block = `1,${speed},${azimuth},650.0,${lon},${lat},${gl200Time(fixMs)},0214,0007,18D8,6141,00`;
-  return Buffer.from(`+RESP:GTFRI,${GL200_VERSION},${imei},,0,0,1,${block},,${gl200Time(fixMs)},${hex4(count)}$`, 'latin1');
+  return Buffer.from(
+    `+RESP:GTFRI,${GL200_VERSION},${imei},,0,0,1,${block},,${gl200Time(fixMs)},${hex4(count)}$`,
+    'latin1',
+  );
 }
 
 // --- Ruptela ---------------------------------------------------------------------------------
@@ -159,7 +196,13 @@ const RUPTELA_IO = Buffer.from([2, 2, 1, 13, 1, 2, 29, 0x30, 0xd4, 30, 0x0f, 0xa
 const RUPTELA_RECORD_BYTES = 4 + 1 + 1 + 4 + 4 + 2 + 2 + 1 + 2 + 1 + 1 + RUPTELA_IO.length;
 
 /** Command 1 with `records` records at `firstFixMs + k * stepMs` (whole seconds). */
-export function ruptelaRecords(records: number, firstFixMs: number, stepMs: number, seed: number, imei: string): Buffer {
+export function ruptelaRecords(
+  records: number,
+  firstFixMs: number,
+  stepMs: number,
+  seed: number,
+  imei: string,
+): Buffer {
   const payload = Buffer.alloc(2 + records * RUPTELA_RECORD_BYTES);
   payload[0] = 0; // records left
   payload[1] = records;
@@ -210,8 +253,16 @@ export interface FramePlan {
  * BASE + (i * N + k) s (Teltonika, Ruptela), frame i at BASE + i s (GT06, gl200).
  */
 export function encodeFrame(p: FramePlan, i: number): Buffer {
-  if (p.protocol === 'teltonika') return teltonikaAvl(p.recordsPerFrame, BASE_FIX_MS + i * p.recordsPerFrame * 1000, 1000, p.index + i);
-  if (p.protocol === 'ruptela') return ruptelaRecords(p.recordsPerFrame, BASE_FIX_MS + i * p.recordsPerFrame * 1000, 1000, p.index + i, ruptelaImei(p.index));
+  if (p.protocol === 'teltonika')
+    return teltonikaAvl(p.recordsPerFrame, BASE_FIX_MS + i * p.recordsPerFrame * 1000, 1000, p.index + i);
+  if (p.protocol === 'ruptela')
+    return ruptelaRecords(
+      p.recordsPerFrame,
+      BASE_FIX_MS + i * p.recordsPerFrame * 1000,
+      1000,
+      p.index + i,
+      ruptelaImei(p.index),
+    );
   if (p.protocol === 'gl200') return gl200Fri(BASE_FIX_MS + i * 1000, i, p.index + i, gl200Imei(p.index));
   return gt06Position(BASE_FIX_MS + i * 1000, i + 2, p.index + i);
 }
@@ -237,7 +288,8 @@ export function encodeFrames(p: FramePlan): { bytes: Buffer; frameBytes: number 
   const bytes = Buffer.alloc(frameBytes * p.frames);
   for (let i = 0; i < p.frames; i++) {
     const f = i === 0 ? first : encodeFrame(p, i);
-    if (f.length !== frameBytes) throw new Error(`${p.protocol} frame ${i} of device ${p.index} is ${f.length} bytes, not ${frameBytes}`);
+    if (f.length !== frameBytes)
+      throw new Error(`${p.protocol} frame ${i} of device ${p.index} is ${f.length} bytes, not ${frameBytes}`);
     f.copy(bytes, i * frameBytes);
   }
   return { bytes, frameBytes };

@@ -25,9 +25,15 @@ import type { ConnectResult, StreamResult } from './tracker-generator.js';
  * commit at once (BENCHMARKS.md).
  */
 export const TRACKERS = Number(process.env.BENCH_TRACKERS ?? 1000);
-if (!Number.isInteger(TRACKERS) || TRACKERS < 100 || TRACKERS > 20_000) throw new Error(`BENCH_TRACKERS must be 100-20000, not ${process.env.BENCH_TRACKERS}`);
+if (!Number.isInteger(TRACKERS) || TRACKERS < 100 || TRACKERS > 20_000)
+  throw new Error(`BENCH_TRACKERS must be 100-20000, not ${process.env.BENCH_TRACKERS}`);
 /** connections per protocol: the mix of issue 13 (Teltonika and GT06 were 500 each before it), 400/300/150/150 per 1,000 */
-export const MIX: Record<BenchProtocol, number> = { teltonika: (TRACKERS * 2) / 5, gt06: (TRACKERS * 3) / 10, gl200: (TRACKERS * 3) / 20, ruptela: (TRACKERS * 3) / 20 };
+export const MIX: Record<BenchProtocol, number> = {
+  teltonika: (TRACKERS * 2) / 5,
+  gt06: (TRACKERS * 3) / 10,
+  gl200: (TRACKERS * 3) / 20,
+  ruptela: (TRACKERS * 3) / 20,
+};
 for (const p of BENCH_PROTOCOLS) MIX[p] = Math.round(MIX[p]);
 /**
  * Pre-encoded frames per connection for a load sized for 1,000 trackers: with more trackers each
@@ -47,11 +53,19 @@ const PIN = os.cpus().length >= 2;
 export const SERVER_CPUS = PIN ? String(os.cpus().length - 1) : undefined;
 export const GENERATOR_CPUS = PIN ? '0' : undefined;
 
-const PROTOCOL_MODULES: Record<BenchProtocol, ProtocolModule> = { teltonika: teltonikaProtocol, gt06: gt06Protocol, gl200: gl200Protocol, ruptela: ruptelaProtocol };
+const PROTOCOL_MODULES: Record<BenchProtocol, ProtocolModule> = {
+  teltonika: teltonikaProtocol,
+  gt06: gt06Protocol,
+  gl200: gl200Protocol,
+  ruptela: ruptelaProtocol,
+};
 
 /** Pins this process (and what it starts later) to `cpus`; `undefined`: every CPU again. */
 export function pinSelf(cpus: string | undefined): void {
-  if (PIN) spawnSync('taskset', ['-a', '-p', '-c', cpus ?? `0-${os.cpus().length - 1}`, String(process.pid)], { stdio: 'ignore' });
+  if (PIN)
+    spawnSync('taskset', ['-a', '-p', '-c', cpus ?? `0-${os.cpus().length - 1}`, String(process.pid)], {
+      stdio: 'ignore',
+    });
 }
 
 /**
@@ -62,7 +76,8 @@ export function pinSelf(cpus: string | undefined): void {
 export function pinChildren(pid: number, cpus: string | undefined): number[] {
   if (!PIN) return [];
   const children = childPids(pid);
-  for (const child of children) spawnSync('taskset', ['-a', '-p', '-c', cpus ?? `0-${os.cpus().length - 1}`, String(child)], { stdio: 'ignore' });
+  for (const child of children)
+    spawnSync('taskset', ['-a', '-p', '-c', cpus ?? `0-${os.cpus().length - 1}`, String(child)], { stdio: 'ignore' });
   return children;
 }
 
@@ -83,7 +98,10 @@ export const GATEWAY_CPUS = process.env.BENCH_GATEWAY_CPUS === 'generator' ? (GE
 /** Places the gateway processes of trackgate `pid` (its children) as GATEWAY_CPUS says; their pids. */
 export function placeGatewayProcesses(pid: number): number[] {
   const pids = pinChildren(pid, GATEWAY_CPUS === 'any' ? undefined : GATEWAY_CPUS);
-  if (pids.length) log(`${pids.length} gateway processes on CPU ${GATEWAY_CPUS}${GATEWAY_CPUS === 'any' ? ' (placed by the system)' : ' (with the generator)'}; the core on CPU ${SERVER_CPUS ?? 'any'}`);
+  if (pids.length)
+    log(
+      `${pids.length} gateway processes on CPU ${GATEWAY_CPUS}${GATEWAY_CPUS === 'any' ? ' (placed by the system)' : ' (with the generator)'}; the core on CPU ${SERVER_CPUS ?? 'any'}`,
+    );
   return pids;
 }
 
@@ -108,14 +126,33 @@ export function* rowsOf(framesAcked: StreamResult['framesAcked']): Generator<Loc
     for (let j = 0; j < framesAcked.length; j++) {
       const c = framesAcked[j];
       if (i >= c.frames) continue;
-      const frame = encodeFrame({ protocol: c.protocol, index: c.index, frames: 0, recordsPerFrame: positionsPerFrame(c.protocol, RECORDS_PER_FRAME) }, i);
+      const frame = encodeFrame(
+        {
+          protocol: c.protocol,
+          index: c.index,
+          frames: 0,
+          recordsPerFrame: positionsPerFrame(c.protocol, RECORDS_PER_FRAME),
+        },
+        i,
+      );
       const receivedAt = new Date();
       const deviceId = imeiOf(c.protocol, c.index);
-      const ctx: DecodeContext = { now: receivedAt, transport: 'tcp', deviceId, checksum: 'accept', session: sessions[j] };
+      const ctx: DecodeContext = {
+        now: receivedAt,
+        transport: 'tcp',
+        deviceId,
+        checksum: 'accept',
+        session: sessions[j],
+      };
       for (const m of PROTOCOL_MODULES[c.protocol].decode!(frame, ctx).messages) {
         const d = runSteps(m, c.protocol, receivedAt);
         if (d.drop || !d.location) throw new Error(`frame ${i} of ${deviceId} gives no location (${d.drop})`);
-        yield { deviceId, dateTime: d.fixTime.getTime(), serverTime: receivedAt.getTime(), location: { ...d.location, serverTime: receivedAt.toISOString() } };
+        yield {
+          deviceId,
+          dateTime: d.fixTime.getTime(),
+          serverTime: receivedAt.getTime(),
+          location: { ...d.location, serverTime: receivedAt.toISOString() },
+        };
       }
     }
   }
@@ -123,7 +160,9 @@ export function* rowsOf(framesAcked: StreamResult['framesAcked']): Generator<Loc
 
 /** `frames` frames of every connection of the mix, as a generator's `framesAcked` would list them. */
 export function everyConnection(frames: number): StreamResult['framesAcked'] {
-  return BENCH_PROTOCOLS.flatMap((protocol) => Array.from({ length: MIX[protocol] }, (_, index) => ({ protocol, index, frames })));
+  return BENCH_PROTOCOLS.flatMap((protocol) =>
+    Array.from({ length: MIX[protocol] }, (_, index) => ({ protocol, index, frames })),
+  );
 }
 
 /** A row as the raw baselines insert it: device id, fix time, server time, the stored JSON. */

@@ -7,7 +7,14 @@
  */
 import net from 'node:net';
 import { cpuMsOfSync, serveCommands } from './child.js';
-import { CONNACK_TYPE, PUBACK_TYPE, connectPacket, locationPayload, publishQos1Packet, splitPackets } from '../../test/helpers/mqtt-packets.js';
+import {
+  CONNACK_TYPE,
+  PUBACK_TYPE,
+  connectPacket,
+  locationPayload,
+  publishQos1Packet,
+  splitPackets,
+} from '../../test/helpers/mqtt-packets.js';
 
 export interface MqttClientSpec {
   deviceId: string;
@@ -96,7 +103,11 @@ let conns: Conn[] = [];
 
 const epochNow = (): number => performance.timeOrigin + performance.now();
 
-function open(host: string, port: number, spec: MqttClientSpec): Promise<{ conn?: Conn; returnCode?: number; error?: string }> {
+function open(
+  host: string,
+  port: number,
+  spec: MqttClientSpec,
+): Promise<{ conn?: Conn; returnCode?: number; error?: string }> {
   return new Promise((resolve) => {
     const socket = net.connect({ host, port, noDelay: true });
     let buf: Buffer = Buffer.alloc(0);
@@ -112,7 +123,11 @@ function open(host: string, port: number, spec: MqttClientSpec): Promise<{ conn?
       socket.destroy();
       done({ error: 'no CONNACK within 30 s' });
     }, 30_000);
-    socket.on('connect', () => socket.write(connectPacket({ clientId: spec.clientId, username: spec.username, password: spec.password, keepaliveS: 0 })));
+    socket.on('connect', () =>
+      socket.write(
+        connectPacket({ clientId: spec.clientId, username: spec.username, password: spec.password, keepaliveS: 0 }),
+      ),
+    );
     socket.on('data', (chunk: Buffer) => {
       buf = Buffer.concat([buf, chunk]);
       if (buf.length < 4) return;
@@ -125,7 +140,19 @@ function open(host: string, port: number, spec: MqttClientSpec): Promise<{ conn?
         socket.destroy();
         return done({ returnCode: rc });
       }
-      const conn: Conn = { spec, socket, packetBytes: 0, count: 0, next: 0, inflight: 0, acked: 0, leftover: 0, leftBytes: Buffer.alloc(0), exhausted: false, closed: false };
+      const conn: Conn = {
+        spec,
+        socket,
+        packetBytes: 0,
+        count: 0,
+        next: 0,
+        inflight: 0,
+        acked: 0,
+        leftover: 0,
+        leftBytes: Buffer.alloc(0),
+        exhausted: false,
+        closed: false,
+      };
       socket.on('close', () => (conn.closed = true));
       done({ conn, returnCode: 0 });
     });
@@ -152,7 +179,14 @@ async function connect(a: MqttConnectArgs): Promise<MqttConnectResult> {
     }
   }
   const refused = Object.entries(returnCodes).reduce((n, [rc, c]) => (rc === '0' ? n : n + c), 0);
-  return { connected: conns.length, refused, returnCodes, failed, firstError, seconds: (performance.now() - t0) / 1000 };
+  return {
+    connected: conns.length,
+    refused,
+    returnCodes,
+    failed,
+    firstError,
+    seconds: (performance.now() - t0) / 1000,
+  };
 }
 
 /** Encodes every connection's messages into one buffer per connection; all packets of a connection have the same length. */
@@ -162,7 +196,8 @@ function prepare(a: MqttPrepareArgs): { bytes: number; messages: number; packetB
   for (const c of conns) {
     const topic = `devices/${c.spec.deviceId}/locations`;
     const list: Buffer[] = [];
-    for (let k = 0; k < a.messagesPerConnection; k++) list.push(publishQos1Packet(topic, (k % 65535) + 1, locationPayload(k)));
+    for (let k = 0; k < a.messagesPerConnection; k++)
+      list.push(publishQos1Packet(topic, (k % 65535) + 1, locationPayload(k)));
     const size = list[0].length;
     if (list.some((p) => p.length !== size)) throw new Error(`packets of ${c.spec.deviceId} differ in length`);
     c.packets = Buffer.concat(list);
@@ -298,23 +333,30 @@ function stream(a: MqttStreamArgs): Promise<MqttStreamResult> {
     };
 
     let drainTimer: NodeJS.Timeout | undefined;
-    setTimeout(() => {
-      phase = 'window';
-      windowStartEpochMs = epochNow();
-      cpuAtStart = process.cpuUsage();
-      for (const [k, pid] of Object.entries(a.watch ?? {})) watched0[k] = cpuMsOfSync(pid);
-    }, Math.max(0, windowStart - performance.now()));
-    setTimeout(() => {
-      phase = 'drain';
-      windowEndEpochMs = epochNow();
-      sending = false;
-      drainStarted = performance.now();
-      const cpu = process.cpuUsage(cpuAtStart);
-      generatorCpuPct = ((cpu.user + cpu.system) / 1000 / a.durationMs) * 100;
-      for (const [k, pid] of Object.entries(a.watch ?? {})) watched[k] = ((cpuMsOfSync(pid) - watched0[k]) / a.durationMs) * 100;
-      drainTimer = setTimeout(finish, a.drainMs ?? 30_000);
-      checkDrained();
-    }, Math.max(0, windowEnd - performance.now()));
+    setTimeout(
+      () => {
+        phase = 'window';
+        windowStartEpochMs = epochNow();
+        cpuAtStart = process.cpuUsage();
+        for (const [k, pid] of Object.entries(a.watch ?? {})) watched0[k] = cpuMsOfSync(pid);
+      },
+      Math.max(0, windowStart - performance.now()),
+    );
+    setTimeout(
+      () => {
+        phase = 'drain';
+        windowEndEpochMs = epochNow();
+        sending = false;
+        drainStarted = performance.now();
+        const cpu = process.cpuUsage(cpuAtStart);
+        generatorCpuPct = ((cpu.user + cpu.system) / 1000 / a.durationMs) * 100;
+        for (const [k, pid] of Object.entries(a.watch ?? {}))
+          watched[k] = ((cpuMsOfSync(pid) - watched0[k]) / a.durationMs) * 100;
+        drainTimer = setTimeout(finish, a.drainMs ?? 30_000);
+        checkDrained();
+      },
+      Math.max(0, windowEnd - performance.now()),
+    );
 
     for (const c of conns) fill(c);
   });

@@ -6,7 +6,13 @@
  */
 import net from 'node:net';
 import { serveCommands } from './child.js';
-import { CONNACK_TYPE, SUBACK_TYPE, connectPacket, splitPackets, subscribePacket } from '../../test/helpers/mqtt-packets.js';
+import {
+  CONNACK_TYPE,
+  SUBACK_TYPE,
+  connectPacket,
+  splitPackets,
+  subscribePacket,
+} from '../../test/helpers/mqtt-packets.js';
 
 export interface SubscriberStartArgs {
   host: string;

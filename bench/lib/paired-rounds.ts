@@ -15,9 +15,17 @@ export function teltonikaGt06Ids(perProtocol: number): string[] {
 }
 
 /** Logs in `perProtocol` Teltonika and as many GT06 trackers; every one must log in. */
-export async function connectTeltonikaGt06(gen: Child, ports: { teltonika: number; gt06: number }, perProtocol: number): Promise<ConnectResult> {
+export async function connectTeltonikaGt06(
+  gen: Child,
+  ports: { teltonika: number; gt06: number },
+  perProtocol: number,
+): Promise<ConnectResult> {
   const r = await gen.call<ConnectResult>('connect', {
-    host: '127.0.0.1', ports, teltonika: { first: 0, count: perProtocol }, gt06: { first: 0, count: perProtocol }, batch: 250,
+    host: '127.0.0.1',
+    ports,
+    teltonika: { first: 0, count: perProtocol },
+    gt06: { first: 0, count: perProtocol },
+    batch: 250,
   });
   if (r.failed > 0) throw new Error(`${r.failed} trackers could not log in: ${r.firstError}`);
   return r;
@@ -28,7 +36,13 @@ export async function connectTeltonikaGt06(gen: Child, ports: { teltonika: numbe
  * in the machine's speed favours neither), and `afterRound` (another measure of the same round)
  * after each pair: every round's result, in the order run.
  */
-export async function alternatingRounds<V extends string, R>(baseline: V, subject: V, rounds: number, once: (variant: V) => Promise<R>, afterRound?: () => Promise<void>): Promise<R[]> {
+export async function alternatingRounds<V extends string, R>(
+  baseline: V,
+  subject: V,
+  rounds: number,
+  once: (variant: V) => Promise<R>,
+  afterRound?: () => Promise<void>,
+): Promise<R[]> {
   const results: R[] = [];
   for (let i = 0; i < rounds; i++) {
     for (const v of i % 2 === 0 ? [baseline, subject] : [subject, baseline]) results.push(await once(v));
@@ -43,6 +57,15 @@ export function bestRound<R>(items: readonly R[], pick: (r: R) => number): R {
 }
 
 /** The best value of `pick` over the rounds of one variant. */
-export function bestOf<R extends { variant: string }>(rounds: R[], variant: R['variant'], pick: (r: R) => number): number {
-  return pick(bestRound(rounds.filter((r) => r.variant === variant), pick));
+export function bestOf<R extends { variant: string }>(
+  rounds: R[],
+  variant: R['variant'],
+  pick: (r: R) => number,
+): number {
+  return pick(
+    bestRound(
+      rounds.filter((r) => r.variant === variant),
+      pick,
+    ),
+  );
 }

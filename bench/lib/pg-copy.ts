@@ -51,11 +51,15 @@ class CopyFrom {
 /** Runs `sql` (a `COPY … FROM STDIN`) with `chunks` as its data; resolves with the rows copied. */
 export function copyFrom(client: pg.Client, sql: string, chunks: Buffer[]): Promise<number> {
   return new Promise((resolve, reject) => {
-    client.query(new CopyFrom(sql, chunks, (error, rows) => (error ? reject(error) : resolve(rows))) as unknown as pg.QueryConfig);
+    client.query(
+      new CopyFrom(sql, chunks, (error, rows) => (error ? reject(error) : resolve(rows))) as unknown as pg.QueryConfig,
+    );
   });
 }
 
 /** One field of COPY's text format: backslash, tab, newline and carriage return escaped. */
 export function copyText(value: string): string {
-  return /[\\\t\n\r]/.test(value) ? value.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r') : value;
+  return /[\\\t\n\r]/.test(value)
+    ? value.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r')
+    : value;
 }

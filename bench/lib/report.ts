@@ -26,14 +26,16 @@ export function machine(): Machine {
 export function printTable(title: string, header: string[], rows: (string | number)[][]): void {
   const cells = [header, ...rows.map((r) => r.map(String))];
   const widths = header.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
-  const line = (r: string[]): string => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+  const line = (r: string[]): string =>
+    r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
   console.log(`\n${title}`);
   console.log(line(header));
   console.log(widths.map((w) => '-'.repeat(w)).join('  '));
   for (const r of cells.slice(1)) console.log(line(r));
 }
 
-export const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+export const fmt = (n: number, digits = 0): string =>
+  n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 export const pct = (ratio: number): string => `${(ratio * 100).toFixed(1)} %`;
 
 export function log(message: string): void {

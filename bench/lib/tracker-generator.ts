@@ -7,7 +7,14 @@
 import net from 'node:net';
 import { childPids, cpuMsOfNamed, cpuMsOfSync, machineBusyMs, serveCommands } from './child.js';
 import {
-  BENCH_PROTOCOLS, GL200_LOGIN_ACK, RUPTELA_LOGIN_ACK, encodeFrames, expectedAck, loginFrame, positionsPerFrame, type BenchProtocol,
+  BENCH_PROTOCOLS,
+  GL200_LOGIN_ACK,
+  RUPTELA_LOGIN_ACK,
+  encodeFrames,
+  expectedAck,
+  loginFrame,
+  positionsPerFrame,
+  type BenchProtocol,
 } from './frames.js';
 
 type Protocol = BenchProtocol;
@@ -135,7 +142,8 @@ function ackLength(c: Conn, loggedIn: boolean, pending: Buffer): number | undefi
     }
     need = c.protocol === 'teltonika' ? 1 : c.protocol === 'gt06' ? 10 : RUPTELA_LOGIN_ACK.length;
   } else {
-    if (!c.acks) throw new Error(`${c.protocol} ${c.index}: unexpected bytes after the login ack: ${pending.toString('hex')}`);
+    if (!c.acks)
+      throw new Error(`${c.protocol} ${c.index}: unexpected bytes after the login ack: ${pending.toString('hex')}`);
     need = c.acks[(c.next - 1) % c.acks.length].length;
   }
   return pending.length >= need ? need : undefined;
@@ -152,7 +160,16 @@ function open(host: string, port: number, protocol: Protocol, index: number): Pr
   return new Promise((resolve, reject) => {
     const socket = net.connect({ host, port });
     socket.setNoDelay(true);
-    const c: Conn = { protocol, index, socket, pending: Buffer.alloc(0), frameBytes: 0, next: 0, acked: 0, done: false };
+    const c: Conn = {
+      protocol,
+      index,
+      socket,
+      pending: Buffer.alloc(0),
+      frameBytes: 0,
+      next: 0,
+      acked: 0,
+      done: false,
+    };
     let loggedIn = false;
     socket.on('data', (chunk: Buffer) => {
       c.pending = c.pending.length ? Buffer.concat([c.pending, chunk]) : chunk;
@@ -173,7 +190,8 @@ function open(host: string, port: number, protocol: Protocol, index: number): Pr
     socket.once('error', reject);
     // a connection the server closes, or never answers, before the login's ack fails instead of hanging the run
     socket.once('close', () => {
-      if (!loggedIn) reject(new Error(`${protocol} device ${index}: connection closed before the login was acknowledged`));
+      if (!loggedIn)
+        reject(new Error(`${protocol} device ${index}: connection closed before the login was acknowledged`));
     });
     const timer = setTimeout(() => {
       if (!loggedIn) {
@@ -205,7 +223,12 @@ serveCommands({
         const i = next++;
         const t = todo[i];
         try {
-          opened[i] = await open(typeof a.host === 'string' ? a.host : a.host[i % a.host.length], a.ports[t.protocol]!, t.protocol, t.index);
+          opened[i] = await open(
+            typeof a.host === 'string' ? a.host : a.host[i % a.host.length],
+            a.ports[t.protocol]!,
+            t.protocol,
+            t.index,
+          );
         } catch (e) {
           failed++;
           firstError ??= String(e);
@@ -214,7 +237,12 @@ serveCommands({
     };
     await Promise.all(Array.from({ length: Math.min(a.batch, todo.length) }, worker));
     for (const c of opened) if (c) conns.push(c);
-    return { loggedIn: conns.length, failed, seconds: (performance.now() - t0) / 1000, ...(firstError && { firstError }) };
+    return {
+      loggedIn: conns.length,
+      failed,
+      seconds: (performance.now() - t0) / 1000,
+      ...(firstError && { firstError }),
+    };
   },
 
   /** Encodes every connection's frames (before any clock starts); returns the bytes held. */
@@ -225,7 +253,12 @@ serveCommands({
     for (const c of conns) {
       const count = a.framesPerConnection[c.protocol];
       if (!count) throw new Error(`no frame count for ${c.protocol}`);
-      const plan = { protocol: c.protocol, index: c.index, frames: count, recordsPerFrame: positionsPerFrame(c.protocol, a.recordsPerFrame) };
+      const plan = {
+        protocol: c.protocol,
+        index: c.index,
+        frames: count,
+        recordsPerFrame: positionsPerFrame(c.protocol, a.recordsPerFrame),
+      };
       const e = encodeFrames(plan);
       c.frames = e.bytes;
       c.frameBytes = e.frameBytes;
@@ -249,7 +282,13 @@ serveCommands({
       let phase: 'warmup' | 'window' | 'drain' = 'warmup';
       const t0 = performance.now();
       const postgresMs = (): number | undefined => (a.watchPostgres ? cpuMsOfNamed('postgres') : undefined);
-      const mark = () => ({ t: performance.now(), cpu: process.cpuUsage(), server: serverCpu(a.watchPid), machine: machineBusyMs(), postgres: postgresMs() });
+      const mark = () => ({
+        t: performance.now(),
+        cpu: process.cpuUsage(),
+        server: serverCpu(a.watchPid),
+        machine: machineBusyMs(),
+        postgres: postgresMs(),
+      });
       let at = mark();
       let windowSeconds = 0;
       let generatorCpuPct = 0;

@@ -38,9 +38,23 @@ export function tempDir(tag: string): { dir: string; remove(): void } {
 
 export function deviceRecord(id: string, accountId: string, nowMs: number): DeviceRecord {
   return {
-    id, accountId, name: `bench ${id}`, description: null, min: null, tags: {}, expiresAt: null,
-    dailyEmailLimit: 10, dailySmsLimit: 10, alertEmails: [], alertPhones: [], protocol: null,
-    lastConnection: null, model: null, mqttPasswordHash: null, creation: nowMs, modification: nowMs,
+    id,
+    accountId,
+    name: `bench ${id}`,
+    description: null,
+    min: null,
+    tags: {},
+    expiresAt: null,
+    dailyEmailLimit: 10,
+    dailySmsLimit: 10,
+    alertEmails: [],
+    alertPhones: [],
+    protocol: null,
+    lastConnection: null,
+    model: null,
+    mqttPasswordHash: null,
+    creation: nowMs,
+    modification: nowMs,
   };
 }
 
@@ -49,10 +63,20 @@ export function deviceRecord(id: string, accountId: string, nowMs: number): Devi
  * database of `dataDir` (or the one `extra.TRACKGATE_DATABASE_URL` names); `fill` may add more
  * (e.g. history) before the handle is closed.
  */
-export async function prepareDataDir(dataDir: string, deviceIds: string[], fill?: (db: Db, accountId: string) => Promise<void>, extra: Record<string, string> = {}): Promise<void> {
+export async function prepareDataDir(
+  dataDir: string,
+  deviceIds: string[],
+  fill?: (db: Db, accountId: string) => Promise<void>,
+  extra: Record<string, string> = {},
+): Promise<void> {
   const db = await openStorage(loadConfig(benchEnv(dataDir, extra)));
   try {
-    const created = await createAccountsService(db, systemClock).bootstrap({ name: 'Bench account', licenses: 1_000_000, adminUser: 'admin', adminApiKey: ADMIN_KEY });
+    const created = await createAccountsService(db, systemClock).bootstrap({
+      name: 'Bench account',
+      licenses: 1_000_000,
+      adminUser: 'admin',
+      adminApiKey: ADMIN_KEY,
+    });
     const accountId = created?.accountId ?? (await db('accounts').first('id')).id;
     const now = Date.now();
     for (let i = 0; i < deviceIds.length; i += 5000) {
@@ -94,7 +118,12 @@ function buildOnce(): void {
  * from the build, as `compiled` does (profiles then name the build's functions, without tsx's
  * helpers in between).
  */
-export async function startServerProcess(dataDir: string, extra: Record<string, string> = {}, cpus?: string, options: { compiled?: boolean } = {}): Promise<ServerProcess> {
+export async function startServerProcess(
+  dataDir: string,
+  extra: Record<string, string> = {},
+  cpus?: string,
+  options: { compiled?: boolean } = {},
+): Promise<ServerProcess> {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('TRACKGATE_')) env[k] = v;
   Object.assign(env, benchEnv(dataDir, extra));
@@ -105,19 +134,28 @@ export async function startServerProcess(dataDir: string, extra: Record<string, 
   if (process.env.BENCH_COMPILED === '1') options = { ...options, compiled: true };
   if (options.compiled) buildOnce();
   const proc = spawnNode(path.join(ROOT, options.compiled ? 'dist/main.js' : 'main.ts'), [], {
-    env, stdio: ['ignore', 'pipe', 'inherit'], nodeArgs: options.compiled ? [...nodeArgs, '--enable-source-maps'] : nodeArgs, cpus, tsx: !options.compiled,
+    env,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    nodeArgs: options.compiled ? [...nodeArgs, '--enable-source-maps'] : nodeArgs,
+    cpus,
+    tsx: !options.compiled,
   });
   const lines: string[] = [];
   let exited = false;
   const exit = new Promise<void>((resolve) => proc.once('exit', () => ((exited = true), resolve())));
   const ports = await new Promise<Record<string, number>>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`trackgate did not log "listening" within 60 s:\n${lines.join('\n')}`)), 60_000);
+    const timer = setTimeout(
+      () => reject(new Error(`trackgate did not log "listening" within 60 s:\n${lines.join('\n')}`)),
+      60_000,
+    );
     proc.once('exit', (code) => {
       clearTimeout(timer);
       reject(new Error(`trackgate exited (${code}) before listening:\n${lines.join('\n')}`));
     });
     // BENCH_SERVER_LOG=<file>: every line the server logs is also written there (for diagnosis)
-    const logFile = process.env.BENCH_SERVER_LOG ? createWriteStream(process.env.BENCH_SERVER_LOG, { flags: 'a' }) : undefined;
+    const logFile = process.env.BENCH_SERVER_LOG
+      ? createWriteStream(process.env.BENCH_SERVER_LOG, { flags: 'a' })
+      : undefined;
     createInterface({ input: proc.stdout! }).on('line', (line) => {
       logFile?.write(`${line}\n`);
       lines.push(line);

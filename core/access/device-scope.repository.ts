@@ -40,5 +40,11 @@ export async function accountOf(db: Db, id: string): Promise<string | undefined>
 }
 
 export async function isInGroup(db: Db, deviceId: string, groupId: string): Promise<boolean> {
-  return (await db.read.first('select 1 as x from group_devices where device_id = ? and group_id = ?', deviceId, groupId)) !== undefined;
+  return (
+    (await db.read.first(
+      'select 1 as x from group_devices where device_id = ? and group_id = ?',
+      deviceId,
+      groupId,
+    )) !== undefined
+  );
 }

@@ -12,7 +12,13 @@ const toAccount = (r: Record<string, unknown>): Account => ({
 });
 
 export async function insert(db: Q, a: Account): Promise<void> {
-  await db('accounts').insert({ id: a.id, name: a.name, licenses: a.licenses, time_zone: a.timeZone, created_at: a.createdAt });
+  await db('accounts').insert({
+    id: a.id,
+    name: a.name,
+    licenses: a.licenses,
+    time_zone: a.timeZone,
+    created_at: a.createdAt,
+  });
 }
 
 export async function findById(db: Q, id: string): Promise<Account | undefined> {
@@ -51,10 +57,18 @@ export async function setTimeZone(db: Q, id: string, timeZone: string): Promise<
 }
 
 export async function list(db: Q): Promise<Account[]> {
-  return (await db('accounts').select('*').orderBy([{ column: 'created_at' }, { column: 'id' }])).map(toAccount);
+  return (
+    await db('accounts')
+      .select('*')
+      .orderBy([{ column: 'created_at' }, { column: 'id' }])
+  ).map(toAccount);
 }
 
-export async function update(db: Q, id: string, fields: Partial<Pick<Account, 'name' | 'licenses' | 'timeZone'>>): Promise<void> {
+export async function update(
+  db: Q,
+  id: string,
+  fields: Partial<Pick<Account, 'name' | 'licenses' | 'timeZone'>>,
+): Promise<void> {
   const row: Record<string, unknown> = {};
   if (fields.name !== undefined) row.name = fields.name;
   if (fields.licenses !== undefined) row.licenses = fields.licenses;

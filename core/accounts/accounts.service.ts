@@ -118,7 +118,13 @@ export function createAccountsService(db: Db, clock: Clock, hooks: AccountsHooks
       if (await users.findByUserName(trx, input.adminUser)) {
         throw new DomainError('USER_EXISTS', `A user named "${input.adminUser}" already exists.`);
       }
-      await accounts.insert(trx, { id: accountId, name: input.name, licenses: input.licenses, timeZone, createdAt: now });
+      await accounts.insert(trx, {
+        id: accountId,
+        name: input.name,
+        licenses: input.licenses,
+        timeZone,
+        createdAt: now,
+      });
       await users.insert(trx, adminRecord(input, { userId, accountId, timeZone, apiKey, now }));
     });
     await hooks.onCreated?.(accountId);
@@ -135,7 +141,12 @@ export function createAccountsService(db: Db, clock: Clock, hooks: AccountsHooks
       if (input.adminApiKey) {
         const admin = await users.findByUserName(db, input.adminUser);
         if (admin && !apiKeyMatches(input.adminApiKey, admin.apiKeyHash)) {
-          await users.update(db, { ...admin, apiKeyHash: hashApiKey(input.adminApiKey), keyVersion: admin.keyVersion + 1, modification: clock.now().getTime() });
+          await users.update(db, {
+            ...admin,
+            apiKeyHash: hashApiKey(input.adminApiKey),
+            keyVersion: admin.keyVersion + 1,
+            modification: clock.now().getTime(),
+          });
         }
       }
       return undefined;
@@ -150,7 +161,9 @@ export function createAccountsService(db: Db, clock: Clock, hooks: AccountsHooks
     return { total: account.licenses, used, free: Math.max(0, account.licenses - used) };
   }
 
-  async function get(accountId: string): Promise<{ id: string; name: string; timeZone: string; licenses: LicenseUsage }> {
+  async function get(
+    accountId: string,
+  ): Promise<{ id: string; name: string; timeZone: string; licenses: LicenseUsage }> {
     const account = await accounts.findById(db, accountId);
     if (!account) throw new DomainError('NOT_FOUND', 'Account was not found.');
     return { id: account.id, name: account.name, timeZone: account.timeZone, licenses: await licenseUsage(accountId) };
@@ -158,7 +171,12 @@ export function createAccountsService(db: Db, clock: Clock, hooks: AccountsHooks
 
   /** The account's day (daily limits) starts at midnight in this zone. */
   async function setTimeZone(accountId: string, timeZone: string): Promise<void> {
-    if (!isTimeZone(timeZone)) throw new DomainError('VALIDATION_FAILED', `timeZone: "${timeZone}" is not an IANA time zone (see GET /api/users/timeZones).`, { field: 'timeZone' });
+    if (!isTimeZone(timeZone))
+      throw new DomainError(
+        'VALIDATION_FAILED',
+        `timeZone: "${timeZone}" is not an IANA time zone (see GET /api/users/timeZones).`,
+        { field: 'timeZone' },
+      );
     await accounts.setTimeZone(db, accountId, timeZone);
   }
 
@@ -177,7 +195,8 @@ export function createAccountsService(db: Db, clock: Clock, hooks: AccountsHooks
   async function update(accountId: string, input: UpdateAccountInput): Promise<OperatorAccountView> {
     checkUpdate(input);
     await db.transaction(async (trx) => {
-      if (!(await accounts.findForUpdate(trx, accountId))) throw new DomainError('NOT_FOUND', `There is no account ${accountId}; see trackgate account list.`);
+      if (!(await accounts.findForUpdate(trx, accountId)))
+        throw new DomainError('NOT_FOUND', `There is no account ${accountId}; see trackgate account list.`);
       await accounts.update(trx, accountId, input);
     });
     const account = (await accounts.findById(db, accountId))!;
@@ -188,30 +207,58 @@ export function createAccountsService(db: Db, clock: Clock, hooks: AccountsHooks
 }
 
 function checkCreate(input: CreateAccountInput, timeZone: string): void {
-  if (!isTimeZone(timeZone)) throw new DomainError('VALIDATION_FAILED', `timeZone "${timeZone}" is not an IANA time zone.`);
+  if (!isTimeZone(timeZone))
+    throw new DomainError('VALIDATION_FAILED', `timeZone "${timeZone}" is not an IANA time zone.`);
   if (!input.adminUser.trim()) throw new DomainError('VALIDATION_FAILED', 'The admin user name must not be empty.');
-  if (!input.name.trim()) throw new DomainError('VALIDATION_FAILED', 'The account name must not be empty.', { field: 'name' });
+  if (!input.name.trim())
+    throw new DomainError('VALIDATION_FAILED', 'The account name must not be empty.', { field: 'name' });
   if (!licensesOk(input.licenses)) throw new DomainError('VALIDATION_FAILED', LICENSES_RANGE, { field: 'licenses' });
   const keyProblem = input.adminApiKey === undefined ? undefined : adminApiKeyProblem(input.adminApiKey);
-  if (keyProblem) throw new DomainError('VALIDATION_FAILED', `The admin API key ${keyProblem}; leave it out to have one generated.`, { field: 'adminApiKey' });
+  if (keyProblem)
+    throw new DomainError('VALIDATION_FAILED', `The admin API key ${keyProblem}; leave it out to have one generated.`, {
+      field: 'adminApiKey',
+    });
 }
 
 function checkUpdate(input: UpdateAccountInput): void {
-  if (input.licenses !== undefined && !licensesOk(input.licenses)) throw new DomainError('VALIDATION_FAILED', LICENSES_RANGE, { field: 'licenses' });
-  if (input.name !== undefined && !input.name.trim()) throw new DomainError('VALIDATION_FAILED', 'The account name must not be empty.', { field: 'name' });
-  if (input.timeZone !== undefined && !isTimeZone(input.timeZone)) throw new DomainError('VALIDATION_FAILED', `timeZone "${input.timeZone}" is not an IANA time zone.`, { field: 'timeZone' });
+  if (input.licenses !== undefined && !licensesOk(input.licenses))
+    throw new DomainError('VALIDATION_FAILED', LICENSES_RANGE, { field: 'licenses' });
+  if (input.name !== undefined && !input.name.trim())
+    throw new DomainError('VALIDATION_FAILED', 'The account name must not be empty.', { field: 'name' });
+  if (input.timeZone !== undefined && !isTimeZone(input.timeZone))
+    throw new DomainError('VALIDATION_FAILED', `timeZone "${input.timeZone}" is not an IANA time zone.`, {
+      field: 'timeZone',
+    });
 }
 
 /** A new account's first user: its admin, with every privilege but `execute`, known by its API key. */
 function adminRecord(
-  input: CreateAccountInput, ids: { userId: string; accountId: string; timeZone: string; apiKey: string; now: number },
+  input: CreateAccountInput,
+  ids: { userId: string; accountId: string; timeZone: string; apiKey: string; now: number },
 ): UserRecord {
   const { userId, accountId, timeZone, apiKey, now } = ids;
   return {
-    id: userId, accountId, userName: input.adminUser, name: input.adminUser,
+    id: userId,
+    accountId,
+    userName: input.adminUser,
+    name: input.adminUser,
     email: input.adminEmail ?? (input.adminUser.includes('@') ? input.adminUser : `${input.adminUser}@localhost`),
-    country: input.country ?? 'US', timeZone, description: null, message: null, disabled: false, disabledMessage: null,
-    tags: {}, privileges: ['admin', 'write', 'read'], groupId: null, fromAt: null, expiresAt: null, passwordHash: null,
-    apiKeyHash: hashApiKey(apiKey), keyVersion: 1, creation: now, modification: now, lastLogin: null,
+    country: input.country ?? 'US',
+    timeZone,
+    description: null,
+    message: null,
+    disabled: false,
+    disabledMessage: null,
+    tags: {},
+    privileges: ['admin', 'write', 'read'],
+    groupId: null,
+    fromAt: null,
+    expiresAt: null,
+    passwordHash: null,
+    apiKeyHash: hashApiKey(apiKey),
+    keyVersion: 1,
+    creation: now,
+    modification: now,
+    lastLogin: null,
   };
 }

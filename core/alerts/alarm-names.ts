@@ -48,4 +48,11 @@ export const ALERT_NAME_BY_ALARM: Readonly<Record<Alarm, string>> = Object.freez
 });
 
 /** Alarms that set `hasCriticalAlert` on the location. */
-export const CRITICAL_ALARMS: ReadonlySet<Alarm> = new Set<Alarm>(['sos', 'accident', 'fallDown', 'tow', 'removing', 'tampering']);
+export const CRITICAL_ALARMS: ReadonlySet<Alarm> = new Set<Alarm>([
+  'sos',
+  'accident',
+  'fallDown',
+  'tow',
+  'removing',
+  'tampering',
+]);

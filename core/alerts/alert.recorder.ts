@@ -94,24 +94,36 @@ export function createAlertRecorder(deps: AlertRecorderDeps): AlertRecorder {
       const same = await alerts.findSame(db, device.id, dateTime, input.alertName, row.ruleId, row.text);
       if (same) return same;
     }
-    const planned: PlannedAlert = { ...row, ...(options.channels && { channels: options.channels }), ...(options.ruleName !== undefined && { ruleName: options.ruleName }) };
+    const planned: PlannedAlert = {
+      ...row,
+      ...(options.channels && { channels: options.channels }),
+      ...(options.ruleName !== undefined && { ruleName: options.ruleName }),
+    };
     const plan = deps.notifier ? await deps.notifier.plan(device, planned) : undefined;
     let duplicate = false;
-    const alert = await db.transaction(async (trx) => {
-      const same = options.dedupe ? await alerts.findSame(trx, device.id, dateTime, input.alertName, row.ruleId, row.text) : undefined;
-      if (same) {
-        duplicate = true;
-        return same;
-      }
-      const stored = await alerts.insert(trx, { ...row, notifications: plan?.notifications ?? [], suppressed: plan?.suppressed ?? {} });
-      await plan?.write(trx, stored.id);
-      await deps.afterInsert?.(trx, { accountId: device.accountId, deviceId: device.id, alert: stored });
-      return stored;
-    }).catch(async (e: unknown) => {
-      // The transaction failed after places in the daily count were reserved: give them back.
-      await plan?.undo();
-      throw e;
-    });
+    const alert = await db
+      .transaction(async (trx) => {
+        const same = options.dedupe
+          ? await alerts.findSame(trx, device.id, dateTime, input.alertName, row.ruleId, row.text)
+          : undefined;
+        if (same) {
+          duplicate = true;
+          return same;
+        }
+        const stored = await alerts.insert(trx, {
+          ...row,
+          notifications: plan?.notifications ?? [],
+          suppressed: plan?.suppressed ?? {},
+        });
+        await plan?.write(trx, stored.id);
+        await deps.afterInsert?.(trx, { accountId: device.accountId, deviceId: device.id, alert: stored });
+        return stored;
+      })
+      .catch(async (e: unknown) => {
+        // The transaction failed after places in the daily count were reserved: give them back.
+        await plan?.undo();
+        throw e;
+      });
     if (duplicate) {
       await plan?.undo();
       return alert;

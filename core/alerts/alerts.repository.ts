@@ -20,9 +20,15 @@ export interface AlertRow {
 }
 
 const toAlert = (r: Record<string, unknown>): Alert => {
-  const data = parseJson<{ latitude: number | null; longitude: number | null; text: string | null; alerts: string[] }>(r.data, {
-    latitude: null, longitude: null, text: null, alerts: [],
-  });
+  const data = parseJson<{ latitude: number | null; longitude: number | null; text: string | null; alerts: string[] }>(
+    r.data,
+    {
+      latitude: null,
+      longitude: null,
+      text: null,
+      alerts: [],
+    },
+  );
   return {
     id: Number(r.id),
     dateTime: new Date(Number(r.date_time)).toISOString(),
@@ -63,7 +69,14 @@ export async function findById(db: Q, id: number): Promise<Alert | undefined> {
  * (migration 011) counts as the rule's when its text is the one the rule writes: the catch-up
  * after an upgrade must not raise again what the older version raised.
  */
-export async function findSame(db: Q, deviceId: string, dateTime: number, alertName: string, ruleId: string | null = null, text: string | null = null): Promise<Alert | undefined> {
+export async function findSame(
+  db: Q,
+  deviceId: string,
+  dateTime: number,
+  alertName: string,
+  ruleId: string | null = null,
+  text: string | null = null,
+): Promise<Alert | undefined> {
   const q = db('alerts').where({ device_id: deviceId, date_time: dateTime, alert_name: alertName });
   if (ruleId === null) {
     const r = await q.whereNull('rule_id').first();
@@ -82,7 +95,9 @@ export async function setNotifications(
   notifications: NotificationChannel[],
   suppressed: Alert['suppressed'],
 ): Promise<void> {
-  await db('alerts').where({ id }).update({ notifications: toJson(notifications), suppressed: toJson(suppressed) });
+  await db('alerts')
+    .where({ id })
+    .update({ notifications: toJson(notifications), suppressed: toJson(suppressed) });
 }
 
 export interface AlertRangeQuery {
@@ -105,10 +120,17 @@ export async function range(db: Q, q: AlertRangeQuery): Promise<{ alerts: Alert[
       if (q.alertName) b.andWhere('alert_name', q.alertName);
       if (q.after) {
         const a = q.after;
-        b.andWhere((w) => w.where('date_time', '>', a.dateTime).orWhere((x) => x.where('date_time', a.dateTime).andWhere('id', '>', a.id)));
+        b.andWhere((w) =>
+          w
+            .where('date_time', '>', a.dateTime)
+            .orWhere((x) => x.where('date_time', a.dateTime).andWhere('id', '>', a.id)),
+        );
       }
     })
-    .orderBy([{ column: 'date_time', order: 'asc' }, { column: 'id', order: 'asc' }])
+    .orderBy([
+      { column: 'date_time', order: 'asc' },
+      { column: 'id', order: 'asc' },
+    ])
     .limit(q.limit + 1);
   const more = rows.length > q.limit;
   return { alerts: (more ? rows.slice(0, q.limit) : rows).map(toAlert), more };

@@ -25,7 +25,11 @@ export interface AlertsService {
   /** Raises an alert (write privilege) through the one ingest path, every request anew (no dedupe); answers it as stored. */
   raise(p: Principal, deviceId: string, input: AlertInput): Promise<Alert>;
   /** One page of a device's alerts in a time range (optionally of one name), and the cursor of the next page (null after the last). */
-  query(p: Principal, deviceId: string, r: TimeRange & { alertName?: string }): Promise<{ alerts: Alert[]; nextCursor: string | null }>;
+  query(
+    p: Principal,
+    deviceId: string,
+    r: TimeRange & { alertName?: string },
+  ): Promise<{ alerts: Alert[]; nextCursor: string | null }>;
 }
 
 export function createAlertsService(deps: AlertsDeps): AlertsService {
@@ -38,15 +42,27 @@ export function createAlertsService(deps: AlertsDeps): AlertsService {
     return result.alerts[0];
   }
 
-  async function query(p: Principal, deviceId: string, r: TimeRange & { alertName?: string }): Promise<{ alerts: Alert[]; nextCursor: string | null }> {
+  async function query(
+    p: Principal,
+    deviceId: string,
+    r: TimeRange & { alertName?: string },
+  ): Promise<{ alerts: Alert[]; nextCursor: string | null }> {
     await assertVisibleDevice(db, p, deviceId);
     const { fromMs, toMs, limit } = rangeBounds(r);
     const c = r.cursor ? decodeCursor(r.cursor) : undefined;
-    const page = await alerts.range(db, { deviceId, fromMs, toMs, alertName: r.alertName, after: c ? { dateTime: c.t, id: c.id ?? 0 } : undefined, limit });
+    const page = await alerts.range(db, {
+      deviceId,
+      fromMs,
+      toMs,
+      alertName: r.alertName,
+      after: c ? { dateTime: c.t, id: c.id ?? 0 } : undefined,
+      limit,
+    });
     const lastAlert = page.alerts[page.alerts.length - 1];
     return {
       alerts: page.alerts,
-      nextCursor: page.more && lastAlert ? encodeCursor({ t: new Date(lastAlert.dateTime).getTime(), id: lastAlert.id }) : null,
+      nextCursor:
+        page.more && lastAlert ? encodeCursor({ t: new Date(lastAlert.dateTime).getTime(), id: lastAlert.id }) : null,
     };
   }
 

@@ -58,7 +58,9 @@ export function fixedTokenSecret(secret: string): TokenSecrets {
 function parsePrevious(raw: string | undefined): Previous[] {
   try {
     const list = JSON.parse(raw ?? '[]') as unknown;
-    return Array.isArray(list) ? list.filter((p): p is Previous => typeof p?.secret === 'string' && typeof p?.until === 'number') : [];
+    return Array.isArray(list)
+      ? list.filter((p): p is Previous => typeof p?.secret === 'string' && typeof p?.until === 'number')
+      : [];
   } catch {
     return [];
   }
@@ -88,7 +90,9 @@ async function startingSecret(o: TokenSecretsOptions): Promise<string> {
     const now = o.clock.now().getTime();
     const until = now + o.ttlSeconds * 1000 + PREVIOUS_MARGIN_MS;
     await db.transaction(async (trx) => {
-      const previous = parsePrevious(await settings.get(trx, PREVIOUS)).filter((p) => p.until > now && p.secret !== configured && p.secret !== stored);
+      const previous = parsePrevious(await settings.get(trx, PREVIOUS)).filter(
+        (p) => p.until > now && p.secret !== configured && p.secret !== stored,
+      );
       if (stored !== undefined) previous.push({ secret: stored, until });
       await settings.put(trx, PREVIOUS, JSON.stringify(previous.slice(-PREVIOUS_MAX)));
       await settings.put(trx, CURRENT, configured);
@@ -96,14 +100,17 @@ async function startingSecret(o: TokenSecretsOptions): Promise<string> {
     if (stored !== undefined) {
       logger.warn(
         { variable: 'TRACKGATE_JWT_SECRET', previousAcceptedUntil: new Date(until).toISOString() },
-        'TRACKGATE_JWT_SECRET differs from the token secret stored in the database (generated, or another instance\'s TRACKGATE_JWT_SECRET): it replaces it for every instance on this database; tokens signed with the one replaced are accepted until they expire',
+        "TRACKGATE_JWT_SECRET differs from the token secret stored in the database (generated, or another instance's TRACKGATE_JWT_SECRET): it replaces it for every instance on this database; tokens signed with the one replaced are accepted until they expire",
       );
     }
     return configured;
   } catch (e) {
     if (!isStorageUnavailable(e)) throw e;
     // a stored secret, once it can be read, is what every instance signs with (openTokenSecrets reads it again)
-    logger.warn({ err: describeStorageError(e) }, 'the token secret cannot be stored (storage refuses writes): tokens issued until the next start may be refused by other instances and after it');
+    logger.warn(
+      { err: describeStorageError(e) },
+      'the token secret cannot be stored (storage refuses writes): tokens issued until the next start may be refused by other instances and after it',
+    );
     return configured ?? randomSecret();
   }
 }

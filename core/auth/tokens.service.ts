@@ -85,17 +85,31 @@ const REFUSED: Record<TokenFailure, TokenCheck> = {
 /** Our tokens always carry these claims (issue below); a payload without them was not made here. */
 function isTokenClaims(payload: unknown): payload is TokenClaims {
   const c = payload as Partial<TokenClaims> | null;
-  return typeof c === 'object' && c !== null && typeof c.sub === 'string' && typeof c.acc === 'string'
-    && Number.isInteger(c.kv) && typeof c.exp === 'number';
+  return (
+    typeof c === 'object' &&
+    c !== null &&
+    typeof c.sub === 'string' &&
+    typeof c.acc === 'string' &&
+    Number.isInteger(c.kv) &&
+    typeof c.exp === 'number'
+  );
 }
 
 /** A user may log in (token, API key) only while enabled and inside its `from`..`expires` window. */
 function usable(user: UserRecord, nowMs: number): boolean {
-  return !user.disabled && (user.expiresAt === null || user.expiresAt > nowMs) && (user.fromAt === null || user.fromAt <= nowMs);
+  return (
+    !user.disabled &&
+    (user.expiresAt === null || user.expiresAt > nowMs) &&
+    (user.fromAt === null || user.fromAt <= nowMs)
+  );
 }
 
 const principalOf = (user: UserRecord): Principal => ({
-  userId: user.id, accountId: user.accountId, userName: user.userName, privileges: new Set(user.privileges), groupId: user.groupId,
+  userId: user.id,
+  accountId: user.accountId,
+  userName: user.userName,
+  privileges: new Set(user.privileges),
+  groupId: user.groupId,
 });
 
 /** Issues and checks tokens; the one place that says who a token or an API key speaks for. */
@@ -193,7 +207,10 @@ export function createTokensService(deps: TokensDeps): TokensService {
 }
 
 /** The principals of users, each read at most once a PRINCIPAL_TTL_MS (by user id). */
-function principalCache(db: Db): { principalFor(claims: TokenClaims, nowMs: number): Promise<Principal | null>; forget(userId: string): void } {
+function principalCache(db: Db): {
+  principalFor(claims: TokenClaims, nowMs: number): Promise<Principal | null>;
+  forget(userId: string): void;
+} {
   const cache = new Map<string, { at: number; keyVersion: number; principal: Principal | null }>();
 
   /**
@@ -235,7 +252,11 @@ function checkWith(token: string, key: KeyObject, nowMs: number): TokenClaims | 
  * well-formed HS256 token that none of the known secrets signed reads them again (another
  * instance may have just replaced the shared one); anything else costs no read.
  */
-async function checkSignature(secrets: TokenSecrets, token: string, nowMs: number): Promise<TokenClaims | 'invalid' | 'expired'> {
+async function checkSignature(
+  secrets: TokenSecrets,
+  token: string,
+  nowMs: number,
+): Promise<TokenClaims | 'invalid' | 'expired'> {
   const tryAll = (): TokenClaims | 'invalid' | 'expired' | 'signature' => {
     for (const key of secrets.verifying()) {
       const r = checkWith(token, key, nowMs);
@@ -249,14 +270,24 @@ async function checkSignature(secrets: TokenSecrets, token: string, nowMs: numbe
 }
 
 /** A token request's credentials within their lengths and not blocked after failures: its failed-request counters' keys. */
-async function admitted(failedLogins: FailedLoginLimiter, userName: string, apiKey: string, remoteAddress: string): Promise<string[]> {
+async function admitted(
+  failedLogins: FailedLoginLimiter,
+  userName: string,
+  apiKey: string,
+  remoteAddress: string,
+): Promise<string[]> {
   if (userName.length > USER_NAME_MAX || apiKey.length > API_KEY_MAX) {
-    throw new DomainError('VALIDATION_FAILED', `userName may have at most ${USER_NAME_MAX} characters and apiKey at most ${API_KEY_MAX}.`);
+    throw new DomainError(
+      'VALIDATION_FAILED',
+      `userName may have at most ${USER_NAME_MAX} characters and apiKey at most ${API_KEY_MAX}.`,
+    );
   }
   const keys = failedLoginKeys(userName, remoteAddress);
   const retryAfter = await failedLogins.blockedFor(keys);
   if (retryAfter > 0) {
-    throw new DomainError('RATE_LIMITED', 'Too many failed token requests from your address; try again later.', { retryAfterSeconds: retryAfter });
+    throw new DomainError('RATE_LIMITED', 'Too many failed token requests from your address; try again later.', {
+      retryAfterSeconds: retryAfter,
+    });
   }
   return keys;
 }

@@ -23,13 +23,23 @@ const toRecord = (r: Record<string, unknown>): CommandRecord => ({
   match: parseJson<CommandMatchData | null>(r.match, null),
 });
 
-export type NewCommand = Pick<CommandRecord, 'deviceId' | 'accountId' | 'command' | 'format' | 'sms' | 'createdAt' | 'expiresAt'>;
+export type NewCommand = Pick<
+  CommandRecord,
+  'deviceId' | 'accountId' | 'command' | 'format' | 'sms' | 'createdAt' | 'expiresAt'
+>;
 
 export async function insert(db: Q, c: NewCommand): Promise<CommandRecord> {
   const [row] = await db('commands')
     .insert({
-      device_id: c.deviceId, account_id: c.accountId, command: c.command, format: c.format, sms: c.sms, status: 'queued',
-      created_at: c.createdAt, expires_at: c.expiresAt, attempts: 0,
+      device_id: c.deviceId,
+      account_id: c.accountId,
+      command: c.command,
+      format: c.format,
+      sms: c.sms,
+      status: 'queued',
+      created_at: c.createdAt,
+      expires_at: c.expiresAt,
+      attempts: 0,
     })
     .returning('id');
   const id = typeof row === 'object' ? Number((row as { id: unknown }).id) : Number(row);
@@ -52,7 +62,12 @@ export async function listByDevice(db: Q, deviceId: string, limit: number): Prom
  * and status): a tracker logging in without any costs no write.
  */
 export async function hasOpen(db: Db, deviceId: string): Promise<boolean> {
-  return (await db.read.first("select 1 as x from commands where device_id = ? and status in ('queued', 'sent') limit 1", deviceId)) !== undefined;
+  return (
+    (await db.read.first(
+      "select 1 as x from commands where device_id = ? and status in ('queued', 'sent') limit 1",
+      deviceId,
+    )) !== undefined
+  );
 }
 
 /** A device's commands in `status`, oldest first. */
@@ -74,7 +89,10 @@ export async function devicesWithQueued(db: Q, deviceIds: string[]): Promise<str
   const found: string[] = [];
   // bounded IN lists: SQLite and PostgreSQL cap bound parameters
   for (let i = 0; i < deviceIds.length; i += 500) {
-    const rows = await db('commands').distinct('device_id').whereIn('device_id', deviceIds.slice(i, i + 500)).andWhere('status', 'queued');
+    const rows = await db('commands')
+      .distinct('device_id')
+      .whereIn('device_id', deviceIds.slice(i, i + 500))
+      .andWhere('status', 'queued');
     found.push(...rows.map((r: Record<string, unknown>) => String(r.device_id)));
   }
   return found;
@@ -90,7 +108,13 @@ export async function transition(
   id: number,
   from: CommandStatus,
   to: CommandStatus,
-  fields: { sentAt?: number; answeredAt?: number; result?: string | null; match?: CommandMatchData | null; addAttempt?: boolean } = {},
+  fields: {
+    sentAt?: number;
+    answeredAt?: number;
+    result?: string | null;
+    match?: CommandMatchData | null;
+    addAttempt?: boolean;
+  } = {},
 ): Promise<CommandRecord | undefined> {
   const update: Record<string, unknown> = { status: to };
   if (fields.sentAt !== undefined) update.sent_at = fields.sentAt;
@@ -98,6 +122,9 @@ export async function transition(
   if (fields.result !== undefined) update.result = fields.result;
   if (fields.match !== undefined) update.match = fields.match === null ? null : JSON.stringify(fields.match);
   if (fields.addAttempt) update.attempts = db.raw('attempts + 1');
-  const [row] = (await db('commands').where({ id, status: from }).update(update).returning('*')) as Record<string, unknown>[];
+  const [row] = (await db('commands').where({ id, status: from }).update(update).returning('*')) as Record<
+    string,
+    unknown
+  >[];
   return row ? toRecord(row) : undefined;
 }

@@ -121,11 +121,13 @@ export const COMMAND_UPKEEP_MS = 2000;
 export function commandBytes(format: 'Hex' | 'Base64', command: string): Buffer | string {
   if (format === 'Hex') {
     const hex = command.replace(/[\s-]/g, '');
-    if (!/^(?:[0-9a-fA-F]{2})+$/.test(hex)) return 'Hex must be pairs of hexadecimal digits (spaces and hyphens between them are allowed)';
+    if (!/^(?:[0-9a-fA-F]{2})+$/.test(hex))
+      return 'Hex must be pairs of hexadecimal digits (spaces and hyphens between them are allowed)';
     return Buffer.from(hex, 'hex');
   }
   const b64 = command.replace(/\s/g, '');
-  if (b64.length === 0 || b64.length % 4 !== 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(b64)) return 'Base64 must be standard Base64 (A-Z a-z 0-9 + /, padded with =)';
+  if (b64.length === 0 || b64.length % 4 !== 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(b64))
+    return 'Base64 must be standard Base64 (A-Z a-z 0-9 + /, padded with =)';
   return Buffer.from(b64, 'base64');
 }
 
@@ -198,7 +200,10 @@ interface Context {
 type WaitForAnswer = ReturnType<typeof answerWaits>['waitForAnswer'];
 
 /** REST's side: send (and wait for the answer), list, cancel, the device's log; and the delivery attached. */
-function restSide(ctx: Context, waitForAnswer: WaitForAnswer): Pick<CommandsService, 'send' | 'list' | 'cancel' | 'attach' | 'log'> {
+function restSide(
+  ctx: Context,
+  waitForAnswer: WaitForAnswer,
+): Pick<CommandsService, 'send' | 'list' | 'cancel' | 'attach' | 'log'> {
   const { deps, now, changed, expire } = ctx;
   const { db } = deps;
   let delivery: CommandDelivery | undefined;
@@ -209,7 +214,15 @@ function restSide(ctx: Context, waitForAnswer: WaitForAnswer): Pick<CommandsServ
       requirePrivilege(p, 'execute');
       const { format, sms, ttl } = checkSend(ctx, device, input);
       const createdAt = now();
-      const created = await repo.insert(db, { deviceId: device.id, accountId: device.accountId, command: input.command, format, sms, createdAt, expiresAt: createdAt + ttl * 1000 });
+      const created = await repo.insert(db, {
+        deviceId: device.id,
+        accountId: device.accountId,
+        command: input.command,
+        format,
+        sms,
+        createdAt,
+        expiresAt: createdAt + ttl * 1000,
+      });
       changed(created);
       if (sms) return viaSms(ctx, device, created);
       const queued = (c: CommandRecord) => ({
@@ -223,7 +236,8 @@ function restSide(ctx: Context, waitForAnswer: WaitForAnswer): Pick<CommandsServ
         deps.announce?.(device.id);
         const remote = deps.remote;
         // a device silent for longer is taken as offline: no wait for another instance to pick it up
-        if (!remote || device.lastConnection === null || createdAt - device.lastConnection > remote.recentMs) return queued(created);
+        if (!remote || device.lastConnection === null || createdAt - device.lastConnection > remote.recentMs)
+          return queued(created);
         c = await waitForAnswer(created.id, deps.waitMs, remote);
         if (c.status === 'queued') return queued(c);
       }
@@ -241,11 +255,16 @@ function restSide(ctx: Context, waitForAnswer: WaitForAnswer): Pick<CommandsServ
       requirePrivilege(p, 'execute');
       await expire(deviceId);
       const c = await repo.get(db, commandId);
-      if (!c || c.deviceId !== deviceId) throw new DomainError('COMMAND_NOT_FOUND', `Command ${commandId} of device "${deviceId}" was not found.`);
+      if (!c || c.deviceId !== deviceId)
+        throw new DomainError('COMMAND_NOT_FOUND', `Command ${commandId} of device "${deviceId}" was not found.`);
       const cancelled = await repo.transition(db, c.id, 'queued', 'cancelled');
       if (!cancelled) {
         const current = (await repo.get(db, c.id))!;
-        throw new DomainError('COMMAND_NOT_QUEUED', `Command ${commandId} is ${current.status}; only a queued command can be cancelled.`, { status: current.status });
+        throw new DomainError(
+          'COMMAND_NOT_QUEUED',
+          `Command ${commandId} is ${current.status}; only a queued command can be cancelled.`,
+          { status: current.status },
+        );
       }
       changed(cancelled);
       return present(cancelled);
@@ -270,7 +289,9 @@ function restSide(ctx: Context, waitForAnswer: WaitForAnswer): Pick<CommandsServ
 }
 
 /** The side of the gateway holding the device's connection: what to send next, sent, answered, failed. */
-function deviceSide(ctx: Context): Pick<CommandsService, 'recover' | 'next' | 'markSent' | 'markFailed' | 'answered' | 'answeredById' | 'unsolicited'> {
+function deviceSide(
+  ctx: Context,
+): Pick<CommandsService, 'recover' | 'next' | 'markSent' | 'markFailed' | 'answered' | 'answeredById' | 'unsolicited'> {
   const { deps, now, changed, expire } = ctx;
   const { db, logger } = deps;
 
@@ -281,7 +302,11 @@ function deviceSide(ctx: Context): Pick<CommandsService, 'recover' | 'next' | 'm
       for (const c of await repo.inStatus(db, deviceId, 'sent')) {
         if (c.sms) continue;
         if (c.attempts >= MAX_COMMAND_ATTEMPTS) {
-          changed(await repo.transition(db, c.id, 'sent', 'failed', { result: `No answer after ${c.attempts} deliveries: the device dropped the connection each time before answering.` }));
+          changed(
+            await repo.transition(db, c.id, 'sent', 'failed', {
+              result: `No answer after ${c.attempts} deliveries: the device dropped the connection each time before answering.`,
+            }),
+          );
         } else if (c.expiresAt <= nowMs) {
           changed(await repo.transition(db, c.id, 'sent', 'expired'));
         } else {
@@ -328,7 +353,12 @@ function deviceSide(ctx: Context): Pick<CommandsService, 'recover' | 'next' | 'm
       const accountId = await accountOf(db, deviceId);
       if (accountId === undefined) return;
       await deviceLog.append(db, {
-        deviceId, accountId, at: now(), type: 'unsolicitedReply', protocol: reply.protocol, text: reply.text,
+        deviceId,
+        accountId,
+        at: now(),
+        type: 'unsolicitedReply',
+        protocol: reply.protocol,
+        text: reply.text,
         detail: reply.status === undefined ? null : { status: reply.status },
       });
     },
@@ -336,11 +366,21 @@ function deviceSide(ctx: Context): Pick<CommandsService, 'recover' | 'next' | 'm
 }
 
 /** A command sent through the SMS gateway: `sent` once the gateway took it, else `failed`. */
-async function viaSms(ctx: Context, device: { id: string; min: string | null }, created: CommandRecord): Promise<{ result: string; command: Command }> {
+async function viaSms(
+  ctx: Context,
+  device: { id: string; min: string | null },
+  created: CommandRecord,
+): Promise<{ result: string; command: Command }> {
   const { deps, now, changed } = ctx;
   const { db } = deps;
   try {
-    await deps.sms!.send({ channel: 'SMS', to: device.min!, text: created.command, deviceId: device.id, alertName: 'command' });
+    await deps.sms!.send({
+      channel: 'SMS',
+      to: device.min!,
+      text: created.command,
+      deviceId: device.id,
+      alertName: 'command',
+    });
   } catch (e) {
     const why = `The SMS gateway did not take the command: ${(e as Error).message}`;
     changed(await repo.transition(db, created.id, 'queued', 'failed', { result: why }));
@@ -352,20 +392,29 @@ async function viaSms(ctx: Context, device: { id: string; min: string | null }, 
 }
 
 /** A send's input as the queue takes it, or why not (before anything is stored). */
-function checkSend(ctx: Context, device: DeviceRecord, input: Parameters<CommandsService['send']>[2]): { format: CommandFormat; sms: boolean; ttl: number } {
+function checkSend(
+  ctx: Context,
+  device: DeviceRecord,
+  input: Parameters<CommandsService['send']>[2],
+): { format: CommandFormat; sms: boolean; ttl: number } {
   const { deps } = ctx;
   const format = input.format ?? 'Text';
   const sms = input.sms ?? false;
   const ttl = input.ttl ?? DEFAULT_COMMAND_TTL_SECONDS;
   if (!Number.isInteger(ttl) || ttl < 1 || ttl > MAX_COMMAND_TTL_SECONDS) {
-    throw new DomainError('VALIDATION_FAILED', `ttl: must be whole seconds from 1 to ${MAX_COMMAND_TTL_SECONDS}`, { field: 'ttl' });
+    throw new DomainError('VALIDATION_FAILED', `ttl: must be whole seconds from 1 to ${MAX_COMMAND_TTL_SECONDS}`, {
+      field: 'ttl',
+    });
   }
   validate(deps.check, device, format, input.command, sms);
   // the gateway refuses an expired device's frames, so a command could only wait for its ttl
-  if (isExpired(device, ctx.now())) throw new DomainError('DEVICE_EXPIRED', `Device "${device.id}" is expired: it cannot receive commands.`);
+  if (isExpired(device, ctx.now()))
+    throw new DomainError('DEVICE_EXPIRED', `Device "${device.id}" is expired: it cannot receive commands.`);
   if (sms) {
-    if (!deps.sms) throw new DomainError('SMS_UNAVAILABLE', 'Commands by SMS need an SMS gateway: set TRACKGATE_SMS_URL.');
-    if (!device.min) throw new DomainError('SMS_UNAVAILABLE', `Device "${device.id}" has no phone number (min) to send an SMS to.`);
+    if (!deps.sms)
+      throw new DomainError('SMS_UNAVAILABLE', 'Commands by SMS need an SMS gateway: set TRACKGATE_SMS_URL.');
+    if (!device.min)
+      throw new DomainError('SMS_UNAVAILABLE', `Device "${device.id}" has no phone number (min) to send an SMS to.`);
   }
   return { format, sms, ttl };
 }
@@ -373,12 +422,20 @@ function checkSend(ctx: Context, device: DeviceRecord, input: Parameters<Command
 /** What a send answers after waiting `seconds` for the device. */
 function waitedResult(c: CommandRecord, seconds: number): string {
   if (c.status === 'answered') return c.result ?? '';
-  if (c.status === 'sent') return `No reply from the device within ${seconds} s; the command stays sent and a later reply is recorded with it.`;
-  if (c.status === 'queued') return `Queued behind an earlier command the device has not answered yet; not sent within ${seconds} s.`;
+  if (c.status === 'sent')
+    return `No reply from the device within ${seconds} s; the command stays sent and a later reply is recorded with it.`;
+  if (c.status === 'queued')
+    return `Queued behind an earlier command the device has not answered yet; not sent within ${seconds} s.`;
   return c.result ?? `The command is ${c.status}.`;
 }
 
-function validate(check: CommandsDeps['check'], device: { id: string; protocol: string | null }, format: CommandFormat, command: string, sms: boolean): void {
+function validate(
+  check: CommandsDeps['check'],
+  device: { id: string; protocol: string | null },
+  format: CommandFormat,
+  command: string,
+  sms: boolean,
+): void {
   if (command.length === 0) throw invalid('is empty', 'EMPTY');
   if (command.length > MAX_COMMAND_LENGTH) throw invalid(`is longer than ${MAX_COMMAND_LENGTH} characters`, 'TOO_LONG');
   if (format !== 'Text') {
@@ -389,7 +446,12 @@ function validate(check: CommandsDeps['check'], device: { id: string; protocol: 
   }
   if (sms || device.protocol === null) return;
   const checked = check(device.protocol, device.id, format, command);
-  if (checked === 'unsupported') throw new DomainError('COMMAND_UNSUPPORTED', `Devices that use the ${device.protocol} protocol cannot receive commands.`, { protocol: device.protocol });
+  if (checked === 'unsupported')
+    throw new DomainError(
+      'COMMAND_UNSUPPORTED',
+      `Devices that use the ${device.protocol} protocol cannot receive commands.`,
+      { protocol: device.protocol },
+    );
   if (checked !== 'ok') throw invalid(`${checked.message} (${checked.reason})`, checked.reason);
 }
 
@@ -403,7 +465,11 @@ function answerWaits(db: Db) {
    * `poll` (the device may be connected to another instance, which stores its answer), the row is
    * read every `pollMs`, and a command still queued after `pickupMs` is left to wait in the queue.
    */
-  async function waitForAnswer(id: number, ms: number, poll?: { pickupMs: number; pollMs: number }): Promise<CommandRecord> {
+  async function waitForAnswer(
+    id: number,
+    ms: number,
+    poll?: { pickupMs: number; pollMs: number },
+  ): Promise<CommandRecord> {
     // a real wait (setTimeouts), timed by the wall clock: the injected clock is the domain's time, which tests may hold still
     const started = Date.now();
     const deadline = started + ms;

@@ -8,7 +8,17 @@
  * (sqlite.org/lang_vacuum.html#vacuuminto); the copy is written under a temporary name, flushed
  * to the disk, then renamed, so an interrupted backup never leaves a file that looks whole.
  */
-import { closeSync, constants, copyFileSync, existsSync, fsyncSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  copyFileSync,
+  existsSync,
+  fsyncSync,
+  openSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -55,7 +65,8 @@ export function backupSqlite(source: string, target: string): { pages: number; b
   if (!existsSync(source)) throw new BackupError(`there is no database at ${source} (check TRACKGATE_DATA_DIR)`);
   const into = path.resolve(target);
   checkFolder(into);
-  if (existsSync(into)) throw new BackupError(`${into} exists already; name a new file (a backup never overwrites one)`);
+  if (existsSync(into))
+    throw new BackupError(`${into} exists already; name a new file (a backup never overwrites one)`);
   const partial = partialName(into);
   // busy_timeout: trackgate's own writes hold the database briefly; wait for them, never fail on them
   const conn = new Database(source, { fileMustExist: true, timeout: 10_000 });
@@ -104,7 +115,9 @@ export function refuseOwnFiles(dataDir: string, backup: string): void {
   const target = sqlitePath(dataDir);
   for (const ext of ['', '-wal', '-shm']) {
     if (sameFile(from, target + ext)) {
-      throw new BackupError(`${from} is ${target + ext}, the database of TRACKGATE_DATA_DIR itself; name a file trackgate backup wrote elsewhere; nothing was changed`);
+      throw new BackupError(
+        `${from} is ${target + ext}, the database of TRACKGATE_DATA_DIR itself; name a file trackgate backup wrote elsewhere; nothing was changed`,
+      );
     }
   }
 }
@@ -126,7 +139,9 @@ export function restoreSqlite(dataDir: string, backup: string, now: Date): { res
     const conn = new Database(from, { readonly: true, fileMustExist: true });
     try {
       check = String(conn.pragma('quick_check', { simple: true }));
-      const migrated = conn.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'knex_migrations'").get();
+      const migrated = conn
+        .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'knex_migrations'")
+        .get();
       if (check === 'ok' && !migrated) check = 'it holds no trackgate schema';
     } finally {
       conn.close();
@@ -134,7 +149,8 @@ export function restoreSqlite(dataDir: string, backup: string, now: Date): { res
   } catch (e) {
     check = (e as Error).message;
   }
-  if (check !== 'ok') throw new BackupError(`${from} is not a whole trackgate database (${check}); nothing was changed`);
+  if (check !== 'ok')
+    throw new BackupError(`${from} is not a whole trackgate database (${check}); nothing was changed`);
   const suffix = `.before-restore-${now.toISOString().replace(/[:.]/g, '-')}`;
   let keptAs: string | undefined;
   for (const ext of ['', '-wal', '-shm']) {

@@ -81,7 +81,9 @@ export function lockDataDir(dir: string): () => void {
   } catch (e) {
     if ((e as { code?: unknown }).code !== 'SQLITE_BUSY') throw e;
     const holder = holderPid(pidFile);
-    throw new Error(`is in use by another trackgate process${holder ? ` (pid ${holder})` : ''}; run one process per data directory`);
+    throw new Error(
+      `is in use by another trackgate process${holder ? ` (pid ${holder})` : ''}; run one process per data directory`,
+    );
   }
   const own = String(process.pid);
   markPid(pidFile, own);

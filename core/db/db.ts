@@ -74,7 +74,8 @@ const INT8_OID = 20;
  * columns are epoch milliseconds and counters, all far below 2^53.
  */
 const pgTypes: Knex.PgCustomTypesConfig = {
-  getTypeParser: (oid, format) => (oid === INT8_OID ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text' | 'binary')),
+  getTypeParser: (oid, format) =>
+    oid === INT8_OID ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text' | 'binary'),
 };
 
 /** Hot reads on PostgreSQL: the pool, through knex. */
@@ -98,7 +99,8 @@ function sqliteReads(knex: Knex, filename: string, shared: boolean): Reads {
   /** The statement on the read-only connection, or undefined while there is no file to open yet (then the pool answers). */
   function statement(sql: string): Database.Statement | undefined {
     if (closed) throw new Error('the database is closed');
-    if (!reader && shared && filename !== ':memory:' && existsSync(filename)) reader = new Database(filename, { readonly: true });
+    if (!reader && shared && filename !== ':memory:' && existsSync(filename))
+      reader = new Database(filename, { readonly: true });
     if (!reader) return undefined;
     let st = statements.get(sql);
     if (!st) statements.set(sql, (st = reader.prepare(sql)));
@@ -201,9 +203,14 @@ export function openDb(options: DbOptions): Db {
  * migrations this version does not know, so its schema is not one this version was written for.
  */
 export class NewerSchemaError extends Error {
-  constructor(readonly unknown: string[], lastKnown: string) {
+  constructor(
+    readonly unknown: string[],
+    lastKnown: string,
+  ) {
     const which = unknown.length === 1 ? `migration ${unknown[0]} is` : `migrations ${unknown.join(', ')} are`;
-    super(`the database was migrated by a newer trackgate: ${which} unknown to this version (its last is ${lastKnown}); run the newer version or restore a backup taken before the upgrade`);
+    super(
+      `the database was migrated by a newer trackgate: ${which} unknown to this version (its last is ${lastKnown}); run the newer version or restore a backup taken before the upgrade`,
+    );
     this.name = 'NewerSchemaError';
   }
 }
@@ -271,7 +278,10 @@ export function keptStatement(conn: Database.Database, sql: string): Database.St
  * outside a transaction and on PostgreSQL.
  */
 export async function sqliteTransactionConnection(q: unknown): Promise<Database.Database | undefined> {
-  const trx = q as { isTransaction?: boolean; client?: { config: { client: string }; acquireConnection(): Promise<unknown> } };
+  const trx = q as {
+    isTransaction?: boolean;
+    client?: { config: { client: string }; acquireConnection(): Promise<unknown> };
+  };
   if (!trx.isTransaction || trx.client?.config.client !== 'better-sqlite3') return undefined;
   return (await trx.client.acquireConnection()) as Database.Database;
 }
@@ -286,7 +296,10 @@ export async function sqliteTransactionConnection(q: unknown): Promise<Database.
  * held). PostgreSQL: `synchronous_commit = off` for this transaction. `write` gets the
  * better-sqlite3 connection on SQLite, the knex transaction on PostgreSQL.
  */
-export async function nonDurableWrite(db: Knex, write: { sqlite(conn: Database.Database): void; postgres(trx: Knex.Transaction): Promise<void> }): Promise<void> {
+export async function nonDurableWrite(
+  db: Knex,
+  write: { sqlite(conn: Database.Database): void; postgres(trx: Knex.Transaction): Promise<void> },
+): Promise<void> {
   if (dbKind(db) === 'postgres') {
     await db.transaction(async (trx) => {
       await trx.raw('set local synchronous_commit = off');
@@ -294,7 +307,10 @@ export async function nonDurableWrite(db: Knex, write: { sqlite(conn: Database.D
     });
     return;
   }
-  const client = db.client as { acquireConnection(): Promise<Database.Database>; releaseConnection(conn: Database.Database): Promise<unknown> };
+  const client = db.client as {
+    acquireConnection(): Promise<Database.Database>;
+    releaseConnection(conn: Database.Database): Promise<unknown>;
+  };
   const conn = await client.acquireConnection();
   try {
     relaxedTransaction(conn)(write.sqlite);

@@ -5,7 +5,17 @@
  */
 
 // Connections that cannot be opened or were cut (Node system errors, as pg and knex pass them on).
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
 
 // PostgreSQL SQLSTATEs (PostgreSQL manual, appendix A): class 08 connection exception but 08P01
 // (protocol violation: what a NUL byte in a query gets, the request's fault), 53 insufficient
@@ -28,7 +38,8 @@ const SQLITE_NO_SHM = /^SQLITE_(IOERR_SHM|READONLY_CANTINIT)/;
 const DATABASE_CODE = /^(SQLITE_[A-Z_]+|(?=.*[0-9])[0-9A-Z]{5})$/;
 
 // pg reports a connection lost mid-query without a code.
-const PG_MESSAGE = /Connection terminated|connection error and is not queryable|timeout exceeded when trying to connect/i;
+const PG_MESSAGE =
+  /Connection terminated|connection error and is not queryable|timeout exceeded when trying to connect/i;
 
 export function isStorageUnavailable(e: unknown, depth = 0): boolean {
   if (!e || typeof e !== 'object' || depth > 3) return false;
@@ -53,7 +64,8 @@ export function describeStorageError(e: unknown): string {
   const err = e as { message?: unknown; code?: unknown };
   const message = err?.message;
   if (typeof message !== 'string') return String(e);
-  if (SQLITE_ROLLED_BACK.test(message)) return 'SQLite rolled the write back by itself: its disk is full, its file cannot be written, or memory ran out';
+  if (SQLITE_ROLLED_BACK.test(message))
+    return 'SQLite rolled the write back by itself: its disk is full, its file cannot be written, or memory ran out';
   // knex: `${statement with its values} - ${the driver's message}`, on errors carrying SQLite's or PostgreSQL's code
   const cut = message.lastIndexOf(' - ');
   return typeof err.code === 'string' && DATABASE_CODE.test(err.code) && cut >= 0 ? message.slice(cut + 3) : message;

@@ -73,7 +73,11 @@ export async function watchStorage(deps: StorageWatchDeps): Promise<StorageWatch
         logger.warn({ err: e }, 'storage write probe failed');
         return;
       }
-      if (!refused && !lost) logger.error({ err: describeStorageError(e) }, `storage refuses writes: reads are served, trackers are not acknowledged (they resend) until it takes them again, tried every ${probeMs / 1000} s`);
+      if (!refused && !lost)
+        logger.error(
+          { err: describeStorageError(e) },
+          `storage refuses writes: reads are served, trackers are not acknowledged (they resend) until it takes them again, tried every ${probeMs / 1000} s`,
+        );
       refused = describeStorageError(e);
     }
   }
@@ -87,9 +91,19 @@ export async function watchStorage(deps: StorageWatchDeps): Promise<StorageWatch
     const now = identity(file);
     if (now && now.dev === opened.dev && now.ino === opened.ino) return undefined;
     const what = now ? 'replaced by another file' : 'deleted (or moved)';
-    lost = Object.assign(new Error(`the database file ${file} was ${what} while trackgate ran: what is written now would be lost at the next start, so writes are refused until trackgate is restarted`), { code: 'SQLITE_READONLY_DBMOVED' });
-    logger.error({ file, err: lost.message }, 'the database file is gone: writes are refused (trackers get no ack, REST writes 503), reads answer from the file still open; put the file back and restart trackgate (a start opens what is at the path: a new, empty database if nothing)');
-    refuseWrites(db).catch((e: Error) => logger.warn({ err: e.message }, 'refusing writes to the lost database file failed'));
+    lost = Object.assign(
+      new Error(
+        `the database file ${file} was ${what} while trackgate ran: what is written now would be lost at the next start, so writes are refused until trackgate is restarted`,
+      ),
+      { code: 'SQLITE_READONLY_DBMOVED' },
+    );
+    logger.error(
+      { file, err: lost.message },
+      'the database file is gone: writes are refused (trackers get no ack, REST writes 503), reads answer from the file still open; put the file back and restart trackgate (a start opens what is at the path: a new, empty database if nothing)',
+    );
+    refuseWrites(db).catch((e: Error) =>
+      logger.warn({ err: e.message }, 'refusing writes to the lost database file failed'),
+    );
     return lost;
   }
 

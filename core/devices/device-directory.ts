@@ -55,7 +55,12 @@ export interface DeviceDirectory {
    * the tracker sent it). An identifier no device can have is refused before it reaches storage (and
    * is not recorded). Rejects when storage fails: the caller must not acknowledge anything then.
    */
-  resolve(identifier: string, protocol: string, remoteAddress: string | null, alternatives?: readonly string[]): Promise<Resolution>;
+  resolve(
+    identifier: string,
+    protocol: string,
+    remoteAddress: string | null,
+    alternatives?: readonly string[],
+  ): Promise<Resolution>;
   /** The device with this id, whatever its state, without recording a sighting (cached like resolve). */
   find(identifier: string): Promise<DeviceRecord | undefined>;
   /**
@@ -94,7 +99,12 @@ export function createDeviceDirectory(o: DirectoryOptions): DeviceDirectory {
     connections.forget(id);
   });
 
-  async function resolve(identifier: string, protocol: string, remoteAddress: string | null, alternatives: readonly string[] = []): Promise<Resolution> {
+  async function resolve(
+    identifier: string,
+    protocol: string,
+    remoteAddress: string | null,
+    alternatives: readonly string[] = [],
+  ): Promise<Resolution> {
     const problem = identifierProblem(identifier);
     if (problem) return { status: 'invalid', reason: problem };
     let device = await records.lookup(identifier);
@@ -113,12 +123,15 @@ export function createDeviceDirectory(o: DirectoryOptions): DeviceDirectory {
     return { status: 'ok', device };
   }
 
-  const timer = setInterval(() => {
-    records.sweep();
-    connections.sweep();
-    void connections.writeLater();
-    void sightings.flush();
-  }, Math.min(o.flushMs ?? 5000, LAST_CONNECTION_EVERY_MS));
+  const timer = setInterval(
+    () => {
+      records.sweep();
+      connections.sweep();
+      void connections.writeLater();
+      void sightings.flush();
+    },
+    Math.min(o.flushMs ?? 5000, LAST_CONNECTION_EVERY_MS),
+  );
   timer.unref();
 
   return {
@@ -250,7 +263,9 @@ function touchWriter(o: DirectoryOptions): (id: string, protocol: string, atMs: 
       touches.clear();
       const done = waiting;
       waiting = [];
-      await devices.touchConnections(o.db, batch).catch((e) => o.logger.warn({ err: e, devices: batch.length }, 'recording last connection failed'));
+      await devices
+        .touchConnections(o.db, batch)
+        .catch((e) => o.logger.warn({ err: e, devices: batch.length }, 'recording last connection failed'));
       for (const resolve of done) resolve();
     }
     writing = false;
@@ -269,7 +284,12 @@ function touchWriter(o: DirectoryOptions): (id: string, protocol: string, atMs: 
 function unknownSightings(o: DirectoryOptions) {
   const pending = new Map<string, unknown.Sighting>();
 
-  function note(identifier: string, protocol: string, reason: 'unknown' | 'expired', remoteAddress: string | null): void {
+  function note(
+    identifier: string,
+    protocol: string,
+    reason: 'unknown' | 'expired',
+    remoteAddress: string | null,
+  ): void {
     const now = o.clock.now().getTime();
     const key = `${identifier}\u0000${protocol}`;
     const s = pending.get(key);
@@ -287,7 +307,9 @@ function unknownSightings(o: DirectoryOptions) {
     if (pending.size === 0) return;
     const batch = [...pending.values()];
     pending.clear();
-    await unknown.upsertMany(o.db, batch).catch((e) => o.logger.warn({ err: e }, 'recording unknown identifiers failed'));
+    await unknown
+      .upsertMany(o.db, batch)
+      .catch((e) => o.logger.warn({ err: e }, 'recording unknown identifiers failed'));
   }
 
   return { note, flush };

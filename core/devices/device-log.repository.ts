@@ -36,10 +36,19 @@ const toEntry = (r: Record<string, unknown>): DeviceLogEntry => ({
 /** Adds an entry and prunes the device's entries beyond the newest DEVICE_LOG_KEEP. */
 export async function append(db: Q, e: Omit<DeviceLogEntry, 'id'>): Promise<void> {
   await db('device_log').insert({
-    device_id: e.deviceId, account_id: e.accountId, at: e.at, type: e.type, protocol: e.protocol, text: e.text,
+    device_id: e.deviceId,
+    account_id: e.accountId,
+    at: e.at,
+    type: e.type,
+    protocol: e.protocol,
+    text: e.text,
     detail: e.detail === null ? null : JSON.stringify(e.detail),
   });
-  const edge = await db('device_log').where({ device_id: e.deviceId }).orderBy('id', 'desc').offset(DEVICE_LOG_KEEP).first('id');
+  const edge = await db('device_log')
+    .where({ device_id: e.deviceId })
+    .orderBy('id', 'desc')
+    .offset(DEVICE_LOG_KEEP)
+    .first('id');
   if (edge) await db('device_log').where({ device_id: e.deviceId }).andWhere('id', '<=', Number(edge.id)).delete();
 }
 

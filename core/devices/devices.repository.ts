@@ -61,7 +61,8 @@ export async function list(db: Q, f: ListFilter): Promise<DeviceRecord[]> {
   const q = db('devices').where('devices.account_id', f.accountId).select('devices.*').orderBy('devices.id');
   if (f.status === 'active') q.andWhere((w) => w.whereNull('expires_at').orWhere('expires_at', '>', f.nowMs));
   if (f.status === 'expired') q.andWhere('expires_at', '<=', f.nowMs);
-  if (f.groupId) q.join('group_devices', 'group_devices.device_id', 'devices.id').andWhere('group_devices.group_id', f.groupId);
+  if (f.groupId)
+    q.join('group_devices', 'group_devices.device_id', 'devices.id').andWhere('group_devices.group_id', f.groupId);
   return (await q).map(toRecord);
 }
 
@@ -69,7 +70,10 @@ export async function list(db: Q, f: ListFilter): Promise<DeviceRecord[]> {
 export async function groupsOf(db: Q, deviceIds: string[]): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>();
   if (deviceIds.length === 0) return out;
-  const rows = await db('group_devices').whereIn('device_id', deviceIds).orderBy('group_id').select('device_id', 'group_id');
+  const rows = await db('group_devices')
+    .whereIn('device_id', deviceIds)
+    .orderBy('group_id')
+    .select('device_id', 'group_id');
   for (const r of rows) {
     const list = out.get(r.device_id) ?? [];
     list.push(r.group_id);
@@ -82,7 +86,10 @@ export async function groupsOf(db: Q, deviceIds: string[]): Promise<Map<string, 
 export async function idsInAccount(db: Q, accountId: string, ids: string[]): Promise<Set<string>> {
   const found = new Set<string>();
   for (let i = 0; i < ids.length; i += 500) {
-    const rows = await db('devices').whereIn('id', ids.slice(i, i + 500)).andWhere({ account_id: accountId }).select('id');
+    const rows = await db('devices')
+      .whereIn('id', ids.slice(i, i + 500))
+      .andWhere({ account_id: accountId })
+      .select('id');
     for (const r of rows) found.add(String(r.id));
   }
   return found;
@@ -95,7 +102,9 @@ export async function remove(db: Q, id: string): Promise<void> {
   await db('last_locations').where({ device_id: id }).delete();
   await db('alerts').where({ device_id: id }).delete();
   // its notifications still waiting for a retry: nobody is to hear of a device that is gone (kept as suppressed, their daily places held until the day ends)
-  await db('outbox').where({ device_id: id, status: 'pending' }).update({ status: 'suppressed', last_error: 'the device was deleted', lease_until: null });
+  await db('outbox')
+    .where({ device_id: id, status: 'pending' })
+    .update({ status: 'suppressed', last_error: 'the device was deleted', lease_until: null });
   await db('commands').where({ device_id: id }).delete();
   await db('device_log').where({ device_id: id }).delete();
   await db('rule_states').where({ device_id: id }).delete();
@@ -110,18 +119,26 @@ export async function remove(db: Q, id: string): Promise<void> {
  */
 export async function forgetInRules(db: Q, accountId: string, deviceId: string): Promise<number> {
   let changed = 0;
-  for (const r of await db('alert_rules').where({ account_id: accountId }).whereNotNull('devices').select('id', 'devices')) {
+  for (const r of await db('alert_rules')
+    .where({ account_id: accountId })
+    .whereNotNull('devices')
+    .select('id', 'devices')) {
     const watched = parseJson<string[] | null>(r.devices, null);
     if (!watched?.includes(deviceId)) continue;
     const left = watched.filter((d) => d !== deviceId);
-    await db('alert_rules').where({ id: r.id }).update({ devices: left.length ? toJson(left) : null });
+    await db('alert_rules')
+      .where({ id: r.id })
+      .update({ devices: left.length ? toJson(left) : null });
     changed++;
   }
   return changed;
 }
 
 /** Many devices' protocol and last connection in one transaction (in id order: two writers never wait on each other in a cycle). */
-export async function touchConnections(db: Knex, touches: readonly { id: string; protocol: string; atMs: number }[]): Promise<void> {
+export async function touchConnections(
+  db: Knex,
+  touches: readonly { id: string; protocol: string; atMs: number }[],
+): Promise<void> {
   if (touches.length === 0) return;
   const sorted = [...touches].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   // a last connection is bookkeeping: the next connection writes it again, and no acknowledgement waits for it

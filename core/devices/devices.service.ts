@@ -71,7 +71,10 @@ export function createDevicesService(deps: DevicesDeps): DevicesService {
   const licences = licensing(deps);
 
   async function list(p: Principal, status: 'active' | 'expired' | 'all' = 'active'): Promise<Device[]> {
-    return present(deps, await devices.list(db, { accountId: p.accountId, status, nowMs: clock.now().getTime(), groupId: p.groupId }));
+    return present(
+      deps,
+      await devices.list(db, { accountId: p.accountId, status, nowMs: clock.now().getTime(), groupId: p.groupId }),
+    );
   }
 
   async function get(p: Principal, id: string): Promise<Device> {
@@ -86,15 +89,17 @@ export function createDevicesService(deps: DevicesDeps): DevicesService {
     if (await devices.findById(db, record.id)) throw exists();
     const active = !isExpired(record, nowMs);
     const undo = active ? await licences.claimLicense(p.accountId, record.id, record.expiresAt, nowMs) : undefined;
-    await db.transaction(async (trx) => {
-      if (await devices.findById(trx, record.id)) throw exists();
-      if (active) await licences.checkLicense(trx, p.accountId, nowMs);
-      // created at once by another request (another instance) since the look above
-      if (!(await devices.insert(trx, record))) throw exists();
-    }).catch(async (e: unknown) => {
-      await undo?.();
-      throw e;
-    });
+    await db
+      .transaction(async (trx) => {
+        if (await devices.findById(trx, record.id)) throw exists();
+        if (active) await licences.checkLicense(trx, p.accountId, nowMs);
+        // created at once by another request (another instance) since the look above
+        if (!(await devices.insert(trx, record))) throw exists();
+      })
+      .catch(async (e: unknown) => {
+        await undo?.();
+        throw e;
+      });
     if (!undo) await licences.recordExpiry(p.accountId, record.id, record.expiresAt);
     deps.onChange?.(record.id);
     return get(p, record.id);
@@ -104,27 +109,35 @@ export function createDevicesService(deps: DevicesDeps): DevicesService {
     await visibleDevice(db, p, id);
     requirePrivilege(p, 'admin');
     if (input.id !== undefined && input.id !== id) {
-      throw new DomainError('VALIDATION_FAILED', 'id: a device id cannot be changed; create a new device instead.', { field: 'id' });
+      throw new DomainError('VALIDATION_FAILED', 'id: a device id cannot be changed; create a new device instead.', {
+        field: 'id',
+      });
     }
     const nowMs = clock.now().getTime();
     // Whether this update activates an expired device: decided before the transaction for the
     // licence store's claim, and again inside it, where the database check is the authority.
     const before = await devices.findById(db, id);
-    const activates = (current: DeviceRecord) => isExpired(current, nowMs) && !isExpired({ ...current, expiresAt: expiresMs(input, null) }, nowMs);
-    const undo = before && activates(before) ? await licences.claimLicense(before.accountId, id, expiresMs(input, null), nowMs) : undefined;
+    const activates = (current: DeviceRecord) =>
+      isExpired(current, nowMs) && !isExpired({ ...current, expiresAt: expiresMs(input, null) }, nowMs);
+    const undo =
+      before && activates(before)
+        ? await licences.claimLicense(before.accountId, id, expiresMs(input, null), nowMs)
+        : undefined;
     let claimedInStore = undo !== undefined;
     let next: DeviceRecord | undefined;
-    await db.transaction(async (trx) => {
-      const current = await devices.findById(trx, id);
-      if (!current) throw notFound('DEVICE_NOT_FOUND', `Device "${id}"`);
-      next = edited(current, input, nowMs);
-      if (activates(current)) await licences.checkLicense(trx, current.accountId, nowMs);
-      else claimedInStore = false;
-      await devices.update(trx, next);
-    }).catch(async (e: unknown) => {
-      await undo?.();
-      throw e;
-    });
+    await db
+      .transaction(async (trx) => {
+        const current = await devices.findById(trx, id);
+        if (!current) throw notFound('DEVICE_NOT_FOUND', `Device "${id}"`);
+        next = edited(current, input, nowMs);
+        if (activates(current)) await licences.checkLicense(trx, current.accountId, nowMs);
+        else claimedInStore = false;
+        await devices.update(trx, next);
+      })
+      .catch(async (e: unknown) => {
+        await undo?.();
+        throw e;
+      });
     if (!claimedInStore && next) await licences.recordExpiry(next.accountId, id, next.expiresAt);
     deps.onChange?.(id);
     return get(p, id);
@@ -147,7 +160,13 @@ export function createDevicesService(deps: DevicesDeps): DevicesService {
 
 async function present(deps: DevicesDeps, records: DeviceRecord[]): Promise<Device[]> {
   const nowMs = deps.clock.now().getTime();
-  const [groups, sent] = await Promise.all([devices.groupsOf(deps.db, records.map((r) => r.id)), (deps.counters ?? noCounters).sentToday(records)]);
+  const [groups, sent] = await Promise.all([
+    devices.groupsOf(
+      deps.db,
+      records.map((r) => r.id),
+    ),
+    (deps.counters ?? noCounters).sentToday(records),
+  ]);
   return records.map((r) => ({
     id: r.id,
     name: r.name,
@@ -184,14 +203,22 @@ function licensing(deps: DevicesDeps) {
    * the transaction under the account's row lock. Returns the undo for the store's claim, should
    * the transaction fail.
    */
-  async function claimLicense(accountId: string, deviceId: string, expiresAt: number | null, nowMs: number): Promise<() => Promise<void>> {
+  async function claimLicense(
+    accountId: string,
+    deviceId: string,
+    expiresAt: number | null,
+    nowMs: number,
+  ): Promise<() => Promise<void>> {
     const account = await accounts.findById(db, accountId);
     if (!account) throw new DomainError('NOT_FOUND', 'Account was not found.');
     let claimed: boolean;
     try {
       claimed = await deps.licenses.claim(accountId, deviceId, expiresAt, account.licenses, nowMs);
     } catch (e) {
-      throw new DomainError('STORAGE_UNAVAILABLE', `Licences cannot be checked right now (${(e as Error).message}); try again shortly.`);
+      throw new DomainError(
+        'STORAGE_UNAVAILABLE',
+        `Licences cannot be checked right now (${(e as Error).message}); try again shortly.`,
+      );
     }
     if (!claimed) throw noLicense(account.licenses, account.licenses);
     return () => resyncLicense(accountId, deviceId);
@@ -206,7 +233,8 @@ function licensing(deps: DevicesDeps) {
   async function resyncLicense(accountId: string, deviceId: string): Promise<void> {
     try {
       const stored = await devices.findById(db, deviceId);
-      if (stored && stored.accountId === accountId && !isExpired(stored, clock.now().getTime())) await deps.licenses.set(accountId, deviceId, stored.expiresAt);
+      if (stored && stored.accountId === accountId && !isExpired(stored, clock.now().getTime()))
+        await deps.licenses.set(accountId, deviceId, stored.expiresAt);
       else await deps.licenses.release(accountId, deviceId);
     } catch {
       /* the database check stays the authority; the store is rebuilt at the next start */
@@ -230,7 +258,11 @@ function licensing(deps: DevicesDeps) {
 }
 
 const noLicense = (licenses: number, used: number) =>
-  new DomainError('NO_LICENSE_AVAILABLE', `All ${licenses} licences of this account are in use; expire or delete a device first.`, { licenses, used });
+  new DomainError(
+    'NO_LICENSE_AVAILABLE',
+    `All ${licenses} licences of this account are in use; expire or delete a device first.`,
+    { licenses, used },
+  );
 
 function expiresMs(input: DeviceInput, current: number | null): number | null {
   if (input.expires === undefined) return current;
@@ -271,7 +303,12 @@ function edited(current: DeviceRecord, input: DeviceInput, nowMs: number): Devic
   return {
     ...current,
     ...editable(input),
-    mqttPasswordHash: input.mqttPassword === undefined ? current.mqttPasswordHash : input.mqttPassword === null ? null : hashDevicePassword(input.mqttPassword),
+    mqttPasswordHash:
+      input.mqttPassword === undefined
+        ? current.mqttPasswordHash
+        : input.mqttPassword === null
+          ? null
+          : hashDevicePassword(input.mqttPassword),
     modification: nowMs,
   };
 }

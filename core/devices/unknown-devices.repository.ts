@@ -51,7 +51,11 @@ export async function recent(db: Q, limit: number, scope?: SightingScope): Promi
     q.join('devices', 'devices.id', 'unknown_devices.identifier')
       .where('devices.account_id', scope.accountId)
       .andWhere('unknown_devices.last_seen', '>=', db.ref('devices.creation'));
-    if (scope.groupId) q.join('group_devices', 'group_devices.device_id', 'devices.id').andWhere('group_devices.group_id', scope.groupId);
+    if (scope.groupId)
+      q.join('group_devices', 'group_devices.device_id', 'devices.id').andWhere(
+        'group_devices.group_id',
+        scope.groupId,
+      );
   }
   const rows = await q;
   return rows.map((r: Record<string, unknown>) => ({

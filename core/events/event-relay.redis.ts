@@ -15,7 +15,16 @@ import { connectRedis, closeRedis } from '../redis/redis-client.redis.js';
 
 /** Each event's key in the relayed message (the message's format: instances of other versions read it). */
 const KEYS = {
-  locations: 'l', alert: 'a', user: 'u', device: 'd', account: 'c', commandsQueued: 'q', command: 'k', rules: 'r', forwards: 'w', trackerOnline: 't',
+  locations: 'l',
+  alert: 'a',
+  user: 'u',
+  device: 'd',
+  account: 'c',
+  commandsQueued: 'q',
+  command: 'k',
+  rules: 'r',
+  forwards: 'w',
+  trackerOnline: 't',
 } as const satisfies Record<EventName, string>;
 
 /** what only the MQTT live feed needs (RelayOptions.live) */
@@ -33,7 +42,13 @@ export interface RelayOptions {
   timeoutMs?: number;
 }
 
-export async function relayEvents(bus: EventBus, url: string, prefix: string, logger: Logger, options: RelayOptions = {}): Promise<{ close(): Promise<void> }> {
+export async function relayEvents(
+  bus: EventBus,
+  url: string,
+  prefix: string,
+  logger: Logger,
+  options: RelayOptions = {},
+): Promise<{ close(): Promise<void> }> {
   const live = options.live ?? true;
   const origin = randomUUID();
   const channel = `${prefix}events`;
@@ -42,7 +57,9 @@ export async function relayEvents(bus: EventBus, url: string, prefix: string, lo
   const sub = connectRedis(url, timeouts);
   for (const c of [pub, sub]) c.on('error', () => {});
   const send = (e: Envelope) => {
-    pub.publish(channel, JSON.stringify(e)).catch((err: Error) => logger.debug({ err: err.message }, 'live event not relayed'));
+    pub
+      .publish(channel, JSON.stringify(e))
+      .catch((err: Error) => logger.debug({ err: err.message }, 'live event not relayed'));
   };
   const offs = EVENTS.filter((event) => live || !LIVE.has(event)).map((event) =>
     bus.on(event, (payload, remote) => {
@@ -61,7 +78,9 @@ export async function relayEvents(bus: EventBus, url: string, prefix: string, lo
       /* not ours */
     }
   });
-  await sub.subscribe(channel).catch((e: Error) => logger.warn({ err: e.message }, 'live events of other instances are not received'));
+  await sub
+    .subscribe(channel)
+    .catch((e: Error) => logger.warn({ err: e.message }, 'live events of other instances are not received'));
   return {
     async close() {
       offs.forEach((off) => off());

@@ -24,14 +24,23 @@ export interface JournaledLocation {
 
 export interface ForwardJournal {
   /** Inside the ingest batch's transaction, once its locations are written (new fixes and corrections). */
-  locations(trx: Knex.Transaction, written: readonly JournaledLocation[], accountOf: (deviceId: string) => string): Promise<void>;
+  locations(
+    trx: Knex.Transaction,
+    written: readonly JournaledLocation[],
+    accountOf: (deviceId: string) => string,
+  ): Promise<void>;
   /** Inside the alert's transaction, once it is inserted. */
   alert(trx: Knex.Transaction, item: { accountId: string; deviceId: string; alert: Alert }): Promise<void>;
   /** Stops listening to the event bus. */
   close(): void;
 }
 
-export function createForwardJournal(deps: { db: Db; clock: Clock; events: EventBus; refreshMs?: number }): ForwardJournal {
+export function createForwardJournal(deps: {
+  db: Db;
+  clock: Clock;
+  events: EventBus;
+  refreshMs?: number;
+}): ForwardJournal {
   const { clock, events } = deps;
   const refreshMs = deps.refreshMs ?? 2000;
   let accounts = new Set<string>();
@@ -65,16 +74,34 @@ export function createForwardJournal(deps: { db: Db; clock: Clock; events: Event
       const rows: repo.NewStreamEvent[] = [];
       for (const w of written) {
         const accountId = accountOf(w.deviceId);
-        if (wanted.has(accountId)) rows.push({ accountId, deviceId: w.deviceId, kind: 'location', body: w.json ?? JSON.stringify(w.location), createdAt: now });
+        if (wanted.has(accountId))
+          rows.push({
+            accountId,
+            deviceId: w.deviceId,
+            kind: 'location',
+            body: w.json ?? JSON.stringify(w.location),
+            createdAt: now,
+          });
       }
       if (rows.length === 0) return;
-      await repo.lockStreams(trx, rows.map((r) => r.accountId));
+      await repo.lockStreams(
+        trx,
+        rows.map((r) => r.accountId),
+      );
       await repo.insertEvents(trx, rows);
     },
     async alert(trx, item) {
       if (!(await forwarding(trx)).has(item.accountId)) return;
       await repo.lockStreams(trx, [item.accountId]);
-      await repo.insertEvents(trx, [{ accountId: item.accountId, deviceId: item.deviceId, kind: 'alert', body: JSON.stringify(item.alert), createdAt: clock.now().getTime() }]);
+      await repo.insertEvents(trx, [
+        {
+          accountId: item.accountId,
+          deviceId: item.deviceId,
+          kind: 'alert',
+          body: JSON.stringify(item.alert),
+          createdAt: clock.now().getTime(),
+        },
+      ]);
     },
     close: off,
   };

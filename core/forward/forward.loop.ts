@@ -40,7 +40,12 @@ export interface LoopContext {
 
 /** The message as a forward sends it: `{id, event, deviceId, location | alert}`, the body embedded as stored. */
 export function forwardMessage(e: repo.StreamEvent): ForwardMessage {
-  return { id: e.id, event: e.kind, deviceId: e.deviceId, json: `{"id":${e.id},"event":"${e.kind}","deviceId":${JSON.stringify(e.deviceId)},"${e.kind}":${e.body}}` };
+  return {
+    id: e.id,
+    event: e.kind,
+    deviceId: e.deviceId,
+    json: `{"id":${e.id},"event":"${e.kind}","deviceId":${JSON.stringify(e.deviceId)},"${e.kind}":${e.body}}`,
+  };
 }
 
 /** the wait before try `n` + 1 of what failed `n` times: from retryMinMs, doubling, at most retryMaxMs */
@@ -153,7 +158,10 @@ export class ForwardLoop {
     const { db, holder, now, timing } = this.ctx;
     const since = this.f.failingSince ?? now();
     const error = `not delivered: its settings fail the API's checks (${problem.replace(/\.$/, '')}); correct them with PUT or PATCH: its messages wait meanwhile`;
-    this.log.warn({ err: problem }, "forward not delivered: its stored settings fail the API's checks; its messages wait until a PUT or PATCH corrects them");
+    this.log.warn(
+      { err: problem },
+      "forward not delivered: its stored settings fail the API's checks; its messages wait until a PUT or PATCH corrects them",
+    );
     for (let tries = 1; !this.halted; tries++) {
       try {
         await repo.recordFailure(db, this.f.id, holder, error, since, now() + timing.leaseMs, this.f.modified);
@@ -178,7 +186,10 @@ export class ForwardLoop {
       if (!(await this.saveProgress(last, messages.length))) return;
       this.cursor = last;
       if (this.failingSince !== null && messages.length) {
-        this.log.info({ failedForMs: this.ctx.now() - this.failingSince, attempts: this.attempts }, 'forward recovered');
+        this.log.info(
+          { failedForMs: this.ctx.now() - this.failingSince, attempts: this.attempts },
+          'forward recovered',
+        );
         this.failingSince = null;
         this.attempts = 0;
       }
@@ -220,7 +231,11 @@ export class ForwardLoop {
     let wanted = batch.filter((e) => this.kinds.has(e.kind));
     try {
       if (this.f.groupId && wanted.length) {
-        const inGroup = await repo.devicesInGroup(this.ctx.db, this.f.groupId, wanted.map((e) => e.deviceId));
+        const inGroup = await repo.devicesInGroup(
+          this.ctx.db,
+          this.f.groupId,
+          wanted.map((e) => e.deviceId),
+        );
         wanted = wanted.filter((e) => inGroup.has(e.deviceId));
       }
       const messages = wanted.map(forwardMessage);
@@ -265,7 +280,11 @@ export class ForwardLoop {
         return true;
       } catch (e) {
         if (this.halted) return false;
-        if (tries === 1) this.log.warn({ err: (e as Error).message }, 'forward progress not saved; saving it again shortly (the batch was delivered and is not sent again meanwhile)');
+        if (tries === 1)
+          this.log.warn(
+            { err: (e as Error).message },
+            'forward progress not saved; saving it again shortly (the batch was delivered and is not sent again meanwhile)',
+          );
         await this.sleepOnly(jittered(retryMs(timing, tries)));
         if (this.halted) return false;
       }

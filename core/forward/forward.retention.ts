@@ -18,7 +18,13 @@ export async function sweepStreams(db: Db, logger: Logger, r: Retention, nowMs: 
   for (const a of await repo.streamAccounts(db)) await sweepAccount(db, logger, r, a, nowMs);
 }
 
-async function sweepAccount(db: Db, logger: Logger, r: Retention, a: { accountId: string; last: number }, nowMs: number): Promise<void> {
+async function sweepAccount(
+  db: Db,
+  logger: Logger,
+  r: Retention,
+  a: { accountId: string; last: number },
+  nowMs: number,
+): Promise<void> {
   const forwards = await repo.cursorsOf(db, a.accountId);
   if (forwards.length === 0) {
     await repo.deleteEvents(db, a.accountId, a.last);
@@ -26,7 +32,8 @@ async function sweepAccount(db: Db, logger: Logger, r: Retention, a: { accountId
   }
   const oldest = Math.min(...forwards.map((f) => f.cursor));
   const byAge = await repo.lastStoredBefore(db, a.accountId, oldest, nowMs - r.retentionMs);
-  const byCount = a.last - oldest > r.maxPendingPerAccount ? await repo.beyondNewest(db, a.accountId, r.maxPendingPerAccount) : 0;
+  const byCount =
+    a.last - oldest > r.maxPendingPerAccount ? await repo.beyondNewest(db, a.accountId, r.maxPendingPerAccount) : 0;
   const boundary = Math.max(byAge, byCount);
   let keepFrom = Infinity;
   for (const f of forwards) {
@@ -34,7 +41,16 @@ async function sweepAccount(db: Db, logger: Logger, r: Retention, a: { accountId
       const lost = await repo.dropUpTo(db, { ...f, accountId: a.accountId }, boundary);
       if (lost > 0) {
         logger.warn(
-          { forwardId: f.id, forward: f.name, accountId: a.accountId, dropped: lost, reason: byAge >= byCount ? `stored more than ${Math.round(r.retentionMs / 3600_000)} h ago` : `more than ${r.maxPendingPerAccount} waiting` },
+          {
+            forwardId: f.id,
+            forward: f.name,
+            accountId: a.accountId,
+            dropped: lost,
+            reason:
+              byAge >= byCount
+                ? `stored more than ${Math.round(r.retentionMs / 3600_000)} h ago`
+                : `more than ${r.maxPendingPerAccount} waiting`,
+          },
           'forward messages dropped by retention: the target did not take them in time',
         );
       }

@@ -104,7 +104,11 @@ export function parseAddress(host: string): Address | undefined {
 }
 
 function fromIpv4(n: number): Address {
-  return { bits: MAPPED | BigInt(n), text: [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.'), family: 4 };
+  return {
+    bits: MAPPED | BigInt(n),
+    text: [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.'),
+    family: 4,
+  };
 }
 
 const inRange = (a: Address, r: Range) => a.bits >= r.first && a.bits <= r.last;
@@ -112,7 +116,9 @@ const inRange = (a: Address, r: Range) => a.bits >= r.first && a.bits <= r.last;
 /** The port a URL connects to: its own, or its scheme's. */
 export function targetPort(url: URL): number {
   if (url.port) return Number(url.port);
-  return { 'http:': 80, 'https:': 443, 'mqtt:': 1883, 'mqtts:': 8883, 'amqp:': 5672, 'amqps:': 5671 }[url.protocol] ?? 0;
+  return (
+    { 'http:': 80, 'https:': 443, 'mqtt:': 1883, 'mqtts:': 8883, 'amqp:': 5672, 'amqps:': 5671 }[url.protocol] ?? 0
+  );
 }
 
 /** A connection to a place forwards may not reach; its message says why and what allows it. */
@@ -161,13 +167,16 @@ export function createForwardTargets(settings: ForwardTargetSettings): ForwardTa
   /** This machine: its loopback and unspecified addresses, and those of its interfaces now (they change: DHCP, VPNs). */
   function isThisMachine(a: Address): boolean {
     if (REFUSED.some(([r, kind]) => inRange(a, r) && /loopback|unspecified/.test(kind))) return true;
-    return Object.values(os.networkInterfaces()).some((list) => list?.some((i) => parseAddress(i.address)?.bits === a.bits));
+    return Object.values(os.networkInterfaces()).some((list) =>
+      list?.some((i) => parseAddress(i.address)?.bits === a.bits),
+    );
   }
 
   /** Why `a` is refused for `port`; `named`: the host name that led to it, when one did. */
   function refusal(a: Address, port: number, named?: string): string | null {
     const what = named ? `${named} resolves to ${a.text}, which` : a.text;
-    if (ownPorts.has(port) && isThisMachine(a)) return `${what} is an address of this machine and port ${port} is this service's own listener, which forwards never reach, whatever ${FORWARD_ALLOW_SETTING} names`;
+    if (ownPorts.has(port) && isThisMachine(a))
+      return `${what} is an address of this machine and port ${port} is this service's own listener, which forwards never reach, whatever ${FORWARD_ALLOW_SETTING} names`;
     if (named && allowedNames.has(normalName(named))) return null;
     if (allowedRanges.some((r) => inRange(a, r))) return null;
     const kind = REFUSED.find(([r]) => inRange(a, r))?.[1];
@@ -181,7 +190,9 @@ export function createForwardTargets(settings: ForwardTargetSettings): ForwardTa
 
   async function resolve(host: string, port: number): Promise<{ address: string; family: 4 | 6 }[]> {
     const literal = parseAddress(host);
-    const found = literal ? [literal] : (await dns.promises.lookup(host, { all: true, verbatim: true })).map((r) => parseAddress(r.address));
+    const found = literal
+      ? [literal]
+      : (await dns.promises.lookup(host, { all: true, verbatim: true })).map((r) => parseAddress(r.address));
     const addresses: Address[] = [];
     for (const a of found) {
       // what the resolver gives is an address; anything else is not connected to
@@ -216,7 +227,10 @@ export function createForwardTargets(settings: ForwardTargetSettings): ForwardTa
   }
 
   return {
-    refusedAsWritten, resolve, problem, lookup,
+    refusedAsWritten,
+    resolve,
+    problem,
+    lookup,
     setOwnPorts(ports) {
       ownPorts = new Set([...ports].filter((p) => p > 0));
     },

@@ -15,7 +15,17 @@
  */
 import amqp, { type ChannelModel, type ConfirmChannel } from 'amqplib';
 import type { ForwardMessage } from '../model/forward.js';
-import { AMQP_SHORTSTR_MAX_BYTES, FORWARD_AMQP_EXCHANGE, FORWARD_AMQP_ROUTING_KEY, checkedTarget, expandTemplate, safeUrl, within, type Forwarder, type ForwarderSettings } from './forwarder.js';
+import {
+  AMQP_SHORTSTR_MAX_BYTES,
+  FORWARD_AMQP_EXCHANGE,
+  FORWARD_AMQP_ROUTING_KEY,
+  checkedTarget,
+  expandTemplate,
+  safeUrl,
+  within,
+  type Forwarder,
+  type ForwarderSettings,
+} from './forwarder.js';
 
 /**
  * The socket's buffer before amqplib's writer waits for it to drain: room for a whole batch, so the
@@ -30,14 +40,18 @@ const SOCKET_HIGH_WATER_MARK = 8 * 1024 * 1024;
 function brokerError(e: Error): string {
   const closed = /^(.*?: \d+ \([A-Z-]+\))/.exec(e.message);
   if (closed) return closed[1];
-  if (/^(Expected |Frame on |Unexpected frame)/.test(e.message)) return 'the server answered with frames AMQP 0-9-1 does not expect here';
+  if (/^(Expected |Frame on |Unexpected frame)/.test(e.message))
+    return 'the server answered with frames AMQP 0-9-1 does not expect here';
   return e.message;
 }
 
 /** The connection's socket (amqplib keeps it as `connection.stream`), when it is there. */
 function socketOf(conn: ChannelModel | undefined): { cork(): void; uncork(): void } | undefined {
-  const stream = (conn as unknown as { connection?: { stream?: { cork?: unknown; uncork?: unknown } } } | undefined)?.connection?.stream;
-  return stream && typeof stream.cork === 'function' && typeof stream.uncork === 'function' ? (stream as { cork(): void; uncork(): void }) : undefined;
+  const stream = (conn as unknown as { connection?: { stream?: { cork?: unknown; uncork?: unknown } } } | undefined)
+    ?.connection?.stream;
+  return stream && typeof stream.cork === 'function' && typeof stream.uncork === 'function'
+    ? (stream as { cork(): void; uncork(): void })
+    : undefined;
 }
 
 export function createAmqpForwarder(settings: AmqpSettings): Forwarder {
@@ -67,7 +81,11 @@ class AmqpForwarder implements Forwarder {
     const keys = this.routingKeys(messages);
     const ch = await this.open();
     try {
-      await within(this.publishAll(ch, messages, keys), settings.timeoutMs, `${where}: no confirm within ${settings.timeoutMs} ms`);
+      await within(
+        this.publishAll(ch, messages, keys),
+        settings.timeoutMs,
+        `${where}: no confirm within ${settings.timeoutMs} ms`,
+      );
       if (this.broken) throw this.broken;
     } catch (e) {
       const err = this.broken ?? (e as Error);
@@ -102,7 +120,11 @@ class AmqpForwarder implements Forwarder {
     c.on('error', fail);
     c.on('close', fail);
     try {
-      const ch = await within(c.createConfirmChannel(), settings.timeoutMs, `${where}: no channel within ${settings.timeoutMs} ms`);
+      const ch = await within(
+        c.createConfirmChannel(),
+        settings.timeoutMs,
+        `${where}: no channel within ${settings.timeoutMs} ms`,
+      );
       ch.on('error', fail);
       ch.on('close', () => fail(new Error('the channel closed')));
       this.channel = ch;
@@ -117,8 +139,18 @@ class AmqpForwarder implements Forwarder {
   private async connect(): Promise<ChannelModel> {
     const { where, settings } = this;
     const target = await checkedTarget(settings, settings.url, where);
-    const options = { timeout: settings.timeoutMs, noDelay: true, writableHighWaterMark: SOCKET_HIGH_WATER_MARK, clientProperties: { connection_name: settings.userAgent }, ...(target.servername && { servername: target.servername }) };
-    return within(amqp.connect(target.urlWithAddress, options), settings.timeoutMs, `${where}: no connection within ${settings.timeoutMs} ms`).catch((e: Error) => {
+    const options = {
+      timeout: settings.timeoutMs,
+      noDelay: true,
+      writableHighWaterMark: SOCKET_HIGH_WATER_MARK,
+      clientProperties: { connection_name: settings.userAgent },
+      ...(target.servername && { servername: target.servername }),
+    };
+    return within(
+      amqp.connect(target.urlWithAddress, options),
+      settings.timeoutMs,
+      `${where}: no connection within ${settings.timeoutMs} ms`,
+    ).catch((e: Error) => {
       throw new Error(e.message.startsWith(where) ? e.message : `${where}: ${brokerError(e)}`);
     });
   }
@@ -132,13 +164,17 @@ class AmqpForwarder implements Forwarder {
   private routingKeys(messages: readonly ForwardMessage[]): string[] {
     const { exchange, where } = this;
     if (Buffer.byteLength(exchange) > AMQP_SHORTSTR_MAX_BYTES) {
-      throw new Error(`${where}: the exchange name is ${Buffer.byteLength(exchange)} bytes, more than the ${AMQP_SHORTSTR_MAX_BYTES} AMQP allows: change the forward's exchange`);
+      throw new Error(
+        `${where}: the exchange name is ${Buffer.byteLength(exchange)} bytes, more than the ${AMQP_SHORTSTR_MAX_BYTES} AMQP allows: change the forward's exchange`,
+      );
     }
     return messages.map((m) => {
       const key = expandTemplate(this.template, m);
       const bytes = Buffer.byteLength(key);
       if (bytes > AMQP_SHORTSTR_MAX_BYTES) {
-        throw new Error(`${where}: the routing key of device "${m.deviceId}" is ${bytes} bytes, more than the ${AMQP_SHORTSTR_MAX_BYTES} AMQP allows: shorten the forward's topic (routing-key template)`);
+        throw new Error(
+          `${where}: the routing key of device "${m.deviceId}" is ${bytes} bytes, more than the ${AMQP_SHORTSTR_MAX_BYTES} AMQP allows: shorten the forward's topic (routing-key template)`,
+        );
       }
       return key;
     });
@@ -156,14 +192,23 @@ class AmqpForwarder implements Forwarder {
       const confirmed = (err: unknown) => {
         if (err) refused++;
         if (--left > 0) return;
-        if (refused) reject(this.broken ?? new Error(`${this.where}: the broker refused ${refused} of ${messages.length} messages`));
+        if (refused)
+          reject(
+            this.broken ?? new Error(`${this.where}: the broker refused ${refused} of ${messages.length} messages`),
+          );
         else resolve();
       };
       const socket = socketOf(this.conn);
       socket?.cork();
       try {
         for (const [i, m] of messages.entries()) {
-          ch.publish(this.exchange, keys[i], Buffer.from(m.json), { persistent: true, contentType: 'application/json', messageId: String(m.id), type: m.event }, confirmed);
+          ch.publish(
+            this.exchange,
+            keys[i],
+            Buffer.from(m.json),
+            { persistent: true, contentType: 'application/json', messageId: String(m.id), type: m.event },
+            confirmed,
+          );
         }
       } finally {
         // amqplib writes the channel's frames to the socket on its next setImmediate: uncork after it

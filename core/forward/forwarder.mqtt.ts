@@ -12,9 +12,19 @@
 import mqtt, { type MqttClient } from 'mqtt';
 import { randomBytes } from 'node:crypto';
 import type { ForwardMessage } from '../model/forward.js';
-import { FORWARD_MQTT_TOPIC, checkedTarget, expandTemplate, safeUrl, within, type Forwarder, type ForwarderSettings } from './forwarder.js';
+import {
+  FORWARD_MQTT_TOPIC,
+  checkedTarget,
+  expandTemplate,
+  safeUrl,
+  within,
+  type Forwarder,
+  type ForwarderSettings,
+} from './forwarder.js';
 
-export function createMqttForwarder(settings: ForwarderSettings & { forwardId: string; url: string; topic: string | null }): Forwarder {
+export function createMqttForwarder(
+  settings: ForwarderSettings & { forwardId: string; url: string; topic: string | null },
+): Forwarder {
   const template = settings.topic || FORWARD_MQTT_TOPIC;
   const where = safeUrl(settings.url);
   let client: MqttClient | undefined;

@@ -57,7 +57,10 @@ export function safeUrl(url: string): string {
 /** Rejects with `what` after `ms` unless `p` settles first. */
 export function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  return Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(what)), ms)))]).finally(() => clearTimeout(timer));
+  return Promise.race([
+    p,
+    new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(what)), ms))),
+  ]).finally(() => clearTimeout(timer));
 }
 
 /**
@@ -65,11 +68,19 @@ export function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
  * the first address given to the client in its place, so that the client's own URL parser and
  * resolver never choose another; `servername` keeps TLS (SNI and the certificate check) on the name.
  */
-export async function checkedTarget(settings: ForwarderSettings, url: string, where: string): Promise<{ address: string; urlWithAddress: string; servername?: string }> {
+export async function checkedTarget(
+  settings: ForwarderSettings,
+  url: string,
+  where: string,
+): Promise<{ address: string; urlWithAddress: string; servername?: string }> {
   const u = new URL(url);
   const host = u.hostname.replace(/^\[(.*)\]$/, '$1');
   try {
-    const [first] = await within(settings.targets.resolve(host, targetPort(u)), settings.timeoutMs, `${where}: ${host} not resolved within ${settings.timeoutMs} ms`);
+    const [first] = await within(
+      settings.targets.resolve(host, targetPort(u)),
+      settings.timeoutMs,
+      `${where}: ${host} not resolved within ${settings.timeoutMs} ms`,
+    );
     const servername = parseAddress(host) ? undefined : host;
     u.hostname = first.family === 6 ? `[${first.address}]` : first.address;
     return { address: first.address, urlWithAddress: u.toString(), ...(servername && { servername }) };

@@ -90,8 +90,15 @@ class WebhookForwarder implements Forwarder {
       const refused = settings.targets.refusedAsWritten(this.target);
       if (refused) return reject(new Error(`${where}: refused: ${refused}`));
       const h: Record<string, string | number> = { ...this.headers, 'content-length': Buffer.byteLength(body) };
-      if (settings.secret) h['x-trackgate-signature'] = `sha256=${createHmac('sha256', settings.secret).update(body).digest('hex')}`;
-      const req = this.client.request(this.target, { method: 'POST', headers: h, agent: this.agent, auth: undefined, lookup: this.lookup });
+      if (settings.secret)
+        h['x-trackgate-signature'] = `sha256=${createHmac('sha256', settings.secret).update(body).digest('hex')}`;
+      const req = this.client.request(this.target, {
+        method: 'POST',
+        headers: h,
+        agent: this.agent,
+        auth: undefined,
+        lookup: this.lookup,
+      });
       this.inFlight.add(req);
       req.on('close', () => this.inFlight.delete(req));
       this.roundTrip(req, body, resolve, reject);
@@ -114,7 +121,9 @@ class WebhookForwarder implements Forwarder {
       socket.once('connect', () => clearTimeout(t));
       socket.once('close', () => clearTimeout(t));
     });
-    req.on('error', (e: NodeJS.ErrnoException) => fail(e instanceof ForwardTargetRefused ? `${where}: refused: ${e.message}` : `${where}: ${e.code ?? e.message}`));
+    req.on('error', (e: NodeJS.ErrnoException) =>
+      fail(e instanceof ForwardTargetRefused ? `${where}: refused: ${e.message}` : `${where}: ${e.code ?? e.message}`),
+    );
     req.on('response', (res) => {
       // the body is read and let go: what the target answers never reaches the status (a forward
       // aimed at an internal service would show what that service says to an account admin)
@@ -124,7 +133,10 @@ class WebhookForwarder implements Forwarder {
         clearTimeout(timer);
         const status = res.statusCode ?? 0;
         if (status >= 200 && status < 300) resolve();
-        else reject(new Error(`${where} answered ${status} ${http.STATUS_CODES[status] ?? '(a status HTTP does not define)'}`));
+        else
+          reject(
+            new Error(`${where} answered ${status} ${http.STATUS_CODES[status] ?? '(a status HTTP does not define)'}`),
+          );
       });
     });
     // the answer: complete within the timeout once the request is sent

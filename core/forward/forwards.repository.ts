@@ -61,7 +61,9 @@ export async function insert(db: Q, f: Forward, cursor: number): Promise<void> {
 export async function update(db: Q, f: Forward, cursor?: number, clearStatus = false): Promise<void> {
   const { id, account_id: _account, created: _created, ...rest } = toRow(f);
   const cleared = cursor !== undefined || clearStatus ? { last_error: null, failing_since: null } : {};
-  await db('forwards').where({ id }).update({ ...rest, ...(cursor !== undefined && { last_event_id: cursor }), ...cleared });
+  await db('forwards')
+    .where({ id })
+    .update({ ...rest, ...(cursor !== undefined && { last_event_id: cursor }), ...cleared });
 }
 
 export async function findById(db: Q, id: string): Promise<(Forward & ForwardProgress) | undefined> {
@@ -71,11 +73,16 @@ export async function findById(db: Q, id: string): Promise<(Forward & ForwardPro
 
 /** Every forward of an account, oldest first, with where its delivery stands. */
 export async function listByAccount(db: Q, accountId: string): Promise<(Forward & ForwardProgress)[]> {
-  return (await db('forwards').where({ account_id: accountId }).orderBy(ORDER)).map((r) => ({ ...toForward(r), ...toProgress(r) }));
+  return (await db('forwards').where({ account_id: accountId }).orderBy(ORDER)).map((r) => ({
+    ...toForward(r),
+    ...toProgress(r),
+  }));
 }
 
 /** Every enabled forward of every account, with its progress and lease (for the delivery loops). */
-export async function listEnabled(db: Q): Promise<(Forward & ForwardProgress & { leaseHolder: string | null; leaseUntil: number })[]> {
+export async function listEnabled(
+  db: Q,
+): Promise<(Forward & ForwardProgress & { leaseHolder: string | null; leaseUntil: number })[]> {
   return (await db('forwards').where({ enabled: true }).orderBy(ORDER)).map((r) => ({
     ...toForward(r),
     ...toProgress(r),
@@ -90,12 +97,16 @@ export async function remove(db: Q, id: string): Promise<void> {
 
 /** The accounts with at least one enabled forward: their stored locations and alerts are journaled. */
 export async function accountsWithEnabled(db: Q): Promise<string[]> {
-  return (await db('forwards').where({ enabled: true }).distinct('account_id')).map((r: { account_id: string }) => String(r.account_id));
+  return (await db('forwards').where({ enabled: true }).distinct('account_id')).map((r: { account_id: string }) =>
+    String(r.account_id),
+  );
 }
 
 /** Names of the account's forwards that deliver only this group's devices. */
 export async function namesUsingGroup(db: Q, groupId: string): Promise<string[]> {
-  return (await db('forwards').where({ group_id: groupId }).orderBy(ORDER).select('name')).map((r: { name: string }) => r.name);
+  return (await db('forwards').where({ group_id: groupId }).orderBy(ORDER).select('name')).map(
+    (r: { name: string }) => r.name,
+  );
 }
 
 // --- the event stream ----------------------------------------------------------------------------
@@ -136,10 +147,14 @@ export async function lockStreams(trx: Knex.Transaction, accountIds: Iterable<st
   const ids = [...new Set(accountIds)];
   if (ids.length === 0) return;
   // in the order of the lock keys themselves: two accounts whose keys collide cannot make a cycle
-  await trx.raw('select count(pg_advisory_xact_lock(?, h)) from (select distinct hashtext(a) as h from unnest(?::text[]) as a order by h) s', [ADVISORY_CLASS, pgTextArray(ids)]);
+  await trx.raw(
+    'select count(pg_advisory_xact_lock(?, h)) from (select distinct hashtext(a) as h from unnest(?::text[]) as a order by h) s',
+    [ADVISORY_CLASS, pgTextArray(ids)],
+  );
 }
 
-const INSERT_EVENT = 'insert into forward_events (account_id, device_id, kind, body, created_at) values (?, ?, ?, ?, ?)';
+const INSERT_EVENT =
+  'insert into forward_events (account_id, device_id, kind, body, created_at) values (?, ?, ?, ?, ?)';
 const CHUNK = 200;
 /** PostgreSQL: every event in one statement, columns as binary arrays (core/db/pg-arrays.ts); ids drawn in the order given. */
 const PG_INSERT_EVENTS = `insert into forward_events (account_id, device_id, kind, body, created_at)
@@ -166,19 +181,28 @@ export async function insertEvents(trx: Knex.Transaction, events: NewStreamEvent
   }
   for (let i = 0; i < events.length; i += CHUNK) {
     await trx('forward_events').insert(
-      events.slice(i, i + CHUNK).map((e) => ({ account_id: e.accountId, device_id: e.deviceId, kind: e.kind, body: e.body, created_at: e.createdAt })),
+      events.slice(i, i + CHUNK).map((e) => ({
+        account_id: e.accountId,
+        device_id: e.deviceId,
+        kind: e.kind,
+        body: e.body,
+        created_at: e.createdAt,
+      })),
     );
   }
 }
 
 /** The id of the account's last event (0 when it has none): where a new forward starts. */
 export async function streamEnd(db: Q, accountId: string): Promise<number> {
-  const r = (await db('forward_events').where({ account_id: accountId }).max({ m: 'id' }).first()) as { m: number | string | null } | undefined;
+  const r = (await db('forward_events').where({ account_id: accountId }).max({ m: 'id' }).first()) as
+    | { m: number | string | null }
+    | undefined;
   return r?.m == null ? 0 : Number(r.m);
 }
 
 /** The account's events after `afterId`, oldest first. */
-const READ_EVENTS = 'select id, device_id, kind, body, created_at from forward_events where account_id = ? and id > ? order by id limit ?';
+const READ_EVENTS =
+  'select id, device_id, kind, body, created_at from forward_events where account_id = ? and id > ? order by id limit ?';
 
 /**
  * The account's events after `afterId`, in order, at most `limit`: through the database's hot-read
@@ -187,7 +211,13 @@ const READ_EVENTS = 'select id, device_id, kind, body, created_at from forward_e
  */
 export async function readEvents(db: Db, accountId: string, afterId: number, limit: number): Promise<StreamEvent[]> {
   const rows = await db.read.all(READ_EVENTS, accountId, afterId, limit);
-  return rows.map((r) => ({ id: Number(r.id), deviceId: String(r.device_id), kind: r.kind as StreamEvent['kind'], body: String(r.body), createdAt: Number(r.created_at) }));
+  return rows.map((r) => ({
+    id: Number(r.id),
+    deviceId: String(r.device_id),
+    kind: r.kind as StreamEvent['kind'],
+    body: String(r.body),
+    createdAt: Number(r.created_at),
+  }));
 }
 
 /** Which of these devices are in the group now. */
@@ -195,7 +225,10 @@ export async function devicesInGroup(db: Q, groupId: string, deviceIds: string[]
   const found = new Set<string>();
   const unique = [...new Set(deviceIds)];
   for (let i = 0; i < unique.length; i += 500) {
-    const rows = await db('group_devices').where({ group_id: groupId }).whereIn('device_id', unique.slice(i, i + 500)).select('device_id');
+    const rows = await db('group_devices')
+      .where({ group_id: groupId })
+      .whereIn('device_id', unique.slice(i, i + 500))
+      .select('device_id');
     for (const r of rows) found.add(String(r.device_id));
   }
   return found;
@@ -204,10 +237,28 @@ export async function devicesInGroup(db: Q, groupId: string, deviceIds: string[]
 const KIND_OF: Record<ForwardEventKind, StreamEvent['kind']> = { locations: 'location', alerts: 'alert' };
 
 /** Messages waiting for the forward: the account's events after its cursor, of its kinds and group. */
-export async function pendingCount(db: Q, f: Pick<Forward, 'accountId' | 'events' | 'groupId'>, cursor: number, upTo?: number): Promise<number> {
-  const q = db('forward_events as e').where('e.account_id', f.accountId).andWhere('e.id', '>', cursor).whereIn('e.kind', f.events.map((k) => KIND_OF[k]));
+export async function pendingCount(
+  db: Q,
+  f: Pick<Forward, 'accountId' | 'events' | 'groupId'>,
+  cursor: number,
+  upTo?: number,
+): Promise<number> {
+  const q = db('forward_events as e')
+    .where('e.account_id', f.accountId)
+    .andWhere('e.id', '>', cursor)
+    .whereIn(
+      'e.kind',
+      f.events.map((k) => KIND_OF[k]),
+    );
   if (upTo !== undefined) q.andWhere('e.id', '<=', upTo);
-  if (f.groupId) q.whereExists((s) => s.select(db.raw('1')).from('group_devices as g').whereRaw('g.device_id = e.device_id').andWhere('g.group_id', f.groupId));
+  if (f.groupId)
+    q.whereExists((s) =>
+      s
+        .select(db.raw('1'))
+        .from('group_devices as g')
+        .whereRaw('g.device_id = e.device_id')
+        .andWhere('g.group_id', f.groupId),
+    );
   const r = (await q.count({ n: '*' }).first()) as { n: number | string } | undefined;
   return Number(r?.n ?? 0);
 }
@@ -216,7 +267,14 @@ export async function pendingCount(db: Q, f: Pick<Forward, 'accountId' | 'events
  * Moves the cursor forward (never back) while `holder` holds the forward's lease, and renews the
  * lease: false when another instance has taken it (this one stops delivering).
  */
-export async function advance(db: Q, id: string, holder: string, cursor: number, deliveredAt: number | null, leaseUntil: number): Promise<boolean> {
+export async function advance(
+  db: Q,
+  id: string,
+  holder: string,
+  cursor: number,
+  deliveredAt: number | null,
+  leaseUntil: number,
+): Promise<boolean> {
   const set: Record<string, unknown> = {
     last_event_id: db.raw('CASE WHEN last_event_id < ? THEN ? ELSE last_event_id END', [cursor, cursor]),
     last_error: null,
@@ -231,7 +289,15 @@ export async function advance(db: Q, id: string, holder: string, cursor: number,
  * Records why the last attempt failed (and since when it fails), renewing the lease; `modified`:
  * only while the forward is still that version (what was wrong with its settings, not yet changed).
  */
-export async function recordFailure(db: Q, id: string, holder: string, error: string, since: number, leaseUntil: number, modified?: number): Promise<boolean> {
+export async function recordFailure(
+  db: Q,
+  id: string,
+  holder: string,
+  error: string,
+  since: number,
+  leaseUntil: number,
+  modified?: number,
+): Promise<boolean> {
   const q = db('forwards').where({ id, lease_holder: holder });
   if (modified !== undefined) q.andWhere({ modified });
   return (await q.update({ last_error: error.slice(0, 1000), failing_since: since, lease_until: leaseUntil })) === 1;
@@ -255,22 +321,52 @@ export async function releaseLease(db: Q, id: string, holder: string): Promise<v
 
 /** The accounts that have events stored, with their first and last event ids. */
 export async function streamAccounts(db: Q): Promise<{ accountId: string; first: number; last: number }[]> {
-  const rows = await db('forward_events').groupBy('account_id').select('account_id').min({ first: 'id' }).max({ last: 'id' });
-  return rows.map((r: Record<string, unknown>) => ({ accountId: String(r.account_id), first: Number(r.first), last: Number(r.last) }));
+  const rows = await db('forward_events')
+    .groupBy('account_id')
+    .select('account_id')
+    .min({ first: 'id' })
+    .max({ last: 'id' });
+  return rows.map((r: Record<string, unknown>) => ({
+    accountId: String(r.account_id),
+    first: Number(r.first),
+    last: Number(r.last),
+  }));
 }
 
 /** The enabled forwards' cursors of an account (none: nobody waits for its events). */
-export async function cursorsOf(db: Q, accountId: string): Promise<{ id: string; name: string; cursor: number; events: ForwardEventKind[]; groupId: string | null }[]> {
-  const rows = await db('forwards').where({ account_id: accountId, enabled: true }).select('id', 'name', 'last_event_id', 'events', 'group_id');
-  return rows.map((r: Record<string, unknown>) => ({ id: String(r.id), name: String(r.name), cursor: Number(r.last_event_id), events: parseJson<ForwardEventKind[]>(r.events, []), groupId: (r.group_id as string | null) ?? null }));
+export async function cursorsOf(
+  db: Q,
+  accountId: string,
+): Promise<{ id: string; name: string; cursor: number; events: ForwardEventKind[]; groupId: string | null }[]> {
+  const rows = await db('forwards')
+    .where({ account_id: accountId, enabled: true })
+    .select('id', 'name', 'last_event_id', 'events', 'group_id');
+  return rows.map((r: Record<string, unknown>) => ({
+    id: String(r.id),
+    name: String(r.name),
+    cursor: Number(r.last_event_id),
+    events: parseJson<ForwardEventKind[]>(r.events, []),
+    groupId: (r.group_id as string | null) ?? null,
+  }));
 }
 
 /** The last of the account's events stored before `beforeMs`, scanning from `afterId` in steps; 0 when none. */
-export async function lastStoredBefore(db: Q, accountId: string, afterId: number, beforeMs: number, step = 1000): Promise<number> {
+export async function lastStoredBefore(
+  db: Q,
+  accountId: string,
+  afterId: number,
+  beforeMs: number,
+  step = 1000,
+): Promise<number> {
   let boundary = 0;
   let from = afterId;
   for (;;) {
-    const rows = await db('forward_events').where({ account_id: accountId }).andWhere('id', '>', from).orderBy('id').limit(step).select('id', 'created_at');
+    const rows = await db('forward_events')
+      .where({ account_id: accountId })
+      .andWhere('id', '>', from)
+      .orderBy('id')
+      .limit(step)
+      .select('id', 'created_at');
     for (const r of rows) {
       if (Number(r.created_at) >= beforeMs) return boundary;
       boundary = Number(r.id);
@@ -282,7 +378,12 @@ export async function lastStoredBefore(db: Q, accountId: string, afterId: number
 
 /** The id below which the account holds more than `keep` newer events (0 when it holds fewer). */
 export async function beyondNewest(db: Q, accountId: string, keep: number): Promise<number> {
-  const r = await db('forward_events').where({ account_id: accountId }).orderBy('id', 'desc').offset(keep).limit(1).first('id');
+  const r = await db('forward_events')
+    .where({ account_id: accountId })
+    .orderBy('id', 'desc')
+    .offset(keep)
+    .limit(1)
+    .first('id');
   return r ? Number(r.id) : 0;
 }
 
@@ -290,7 +391,11 @@ export async function beyondNewest(db: Q, accountId: string, keep: number): Prom
  * Retention passed over a forward's undelivered events up to `boundary`: its cursor moves there and
  * the number of them it would have sent is added to `dropped`. Returns that number.
  */
-export async function dropUpTo(db: Q, f: { id: string; accountId: string; cursor: number; events: ForwardEventKind[]; groupId: string | null }, boundary: number): Promise<number> {
+export async function dropUpTo(
+  db: Q,
+  f: { id: string; accountId: string; cursor: number; events: ForwardEventKind[]; groupId: string | null },
+  boundary: number,
+): Promise<number> {
   if (f.cursor >= boundary) return 0;
   const lost = await pendingCount(db, f, f.cursor, boundary);
   const n = await db('forwards')
@@ -304,9 +409,20 @@ export async function dropUpTo(db: Q, f: { id: string; accountId: string; cursor
 export async function deleteEvents(db: Q, accountId: string, upToId: number, chunk = 5000): Promise<number> {
   let total = 0;
   for (;;) {
-    const ids = (await db('forward_events').where({ account_id: accountId }).andWhere('id', '<=', upToId).orderBy('id').limit(chunk).select('id')).map((r: { id: number | string }) => Number(r.id));
+    const ids = (
+      await db('forward_events')
+        .where({ account_id: accountId })
+        .andWhere('id', '<=', upToId)
+        .orderBy('id')
+        .limit(chunk)
+        .select('id')
+    ).map((r: { id: number | string }) => Number(r.id));
     if (ids.length === 0) return total;
-    await db('forward_events').where('account_id', accountId).andWhere('id', '>=', ids[0]).andWhere('id', '<=', ids[ids.length - 1]).delete();
+    await db('forward_events')
+      .where('account_id', accountId)
+      .andWhere('id', '>=', ids[0])
+      .andWhere('id', '<=', ids[ids.length - 1])
+      .delete();
     total += ids.length;
     if (ids.length < chunk) return total;
   }

@@ -10,19 +10,36 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/db.js';
 import type { Clock } from '../clock.js';
 import type { Principal } from '../model/user.js';
-import { FORWARD_EVENT_KINDS, FORWARD_TYPES, type Forward, type ForwardEventKind, type ForwardProgress, type ForwardType } from '../model/forward.js';
+import {
+  FORWARD_EVENT_KINDS,
+  FORWARD_TYPES,
+  type Forward,
+  type ForwardEventKind,
+  type ForwardProgress,
+  type ForwardType,
+} from '../model/forward.js';
 import { DomainError, notFound } from '../errors.js';
 import { requirePrivilege } from '../access/access.js';
 import * as groups from '../groups/groups.repository.js';
 import * as repo from './forwards.repository.js';
 import { DEVICE_ID_MAX_LENGTH } from '../model/device.js';
 import type { ForwardTargets } from './forward.targets.js';
-import { AMQP_SHORTSTR_MAX_BYTES, FORWARD_AMQP_EXCHANGE, FORWARD_AMQP_ROUTING_KEY, FORWARD_MQTT_TOPIC, longestExpansion } from './forwarder.js';
+import {
+  AMQP_SHORTSTR_MAX_BYTES,
+  FORWARD_AMQP_EXCHANGE,
+  FORWARD_AMQP_ROUTING_KEY,
+  FORWARD_MQTT_TOPIC,
+  longestExpansion,
+} from './forwarder.js';
 
 /** What write-only values read back as, and what given back keeps them. */
 export const MASK = '***';
 
-const SCHEMES: Record<ForwardType, string[]> = { webhook: ['http:', 'https:'], mqtt: ['mqtt:', 'mqtts:'], amqp: ['amqp:', 'amqps:'] };
+const SCHEMES: Record<ForwardType, string[]> = {
+  webhook: ['http:', 'https:'],
+  mqtt: ['mqtt:', 'mqtts:'],
+  amqp: ['amqp:', 'amqps:'],
+};
 
 /** A forward as the API takes it (null and absent alike). */
 export interface ForwardInput {
@@ -64,7 +81,8 @@ export interface ForwardsDeps {
   onChanged?: (accountId: string) => void;
 }
 
-const invalid = (field: string, message: string) => new DomainError('VALIDATION_FAILED', `${field}: ${message}`, { field });
+const invalid = (field: string, message: string) =>
+  new DomainError('VALIDATION_FAILED', `${field}: ${message}`, { field });
 
 /** The URL with its password shown as "***". */
 export function maskUrl(url: string): string {
@@ -84,7 +102,10 @@ function withStoredPassword(given: URL, stored: string | undefined): URL {
   // a stored URL that is not one (written before the checks) has no password to keep
   const s = stored && URL.canParse(stored) ? new URL(stored) : undefined;
   if (!s?.password || s.protocol !== given.protocol || s.host !== given.host || s.username !== given.username) {
-    throw invalid('url', 'the password "***" stands for a stored one, which is kept only for the same scheme, server and user name: give the password again.');
+    throw invalid(
+      'url',
+      'the password "***" stands for a stored one, which is kept only for the same scheme, server and user name: give the password again.',
+    );
   }
   given.password = s.password;
   return given;
@@ -97,55 +118,82 @@ function withStoredPassword(given: URL, stored: string | undefined): URL {
  * template that only a device id longer than any stored could take past 255 bytes (the adapter
  * refuses a batch whose key is), deliver as they did.
  */
-function check(input: ForwardInput, current?: Forward, stored = false): Omit<Forward, 'id' | 'accountId' | 'created' | 'modified'> {
+function check(
+  input: ForwardInput,
+  current?: Forward,
+  stored = false,
+): Omit<Forward, 'id' | 'accountId' | 'created' | 'modified'> {
   const name = typeof input.name === 'string' ? input.name.trim() : '';
   if (!stored && (!name || name.length > 200)) throw invalid('name', 'must be 1 to 200 characters.');
-  if (!FORWARD_TYPES.includes(input.type as ForwardType)) throw invalid('type', `must be one of ${FORWARD_TYPES.join(', ')}.`);
+  if (!FORWARD_TYPES.includes(input.type as ForwardType))
+    throw invalid('type', `must be one of ${FORWARD_TYPES.join(', ')}.`);
   const type = input.type as ForwardType;
-  if (typeof input.url !== 'string' || input.url.length > 2000) throw invalid('url', 'must be a URL of at most 2,000 characters.');
+  if (typeof input.url !== 'string' || input.url.length > 2000)
+    throw invalid('url', 'must be a URL of at most 2,000 characters.');
   let url: URL;
   try {
     url = new URL(input.url.trim());
   } catch {
     throw invalid('url', `"${maskUrl(input.url)}" is not a URL.`);
   }
-  if (!SCHEMES[type].includes(url.protocol)) throw invalid('url', `a ${type} forward takes ${SCHEMES[type].map((x) => `${x}//`).join(' or ')} URLs, not ${url.protocol}//.`);
+  if (!SCHEMES[type].includes(url.protocol))
+    throw invalid(
+      'url',
+      `a ${type} forward takes ${SCHEMES[type].map((x) => `${x}//`).join(' or ')} URLs, not ${url.protocol}//.`,
+    );
   // URL parses "mqtt://" and "amqp:" (schemes it does not know) without a host, and the MQTT and AMQP clients then connect to localhost
   if (!url.hostname) throw invalid('url', `"${maskUrl(input.url)}" names no server: give its host name or address.`);
-  if (url.port !== '' && !(Number(url.port) >= 1 && Number(url.port) <= 65535)) throw invalid('url', `port ${url.port}: must be 1 to 65535.`);
+  if (url.port !== '' && !(Number(url.port) >= 1 && Number(url.port) <= 65535))
+    throw invalid('url', `port ${url.port}: must be 1 to 65535.`);
   url = withStoredPassword(url, current?.url);
   const events = input.events ?? [...FORWARD_EVENT_KINDS];
   if (events.length === 0) throw invalid('events', 'name at least one of locations, alerts.');
-  for (const [i, e] of events.entries()) if (!FORWARD_EVENT_KINDS.includes(e as ForwardEventKind)) throw invalid(`events[${i}]`, 'must be locations or alerts.');
+  for (const [i, e] of events.entries())
+    if (!FORWARD_EVENT_KINDS.includes(e as ForwardEventKind))
+      throw invalid(`events[${i}]`, 'must be locations or alerts.');
   const topic = input.topic ?? null;
   if (topic !== null) {
     if (type === 'webhook' && !stored) throw invalid('topic', 'a webhook has no topic.');
     if (!topic.trim() || (topic.length > 500 && !stored)) throw invalid('topic', 'must be 1 to 500 characters.');
-    if (type === 'mqtt' && /[+#\u0000]/.test(topic)) throw invalid('topic', 'an MQTT topic to publish to cannot hold "+", "#" or NUL.');
+    if (type === 'mqtt' && /[+#\u0000]/.test(topic))
+      throw invalid('topic', 'an MQTT topic to publish to cannot hold "+", "#" or NUL.');
   }
   if (type === 'amqp' && !stored) {
     // amqplib refuses a longer routing key at every publish: the forward would never deliver
     const longest = Buffer.byteLength(longestExpansion(topic ?? FORWARD_AMQP_ROUTING_KEY));
     if (longest > AMQP_SHORTSTR_MAX_BYTES) {
-      throw invalid('topic', `an AMQP routing key holds at most ${AMQP_SHORTSTR_MAX_BYTES} bytes, and this template makes ${longest} bytes of UTF-8 for a device id of ${DEVICE_ID_MAX_LENGTH} characters and the event "location".`);
+      throw invalid(
+        'topic',
+        `an AMQP routing key holds at most ${AMQP_SHORTSTR_MAX_BYTES} bytes, and this template makes ${longest} bytes of UTF-8 for a device id of ${DEVICE_ID_MAX_LENGTH} characters and the event "location".`,
+      );
     }
   }
   const exchange = input.exchange ?? null;
   if (exchange !== null) {
     if (type !== 'amqp' && !stored) throw invalid('exchange', 'only an amqp forward has an exchange.');
-    if (Buffer.byteLength(exchange) > AMQP_SHORTSTR_MAX_BYTES && (type === 'amqp' || !stored)) throw invalid('exchange', `must be at most ${AMQP_SHORTSTR_MAX_BYTES} bytes of UTF-8.`);
+    if (Buffer.byteLength(exchange) > AMQP_SHORTSTR_MAX_BYTES && (type === 'amqp' || !stored))
+      throw invalid('exchange', `must be at most ${AMQP_SHORTSTR_MAX_BYTES} bytes of UTF-8.`);
   }
   let secret = input.secret ?? null;
   if (secret !== null) {
     if (type !== 'webhook' && !stored) throw invalid('secret', 'only a webhook signs its requests.');
     if (secret === MASK) {
-      if (!current?.secret) throw invalid('secret', '"***" stands for a stored secret, and this forward has none: give the secret.');
+      if (!current?.secret)
+        throw invalid('secret', '"***" stands for a stored secret, and this forward has none: give the secret.');
       secret = current.secret;
-    } else if (!stored && (secret.length < 16 || secret.length > 500)) throw invalid('secret', 'must be 16 to 500 characters.');
+    } else if (!stored && (secret.length < 16 || secret.length > 500))
+      throw invalid('secret', 'must be 16 to 500 characters.');
   }
   return {
-    name, type, url: url.toString(), events: [...new Set(events)] as ForwardEventKind[], groupId: input.group ?? null, enabled: input.enabled ?? true,
-    topic: type === 'webhook' ? null : topic, exchange: type === 'amqp' ? exchange : null, secret,
+    name,
+    type,
+    url: url.toString(),
+    events: [...new Set(events)] as ForwardEventKind[],
+    groupId: input.group ?? null,
+    enabled: input.enabled ?? true,
+    topic: type === 'webhook' ? null : topic,
+    exchange: type === 'amqp' ? exchange : null,
+    secret,
   };
 }
 
@@ -164,7 +212,21 @@ function refusedTarget(problem: string | null): DomainError | null {
  */
 export function storedForwardProblem(f: Forward, targets?: ForwardTargets): string | null {
   try {
-    const fields = check({ name: f.name, type: f.type, url: f.url, events: f.events, group: f.groupId, enabled: f.enabled, topic: f.topic, exchange: f.exchange, secret: f.secret }, f, true);
+    const fields = check(
+      {
+        name: f.name,
+        type: f.type,
+        url: f.url,
+        events: f.events,
+        group: f.groupId,
+        enabled: f.enabled,
+        topic: f.topic,
+        exchange: f.exchange,
+        secret: f.secret,
+      },
+      f,
+      true,
+    );
     const refused = targets ? refusedTarget(targets.refusedAsWritten(new URL(fields.url))) : null;
     if (refused) throw refused;
     return null;
@@ -191,7 +253,10 @@ export function presentForward(f: ForwardView): Record<string, unknown> {
     ...(f.groupId && { group: f.groupId }),
     enabled: f.enabled,
     ...(f.type === 'mqtt' && { topic: f.topic ?? FORWARD_MQTT_TOPIC }),
-    ...(f.type === 'amqp' && { topic: f.topic ?? FORWARD_AMQP_ROUTING_KEY, exchange: f.exchange ?? FORWARD_AMQP_EXCHANGE }),
+    ...(f.type === 'amqp' && {
+      topic: f.topic ?? FORWARD_AMQP_ROUTING_KEY,
+      exchange: f.exchange ?? FORWARD_AMQP_EXCHANGE,
+    }),
     ...(f.secret && { secret: MASK }),
     status,
   };
@@ -209,7 +274,11 @@ export function createForwardsService(deps: ForwardsDeps): ForwardsService {
 
 function requireForwardsAdmin(p: Principal): void {
   requirePrivilege(p, 'admin');
-  if (p.groupId) throw new DomainError('FORBIDDEN', 'A user restricted to a group cannot manage forwards: they carry the whole account\'s data.');
+  if (p.groupId)
+    throw new DomainError(
+      'FORBIDDEN',
+      "A user restricted to a group cannot manage forwards: they carry the whole account's data.",
+    );
 }
 
 async function view(db: Db, f: Forward & ForwardProgress): Promise<ForwardView> {

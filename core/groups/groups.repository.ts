@@ -22,11 +22,20 @@ const toRecord = (r: Record<string, unknown>): GroupRecord => ({
 });
 
 export async function insert(db: Q, g: GroupRecord): Promise<void> {
-  await db('groups').insert({ id: g.id, account_id: g.accountId, name: g.name, description: g.description, creation: g.creation, last_modified: g.lastModified });
+  await db('groups').insert({
+    id: g.id,
+    account_id: g.accountId,
+    name: g.name,
+    description: g.description,
+    creation: g.creation,
+    last_modified: g.lastModified,
+  });
 }
 
 export async function update(db: Q, g: GroupRecord): Promise<void> {
-  await db('groups').where({ id: g.id }).update({ name: g.name, description: g.description, last_modified: g.lastModified });
+  await db('groups')
+    .where({ id: g.id })
+    .update({ name: g.name, description: g.description, last_modified: g.lastModified });
 }
 
 export async function findById(db: Q, id: string): Promise<GroupRecord | undefined> {
@@ -41,7 +50,10 @@ export async function listByAccount(db: Q, accountId: string): Promise<GroupReco
 export async function devicesOf(db: Q, groupIds: string[]): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>(groupIds.map((id) => [id, []]));
   if (groupIds.length === 0) return out;
-  const rows = await db('group_devices').whereIn('group_id', groupIds).orderBy('device_id').select('group_id', 'device_id');
+  const rows = await db('group_devices')
+    .whereIn('group_id', groupIds)
+    .orderBy('device_id')
+    .select('group_id', 'device_id');
   for (const r of rows) out.get(r.group_id)?.push(r.device_id);
   return out;
 }
@@ -52,7 +64,9 @@ const INSERT_CHUNK = 200;
 export async function setDevices(db: Q, groupId: string, deviceIds: string[]): Promise<void> {
   await db('group_devices').where({ group_id: groupId }).delete();
   for (let i = 0; i < deviceIds.length; i += INSERT_CHUNK) {
-    await db('group_devices').insert(deviceIds.slice(i, i + INSERT_CHUNK).map((d) => ({ group_id: groupId, device_id: d })));
+    await db('group_devices').insert(
+      deviceIds.slice(i, i + INSERT_CHUNK).map((d) => ({ group_id: groupId, device_id: d })),
+    );
   }
 }
 
@@ -66,19 +80,26 @@ export async function remove(db: Q, id: string): Promise<void> {
 
 /** The names and ids of the users restricted to a group. */
 export async function usersRestrictedTo(db: Q, groupId: string): Promise<{ id: string; name: string }[]> {
-  return (await db('users').where({ group_id: groupId }).orderBy('creation').select('id', 'name')) as { id: string; name: string }[];
+  return (await db('users').where({ group_id: groupId }).orderBy('creation').select('id', 'name')) as {
+    id: string;
+    name: string;
+  }[];
 }
 
 const BY_CREATION = [{ column: 'created' }, { column: 'id' }];
 
 /** The names of the alert rules that watch a group (at most `limit`), oldest first. */
 export async function ruleNamesUsing(db: Q, groupId: string, limit = 5): Promise<string[]> {
-  return (await db('alert_rules').where({ group_id: groupId }).orderBy(BY_CREATION).limit(limit).select('name')).map((r: { name: string }) => r.name);
+  return (await db('alert_rules').where({ group_id: groupId }).orderBy(BY_CREATION).limit(limit).select('name')).map(
+    (r: { name: string }) => r.name,
+  );
 }
 
 /** The names of the forwards that deliver only this group's devices, oldest first. */
 export async function forwardNamesUsing(db: Q, groupId: string): Promise<string[]> {
-  return (await db('forwards').where({ group_id: groupId }).orderBy(BY_CREATION).select('name')).map((r: { name: string }) => r.name);
+  return (await db('forwards').where({ group_id: groupId }).orderBy(BY_CREATION).select('name')).map(
+    (r: { name: string }) => r.name,
+  );
 }
 
 export const toGroup = (g: GroupRecord, devices: string[]): Group => ({

@@ -61,7 +61,14 @@ export function createGroupsService(deps: GroupsDeps): GroupsService {
     if (p.groupId) throw new DomainError('FORBIDDEN', 'A user restricted to a group cannot create groups.');
     const memberIds = await checkDevices(db, p, input.devices ?? []);
     const now = clock.now().getTime();
-    const record = { id: randomUUID(), accountId: p.accountId, name: input.name, description: input.description ?? null, creation: now, lastModified: now };
+    const record = {
+      id: randomUUID(),
+      accountId: p.accountId,
+      name: input.name,
+      description: input.description ?? null,
+      creation: now,
+      lastModified: now,
+    };
     await db.transaction(async (trx) => {
       await groups.insert(trx, record);
       await groups.setDevices(trx, record.id, memberIds);
@@ -76,7 +83,12 @@ export function createGroupsService(deps: GroupsDeps): GroupsService {
     const memberIds = await checkDevices(db, p, input.devices ?? []);
     const before = (await groups.devicesOf(db, [id])).get(id) ?? [];
     await db.transaction(async (trx) => {
-      await groups.update(trx, { ...current, name: input.name, description: input.description ?? null, lastModified: clock.now().getTime() });
+      await groups.update(trx, {
+        ...current,
+        name: input.name,
+        description: input.description ?? null,
+        lastModified: clock.now().getTime(),
+      });
       await groups.setDevices(trx, id, memberIds);
     });
     const moved = [...before.filter((d) => !memberIds.includes(d)), ...memberIds.filter((d) => !before.includes(d))];
@@ -93,7 +105,8 @@ export function createGroupsService(deps: GroupsDeps): GroupsService {
       const restricted = await groups.usersRestrictedTo(trx, id);
       const ruleNames = await groups.ruleNamesUsing(trx, id);
       const forwardNames = await groups.forwardNamesUsing(trx, id);
-      if (restricted.length || ruleNames.length || forwardNames.length) throw groupInUse(id, restricted, ruleNames, forwardNames);
+      if (restricted.length || ruleNames.length || forwardNames.length)
+        throw groupInUse(id, restricted, ruleNames, forwardNames);
       await groups.remove(trx, id);
     });
     if (members.length) deps.onDevicesChanged?.(members);
@@ -112,12 +125,16 @@ export function createGroupsService(deps: GroupsDeps): GroupsService {
 
 async function visible(db: Db, p: Principal, id: string): Promise<groups.GroupRecord> {
   const g = await groups.findById(db, id);
-  if (!g || g.accountId !== p.accountId || (p.groupId && p.groupId !== id)) throw notFound('GROUP_NOT_FOUND', `Group "${id}"`);
+  if (!g || g.accountId !== p.accountId || (p.groupId && p.groupId !== id))
+    throw notFound('GROUP_NOT_FOUND', `Group "${id}"`);
   return g;
 }
 
 async function present(db: Db, records: groups.GroupRecord[]): Promise<Group[]> {
-  const members = await groups.devicesOf(db, records.map((g) => g.id));
+  const members = await groups.devicesOf(
+    db,
+    records.map((g) => g.id),
+  );
   return records.map((g) => groups.toGroup(g, members.get(g.id) ?? []));
 }
 
@@ -142,17 +159,36 @@ async function checkDevices(db: Db, p: Principal, ids: string[]): Promise<string
  * let them see every device of the account; only an admin may change that, by changing the
  * user), the alert rules that watch it, the forwards that deliver it.
  */
-function groupInUse(id: string, restricted: { id: string; name: string }[], rules: string[], forwarded: string[]): DomainError {
+function groupInUse(
+  id: string,
+  restricted: { id: string; name: string }[],
+  rules: string[],
+  forwarded: string[],
+): DomainError {
   const names = (list: string[]) => list.map((n) => `"${n}"`).join(', ');
   const plural = (list: unknown[], one: string, many: string) => (list.length > 1 ? many : one);
   const uses = [
-    ...(restricted.length ? [`it restricts the ${plural(restricted, 'user', 'users')} ${names(restricted.map((u) => u.name))} to its devices (an admin gives ${plural(restricted, 'that user', 'them')} another group, or none)`] : []),
-    ...(rules.length ? [`the alert ${plural(rules, 'rule', 'rules')} ${names(rules)} ${plural(rules, 'watches', 'watch')} it`] : []),
-    ...(forwarded.length ? [`the ${plural(forwarded, 'forward', 'forwards')} ${names(forwarded)} ${plural(forwarded, 'delivers', 'deliver')} it`] : []),
+    ...(restricted.length
+      ? [
+          `it restricts the ${plural(restricted, 'user', 'users')} ${names(restricted.map((u) => u.name))} to its devices (an admin gives ${plural(restricted, 'that user', 'them')} another group, or none)`,
+        ]
+      : []),
+    ...(rules.length
+      ? [`the alert ${plural(rules, 'rule', 'rules')} ${names(rules)} ${plural(rules, 'watches', 'watch')} it`]
+      : []),
+    ...(forwarded.length
+      ? [
+          `the ${plural(forwarded, 'forward', 'forwards')} ${names(forwarded)} ${plural(forwarded, 'delivers', 'deliver')} it`,
+        ]
+      : []),
   ];
-  return new DomainError('GROUP_IN_USE', `Group "${id}" is in use: ${uses.join('; ')}. It can be deleted once nothing uses it.`, {
-    ...(restricted.length && { users: restricted.map((u) => u.id) }),
-    ...(rules.length && { rules }),
-    ...(forwarded.length && { forwards: forwarded }),
-  });
+  return new DomainError(
+    'GROUP_IN_USE',
+    `Group "${id}" is in use: ${uses.join('; ')}. It can be deleted once nothing uses it.`,
+    {
+      ...(restricted.length && { users: restricted.map((u) => u.id) }),
+      ...(rules.length && { rules }),
+      ...(forwarded.length && { forwards: forwarded }),
+    },
+  );
 }

@@ -5,7 +5,8 @@
  * then `Z` or an offset. Written without flags (both cases spelled out), so that the same source
  * is a valid ECMA-262 `pattern` in the OpenAPI document.
  */
-export const ISO_DATE_TIME_PATTERN = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:[Zz]|[+-](\d{2}):?(\d{2}))$/;
+export const ISO_DATE_TIME_PATTERN =
+  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:[Zz]|[+-](\d{2}):?(\d{2}))$/;
 
 /**
  * True when every part names a real instant: month 1–12, a day the month has, hour 0–23, minute
@@ -18,7 +19,14 @@ export function isRealDateTime(s: string): boolean {
   const year = Number(m[1]);
   const month = Number(m[2]);
   const day = Number(m[3]);
-  if (Number(m[4]) > 23 || Number(m[5]) > 59 || Number(m[6] ?? 0) > 59 || Number(m[7] ?? 0) > 23 || Number(m[8] ?? 0) > 59) return false;
+  if (
+    Number(m[4]) > 23 ||
+    Number(m[5]) > 59 ||
+    Number(m[6] ?? 0) > 59 ||
+    Number(m[7] ?? 0) > 23 ||
+    Number(m[8] ?? 0) > 59
+  )
+    return false;
   if (month < 1 || month > 12 || day < 1 || day > daysIn(year, month)) return false;
   return !Number.isNaN(Date.parse(s));
 }

@@ -27,7 +27,11 @@ export const WRITES_FAILING_MS = 60_000;
  * Called inside the batch's transaction once its locations are written (the forwards' journal,
  * core/forward/): what it writes commits, or fails, with them.
  */
-export type AfterWrite = (trx: Knex.Transaction, written: readonly { deviceId: string; location: Location; json?: string }[], accountOf: (deviceId: string) => string) => Promise<void>;
+export type AfterWrite = (
+  trx: Knex.Transaction,
+  written: readonly { deviceId: string; location: Location; json?: string }[],
+  accountOf: (deviceId: string) => string,
+) => Promise<void>;
 
 export interface GroupCommitDeps {
   db: Db;
@@ -149,7 +153,10 @@ export class GroupCommit {
     const accountOf = new Map(batch.map((p) => [p.device.id, p.device.accountId]));
     try {
       written = await db.transaction(async (trx) => {
-        const rows = await locations.insertMany(trx, batch.flatMap((p) => p.rows));
+        const rows = await locations.insertMany(
+          trx,
+          batch.flatMap((p) => p.rows),
+        );
         // the rows as they are: the hook maps only those it keeps (none while no account forwards)
         await afterWrite?.(trx, rows, (deviceId) => accountOf.get(deviceId)!);
         return rows;
@@ -171,9 +178,13 @@ export class GroupCommit {
   }
 
   private failed(batch: Pending[], e: unknown): void {
-    if (isStorageUnavailable(e)) this.refused = { at: this.deps.clock.now().getTime(), message: describeStorageError(e) };
+    if (isStorageUnavailable(e))
+      this.refused = { at: this.deps.clock.now().getTime(), message: describeStorageError(e) };
     const devices = [...new Set(batch.map((p) => p.device.id))];
-    this.deps.logger.error({ err: e, rows: batch.reduce((n, p) => n + p.rows.length, 0), devices: devices.slice(0, 20) }, 'storing a batch of locations failed; nothing of it is acknowledged');
+    this.deps.logger.error(
+      { err: e, rows: batch.reduce((n, p) => n + p.rows.length, 0), devices: devices.slice(0, 20) },
+      'storing a batch of locations failed; nothing of it is acknowledged',
+    );
     for (const p of batch) p.reject(e);
   }
 

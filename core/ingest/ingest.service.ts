@@ -111,7 +111,12 @@ export interface IngestResult {
 /** The one way into the core for reports (see the file's comment). */
 export interface IngestService {
   /** Reports of a device already resolved: prepared here, then committed; resolves once all is committed, rejects when the write failed. */
-  submit(device: DeviceRecord, protocol: string, reports: readonly Report[], options?: SubmitOptions): Promise<IngestResult>;
+  submit(
+    device: DeviceRecord,
+    protocol: string,
+    reports: readonly Report[],
+    options?: SubmitOptions,
+  ): Promise<IngestResult>;
   /**
    * Checked rows (each row's JSON made already, or made here) and the alerts they raise: written
    * in the group commit; resolves once committed and the alerts recorded.
@@ -145,7 +150,12 @@ export function createIngestService(deps: IngestDeps): IngestService {
     return raised;
   }
 
-  function commit(device: DeviceRecord, protocol: string, checked: Checked, options: CommitOptions = {}): Promise<Committed> {
+  function commit(
+    device: DeviceRecord,
+    protocol: string,
+    checked: Checked,
+    options: CommitOptions = {},
+  ): Promise<Committed> {
     const { alerts } = checked;
     const dedupe = options.dedupeAlerts ?? true;
     unsettled.add();
@@ -156,7 +166,12 @@ export function createIngestService(deps: IngestDeps): IngestService {
   }
 
   /** The reports through the steps: rows to write and alerts to raise, or (allOrNothing) the refusal. */
-  function prepare(device: DeviceRecord, protocol: string, reports: readonly Report[], options: SubmitOptions): Prepared | IngestResult {
+  function prepare(
+    device: DeviceRecord,
+    protocol: string,
+    reports: readonly Report[],
+    options: SubmitOptions,
+  ): Prepared | IngestResult {
     const p = prepareReports(device.id, protocol, reports, clock.now(), options.allOrNothing);
     if ('refused' in p) return { locations: [], alerts: [], dropped: [p.why], refused: p.refused };
     warnDropped(logger, device.id, protocol, p.dropped);
@@ -168,7 +183,12 @@ export function createIngestService(deps: IngestDeps): IngestService {
    * commit holds the rows, not the reports (an async function keeps its parameters reachable
    * until it returns, and thousands of submissions wait for each group commit).
    */
-  function submit(device: DeviceRecord, protocol: string, reports: readonly Report[], options: SubmitOptions = {}): Promise<IngestResult> {
+  function submit(
+    device: DeviceRecord,
+    protocol: string,
+    reports: readonly Report[],
+    options: SubmitOptions = {},
+  ): Promise<IngestResult> {
     let prepared: Prepared | IngestResult;
     try {
       prepared = prepare(device, protocol, reports, options);
@@ -177,10 +197,19 @@ export function createIngestService(deps: IngestDeps): IngestService {
     }
     if (!('rows' in prepared)) return Promise.resolve(prepared);
     const { dropped } = prepared;
-    return commit(device, protocol, prepared, options).then((c) => ({ locations: c.rows.map((r) => r.location), alerts: c.alerts, dropped }));
+    return commit(device, protocol, prepared, options).then((c) => ({
+      locations: c.rows.map((r) => r.location),
+      alerts: c.alerts,
+      dropped,
+    }));
   }
 
-  return { submit, commit, writesFailing: () => writer.writesFailing(), drain: (timeoutMs) => unsettled.drain(timeoutMs) };
+  return {
+    submit,
+    commit,
+    writesFailing: () => writer.writesFailing(),
+    drain: (timeoutMs) => unsettled.drain(timeoutMs),
+  };
 }
 
 /** Commits not yet done (with their alerts) or failed, and who waits for there to be none. */

@@ -51,7 +51,12 @@ const fixTime: Step = (d) => {
 const sanity: Step = (d) => {
   const l = d.report.location;
   if (!l) return;
-  const problem = positionProblem({ latitude: l.latitudeDeg, longitude: l.longitudeDeg, speed: l.speedKmh, course: l.courseDeg });
+  const problem = positionProblem({
+    latitude: l.latitudeDeg,
+    longitude: l.longitudeDeg,
+    speed: l.speedKmh,
+    course: l.courseDeg,
+  });
   if (problem) {
     d.refused = problem;
     d.report = { ...d.report, location: undefined };
@@ -202,7 +207,12 @@ const toAlerts: Step = (d) => {
 
 export const INGEST_STEPS: readonly Step[] = [fixTime, sanity, attributes, toLocation, toAlerts];
 
-export function runSteps(report: Report, protocol: string, receivedAt: Date, serverTime = isoUtc(receivedAt.getTime())): Draft {
+export function runSteps(
+  report: Report,
+  protocol: string,
+  receivedAt: Date,
+  serverTime = isoUtc(receivedAt.getTime()),
+): Draft {
   const d: Draft = { report, protocol, receivedAt, serverTime, fixTime: receivedAt, alerts: [] };
   for (const step of INGEST_STEPS) {
     step(d);
@@ -230,20 +240,28 @@ export interface Refusal {
  * checks. Pure: the core runs it for what reaches it whole, a gateway process for what it decoded
  * (gateway/ipc/core-link.client.ts), so that the core only writes.
  */
-export function prepareReports(deviceId: string, protocol: string, reports: readonly Report[], receivedAt: Date, allOrNothing = false): Prepared | Refusal {
+export function prepareReports(
+  deviceId: string,
+  protocol: string,
+  reports: readonly Report[],
+  receivedAt: Date,
+  allOrNothing = false,
+): Prepared | Refusal {
   const serverTime = isoUtc(receivedAt.getTime());
   const rows: LocationRow[] = [];
   const alerts: AlertInput[] = [];
   const dropped: string[] = [];
   for (let i = 0; i < reports.length; i++) {
     const d = runSteps(reports[i], protocol, receivedAt, serverTime);
-    if (d.refused && allOrNothing) return { refused: { index: i, field: d.refused.field, message: d.refused.message }, why: why(d) };
+    if (d.refused && allOrNothing)
+      return { refused: { index: i, field: d.refused.field, message: d.refused.message }, why: why(d) };
     if (d.drop) {
       dropped.push(d.drop);
       continue;
     }
     if (d.refused) dropped.push(why(d));
-    if (d.location) rows.push({ deviceId, dateTime: d.fixTime.getTime(), serverTime: receivedAt.getTime(), location: d.location });
+    if (d.location)
+      rows.push({ deviceId, dateTime: d.fixTime.getTime(), serverTime: receivedAt.getTime(), location: d.location });
     if (d.alerts.length) alerts.push(...d.alerts);
   }
   return { rows, alerts, dropped };
@@ -252,7 +270,9 @@ export function prepareReports(deviceId: string, protocol: string, reports: read
 /** The check a report's position failed, for the log: field, the fix time it had, reason. */
 function why(d: Draft): string {
   const r = d.refused!;
-  return r.field === 'dateTime' ? fixTimeDropped(d.report.fixTime?.getTime() ?? NaN, r.message) : `${r.field} ${r.message}`;
+  return r.field === 'dateTime'
+    ? fixTimeDropped(d.report.fixTime?.getTime() ?? NaN, r.message)
+    : `${r.field} ${r.message}`;
 }
 
 /** Why a fix time was not stored, for the log: the time (epoch ms; `invalid` when no date has it) and the check's message. */

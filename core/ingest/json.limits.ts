@@ -44,14 +44,17 @@ export function jsonInputProblem(value: unknown, maxDepth = MAX_JSON_DEPTH): Jso
   const stack: Frame[] = [{ value, depth: 1, key: null, parent: null }];
   while (stack.length) {
     const f = stack.pop()!;
-    if (f.depth > maxDepth) return { field: pathOf(f), message: `nests deeper than ${maxDepth} levels of objects and arrays` };
+    if (f.depth > maxDepth)
+      return { field: pathOf(f), message: `nests deeper than ${maxDepth} levels of objects and arrays` };
     const v = f.value;
     if (Array.isArray(v)) {
       for (let i = 0; i < v.length; i++) {
         const item = v[i];
         if (typeof item === 'string') {
-          if (item.includes('\u0000')) return { field: pathOf({ value: item, depth: f.depth, key: i, parent: f }), message: NUL_MESSAGE };
-        } else if (typeof item === 'object' && item !== null) stack.push({ value: item, depth: f.depth + 1, key: i, parent: f });
+          if (item.includes('\u0000'))
+            return { field: pathOf({ value: item, depth: f.depth, key: i, parent: f }), message: NUL_MESSAGE };
+        } else if (typeof item === 'object' && item !== null)
+          stack.push({ value: item, depth: f.depth + 1, key: i, parent: f });
       }
       continue;
     }
@@ -59,8 +62,10 @@ export function jsonInputProblem(value: unknown, maxDepth = MAX_JSON_DEPTH): Jso
       const item = (v as Record<string, unknown>)[key];
       if (key.includes('\u0000')) return { field: pathOf(f), message: `has a key that ${NUL_MESSAGE}` };
       if (typeof item === 'string') {
-        if (item.includes('\u0000')) return { field: pathOf({ value: item, depth: f.depth, key, parent: f }), message: NUL_MESSAGE };
-      } else if (typeof item === 'object' && item !== null) stack.push({ value: item, depth: f.depth + 1, key, parent: f });
+        if (item.includes('\u0000'))
+          return { field: pathOf({ value: item, depth: f.depth, key, parent: f }), message: NUL_MESSAGE };
+      } else if (typeof item === 'object' && item !== null)
+        stack.push({ value: item, depth: f.depth + 1, key, parent: f });
     }
   }
   return undefined;

@@ -34,7 +34,10 @@ export function fixTimeProblem(fixMs: number, nowMs: number): Checked | undefine
   if (!Number.isFinite(fixMs)) return { field: 'dateTime', message: 'is not a valid time' };
   if (fixMs < EARLIEST_FIX_MS) return { field: 'dateTime', message: 'must not be before 2000-01-01T00:00:00Z' };
   if (fixMs > nowMs + MAX_FIX_AHEAD_MS) {
-    return { field: 'dateTime', message: `must not be more than 25 h ahead of the server time (${new Date(nowMs).toISOString()})` };
+    return {
+      field: 'dateTime',
+      message: `must not be more than 25 h ahead of the server time (${new Date(nowMs).toISOString()})`,
+    };
   }
   return undefined;
 }
@@ -43,9 +46,13 @@ const known = (v: number | null | undefined): v is number => v !== undefined && 
 
 /** Coordinates, speed and course a position can have. */
 export function positionProblem(p: PositionToCheck): Checked | undefined {
-  if (!Number.isFinite(p.latitude) || Math.abs(p.latitude) > 90) return { field: 'latitude', message: 'must be a number from -90 to 90' };
-  if (!Number.isFinite(p.longitude) || Math.abs(p.longitude) > 180) return { field: 'longitude', message: 'must be a number from -180 to 180' };
-  if (known(p.speed) && !(Number.isFinite(p.speed) && p.speed >= 0)) return { field: 'speed', message: 'must be a number of at least 0 (km/h)' };
-  if (known(p.course) && !(Number.isFinite(p.course) && p.course >= 0 && p.course <= 360)) return { field: 'course', message: 'must be a number from 0 to 360 (degrees)' };
+  if (!Number.isFinite(p.latitude) || Math.abs(p.latitude) > 90)
+    return { field: 'latitude', message: 'must be a number from -90 to 90' };
+  if (!Number.isFinite(p.longitude) || Math.abs(p.longitude) > 180)
+    return { field: 'longitude', message: 'must be a number from -180 to 180' };
+  if (known(p.speed) && !(Number.isFinite(p.speed) && p.speed >= 0))
+    return { field: 'speed', message: 'must be a number of at least 0 (km/h)' };
+  if (known(p.course) && !(Number.isFinite(p.course) && p.course >= 0 && p.course <= 360))
+    return { field: 'course', message: 'must be a number from 0 to 360 (degrees)' };
   return undefined;
 }

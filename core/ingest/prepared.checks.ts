@@ -21,17 +21,51 @@ import type { AlertInput } from '../model/alert.js';
 import type { Location } from '../model/location.js';
 import { isoUtc } from '../model/time.js';
 
-type Kind = 'time' | 'coordinate' | 'number' | 'boolean' | 'strings' | 'booleans' | 'attributes' | 'accessories' | 'text';
+type Kind =
+  | 'time'
+  | 'coordinate'
+  | 'number'
+  | 'boolean'
+  | 'strings'
+  | 'booleans'
+  | 'attributes'
+  | 'accessories'
+  | 'text';
 
 /** every field of the stored location shape (model/location.ts Location), by what its value must be */
 const FIELDS: Record<keyof Location, Kind> = {
-  dateTime: 'time', serverTime: 'time', latitude: 'coordinate', longitude: 'coordinate',
-  speed: 'number', course: 'number', battery: 'number', fuel: 'number', fuel2: 'number', temperature: 'number',
-  temperature2: 'number', sensorTime1: 'number', sensorTime2: 'number', sensorTime3: 'number', sensorTime4: 'number',
-  inactiveSeconds: 'number', rpm: 'number', milleage: 'number', altitude: 'number', accuracy: 'number', satellites: 'number',
-  warningTexts: 'strings', alertTexts: 'strings', alerts: 'strings', warnings: 'strings',
-  hasCriticalAlert: 'boolean', valid: 'boolean', inputs: 'booleans', outputs: 'booleans',
-  attributes: 'attributes', accessoriesAttributes: 'accessories', protocol: 'text',
+  dateTime: 'time',
+  serverTime: 'time',
+  latitude: 'coordinate',
+  longitude: 'coordinate',
+  speed: 'number',
+  course: 'number',
+  battery: 'number',
+  fuel: 'number',
+  fuel2: 'number',
+  temperature: 'number',
+  temperature2: 'number',
+  sensorTime1: 'number',
+  sensorTime2: 'number',
+  sensorTime3: 'number',
+  sensorTime4: 'number',
+  inactiveSeconds: 'number',
+  rpm: 'number',
+  milleage: 'number',
+  altitude: 'number',
+  accuracy: 'number',
+  satellites: 'number',
+  warningTexts: 'strings',
+  alertTexts: 'strings',
+  alerts: 'strings',
+  warnings: 'strings',
+  hasCriticalAlert: 'boolean',
+  valid: 'boolean',
+  inputs: 'booleans',
+  outputs: 'booleans',
+  attributes: 'attributes',
+  accessoriesAttributes: 'accessories',
+  protocol: 'text',
 };
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -53,13 +87,16 @@ function kindProblem(kind: Kind, v: unknown): string | undefined {
     case 'strings':
       return Array.isArray(v) && v.every((s) => typeof s === 'string') ? undefined : 'must be an array of strings';
     case 'booleans':
-      return Array.isArray(v) && v.every((b) => typeof b === 'boolean') ? undefined : 'must be an array of true and false';
+      return Array.isArray(v) && v.every((b) => typeof b === 'boolean')
+        ? undefined
+        : 'must be an array of true and false';
     case 'attributes':
       // as the attributes step leaves a tracker's: strings, numbers and booleans
       if (!isObject(v)) return 'must be an object of strings, numbers and booleans';
       for (const k in v) {
         const a = v[k];
-        if (typeof a !== 'string' && typeof a !== 'number' && typeof a !== 'boolean') return 'must be an object of strings, numbers and booleans';
+        if (typeof a !== 'string' && typeof a !== 'number' && typeof a !== 'boolean')
+          return 'must be an object of strings, numbers and booleans';
       }
       return undefined;
     case 'accessories':
@@ -82,7 +119,8 @@ export interface PreparedRow {
 const NUL_MESSAGE = 'holds a NUL character (\\u0000), which cannot be stored';
 
 /** `text` is the instant `ms` as an ISO 8601 date-time (the steps write isoUtc's: compared first, without a parse) */
-const isTime = (text: string, ms: number): boolean => text === isoUtc(ms) || (isRealDateTime(text) && Date.parse(text) === ms);
+const isTime = (text: string, ms: number): boolean =>
+  text === isoUtc(ms) || (isRealDateTime(text) && Date.parse(text) === ms);
 
 /**
  * Why the stored JSON `json` of a position prepared elsewhere may not be stored as it is (a
@@ -108,17 +146,21 @@ export function preparedLocationProblem(json: string, row: PreparedRow): string 
     if (problem) return `${key} ${problem}`;
   }
   const l = value as Partial<Location>;
-  if (l.latitude === undefined || l.longitude === undefined || l.dateTime === undefined) return 'dateTime, latitude and longitude are required';
+  if (l.latitude === undefined || l.longitude === undefined || l.dateTime === undefined)
+    return 'dateTime, latitude and longitude are required';
   // the row is stored, ordered and answered by its fix time; the JSON shows it
   if (!isTime(l.dateTime, row.fixMs)) return `dateTime ${l.dateTime} is not the row's fix time (${isoUtc(row.fixMs)})`;
-  if (l.serverTime !== undefined && !isTime(l.serverTime, row.serverTimeMs)) return `serverTime ${l.serverTime} is not the time the positions were received (${isoUtc(row.serverTimeMs)})`;
+  if (l.serverTime !== undefined && !isTime(l.serverTime, row.serverTimeMs))
+    return `serverTime ${l.serverTime} is not the time the positions were received (${isoUtc(row.serverTimeMs)})`;
   // the whole text within the bound is the attributes within it (counted only for a longer one)
   if (json.length > MAX_ATTRIBUTES_JSON) {
     for (const key of ['attributes', 'accessoriesAttributes'] as const) {
-      if (l[key] !== undefined && jsonLength(l[key], MAX_ATTRIBUTES_JSON) > MAX_ATTRIBUTES_JSON) return `${key} must be at most ${MAX_ATTRIBUTES_JSON} characters as JSON`;
+      if (l[key] !== undefined && jsonLength(l[key], MAX_ATTRIBUTES_JSON) > MAX_ATTRIBUTES_JSON)
+        return `${key} must be at most ${MAX_ATTRIBUTES_JSON} characters as JSON`;
     }
   }
-  if (l.protocol !== undefined && l.protocol !== row.protocol) return `protocol ${l.protocol} is not the request's (${row.protocol})`;
+  if (l.protocol !== undefined && l.protocol !== row.protocol)
+    return `protocol ${l.protocol} is not the request's (${row.protocol})`;
   const position = positionProblem({ latitude: l.latitude, longitude: l.longitude, speed: l.speed, course: l.course });
   return position && `${position.field} ${position.message}`;
 }
@@ -129,19 +171,33 @@ const ALERT_TEXT_MAX = 1000;
 const ALERT_ALERTS_MAX = 20;
 
 const optional = (v: unknown, ok: (v: unknown) => boolean): boolean => v === undefined || v === null || ok(v);
-const within = (limit: number) => (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v) && Math.abs(v) <= limit;
+const within =
+  (limit: number) =>
+  (v: unknown): boolean =>
+    typeof v === 'number' && Number.isFinite(v) && Math.abs(v) <= limit;
 
 /** Why `a` is not an alert a client may raise (input.schemas.ts alertInput), or undefined. */
 function alertShapeProblem(a: Record<string, unknown>): string | undefined {
   const name = a.alertName;
-  if (typeof name !== 'string' || name.trim().length === 0 || name.trim().length > ALERT_NAME_MAX) return `alertName must be 1 to ${ALERT_NAME_MAX} characters`;
-  if (!optional(a.dateTime, (v) => typeof v === 'string' && isRealDateTime(v))) return 'dateTime must be an ISO 8601 date-time';
+  if (typeof name !== 'string' || name.trim().length === 0 || name.trim().length > ALERT_NAME_MAX)
+    return `alertName must be 1 to ${ALERT_NAME_MAX} characters`;
+  if (!optional(a.dateTime, (v) => typeof v === 'string' && isRealDateTime(v)))
+    return 'dateTime must be an ISO 8601 date-time';
   if (!optional(a.latitude, within(90))) return 'latitude must be a number from -90 to 90';
   if (!optional(a.longitude, within(180))) return 'longitude must be a number from -180 to 180';
   if ((a.latitude == null) !== (a.longitude == null)) return 'latitude and longitude go together';
-  if (!optional(a.text, (v) => typeof v === 'string' && v.length <= ALERT_TEXT_MAX)) return `text must be a string of at most ${ALERT_TEXT_MAX} characters`;
+  if (!optional(a.text, (v) => typeof v === 'string' && v.length <= ALERT_TEXT_MAX))
+    return `text must be a string of at most ${ALERT_TEXT_MAX} characters`;
   const alerts = a.alerts;
-  if (alerts !== undefined && !(Array.isArray(alerts) && alerts.length <= ALERT_ALERTS_MAX && alerts.every((x) => typeof x === 'string' && x.length <= ALERT_NAME_MAX))) return `alerts must be at most ${ALERT_ALERTS_MAX} names`;
+  if (
+    alerts !== undefined &&
+    !(
+      Array.isArray(alerts) &&
+      alerts.length <= ALERT_ALERTS_MAX &&
+      alerts.every((x) => typeof x === 'string' && x.length <= ALERT_NAME_MAX)
+    )
+  )
+    return `alerts must be at most ${ALERT_ALERTS_MAX} names`;
   return undefined;
 }
 
@@ -158,7 +214,8 @@ export function preparedAlert(a: unknown, nowMs: number): { alert: AlertInput } 
   if (late) return { problem: `alert ${name}: dateTime ${late.message}` };
   const alert: AlertInput = { alertName: name };
   if (typeof a.dateTime === 'string') alert.dateTime = a.dateTime;
-  if (typeof a.latitude === 'number' && typeof a.longitude === 'number') [alert.latitude, alert.longitude] = [a.latitude, a.longitude];
+  if (typeof a.latitude === 'number' && typeof a.longitude === 'number')
+    [alert.latitude, alert.longitude] = [a.latitude, a.longitude];
   if (typeof a.text === 'string') alert.text = a.text;
   if (Array.isArray(a.alerts)) alert.alerts = a.alerts as string[];
   return { alert };

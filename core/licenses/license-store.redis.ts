@@ -36,7 +36,14 @@ return 1
 `;
 
 interface LicenseCommands {
-  tgLicenseClaim(key: string, token: string, deviceId: string, score: string, nowMs: string, total: string): Promise<number>;
+  tgLicenseClaim(
+    key: string,
+    token: string,
+    deviceId: string,
+    score: string,
+    nowMs: string,
+    total: string,
+  ): Promise<number>;
   tgLicenseCancel(key: string, token: string, deviceId: string): Promise<number>;
 }
 
@@ -53,10 +60,14 @@ export function createRedisLicenseStore(redis: Redis, prefix: string): LicenseSt
     async claim(accountId, deviceId, expiresAtMs, total, nowMs) {
       const token = `${prefix}license-token:${randomUUID()}`;
       try {
-        return (await r.tgLicenseClaim(k(accountId), token, deviceId, score(expiresAtMs), String(nowMs), String(total))) === 1;
+        return (
+          (await r.tgLicenseClaim(k(accountId), token, deviceId, score(expiresAtMs), String(nowMs), String(total))) ===
+          1
+        );
       } catch (e) {
         // Not sent at all (no connection): nothing to undo. Otherwise it may still run: undo it.
-        if (!/isn't writeable/i.test((e as Error).message)) r.tgLicenseCancel(k(accountId), token, deviceId).catch(() => {});
+        if (!/isn't writeable/i.test((e as Error).message))
+          r.tgLicenseCancel(k(accountId), token, deviceId).catch(() => {});
         throw e;
       }
     },

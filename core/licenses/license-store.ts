@@ -16,7 +16,13 @@ export interface LicenseStore {
    * it takes a free one (holders at `nowMs` < `total`) and true; otherwise false and nothing changes.
    * When it throws, nothing changed, even if the store carries the command out later.
    */
-  claim(accountId: string, deviceId: string, expiresAtMs: number | null, total: number, nowMs: number): Promise<boolean>;
+  claim(
+    accountId: string,
+    deviceId: string,
+    expiresAtMs: number | null,
+    total: number,
+    nowMs: number,
+  ): Promise<boolean>;
   /** Records an expiry without checking the total (moving expiry earlier, an expired device edited). */
   set(accountId: string, deviceId: string, expiresAtMs: number | null): Promise<void>;
   release(accountId: string, deviceId: string): Promise<void>;
@@ -27,4 +33,5 @@ export interface LicenseStore {
 }
 
 /** A device holds a licence at `nowMs` while its expiry is later (the same rule as model/device isExpired). */
-export const holdsAt = (expiresAtMs: number | null, nowMs: number): boolean => expiresAtMs === null || expiresAtMs > nowMs;
+export const holdsAt = (expiresAtMs: number | null, nowMs: number): boolean =>
+  expiresAtMs === null || expiresAtMs > nowMs;

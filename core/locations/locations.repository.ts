@@ -35,7 +35,8 @@ export class SerialisedRow implements LocationRow {
   }
 }
 
-const INSERT_ONE = 'insert into locations (device_id, date_time, server_time, data) values (?, ?, ?, ?) on conflict (device_id, date_time) do nothing';
+const INSERT_ONE =
+  'insert into locations (device_id, date_time, server_time, data) values (?, ?, ?, ?) on conflict (device_id, date_time) do nothing';
 const SELECT_ONE = 'select data from locations where device_id = ? and date_time = ?';
 const UPDATE_ONE = 'update locations set server_time = ?, data = ? where device_id = ? and date_time = ?';
 /**
@@ -79,12 +80,22 @@ export async function insertMany(db: Q, rows: LocationRow[]): Promise<LocationRo
   for (let i = 0; i < unique.length; i += CHUNK) {
     const chunk = unique.slice(i, i + CHUNK);
     const keys = (await db('locations')
-      .insert(chunk.map((r) => ({ device_id: r.deviceId, date_time: r.dateTime, server_time: r.serverTime, data: r.json ?? storedJson(r.location) })))
+      .insert(
+        chunk.map((r) => ({
+          device_id: r.deviceId,
+          date_time: r.dateTime,
+          server_time: r.serverTime,
+          data: r.json ?? storedJson(r.location),
+        })),
+      )
       .onConflict(['device_id', 'date_time'])
       .ignore()
       .returning(['device_id', 'date_time'])) as { device_id: string; date_time: number | string }[];
     const fresh = new Set(keys.map((k) => key(k.device_id, Number(k.date_time))));
-    const changed = await corrections(db, chunk.filter((r) => !fresh.has(key(r.deviceId, r.dateTime))));
+    const changed = await corrections(
+      db,
+      chunk.filter((r) => !fresh.has(key(r.deviceId, r.dateTime))),
+    );
     for (const r of chunk) if (fresh.has(key(r.deviceId, r.dateTime)) || changed.has(r)) written.push(r);
   }
   await upsertLast(db, newestPerDevice(written));
@@ -134,7 +145,8 @@ const PG_CORRECT = `update locations l set server_time = u.server_time, data = u
 const PG_UPSERT_LAST = lastFrom('unnest(?::text[], ?::int8[], ?::text[]) as u(device_id, date_time, data)');
 
 /** Devices in byte order (as `collate "C"` sorts them: UTF-16 and UTF-8 orders agree but for rare characters), then fix time. */
-const byKey = (a: LocationRow, b: LocationRow): number => (a.deviceId < b.deviceId ? -1 : a.deviceId > b.deviceId ? 1 : a.dateTime - b.dateTime);
+const byKey = (a: LocationRow, b: LocationRow): number =>
+  a.deviceId < b.deviceId ? -1 : a.deviceId > b.deviceId ? 1 : a.dateTime - b.dateTime;
 
 const UNIQUE_VIOLATION = '23505';
 
@@ -163,13 +175,22 @@ async function insertManyPg(db: Q, unique: LocationRow[]): Promise<LocationRow[]
     if ((e as { code?: unknown }).code !== UNIQUE_VIOLATION) throw e;
     if (inTransaction) await db.raw('rollback to savepoint tg_locations');
   }
-  const { rows: keys } = (await db.raw(PG_INSERT, columns)) as { rows: { device_id: string; date_time: number | string }[] };
+  const { rows: keys } = (await db.raw(PG_INSERT, columns)) as {
+    rows: { device_id: string; date_time: number | string }[];
+  };
   if (keys.length === unique.length) return unique;
   const fresh = new Set(keys.map((k) => key(k.device_id, Number(k.date_time))));
-  const changed = await correctionsPg(db, sorted.filter((r) => !fresh.has(key(r.deviceId, r.dateTime))));
+  const changed = await correctionsPg(
+    db,
+    sorted.filter((r) => !fresh.has(key(r.deviceId, r.dateTime))),
+  );
   if (changed.size) {
     const last = [...changed];
-    await db.raw(PG_UPSERT_LAST, [pgTextArray(last.map((r) => r.deviceId)), pgInt8Array(last.map((r) => r.dateTime)), pgTextArray(last.map((r) => r.json ?? storedJson(r.location)))]);
+    await db.raw(PG_UPSERT_LAST, [
+      pgTextArray(last.map((r) => r.deviceId)),
+      pgInt8Array(last.map((r) => r.dateTime)),
+      pgTextArray(last.map((r) => r.json ?? storedJson(r.location))),
+    ]);
   }
   return unique.filter((r) => fresh.has(key(r.deviceId, r.dateTime)) || changed.has(r));
 }
@@ -177,7 +198,10 @@ async function insertManyPg(db: Q, unique: LocationRow[]): Promise<LocationRow[]
 /** Of rows whose key is already stored (in key order), replaces those whose values differ: one read, one update. */
 async function correctionsPg(db: Q, conflicting: LocationRow[]): Promise<Set<LocationRow>> {
   const changed = new Set<LocationRow>();
-  const { rows: found } = (await db.raw(PG_STORED, [pgTextArray(conflicting.map((r) => r.deviceId)), pgInt8Array(conflicting.map((r) => r.dateTime))])) as {
+  const { rows: found } = (await db.raw(PG_STORED, [
+    pgTextArray(conflicting.map((r) => r.deviceId)),
+    pgInt8Array(conflicting.map((r) => r.dateTime)),
+  ])) as {
     rows: { device_id: string; date_time: number | string; data: string }[];
   };
   const stored = new Map(found.map((f) => [key(f.device_id, Number(f.date_time)), f.data]));
@@ -187,7 +211,12 @@ async function correctionsPg(db: Q, conflicting: LocationRow[]): Promise<Set<Loc
   }
   if (changed.size === 0) return changed;
   const list = [...changed];
-  await db.raw(PG_CORRECT, [pgTextArray(list.map((r) => r.deviceId)), pgInt8Array(list.map((r) => r.dateTime)), pgInt8Array(list.map((r) => r.serverTime)), pgTextArray(list.map((r) => r.json ?? storedJson(r.location)))]);
+  await db.raw(PG_CORRECT, [
+    pgTextArray(list.map((r) => r.deviceId)),
+    pgInt8Array(list.map((r) => r.dateTime)),
+    pgInt8Array(list.map((r) => r.serverTime)),
+    pgTextArray(list.map((r) => r.json ?? storedJson(r.location))),
+  ]);
   return changed;
 }
 
@@ -199,13 +228,21 @@ async function corrections(db: Q, conflicting: LocationRow[]): Promise<Set<Locat
   for (const [deviceId, list] of byDevice) {
     const stored = new Map<number, string>();
     for (let i = 0; i < list.length; i += CHUNK) {
-      const found = (await db('locations').where('device_id', deviceId).whereIn('date_time', list.slice(i, i + CHUNK).map((r) => r.dateTime)).select('date_time', 'data')) as { date_time: number | string; data: string }[];
+      const found = (await db('locations')
+        .where('device_id', deviceId)
+        .whereIn(
+          'date_time',
+          list.slice(i, i + CHUNK).map((r) => r.dateTime),
+        )
+        .select('date_time', 'data')) as { date_time: number | string; data: string }[];
       for (const f of found) stored.set(Number(f.date_time), f.data);
     }
     for (const r of list) {
       const data = stored.get(r.dateTime);
       if (data !== undefined && sameLocation(JSON.parse(data), r.location)) continue;
-      await db('locations').where({ device_id: r.deviceId, date_time: r.dateTime }).update({ server_time: r.serverTime, data: r.json ?? storedJson(r.location) });
+      await db('locations')
+        .where({ device_id: r.deviceId, date_time: r.dateTime })
+        .update({ server_time: r.serverTime, data: r.json ?? storedJson(r.location) });
       changed.add(r);
     }
   }
@@ -285,14 +322,23 @@ async function upsertLast(db: Q, rows: LocationRow[]): Promise<void> {
  * The device's owner and its last location as the stored JSON text (null when it has none yet),
  * in one indexed read: the REST answer embeds the text as it is, without parsing it.
  */
-export async function lastWithOwner(db: Db, deviceId: string): Promise<{ accountId: string; data: string | null } | undefined> {
-  const r = (await db.read.first(LAST_WITH_OWNER, deviceId)) as { account_id: string | number; data: string | null } | undefined;
+export async function lastWithOwner(
+  db: Db,
+  deviceId: string,
+): Promise<{ accountId: string; data: string | null } | undefined> {
+  const r = (await db.read.first(LAST_WITH_OWNER, deviceId)) as
+    | { account_id: string | number; data: string | null }
+    | undefined;
   return r ? { accountId: String(r.account_id), data: r.data } : undefined;
 }
-const LAST_WITH_OWNER = 'select d.account_id, l.data from devices d left join last_locations l on l.device_id = d.id where d.id = ?';
+const LAST_WITH_OWNER =
+  'select d.account_id, l.data from devices d left join last_locations l on l.device_id = d.id where d.id = ?';
 
 /** Latitude and longitude of the device's last location, when it has one. */
-export async function lastPosition(db: Q, deviceId: string): Promise<{ latitude: number; longitude: number } | undefined> {
+export async function lastPosition(
+  db: Q,
+  deviceId: string,
+): Promise<{ latitude: number; longitude: number } | undefined> {
   const r = (await db('last_locations').where('device_id', deviceId).first('data')) as { data: string } | undefined;
   if (!r) return undefined;
   const l = JSON.parse(r.data) as Location;
@@ -302,7 +348,11 @@ export async function lastPosition(db: Q, deviceId: string): Promise<{ latitude:
 export async function findMany(db: Q, deviceId: string, dateTimes: number[]): Promise<Location[]> {
   const out: Location[] = [];
   for (let i = 0; i < dateTimes.length; i += CHUNK) {
-    const rows = await db('locations').where({ device_id: deviceId }).whereIn('date_time', dateTimes.slice(i, i + CHUNK)).orderBy('date_time').select('data');
+    const rows = await db('locations')
+      .where({ device_id: deviceId })
+      .whereIn('date_time', dateTimes.slice(i, i + CHUNK))
+      .orderBy('date_time')
+      .select('data');
     for (const r of rows) out.push(JSON.parse(r.data) as Location);
   }
   return out;
@@ -312,7 +362,13 @@ export async function findMany(db: Q, deviceId: string, dateTimes: number[]): Pr
  * A device's locations with a fix time after `afterMs`, received at `receivedFrom` or later, oldest
  * first, at most `limit` (the alert rules' catch-up after a restart, core/rules/rules.engine.ts).
  */
-export async function fixesAfter(db: Q, deviceId: string, afterMs: number, receivedFrom: number, limit: number): Promise<{ dateTime: number; location: Location }[]> {
+export async function fixesAfter(
+  db: Q,
+  deviceId: string,
+  afterMs: number,
+  receivedFrom: number,
+  limit: number,
+): Promise<{ dateTime: number; location: Location }[]> {
   const rows = await db('locations')
     .where('device_id', deviceId)
     .andWhere('date_time', '>', afterMs)
@@ -320,7 +376,10 @@ export async function fixesAfter(db: Q, deviceId: string, afterMs: number, recei
     .orderBy('date_time', 'asc')
     .limit(limit)
     .select('date_time', 'data');
-  return rows.map((r: { date_time: unknown; data: string }) => ({ dateTime: Number(r.date_time), location: JSON.parse(r.data) as Location }));
+  return rows.map((r: { date_time: unknown; data: string }) => ({
+    dateTime: Number(r.date_time),
+    location: JSON.parse(r.data) as Location,
+  }));
 }
 
 export interface RangeQuery {
@@ -333,7 +392,10 @@ export interface RangeQuery {
 }
 
 /** Locations with fix time in [from, to], oldest first; `limit + 1` rows tell whether more remain. */
-export async function range(db: Q, q: RangeQuery): Promise<{ locations: Location[]; lastMs: number | null; more: boolean }> {
+export async function range(
+  db: Q,
+  q: RangeQuery,
+): Promise<{ locations: Location[]; lastMs: number | null; more: boolean }> {
   const rows = await db('locations')
     .where('device_id', q.deviceId)
     .andWhere('date_time', '>=', q.fromMs)

@@ -34,7 +34,12 @@ export interface LocationsService {
    * checks stores nothing of the request (400 naming the field, as the request names it:
    * `location.dateTime`, `locations.3.latitude`). Answers what is stored for each fix time.
    */
-  report(p: Principal, deviceId: string, inputs: LocationInput[], field?: 'location' | 'locations'): Promise<Location[]>;
+  report(
+    p: Principal,
+    deviceId: string,
+    inputs: LocationInput[],
+    field?: 'location' | 'locations',
+  ): Promise<Location[]>;
   /** One page of a device's locations in a time range, and the cursor of the next page (null after the last). */
   query(p: Principal, deviceId: string, r: TimeRange): Promise<{ locations: Location[]; nextCursor: string | null }>;
   /** The last location as stored JSON text, for answers that embed it without re-serialising. */
@@ -50,29 +55,47 @@ export function createLocationsService(deps: LocationsDeps): LocationsService {
     events.onDeviceChanged((deviceId) => cache.forget(deviceId));
   }
 
-  async function report(p: Principal, deviceId: string, inputs: LocationInput[], field: 'location' | 'locations' = 'locations'): Promise<Location[]> {
+  async function report(
+    p: Principal,
+    deviceId: string,
+    inputs: LocationInput[],
+    field: 'location' | 'locations' = 'locations',
+  ): Promise<Location[]> {
     const device = await visibleDevice(db, p, deviceId);
     requirePrivilege(p, 'write');
     if (isExpired(device, clock.now().getTime())) {
-      throw new DomainError('DEVICE_EXPIRED', `Device "${device.id}" is expired; reactivate it to store its locations.`);
+      throw new DomainError(
+        'DEVICE_EXPIRED',
+        `Device "${device.id}" is expired; reactivate it to store its locations.`,
+      );
     }
     const result = await ingest.submit(device, 'rest', inputs.map(locationReport), { allOrNothing: true });
     if (result.refused) {
       const r = result.refused;
       const name = field === 'location' ? `location.${r.field}` : `locations.${r.index}.${r.field}`;
-      throw new DomainError('VALIDATION_FAILED', `${name}: ${r.message}`, { field: name, issues: [{ field: name, message: r.message }] });
+      throw new DomainError('VALIDATION_FAILED', `${name}: ${r.message}`, {
+        field: name,
+        issues: [{ field: name, message: r.message }],
+      });
     }
     if (result.locations.length === inputs.length) return result.locations;
     // An identical resend (or a repeated dateTime): answer with what is stored.
     return locations.findMany(db, device.id, [...new Set(inputs.map((i) => new Date(i.dateTime).getTime()))]);
   }
 
-  async function query(p: Principal, deviceId: string, r: TimeRange): Promise<{ locations: Location[]; nextCursor: string | null }> {
+  async function query(
+    p: Principal,
+    deviceId: string,
+    r: TimeRange,
+  ): Promise<{ locations: Location[]; nextCursor: string | null }> {
     await assertVisibleDevice(db, p, deviceId);
     const { fromMs, toMs, limit } = rangeBounds(r);
     const after = r.cursor ? decodeCursor(r.cursor).t : undefined;
     const page = await locations.range(db, { deviceId, fromMs, toMs, afterMs: after, limit });
-    return { locations: page.locations, nextCursor: page.more && page.lastMs !== null ? encodeCursor({ t: page.lastMs }) : null };
+    return {
+      locations: page.locations,
+      nextCursor: page.more && page.lastMs !== null ? encodeCursor({ t: page.lastMs }) : null,
+    };
   }
 
   async function lastJson(p: Principal, deviceId: string): Promise<string> {

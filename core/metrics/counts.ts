@@ -9,7 +9,9 @@
  */
 
 /** Seconds from a tracker frame's arrival to its acknowledgement written: group commit takes milliseconds. */
-export const ACK_SECONDS_BUCKETS: readonly number[] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+export const ACK_SECONDS_BUCKETS: readonly number[] = [
+  0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+];
 /** Rows per group-commit transaction: 1 on a quiet gateway, up to the ingest's 2,000 under load. */
 export const BATCH_ROWS_BUCKETS: readonly number[] = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000];
 /** Seconds per REST request, as Prometheus client libraries default to. */
@@ -121,8 +123,13 @@ export class TrackerCounts {
 
   snapshot(): TrackerSnapshot {
     return {
-      decoded: this.decoded, malformed: this.malformed, unknown: this.unknown, connections: this.connections, ack: { counts: [...this.ackSeconds.counts], sum: this.ackSeconds.sum, count: this.ackSeconds.count },
-      identifyTimeouts: this.identifyTimeouts, refused: Object.fromEntries(this.refused.values),
+      decoded: this.decoded,
+      malformed: this.malformed,
+      unknown: this.unknown,
+      connections: this.connections,
+      ack: { counts: [...this.ackSeconds.counts], sum: this.ackSeconds.sum, count: this.ackSeconds.count },
+      identifyTimeouts: this.identifyTimeouts,
+      refused: Object.fromEntries(this.refused.values),
     };
   }
 

@@ -7,7 +7,15 @@
  * Every name starts with `trackgate_` (docs/contract.md "Metrics"); docs/operations.md "Metrics" lists them.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client';
-import { type Buckets, HttpCounts, IngestCounts, MqttCounts, REFUSAL_REASONS, TrackerCounts, type TrackerSnapshot } from './counts.js';
+import {
+  type Buckets,
+  HttpCounts,
+  IngestCounts,
+  MqttCounts,
+  REFUSAL_REASONS,
+  TrackerCounts,
+  type TrackerSnapshot,
+} from './counts.js';
 
 export const PREFIX = 'trackgate_';
 
@@ -65,7 +73,13 @@ class BucketsHistogram extends Histogram<string> {
   }
 
   override async get(): ReturnType<Histogram<string>['get']> {
-    return { name: this.metricName, help: this.helpText, type: 'histogram', aggregator: 'sum', values: this.values() } as unknown as Awaited<ReturnType<Histogram<string>['get']>>;
+    return {
+      name: this.metricName,
+      help: this.helpText,
+      type: 'histogram',
+      aggregator: 'sum',
+      values: this.values(),
+    } as unknown as Awaited<ReturnType<Histogram<string>['get']>>;
   }
 
   /** what Registry.metrics() asks a histogram for (prom-client lib/registry.js) */
@@ -102,65 +116,120 @@ interface Counted {
 }
 
 type Definition = { name: string; help: string; labels?: string[] } & (
-  | { type: 'gauge' | 'counter'; read: (c: Counted) => Iterable<[Labels, number]> | Promise<Iterable<[Labels, number]>> }
+  | {
+      type: 'gauge' | 'counter';
+      read: (c: Counted) => Iterable<[Labels, number]> | Promise<Iterable<[Labels, number]>>;
+    }
   | { type: 'histogram'; read: (c: Counted) => Iterable<[Labels, Buckets]> }
 );
 
-const byProtocol = <T>(c: Counted, value: (t: TrackerCounts) => T): [Labels, T][] => [...c.trackers()].map(([protocol, t]) => [{ protocol }, value(t)]);
+const byProtocol = <T>(c: Counted, value: (t: TrackerCounts) => T): [Labels, T][] =>
+  [...c.trackers()].map(([protocol, t]) => [{ protocol }, value(t)]);
 
 /** Every metric (besides the process's own), in the order of the exposition; each name gets PREFIX. */
 const DEFINITIONS: Definition[] = [
   {
-    type: 'gauge', name: 'tracker_connections', help: 'Open tracker TCP connections, by protocol.', labels: ['protocol'],
+    type: 'gauge',
+    name: 'tracker_connections',
+    help: 'Open tracker TCP connections, by protocol.',
+    labels: ['protocol'],
     read: (c) => byProtocol(c, (t) => t.connections),
   },
   {
-    type: 'counter', name: 'tracker_frames_total',
+    type: 'counter',
+    name: 'tracker_frames_total',
     help: 'Tracker frames (TCP, UDP datagrams, OsmAnd requests) by protocol and outcome: decoded, malformed (cannot be decoded), unknown (decoded; no live device has its identity, nothing stored).',
     labels: ['protocol', 'outcome'],
-    read: (c) => [...c.trackers()].flatMap(([protocol, t]): [Labels, number][] => [
-      [{ protocol, outcome: 'decoded' }, t.decoded], [{ protocol, outcome: 'malformed' }, t.malformed], [{ protocol, outcome: 'unknown' }, t.unknown],
-    ]),
+    read: (c) =>
+      [...c.trackers()].flatMap(([protocol, t]): [Labels, number][] => [
+        [{ protocol, outcome: 'decoded' }, t.decoded],
+        [{ protocol, outcome: 'malformed' }, t.malformed],
+        [{ protocol, outcome: 'unknown' }, t.unknown],
+      ]),
   },
   {
-    type: 'counter', name: 'tracker_identify_timeouts_total', help: 'Tracker connections closed for naming no known device within TRACKGATE_IDENTIFY_TIMEOUT seconds of opening (TCP; OsmAnd: no request of a known device), by protocol.',
-    labels: ['protocol'], read: (c) => byProtocol(c, (t) => t.identifyTimeouts),
+    type: 'counter',
+    name: 'tracker_identify_timeouts_total',
+    help: 'Tracker connections closed for naming no known device within TRACKGATE_IDENTIFY_TIMEOUT seconds of opening (TCP; OsmAnd: no request of a known device), by protocol.',
+    labels: ['protocol'],
+    read: (c) => byProtocol(c, (t) => t.identifyTimeouts),
   },
   {
-    type: 'counter', name: 'tracker_connections_refused_total',
-    help: 'New tracker connections closed at once, by protocol and reason: descriptor_limit (the process\'s tracker connections reached its open-file limit less the reserve), core_unreachable (a gateway process or edge gateway without its core).',
+    type: 'counter',
+    name: 'tracker_connections_refused_total',
+    help: "New tracker connections closed at once, by protocol and reason: descriptor_limit (the process's tracker connections reached its open-file limit less the reserve), core_unreachable (a gateway process or edge gateway without its core).",
     labels: ['protocol', 'reason'],
-    read: (c) => [...c.trackers()].flatMap(([protocol, t]) => REFUSAL_REASONS.map((reason): [Labels, number] => [{ protocol, reason }, t.refused.values.get(reason) ?? 0])),
+    read: (c) =>
+      [...c.trackers()].flatMap(([protocol, t]) =>
+        REFUSAL_REASONS.map((reason): [Labels, number] => [{ protocol, reason }, t.refused.values.get(reason) ?? 0]),
+      ),
   },
   {
-    type: 'histogram', name: 'tracker_ack_seconds', help: 'Seconds from a tracker frame\'s arrival to its acknowledgement written (after the write is durable), by protocol.',
-    labels: ['protocol'], read: (c) => byProtocol(c, (t) => t.ackSeconds),
+    type: 'histogram',
+    name: 'tracker_ack_seconds',
+    help: "Seconds from a tracker frame's arrival to its acknowledgement written (after the write is durable), by protocol.",
+    labels: ['protocol'],
+    read: (c) => byProtocol(c, (t) => t.ackSeconds),
   },
   {
-    type: 'counter', name: 'positions_stored_total', help: 'Positions written to storage, by protocol (a tracker protocol, mqtt, owntracks, rest); an identical resend is not written again.',
-    labels: ['protocol'], read: (c) => [...c.ingest.positions.values].map(([protocol, n]) => [{ protocol }, n]),
-  },
-  { type: 'histogram', name: 'ingest_batch_rows', help: 'Location rows per group-commit transaction of the ingest.', read: (c) => [[{}, c.ingest.batchRows]] },
-  { type: 'gauge', name: 'mqtt_clients', help: 'MQTT clients connected (devices and API users).', read: (c) => [[{}, c.sources.mqttClients?.() ?? 0]] },
-  {
-    type: 'counter', name: 'mqtt_publishes_total', help: 'PUBLISH packets on a device\'s topics, by topic kind: locations, alerts, commandResults, owntracks, owntracks-other.',
-    labels: ['topic'], read: (c) => [...c.mqtt.publishes.values].map(([topic, n]) => [{ topic }, n]),
+    type: 'counter',
+    name: 'positions_stored_total',
+    help: 'Positions written to storage, by protocol (a tracker protocol, mqtt, owntracks, rest); an identical resend is not written again.',
+    labels: ['protocol'],
+    read: (c) => [...c.ingest.positions.values].map(([protocol, n]) => [{ protocol }, n]),
   },
   {
-    type: 'counter', name: 'mqtt_publish_outcomes_total',
+    type: 'histogram',
+    name: 'ingest_batch_rows',
+    help: 'Location rows per group-commit transaction of the ingest.',
+    read: (c) => [[{}, c.ingest.batchRows]],
+  },
+  {
+    type: 'gauge',
+    name: 'mqtt_clients',
+    help: 'MQTT clients connected (devices and API users).',
+    read: (c) => [[{}, c.sources.mqttClients?.() ?? 0]],
+  },
+  {
+    type: 'counter',
+    name: 'mqtt_publishes_total',
+    help: "PUBLISH packets on a device's topics, by topic kind: locations, alerts, commandResults, owntracks, owntracks-other.",
+    labels: ['topic'],
+    read: (c) => [...c.mqtt.publishes.values].map(([topic, n]) => [{ topic }, n]),
+  },
+  {
+    type: 'counter',
+    name: 'mqtt_publish_outcomes_total',
     help: 'What became of MQTT publishes: accepted (stored, acknowledged), rejected (malformed, acknowledged, not stored), ignored (nothing to store), refused (connection closed), failed (storage failed, not acknowledged).',
-    labels: ['outcome'], read: (c) => Object.entries(c.sources.mqttOutcomes?.() ?? {}).map(([outcome, n]) => [{ outcome }, n]),
+    labels: ['outcome'],
+    read: (c) => Object.entries(c.sources.mqttOutcomes?.() ?? {}).map(([outcome, n]) => [{ outcome }, n]),
   },
   {
-    type: 'counter', name: 'http_requests_total', help: 'REST requests by route pattern, method and status.', labels: ['route', 'method', 'status'],
-    read: (c) => [...c.http.routes].flatMap(([route, methods]) => [...methods].flatMap(([method, m]) => [...m.statuses].map(([status, n]): [Labels, number] => [{ route, method, status: String(status) }, n]))),
+    type: 'counter',
+    name: 'http_requests_total',
+    help: 'REST requests by route pattern, method and status.',
+    labels: ['route', 'method', 'status'],
+    read: (c) =>
+      [...c.http.routes].flatMap(([route, methods]) =>
+        [...methods].flatMap(([method, m]) =>
+          [...m.statuses].map(([status, n]): [Labels, number] => [{ route, method, status: String(status) }, n]),
+        ),
+      ),
   },
   {
-    type: 'histogram', name: 'http_request_duration_seconds', help: 'Seconds from a REST request\'s arrival to its answer, by route pattern and method.', labels: ['route', 'method'],
-    read: (c) => [...c.http.routes].flatMap(([route, methods]) => [...methods].map(([method, m]): [Labels, Buckets] => [{ route, method }, m.seconds])),
+    type: 'histogram',
+    name: 'http_request_duration_seconds',
+    help: "Seconds from a REST request's arrival to its answer, by route pattern and method.",
+    labels: ['route', 'method'],
+    read: (c) =>
+      [...c.http.routes].flatMap(([route, methods]) =>
+        [...methods].map(([method, m]): [Labels, Buckets] => [{ route, method }, m.seconds]),
+      ),
   },
   {
-    type: 'gauge', name: 'outbox_pending', help: 'Notifications (e-mail, SMS) waiting in the outbox to be sent or retried; NaN when storage does not answer.',
+    type: 'gauge',
+    name: 'outbox_pending',
+    help: 'Notifications (e-mail, SMS) waiting in the outbox to be sent or retried; NaN when storage does not answer.',
     read: async (c) => [[{}, c.sources.outboxPending ? await c.sources.outboxPending().catch(() => NaN) : 0]],
   },
 ];
@@ -205,7 +274,13 @@ function allTrackers(trackers: Map<string, TrackerCounts>, sources: ScrapeSource
 export function createMetrics(registry: Registry): Metrics {
   const trackers = new Map<string, TrackerCounts>();
   const sources: ScrapeSources = {};
-  const counted: Counted = { trackers: () => allTrackers(trackers, sources), ingest: new IngestCounts(), mqtt: new MqttCounts(), http: new HttpCounts(), sources };
+  const counted: Counted = {
+    trackers: () => allTrackers(trackers, sources),
+    ingest: new IngestCounts(),
+    mqtt: new MqttCounts(),
+    http: new HttpCounts(),
+    sources,
+  };
 
   for (const m of processMetricsOnce()) registry.registerMetric(m);
   for (const d of DEFINITIONS) register(registry, d, counted);

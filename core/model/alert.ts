@@ -1,6 +1,11 @@
 export type NotificationChannel = 'Email' | 'SMS';
 /** notRequested: an alert rule raised it without that channel (its `notify`) */
-export type SuppressionReason = 'dailyLimitReached' | 'notConfigured' | 'deviceExpired' | 'noRecipients' | 'notRequested';
+export type SuppressionReason =
+  | 'dailyLimitReached'
+  | 'notConfigured'
+  | 'deviceExpired'
+  | 'noRecipients'
+  | 'notRequested';
 
 /** An alert as the REST API shows it (docs/contract.md §2 "Alert fields"). */
 export interface Alert {

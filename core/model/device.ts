@@ -59,7 +59,12 @@ export interface DeviceRecord {
  */
 export type GatewayDevice = Pick<DeviceRecord, 'id' | 'accountId' | 'model' | 'expiresAt'>;
 
-export const gatewayDevice = (d: DeviceRecord): GatewayDevice => ({ id: d.id, accountId: d.accountId, model: d.model, expiresAt: d.expiresAt });
+export const gatewayDevice = (d: DeviceRecord): GatewayDevice => ({
+  id: d.id,
+  accountId: d.accountId,
+  model: d.model,
+  expiresAt: d.expiresAt,
+});
 
 export const isExpired = (d: { expiresAt: number | null }, nowMs: number): boolean =>
   d.expiresAt !== null && d.expiresAt <= nowMs;

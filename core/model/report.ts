@@ -48,6 +48,9 @@ export interface Report extends PositionReport {
  */
 export interface ReportIntake {
   submit(
-    device: DeviceRecord, protocol: string, reports: readonly Report[], options?: { allOrNothing?: boolean; dedupeAlerts?: boolean },
+    device: DeviceRecord,
+    protocol: string,
+    reports: readonly Report[],
+    options?: { allOrNothing?: boolean; dedupeAlerts?: boolean },
   ): Promise<{ locations: Location[]; alerts: Alert[]; refused?: { index: number; field: string; message: string } }>;
 }

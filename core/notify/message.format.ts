@@ -52,7 +52,8 @@ export function formatLocalTime(n: AlertNotice): string {
 const oneLine = (s: string): string => s.replace(/\s+/g, ' ').trim();
 
 // Three dots, not '…': one character outside GSM-7 turns the whole SMS into UCS-2 (70 per segment).
-const cut = (s: string, max: number): string => (s.length <= max ? s : max <= 3 ? s.slice(0, Math.max(max, 0)) : `${s.slice(0, max - 3).trimEnd()}...`);
+const cut = (s: string, max: number): string =>
+  s.length <= max ? s : max <= 3 ? s.slice(0, Math.max(max, 0)) : `${s.slice(0, max - 3).trimEnd()}...`;
 
 const escapeHtml = (s: string): string =>
   s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
@@ -112,13 +113,18 @@ export function alertSubject(n: AlertNotice): string {
  */
 export function formatAlertSms(n: AlertNotice): string {
   const when = localTime(n).toFormat('yyyy-MM-dd HH:mm');
-  const where = hasPosition(n) ? `https://www.openstreetmap.org/?mlat=${coord(n.latitude)}&mlon=${coord(n.longitude)}` : '';
+  const where = hasPosition(n)
+    ? `https://www.openstreetmap.org/?mlat=${coord(n.latitude)}&mlon=${coord(n.longitude)}`
+    : '';
   const alertName = oneLine(n.alertName);
   let rule = oneLine(n.ruleName ?? '');
   let device = oneLine(n.deviceName);
   let text = oneLine(n.text ?? '');
 
-  const compose = () => [[alertName, rule && `"${rule}"`, device].filter(Boolean).join(' ') + (text ? ':' : ''), text, when, where].filter(Boolean).join(' ');
+  const compose = () =>
+    [[alertName, rule && `"${rule}"`, device].filter(Boolean).join(' ') + (text ? ':' : ''), text, when, where]
+      .filter(Boolean)
+      .join(' ');
   let over = compose().length - SMS_MAX;
   if (over > 0 && rule) {
     rule = rule.length - over >= 8 ? cut(rule, rule.length - over) : '';

@@ -131,7 +131,11 @@ export function createNotificationsService(deps: NotificationsDeps): Notificatio
       if (n.running) await Promise.race([n.running, pause(stopGraceMs)]);
       await Promise.all(Object.values(deps.channels).map((c) => c?.close().catch(() => {})));
       if (n.running) await Promise.race([n.running, pause(stopGraceMs)]);
-      if (n.running) deps.logger.warn({}, 'notification worker still busy at shutdown; its messages are sent again once their lease runs out');
+      if (n.running)
+        deps.logger.warn(
+          {},
+          'notification worker still busy at shutdown; its messages are sent again once their lease runs out',
+        );
     },
   };
 }
@@ -148,7 +152,8 @@ async function timeZoneOf(n: Notifications, q: Knex | Knex.Transaction, accountI
 const recipientsOf = (d: DeviceRecord, c: NotificationChannel) => (c === 'Email' ? d.alertEmails : d.alertPhones);
 const limitOf = (d: DeviceRecord, c: NotificationChannel) => (c === 'Email' ? d.dailyEmailLimit : d.dailySmsLimit);
 /** What the outbox says a counter holds: where a counter the store lost (or never had) starts. */
-const holding = (n: Notifications, key: string, deviceId: string, dayEnd: number) => () => outbox.countHolding(n.deps.db, key, deviceId, dayEnd - LONGEST_DAY_MS);
+const holding = (n: Notifications, key: string, deviceId: string, dayEnd: number) => () =>
+  outbox.countHolding(n.deps.db, key, deviceId, dayEnd - LONGEST_DAY_MS);
 
 /** An alert's plan as it is made, channel by channel. */
 interface PlanDraft {
@@ -164,11 +169,26 @@ interface PlanDraft {
 async function plan(n: Notifications, device: DeviceRecord, alert: PlannedAlert): Promise<NotificationPlan> {
   const now = n.deps.clock.now();
   if (isExpired(device, now.getTime())) {
-    return { notifications: [], suppressed: { Email: 'deviceExpired', SMS: 'deviceExpired' }, write: async () => {}, undo: async () => {} };
+    return {
+      notifications: [],
+      suppressed: { Email: 'deviceExpired', SMS: 'deviceExpired' },
+      write: async () => {},
+      undo: async () => {},
+    };
   }
   const timeZone = await timeZoneOf(n, n.deps.db, device.accountId);
   const day = dayIn(now, timeZone);
-  const notice = { deviceName: device.name, deviceId: device.id, alertName: alert.alertName, ruleName: alert.ruleName, text: alert.text, dateTime: new Date(alert.dateTime), latitude: alert.latitude, longitude: alert.longitude, timeZone };
+  const notice = {
+    deviceName: device.name,
+    deviceId: device.id,
+    alertName: alert.alertName,
+    ruleName: alert.ruleName,
+    text: alert.text,
+    dateTime: new Date(alert.dateTime),
+    latitude: alert.latitude,
+    longitude: alert.longitude,
+    timeZone,
+  };
   const messages = { email: formatAlertEmail(notice), sms: formatAlertSms(notice) };
   const draft: PlanDraft = { notifications: [], suppressed: {}, reserved: [], rows: [], storeDown: false };
   for (const channel of CHANNELS) await planChannel(n, draft, { device, alert, channel, day, now, messages });
@@ -176,7 +196,11 @@ async function plan(n: Notifications, device: DeviceRecord, alert: PlannedAlert)
   return {
     notifications: draft.notifications,
     suppressed: draft.suppressed,
-    write: (trx, alertId) => outbox.insertMany(trx, draft.rows.map((r) => ({ ...r, alertId }))),
+    write: (trx, alertId) =>
+      outbox.insertMany(
+        trx,
+        draft.rows.map((r) => ({ ...r, alertId })),
+      ),
     undo: async () => {
       for (const key of draft.reserved) await quota.release(key).catch(() => {});
     },
@@ -187,12 +211,25 @@ async function plan(n: Notifications, device: DeviceRecord, alert: PlannedAlert)
 async function planChannel(
   n: Notifications,
   draft: PlanDraft,
-  c: { device: DeviceRecord; alert: PlannedAlert; channel: NotificationChannel; day: ReturnType<typeof dayIn>; now: Date; messages: { email: ReturnType<typeof formatAlertEmail>; sms: string } },
+  c: {
+    device: DeviceRecord;
+    alert: PlannedAlert;
+    channel: NotificationChannel;
+    day: ReturnType<typeof dayIn>;
+    now: Date;
+    messages: { email: ReturnType<typeof formatAlertEmail>; sms: string };
+  },
 ): Promise<void> {
   const { device, alert, channel, day, now, messages } = c;
   const recipients = [...new Set(recipientsOf(device, channel))];
   const skipped: SuppressionReason | undefined =
-    alert.channels && !alert.channels[channel === 'Email' ? 'email' : 'sms'] ? 'notRequested' : !n.deps.channels[channel] ? 'notConfigured' : recipients.length === 0 ? 'noRecipients' : undefined;
+    alert.channels && !alert.channels[channel === 'Email' ? 'email' : 'sms']
+      ? 'notRequested'
+      : !n.deps.channels[channel]
+        ? 'notConfigured'
+        : recipients.length === 0
+          ? 'noRecipients'
+          : undefined;
   if (skipped) {
     draft.suppressed[channel] = skipped;
     return;
@@ -208,7 +245,10 @@ async function planChannel(
         ok = (await n.deps.quota.reserve(key, limit, day.end, holding(n, key, device.id, day.end.getTime()))).ok;
       } catch (e) {
         draft.storeDown = true;
-        n.deps.logger.warn({ err: (e as Error).message, device: device.id }, 'daily counter store unreachable: the message waits in the outbox, uncounted');
+        n.deps.logger.warn(
+          { err: (e as Error).message, device: device.id },
+          'daily counter store unreachable: the message waits in the outbox, uncounted',
+        );
       }
     }
     if (ok === false) continue;
@@ -218,9 +258,18 @@ async function planChannel(
     } else deferred++;
     const email = channel === 'Email' ? messages.email : undefined;
     draft.rows.push({
-      deviceId: device.id, channel, recipient: to, alertName: alert.alertName,
-      subject: email ? email.subject : null, body: email ? email.text : messages.sms, html: email ? email.html : null,
-      quotaKey: ok ? key : null, quotaLimit: limit, quotaExpiresAt: day.end.getTime(), nextAttemptAt: now.getTime(), createdAt: now.getTime(),
+      deviceId: device.id,
+      channel,
+      recipient: to,
+      alertName: alert.alertName,
+      subject: email ? email.subject : null,
+      body: email ? email.text : messages.sms,
+      html: email ? email.html : null,
+      quotaKey: ok ? key : null,
+      quotaLimit: limit,
+      quotaExpiresAt: day.end.getTime(),
+      nextAttemptAt: now.getTime(),
+      createdAt: now.getTime(),
     });
   }
   if (counted > 0) draft.notifications.push(channel);
@@ -243,7 +292,12 @@ async function refreshAlert(n: Notifications, alertId: number): Promise<void> {
       delete suppressed[channel];
     } else if (mine.every((r) => r.status === 'suppressed')) suppressed[channel] = 'dailyLimitReached';
   }
-  await alerts.setNotifications(db, alertId, CHANNELS.filter((c) => notifications.has(c)), suppressed);
+  await alerts.setNotifications(
+    db,
+    alertId,
+    CHANNELS.filter((c) => notifications.has(c)),
+    suppressed,
+  );
 }
 
 /**
@@ -257,9 +311,16 @@ async function countDeferred(n: Notifications, row: outbox.OutboxRow, now: numbe
   const expiresAt = row.quotaExpiresAt ?? now + 86_400_000;
   let ok: boolean;
   try {
-    ok = (await quota.reserve(key, row.quotaLimit ?? 0, new Date(expiresAt), holding(n, key, row.deviceId, expiresAt))).ok;
+    ok = (await quota.reserve(key, row.quotaLimit ?? 0, new Date(expiresAt), holding(n, key, row.deviceId, expiresAt)))
+      .ok;
   } catch (e) {
-    await outbox.markRetry(db, row.id, row.attempts, now + n.backoffMs, `counter store unreachable: ${(e as Error).message}`);
+    await outbox.markRetry(
+      db,
+      row.id,
+      row.attempts,
+      now + n.backoffMs,
+      `counter store unreachable: ${(e as Error).message}`,
+    );
     return null;
   }
   if (!ok) {
@@ -280,7 +341,15 @@ async function deliver(n: Notifications, row: outbox.OutboxRow): Promise<void> {
   const where = { device: row.deviceId, alert: row.alertId, channel: row.channel };
   try {
     if (!notifier) throw new Error(`the ${row.channel} channel is no longer configured`);
-    const sending = notifier.send({ channel: row.channel, to: row.recipient, subject: row.subject ?? undefined, text: row.body, html: row.html ?? undefined, deviceId: row.deviceId, alertName: row.alertName });
+    const sending = notifier.send({
+      channel: row.channel,
+      to: row.recipient,
+      subject: row.subject ?? undefined,
+      text: row.body,
+      html: row.html ?? undefined,
+      deviceId: row.deviceId,
+      alertName: row.alertName,
+    });
     // The notifiers keep their own timeouts; this one holds even if a library does not.
     await within(sending, n.sendDeadlineMs, `no answer within ${n.sendDeadlineMs} ms`);
   } catch (e) {
@@ -289,28 +358,46 @@ async function deliver(n: Notifications, row: outbox.OutboxRow): Promise<void> {
   }
   await outbox.markSent(db, row.id, clock.now().getTime());
   // Who was notified of what, never the message itself: an outbox row has one recipient.
-  logger.info({ ...where, recipients: 1, attempts: row.attempts + 1 }, row.channel === 'Email' ? 'alert e-mail delivered' : 'alert SMS delivered');
+  logger.info(
+    { ...where, recipients: 1, attempts: row.attempts + 1 },
+    row.channel === 'Email' ? 'alert e-mail delivered' : 'alert SMS delivered',
+  );
 }
 
 /** A send that failed: retried with backoff, or failed for good after the last attempt (its place in the count freed). */
-async function sendFailed(n: Notifications, row: outbox.OutboxRow, key: string, reason: string, where: Record<string, unknown>): Promise<void> {
+async function sendFailed(
+  n: Notifications,
+  row: outbox.OutboxRow,
+  key: string,
+  reason: string,
+  where: Record<string, unknown>,
+): Promise<void> {
   const { db, clock, logger, quota } = n.deps;
   if (n.stopped) {
     // Shutting down let go of it: not the receiver's failure, so no attempt is counted, and
     // it is due again at once (for the next start, or another instance).
     await outbox.markRetry(db, row.id, row.attempts, clock.now().getTime(), reason);
-    logger.warn({ ...where, to: row.recipient, err: reason }, 'notification interrupted by shutdown; sent after the next start');
+    logger.warn(
+      { ...where, to: row.recipient, err: reason },
+      'notification interrupted by shutdown; sent after the next start',
+    );
     return;
   }
   const attempts = row.attempts + 1;
   if (attempts >= n.maxAttempts) {
     await outbox.markFinal(db, row.id, 'failed', attempts, reason);
     await quota.release(key).catch(() => {});
-    logger.error({ ...where, to: row.recipient, attempts, err: reason }, 'notification failed for good; its place in the daily count is freed');
+    logger.error(
+      { ...where, to: row.recipient, attempts, err: reason },
+      'notification failed for good; its place in the daily count is freed',
+    );
   } else {
     const delay = jittered(backoffMs({ minMs: n.backoffMs, maxMs: MAX_BACKOFF_MS }, attempts));
     await outbox.markRetry(db, row.id, attempts, clock.now().getTime() + Math.round(delay), reason);
-    logger.warn({ ...where, to: row.recipient, attempts, retryInMs: Math.round(delay), err: reason }, 'notification failed; will retry');
+    logger.warn(
+      { ...where, to: row.recipient, attempts, retryInMs: Math.round(delay), err: reason },
+      'notification failed; will retry',
+    );
   }
 }
 
@@ -367,12 +454,16 @@ function kickWorker(n: Notifications): void {
 }
 
 /** Today's sent counters on the device record, from the counter store (or the outbox if it is down). */
-async function sentToday(n: Notifications, list: Parameters<SentCounters['sentToday']>[0]): Promise<Map<string, { email: number; sms: number }>> {
+async function sentToday(
+  n: Notifications,
+  list: Parameters<SentCounters['sentToday']>[0],
+): Promise<Map<string, { email: number; sms: number }>> {
   const now = n.deps.clock.now();
   const wanted: { id: string; key: string; dayEnd: number }[] = [];
   for (const d of list) {
     const day = dayIn(now, await timeZoneOf(n, n.deps.db, d.accountId));
-    for (const channel of CHANNELS) wanted.push({ id: d.id, key: quotaKey(channel, d.id, day.date), dayEnd: day.end.getTime() });
+    for (const channel of CHANNELS)
+      wanted.push({ id: d.id, key: quotaKey(channel, d.id, day.date), dayEnd: day.end.getTime() });
   }
   // One read for the whole list: a store that hangs costs one timeout, not one per device.
   let counts: number[];

@@ -13,8 +13,12 @@ export interface SmsHttpSettings {
 
 export function createSmsHttpNotifier({ url, timeoutMs = 10_000 }: SmsHttpSettings): Notifier {
   const target = new URL(url);
-  if (target.protocol !== 'http:' && target.protocol !== 'https:') throw new Error(`SMS gateway URL must be http:// or https://, not ${target.protocol}//`);
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/plain, */*' };
+  if (target.protocol !== 'http:' && target.protocol !== 'https:')
+    throw new Error(`SMS gateway URL must be http:// or https://, not ${target.protocol}//`);
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/plain, */*',
+  };
   if (target.username || target.password) {
     const credentials = `${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`;
     headers.authorization = `Basic ${Buffer.from(credentials).toString('base64')}`;
@@ -44,7 +48,10 @@ export function createSmsHttpNotifier({ url, timeoutMs = 10_000 }: SmsHttpSettin
     }
     // 2xx headers mean accepted; the body only adds to an error message (its read obeys the signal).
     const body = await res.text().catch(() => '');
-    if (!res.ok) throw new Error(`SMS gateway ${where} answered ${res.status} ${res.statusText}${body ? `: ${body.slice(0, 200)}` : ''}`);
+    if (!res.ok)
+      throw new Error(
+        `SMS gateway ${where} answered ${res.status} ${res.statusText}${body ? `: ${body.slice(0, 200)}` : ''}`,
+      );
   }
 
   return {

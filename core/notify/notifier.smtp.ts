@@ -33,14 +33,16 @@ export interface SmtpSettings {
 
 export function createSmtpNotifier({ url, from, timeoutMs = 30_000, openSocket }: SmtpSettings): Notifier {
   const parsed = new URL(url);
-  if (parsed.protocol !== 'smtp:' && parsed.protocol !== 'smtps:') throw new Error(`SMTP URL must start with smtp:// or smtps://, not ${parsed.protocol}//`);
+  if (parsed.protocol !== 'smtp:' && parsed.protocol !== 'smtps:')
+    throw new Error(`SMTP URL must start with smtp:// or smtps://, not ${parsed.protocol}//`);
   const defaults: Record<string, string> = {
     ...DEFAULTS,
     connectionTimeout: String(Math.min(10_000, timeoutMs)),
     greetingTimeout: String(Math.min(10_000, timeoutMs)),
     socketTimeout: String(timeoutMs),
   };
-  for (const [key, value] of Object.entries(defaults)) if (!parsed.searchParams.has(key)) parsed.searchParams.set(key, value);
+  for (const [key, value] of Object.entries(defaults))
+    if (!parsed.searchParams.has(key)) parsed.searchParams.set(key, value);
   const port = Number(parsed.port || (parsed.protocol === 'smtps:' ? 465 : 587));
   // Error messages name the server without its credentials.
   const where = `${parsed.hostname}:${port}`;
@@ -52,7 +54,11 @@ export function createSmtpNotifier({ url, from, timeoutMs = 30_000, openSocket }
       // nodemailer's hook for a socket of our own; it still does the TLS upgrade for smtps://. The
       // socket is handed over while it connects: an error passed back through this callback
       // would leave the pool slot taken for good (nodemailer 7 PoolResource.connect).
-      (transport.transporter as unknown as { getSocket: (o: unknown, cb: (e: Error | null, s?: { connection: unknown }) => void) => void }).getSocket = (_o, cb) => {
+      (
+        transport.transporter as unknown as {
+          getSocket: (o: unknown, cb: (e: Error | null, s?: { connection: unknown }) => void) => void;
+        }
+      ).getSocket = (_o, cb) => {
         let connection: unknown;
         try {
           connection = openSocket(parsed.hostname, port);
@@ -94,7 +100,12 @@ export function createSmtpNotifier({ url, from, timeoutMs = 30_000, openSocket }
           settle(new Error(`SMTP server ${where} did not accept the message within ${timeoutMs} ms`));
           replace(used);
         }, timeoutMs);
-        used.sendMail({ to: m.to, subject: m.subject ?? `${m.alertName}: ${m.deviceId}`, text: m.text, html: m.html }).then(() => settle(), (e: Error) => settle(e));
+        used
+          .sendMail({ to: m.to, subject: m.subject ?? `${m.alertName}: ${m.deviceId}`, text: m.text, html: m.html })
+          .then(
+            () => settle(),
+            (e: Error) => settle(e),
+          );
       });
     },
     async close() {

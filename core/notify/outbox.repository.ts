@@ -49,9 +49,21 @@ export async function insertMany(db: Q, rows: NewOutboxRow[]): Promise<void> {
   if (rows.length === 0) return;
   await db('outbox').insert(
     rows.map((r) => ({
-      alert_id: r.alertId, device_id: r.deviceId, channel: r.channel, recipient: r.recipient, subject: r.subject, body: r.body,
-      html: r.html, alert_name: r.alertName, quota_key: r.quotaKey, quota_limit: r.quotaLimit, quota_expires_at: r.quotaExpiresAt,
-      status: 'pending', attempts: 0, next_attempt_at: r.nextAttemptAt, created_at: r.createdAt,
+      alert_id: r.alertId,
+      device_id: r.deviceId,
+      channel: r.channel,
+      recipient: r.recipient,
+      subject: r.subject,
+      body: r.body,
+      html: r.html,
+      alert_name: r.alertName,
+      quota_key: r.quotaKey,
+      quota_limit: r.quotaLimit,
+      quota_expires_at: r.quotaExpiresAt,
+      status: 'pending',
+      attempts: 0,
+      next_attempt_at: r.nextAttemptAt,
+      created_at: r.createdAt,
     })),
   );
 }
@@ -61,7 +73,13 @@ export async function insertMany(db: Q, rows: NewOutboxRow[]): Promise<void> {
  * another instance (or a worker that died) is taken only once its lease has run out. `busy`: the
  * ids this worker is still sending, never taken again even if their lease ran out (a clock jump).
  */
-export async function leaseDue(db: Q, nowMs: number, leaseUntil: number, limit: number, busy: Iterable<number> = []): Promise<OutboxRow[]> {
+export async function leaseDue(
+  db: Q,
+  nowMs: number,
+  leaseUntil: number,
+  limit: number,
+  busy: Iterable<number> = [],
+): Promise<OutboxRow[]> {
   const skip = [...busy];
   const candidates = await db('outbox')
     .where('status', 'pending')
@@ -88,12 +106,28 @@ export async function markSent(db: Q, id: number, atMs: number): Promise<void> {
   await db('outbox').where({ id }).update({ status: 'sent', sent_at: atMs, lease_until: null });
 }
 
-export async function markRetry(db: Q, id: number, attempts: number, nextAttemptAt: number, error: string): Promise<void> {
-  await db('outbox').where({ id }).update({ attempts, next_attempt_at: nextAttemptAt, last_error: error.slice(0, 1000), lease_until: null });
+export async function markRetry(
+  db: Q,
+  id: number,
+  attempts: number,
+  nextAttemptAt: number,
+  error: string,
+): Promise<void> {
+  await db('outbox')
+    .where({ id })
+    .update({ attempts, next_attempt_at: nextAttemptAt, last_error: error.slice(0, 1000), lease_until: null });
 }
 
-export async function markFinal(db: Q, id: number, status: 'failed' | 'suppressed', attempts: number, error: string): Promise<void> {
-  await db('outbox').where({ id }).update({ status, attempts, last_error: error.slice(0, 1000), lease_until: null });
+export async function markFinal(
+  db: Q,
+  id: number,
+  status: 'failed' | 'suppressed',
+  attempts: number,
+  error: string,
+): Promise<void> {
+  await db('outbox')
+    .where({ id })
+    .update({ status, attempts, last_error: error.slice(0, 1000), lease_until: null });
 }
 
 export async function setQuota(db: Q, id: number, key: string, limit: number, expiresAt: number): Promise<void> {
@@ -101,9 +135,20 @@ export async function setQuota(db: Q, id: number, key: string, limit: number, ex
 }
 
 /** Messages holding a place in a daily counter that has not expired: to rebuild in-process counters. */
-export async function liveQuotaHolders(db: Q, nowMs: number): Promise<{ quotaKey: string; quotaLimit: number; quotaExpiresAt: number }[]> {
-  const rows = await db('outbox').whereIn('status', ['pending', 'sent']).whereNotNull('quota_key').andWhere('quota_expires_at', '>', nowMs).select('quota_key', 'quota_limit', 'quota_expires_at');
-  return rows.map((r: Record<string, unknown>) => ({ quotaKey: String(r.quota_key), quotaLimit: Number(r.quota_limit), quotaExpiresAt: Number(r.quota_expires_at) }));
+export async function liveQuotaHolders(
+  db: Q,
+  nowMs: number,
+): Promise<{ quotaKey: string; quotaLimit: number; quotaExpiresAt: number }[]> {
+  const rows = await db('outbox')
+    .whereIn('status', ['pending', 'sent'])
+    .whereNotNull('quota_key')
+    .andWhere('quota_expires_at', '>', nowMs)
+    .select('quota_key', 'quota_limit', 'quota_expires_at');
+  return rows.map((r: Record<string, unknown>) => ({
+    quotaKey: String(r.quota_key),
+    quotaLimit: Number(r.quota_limit),
+    quotaExpiresAt: Number(r.quota_expires_at),
+  }));
 }
 
 /** Messages waiting to be sent or retried: the outbox backlog, counted on the (status, next_attempt_at) index. */

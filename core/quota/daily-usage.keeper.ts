@@ -21,13 +21,20 @@ export interface DailyUsageKeeper {
   close(): Promise<void>;
 }
 
-export async function keepDailyUsage(deps: { db: Db; clock: Clock; logger: Logger; limiters: MemoryLimiters; everyMs?: number }): Promise<DailyUsageKeeper> {
+export async function keepDailyUsage(deps: {
+  db: Db;
+  clock: Clock;
+  logger: Logger;
+  limiters: MemoryLimiters;
+  everyMs?: number;
+}): Promise<DailyUsageKeeper> {
   const { db, clock, logger, limiters } = deps;
   const raw = await settings.get(db, KEY);
   if (raw) {
     try {
       const saved = JSON.parse(raw) as DailyUsage;
-      if (saved.day === Math.floor(clock.now().getTime() / DAY_MS) && saved.users && typeof saved.users === 'object') limiters.restoreDailyUsage(saved);
+      if (saved.day === Math.floor(clock.now().getTime() / DAY_MS) && saved.users && typeof saved.users === 'object')
+        limiters.restoreDailyUsage(saved);
     } catch {
       logger.warn({ key: KEY }, 'saved daily API usage unreadable; today is counted from 0');
     }

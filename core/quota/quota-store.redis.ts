@@ -45,7 +45,13 @@ return 0
 `;
 
 interface QuotaCommands {
-  tgQuotaReserve(key: string, token: string, limit: string, expiresAtMs: string, reportMissing: string): Promise<[number, number]>;
+  tgQuotaReserve(
+    key: string,
+    token: string,
+    limit: string,
+    expiresAtMs: string,
+    reportMissing: string,
+  ): Promise<[number, number]>;
   tgQuotaStart(key: string, count: string, expiresAtMs: string): Promise<number>;
   tgQuotaRelease(key: string): Promise<number>;
   tgQuotaCancel(key: string, token: string): Promise<number>;
@@ -86,7 +92,12 @@ export function createRedisQuotaStore(redis: Redis, prefix: string): QuotaStore 
     }
   });
 
-  async function attempt(key: string, limit: number, expiresAt: Date, reportMissing: boolean): Promise<[number, number]> {
+  async function attempt(
+    key: string,
+    limit: number,
+    expiresAt: Date,
+    reportMissing: boolean,
+  ): Promise<[number, number]> {
     const token = `${prefix}quota-token:${randomUUID()}`;
     try {
       return await r.tgQuotaReserve(key, token, String(limit), String(expiresAt.getTime()), reportMissing ? '1' : '0');

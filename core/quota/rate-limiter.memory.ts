@@ -127,7 +127,8 @@ export function createMemoryLimiters(s: LimitSettings): MemoryLimiters {
   };
 
   // Failed token requests: off with the request limit (TRACKGATE_RATE_LIMIT=0)
-  const failedLogins: FailedLoginLimiter = s.perMinute <= 0 ? NO_FAILURE_LIMIT : createMemoryFailedLogins(s.failedTokenLimit, s.failedWindowSeconds ?? 900);
+  const failedLogins: FailedLoginLimiter =
+    s.perMinute <= 0 ? NO_FAILURE_LIMIT : createMemoryFailedLogins(s.failedTokenLimit, s.failedWindowSeconds ?? 900);
 
   function takeDailyUsage(): DailyUsage | undefined {
     if (!counted) return undefined;

@@ -27,7 +27,11 @@ async function consume(limiter: RateLimiterAbstract, key: string): Promise<{ res
 function redisLimiter(redis: Redis, keyPrefix: string, points: number, duration: number): RateLimiterAbstract {
   // useRedisPackage false: ioredis, whose multi().exec() replies are [err, value] pairs.
   return new RateLimiterRedis({
-    storeClient: redis, keyPrefix, points, duration, useRedisPackage: false,
+    storeClient: redis,
+    keyPrefix,
+    points,
+    duration,
+    useRedisPackage: false,
     insuranceLimiter: new RateLimiterMemory({ keyPrefix, points, duration }),
   });
 }
@@ -36,7 +40,12 @@ function redisLimiter(redis: Redis, keyPrefix: string, points: number, duration:
  * Failed logins in Redis, shared by every instance on the same `keyPrefix` (the contract of
  * createMemoryFailedLogins): `limit` failures of a key within `windowSeconds` of its first block it.
  */
-export function createRedisFailedLogins(redis: Redis, keyPrefix: string, limit: number, windowSeconds: number): FailedLoginLimiter {
+export function createRedisFailedLogins(
+  redis: Redis,
+  keyPrefix: string,
+  limit: number,
+  windowSeconds: number,
+): FailedLoginLimiter {
   const failed = redisLimiter(redis, keyPrefix, limit, windowSeconds);
   return {
     async blockedFor(keys) {
@@ -60,15 +69,24 @@ export function createRedisLimiters(redis: Redis, prefix: string, s: LimitSettin
   const perMinute = redisLimiter(redis, `${prefix}rl:min`, s.perMinute > 0 ? s.perMinute : UNLIMITED, 60);
   const perDay = redisLimiter(redis, `${prefix}rl:day`, UNLIMITED, 2 * 86400);
   // failed token requests: off with the request limit (TRACKGATE_RATE_LIMIT=0)
-  const failedLogins: FailedLoginLimiter = s.perMinute === 0
-    ? { blockedFor: async () => 0, recordFailure: async () => {} }
-    : createRedisFailedLogins(redis, `${prefix}rl:fail`, s.failedTokenLimit, s.failedWindowSeconds ?? 900);
+  const failedLogins: FailedLoginLimiter =
+    s.perMinute === 0
+      ? { blockedFor: async () => 0, recordFailure: async () => {} }
+      : createRedisFailedLogins(redis, `${prefix}rl:fail`, s.failedTokenLimit, s.failedWindowSeconds ?? 900);
 
   const requests: RequestLimiter = {
     async hit(userId, now): Promise<RequestUsage> {
-      const [m, d] = await Promise.all([consume(perMinute, minuteKey(userId, now)), consume(perDay, dayKey(userId, now))]);
+      const [m, d] = await Promise.all([
+        consume(perMinute, minuteKey(userId, now)),
+        consume(perDay, dayKey(userId, now)),
+      ]);
       const secondsLeftInMinute = 60 - Math.floor((now.getTime() % 60_000) / 1000);
-      return { allowed: !m.rejected, minute: m.res.consumedPoints, day: d.res.consumedPoints, retryAfterSeconds: m.rejected ? secondsLeftInMinute : 0 };
+      return {
+        allowed: !m.rejected,
+        minute: m.res.consumedPoints,
+        day: d.res.consumedPoints,
+        retryAfterSeconds: m.rejected ? secondsLeftInMinute : 0,
+      };
     },
   };
   return { requests, failedLogins };

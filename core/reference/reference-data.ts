@@ -19,14 +19,17 @@ let countryNames: Record<string, string> | undefined;
 export function countryList(): Record<string, string> {
   if (!countryNames) {
     const all = countries.getNames('en', { select: 'all' });
-    countryNames = Object.fromEntries(Object.entries(all)
-      .map(([code, names]): [string, string] => [code, (COMMON_NAME_CODES.includes(code) && names[1]) || names[0]])
-      .sort(([a], [b]) => a.localeCompare(b)));
+    countryNames = Object.fromEntries(
+      Object.entries(all)
+        .map(([code, names]): [string, string] => [code, (COMMON_NAME_CODES.includes(code) && names[1]) || names[0]])
+        .sort(([a], [b]) => a.localeCompare(b)),
+    );
   }
   return countryNames;
 }
 
-export const isCountry = (code: string): boolean => countries.isValid(code) && code.length === 2 && code === code.toUpperCase();
+export const isCountry = (code: string): boolean =>
+  countries.isValid(code) && code.length === 2 && code === code.toUpperCase();
 
 /**
  * A country as clients send it, as its alpha-2 code: alpha-2 in any case, alpha-3 (the platform's
@@ -50,9 +53,10 @@ export const isTimeZone = (id: string): boolean => zoneIds.has(id);
 export function timeZoneList(at: Date): Record<string, string> {
   const out: Record<string, string> = {};
   for (const id of [...zoneIds].sort()) {
-    const part = new Intl.DateTimeFormat('en-US', { timeZone: id, timeZoneName: 'longOffset' })
-      .formatToParts(at)
-      .find((p) => p.type === 'timeZoneName')?.value ?? 'GMT';
+    const part =
+      new Intl.DateTimeFormat('en-US', { timeZone: id, timeZoneName: 'longOffset' })
+        .formatToParts(at)
+        .find((p) => p.type === 'timeZoneName')?.value ?? 'GMT';
     const offset = part === 'GMT' ? '+00:00' : part.slice(3);
     out[id] = `(UTC${offset}) ${id.replaceAll('_', ' ')}`;
   }

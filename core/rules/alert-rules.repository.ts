@@ -66,12 +66,16 @@ export async function listEnabledRules(db: Q, accountId: string): Promise<AlertR
 
 /** The names of the rules that use a zone (at most `limit`), to refuse deleting it. */
 export async function namesUsingZone(db: Q, zoneId: string, limit = 5): Promise<string[]> {
-  return (await db('alert_rules').where({ zone_id: zoneId }).orderBy(ORDER).limit(limit).select('name')).map((r: { name: string }) => r.name);
+  return (await db('alert_rules').where({ zone_id: zoneId }).orderBy(ORDER).limit(limit).select('name')).map(
+    (r: { name: string }) => r.name,
+  );
 }
 
 /** The names of the rules that watch a group (at most `limit`), to refuse deleting it. */
 export async function namesUsingGroup(db: Q, groupId: string, limit = 5): Promise<string[]> {
-  return (await db('alert_rules').where({ group_id: groupId }).orderBy(ORDER).limit(limit).select('name')).map((r: { name: string }) => r.name);
+  return (await db('alert_rules').where({ group_id: groupId }).orderBy(ORDER).limit(limit).select('name')).map(
+    (r: { name: string }) => r.name,
+  );
 }
 
 /**
@@ -84,7 +88,9 @@ export async function forgetDevice(db: Q, accountId: string, deviceId: string): 
   for (const rule of await listByAccount(db, accountId)) {
     if (!rule.devices?.includes(deviceId)) continue;
     const devices = rule.devices.filter((d) => d !== deviceId);
-    await db('alert_rules').where({ id: rule.id }).update({ devices: devices.length ? toJson(devices) : null });
+    await db('alert_rules')
+      .where({ id: rule.id })
+      .update({ devices: devices.length ? toJson(devices) : null });
     changed++;
   }
   return changed;
@@ -96,5 +102,7 @@ export async function remove(db: Q, id: string): Promise<void> {
 
 /** The accounts that have enabled rules (the rule engine's tick). */
 export async function accountsWithEnabledRules(db: Q): Promise<string[]> {
-  return (await db('alert_rules').where({ enabled: true }).distinct('account_id')).map((r: { account_id: string }) => String(r.account_id));
+  return (await db('alert_rules').where({ enabled: true }).distinct('account_id')).map((r: { account_id: string }) =>
+    String(r.account_id),
+  );
 }

@@ -3,7 +3,13 @@ import type { Knex } from 'knex';
 import type { Db } from '../db/db.js';
 import type { Clock } from '../clock.js';
 import type { Principal } from '../model/user.js';
-import { RULE_ALERT_NAMES, type AlertRule, type RuleAlertName, type RuleParams, type RuleSchedule } from '../model/alert-rule.js';
+import {
+  RULE_ALERT_NAMES,
+  type AlertRule,
+  type RuleAlertName,
+  type RuleParams,
+  type RuleSchedule,
+} from '../model/alert-rule.js';
 import { COMMAND_FORMATS, type CommandFormat } from '../model/command.js';
 import { DomainError, notFound } from '../errors.js';
 import { commandBytes } from '../commands/commands.service.js';
@@ -28,15 +34,37 @@ export interface ParamRule {
 }
 
 const finite = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
-const above0 = (max: number, unit: string): ParamRule => ({ required: true, describe: `a number above 0, at most ${max.toLocaleString('en')} (${unit})`, ok: (v) => finite(v) && v > 0 && v <= max });
+const above0 = (max: number, unit: string): ParamRule => ({
+  required: true,
+  describe: `a number above 0, at most ${max.toLocaleString('en')} (${unit})`,
+  ok: (v) => finite(v) && v > 0 && v <= max,
+});
 const anyNumber = (unit: string): ParamRule => ({ required: true, describe: `a number (${unit})`, ok: finite });
-const zone: ParamRule = { required: true, describe: "the id of one of the account's zones", ok: (v) => typeof v === 'string' && v.length > 0 && v.length <= 64 };
+const zone: ParamRule = {
+  required: true,
+  describe: "the id of one of the account's zones",
+  ok: (v) => typeof v === 'string' && v.length > 0 && v.length <= 64,
+};
 const attributeOk = (v: unknown): boolean => typeof v === 'string' && /^\S{1,100}$/.test(v);
-const attribute: ParamRule = { required: true, describe: 'an attribute name (1 to 100 characters, no spaces), e.g. "fuel", "temp1", "ignition"', ok: attributeOk };
+const attribute: ParamRule = {
+  required: true,
+  describe: 'an attribute name (1 to 100 characters, no spaces), e.g. "fuel", "temp1", "ignition"',
+  ok: attributeOk,
+};
 const minutes = above0(43_200, 'minutes; at most 30 days');
-const movingSpeed: ParamRule = { required: false, default: 3, describe: 'a number above 0, at most 1,000 (km/h: the speed above which the device counts as moving; default 3)', ok: (v) => finite(v) && v > 0 && v <= 1000 };
+const movingSpeed: ParamRule = {
+  required: false,
+  default: 3,
+  describe: 'a number above 0, at most 1,000 (km/h: the speed above which the device counts as moving; default 3)',
+  ok: (v) => finite(v) && v > 0 && v <= 1000,
+};
 const sensor = (n: number): Partial<Record<ParamName, ParamRule>> => ({
-  attribute: { required: false, default: `in${n}`, describe: `the input's attribute name (default "in${n}")`, ok: attributeOk },
+  attribute: {
+    required: false,
+    default: `in${n}`,
+    describe: `the input's attribute name (default "in${n}")`,
+    ok: attributeOk,
+  },
 });
 
 /**
@@ -54,28 +82,69 @@ export const RULE_PARAMS: Record<RuleAlertName, Partial<Record<ParamName, ParamR
   NoMovementTime: { minutes, speed: movingSpeed },
   IdleTime: { minutes, speed: movingSpeed },
   GPSNoSignal: { minutes },
-  LowBattery: { value: { required: false, default: 20, describe: 'a percentage from 0 to 100 (alert below it; default 20)', ok: (v) => finite(v) && v >= 0 && v <= 100 } },
-  BatteryVoltage: { value: { required: true, describe: 'a number above 0 (volts; alert below it)', ok: (v) => finite(v) && v > 0 } },
-  Sensor1On: sensor(1), Sensor1Off: sensor(1),
-  Sensor2On: sensor(2), Sensor2Off: sensor(2),
-  Sensor3On: sensor(3), Sensor3Off: sensor(3),
-  Sensor4On: sensor(4), Sensor4Off: sensor(4),
+  LowBattery: {
+    value: {
+      required: false,
+      default: 20,
+      describe: 'a percentage from 0 to 100 (alert below it; default 20)',
+      ok: (v) => finite(v) && v >= 0 && v <= 100,
+    },
+  },
+  BatteryVoltage: {
+    value: { required: true, describe: 'a number above 0 (volts; alert below it)', ok: (v) => finite(v) && v > 0 },
+  },
+  Sensor1On: sensor(1),
+  Sensor1Off: sensor(1),
+  Sensor2On: sensor(2),
+  Sensor2Off: sensor(2),
+  Sensor3On: sensor(3),
+  Sensor3Off: sensor(3),
+  Sensor4On: sensor(4),
+  Sensor4Off: sensor(4),
   TemperatureGreaterThan: { value: anyNumber('°C') },
   TemperatureLowerThan: { value: anyNumber('°C') },
-  FuelLessThan: { value: { required: true, describe: 'a number, 0 or more (the fuel level)', ok: (v) => finite(v) && v >= 0 } },
-  FuelJumpDown: { value: { required: true, describe: 'a number above 0 (a drop between two reports)', ok: (v) => finite(v) && v > 0 } },
-  FuelJumpUp: { value: { required: true, describe: 'a number above 0 (a rise between two reports)', ok: (v) => finite(v) && v > 0 } },
-  AttributeEquals: { attribute, value: { required: true, describe: 'a string (at most 200 characters), number or boolean', ok: (v) => typeof v === 'boolean' || finite(v) || (typeof v === 'string' && v.length <= 200) } },
+  FuelLessThan: {
+    value: { required: true, describe: 'a number, 0 or more (the fuel level)', ok: (v) => finite(v) && v >= 0 },
+  },
+  FuelJumpDown: {
+    value: { required: true, describe: 'a number above 0 (a drop between two reports)', ok: (v) => finite(v) && v > 0 },
+  },
+  FuelJumpUp: {
+    value: { required: true, describe: 'a number above 0 (a rise between two reports)', ok: (v) => finite(v) && v > 0 },
+  },
+  AttributeEquals: {
+    attribute,
+    value: {
+      required: true,
+      describe: 'a string (at most 200 characters), number or boolean',
+      ok: (v) => typeof v === 'boolean' || finite(v) || (typeof v === 'string' && v.length <= 200),
+    },
+  },
   AttributeLessThan: { attribute, value: anyNumber('compared with the attribute') },
   AttributeGreaterThan: { attribute, value: anyNumber('compared with the attribute') },
-  Mileage: { value: { required: true, describe: 'a number above 0 (km; alert when the odometer reaches it)', ok: (v) => finite(v) && v > 0 } },
-  ExpiredDate: { value: { required: false, default: 0, describe: "a whole number of days from 0 to 3,650 (alert that many days before the device's expiry; default 0)", ok: (v) => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 3650 } },
+  Mileage: {
+    value: {
+      required: true,
+      describe: 'a number above 0 (km; alert when the odometer reaches it)',
+      ok: (v) => finite(v) && v > 0,
+    },
+  },
+  ExpiredDate: {
+    value: {
+      required: false,
+      default: 0,
+      describe: "a whole number of days from 0 to 3,650 (alert that many days before the device's expiry; default 0)",
+      ok: (v) => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 3650,
+    },
+  },
 };
 
 /** The params each alert name takes, one line each: for the OpenAPI document. */
 export function describeRuleParams(): string {
   return RULE_ALERT_NAMES.map((name) => {
-    const params = Object.entries(RULE_PARAMS[name]).map(([k, r]) => `\`${k}\`${r!.required ? '' : ' (optional)'}: ${r!.describe}`);
+    const params = Object.entries(RULE_PARAMS[name]).map(
+      ([k, r]) => `\`${k}\`${r!.required ? '' : ' (optional)'}: ${r!.describe}`,
+    );
     return `- \`${name}\`: ${params.join('; ') || 'none'}`;
   }).join('\n');
 }
@@ -128,7 +197,8 @@ export interface AlertRulesDeps {
   onChanged?: (accountId: string) => void;
 }
 
-const invalid = (field: string, message: string): DomainError => new DomainError('VALIDATION_FAILED', `${field}: ${message}.`, { field });
+const invalid = (field: string, message: string): DomainError =>
+  new DomainError('VALIDATION_FAILED', `${field}: ${message}.`, { field });
 
 const HH_MM = /^([01]\d|2[0-3]):[0-5]\d$/;
 
@@ -153,18 +223,28 @@ export function checkRuleInput(input: AlertRuleInput): Checked {
   if (!devices?.length && !group) throw invalid('devices', 'a rule needs devices, a group, or both');
 
   const minDurationSeconds = input.minDurationSeconds ?? 0;
-  if (!Number.isInteger(minDurationSeconds) || minDurationSeconds < 0 || minDurationSeconds > MAX_MIN_DURATION_SECONDS) {
-    throw invalid('minDurationSeconds', `must be a whole number of seconds from 0 to ${MAX_MIN_DURATION_SECONDS.toLocaleString('en')}`);
+  if (
+    !Number.isInteger(minDurationSeconds) ||
+    minDurationSeconds < 0 ||
+    minDurationSeconds > MAX_MIN_DURATION_SECONDS
+  ) {
+    throw invalid(
+      'minDurationSeconds',
+      `must be a whole number of seconds from 0 to ${MAX_MIN_DURATION_SECONDS.toLocaleString('en')}`,
+    );
   }
 
   let schedule: RuleSchedule | null = null;
   if (input.schedule != null) {
     const { days, from = '00:00', to = '00:00' } = input.schedule;
-    if (!Array.isArray(days) || days.length === 0) throw invalid('schedule.days', 'needs at least one ISO weekday (1 = Monday … 7 = Sunday)');
+    if (!Array.isArray(days) || days.length === 0)
+      throw invalid('schedule.days', 'needs at least one ISO weekday (1 = Monday … 7 = Sunday)');
     const badDay = days.findIndex((d) => !Number.isInteger(d) || d < 1 || d > 7);
     if (badDay >= 0) throw invalid(`schedule.days[${badDay}]`, 'must be an ISO weekday from 1 (Monday) to 7 (Sunday)');
-    if (typeof from !== 'string' || !HH_MM.test(from)) throw invalid('schedule.from', 'must be a time "HH:MM" from 00:00 to 23:59');
-    if (typeof to !== 'string' || !HH_MM.test(to)) throw invalid('schedule.to', 'must be a time "HH:MM" from 00:00 to 23:59');
+    if (typeof from !== 'string' || !HH_MM.test(from))
+      throw invalid('schedule.from', 'must be a time "HH:MM" from 00:00 to 23:59');
+    if (typeof to !== 'string' || !HH_MM.test(to))
+      throw invalid('schedule.to', 'must be a time "HH:MM" from 00:00 to 23:59');
     schedule = { days: [...new Set(days)].sort((a, b) => a - b), from, to };
   }
 
@@ -175,19 +255,35 @@ export function checkRuleInput(input: AlertRuleInput): Checked {
   let command: AlertRule['command'] = null;
   if (input.command != null) {
     const { command: text, format = 'Text', delaySeconds = 0 } = input.command;
-    if (typeof text !== 'string' || text.length === 0 || text.length > 4096) throw invalid('command.command', 'must be 1 to 4,096 characters');
-    if (!(COMMAND_FORMATS as readonly string[]).includes(format)) throw invalid('command.format', `must be one of ${COMMAND_FORMATS.join(', ')}`);
+    if (typeof text !== 'string' || text.length === 0 || text.length > 4096)
+      throw invalid('command.command', 'must be 1 to 4,096 characters');
+    if (!(COMMAND_FORMATS as readonly string[]).includes(format))
+      throw invalid('command.format', `must be one of ${COMMAND_FORMATS.join(', ')}`);
     if (format !== 'Text') {
       const bytes = commandBytes(format as 'Hex' | 'Base64', text);
       if (typeof bytes === 'string') throw invalid('command.command', bytes);
     }
     if (!Number.isInteger(delaySeconds) || delaySeconds < 0 || delaySeconds > MAX_COMMAND_DELAY_SECONDS) {
-      throw invalid('command.delaySeconds', `must be a whole number of seconds from 0 to ${MAX_COMMAND_DELAY_SECONDS.toLocaleString('en')}`);
+      throw invalid(
+        'command.delaySeconds',
+        `must be a whole number of seconds from 0 to ${MAX_COMMAND_DELAY_SECONDS.toLocaleString('en')}`,
+      );
     }
     command = { command: text, format: format as CommandFormat, delaySeconds };
   }
 
-  return { name, alertName, devices: devices?.length ? devices : null, group, enabled: input.enabled ?? true, params, minDurationSeconds, schedule, notify, command };
+  return {
+    name,
+    alertName,
+    devices: devices?.length ? devices : null,
+    group,
+    enabled: input.enabled ?? true,
+    params,
+    minDurationSeconds,
+    schedule,
+    notify,
+    command,
+  };
 }
 
 function checkParams(alertName: RuleAlertName, given: Record<string, unknown>): RuleParams {
@@ -232,7 +328,12 @@ export function presentAlertRule(r: AlertRule): Record<string, unknown> {
 }
 
 /** The references must be the account's own; checked in the transaction that stores the rule. */
-async function checkReferences(trx: Knex.Transaction, p: Principal, rule: Checked, input: AlertRuleInput): Promise<void> {
+async function checkReferences(
+  trx: Knex.Transaction,
+  p: Principal,
+  rule: Checked,
+  input: AlertRuleInput,
+): Promise<void> {
   if (rule.params.zone !== undefined) {
     const z = await zones.findForUpdate(trx, rule.params.zone);
     if (!z || z.accountId !== p.accountId) throw invalid('params.zone', `zone "${rule.params.zone}" was not found`);
@@ -244,7 +345,8 @@ async function checkReferences(trx: Knex.Transaction, p: Principal, rule: Checke
   if (rule.devices) {
     const found = await devices.idsInAccount(trx, p.accountId, rule.devices);
     const missing = rule.devices.find((d) => !found.has(d));
-    if (missing !== undefined) throw invalid(`devices[${input.devices!.indexOf(missing)}]`, `device "${missing}" was not found`);
+    if (missing !== undefined)
+      throw invalid(`devices[${input.devices!.indexOf(missing)}]`, `device "${missing}" was not found`);
   }
 }
 
@@ -255,13 +357,18 @@ async function checkReferences(trx: Knex.Transaction, p: Principal, rule: Checke
 async function checkLimits(trx: Knex.Transaction, p: Principal, rule: AlertRule, current?: AlertRule): Promise<void> {
   const others = (await rules.listByAccount(trx, p.accountId)).filter((r) => r.id !== rule.id);
   if (!current && others.length >= MAX_RULES_PER_ACCOUNT) {
-    throw new DomainError('RULE_LIMIT_REACHED', `An account may have at most ${MAX_RULES_PER_ACCOUNT} alert rules; delete one first.`, { limit: MAX_RULES_PER_ACCOUNT });
+    throw new DomainError(
+      'RULE_LIMIT_REACHED',
+      `An account may have at most ${MAX_RULES_PER_ACCOUNT} alert rules; delete one first.`,
+      { limit: MAX_RULES_PER_ACCOUNT },
+    );
   }
   if (!rule.enabled) return;
   const enabled = others.filter((r) => r.enabled);
   const groupIds = [...new Set([rule, current, ...enabled].map((r) => r?.group).filter((g): g is string => !!g))];
   const members = await groups.devicesOf(trx, groupIds);
-  const watched = (r: AlertRule): Set<string> => new Set([...(r.devices ?? []), ...(r.group ? members.get(r.group) ?? [] : [])]);
+  const watched = (r: AlertRule): Set<string> =>
+    new Set([...(r.devices ?? []), ...(r.group ? (members.get(r.group) ?? []) : [])]);
   const before = current?.enabled ? watched(current) : new Set<string>();
   const added = [...watched(rule)].filter((d) => !before.has(d));
   if (added.length === 0) return;
@@ -269,9 +376,15 @@ async function checkLimits(trx: Knex.Transaction, p: Principal, rule: AlertRule,
   for (const r of enabled) for (const d of watched(r)) if (counts.has(d)) counts.set(d, counts.get(d)! + 1);
   const full = added.find((d) => counts.get(d)! >= MAX_RULES_PER_DEVICE);
   if (full === undefined) return;
-  throw new DomainError('RULE_LIMIT_REACHED', `Device "${full}" is already watched by ${MAX_RULES_PER_DEVICE} enabled alert rules (directly or through a group), the most one device may have; disable or delete one first.`, {
-    limit: MAX_RULES_PER_DEVICE, device: full, field: rule.devices?.includes(full) ? 'devices' : 'group',
-  });
+  throw new DomainError(
+    'RULE_LIMIT_REACHED',
+    `Device "${full}" is already watched by ${MAX_RULES_PER_DEVICE} enabled alert rules (directly or through a group), the most one device may have; disable or delete one first.`,
+    {
+      limit: MAX_RULES_PER_DEVICE,
+      device: full,
+      field: rule.devices?.includes(full) ? 'devices' : 'group',
+    },
+  );
 }
 
 export function createAlertRulesService(deps: AlertRulesDeps): AlertRulesService {
@@ -291,7 +404,12 @@ export function createAlertRulesService(deps: AlertRulesDeps): AlertRulesService
 
   async function create(p: Principal, input: AlertRuleInput): Promise<AlertRule> {
     requireRulesAdmin(p, 'alert rules');
-    const rule: AlertRule = { id: randomUUID(), accountId: p.accountId, ...checkRuleInput(input), created: clock.now().getTime() };
+    const rule: AlertRule = {
+      id: randomUUID(),
+      accountId: p.accountId,
+      ...checkRuleInput(input),
+      created: clock.now().getTime(),
+    };
     await db.transaction(async (trx) => {
       await checkReferences(trx, p, rule, input);
       await checkLimits(trx, p, rule);

@@ -38,20 +38,28 @@ const lonOk = (v: unknown): boolean => isNum(v) && v >= -180 && v <= 180;
 /** The first problem of a zone's geometry, or null when it can be stored. */
 export function validateZone(input: ZoneGeometryInput): ZoneProblem | null {
   if (input.type === 'circle') {
-    if (input.polygon != null) return { field: 'polygon', message: 'a circle has no polygon; leave it out (or make the zone a polygon)' };
+    if (input.polygon != null)
+      return { field: 'polygon', message: 'a circle has no polygon; leave it out (or make the zone a polygon)' };
     if (input.center == null) return { field: 'center', message: 'a circle needs its center {latitude, longitude}' };
     if (!latOk(input.center.latitude)) return { field: 'center.latitude', message: 'must be a number from -90 to 90' };
-    if (!lonOk(input.center.longitude)) return { field: 'center.longitude', message: 'must be a number from -180 to 180' };
+    if (!lonOk(input.center.longitude))
+      return { field: 'center.longitude', message: 'must be a number from -180 to 180' };
     if (input.radius == null) return { field: 'radius', message: 'a circle needs its radius in metres' };
     if (!isNum(input.radius) || input.radius < MIN_RADIUS_M || input.radius > MAX_RADIUS_M) {
-      return { field: 'radius', message: `must be from ${MIN_RADIUS_M} to ${MAX_RADIUS_M.toLocaleString('en')} metres` };
+      return {
+        field: 'radius',
+        message: `must be from ${MIN_RADIUS_M} to ${MAX_RADIUS_M.toLocaleString('en')} metres`,
+      };
     }
     return null;
   }
   if (input.type === 'polygon') {
-    if (input.center != null) return { field: 'center', message: 'a polygon has no center; leave it out (or make the zone a circle)' };
-    if (input.radius != null) return { field: 'radius', message: 'a polygon has no radius; leave it out (or make the zone a circle)' };
-    if (input.polygon == null) return { field: 'polygon', message: 'a polygon needs its ring of [longitude, latitude] points' };
+    if (input.center != null)
+      return { field: 'center', message: 'a polygon has no center; leave it out (or make the zone a circle)' };
+    if (input.radius != null)
+      return { field: 'radius', message: 'a polygon has no radius; leave it out (or make the zone a circle)' };
+    if (input.polygon == null)
+      return { field: 'polygon', message: 'a polygon needs its ring of [longitude, latitude] points' };
     return validateRing(input.polygon);
   }
   return { field: 'type', message: 'must be "circle" or "polygon"' };
@@ -60,19 +68,30 @@ export function validateZone(input: ZoneGeometryInput): ZoneProblem | null {
 function validateRing(ring: number[][]): ZoneProblem | null {
   if (!Array.isArray(ring)) return { field: 'polygon', message: 'must be an array of [longitude, latitude] points' };
   if (ring.length < MIN_POLYGON_POINTS) {
-    return { field: 'polygon', message: `needs at least ${MIN_POLYGON_POINTS} points (a triangle, closed by repeating its first point at the end); it has ${ring.length}` };
+    return {
+      field: 'polygon',
+      message: `needs at least ${MIN_POLYGON_POINTS} points (a triangle, closed by repeating its first point at the end); it has ${ring.length}`,
+    };
   }
-  if (ring.length > MAX_POLYGON_POINTS) return { field: 'polygon', message: `has ${ring.length} points; at most ${MAX_POLYGON_POINTS.toLocaleString('en')} are allowed` };
+  if (ring.length > MAX_POLYGON_POINTS)
+    return {
+      field: 'polygon',
+      message: `has ${ring.length} points; at most ${MAX_POLYGON_POINTS.toLocaleString('en')} are allowed`,
+    };
   for (let i = 0; i < ring.length; i++) {
     const p = ring[i];
-    if (!Array.isArray(p) || p.length !== 2) return { field: `polygon[${i}]`, message: 'must be a [longitude, latitude] pair' };
+    if (!Array.isArray(p) || p.length !== 2)
+      return { field: `polygon[${i}]`, message: 'must be a [longitude, latitude] pair' };
     if (!lonOk(p[0])) return { field: `polygon[${i}][0]`, message: 'the longitude must be a number from -180 to 180' };
     if (!latOk(p[1])) return { field: `polygon[${i}][1]`, message: 'the latitude must be a number from -90 to 90' };
   }
   const first = ring[0];
   const last = ring[ring.length - 1];
   if (first[0] !== last[0] || first[1] !== last[1]) {
-    return { field: 'polygon', message: `the ring is not closed: its last point [${last.join(', ')}] must repeat its first point [${first.join(', ')}]` };
+    return {
+      field: 'polygon',
+      message: `the ring is not closed: its last point [${last.join(', ')}] must repeat its first point [${first.join(', ')}]`,
+    };
   }
   for (let i = 1; i < ring.length; i++) {
     if (ring[i][0] === ring[i - 1][0] && ring[i][1] === ring[i - 1][1]) {
@@ -82,7 +101,10 @@ function validateRing(ring: number[][]): ZoneProblem | null {
   const crossing = findSelfIntersection(ring);
   if (crossing) {
     const [a, b] = crossing;
-    return { field: 'polygon', message: `the ring crosses itself: its edge from point ${a} to ${a + 1} meets the edge from point ${b} to ${b + 1}` };
+    return {
+      field: 'polygon',
+      message: `the ring crosses itself: its edge from point ${a} to ${a + 1} meets the edge from point ${b} to ${b + 1}`,
+    };
   }
   let twiceArea = 0;
   for (let i = 0; i < ring.length - 1; i++) twiceArea += ring[i][0] * ring[i + 1][1] - ring[i + 1][0] * ring[i][1];
@@ -100,7 +122,16 @@ function orient(ax: number, ay: number, bx: number, by: number, cx: number, cy: 
 const within = (ax: number, ay: number, bx: number, by: number, cx: number, cy: number): boolean =>
   Math.min(ax, bx) <= cx && cx <= Math.max(ax, bx) && Math.min(ay, by) <= cy && cy <= Math.max(ay, by);
 
-function segmentsMeet(ax: number, ay: number, bx: number, by: number, cx: number, cy: number, dx: number, dy: number): boolean {
+function segmentsMeet(
+  ax: number,
+  ay: number,
+  bx: number,
+  by: number,
+  cx: number,
+  cy: number,
+  dx: number,
+  dy: number,
+): boolean {
   const o1 = orient(ax, ay, bx, by, cx, cy);
   const o2 = orient(ax, ay, bx, by, dx, dy);
   const o3 = orient(cx, cy, dx, dy, ax, ay);
@@ -421,7 +452,12 @@ function compilePolygon(id: string, ring: [number, number][]): CompiledZone {
  * point's cost is its band's length: a few edges for a real zone (or a zig-zag); a ring with many
  * edges spanning one latitude (a comb with north-south teeth) still costs those edges.
  */
-function latitudeBands(ys: Float64Array, n: number, minY: number, maxY: number): { of(y: number): number; start: Int32Array; edges: Int32Array } {
+function latitudeBands(
+  ys: Float64Array,
+  n: number,
+  minY: number,
+  maxY: number,
+): { of(y: number): number; start: Int32Array; edges: Int32Array } {
   const height = maxY - minY;
   let spanSum = 0;
   for (let i = 0; i < n; i++) spanSum += Math.abs(ys[i + 1] - ys[i]);

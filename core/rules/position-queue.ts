@@ -81,7 +81,11 @@ export class PositionQueue {
       const known = this.parts.accounts.peek(i.accountId);
       if (known && known.rules.length === 0 && t - known.at < ACCOUNT_TTL_MS) continue;
       if (this.queued >= MAX_QUEUED) {
-        if (this.dropping++ === 0) this.parts.logger.warn({ queued: this.queued }, 'alert rules: evaluation falls behind; positions are not evaluated until it catches up');
+        if (this.dropping++ === 0)
+          this.parts.logger.warn(
+            { queued: this.queued },
+            'alert rules: evaluation falls behind; positions are not evaluated until it catches up',
+          );
         continue;
       }
       this.queued++;
@@ -136,7 +140,10 @@ export class PositionQueue {
       try {
         await this.onPositions(job.deviceId, job.accountId, job.locations);
       } catch (err) {
-        this.parts.logger.warn({ err: (err as Error).message, deviceId: job.deviceId }, 'alert rules: evaluating positions failed');
+        this.parts.logger.warn(
+          { err: (err as Error).message, deviceId: job.deviceId },
+          'alert rules: evaluating positions failed',
+        );
       }
       this.queued -= job.locations.length;
       await this.parts.breather.breathe();

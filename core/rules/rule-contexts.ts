@@ -47,7 +47,11 @@ export interface AccountRules {
 
 /** A rule's slot on a device: its stored state, or the initial one (not stored yet). */
 export function newSlot(rule: AlertRule, deviceId: string, stored?: store.StoredRuleState): RuleSlot {
-  return { rule, stored: stored ?? { ruleId: rule.id, deviceId, state: INITIAL_STATE, version: 0, commandDue: null }, dirty: false };
+  return {
+    rule,
+    stored: stored ?? { ruleId: rule.id, deviceId, state: INITIAL_STATE, version: 0, commandDue: null },
+    dirty: false,
+  };
 }
 
 /** The devices' contexts: the rules that watch each, with their states, and its last fix evaluated. */
@@ -111,7 +115,9 @@ export class DeviceContexts {
       if (this.contexts.has(deviceId)) continue;
       const mine = groups.get(deviceId) ?? [];
       // beyond the limit (a group grown after its rules were made) the oldest rules count
-      const watching = rules.filter((r) => r.enabled && (r.devices?.includes(deviceId) || (r.group !== null && mine.includes(r.group)))).slice(0, MAX_RULES_PER_DEVICE);
+      const watching = rules
+        .filter((r) => r.enabled && (r.devices?.includes(deviceId) || (r.group !== null && mine.includes(r.group))))
+        .slice(0, MAX_RULES_PER_DEVICE);
       this.contexts.set(deviceId, {
         accountId,
         slots: watching.map((rule) => newSlot(rule, deviceId, states.get(deviceId)?.get(rule.id))),

@@ -51,7 +51,12 @@ export interface RuleState {
   memory: Record<string, number | boolean | string | null>;
 }
 
-export const INITIAL_STATE: RuleState = Object.freeze({ on: false, since: null, fired: false, memory: Object.freeze({}) }) as RuleState;
+export const INITIAL_STATE: RuleState = Object.freeze({
+  on: false,
+  since: null,
+  fired: false,
+  memory: Object.freeze({}),
+}) as RuleState;
 
 /** A zone as the detectors test it (compiled once per zone: core/rules/geometry.ts). */
 export interface ZoneTest {
@@ -78,7 +83,14 @@ export type Detector = (rule: AlertRule, state: RuleState, input: RuleInput, ctx
  * detector's own, e.g. the minutes stopped); `on` false ends the episode; undefined changes
  * nothing. A tick fires an episode whose time has come, even with no position.
  */
-export function episode(state: RuleState, input: RuleInput, on: boolean | undefined, at: number, holdMs: number, text: () => string): DetectorResult {
+export function episode(
+  state: RuleState,
+  input: RuleInput,
+  on: boolean | undefined,
+  at: number,
+  holdMs: number,
+  text: () => string,
+): DetectorResult {
   let s = state;
   if (on === false) return { state: s.on || s.fired ? { ...s, on: false, since: null, fired: false } : s };
   if (on === true && !s.on) s = { ...s, on: true, since: at, fired: false };
@@ -97,7 +109,8 @@ const stamp = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
 /** `1 minute`, `0.5 minutes`, `10 minutes` */
 const minutesText = (n: number) => `${n} minute${n === 1 ? '' : 's'}`;
 /** A silence in words: whole minutes, or seconds under one (a rule may count half a minute). */
-const silenceText = (ms: number) => (ms < 60_000 ? `${Math.floor(ms / 1000)} seconds` : minutesText(Math.floor(ms / 60_000)));
+const silenceText = (ms: number) =>
+  ms < 60_000 ? `${Math.floor(ms / 1000)} seconds` : minutesText(Math.floor(ms / 60_000));
 
 /**
  * A condition read from each position (undefined when the position does not say: no speed, no
@@ -108,20 +121,34 @@ const silenceText = (ms: number) => (ms < 60_000 ? `${Math.floor(ms / 1000)} sec
  * battery reading), fired after the rule's minimum duration; `describe` makes the alert's text,
  * only when it is needed (an alert, or an episode starting). Ticks only let time pass.
  */
-function positional(read: (p: RulePosition, rule: AlertRule, ctx: DetectorContext) => boolean | undefined, describe: (p: RulePosition, rule: AlertRule, ctx: DetectorContext) => string): Detector {
+function positional(
+  read: (p: RulePosition, rule: AlertRule, ctx: DetectorContext) => boolean | undefined,
+  describe: (p: RulePosition, rule: AlertRule, ctx: DetectorContext) => string,
+): Detector {
   return (rule, state, input, ctx) => {
     // a tick fires with what the position that started the episode said
-    if (input.kind === 'tick') return episode(state, input, undefined, input.tick.now, minDurationMs(rule), () => String(state.memory.text ?? rule.name));
+    if (input.kind === 'tick')
+      return episode(state, input, undefined, input.tick.now, minDurationMs(rule), () =>
+        String(state.memory.text ?? rule.name),
+      );
     const p = input.position;
     const on = read(p, rule, ctx);
-    const result = episode(state, input, on, p.fixTime, minDurationMs(rule), () => (on === undefined ? String(state.memory.text ?? rule.name) : describe(p, rule, ctx)));
-    if (on !== undefined && result.state.on && !state.on) result.state = { ...result.state, memory: { ...result.state.memory, text: describe(p, rule, ctx) } };
+    const result = episode(state, input, on, p.fixTime, minDurationMs(rule), () =>
+      on === undefined ? String(state.memory.text ?? rule.name) : describe(p, rule, ctx),
+    );
+    if (on !== undefined && result.state.on && !state.on)
+      result.state = { ...result.state, memory: { ...result.state.memory, text: describe(p, rule, ctx) } };
     return result;
   };
 }
 
 /** A threshold on a number a position carries: `on` when below (or above) the rule's value. */
-function threshold(pick: (p: RulePosition, rule: AlertRule) => number | undefined, below: boolean, describe: (v: number, limit: number) => string, fallback?: number): Detector {
+function threshold(
+  pick: (p: RulePosition, rule: AlertRule) => number | undefined,
+  below: boolean,
+  describe: (v: number, limit: number) => string,
+  fallback?: number,
+): Detector {
   return positional(
     (p, rule) => {
       const v = pick(p, rule);
@@ -139,15 +166,20 @@ const speedOver: Detector = positional(
 );
 
 const speedUnder: Detector = positional(
-  (p, rule) => (p.speed === undefined || rule.params.speed === undefined || p.valid === false ? undefined : p.speed < rule.params.speed),
+  (p, rule) =>
+    p.speed === undefined || rule.params.speed === undefined || p.valid === false
+      ? undefined
+      : p.speed < rule.params.speed,
   (p, rule) => `Speed ${fmt(p.speed!)} km/h under the minimum of ${fmt(rule.params.speed!)} km/h`,
 );
 
 /** inside (ForbiddenArea) or outside (AllowedArea) the rule's zone */
 const zoneCondition = (inside: boolean): Detector =>
   positional(
-    (p, _rule, ctx) => (!ctx.zone || p.valid === false ? undefined : ctx.zone.contains(p.latitude, p.longitude) === inside),
-    (_p, _rule, ctx) => (inside ? `Inside the forbidden zone "${ctx.zone!.name}"` : `Outside the allowed zone "${ctx.zone!.name}"`),
+    (p, _rule, ctx) =>
+      !ctx.zone || p.valid === false ? undefined : ctx.zone.contains(p.latitude, p.longitude) === inside,
+    (_p, _rule, ctx) =>
+      inside ? `Inside the forbidden zone "${ctx.zone!.name}"` : `Outside the allowed zone "${ctx.zone!.name}"`,
   );
 
 /** CheckPoint: reaching the zone, once per visit. */
@@ -177,7 +209,8 @@ const checkArea: Detector = (rule, state, input, ctx) => {
   const fresh: RuleState = { on: false, since: null, fired: false, memory: { ...state.memory, inside } };
   return episode(fresh, input, true, p.fixTime, hold, () => edgeText(fresh, ctx));
 };
-const edgeText = (s: RuleState, ctx: DetectorContext) => `${s.memory.inside ? 'Entered' : 'Left'} the zone "${ctx.zone?.name ?? '?'}"`;
+const edgeText = (s: RuleState, ctx: DetectorContext) =>
+  `${s.memory.inside ? 'Entered' : 'Left'} the zone "${ctx.zone?.name ?? '?'}"`;
 
 /** Offline: no report for the rule's minutes (checked as time passes; any report ends it). */
 const offline: Detector = (rule, state, input) => {
@@ -188,7 +221,14 @@ const offline: Detector = (rule, state, input) => {
   const on = silentFor >= minutesMs(rule);
   // the episode starts when the device went silent: fired once it has been so for minutes + minimum duration
   const s = on && !state.on ? { ...state, on: true, since: lastReportAt + minutesMs(rule), fired: false } : state;
-  return episode(s, input, on, now, minDurationMs(rule), () => `No report for ${silenceText(silentFor)} (last at ${stamp(lastReportAt)})`);
+  return episode(
+    s,
+    input,
+    on,
+    now,
+    minDurationMs(rule),
+    () => `No report for ${silenceText(silentFor)} (last at ${stamp(lastReportAt)})`,
+  );
 };
 
 /** Stopped (speed at most params.speed, default 3 km/h) — and for IdleTime with ignition on — for the rule's minutes. */
@@ -196,7 +236,8 @@ const stopped = (idle: boolean): Detector => {
   return (rule, state, input) => {
     const hold = minutesMs(rule) + minDurationMs(rule);
     const minutes = rule.params.minutes ?? 0;
-    const text = () => (idle ? `Idling (ignition on, not moving) for ${minutesText(minutes)}` : `Not moving for ${minutesText(minutes)}`);
+    const text = () =>
+      idle ? `Idling (ignition on, not moving) for ${minutesText(minutes)}` : `Not moving for ${minutesText(minutes)}`;
     if (input.kind === 'tick') return episode(state, input, undefined, input.tick.now, hold, text);
     const p = input.position;
     if (p.speed === undefined) return { state };
@@ -218,18 +259,26 @@ const sensor = (n: number, wantOn: boolean): Detector =>
   );
 
 /** FuelJumpDown / FuelJumpUp: the fuel level changed by at least the rule's value between two reports. */
-const fuelJump = (down: boolean): Detector => (rule, state, input) => {
-  if (input.kind === 'tick') return { state };
-  const fuel = input.position.fuel;
-  if (fuel === undefined) return { state };
-  const before = num(state.memory.fuel);
-  const next: RuleState = { ...state, memory: { ...state.memory, fuel } };
-  const jump = value(rule);
-  if (before === undefined || jump === undefined) return { state: next };
-  const change = down ? before - fuel : fuel - before;
-  if (change < jump) return { state: { ...next, on: false, since: null, fired: false } };
-  return { state: { ...next, on: true, since: input.position.fixTime, fired: true }, alert: { text: `Fuel ${down ? 'dropped' : 'rose'} from ${fmt(before)} to ${fmt(fuel)}`, at: input.position.fixTime } };
-};
+const fuelJump =
+  (down: boolean): Detector =>
+  (rule, state, input) => {
+    if (input.kind === 'tick') return { state };
+    const fuel = input.position.fuel;
+    if (fuel === undefined) return { state };
+    const before = num(state.memory.fuel);
+    const next: RuleState = { ...state, memory: { ...state.memory, fuel } };
+    const jump = value(rule);
+    if (before === undefined || jump === undefined) return { state: next };
+    const change = down ? before - fuel : fuel - before;
+    if (change < jump) return { state: { ...next, on: false, since: null, fired: false } };
+    return {
+      state: { ...next, on: true, since: input.position.fixTime, fired: true },
+      alert: {
+        text: `Fuel ${down ? 'dropped' : 'rose'} from ${fmt(before)} to ${fmt(fuel)}`,
+        at: input.position.fixTime,
+      },
+    };
+  };
 
 /** AttributeEquals / LessThan / GreaterThan on params.attribute. */
 const attribute = (op: 'eq' | 'lt' | 'gt'): Detector =>
@@ -267,7 +316,11 @@ const expiredDate: Detector = (rule, state, input) => {
   const { now, expiresAt } = input.tick;
   const days = value(rule, 0)!;
   const on = expiresAt !== null && expiresAt - now <= days * 86_400_000;
-  return episode(state, input, on, now, minDurationMs(rule), () => (expiresAt !== null && expiresAt <= now ? `The device expired on ${stamp(expiresAt)}` : `The device expires on ${stamp(expiresAt ?? now)}`));
+  return episode(state, input, on, now, minDurationMs(rule), () =>
+    expiresAt !== null && expiresAt <= now
+      ? `The device expired on ${stamp(expiresAt)}`
+      : `The device expires on ${stamp(expiresAt ?? now)}`,
+  );
 };
 
 /** Every detector, by the alert name it raises, in the platform's order. */
@@ -281,8 +334,17 @@ export const DETECTORS: Readonly<Record<RuleAlertName, Detector>> = {
   Offline: offline,
   NoMovementTime: stopped(false),
   IdleTime: stopped(true),
-  LowBattery: threshold((p) => p.battery, true, (v, l) => `Battery ${fmt(v)} % below ${fmt(l)} %`, 20),
-  BatteryVoltage: threshold((p) => num(p.attributes.battery) ?? num(p.attributes.power), true, (v, l) => `Battery ${fmt(v)} V below ${fmt(l)} V`),
+  LowBattery: threshold(
+    (p) => p.battery,
+    true,
+    (v, l) => `Battery ${fmt(v)} % below ${fmt(l)} %`,
+    20,
+  ),
+  BatteryVoltage: threshold(
+    (p) => num(p.attributes.battery) ?? num(p.attributes.power),
+    true,
+    (v, l) => `Battery ${fmt(v)} V below ${fmt(l)} V`,
+  ),
   Sensor1On: sensor(1, true),
   Sensor1Off: sensor(1, false),
   Sensor2On: sensor(2, true),
@@ -291,16 +353,32 @@ export const DETECTORS: Readonly<Record<RuleAlertName, Detector>> = {
   Sensor3Off: sensor(3, false),
   Sensor4On: sensor(4, true),
   Sensor4Off: sensor(4, false),
-  TemperatureGreaterThan: threshold((p) => p.temperature, false, (v, l) => `Temperature ${fmt(v)} °C above ${fmt(l)} °C`),
-  TemperatureLowerThan: threshold((p) => p.temperature, true, (v, l) => `Temperature ${fmt(v)} °C below ${fmt(l)} °C`),
-  FuelLessThan: threshold((p) => p.fuel, true, (v, l) => `Fuel ${fmt(v)} below ${fmt(l)}`),
+  TemperatureGreaterThan: threshold(
+    (p) => p.temperature,
+    false,
+    (v, l) => `Temperature ${fmt(v)} °C above ${fmt(l)} °C`,
+  ),
+  TemperatureLowerThan: threshold(
+    (p) => p.temperature,
+    true,
+    (v, l) => `Temperature ${fmt(v)} °C below ${fmt(l)} °C`,
+  ),
+  FuelLessThan: threshold(
+    (p) => p.fuel,
+    true,
+    (v, l) => `Fuel ${fmt(v)} below ${fmt(l)}`,
+  ),
   FuelJumpDown: fuelJump(true),
   FuelJumpUp: fuelJump(false),
   AttributeEquals: attribute('eq'),
   AttributeLessThan: attribute('lt'),
   AttributeGreaterThan: attribute('gt'),
   GPSNoSignal: gpsNoSignal,
-  Mileage: threshold((p) => p.mileage, false, (v, l) => `Mileage ${fmt(v)} km reached ${fmt(l)} km`),
+  Mileage: threshold(
+    (p) => p.mileage,
+    false,
+    (v, l) => `Mileage ${fmt(v)} km reached ${fmt(l)} km`,
+  ),
   ExpiredDate: expiredDate,
 };
 

@@ -23,7 +23,13 @@ const formatters = new Map<string, Intl.DateTimeFormat>();
 export function inSchedule(s: RuleSchedule, at: number, timeZone: string): boolean {
   let f = formatters.get(timeZone);
   if (!f) {
-    f = new Intl.DateTimeFormat('en-GB', { timeZone, weekday: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+    f = new Intl.DateTimeFormat('en-GB', {
+      timeZone,
+      weekday: 'short',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+    });
     formatters.set(timeZone, f);
   }
   const parts = Object.fromEntries(f.formatToParts(new Date(at)).map((p) => [p.type, p.value]));
@@ -61,7 +67,13 @@ export class RuleEvaluator {
    * says it fired is written); one outside the schedule is not raised (its episode may still fire
    * within it). Answers a promise only when something had to be awaited.
    */
-  evaluate(slot: RuleSlot, deviceId: string, accountId: string, input: RuleInput, zones: Map<string, ZoneTest>): Promise<void> | undefined {
+  evaluate(
+    slot: RuleSlot,
+    deviceId: string,
+    accountId: string,
+    input: RuleInput,
+    zones: Map<string, ZoneTest>,
+  ): Promise<void> | undefined {
     const rule = slot.rule;
     const zone = rule.params.zone ? zones.get(rule.params.zone) : undefined;
     const before = slot.stored.state;
@@ -74,11 +86,21 @@ export class RuleEvaluator {
     return undefined;
   }
 
-  private async fire(slot: RuleSlot, deviceId: string, accountId: string, input: RuleInput, fired: RuleState, alert: { text: string; at: number }, before: RuleState): Promise<void> {
+  private async fire(
+    slot: RuleSlot,
+    deviceId: string,
+    accountId: string,
+    input: RuleInput,
+    fired: RuleState,
+    alert: { text: string; at: number },
+    before: RuleState,
+  ): Promise<void> {
     const rule = slot.rule;
     let state = fired;
     if (rule.schedule && !inSchedule(rule.schedule, alert.at, await this.deps.timeZoneOf(accountId))) {
-      state = EDGES.has(rule.alertName) ? { ...state, on: false, since: null, fired: false } : { ...state, fired: false };
+      state = EDGES.has(rule.alertName)
+        ? { ...state, on: false, since: null, fired: false }
+        : { ...state, fired: false };
     } else {
       const where = input.kind === 'position' ? input.position : undefined;
       // not recorded (storage down): the state stays as it was, so the alert fires at the next evaluation
@@ -93,20 +115,35 @@ export class RuleEvaluator {
   }
 
   /** Raises the alert of a rule through the one alert path; false when it could not be recorded (tried again later). */
-  private async raise(rule: AlertRule, deviceId: string, alert: { text: string; at: number }, where?: { latitude: number; longitude: number }): Promise<boolean> {
+  private async raise(
+    rule: AlertRule,
+    deviceId: string,
+    alert: { text: string; at: number },
+    where?: { latitude: number; longitude: number },
+  ): Promise<boolean> {
     const { logger } = this.deps;
     try {
       const device = await this.deps.device(deviceId);
       if (!device) return true;
       await this.deps.alerts.record(
         device,
-        { dateTime: new Date(alert.at).toISOString(), alertName: rule.alertName, text: alert.text, alerts: [rule.alertName], latitude: where?.latitude, longitude: where?.longitude },
+        {
+          dateTime: new Date(alert.at).toISOString(),
+          alertName: rule.alertName,
+          text: alert.text,
+          alerts: [rule.alertName],
+          latitude: where?.latitude,
+          longitude: where?.longitude,
+        },
         { dedupe: true, rule: rule.id, ruleName: rule.name, channels: rule.notify },
       );
       logger.info({ rule: rule.id, alertName: rule.alertName, deviceId }, 'alert rule fired');
       return true;
     } catch (err) {
-      logger.warn({ err: (err as Error).message, rule: rule.id, deviceId }, 'an alert rule\'s alert could not be recorded; evaluated again later');
+      logger.warn(
+        { err: (err as Error).message, rule: rule.id, deviceId },
+        "an alert rule's alert could not be recorded; evaluated again later",
+      );
       return false;
     }
   }
@@ -114,10 +151,23 @@ export class RuleEvaluator {
   sendCommand(rule: AlertRule, deviceId: string): void {
     const { commands, logger } = this.deps;
     if (!commands || !rule.command) return;
-    const principal: Principal = { userId: `rule:${rule.id}`, accountId: rule.accountId, userName: `rule ${rule.name}`, privileges: new Set(['admin']), groupId: null };
+    const principal: Principal = {
+      userId: `rule:${rule.id}`,
+      accountId: rule.accountId,
+      userName: `rule ${rule.name}`,
+      privileges: new Set(['admin']),
+      groupId: null,
+    };
     commands
       .send(principal, deviceId, { command: rule.command.command, format: rule.command.format })
-      .then((r) => logger.info({ rule: rule.id, deviceId, command: r.command.id, status: r.command.status }, 'alert rule command sent'))
-      .catch((err: Error) => logger.warn({ rule: rule.id, deviceId, err: err.message }, 'alert rule command could not be sent'));
+      .then((r) =>
+        logger.info(
+          { rule: rule.id, deviceId, command: r.command.id, status: r.command.status },
+          'alert rule command sent',
+        ),
+      )
+      .catch((err: Error) =>
+        logger.warn({ rule: rule.id, deviceId, err: err.message }, 'alert rule command could not be sent'),
+      );
   }
 }

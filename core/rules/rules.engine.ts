@@ -72,7 +72,11 @@ interface Engine {
 }
 
 /** The devices an account's enabled rules watch (listed, or through their group). */
-async function watchedDevices(e: Engine, rules: AlertRule[], which: (rule: AlertRule) => boolean): Promise<{ rule: AlertRule; deviceId: string }[]> {
+async function watchedDevices(
+  e: Engine,
+  rules: AlertRule[],
+  which: (rule: AlertRule) => boolean,
+): Promise<{ rule: AlertRule; deviceId: string }[]> {
   const out: { rule: AlertRule; deviceId: string }[] = [];
   for (const rule of rules) {
     if (!rule.enabled || !which(rule)) continue;
@@ -97,7 +101,10 @@ async function recover(e: Engine): Promise<void> {
   for (const accountId of await e.deps.source.accounts()) {
     const account = await e.accounts.get(accountId);
     const ids = [...new Set((await watchedDevices(e, account.rules, () => true)).map((w) => w.deviceId))];
-    await e.contexts.load(ids.map((deviceId) => ({ deviceId, accountId })), account.rules);
+    await e.contexts.load(
+      ids.map((deviceId) => ({ deviceId, accountId })),
+      account.rules,
+    );
     for (const deviceId of ids) {
       if (e.queue.stopped) return;
       const found = await recoverDevice(e, deviceId, accountId);
@@ -107,7 +114,11 @@ async function recover(e: Engine): Promise<void> {
       }
     }
   }
-  if (positions) e.deps.logger.info({ devices, positions }, 'alert rules: positions stored before the last stop but not evaluated then, evaluated now');
+  if (positions)
+    e.deps.logger.info(
+      { devices, positions },
+      'alert rules: positions stored before the last stop but not evaluated then, evaluated now',
+    );
 }
 
 /** One device's part of the catch-up: how many stored positions it evaluated. */
@@ -121,7 +132,11 @@ async function recoverDevice(e: Engine, deviceId: string, accountId: string): Pr
     const page = await fixesAfter(e.deps.db, deviceId, after, since, RECOVER_PAGE);
     if (page.length === 0) break;
     found += page.length;
-    await e.queue.onPositions(deviceId, accountId, page.map((p) => p.location));
+    await e.queue.onPositions(
+      deviceId,
+      accountId,
+      page.map((p) => p.location),
+    );
     after = page[page.length - 1].dateTime;
     if (page.length < RECOVER_PAGE) break;
   }
@@ -143,11 +158,19 @@ async function tick(e: Engine): Promise<void> {
 
 /** The rules of an account that tick, on their devices, and the episodes waiting for their minimum duration. */
 async function tickWork(e: Engine, account: AccountRules): Promise<{ rule: AlertRule; deviceId: string }[]> {
-  const pending = new Map((await store.pendingOf(e.deps.db, account.rules.map((r) => r.id))).map((s) => [`${s.ruleId}|${s.deviceId}`, s]));
+  const pending = new Map(
+    (
+      await store.pendingOf(
+        e.deps.db,
+        account.rules.map((r) => r.id),
+      )
+    ).map((s) => [`${s.ruleId}|${s.deviceId}`, s]),
+  );
   const work = await watchedDevices(e, account.rules, (rule) => needsTicks(rule, INITIAL_STATE));
   for (const s of pending.values()) {
     const rule = account.rules.find((r) => r.id === s.ruleId);
-    if (rule && !work.some((w) => w.rule === rule && w.deviceId === s.deviceId)) work.push({ rule, deviceId: s.deviceId });
+    if (rule && !work.some((w) => w.rule === rule && w.deviceId === s.deviceId))
+      work.push({ rule, deviceId: s.deviceId });
   }
   return work;
 }
@@ -163,8 +186,15 @@ async function tickAccount(e: Engine, accountId: string, t: number): Promise<voi
     if (!c) continue;
     // after the positions already stored are evaluated
     if (e.queue.working) await e.queue.working;
-    const slot = e.contexts.slot(deviceId, rule.id) ?? newSlot(rule, deviceId, await store.stateOf(db, rule.id, deviceId));
-    await e.evaluator.evaluate(slot, deviceId, accountId, { kind: 'tick', tick: { now: t, lastReportAt: c.lastReportAt, expiresAt: c.expiresAt } }, account.zones);
+    const slot =
+      e.contexts.slot(deviceId, rule.id) ?? newSlot(rule, deviceId, await store.stateOf(db, rule.id, deviceId));
+    await e.evaluator.evaluate(
+      slot,
+      deviceId,
+      accountId,
+      { kind: 'tick', tick: { now: t, lastReportAt: c.lastReportAt, expiresAt: c.expiresAt } },
+      account.zones,
+    );
     await e.breather.breathe();
   }
 }
@@ -202,7 +232,9 @@ export function startRulesEngine(deps: RulesEngineDeps): RulesEngine {
   let ticking: Promise<void> | undefined;
   const runTick = (): Promise<void> =>
     (ticking ??= tick(e)
-      .catch((err: Error) => logger.warn({ err: err.message }, 'alert rules: evaluating the time passing failed; tried again shortly'))
+      .catch((err: Error) =>
+        logger.warn({ err: err.message }, 'alert rules: evaluating the time passing failed; tried again shortly'),
+      )
       .finally(() => {
         ticking = undefined;
       }));
@@ -219,7 +251,14 @@ export function startRulesEngine(deps: RulesEngineDeps): RulesEngine {
     events.onDeviceChanged((deviceId) => contexts.forget(deviceId)),
   ];
   // the catch-up first; positions stored meanwhile wait for it in the queue
-  queue.drain(recover(e).catch((err: Error) => logger.warn({ err: err.message }, 'alert rules: the catch-up of positions not evaluated before the last stop failed')));
+  queue.drain(
+    recover(e).catch((err: Error) =>
+      logger.warn(
+        { err: err.message },
+        'alert rules: the catch-up of positions not evaluated before the last stop failed',
+      ),
+    ),
+  );
 
   async function idle(): Promise<void> {
     while (queue.working) await queue.working;

@@ -53,7 +53,8 @@ export class StateFlusher {
       this.again = true;
       return this.flushing;
     }
-    if (this.dirty.size === 0 && (this.fixesToSave.size === 0 || (!this.fixesDue() && !this.stopped))) return Promise.resolve();
+    if (this.dirty.size === 0 && (this.fixesToSave.size === 0 || (!this.fixesDue() && !this.stopped)))
+      return Promise.resolve();
     this.flushing = this.write().finally(() => {
       this.flushing = undefined;
       if (this.again) {
@@ -88,7 +89,10 @@ export class StateFlusher {
     try {
       conflicts = await this.writeRows(writes, fixes);
     } catch (err) {
-      this.deps.logger.warn({ err: (err as Error).message, states: writes.length }, 'alert rules: writing their states failed; tried again shortly');
+      this.deps.logger.warn(
+        { err: (err as Error).message, states: writes.length },
+        'alert rules: writing their states failed; tried again shortly',
+      );
       for (const w of writes) this.markDirty(w.slot);
       for (const [d, f] of fixes) if (!this.fixesToSave.has(d)) this.fixesToSave.set(d, f);
       return;
@@ -115,10 +119,18 @@ export class StateFlusher {
       const part = writes.slice(i, i + FLUSH_ROWS);
       await this.deps.db.transaction(async (trx) => {
         const fresh = part.filter((w) => w.row.version === 0);
-        const taken = await store.insertStates(trx, fresh.map((w) => w.row), t);
+        const taken = await store.insertStates(
+          trx,
+          fresh.map((w) => w.row),
+          t,
+        );
         for (const w of fresh) if (!taken.has(`${w.row.ruleId}|${w.row.deviceId}`)) conflicts.push(w.slot);
         const changed = part.filter((w) => w.row.version > 0);
-        const written = await store.updateStates(trx, changed.map((w) => w.row), t);
+        const written = await store.updateStates(
+          trx,
+          changed.map((w) => w.row),
+          t,
+        );
         for (const w of changed) if (!written.has(`${w.row.ruleId}|${w.row.deviceId}`)) conflicts.push(w.slot);
         if (i === 0 && fixes.size) await store.saveLastFixes(trx, fixes);
       });

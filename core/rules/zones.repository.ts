@@ -47,13 +47,22 @@ export async function findById(db: Q, id: string): Promise<Zone | undefined> {
 
 /** Every zone of an account, oldest first: for the REST list and for the rule engine's cache. */
 export async function zonesOfAccount(db: Q, accountId: string): Promise<Zone[]> {
-  return (await db('zones').where({ account_id: accountId }).orderBy([{ column: 'created' }, { column: 'id' }])).map(toZone);
+  return (
+    await db('zones')
+      .where({ account_id: accountId })
+      .orderBy([{ column: 'created' }, { column: 'id' }])
+  ).map(toZone);
 }
 
 /** The zones of an account with these ids (ids of other accounts are left out). */
 export async function zonesByIds(db: Q, accountId: string, ids: string[]): Promise<Zone[]> {
   if (ids.length === 0) return [];
-  return (await db('zones').where({ account_id: accountId }).whereIn('id', ids).orderBy([{ column: 'created' }, { column: 'id' }])).map(toZone);
+  return (
+    await db('zones')
+      .where({ account_id: accountId })
+      .whereIn('id', ids)
+      .orderBy([{ column: 'created' }, { column: 'id' }])
+  ).map(toZone);
 }
 
 /**

@@ -42,18 +42,30 @@ export interface ZonesDeps {
 /** Zones and alert rules are managed by an admin of the whole account. */
 export function requireRulesAdmin(p: Principal, what: string): void {
   requirePrivilege(p, 'admin');
-  if (p.groupId) throw new DomainError('FORBIDDEN', `A user restricted to a group cannot manage ${what}: they apply to the whole account.`);
+  if (p.groupId)
+    throw new DomainError(
+      'FORBIDDEN',
+      `A user restricted to a group cannot manage ${what}: they apply to the whole account.`,
+    );
 }
 
 /** The zone's geometry as stored: only the fields of its type; or a 400 naming the field. */
 export function checkZoneInput(input: ZoneInput): Pick<Zone, 'name' | 'type' | 'center' | 'radius' | 'polygon'> {
   const name = typeof input.name === 'string' ? input.name.trim() : '';
-  if (!name || name.length > 200) throw new DomainError('VALIDATION_FAILED', 'name: must be 1 to 200 characters.', { field: 'name' });
+  if (!name || name.length > 200)
+    throw new DomainError('VALIDATION_FAILED', 'name: must be 1 to 200 characters.', { field: 'name' });
   const problem = validateZone(input);
-  if (problem) throw new DomainError('VALIDATION_FAILED', `${problem.field}: ${problem.message}.`, { field: problem.field });
+  if (problem)
+    throw new DomainError('VALIDATION_FAILED', `${problem.field}: ${problem.message}.`, { field: problem.field });
   const type = input.type as ZoneType;
   return type === 'circle'
-    ? { name, type, center: { latitude: input.center!.latitude, longitude: input.center!.longitude }, radius: input.radius!, polygon: null }
+    ? {
+        name,
+        type,
+        center: { latitude: input.center!.latitude, longitude: input.center!.longitude },
+        radius: input.radius!,
+        polygon: null,
+      }
     : { name, type, center: null, radius: null, polygon: input.polygon!.map((p) => [p[0], p[1]] as [number, number]) };
 }
 
@@ -86,7 +98,12 @@ export function createZonesService(deps: ZonesDeps): ZonesService {
 
   async function create(p: Principal, input: ZoneInput): Promise<Zone> {
     requireRulesAdmin(p, 'zones');
-    const zone: Zone = { id: randomUUID(), accountId: p.accountId, ...checkZoneInput(input), created: clock.now().getTime() };
+    const zone: Zone = {
+      id: randomUUID(),
+      accountId: p.accountId,
+      ...checkZoneInput(input),
+      created: clock.now().getTime(),
+    };
     await zones.insert(db, zone);
     deps.onChanged?.(p.accountId);
     return zone;
@@ -106,7 +123,11 @@ export function createZonesService(deps: ZonesDeps): ZonesService {
       if (!(await zones.findForUpdate(trx, id))) return;
       const users = await rules.namesUsingZone(trx, id);
       if (users.length) {
-        throw new DomainError('ZONE_IN_USE', `Zone "${id}" is used by the alert rule${users.length > 1 ? 's' : ''} ${users.map((n) => `"${n}"`).join(', ')}; change or delete ${users.length > 1 ? 'them' : 'it'} first.`, { rules: users });
+        throw new DomainError(
+          'ZONE_IN_USE',
+          `Zone "${id}" is used by the alert rule${users.length > 1 ? 's' : ''} ${users.map((n) => `"${n}"`).join(', ')}; change or delete ${users.length > 1 ? 'them' : 'it'} first.`,
+          { rules: users },
+        );
       }
       await zones.remove(trx, id);
     });

@@ -98,15 +98,34 @@ export function createUsersService(deps: UsersDeps): UsersService {
     const apiKey = generateApiKey();
     const now = clock.now().getTime();
     const record: UserRecord = {
-      id: randomUUID(), accountId: p.accountId, userName, name: input.name, email: input.email, country: input.country,
-      timeZone: input.timeZone, description: input.description ?? null, message: input.message ?? null,
-      disabled: input.disabled ?? false, disabledMessage: input.disabledMessage ?? null, tags: input.tags ?? {},
-      privileges: input.privileges ?? ['read'], groupId: input.group ?? null, fromAt: ms(input.from), expiresAt: ms(input.expires),
-      passwordHash: input.password ? hashPassword(input.password) : null, apiKeyHash: hashApiKey(apiKey), keyVersion: 1,
-      creation: now, modification: now, lastLogin: null,
+      id: randomUUID(),
+      accountId: p.accountId,
+      userName,
+      name: input.name,
+      email: input.email,
+      country: input.country,
+      timeZone: input.timeZone,
+      description: input.description ?? null,
+      message: input.message ?? null,
+      disabled: input.disabled ?? false,
+      disabledMessage: input.disabledMessage ?? null,
+      tags: input.tags ?? {},
+      privileges: input.privileges ?? ['read'],
+      groupId: input.group ?? null,
+      fromAt: ms(input.from),
+      expiresAt: ms(input.expires),
+      passwordHash: input.password ? hashPassword(input.password) : null,
+      apiKeyHash: hashApiKey(apiKey),
+      keyVersion: 1,
+      creation: now,
+      modification: now,
+      lastLogin: null,
     };
     await db.transaction(async (trx) => {
-      if (await users.findByUserName(trx, userName)) throw new DomainError('USER_EXISTS', `A user named "${userName}" already exists; choose another userName.`, { field: 'userName' });
+      if (await users.findByUserName(trx, userName))
+        throw new DomainError('USER_EXISTS', `A user named "${userName}" already exists; choose another userName.`, {
+          field: 'userName',
+        });
       await users.insert(trx, record);
     });
     return { user: present(record), apiKey };
@@ -118,19 +137,36 @@ export function createUsersService(deps: UsersDeps): UsersService {
     const input = await validate(db, p, raw);
     const userName = input.userName ?? current.userName;
     if (id === p.userId && !(input.privileges ?? current.privileges).includes('admin')) {
-      throw new DomainError('VALIDATION_FAILED', 'privileges: you cannot remove your own admin privilege.', { field: 'privileges' });
+      throw new DomainError('VALIDATION_FAILED', 'privileges: you cannot remove your own admin privilege.', {
+        field: 'privileges',
+      });
     }
     const next: UserRecord = {
-      ...current, userName, name: input.name, email: input.email, country: input.country, timeZone: input.timeZone,
-      description: input.description ?? null, message: input.message ?? null, disabled: input.disabled ?? false,
-      disabledMessage: input.disabledMessage ?? null, tags: input.tags ?? {}, privileges: input.privileges ?? current.privileges,
-      groupId: input.group === undefined ? current.groupId : input.group, fromAt: ms(input.from), expiresAt: ms(input.expires),
-      passwordHash: input.password === undefined || input.password === null ? current.passwordHash : hashPassword(input.password),
+      ...current,
+      userName,
+      name: input.name,
+      email: input.email,
+      country: input.country,
+      timeZone: input.timeZone,
+      description: input.description ?? null,
+      message: input.message ?? null,
+      disabled: input.disabled ?? false,
+      disabledMessage: input.disabledMessage ?? null,
+      tags: input.tags ?? {},
+      privileges: input.privileges ?? current.privileges,
+      groupId: input.group === undefined ? current.groupId : input.group,
+      fromAt: ms(input.from),
+      expiresAt: ms(input.expires),
+      passwordHash:
+        input.password === undefined || input.password === null ? current.passwordHash : hashPassword(input.password),
       modification: clock.now().getTime(),
     };
     await db.transaction(async (trx) => {
       const other = await users.findByUserName(trx, userName);
-      if (other && other.id !== id) throw new DomainError('USER_EXISTS', `A user named "${userName}" already exists; choose another userName.`, { field: 'userName' });
+      if (other && other.id !== id)
+        throw new DomainError('USER_EXISTS', `A user named "${userName}" already exists; choose another userName.`, {
+          field: 'userName',
+        });
       await users.update(trx, next);
     });
     deps.onChange?.(id);
@@ -148,7 +184,12 @@ export function createUsersService(deps: UsersDeps): UsersService {
   async function newApiKey(p: Principal, id: string): Promise<{ user: User; apiKey: string }> {
     const current = await visible(db, p, id);
     const apiKey = generateApiKey();
-    const next = { ...current, apiKeyHash: hashApiKey(apiKey), keyVersion: current.keyVersion + 1, modification: clock.now().getTime() };
+    const next = {
+      ...current,
+      apiKeyHash: hashApiKey(apiKey),
+      keyVersion: current.keyVersion + 1,
+      modification: clock.now().getTime(),
+    };
     await users.update(db, next);
     deps.onChange?.(id);
     return { user: present(next), apiKey };
@@ -170,14 +211,27 @@ async function visible(db: Db, p: Principal, id: string): Promise<UserRecord> {
  */
 async function validate(db: Db, p: Principal, input: UserInput): Promise<UserInput> {
   const country = toAlpha2(input.country);
-  if (!country) throw new DomainError('VALIDATION_FAILED', `country: "${input.country}" is not an ISO 3166-1 country code or name (see GET /api/users/countries).`, { field: 'country' });
-  if (!isTimeZone(input.timeZone)) throw new DomainError('VALIDATION_FAILED', `timeZone: "${input.timeZone}" is not an IANA time zone (see GET /api/users/timeZones).`, { field: 'timeZone' });
+  if (!country)
+    throw new DomainError(
+      'VALIDATION_FAILED',
+      `country: "${input.country}" is not an ISO 3166-1 country code or name (see GET /api/users/countries).`,
+      { field: 'country' },
+    );
+  if (!isTimeZone(input.timeZone))
+    throw new DomainError(
+      'VALIDATION_FAILED',
+      `timeZone: "${input.timeZone}" is not an IANA time zone (see GET /api/users/timeZones).`,
+      { field: 'timeZone' },
+    );
   if (!input.group) return { ...input, country };
   const byId = await groups.findById(db, input.group);
   if (byId && byId.accountId === p.accountId) return { ...input, country };
   const byName = (await groups.listByAccount(db, p.accountId)).filter((g) => g.name === input.group);
   if (byName.length !== 1) {
-    const why = byName.length > 1 ? `several groups are named "${input.group}"; give the group's id` : `group "${input.group}" was not found in this account`;
+    const why =
+      byName.length > 1
+        ? `several groups are named "${input.group}"; give the group's id`
+        : `group "${input.group}" was not found in this account`;
     throw new DomainError('VALIDATION_FAILED', `group: ${why}.`, { field: 'group' });
   }
   return { ...input, country, group: byName[0].id };

@@ -16,7 +16,13 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ProtocolError, type HttpDecodeResult, type ProtocolModule } from '../../protocols/types.js';
 import type { Clock } from '../../core/clock.js';
-import { handleDecoded, logMalformed, showUndecodable, type FrameOutcome, type GatewayDeps } from '../shared/frame-handler.js';
+import {
+  handleDecoded,
+  logMalformed,
+  showUndecodable,
+  type FrameOutcome,
+  type GatewayDeps,
+} from '../shared/frame-handler.js';
 import { fixedTargetStream, startsWithoutSlash } from './request-target.fix.js';
 import { listen, type Listener } from '../shared/listen.js';
 import { flushEveryWindow, LISTENER_LOG, LogBudget } from '../shared/log-budget.js';
@@ -63,13 +69,17 @@ interface Exchange {
 
 export async function startOsmandServer(o: OsmandOptions, port: number, host: string): Promise<Listener> {
   const protocol = o.protocol.name;
-  const summary = (what: string, level: 'info' | 'warn') => (count: number) => o.logger[level]({ protocol, count }, `${what} not logged one by one`);
+  const summary = (what: string, level: 'info' | 'warn') => (count: number) =>
+    o.logger[level]({ protocol, count }, `${what} not logged one by one`);
   const state: OsmandState = {
     o,
     protocol,
     badLog: new LogBudget({ ...LISTENER_LOG, onSuppressed: summary('bad requests', 'warn') }),
     malformedLog: new LogBudget({ ...LISTENER_LOG, onSuppressed: summary('malformed frames', 'warn') }),
-    unknownLog: new LogBudget({ ...LISTENER_LOG, onSuppressed: summary('requests of unknown or expired devices', 'info') }),
+    unknownLog: new LogBudget({
+      ...LISTENER_LOG,
+      onSuppressed: summary('requests of unknown or expired devices', 'info'),
+    }),
     now: () => o.clock.now().getTime(),
     closed: false,
     unidentified: new Map(),
@@ -102,12 +112,19 @@ function admit(state: OsmandState, socket: Socket): void {
   }
   const limit = o.identifyTimeout;
   if (!limit) return;
-  state.unidentified.set(socket, setTimeout(() => {
-    state.unidentified.delete(socket);
-    o.counts?.identifyTimedOut();
-    limit.closed(state.now(), { protocol, remote: `${socket.remoteAddress}:${socket.remotePort}`, reason: identifyTimeoutReason(limit.ms / 1000) });
-    socket.destroy();
-  }, limit.ms));
+  state.unidentified.set(
+    socket,
+    setTimeout(() => {
+      state.unidentified.delete(socket);
+      o.counts?.identifyTimedOut();
+      limit.closed(state.now(), {
+        protocol,
+        remote: `${socket.remoteAddress}:${socket.remotePort}`,
+        reason: identifyTimeoutReason(limit.ms / 1000),
+      });
+      socket.destroy();
+    }, limit.ms),
+  );
   socket.once('close', () => identified(state, socket));
 }
 
@@ -133,7 +150,18 @@ function onRequest(state: OsmandState, req: http.IncomingMessage, res: http.Serv
       res.end(text);
     },
     bad(reason, fields = {}) {
-      if (state.badLog.take(state.now())) o.logger.warn({ protocol, remote: exchange.remote, method: req.method, url: (req.url ?? '').slice(0, 200), ...fields, reason }, 'bad request');
+      if (state.badLog.take(state.now()))
+        o.logger.warn(
+          {
+            protocol,
+            remote: exchange.remote,
+            method: req.method,
+            url: (req.url ?? '').slice(0, 200),
+            ...fields,
+            reason,
+          },
+          'bad request',
+        );
     },
   };
   req.on('error', () => {}); // a client that goes away mid-request: nothing to answer
@@ -167,9 +195,20 @@ async function handleRequest(state: OsmandState, exchange: Exchange, body: Buffe
   const decode = (model: string | undefined): HttpDecodeResult =>
     o.protocol.decodeHttp!(request, { now: received, transport: 'http', model, checksum: o.checksum, session: {} });
   // the request as the feed shows it: request line and body (headers left out)
-  const raw = { bytes: Buffer.concat([Buffer.from(`${request.method} ${request.url}\n`, 'latin1'), body]), text: true, receivedAt: received };
+  const raw = {
+    bytes: Buffer.concat([Buffer.from(`${request.method} ${request.url}\n`, 'latin1'), body]),
+    text: true,
+    receivedAt: received,
+  };
   const logMalformedRequest = (error: unknown) =>
-    logMalformed(o, state.malformedLog, state.now(), { protocol, remote, method: request.method, url: request.url.slice(0, 200) }, error, raw.bytes);
+    logMalformed(
+      o,
+      state.malformedLog,
+      state.now(),
+      { protocol, remote, method: request.method, url: request.url.slice(0, 200) },
+      error,
+      raw.bytes,
+    );
   /** a request that cannot be read is a malformed frame, as on every tracker port; the app is told 400 */
   const malformed = async (error: unknown, status: number, text: string): Promise<void> => {
     logMalformedRequest(error);
@@ -184,7 +223,9 @@ async function handleRequest(state: OsmandState, exchange: Exchange, body: Buffe
   }
   if (result.status >= 400) {
     const reason = result.warnings?.at(-1) ?? `HTTP ${result.status}`;
-    const error = new ProtocolError(protocol, reason, undefined, { ...(result.identity !== undefined && { identity: result.identity }) });
+    const error = new ProtocolError(protocol, reason, undefined, {
+      ...(result.identity !== undefined && { identity: result.identity }),
+    });
     return malformed(error, result.status, 'missing or invalid id or position\n');
   }
   const outcome = await handleDecoded(o, protocol, result, {}, remote, decode, raw);
@@ -194,7 +235,12 @@ async function handleRequest(state: OsmandState, exchange: Exchange, body: Buffe
 }
 
 /** The status the app gets for what became of its position. */
-function answerOutcome(state: OsmandState, exchange: Exchange, outcome: FrameOutcome, logMalformedRequest: (error: unknown) => void): void {
+function answerOutcome(
+  state: OsmandState,
+  exchange: Exchange,
+  outcome: FrameOutcome,
+  logMalformedRequest: (error: unknown) => void,
+): void {
   const { o, protocol } = state;
   const { remote } = exchange;
   switch (outcome.kind) {
@@ -207,7 +253,11 @@ function answerOutcome(state: OsmandState, exchange: Exchange, outcome: FrameOut
       return exchange.answer(400, 'invalid id\n');
     case 'rejected':
     case 'anonymous':
-      if (outcome.kind === 'rejected' && state.unknownLog.take(state.now())) o.logger.info({ protocol, remote, identifier: outcome.identity }, 'request of an unknown or expired device: not stored');
+      if (outcome.kind === 'rejected' && state.unknownLog.take(state.now()))
+        o.logger.info(
+          { protocol, remote, identifier: outcome.identity },
+          'request of an unknown or expired device: not stored',
+        );
       return exchange.answer(404, 'unknown device\n');
     case 'failed':
       logStorageFailure(o.storageFailures, o.logger, state.now(), outcome.error, { protocol, remote });

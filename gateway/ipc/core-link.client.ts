@@ -20,7 +20,19 @@ import type { GatewayDeps } from '../shared/frame-handler.js';
 import type { CommandQueue } from '../shared/connection-commands.js';
 import { FrameTap } from '../shared/frame-tap.js';
 import { withoutIpServername } from '../shared/stream-server.js';
-import { fromWire, HEARD_EVERY_MS, MAX_BATCH_ITEMS, type Answer, type BatchItem, type CommandCall, type ConnectPayload, type CoreNote, type GatewayBatch, type GatewayNote, type GatewayRequest } from './ipc.messages.js';
+import {
+  fromWire,
+  HEARD_EVERY_MS,
+  MAX_BATCH_ITEMS,
+  type Answer,
+  type BatchItem,
+  type CommandCall,
+  type ConnectPayload,
+  type CoreNote,
+  type GatewayBatch,
+  type GatewayNote,
+  type GatewayRequest,
+} from './ipc.messages.js';
 import type { TrackerSnapshot } from '../../core/metrics/counts.js';
 
 export const RECONNECT_MS = 500;
@@ -127,10 +139,25 @@ const READY = 3;
 
 export function connectCoreLink(o: CoreLinkClientOptions): CoreLinkClient {
   // Nagle off on TCP: requests and answers are small messages that must not wait for the peer's ACK.
-  const where = o.path ? { path: o.path } : { host: o.host, port: o.port, tls: o.tls !== undefined, options: { noDelay: true, ...(o.tls?.ca && { ca: o.tls.ca }) } };
+  const where = o.path
+    ? { path: o.path }
+    : {
+        host: o.host,
+        port: o.port,
+        tls: o.tls !== undefined,
+        options: { noDelay: true, ...(o.tls?.ca && { ca: o.tls.ca }) },
+      };
   const s: LinkState = {
-    o, client: new Client({ ...where, messagepack: true, reconnect: false }), up: false, closed: false,
-    pending: new Set(), outbox: [], nextId: 1, waiting: new Map(), memory: new DeviceMemory(), wanted: { accounts: new Set(), unknown: false },
+    o,
+    client: new Client({ ...where, messagepack: true, reconnect: false }),
+    up: false,
+    closed: false,
+    pending: new Set(),
+    outbox: [],
+    nextId: 1,
+    waiting: new Map(),
+    memory: new DeviceMemory(),
+    wanted: { accounts: new Set(), unknown: false },
   };
   const connection = keepConnected(s);
   const sweep = sweepLate(s);
@@ -177,7 +204,11 @@ export function connectCoreLink(o: CoreLinkClientOptions): CoreLinkClient {
  */
 function keepConnected(s: LinkState): { connect(): void; stop(): void; first: Promise<void> } {
   const { o, client } = s;
-  const payload: ConnectPayload = { secret: o.secret, pid: process.pid, ...(o.worker !== undefined && { worker: o.worker }) };
+  const payload: ConnectPayload = {
+    secret: o.secret,
+    pid: process.pid,
+    ...(o.worker !== undefined && { worker: o.worker }),
+  };
   let retry: NodeJS.Timeout | undefined;
   let lastError = '';
   let firstUp: () => void;
@@ -269,15 +300,41 @@ function sayOnce(logger: Logger): Say {
 function explain(reason: unknown, link: { host?: string; tls: boolean; reached: boolean }, say: Say): void {
   const code = typeof (reason as { code?: unknown })?.code === 'string' ? (reason as { code: string }).code : undefined;
   const message = reason instanceof Error ? reason.message : typeof reason === 'string' ? reason : '';
-  if (reason === 'unauthorized') say('secret', 'error', "the core refused this gateway: its TRACKGATE_GATEWAY_SECRET is not the core's");
-  else if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') say(code, 'error', `the core's TLS certificate does not name ${link.host} (${message}): connect with --core to a name the certificate holds, or give the core a certificate for this one`);
-  else if (code && UNTRUSTED.test(code)) say(code, 'error', `this gateway does not trust the core's TLS certificate (${code}: ${message}): set TRACKGATE_GATEWAY_TLS_CA to the core's certificate file (its TRACKGATE_GATEWAY_TLS_CERT) or to the authority that signed it`);
+  if (reason === 'unauthorized')
+    say('secret', 'error', "the core refused this gateway: its TRACKGATE_GATEWAY_SECRET is not the core's");
+  else if (code === 'ERR_TLS_CERT_ALTNAME_INVALID')
+    say(
+      code,
+      'error',
+      `the core's TLS certificate does not name ${link.host} (${message}): connect with --core to a name the certificate holds, or give the core a certificate for this one`,
+    );
+  else if (code && UNTRUSTED.test(code))
+    say(
+      code,
+      'error',
+      `this gateway does not trust the core's TLS certificate (${code}: ${message}): set TRACKGATE_GATEWAY_TLS_CA to the core's certificate file (its TRACKGATE_GATEWAY_TLS_CERT) or to the authority that signed it`,
+    );
   // a plain link answers a TLS hello with its own bytes (EPROTO), or the core's guard closes it at once
-  else if (link.tls && (code === 'EPROTO' || /wrong version number|before secure TLS connection/i.test(message))) say('tls-plain', 'error', `the core does not answer TLS on its link port (${message}): give the core TRACKGATE_GATEWAY_TLS_CERT and TRACKGATE_GATEWAY_TLS_KEY, or start this gateway without --tls and TRACKGATE_GATEWAY_TLS_CA; and check that the port is the core's TRACKGATE_GATEWAY_LINK_PORT`);
+  else if (link.tls && (code === 'EPROTO' || /wrong version number|before secure TLS connection/i.test(message)))
+    say(
+      'tls-plain',
+      'error',
+      `the core does not answer TLS on its link port (${message}): give the core TRACKGATE_GATEWAY_TLS_CERT and TRACKGATE_GATEWAY_TLS_KEY, or start this gateway without --tls and TRACKGATE_GATEWAY_TLS_CA; and check that the port is the core's TRACKGATE_GATEWAY_LINK_PORT`,
+    );
   else if (reason instanceof HungCore) say('hung', 'error', message);
   else if (code) say(code, 'warn', `cannot reach the core (${message || code})`);
-  else if (link.reached && !link.tls) say('closed', 'error', "the core closed the connection without answering: if its link uses TLS (TRACKGATE_GATEWAY_TLS_CERT), start this gateway with --tls or TRACKGATE_GATEWAY_TLS_CA; and check that the port is the core's TRACKGATE_GATEWAY_LINK_PORT");
-  else if (link.reached) say('closed', 'error', "the core closed the connection without answering: check that the port is the core's TRACKGATE_GATEWAY_LINK_PORT");
+  else if (link.reached && !link.tls)
+    say(
+      'closed',
+      'error',
+      "the core closed the connection without answering: if its link uses TLS (TRACKGATE_GATEWAY_TLS_CERT), start this gateway with --tls or TRACKGATE_GATEWAY_TLS_CA; and check that the port is the core's TRACKGATE_GATEWAY_LINK_PORT",
+    );
+  else if (link.reached)
+    say(
+      'closed',
+      'error',
+      "the core closed the connection without answering: check that the port is the core's TRACKGATE_GATEWAY_LINK_PORT",
+    );
 }
 
 /** Liveness (LIVENESS_EVERY_MS): a link up pings the core; one being opened must be up in time. */
@@ -294,7 +351,10 @@ function watchLiveness(s: LinkState, connectedAt: () => number, say: Say): NodeJ
   const liveness = setInterval(() => {
     if (s.closed || client.status === 0 || client.status === 4) return;
     if (!s.up) {
-      if (Date.now() - connectedAt() >= LIVENESS_TIMEOUT_MS) hung(`the core took the connection but has not answered in ${LIVENESS_TIMEOUT_MS / 1000} s (is it stopped or hung?)`);
+      if (Date.now() - connectedAt() >= LIVENESS_TIMEOUT_MS)
+        hung(
+          `the core took the connection but has not answered in ${LIVENESS_TIMEOUT_MS / 1000} s (is it stopped or hung?)`,
+        );
       return;
     }
     if (pinging) return;
@@ -304,7 +364,10 @@ function watchLiveness(s: LinkState, connectedAt: () => number, say: Say): NodeJ
       () => (pinging = false),
       () => {
         pinging = false;
-        if (client.connection === connection && s.up) hung(`the core has not answered for ${LIVENESS_TIMEOUT_MS / 1000} s (is it stopped or hung?): acknowledging nothing until it answers`);
+        if (client.connection === connection && s.up)
+          hung(
+            `the core has not answered for ${LIVENESS_TIMEOUT_MS / 1000} s (is it stopped or hung?): acknowledging nothing until it answers`,
+          );
       },
     );
   }, LIVENESS_EVERY_MS);
@@ -396,7 +459,9 @@ function flush(s: LinkState): void {
     }
   };
   if (s.client.status !== READY || s.closed) return failRequests(new CoreUnreachable('not connected'));
-  s.client.send({ t: 'batch', items } satisfies GatewayBatch).catch((e: unknown) => failRequests(new CoreUnreachable(typeof e === 'string' ? e : (e as Error).message)));
+  s.client
+    .send({ t: 'batch', items } satisfies GatewayBatch)
+    .catch((e: unknown) => failRequests(new CoreUnreachable(typeof e === 'string' ? e : (e as Error).message)));
 }
 
 /** Fails every request waiting (the link is gone, or this process closes it). */
@@ -409,16 +474,19 @@ function failAll(s: LinkState, e: Error): void {
 
 /** Every second: the touches held back go, and a request the core never answers (it is stuck, or the answer was lost) fails after REQUEST_TIMEOUT_MS. */
 function sweepLate(s: LinkState): NodeJS.Timeout {
-  const sweep = setInterval(() => {
-    const now = s.o.clock.now().getTime();
-    for (const [deviceId, protocol] of s.memory.touchesDue()) sendTouch(s, deviceId, protocol, now);
-    const late = Date.now() - REQUEST_TIMEOUT_MS;
-    for (const [id, w] of s.waiting) {
-      if (w.at > late) continue;
-      s.waiting.delete(id);
-      w.reject(new CoreUnreachable('no answer in time'));
-    }
-  }, Math.min(TOUCH_EVERY_MS, REQUEST_TIMEOUT_MS));
+  const sweep = setInterval(
+    () => {
+      const now = s.o.clock.now().getTime();
+      for (const [deviceId, protocol] of s.memory.touchesDue()) sendTouch(s, deviceId, protocol, now);
+      const late = Date.now() - REQUEST_TIMEOUT_MS;
+      for (const [id, w] of s.waiting) {
+        if (w.at > late) continue;
+        s.waiting.delete(id);
+        w.reject(new CoreUnreachable('no answer in time'));
+      }
+    },
+    Math.min(TOUCH_EVERY_MS, REQUEST_TIMEOUT_MS),
+  );
   sweep.unref();
   return sweep;
 }
@@ -435,7 +503,13 @@ function directoryOf(s: LinkState): CoreLinkClient['directory'] {
       const now = o.clock.now().getTime();
       const hit = memory.record(identifier, now);
       if (hit) return { status: 'ok', device: hit };
-      const r = await request<Resolution<GatewayDevice>>(s, { t: 'resolve', identifier, protocol, remote, ...(alternatives?.length && { alternatives: [...alternatives] }) });
+      const r = await request<Resolution<GatewayDevice>>(s, {
+        t: 'resolve',
+        identifier,
+        protocol,
+        remote,
+        ...(alternatives?.length && { alternatives: [...alternatives] }),
+      });
       if (r.status === 'ok') memory.cache.set(identifier, { at: now, device: r.device });
       else memory.cache.delete(identifier);
       return r;
@@ -453,7 +527,12 @@ function directoryOf(s: LinkState): CoreLinkClient['directory'] {
  * the core only writes, and decoded reports never cross the link. Not an async function: what
  * waits for the commit holds the rows' text, not the reports.
  */
-function submit(s: LinkState, device: GatewayDevice, protocol: string, reports: Parameters<CoreLinkClient['ingest']['submit']>[2]): Promise<IngestResult> {
+function submit(
+  s: LinkState,
+  device: GatewayDevice,
+  protocol: string,
+  reports: Parameters<CoreLinkClient['ingest']['submit']>[2],
+): Promise<IngestResult> {
   let m: GatewayRequest & { t: 'store' };
   try {
     const receivedAt = s.o.clock.now();

@@ -25,7 +25,18 @@ import { guardLinkSocket, type LinkGuard } from './link-guard.js';
 import { LinkHolders } from './link-holders.js';
 import { LISTENER_LOG, LogBudget } from '../shared/log-budget.js';
 import type { Server as NetServer, Socket } from 'node:net';
-import { COMMAND_CALLS, MAX_LOCATION_JSON, MAX_STORE_ROWS, toWire, type Answer, type ConnectPayload, type CoreNote, type GatewayBatch, type GatewayNote, type GatewayRequest } from './ipc.messages.js';
+import {
+  COMMAND_CALLS,
+  MAX_LOCATION_JSON,
+  MAX_STORE_ROWS,
+  toWire,
+  type Answer,
+  type ConnectPayload,
+  type CoreNote,
+  type GatewayBatch,
+  type GatewayNote,
+  type GatewayRequest,
+} from './ipc.messages.js';
 
 /** how often the raw-frame feed's interest is compared and, when it changed, pushed */
 export const INTEREST_EVERY_MS = 500;
@@ -104,7 +115,9 @@ export const LOCAL_LINK_HOST = '127.0.0.1';
  * batch (300 KB to 1 MB under load) stayed in that process until its event loop turned again,
  * while the core waited for the whole message (BENCHMARKS.md); loopback TCP takes it at once.
  */
-export async function startLocalCoreLink(o: Omit<CoreLinkOptions, 'path' | 'port' | 'host' | 'tls'>): Promise<{ link: CoreLink; address: { host: string; port: number } }> {
+export async function startLocalCoreLink(
+  o: Omit<CoreLinkOptions, 'path' | 'port' | 'host' | 'tls'>,
+): Promise<{ link: CoreLink; address: { host: string; port: number } }> {
   const link = await startCoreLink({ ...o, host: LOCAL_LINK_HOST, port: 0 });
   return { link, address: { host: LOCAL_LINK_HOST, port: link.port! } };
 }
@@ -138,12 +151,29 @@ async function open(o: CoreLinkOptions): Promise<CoreLink> {
   const server = new Server(
     o.path
       ? { path: o.path }
-      : { port: o.port, ...(o.host && { listenOptions: { host: o.host } }), tls: o.tls !== undefined, options: { noDelay: true, ...(o.tls && { cert: o.tls.cert, key: o.tls.key }) } },
+      : {
+          port: o.port,
+          ...(o.host && { listenOptions: { host: o.host } }),
+          tls: o.tls !== undefined,
+          options: { noDelay: true, ...(o.tls && { cert: o.tls.cert, key: o.tls.key }) },
+        },
   );
   const s: LinkState = {
-    o, clock: o.clock ?? systemClock, secret: digest(o.secret), authenticated: new Map(), holders: new LinkHolders(), guards: new WeakMap(),
-    refusals: new LogBudget({ ...LISTENER_LOG, onSuppressed: (count) => o.logger.warn({ count }, 'gateway link connections refused, not logged one by one') }),
-    hellos: [], onlines: [], reported: new Map(), interest: o.frames.interest(), received: 0,
+    o,
+    clock: o.clock ?? systemClock,
+    secret: digest(o.secret),
+    authenticated: new Map(),
+    holders: new LinkHolders(),
+    guards: new WeakMap(),
+    refusals: new LogBudget({
+      ...LISTENER_LOG,
+      onSuppressed: (count) => o.logger.warn({ count }, 'gateway link connections refused, not logged one by one'),
+    }),
+    hellos: [],
+    onlines: [],
+    reported: new Map(),
+    interest: o.frames.interest(),
+    received: 0,
   };
   server.on('error', (e) => o.logger.debug({ err: (e as unknown as Error).message }, 'gateway link error'));
   server.on('connect', (c, payload?: ConnectPayload) => onConnect(s, c, payload));
@@ -156,10 +186,12 @@ async function open(o: CoreLinkOptions): Promise<CoreLink> {
       void respond({ ok: false, error: { message: 'not authenticated' } } satisfies Answer).catch(() => undefined);
       return;
     }
-    answer(s, m, c).then(
-      (value) => respond({ ok: true, value } satisfies Answer),
-      (e: unknown) => respond({ ok: false, error: toWire(e) } satisfies Answer),
-    ).catch(() => undefined); // the gateway process is gone: it acknowledged nothing
+    answer(s, m, c)
+      .then(
+        (value) => respond({ ok: true, value } satisfies Answer),
+        (e: unknown) => respond({ ok: false, error: toWire(e) } satisfies Answer),
+      )
+      .catch(() => undefined); // the gateway process is gone: it acknowledged nothing
   });
   const stopPushing = pushChanges(s);
   await listenGuarded(server, s).catch((e: unknown) => {
@@ -173,7 +205,8 @@ function onConnect(s: LinkState, c: Connection, payload?: ConnectPayload): void 
   const guard = s.guards.get(c.connection as object);
   const socket = c.connection;
   if (typeof payload?.secret !== 'string' || !timingSafeEqual(digest(payload.secret), s.secret)) {
-    if (s.refusals.take(nowMs(s))) s.o.logger.warn({ remote: socket?.remoteAddress ?? 'local' }, 'gateway process refused: wrong secret');
+    if (s.refusals.take(nowMs(s)))
+      s.o.logger.warn({ remote: socket?.remoteAddress ?? 'local' }, 'gateway process refused: wrong secret');
     // the guard reads nothing more of it; once the gateway has been told why, it is gone (net-ipc only ends its side)
     void c.close('unauthorized').finally(() => socket?.destroy());
     return;
@@ -236,7 +269,10 @@ function onNote(s: LinkState, m: GatewayNote, c: Connection): void {
     case 'touch':
       // the protocol is recorded as the device's: a protocol's name, not whatever a gateway sends
       if (typeof m.protocol !== 'string' || !PROTOCOL_NAME.test(m.protocol)) return;
-      s.o.directory.find(m.deviceId).then((d) => d && s.o.directory.touch(d, m.protocol)).catch(() => undefined);
+      s.o.directory
+        .find(m.deviceId)
+        .then((d) => d && s.o.directory.touch(d, m.protocol))
+        .catch(() => undefined);
       return;
     case 'frame':
       s.o.frames.offer(m.accountId, m.deviceId, m.frame);
@@ -253,7 +289,13 @@ function onNote(s: LinkState, m: GatewayNote, c: Connection): void {
       s.holders.heardBy(m.deviceId, c, nowMs(s));
       return;
     case 'counts':
-      if (typeof m.source === 'string' && m.trackers && typeof m.trackers === 'object' && (s.reported.has(m.source) || s.reported.size < 10_000)) s.reported.set(m.source, { c, trackers: m.trackers });
+      if (
+        typeof m.source === 'string' &&
+        m.trackers &&
+        typeof m.trackers === 'object' &&
+        (s.reported.has(m.source) || s.reported.size < 10_000)
+      )
+        s.reported.set(m.source, { c, trackers: m.trackers });
       return;
   }
 }
@@ -269,10 +311,14 @@ async function answer(s: LinkState, m: GatewayRequest, c: Connection): Promise<u
     case 'store':
       return store(s, m);
     case 'resolve': {
-      const alternatives = Array.isArray(m.alternatives) ? m.alternatives.filter((a): a is string => typeof a === 'string').slice(0, 4) : undefined;
+      const alternatives = Array.isArray(m.alternatives)
+        ? m.alternatives.filter((a): a is string => typeof a === 'string').slice(0, 4)
+        : undefined;
       const r = await s.o.directory.resolve(m.identifier, m.protocol, m.remote, alternatives);
       // what its listeners use, nothing of the account's contacts or secrets (an edge gateway in a DMZ, too)
-      return r.status === 'ok' ? ({ status: 'ok', device: gatewayDevice(r.device) } satisfies Resolution<GatewayDevice>) : r;
+      return r.status === 'ok'
+        ? ({ status: 'ok', device: gatewayDevice(r.device) } satisfies Resolution<GatewayDevice>)
+        : r;
     }
     case 'command': {
       if (!COMMAND_CALLS.includes(m.call)) throw new Error(`unknown command call ${String(m.call)}`);
@@ -333,12 +379,22 @@ function listenGuarded(server: Server, s: LinkState): Promise<void> {
     const raw = (server as unknown as { server: NetServer }).server;
     raw.prependListener(o.tls ? 'secureConnection' : 'connection', (socket: Socket) => {
       const remote = socket.remoteAddress ?? 'local';
-      s.guards.set(socket, guardLinkSocket(socket, (reason) => refusals.take(nowMs(s)) && o.logger.warn({ remote, reason }, 'gateway link connection closed')));
+      s.guards.set(
+        socket,
+        guardLinkSocket(
+          socket,
+          (reason) => refusals.take(nowMs(s)) && o.logger.warn({ remote, reason }, 'gateway link connection closed'),
+        ),
+      );
     });
     // a gateway without TLS, or one that does not trust this certificate: the core's operator sees why it does not connect
     if (o.tls) {
       raw.on('tlsClientError', (e: Error & { code?: string }, socket: Socket) => {
-        if (refusals.take(nowMs(s))) o.logger.warn({ remote: socket.remoteAddress ?? 'unknown', err: e.code ?? e.message }, 'gateway link: TLS handshake failed (a gateway started without --tls or TRACKGATE_GATEWAY_TLS_CA, or one that does not trust this certificate)');
+        if (refusals.take(nowMs(s)))
+          o.logger.warn(
+            { remote: socket.remoteAddress ?? 'unknown', err: e.code ?? e.message },
+            'gateway link: TLS handshake failed (a gateway started without --tls or TRACKGATE_GATEWAY_TLS_CA, or one that does not trust this certificate)',
+          );
       });
     }
     started.then(() => {
@@ -370,7 +426,10 @@ function linkOf(s: LinkState, server: Server, stopPushing: () => void): CoreLink
     },
     connections: () => s.authenticated.size,
     messagesReceived: () => s.received,
-    trackerCounts: () => [...s.reported.values()].flatMap((r) => Object.entries(r.trackers).map(([protocol, counts]) => ({ protocol, counts, live: r.c !== undefined }))),
+    trackerCounts: () =>
+      [...s.reported.values()].flatMap((r) =>
+        Object.entries(r.trackers).map(([protocol, counts]) => ({ protocol, counts, live: r.c !== undefined })),
+      ),
     async close() {
       stopPushing();
       s.refusals.flush();
@@ -384,7 +443,12 @@ function linkOf(s: LinkState, server: Server, stopPushing: () => void): CoreLink
  * (prepared.checks.ts: an edge's clock may differ from the core's, and holding the secret is no
  * licence to write anything); the others are logged, with why, and not stored.
  */
-function checkedContent(logger: Logger, m: StoreRequest, deviceId: string, nowMs: number): { rows: SerialisedRow[]; alerts: AlertInput[] } {
+function checkedContent(
+  logger: Logger,
+  m: StoreRequest,
+  deviceId: string,
+  nowMs: number,
+): { rows: SerialisedRow[]; alerts: AlertInput[] } {
   const rows: SerialisedRow[] = [];
   const dropped: string[] = [];
   for (const [fixMs, json] of m.rows) {
@@ -400,7 +464,12 @@ function checkedContent(logger: Logger, m: StoreRequest, deviceId: string, nowMs
     else refusedAlerts.push(checked.problem);
   }
   // one line per request, whatever a gateway sends: the first reasons and how many
-  const warn = (reasons: string[], msg: string) => reasons.length && logger.warn({ deviceId, protocol: m.protocol, dropped: reasons.slice(0, LOGGED_REASONS), count: reasons.length }, msg);
+  const warn = (reasons: string[], msg: string) =>
+    reasons.length &&
+    logger.warn(
+      { deviceId, protocol: m.protocol, dropped: reasons.slice(0, LOGGED_REASONS), count: reasons.length },
+      msg,
+    );
   warn(dropped, 'positions that fail the checks are not stored');
   warn(refusedAlerts, 'alerts that fail the checks are not raised');
   return { rows, alerts };
@@ -423,17 +492,26 @@ function checkStore(m: StoreRequest, nowMs: number): void {
   const bad = (why: string): never => {
     throw new Error(`malformed store request: ${why}`);
   };
-  if (typeof m.deviceId !== 'string' || m.deviceId.length > DEVICE_ID_MAX_LENGTH) bad(`deviceId must be a string of at most ${DEVICE_ID_MAX_LENGTH} characters`);
+  if (typeof m.deviceId !== 'string' || m.deviceId.length > DEVICE_ID_MAX_LENGTH)
+    bad(`deviceId must be a string of at most ${DEVICE_ID_MAX_LENGTH} characters`);
   if (typeof m.protocol !== 'string' || !PROTOCOL_NAME.test(m.protocol)) bad('protocol must be the name of a protocol');
   const received = receivedTimeProblem(m.serverTime, nowMs);
   if (received) bad(received);
-  if (!Array.isArray(m.rows) || m.rows.length > MAX_STORE_ROWS) bad(`rows must be an array of at most ${MAX_STORE_ROWS}`);
+  if (!Array.isArray(m.rows) || m.rows.length > MAX_STORE_ROWS)
+    bad(`rows must be an array of at most ${MAX_STORE_ROWS}`);
   for (const r of m.rows) {
-    if (!Array.isArray(r) || r.length !== 2 || !Number.isSafeInteger(r[0])) bad('each row must be [fix time in epoch ms, JSON]');
+    if (!Array.isArray(r) || r.length !== 2 || !Number.isSafeInteger(r[0]))
+      bad('each row must be [fix time in epoch ms, JSON]');
     const json = r[1];
     // its content is checked row by row (checkedContent); a string that long is no location the steps make
-    if (typeof json !== 'string' || json.length > MAX_LOCATION_JSON) bad(`each row's location must be JSON text of at most ${MAX_LOCATION_JSON} characters`);
+    if (typeof json !== 'string' || json.length > MAX_LOCATION_JSON)
+      bad(`each row's location must be JSON text of at most ${MAX_LOCATION_JSON} characters`);
   }
   const alerts = m.alerts ?? [];
-  if (!Array.isArray(alerts) || alerts.length > MAX_STORE_ROWS || !alerts.every((a) => a !== null && typeof a === 'object' && typeof a.alertName === 'string')) bad('alerts must be alerts with a name');
+  if (
+    !Array.isArray(alerts) ||
+    alerts.length > MAX_STORE_ROWS ||
+    !alerts.every((a) => a !== null && typeof a === 'object' && typeof a.alertName === 'string')
+  )
+    bad('alerts must be alerts with a name');
 }

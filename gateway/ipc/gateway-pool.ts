@@ -109,7 +109,16 @@ export async function startGatewayPool(o: GatewayPoolOptions): Promise<GatewayPo
   // read by cluster at its first setupPrimary: each gateway process accepts for itself (see above)
   cluster.schedulingPolicy = cluster.SCHED_NONE;
   cluster.setupPrimary({ exec: o.exec, args: o.args, execArgv: [...process.execArgv, ...GATEWAY_V8_FLAGS] });
-  const p: PoolState = { o, workers: new Map(), listening: new Map(), stopping: false, starting: true, restartDelay: RESTART_MIN_MS, quickDeaths: 0, timers: new Set() };
+  const p: PoolState = {
+    o,
+    workers: new Map(),
+    listening: new Map(),
+    stopping: false,
+    starting: true,
+    restartDelay: RESTART_MIN_MS,
+    quickDeaths: 0,
+    timers: new Set(),
+  };
   o.link.onHello((reported, who) => {
     if (who.worker === undefined) return;
     p.listening.get(who.worker)?.(reported);
@@ -118,7 +127,12 @@ export async function startGatewayPool(o: GatewayPoolOptions): Promise<GatewayPo
   const started = Array.from({ length: o.processes }, (_, i) => fork(p, i === 0));
   let ports: Record<string, number>;
   try {
-    ports = (await allListening(started.map((s) => s.listening), o.startTimeoutMs ?? START_TIMEOUT_MS))[0];
+    ports = (
+      await allListening(
+        started.map((s) => s.listening),
+        o.startTimeoutMs ?? START_TIMEOUT_MS,
+      )
+    )[0];
     p.starting = false;
   } catch (e) {
     await stopPool(p);
@@ -135,7 +149,10 @@ export async function startGatewayPool(o: GatewayPoolOptions): Promise<GatewayPo
 }
 
 /** every worker's ports, once all listen; a rejection after `timeoutMs` */
-async function allListening(listening: Promise<Record<string, number>>[], timeoutMs: number): Promise<Record<string, number>[]> {
+async function allListening(
+  listening: Promise<Record<string, number>>[],
+  timeoutMs: number,
+): Promise<Record<string, number>[]> {
   let timer: NodeJS.Timeout | undefined;
   try {
     return await Promise.race([
@@ -157,7 +174,10 @@ function fork(p: PoolState, udp: boolean): { worker: Worker; listening: Promise<
   try {
     os.setPriority(worker.process.pid!, Math.min(19, os.getPriority() + GATEWAY_NICE));
   } catch (e) {
-    o.logger.debug({ err: e, pid: worker.process.pid }, 'a gateway process runs at the core\'s priority (cannot lower it here)');
+    o.logger.debug(
+      { err: e, pid: worker.process.pid },
+      "a gateway process runs at the core's priority (cannot lower it here)",
+    );
   }
   p.workers.set(worker, { startedAt: Date.now(), udp });
   const ready = new Promise<Record<string, number>>((resolve, reject) => {
@@ -185,8 +205,14 @@ function onExit(p: PoolState, worker: Worker, udp: boolean, how: { code: number;
   // one of the first processes that exits before it listens fails the start (its port in use): nothing to start again
   if (p.stopping || (p.starting && neverListened)) return;
   p.quickDeaths = ran >= HEALTHY_MS ? 0 : p.quickDeaths + 1;
-  p.restartDelay = p.quickDeaths === 0 ? RESTART_MIN_MS : backoffMs({ minMs: RESTART_MIN_MS, maxMs: RESTART_MAX_MS }, p.quickDeaths + 1);
-  p.o.logger.warn({ worker: worker.id, pid: worker.process.pid, code: how.code, signal: how.signal, restartInMs: p.restartDelay }, 'gateway process died; starting another (its trackers reconnect to the others meanwhile)');
+  p.restartDelay =
+    p.quickDeaths === 0
+      ? RESTART_MIN_MS
+      : backoffMs({ minMs: RESTART_MIN_MS, maxMs: RESTART_MAX_MS }, p.quickDeaths + 1);
+  p.o.logger.warn(
+    { worker: worker.id, pid: worker.process.pid, code: how.code, signal: how.signal, restartInMs: p.restartDelay },
+    'gateway process died; starting another (its trackers reconnect to the others meanwhile)',
+  );
   const t = setTimeout(() => {
     p.timers.delete(t);
     if (!p.stopping) fork(p, udp);

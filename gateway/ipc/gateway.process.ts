@@ -72,7 +72,12 @@ export async function startGatewayProcess(o: GatewayProcessOptions): Promise<Gat
     logger: o.logger,
     hello: () => ({ ports: gateway?.ports ?? null, online: gateway?.connectedDevices() ?? [] }),
     onDeliver: (deviceId) => gateway?.deliverCommands(deviceId),
-    onDrop: (deviceId) => gateway?.registry.get(deviceId)?.close('replaced by a newer connection of the same device elsewhere (another gateway process, an edge gateway or the core)'),
+    onDrop: (deviceId) =>
+      gateway?.registry
+        .get(deviceId)
+        ?.close(
+          'replaced by a newer connection of the same device elsewhere (another gateway process, an edge gateway or the core)',
+        ),
   });
   await link.ready();
   try {
@@ -102,7 +107,8 @@ export async function startGatewayProcess(o: GatewayProcessOptions): Promise<Gat
     await link.close();
     throw e;
   }
-  const report = () => link.reportCounts(source, Object.fromEntries([...counts].map(([protocol, c]) => [protocol, c.snapshot()])));
+  const report = () =>
+    link.reportCounts(source, Object.fromEntries([...counts].map(([protocol, c]) => [protocol, c.snapshot()])));
   const reporting = setInterval(report, COUNTS_EVERY_MS);
   reporting.unref();
   report();

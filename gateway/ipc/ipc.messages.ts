@@ -52,7 +52,14 @@ export interface ConnectPayload {
 }
 
 export type CommandCall = keyof CommandQueue;
-export const COMMAND_CALLS: readonly CommandCall[] = ['recover', 'next', 'markSent', 'markFailed', 'answered', 'unsolicited'];
+export const COMMAND_CALLS: readonly CommandCall[] = [
+  'recover',
+  'next',
+  'markSent',
+  'markFailed',
+  'answered',
+  'unsolicited',
+];
 
 export type GatewayRequest =
   /** ports: null until the listeners are bound (the first hello comes before) */
@@ -64,7 +71,14 @@ export type GatewayRequest =
    * sends; rows as [fix time (epoch ms), the location's JSON]; serverTime: when the gateway
    * process received them (epoch ms)
    */
-  | { t: 'store'; deviceId: string; protocol: string; serverTime: number; rows: [number, string][]; alerts: AlertInput[] }
+  | {
+      t: 'store';
+      deviceId: string;
+      protocol: string;
+      serverTime: number;
+      rows: [number, string][];
+      alerts: AlertInput[];
+    }
   | { t: 'command'; call: CommandCall; args: unknown[] };
 
 export type GatewayNote =

@@ -58,8 +58,10 @@ function chunkProblem(state: GuardState, socket: Socket, chunk: Buffer): string 
     const seen = chunk.subarray(0, PREAMBLE.length - before);
     if (!seen.equals(PREAMBLE.subarray(before, before + seen.length))) return 'not a gateway link connection';
   }
-  if (!state.trusted && state.received > LINK_HELLO_BYTES) return `more than ${LINK_HELLO_BYTES} bytes before presenting the secret`;
-  if (socket.readableLength + chunk.length > LINK_MESSAGE_BYTES) return `more than ${LINK_MESSAGE_BYTES} bytes waiting to be read`;
+  if (!state.trusted && state.received > LINK_HELLO_BYTES)
+    return `more than ${LINK_HELLO_BYTES} bytes before presenting the secret`;
+  if (socket.readableLength + chunk.length > LINK_MESSAGE_BYTES)
+    return `more than ${LINK_MESSAGE_BYTES} bytes waiting to be read`;
   return null;
 }
 
@@ -116,7 +118,9 @@ function guardCodec(socket: Socket, state: GuardState): { compressionAsked(): bo
       codec = given && {
         pack: (value) => given.pack(value),
         unpack(bytes) {
-          const problem = state.trusted ? msgpackProblem(bytes, { elements: LINK_MESSAGE_VALUES, depth: LINK_MESSAGE_DEPTH }) : 'sent before the secret was checked';
+          const problem = state.trusted
+            ? msgpackProblem(bytes, { elements: LINK_MESSAGE_VALUES, depth: LINK_MESSAGE_DEPTH })
+            : 'sent before the secret was checked';
           if (problem) {
             state.refuse(`a message that ${problem}`);
             throw new Error(`gateway link message refused: it ${problem}`);

@@ -56,22 +56,60 @@ export function msgpackProblem(buf: Uint8Array, limits: MsgpackLimits): string |
       if (header < 0) return `holds a MessagePack type (0x${token.toString(16)}) the link does not take`;
       if (pos + header > end) return TRUNCATED;
       switch (token) {
-        case 0xc4: case 0xd9: pos += 1 + buf[pos]; break; // bin 8, str 8
-        case 0xc5: case 0xda: pos += 2 + uint16(buf, pos); break; // bin 16, str 16
-        case 0xc6: case 0xdb: pos += 4 + uint32(buf, pos); break; // bin 32, str 32
-        case 0xca: case 0xce: case 0xd2: pos += 4; break; // float 32, (u)int 32
-        case 0xcb: case 0xcf: case 0xd3: pos += 8; break; // float 64, (u)int 64
-        case 0xcc: case 0xd0: pos += 1; break; // (u)int 8
-        case 0xcd: case 0xd1: pos += 2; break; // (u)int 16
-        case 0xdc: children = uint16(buf, pos); pos += 2; break; // array 16
-        case 0xdd: children = uint32(buf, pos); pos += 4; break; // array 32
-        case 0xde: children = uint16(buf, pos) * 2; pos += 2; break; // map 16
-        case 0xdf: children = uint32(buf, pos) * 2; pos += 4; break; // map 32
-        default: { // fixext 1, 4, 8; ext 8
+        case 0xc4:
+        case 0xd9:
+          pos += 1 + buf[pos];
+          break; // bin 8, str 8
+        case 0xc5:
+        case 0xda:
+          pos += 2 + uint16(buf, pos);
+          break; // bin 16, str 16
+        case 0xc6:
+        case 0xdb:
+          pos += 4 + uint32(buf, pos);
+          break; // bin 32, str 32
+        case 0xca:
+        case 0xce:
+        case 0xd2:
+          pos += 4;
+          break; // float 32, (u)int 32
+        case 0xcb:
+        case 0xcf:
+        case 0xd3:
+          pos += 8;
+          break; // float 64, (u)int 64
+        case 0xcc:
+        case 0xd0:
+          pos += 1;
+          break; // (u)int 8
+        case 0xcd:
+        case 0xd1:
+          pos += 2;
+          break; // (u)int 16
+        case 0xdc:
+          children = uint16(buf, pos);
+          pos += 2;
+          break; // array 16
+        case 0xdd:
+          children = uint32(buf, pos);
+          pos += 4;
+          break; // array 32
+        case 0xde:
+          children = uint16(buf, pos) * 2;
+          pos += 2;
+          break; // map 16
+        case 0xdf:
+          children = uint32(buf, pos) * 2;
+          pos += 4;
+          break; // map 32
+        default: {
+          // fixext 1, 4, 8; ext 8
           const size = token === 0xd4 ? 1 : token === 0xd6 ? 4 : token === 0xd7 ? 8 : buf[pos++];
           const type = buf[pos++];
-          const ok = type === UNDEFINED ? token === 0xd4 : type === TIMESTAMP && (size === 4 || size === 8 || size === 12);
-          if (!ok) return `holds a MessagePack extension (type ${type > 127 ? type - 256 : type}, ${size} bytes) the link does not take`;
+          const ok =
+            type === UNDEFINED ? token === 0xd4 : type === TIMESTAMP && (size === 4 || size === 8 || size === 12);
+          if (!ok)
+            return `holds a MessagePack extension (type ${type > 127 ? type - 256 : type}, ${size} bytes) the link does not take`;
           pos += size;
         }
       }
@@ -93,7 +131,8 @@ export function msgpackProblem(buf: Uint8Array, limits: MsgpackLimits): string |
 const TRUNCATED = 'ends inside a value';
 
 const uint16 = (b: Uint8Array, at: number): number => (b[at] << 8) | b[at + 1];
-const uint32 = (b: Uint8Array, at: number): number => b[at] * 0x1000000 + ((b[at + 1] << 16) | (b[at + 2] << 8) | b[at + 3]);
+const uint32 = (b: Uint8Array, at: number): number =>
+  b[at] * 0x1000000 + ((b[at + 1] << 16) | (b[at + 2] << 8) | b[at + 3]);
 
 /**
  * Bytes of the header after each token from 0xc0 (its length field; an extension's size and
@@ -101,8 +140,36 @@ const uint32 = (b: Uint8Array, at: number): number => b[at] * 0x1000000 + ((b[at
  * and 16. Fixed-size values (numbers) are checked once skipped.
  */
 const HEADER: readonly number[] = [
-  0, -1, 0, 0, 1, 2, 4, 2, // c0 nil, c1, false, true, bin 8/16/32, ext 8 (size, type)
-  -1, -1, 0, 0, 0, 0, 0, 0, // c8 ext 16, c9 ext 32, float 32/64, uint 8/16/32/64
-  0, 0, 0, 0, 1, -1, 1, 1, // d0 int 8/16/32/64, fixext 1 (type), fixext 2, fixext 4/8 (type)
-  -1, 1, 2, 4, 2, 4, 2, 4, // d8 fixext 16, str 8/16/32, array 16/32, map 16/32
+  0,
+  -1,
+  0,
+  0,
+  1,
+  2,
+  4,
+  2, // c0 nil, c1, false, true, bin 8/16/32, ext 8 (size, type)
+  -1,
+  -1,
+  0,
+  0,
+  0,
+  0,
+  0,
+  0, // c8 ext 16, c9 ext 32, float 32/64, uint 8/16/32/64
+  0,
+  0,
+  0,
+  0,
+  1,
+  -1,
+  1,
+  1, // d0 int 8/16/32/64, fixext 1 (type), fixext 2, fixext 4/8 (type)
+  -1,
+  1,
+  2,
+  4,
+  2,
+  4,
+  2,
+  4, // d8 fixext 16, str 8/16/32, array 16/32, map 16/32
 ];

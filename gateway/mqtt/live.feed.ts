@@ -105,7 +105,8 @@ function subscriberRegistry() {
       for (const s of subscribers.get(accountId) ?? []) if (s.wantsFrames && !s.closed) return true;
       return false;
     }
-    for (const set of subscribers.values()) for (const s of set) if (s.wantsFrames && !s.closed && seesUnknownFrames(s.principal)) return true;
+    for (const set of subscribers.values())
+      for (const s of set) if (s.wantsFrames && !s.closed && seesUnknownFrames(s.principal)) return true;
     return false;
   }
 
@@ -163,7 +164,11 @@ function groupMembership(groupsService: LiveFeedDeps['groups'], clock: Clock) {
 }
 
 /** A live packet of the feed, QoS 0, not retained. */
-function livePacket(topic: string, payload: PublishPacket['payload'], userProperties: Record<string, string | string[]>): PublishPacket {
+function livePacket(
+  topic: string,
+  payload: PublishPacket['payload'],
+  userProperties: Record<string, string | string[]>,
+): PublishPacket {
   return { cmd: 'publish', topic, payload, qos: 0, retain: false, dup: false, properties: { userProperties } };
 }
 
@@ -173,8 +178,17 @@ function livePublisher(deps: LiveFeedDeps, registry: SubscriberRegistry, groups:
   /** accountId -> the tail of its publishes that wait for a group lookup (order kept per account) */
   const tails = new Map<string, Promise<void>>();
 
-  function publish(accountId: string, deviceId: string, feed: LiveFeedName, body: () => unknown, holding: string[]): void {
-    const packet = livePacket(liveTopic(deviceId, feed), Buffer.from(JSON.stringify(body())), { [ACCOUNT]: accountId, [GROUPS]: holding });
+  function publish(
+    accountId: string,
+    deviceId: string,
+    feed: LiveFeedName,
+    body: () => unknown,
+    holding: string[],
+  ): void {
+    const packet = livePacket(liveTopic(deviceId, feed), Buffer.from(JSON.stringify(body())), {
+      [ACCOUNT]: accountId,
+      [GROUPS]: holding,
+    });
     broker.publish(packet, (err) => {
       if (err) logger.warn({ err, topic: packet.topic }, 'live feed: publishing failed');
     });
@@ -195,7 +209,9 @@ function livePublisher(deps: LiveFeedDeps, registry: SubscriberRegistry, groups:
         for (const g of audience) if (await groups.inGroup(deviceId, g)) holding.push(g);
         publish(accountId, deviceId, feed, body, holding);
       })
-      .catch((err) => logger.warn({ err, deviceId }, 'live feed: group lookup failed; not delivered to group-restricted users'));
+      .catch((err) =>
+        logger.warn({ err, deviceId }, 'live feed: group lookup failed; not delivered to group-restricted users'),
+      );
     tails.set(accountId, next);
     void next.then(() => {
       if (tails.get(accountId) === next) tails.delete(accountId);
@@ -229,7 +245,11 @@ function mayReceive(principal: Principal, packet: AedesPublishPacket): boolean {
  * outbox (null: aedes writes nothing and its delivery slot comes back at once); a packet the
  * outbox releases is answered bare, to be written; anything else null.
  */
-function forwardLive(subscriber: LiveSubscriber, packet: AedesPublishPacket, releaseSecret: string): AedesPublishPacket | null {
+function forwardLive(
+  subscriber: LiveSubscriber,
+  packet: AedesPublishPacket,
+  releaseSecret: string,
+): AedesPublishPacket | null {
   if (packet.properties?.userProperties?.[RELEASE] === releaseSecret) {
     const { properties: _mark, ...bare } = packet;
     return bare as AedesPublishPacket;
@@ -253,7 +273,9 @@ export function startLiveFeed(deps: LiveFeedDeps): LiveFeed {
     }),
     events.onAlert((i) => offer(i.accountId, i.deviceId, 'alerts', () => i.alert)),
     events.onCommandChanged((i) => offer(i.accountId, i.deviceId, 'commands', () => i.command)),
-    ...(deps.frames ? [deps.frames.attach({ wants: registry.wantsFrames, offer: offerFrame, interest: registry.framesInterest })] : []),
+    ...(deps.frames
+      ? [deps.frames.attach({ wants: registry.wantsFrames, offer: offerFrame, interest: registry.framesInterest })]
+      : []),
     events.onDeviceChanged((deviceId) => groups.forget(deviceId)),
   ];
 

@@ -21,7 +21,11 @@ export interface OutboxLimits {
  * 10,000 packets hold two full REST batches (5,000 locations each), so a subscriber that keeps up
  * loses nothing to a burst; 4 MiB bounds a subscriber's cost when messages are large.
  */
-export const DEFAULT_OUTBOX_LIMITS: OutboxLimits = { maxMessages: 10_000, maxBytes: 4 * 1024 * 1024, inFlightBytes: 1024 * 1024 };
+export const DEFAULT_OUTBOX_LIMITS: OutboxLimits = {
+  maxMessages: 10_000,
+  maxBytes: 4 * 1024 * 1024,
+  inFlightBytes: 1024 * 1024,
+};
 
 export type Send = (packet: PublishPacket, done: (err?: Error) => void) => void;
 

@@ -58,7 +58,9 @@ const looksLikeApiKey = (s: string): boolean => s.startsWith('tg_');
 /** `exp` of a token already verified by the tokens service, in epoch ms. */
 function tokenExpiry(token: string): number | null {
   try {
-    const claims = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { exp?: unknown };
+    const claims = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as {
+      exp?: unknown;
+    };
     return typeof claims.exp === 'number' ? claims.exp * 1000 : null;
   } catch {
     return null;
@@ -109,7 +111,12 @@ export interface AuthDeps {
 /** Who may connect over MQTT and with which client id (docs/contract.md §3, MQTT 3.1.1 §3.1.3). */
 export interface Authenticator {
   /** checks a CONNECT's credentials and client id; on success the connection holds the client id until `release` */
-  authenticate(clientId: string, userName: string | undefined, password: Buffer | undefined, remoteAddress: string | null): Promise<AuthResult>;
+  authenticate(
+    clientId: string,
+    userName: string | undefined,
+    password: Buffer | undefined,
+    remoteAddress: string | null,
+  ): Promise<AuthResult>;
   /** an API user's principal as it is now (null: the user or its credential no longer logs in) */
   recheck(identity: Extract<Identity, { kind: 'user' }>): Promise<Principal | null>;
   /** the connection holding a client id has ended */
@@ -122,10 +129,17 @@ async function asUser(tokens: TokensService, userName: string, password: string)
   if (looksLikeJwt(password)) {
     const principal = await tokens.principalForToken(password);
     if (!principal || principal.userName.toLowerCase() !== userName.toLowerCase()) return null;
-    return { kind: 'user', principal, credential: { type: 'token', token: password }, expiresAtMs: tokenExpiry(password) };
+    return {
+      kind: 'user',
+      principal,
+      credential: { type: 'token', token: password },
+      expiresAtMs: tokenExpiry(password),
+    };
   }
   const principal = await tokens.principalForApiKey(userName, password);
-  return principal ? { kind: 'user', principal, credential: { type: 'apiKey', apiKey: password }, expiresAtMs: null } : null;
+  return principal
+    ? { kind: 'user', principal, credential: { type: 'apiKey', apiKey: password }, expiresAtMs: null }
+    : null;
 }
 
 /**
@@ -133,7 +147,12 @@ async function asUser(tokens: TokensService, userName: string, password: string)
  * the user first, so an API user's login is not recorded as an unknown device. A token was
  * tried before (login).
  */
-async function identify(deps: AuthDeps, userName: string, password: string, remoteAddress: string | null): Promise<AuthResult> {
+async function identify(
+  deps: AuthDeps,
+  userName: string,
+  password: string,
+  remoteAddress: string | null,
+): Promise<AuthResult> {
   const userFirst = looksLikeApiKey(password);
   if (userFirst) {
     const user = await asUser(deps.tokens, userName, password);
@@ -141,19 +160,34 @@ async function identify(deps: AuthDeps, userName: string, password: string, remo
   }
   const r = await deps.directory.resolve(userName, PROTOCOL, remoteAddress);
   if (r.status === 'ok' && r.device.mqttPasswordHash && devicePasswordMatches(password, r.device.mqttPasswordHash)) {
-    return { ok: true, identity: { kind: 'device', deviceId: r.device.id, accountId: r.device.accountId, passwordHash: r.device.mqttPasswordHash } };
+    return {
+      ok: true,
+      identity: {
+        kind: 'device',
+        deviceId: r.device.id,
+        accountId: r.device.accountId,
+        passwordHash: r.device.mqttPasswordHash,
+      },
+    };
   }
   const user = userFirst || looksLikeJwt(password) ? null : await asUser(deps.tokens, userName, password);
   if (user) return { ok: true, identity: user };
   if (r.status === 'expired') return { ok: false, returnCode: 5, reason: 'device expired', deviceId: userName };
   if (r.status !== 'ok') return { ok: false, returnCode: 4, reason: 'unknown device or user' };
   // mqttPassword is write-only on the device record: a device created without one cannot log in
-  if (!r.device.mqttPasswordHash) return { ok: false, returnCode: 4, reason: 'no MQTT password set', deviceId: r.device.id };
+  if (!r.device.mqttPasswordHash)
+    return { ok: false, returnCode: 4, reason: 'no MQTT password set', deviceId: r.device.id };
   return { ok: false, returnCode: 4, reason: 'wrong password', deviceId: r.device.id };
 }
 
 /** Checks the credentials within the failed-login limits (the file's comment). */
-async function login(deps: AuthDeps, limits: MqttLoginLimiters, userName: string, password: string, remoteAddress: string | null): Promise<AuthResult> {
+async function login(
+  deps: AuthDeps,
+  limits: MqttLoginLimiters,
+  userName: string,
+  password: string,
+  remoteAddress: string | null,
+): Promise<AuthResult> {
   if (looksLikeJwt(password)) {
     const user = await asUser(deps.tokens, userName, password);
     if (user) return { ok: true, identity: user };
@@ -164,12 +198,17 @@ async function login(deps: AuthDeps, limits: MqttLoginLimiters, userName: string
   const waits = await Promise.all([limits.address.blockedFor([address!]), limits.identity.blockedFor([identity!])]);
   if (waits.some((w) => w > 0)) return { ok: false, returnCode: 5, reason: 'too many failed logins' };
   const result = await identify(deps, userName, password, remoteAddress);
-  if (!result.ok) await Promise.all([limits.address.recordFailure([address!]), limits.identity.recordFailure([identity!])]);
+  if (!result.ok)
+    await Promise.all([limits.address.recordFailure([address!]), limits.identity.recordFailure([identity!])]);
   return result;
 }
 
 /** A device whose id begins the client id and is `fromLength` characters or longer. */
-async function longerDevice(directory: DeviceDirectory, clientId: string, fromLength: number): Promise<string | undefined> {
+async function longerDevice(
+  directory: DeviceDirectory,
+  clientId: string,
+  fromLength: number,
+): Promise<string | undefined> {
   const ids = deviceIdsBeginning(clientId, fromLength);
   const found = await Promise.all(ids.map((id) => directory.find(id)));
   return found.find((d) => d !== undefined)?.id;
@@ -181,7 +220,12 @@ export function createAuthenticator(deps: AuthDeps): Authenticator {
   /** client id -> the claim of the connection that uses it (forgotten when that connection ends) */
   const holders = new Map<string, Holding>();
 
-  async function authenticate(clientId: string, userName: string | undefined, password: Buffer | undefined, remoteAddress: string | null): Promise<AuthResult> {
+  async function authenticate(
+    clientId: string,
+    userName: string | undefined,
+    password: Buffer | undefined,
+    remoteAddress: string | null,
+  ): Promise<AuthResult> {
     if (!userName || !password || password.length === 0 || password.length > 4096) {
       return { ok: false, returnCode: 4, reason: 'no user name or password' };
     }
@@ -209,7 +253,9 @@ export function createAuthenticator(deps: AuthDeps): Authenticator {
   /** Re-checks a connected API user; null when it may no longer log in. */
   async function recheck(identity: Extract<Identity, { kind: 'user' }>): Promise<Principal | null> {
     const c = identity.credential;
-    return c.type === 'token' ? tokens.principalForToken(c.token) : tokens.principalForApiKey(identity.principal.userName, c.apiKey);
+    return c.type === 'token'
+      ? tokens.principalForToken(c.token)
+      : tokens.principalForApiKey(identity.principal.userName, c.apiKey);
   }
 
   return { authenticate, recheck, release };

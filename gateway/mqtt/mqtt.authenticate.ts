@@ -12,14 +12,26 @@ import { PublishBucket } from './publish.limits.js';
 
 type Done = (error: AuthenticateError | null, ok: boolean | null) => void;
 
-export function authenticate(gw: MqttContext, client: Client, username: string | undefined, password: Buffer | undefined, done: Done): void {
+export function authenticate(
+  gw: MqttContext,
+  client: Client,
+  username: string | undefined,
+  password: Buffer | undefined,
+  done: Done,
+): void {
   void login(gw, client, username, password).then((refusal) => done(refusal, refusal === null));
 }
 
-const refusal = (reason: string, returnCode: 2 | 3 | 4 | 5): AuthenticateError => Object.assign(new Error(reason), { returnCode });
+const refusal = (reason: string, returnCode: 2 | 3 | 4 | 5): AuthenticateError =>
+  Object.assign(new Error(reason), { returnCode });
 
 /** null: let in; otherwise the refusal to answer. Never throws. */
-async function login(gw: MqttContext, client: Client, username: string | undefined, password: Buffer | undefined): Promise<AuthenticateError | null> {
+async function login(
+  gw: MqttContext,
+  client: Client,
+  username: string | undefined,
+  password: Buffer | undefined,
+): Promise<AuthenticateError | null> {
   const connection = gw.sessions.connection(client);
   const remoteAddress = connection?.remoteAddress ?? null;
   let r: AuthResult;
@@ -30,7 +42,17 @@ async function login(gw: MqttContext, client: Client, username: string | undefin
     return refusal('authentication unavailable', 3);
   }
   if (!r.ok) {
-    gw.logger.info({ clientId: client.id, userName: username, deviceId: r.deviceId, remoteAddress, returnCode: r.returnCode, reason: r.reason }, 'mqtt: connection refused');
+    gw.logger.info(
+      {
+        clientId: client.id,
+        userName: username,
+        deviceId: r.deviceId,
+        remoteAddress,
+        returnCode: r.returnCode,
+        reason: r.reason,
+      },
+      'mqtt: connection refused',
+    );
     return refusal(r.reason, r.returnCode);
   }
   const holding = r.holding;
@@ -39,6 +61,11 @@ async function login(gw: MqttContext, client: Client, username: string | undefin
     if (!stream || client.closed || stream.destroyed) gw.auth.release(holding);
     else stream.once('close', () => gw.auth.release(holding));
   }
-  gw.sessions.open(client, { identity: r.identity, bucket: new PublishBucket(gw.rate, gw.clock), tail: Promise.resolve(), remoteAddress });
+  gw.sessions.open(client, {
+    identity: r.identity,
+    bucket: new PublishBucket(gw.rate, gw.clock),
+    tail: Promise.resolve(),
+    remoteAddress,
+  });
   return null;
 }

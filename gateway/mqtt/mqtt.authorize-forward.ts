@@ -10,7 +10,11 @@ import type { AedesPublishPacket, Client } from 'aedes';
 import type { MqttContext } from './mqtt.context.js';
 import { deviceOfTopic, LIVE_PREFIX } from './mqtt.topics.js';
 
-export function authorizeForward(gw: MqttContext, client: Client, packet: AedesPublishPacket): AedesPublishPacket | null {
+export function authorizeForward(
+  gw: MqttContext,
+  client: Client,
+  packet: AedesPublishPacket,
+): AedesPublishPacket | null {
   const session = gw.sessions.get(client);
   const identity = session?.identity;
   if (!identity) return null;

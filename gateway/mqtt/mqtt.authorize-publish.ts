@@ -7,7 +7,12 @@
 import type { Client, PublishPacket } from 'aedes';
 import type { MqttContext } from './mqtt.context.js';
 
-export function authorizePublish(gw: MqttContext, client: Client | null, packet: PublishPacket, done: (error?: Error | null) => void): void {
+export function authorizePublish(
+  gw: MqttContext,
+  client: Client | null,
+  packet: PublishPacket,
+  done: (error?: Error | null) => void,
+): void {
   if (!client) {
     // A will left by a client no longer connected (aedes passes null): it names nobody we can
     // check, so it is neither stored nor refused (a refused will would be retried for ever), not

@@ -9,10 +9,22 @@
 import type { Client, Subscription } from 'aedes';
 import type { MqttContext } from './mqtt.context.js';
 import type { Identity } from './mqtt.auth.js';
-import { commandsTopic, filterMatches, isLiveFilter, matchesFrames, namesUnknownFrames, narrowDeviceFilter } from './mqtt.topics.js';
+import {
+  commandsTopic,
+  filterMatches,
+  isLiveFilter,
+  matchesFrames,
+  namesUnknownFrames,
+  narrowDeviceFilter,
+} from './mqtt.topics.js';
 import { seesUnknownFrames } from './live.feed.js';
 
-export function authorizeSubscribe(gw: MqttContext, client: Client, sub: Subscription, done: (error: Error | null, sub?: Subscription | null) => void): void {
+export function authorizeSubscribe(
+  gw: MqttContext,
+  client: Client,
+  sub: Subscription,
+  done: (error: Error | null, sub?: Subscription | null) => void,
+): void {
   const session = gw.sessions.get(client);
   const identity = session?.identity;
   const granted = identity ? grant(identity, sub) : null;
@@ -20,7 +32,8 @@ export function authorizeSubscribe(gw: MqttContext, client: Client, sub: Subscri
   // frames are built only for accounts whose users listen (frame-tap.ts); kept until the client goes
   else if (session && identity?.kind === 'user' && matchesFrames(granted.topic)) session.wantsFrames = true;
   // commands go once the subscription is in place (the 'subscribe' event, or clientReady for a restored one)
-  else if (session && identity?.kind === 'device' && filterMatches(granted.topic, commandsTopic(identity.deviceId))) session.takesCommands = true;
+  else if (session && identity?.kind === 'device' && filterMatches(granted.topic, commandsTopic(identity.deviceId)))
+    session.takesCommands = true;
   done(null, granted);
 }
 

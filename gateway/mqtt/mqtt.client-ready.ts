@@ -26,7 +26,8 @@ export function clientReady(gw: MqttContext, client: Client): void {
     (packet, done) => client.publish(packet, done),
     () => client.closed,
     gw.liveOutbox,
-    (dropped) => gw.logger.warn({ clientId: client.id, dropped }, 'mqtt: live subscriber too slow; dropping its oldest packets'),
+    (dropped) =>
+      gw.logger.warn({ clientId: client.id, dropped }, 'mqtt: live subscriber too slow; dropping its oldest packets'),
   );
   const subscriber: LiveSubscriber = {
     principal: identity.principal,
@@ -45,7 +46,8 @@ export function clientReady(gw: MqttContext, client: Client): void {
 /** aedes' 'subscribe' event: the subscriptions are in place, so a device's commands can go to it now. */
 export function clientSubscribed(gw: MqttContext, client: Client): void {
   const session = gw.sessions.get(client);
-  if (session?.identity.kind === 'device' && session.takesCommands) gw.commands?.ready(client, session.identity.deviceId);
+  if (session?.identity.kind === 'device' && session.takesCommands)
+    gw.commands?.ready(client, session.identity.deviceId);
 }
 
 export function clientGone(gw: MqttContext, client: Client): void {

@@ -60,11 +60,27 @@ interface DeviceEntry {
 const live = (clients: Set<Client>): boolean => [...clients].some((c) => !c.closed);
 
 /** Publishes a command to the device's topic; false when no client of the device lives to receive it. */
-function publishCommand(o: MqttCommandsOptions, entry: DeviceEntry | undefined, deviceId: string, payload: Buffer): boolean {
+function publishCommand(
+  o: MqttCommandsOptions,
+  entry: DeviceEntry | undefined,
+  deviceId: string,
+  payload: Buffer,
+): boolean {
   if (!entry || !live(entry.clients)) return false;
-  const packet: PublishPacket = { cmd: 'publish', topic: commandsTopic(deviceId), payload, qos: 1, retain: false, dup: false };
+  const packet: PublishPacket = {
+    cmd: 'publish',
+    topic: commandsTopic(deviceId),
+    payload,
+    qos: 1,
+    retain: false,
+    dup: false,
+  };
   o.broker.publish(packet, (err) => {
-    if (err) o.logger.warn({ deviceId, err: err.message }, 'mqtt: publishing a command failed; it is delivered again at the next connection');
+    if (err)
+      o.logger.warn(
+        { deviceId, err: err.message },
+        'mqtt: publishing a command failed; it is delivered again at the next connection',
+      );
   });
   return true;
 }
@@ -72,12 +88,20 @@ function publishCommand(o: MqttCommandsOptions, entry: DeviceEntry | undefined, 
 /** An answer that names a command not in flight here: the command it names, if the device was sent it; else the device's log. */
 async function answerById(o: MqttCommandsOptions, deviceId: string, id: number, text: string): Promise<void> {
   if (await o.commands.answeredById(deviceId, id, text)) return;
-  o.logger.info({ protocol: PROTOCOL, deviceId, command: id, text: text.slice(0, 200) }, 'device reply that answers no command sent to it; kept in its log');
+  o.logger.info(
+    { protocol: PROTOCOL, deviceId, command: id, text: text.slice(0, 200) },
+    'device reply that answers no command sent to it; kept in its log',
+  );
   await o.commands.unsolicited(deviceId, { protocol: PROTOCOL, text });
 }
 
 /** A new delivery of the device's queue, through its first live client's connection. */
-function deviceDelivery(o: MqttCommandsOptions, deviceId: string, client: Client, write: (bytes: Buffer) => boolean): ConnectionCommands {
+function deviceDelivery(
+  o: MqttCommandsOptions,
+  deviceId: string,
+  client: Client,
+  write: (bytes: Buffer) => boolean,
+): ConnectionCommands {
   return new ConnectionCommands({
     commands: o.commands,
     protocolName: PROTOCOL,
@@ -112,7 +136,9 @@ export function createMqttCommands(o: MqttCommandsOptions): MqttCommands {
       }
       // none of the device's clients lives on: a new delivery, which sends again what was in flight
       current?.commands.close();
-      const commands = deviceDelivery(o, deviceId, client, (bytes) => publishCommand(o, byDevice.get(deviceId), deviceId, bytes));
+      const commands = deviceDelivery(o, deviceId, client, (bytes) =>
+        publishCommand(o, byDevice.get(deviceId), deviceId, bytes),
+      );
       byDevice.set(deviceId, { clients: new Set([client]), commands });
       commands.kick();
     },

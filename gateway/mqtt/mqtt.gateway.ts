@@ -118,9 +118,14 @@ const BROKER_LIMITS = {
 
 /** The handlers' shared context: the publish handler, the authenticator, the live feed and the commands to devices. */
 function mqttContext(o: MqttGatewayOptions, broker: Aedes, logger: Logger): MqttContext {
-  const commands = o.commands && createMqttCommands({ broker, commands: o.commands, clock: o.clock, logger, waitMs: o.commandWaitMs ?? 15_000 });
+  const commands =
+    o.commands &&
+    createMqttCommands({ broker, commands: o.commands, clock: o.clock, logger, waitMs: o.commandWaitMs ?? 15_000 });
   const publisher = createPublishHandler({
-    directory: o.directory, ingest: o.ingest, logger, pending: new Semaphore(o.maxPendingMessages ?? 10_000),
+    directory: o.directory,
+    ingest: o.ingest,
+    logger,
+    pending: new Semaphore(o.maxPendingMessages ?? 10_000),
     commandResults: commands && ((deviceId, results) => commands.results(deviceId, results)),
     counts: o.counts,
   });
@@ -153,7 +158,9 @@ function setHandlers(broker: Aedes, gw: MqttContext): void {
     clientGone(gw, client);
     logger.debug({ clientId: client?.id, err: err.message }, 'mqtt: client error');
   });
-  broker.on('connectionError', (_client, err) => logger.debug({ err: err.message }, 'mqtt: connection error before CONNECT'));
+  broker.on('connectionError', (_client, err) =>
+    logger.debug({ err: err.message }, 'mqtt: connection error before CONNECT'),
+  );
   // aedes emits 'error' for failures of its background jobs (e.g. clearing wills); never crash on them
   const emitter: EventEmitter = broker;
   emitter.on('error', (err: Error) => logger.warn({ err }, 'mqtt: broker error'));
@@ -163,12 +170,21 @@ function setHandlers(broker: Aedes, gw: MqttContext): void {
  * Opens the TCP, WebSocket and TLS listeners that are on, each pushed to `listeners` (and its port
  * to `ports`) as it opens, so a failure part way lets the caller close those already open.
  */
-async function openListeners(o: MqttGatewayOptions, broker: Aedes, gw: MqttContext, listeners: Listener[], ports: Record<string, number>): Promise<void> {
+async function openListeners(
+  o: MqttGatewayOptions,
+  broker: Aedes,
+  gw: MqttContext,
+  listeners: Listener[],
+  ports: Record<string, number>,
+): Promise<void> {
   const { logger } = gw;
   const maxPacketBytes = o.maxPacketBytes ?? DEFAULT_MAX_PACKET_BYTES;
   const handle = (socket: Duplex, remoteAddress: string | null, req?: IncomingMessage) => {
     const stream = guardPacketSize(socket, maxPacketBytes, (e) => {
-      logger.info({ remoteAddress, declaredBytes: e.declaredBytes, maxBytes: e.maxBytes }, 'mqtt: packet larger than the limit; closing the connection');
+      logger.info(
+        { remoteAddress, declaredBytes: e.declaredBytes, maxBytes: e.maxBytes },
+        'mqtt: packet larger than the limit; closing the connection',
+      );
     });
     gw.sessions.connected(broker.handle(stream, req), { stream, remoteAddress });
   };
@@ -185,7 +201,14 @@ async function openListeners(o: MqttGatewayOptions, broker: Aedes, gw: MqttConte
   }
   if (o.tlsPort !== 'off') {
     if (o.tlsCert && o.tlsKey) {
-      const l = await listenTls(handle, o.tlsPort, o.host, readFileSync(o.tlsCert), readFileSync(o.tlsKey), socketError);
+      const l = await listenTls(
+        handle,
+        o.tlsPort,
+        o.host,
+        readFileSync(o.tlsCert),
+        readFileSync(o.tlsKey),
+        socketError,
+      );
       listeners.push(l);
       ports['mqtt/tls'] = l.port;
     } else {
@@ -196,7 +219,10 @@ async function openListeners(o: MqttGatewayOptions, broker: Aedes, gw: MqttConte
 
 export async function startMqttGateway(o: MqttGatewayOptions): Promise<MqttGateway> {
   const logger = o.logger.child({ component: 'mqtt' });
-  const broker = await Aedes.createBroker({ ...BROKER_LIMITS, drainTimeout: o.drainTimeoutMs ?? BROKER_LIMITS.drainTimeout });
+  const broker = await Aedes.createBroker({
+    ...BROKER_LIMITS,
+    drainTimeout: o.drainTimeoutMs ?? BROKER_LIMITS.drainTimeout,
+  });
   const gw = mqttContext(o, broker, logger);
   const { commands, publisher } = gw;
   setHandlers(broker, gw);

@@ -17,24 +17,43 @@ export type { Listener };
 const MAX_CONNECTIONS = 200_000;
 
 export function listenTcp(handle: Handle, port: number, host: string): Promise<Listener> {
-  return listenStream((socket) => {
-    socket.setNoDelay(true);
-    handle(socket, socket.remoteAddress ?? null);
-  }, { port, host, maxConnections: MAX_CONNECTIONS });
+  return listenStream(
+    (socket) => {
+      socket.setNoDelay(true);
+      handle(socket, socket.remoteAddress ?? null);
+    },
+    { port, host, maxConnections: MAX_CONNECTIONS },
+  );
 }
 
-export function listenTls(handle: Handle, port: number, host: string, cert: Buffer, key: Buffer, onError: (e: Error) => void): Promise<Listener> {
-  return listenStream((socket) => {
-    socket.setNoDelay(true);
-    handle(socket, socket.remoteAddress ?? null);
-  }, { port, host, tls: { cert, key, onError }, maxConnections: MAX_CONNECTIONS });
+export function listenTls(
+  handle: Handle,
+  port: number,
+  host: string,
+  cert: Buffer,
+  key: Buffer,
+  onError: (e: Error) => void,
+): Promise<Listener> {
+  return listenStream(
+    (socket) => {
+      socket.setNoDelay(true);
+      handle(socket, socket.remoteAddress ?? null);
+    },
+    { port, host, tls: { cert, key, onError }, maxConnections: MAX_CONNECTIONS },
+  );
 }
 
 /**
  * `maxPacketBytes` also bounds one WebSocket message (MQTT clients send a packet per message):
  * `ws` buffers a whole message before the packet guard behind it sees the bytes.
  */
-export async function listenWebSocket(handle: Handle, port: number, host: string, onError: (e: Error) => void, maxPacketBytes: number): Promise<Listener> {
+export async function listenWebSocket(
+  handle: Handle,
+  port: number,
+  host: string,
+  onError: (e: Error) => void,
+  maxPacketBytes: number,
+): Promise<Listener> {
   const server = http.createServer((_req, res) => {
     res.writeHead(426, { 'content-type': 'text/plain; charset=utf-8', upgrade: 'websocket' });
     res.end('MQTT over WebSocket: connect with a WebSocket client (sub-protocol "mqtt").\n');
@@ -47,7 +66,8 @@ export async function listenWebSocket(handle: Handle, port: number, host: string
     // aedes (mqtt-packet) writes a packet in pieces with the stream corked (a PUBACK in three); the
     // stream of `ws` has no writev, so each piece would leave as a WebSocket message of its own:
     // what was written while corked leaves as one message instead
-    stream._writev = (chunks, callback) => stream._write(Buffer.concat(chunks.map((c) => c.chunk as Buffer)), 'binary', callback);
+    stream._writev = (chunks, callback) =>
+      stream._write(Buffer.concat(chunks.map((c) => c.chunk as Buffer)), 'binary', callback);
     stream.on('error', onError);
     handle(stream, req.socket.remoteAddress ?? null, req);
   });

@@ -59,7 +59,10 @@ export function parseAlerts(payload: Buffer): Parsed<AlertInput[]> {
 
 /** A short, printable excerpt of a payload for the log. */
 export function excerpt(payload: Buffer, max = 120): string {
-  const text = payload.subarray(0, max).toString('utf8').replace(/[\u0000-\u001f\u007f]/g, '.');
+  const text = payload
+    .subarray(0, max)
+    .toString('utf8')
+    .replace(/[\u0000-\u001f\u007f]/g, '.');
   return payload.length > max ? `${text}…` : text;
 }
 
@@ -75,6 +78,8 @@ const commandResultArraySchema = z.array(commandResult).min(1).max(MAX_COMMAND_R
 export function parseCommandResults(payload: Buffer): Parsed<{ id: number; result: string }[]> {
   const json = parseJson(payload);
   if (!json.ok) return json;
-  const r = Array.isArray(json.value) ? commandResultArraySchema.safeParse(json.value) : commandResult.transform((x) => [x]).safeParse(json.value);
+  const r = Array.isArray(json.value)
+    ? commandResultArraySchema.safeParse(json.value)
+    : commandResult.transform((x) => [x]).safeParse(json.value);
   return r.success ? { ok: true, value: r.data } : { ok: false, reason: firstIssue(r.error) };
 }

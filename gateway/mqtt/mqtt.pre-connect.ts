@@ -8,7 +8,11 @@
 import { randomBytes } from 'node:crypto';
 import type { Client, ConnectPacket } from 'aedes';
 
-export function assignClientId(_client: Client, packet: ConnectPacket, done: (error: Error | null, ok: boolean) => void): void {
+export function assignClientId(
+  _client: Client,
+  packet: ConnectPacket,
+  done: (error: Error | null, ok: boolean) => void,
+): void {
   if (!packet.clientId && packet.clean && packet.username) {
     packet.clientId = `${packet.username}_${randomBytes(6).toString('hex')}`;
   }

@@ -59,10 +59,22 @@ const commitOf = (step: { committed: Promise<number> }): Promise<number> => step
 const raisedAlerts = (r: IngestResult): number => r.alerts.length;
 const locationsWritten = (r: IngestResult): number => r.locations.length;
 /** How many locations a device's message stored; a refusal (the message fails the checks) is logged. */
-const storedLocations = (logger: Logger, d: DeviceRecord) => (r: IngestResult): number => {
-  if (r.refused) logger.warn({ deviceId: d.id, protocol: PROTOCOL, index: r.refused.index, field: r.refused.field, reason: r.refused.message }, 'locations refused: they fail the checks');
-  return r.locations.length;
-};
+const storedLocations =
+  (logger: Logger, d: DeviceRecord) =>
+  (r: IngestResult): number => {
+    if (r.refused)
+      logger.warn(
+        {
+          deviceId: d.id,
+          protocol: PROTOCOL,
+          index: r.refused.index,
+          field: r.refused.field,
+          reason: r.refused.message,
+        },
+        'locations refused: they fail the checks',
+      );
+    return r.locations.length;
+  };
 
 /** What becomes of a device's PUBLISH (see the file's comment). */
 export interface PublishHandler {
@@ -84,7 +96,8 @@ function planOwnTracks(ingest: PublishDeps['ingest'], payload: Buffer, phone: st
   const bad = decoded.find((d) => d.kind === 'malformed');
   if (bad && bad.kind === 'malformed') return { kind: 'rejected', reason: bad.reason };
   const reports = decoded.flatMap((d) => (d.kind === 'location' ? [d.report] : []));
-  if (reports.length === 0) return { kind: 'ignored', what: decoded.map((d) => (d.kind === 'ignored' ? d.type : '')).join(',') };
+  if (reports.length === 0)
+    return { kind: 'ignored', what: decoded.map((d) => (d.kind === 'ignored' ? d.type : '')).join(',') };
   return { kind: 'store', run: (d) => ingest.submit(d, OWNTRACKS_PROTOCOL, reports).then(locationsWritten) };
 }
 
@@ -114,7 +127,10 @@ function plan(deps: PublishDeps, route: DevicePublishRoute, payload: Buffer): Wo
       if (!p.ok) return { kind: 'rejected', reason: p.reason };
       const reports = p.value.map(locationReport);
       // One message is one unit, as one REST request is: acknowledged, and refused whole.
-      return { kind: 'store', run: (d) => ingest.submit(d, PROTOCOL, reports, { allOrNothing: true }).then(storedLocations(logger, d)) };
+      return {
+        kind: 'store',
+        run: (d) => ingest.submit(d, PROTOCOL, reports, { allOrNothing: true }).then(storedLocations(logger, d)),
+      };
     }
     case 'alerts': {
       const p = parseAlerts(payload);
@@ -161,7 +177,12 @@ export function createPublishHandler(deps: PublishDeps): PublishHandler {
    * commit. Not an async function, and nothing that waits for the commit refers to `work`: its
    * reports (held by `run`) are garbage once the ingest has made rows of them.
    */
-  function handOver(session: Session, work: Exclude<Work, { kind: 'rejected' }>, protocol: string, waitMs: number): Promise<unknown> {
+  function handOver(
+    session: Session,
+    work: Exclude<Work, { kind: 'rejected' }>,
+    protocol: string,
+    waitMs: number,
+  ): Promise<unknown> {
     return inArrivalOrder(session, async () => {
       if (waitMs > 0) await sleep(waitMs);
       if (work.kind === 'ignored') return { committed: Promise.resolve(0) };
@@ -173,11 +194,19 @@ export function createPublishHandler(deps: PublishDeps): PublishHandler {
     }).then(commitOf);
   }
 
-  function authorize(client: Client, session: Session, packet: PublishPacket, callback: (error?: Error | null) => void): void {
+  function authorize(
+    client: Client,
+    session: Session,
+    packet: PublishPacket,
+    callback: (error?: Error | null) => void,
+  ): void {
     const identity = session.identity;
     const refuse = (reason: string) => {
       stats.refused++;
-      logger.warn({ clientId: client.id, topic: packet.topic, reason }, 'mqtt: publish refused; closing the connection');
+      logger.warn(
+        { clientId: client.id, topic: packet.topic, reason },
+        'mqtt: publish refused; closing the connection',
+      );
       callback(new Error(`publish refused: ${reason}`));
     };
     if (identity.kind !== 'device') return refuse('API users may only subscribe');
@@ -193,7 +222,10 @@ export function createPublishHandler(deps: PublishDeps): PublishHandler {
     const work = plan(deps, route, payload);
     if (work.kind === 'rejected') {
       stats.rejected++;
-      logger.warn({ deviceId: identity.deviceId, topic: packet.topic, reason: work.reason, payload: excerpt(payload) }, 'mqtt: malformed message acknowledged and not stored');
+      logger.warn(
+        { deviceId: identity.deviceId, topic: packet.topic, reason: work.reason, payload: excerpt(payload) },
+        'mqtt: malformed message acknowledged and not stored',
+      );
       return callback(null);
     }
     const protocol = route.kind === 'owntracks' ? OWNTRACKS_PROTOCOL : PROTOCOL;
@@ -207,7 +239,10 @@ export function createPublishHandler(deps: PublishDeps): PublishHandler {
       (err: unknown) => {
         if (err instanceof Refused) return refuse(err.message);
         stats.failed++;
-        logger.error({ err, deviceId: identity.deviceId, topic: packet.topic }, 'mqtt: storing failed; not acknowledged, closing the connection');
+        logger.error(
+          { err, deviceId: identity.deviceId, topic: packet.topic },
+          'mqtt: storing failed; not acknowledged, closing the connection',
+        );
         callback(err instanceof Error ? err : new Error(String(err)));
       },
     );

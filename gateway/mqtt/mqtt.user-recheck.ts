@@ -43,7 +43,10 @@ export async function recheckUser(gw: MqttContext, client: Client): Promise<void
   }
   if (client.closed) return;
   if (!principal) {
-    gw.logger.info({ clientId: client.id, userId: identity.principal.userId }, 'mqtt: user may no longer log in; closing its connection');
+    gw.logger.info(
+      { clientId: client.id, userId: identity.principal.userId },
+      'mqtt: user may no longer log in; closing its connection',
+    );
     client.close();
     return;
   }

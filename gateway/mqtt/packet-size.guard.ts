@@ -15,7 +15,10 @@ const MAX_LENGTH_BYTES = 4;
 const ignoreError = (): void => {};
 
 export class PacketTooLarge extends Error {
-  constructor(readonly declaredBytes: number, readonly maxBytes: number) {
+  constructor(
+    readonly declaredBytes: number,
+    readonly maxBytes: number,
+  ) {
     super(`MQTT packet of ${declaredBytes} bytes or more declared; the limit is ${maxBytes} bytes`);
     this.name = 'PacketTooLarge';
   }
@@ -81,7 +84,11 @@ export class PacketSizeMeter {
  * stream machinery for every chunk each way.
  * Returns the stream it was given.
  */
-export function guardPacketSize<S extends Readable>(stream: S, maxBytes: number, onTooLarge: (e: PacketTooLarge) => void): S {
+export function guardPacketSize<S extends Readable>(
+  stream: S,
+  maxBytes: number,
+  onTooLarge: (e: PacketTooLarge) => void,
+): S {
   const meter = new PacketSizeMeter(maxBytes);
   // aedes listens for the socket's errors while its client lives; this keeps one that comes when
   // nothing else listens (before aedes has the socket, or after) from being thrown

@@ -24,7 +24,10 @@ export class PublishBucket {
   private tokens: number;
   private at: number;
 
-  constructor(private readonly o: RateOptions, private readonly clock: Clock) {
+  constructor(
+    private readonly o: RateOptions,
+    private readonly clock: Clock,
+  ) {
     this.tokens = o.burst;
     this.at = clock.now().getTime();
   }

@@ -14,7 +14,10 @@ import type { CommandRecord } from '../../core/model/command.js';
 import { commandBytes, type CommandsService } from '../../core/commands/commands.service.js';
 
 /** What a connection asks of the command queue: the core's service, or in a gateway process the same over gateway/ipc/. */
-export type CommandQueue = Pick<CommandsService, 'recover' | 'next' | 'markSent' | 'markFailed' | 'answered' | 'unsolicited'>;
+export type CommandQueue = Pick<
+  CommandsService,
+  'recover' | 'next' | 'markSent' | 'markFailed' | 'answered' | 'unsolicited'
+>;
 
 export interface ConnectionCommandsOptions {
   commands: CommandQueue;
@@ -69,7 +72,11 @@ export class ConnectionCommands {
     this.running = true;
     this.deliver()
       .catch((e: unknown) => {
-        if (!this.stopping) this.o.logger.warn({ ...this.o.where(), err: (e as Error).message }, 'command delivery failed; retried when the device next connects or a command is added');
+        if (!this.stopping)
+          this.o.logger.warn(
+            { ...this.o.where(), err: (e as Error).message },
+            'command delivery failed; retried when the device next connects or a command is added',
+          );
       })
       .finally(() => {
         this.running = false;
@@ -112,13 +119,22 @@ export class ConnectionCommands {
 
   /** A reply that answers no command: logged and kept in the device's log. */
   async unsolicited(r: CommandResult): Promise<void> {
-    this.o.logger.info({ ...this.o.where(), text: r.text.slice(0, 200), ...(r.status && { status: r.status }) }, 'device reply that answers no command sent on this connection; kept in its log');
-    await this.o.commands.unsolicited(this.o.deviceId, { protocol: this.o.protocolName, text: r.text, ...(r.status && { status: r.status }) });
+    this.o.logger.info(
+      { ...this.o.where(), text: r.text.slice(0, 200), ...(r.status && { status: r.status }) },
+      'device reply that answers no command sent on this connection; kept in its log',
+    );
+    await this.o.commands.unsolicited(this.o.deviceId, {
+      protocol: this.o.protocolName,
+      text: r.text,
+      ...(r.status && { status: r.status }),
+    });
   }
 
   private matching(r: CommandResult): number {
     const keys = (m: CommandMatch) => Object.keys(m) as (keyof CommandMatch)[];
-    const exact = this.awaiting.findIndex((a) => keys(a.match).length > 0 && keys(a.match).every((k) => r[k] === a.match[k]));
+    const exact = this.awaiting.findIndex(
+      (a) => keys(a.match).length > 0 && keys(a.match).every((k) => r[k] === a.match[k]),
+    );
     if (exact >= 0) return exact;
     // an answer that echoes nothing a command waits for is the oldest one's
     const echoes = this.awaiting.some((a) => keys(a.match).some((k) => r[k] !== undefined));
@@ -161,12 +177,19 @@ export class ConnectionCommands {
       return typeof bytes === 'string' ? bytes : { bytes, match: {} };
     }
     const protocol = this.o.protocol;
-    if (!protocol?.encodeCommand) return `The ${this.o.protocolName} protocol carries no commands (COMMAND_UNSUPPORTED).`;
+    if (!protocol?.encodeCommand)
+      return `The ${this.o.protocolName} protocol carries no commands (COMMAND_UNSUPPORTED).`;
     const serial = this.serial;
     this.serial = (this.serial + 1) % SERIAL_MODULO;
     try {
       const { model, session } = this.o.context?.() ?? { session: {} };
-      return protocol.encodeCommand(c.command, { deviceId: this.o.deviceId, now: this.o.clock.now(), serial, model, session });
+      return protocol.encodeCommand(c.command, {
+        deviceId: this.o.deviceId,
+        now: this.o.clock.now(),
+        serial,
+        model,
+        session,
+      });
     } catch (e) {
       if (e instanceof CommandError) return `${e.message} (${e.reason})`;
       throw e;

@@ -20,7 +20,9 @@ export const descriptorReserve = (limit: number): number => Math.max(100, Math.c
 /** The process's soft limit on open files (Linux: /proc/self/limits); Infinity when unknown or unlimited. */
 export function openFileLimit(): number {
   try {
-    const line = readFileSync('/proc/self/limits', 'utf8').split('\n').find((l) => l.startsWith('Max open files'));
+    const line = readFileSync('/proc/self/limits', 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('Max open files'));
     const soft = line?.slice('Max open files'.length).trim().split(/\s+/)[0];
     return soft && /^\d+$/.test(soft) ? Number(soft) : Number.POSITIVE_INFINITY;
   } catch {
@@ -91,7 +93,10 @@ export class DescriptorGate {
     this.open--;
     if (!this.refusing || this.open > this.capacity - Math.max(1, Math.floor(this.capacity / 20))) return;
     this.refusing = false;
-    this.o.logger.info({ connections: this.open, capacity: this.capacity, refused: this.refusedSince }, 'tracker listeners accept new connections again');
+    this.o.logger.info(
+      { connections: this.open, capacity: this.capacity, refused: this.refusedSince },
+      'tracker listeners accept new connections again',
+    );
     this.refusedSince = 0;
   }
 }

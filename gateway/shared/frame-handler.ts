@@ -28,7 +28,12 @@ import type { LogBudget } from './log-budget.js';
  */
 export interface GatewayDeps {
   directory: {
-    resolve(identifier: string, protocol: string, remoteAddress: string | null, alternatives?: readonly string[]): Promise<Resolution<GatewayDevice>>;
+    resolve(
+      identifier: string,
+      protocol: string,
+      remoteAddress: string | null,
+      alternatives?: readonly string[],
+    ): Promise<Resolution<GatewayDevice>>;
     touch(device: GatewayDevice, protocol: string): Promise<void>;
   };
   ingest: { submit(device: GatewayDevice, protocol: string, reports: readonly Report[]): Promise<IngestResult> };
@@ -102,13 +107,35 @@ function keepShownFor(shown: Shown | undefined, accountId: string | null): void 
 }
 
 /** Offers the frame to the raw-frame feed: a known device's to its account, an unknown identifier's to admins. */
-function showFrame(tap: FrameTap, protocol: string, raw: RawFrame, remote: string | null, result: DecodeResult, outcome: FrameOutcome): void {
+function showFrame(
+  tap: FrameTap,
+  protocol: string,
+  raw: RawFrame,
+  remote: string | null,
+  result: DecodeResult,
+  outcome: FrameOutcome,
+): void {
   if (outcome.kind === 'ok') {
-    if (tap.wants(outcome.device.accountId)) tap.offer(outcome.device.accountId, outcome.device.id, liveFrame(protocol, raw, remote, result, outcome.replies, 'ok'));
+    if (tap.wants(outcome.device.accountId))
+      tap.offer(
+        outcome.device.accountId,
+        outcome.device.id,
+        liveFrame(protocol, raw, remote, result, outcome.replies, 'ok'),
+      );
   } else if (outcome.kind === 'rejected' && outcome.status === 'unknown') {
-    if (tap.wants(null)) tap.offer(null, null, liveFrame(protocol, raw, remote, result, outcome.rejection ? [outcome.rejection] : [], 'unknown'));
+    if (tap.wants(null))
+      tap.offer(
+        null,
+        null,
+        liveFrame(protocol, raw, remote, result, outcome.rejection ? [outcome.rejection] : [], 'unknown'),
+      );
   } else if (outcome.kind === 'malformed' && outcome.device) {
-    if (tap.wants(outcome.device.accountId)) tap.offer(outcome.device.accountId, outcome.device.id, liveFrame(protocol, raw, remote, null, [], 'malformed', reasonOf(outcome.error)));
+    if (tap.wants(outcome.device.accountId))
+      tap.offer(
+        outcome.device.accountId,
+        outcome.device.id,
+        liveFrame(protocol, raw, remote, null, [], 'malformed', reasonOf(outcome.error)),
+      );
   }
 }
 
@@ -139,7 +166,14 @@ export function logMalformed(
  * its channel identified as; an identifier no device has, to admins (live/unknown/frames). The
  * device is looked up only while someone listens to frames. Never rejects.
  */
-export async function showUndecodable(deps: GatewayDeps, protocol: string, error: unknown, known: KnownDevice, remoteAddress: string | null, raw: RawFrame): Promise<void> {
+export async function showUndecodable(
+  deps: GatewayDeps,
+  protocol: string,
+  error: unknown,
+  known: KnownDevice,
+  remoteAddress: string | null,
+  raw: RawFrame,
+): Promise<void> {
   const tap = deps.frames;
   if (!tap?.listening()) return;
   const named = error instanceof ProtocolError ? error.identity : undefined;
@@ -187,8 +221,10 @@ async function resolveAndStore(
   } catch (error) {
     return { kind: 'failed', error };
   }
-  if (resolution.status === 'invalid') return { kind: 'invalid', identity, reason: resolution.reason, rejection: result.rejection };
-  if (resolution.status !== 'ok') return { kind: 'rejected', identity, rejection: result.rejection, status: resolution.status };
+  if (resolution.status === 'invalid')
+    return { kind: 'invalid', identity, reason: resolution.reason, rejection: result.rejection };
+  if (resolution.status !== 'ok')
+    return { kind: 'rejected', identity, rejection: result.rejection, status: resolution.status };
   const device = resolution.device;
   // a frame nobody listens to must not wait for the commit in memory (most frames)
   keepShownFor(shown, device.accountId);
@@ -202,8 +238,15 @@ async function resolveAndStore(
     if (shown?.result) shown.result = result;
   }
   // Best effort, off the acknowledgement path: a failure is logged by the directory.
-  deps.directory.touch(device, protocol).catch((e: unknown) => deps.logger.warn({ err: (e as Error).message }, 'recording last connection failed'));
-  const ok: FrameOutcome = { kind: 'ok', device, replies: result.replies, ...(result.commandResults?.length && { commandResults: result.commandResults }) };
+  deps.directory
+    .touch(device, protocol)
+    .catch((e: unknown) => deps.logger.warn({ err: (e as Error).message }, 'recording last connection failed'));
+  const ok: FrameOutcome = {
+    kind: 'ok',
+    device,
+    replies: result.replies,
+    ...(result.commandResults?.length && { commandResults: result.commandResults }),
+  };
   if (!result.messages.length) return ok;
   // Returned, not awaited: this function is done and holds nothing while the commit runs.
   return deps.ingest.submit(device, protocol, result.messages).then(

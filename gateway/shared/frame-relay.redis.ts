@@ -78,7 +78,13 @@ function boundedOffer(pub: RedisClient, channel: string, origin: string, logger:
   };
 }
 
-export async function relayFrames(tap: FrameTap, url: string, prefix: string, logger: Logger, options: FrameRelayOptions = {}): Promise<{ close(): Promise<void> }> {
+export async function relayFrames(
+  tap: FrameTap,
+  url: string,
+  prefix: string,
+  logger: Logger,
+  options: FrameRelayOptions = {},
+): Promise<{ close(): Promise<void> }> {
   const origin = randomUUID();
   const framesChannel = `${prefix}frames`;
   const interestChannel = `${prefix}frames:interest`;
@@ -89,7 +95,10 @@ export async function relayFrames(tap: FrameTap, url: string, prefix: string, lo
   for (const c of [pub, sub]) c.on('error', () => {});
 
   const remote = remoteInterest(3 * every);
-  const detach = tap.attach({ wants: remote.wants, interest: remote.interest, offer: boundedOffer(pub, framesChannel, origin, logger) }, { relay: true });
+  const detach = tap.attach(
+    { wants: remote.wants, interest: remote.interest, offer: boundedOffer(pub, framesChannel, origin, logger) },
+    { relay: true },
+  );
 
   const announce = () => {
     const local = tap.localInterest();
@@ -113,7 +122,11 @@ export async function relayFrames(tap: FrameTap, url: string, prefix: string, lo
       /* not ours */
     }
   });
-  await sub.subscribe(framesChannel, interestChannel).catch((e: Error) => logger.warn({ err: e.message }, 'frames of trackers connected to other instances are not received'));
+  await sub
+    .subscribe(framesChannel, interestChannel)
+    .catch((e: Error) =>
+      logger.warn({ err: e.message }, 'frames of trackers connected to other instances are not received'),
+    );
   announce();
   return {
     async close() {

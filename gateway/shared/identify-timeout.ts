@@ -21,13 +21,21 @@ export interface IdentifyTimeout {
 export function identifyTimeout(logger: Logger, seconds: number): IdentifyTimeout {
   const budget = new LogBudget({
     ...IDENTIFY_LOG,
-    onSuppressed: (count) => logger.warn({ count, seconds }, 'more tracker connections closed for not identifying in time, not logged one by one'),
+    onSuppressed: (count) =>
+      logger.warn(
+        { count, seconds },
+        'more tracker connections closed for not identifying in time, not logged one by one',
+      ),
   });
   return {
     ms: seconds * 1000,
     budget,
     closed(nowMs, fields) {
-      if (budget.take(nowMs)) logger.warn({ ...fields, seconds }, 'closing a tracker connection that did not identify a known device in time (TRACKGATE_IDENTIFY_TIMEOUT)');
+      if (budget.take(nowMs))
+        logger.warn(
+          { ...fields, seconds },
+          'closing a tracker connection that did not identify a known device in time (TRACKGATE_IDENTIFY_TIMEOUT)',
+        );
     },
   };
 }

@@ -7,14 +7,26 @@ import type { Logger } from '../../core/logger.js';
 import { LISTENER_LOG, LogBudget } from './log-budget.js';
 
 export function storageFailureBudget(logger: Logger): LogBudget {
-  return new LogBudget({ ...LISTENER_LOG, onSuppressed: (count) => logger.error({ count }, 'more tracker frames not stored (storage failing) not logged one by one') });
+  return new LogBudget({
+    ...LISTENER_LOG,
+    onSuppressed: (count) =>
+      logger.error({ count }, 'more tracker frames not stored (storage failing) not logged one by one'),
+  });
 }
 
-export function logStorageFailure(budget: LogBudget, logger: Logger, nowMs: number, error: unknown, fields: Record<string, unknown>): void {
+export function logStorageFailure(
+  budget: LogBudget,
+  logger: Logger,
+  nowMs: number,
+  error: unknown,
+  fields: Record<string, unknown>,
+): void {
   if (!budget.take(nowMs)) return;
   const unavailable = isStorageUnavailable(error);
   logger.error(
     { ...fields, unavailable, err: unavailable ? (error as Error).message : error },
-    unavailable ? 'storage unavailable: frame not acknowledged, the tracker will resend' : 'storing failed: frame not acknowledged, the tracker will resend',
+    unavailable
+      ? 'storage unavailable: frame not acknowledged, the tracker will resend'
+      : 'storing failed: frame not acknowledged, the tracker will resend',
   );
 }

@@ -76,7 +76,10 @@ export class DeviceConnection {
   /** runs until the connection names a known device (again, after it named an unknown one) */
   private identifyTimer?: NodeJS.Timeout;
 
-  constructor(private readonly socket: Socket, private readonly o: ConnectionOptions) {
+  constructor(
+    private readonly socket: Socket,
+    private readonly o: ConnectionOptions,
+  ) {
     this.splitter = o.protocol.createSplitter!();
     this.remote = `${socket.remoteAddress}:${socket.remotePort}`;
     this.openedAt = o.clock.now().getTime();
@@ -141,11 +144,18 @@ export class DeviceConnection {
 
   /** A log budget of this connection: past it, `what` is counted and reported in one summary line. */
   private budget(what: string): LogBudget {
-    return new LogBudget({ ...CONNECTION_LOG, onSuppressed: (count) => this.o.logger.warn({ ...this.where(), count }, `${what} not logged one by one`) });
+    return new LogBudget({
+      ...CONNECTION_LOG,
+      onSuppressed: (count) => this.o.logger.warn({ ...this.where(), count }, `${what} not logged one by one`),
+    });
   }
 
   private where(): { protocol: string; remote: string; device?: string } {
-    return { protocol: this.o.protocol.name, remote: this.remote, ...(this.identity !== undefined && { device: this.identity }) };
+    return {
+      protocol: this.o.protocol.name,
+      remote: this.remote,
+      ...(this.identity !== undefined && { device: this.identity }),
+    };
   }
 
   private now(): number {
@@ -163,7 +173,12 @@ export class DeviceConnection {
     this.commands?.close();
     if (!this.quiet) {
       this.o.logger.info(
-        { ...this.where(), reason: this.closeReason ?? 'connection closed', frames: this.frames, seconds: Math.round((this.now() - this.openedAt) / 1000) },
+        {
+          ...this.where(),
+          reason: this.closeReason ?? 'connection closed',
+          frames: this.frames,
+          seconds: Math.round((this.now() - this.openedAt) / 1000),
+        },
         'tracker disconnected',
       );
     }
@@ -198,7 +213,10 @@ export class DeviceConnection {
   private checkGarbage(): void {
     if (this.closed || this.pumping || this.queue.length) return;
     if (this.unprovenBytes > garbageLimitBytes(this.o.protocol)) {
-      this.o.logger.warn({ ...this.where(), bytes: this.unprovenBytes }, 'closing a tracker connection that sends no good frame');
+      this.o.logger.warn(
+        { ...this.where(), bytes: this.unprovenBytes },
+        'closing a tracker connection that sends no good frame',
+      );
       this.close('no good frame');
     }
   }
@@ -233,7 +251,10 @@ export class DeviceConnection {
     this.malformedRun++;
     logMalformed(this.o, (this.malformedLog ??= this.budget('malformed frames')), this.now(), this.where(), e, frame);
     if (this.malformedRun >= MAX_MALFORMED_RUN) {
-      this.o.logger.warn({ ...this.where(), malformed: this.malformedRun }, 'closing a tracker connection that sends only malformed frames');
+      this.o.logger.warn(
+        { ...this.where(), malformed: this.malformedRun },
+        'closing a tracker connection that sends only malformed frames',
+      );
       this.close('only malformed frames');
     }
   }
@@ -241,9 +262,13 @@ export class DeviceConnection {
   private decoded(result: DecodeResult, frame: Buffer): void {
     this.frames++;
     if (result.checksumError && (this.checksumLog ??= this.budget('checksum mismatches')).take(this.now())) {
-      this.o.logger.warn({ ...this.where(), reason: result.checksumError, excerpt: frame.subarray(0, 32).toString('hex') }, 'checksum mismatch: frame accepted (TRACKGATE_CHECKSUM=accept)');
+      this.o.logger.warn(
+        { ...this.where(), reason: result.checksumError, excerpt: frame.subarray(0, 32).toString('hex') },
+        'checksum mismatch: frame accepted (TRACKGATE_CHECKSUM=accept)',
+      );
     }
-    if (result.warnings?.length) this.o.logger.debug({ ...this.where(), warnings: result.warnings }, 'frame accepted with warnings');
+    if (result.warnings?.length)
+      this.o.logger.debug({ ...this.where(), warnings: result.warnings }, 'frame accepted with warnings');
   }
 
   /**
@@ -292,7 +317,14 @@ export class DeviceConnection {
   private async handle(frame: Buffer, arrivedAt: number): Promise<void> {
     const now = this.o.clock.now();
     const decode = (model: string | undefined): DecodeResult =>
-      this.o.protocol.decode!(frame, { now, transport: 'tcp', deviceId: this.identity, model, checksum: this.o.checksum, session: this.session });
+      this.o.protocol.decode!(frame, {
+        now,
+        transport: 'tcp',
+        deviceId: this.identity,
+        model,
+        checksum: this.o.checksum,
+        session: this.session,
+      });
     const known = { identity: this.identity, model: this.model };
     const raw = { bytes: frame, text: this.o.protocol.frameEncoding === 'text', receivedAt: now };
     let result: DecodeResult | undefined;
@@ -307,7 +339,15 @@ export class DeviceConnection {
     // What is needed of the decoded frame once it is stored; the frame itself is let go before
     // the wait (an async function keeps its variables, even unused ones, until it returns).
     const reportsOrAsks = result.messages.length > 0 || result.replies.length > 0;
-    const stored = handleDecoded(this.o, this.o.protocol.name, result, known, this.socket.remoteAddress ?? null, decode, raw);
+    const stored = handleDecoded(
+      this.o,
+      this.o.protocol.name,
+      result,
+      known,
+      this.socket.remoteAddress ?? null,
+      decode,
+      raw,
+    );
     result = undefined;
     const outcome = await stored;
     if (this.closed) return;
@@ -328,7 +368,8 @@ export class DeviceConnection {
         if (outcome.replies.length) this.o.counts?.acknowledged(arrivedAt);
         if (outcome.commandResults) {
           await this.commands?.answer(outcome.commandResults).catch((e: unknown) => {
-            if (!this.quiet) this.o.logger.warn({ ...this.where(), err: (e as Error).message }, 'recording a command answer failed');
+            if (!this.quiet)
+              this.o.logger.warn({ ...this.where(), err: (e as Error).message }, 'recording a command answer failed');
           });
         }
         // after the login's reply: the queued commands follow it on the wire
@@ -341,8 +382,16 @@ export class DeviceConnection {
         // without an identity of its own must not be stored under an earlier one.
         this.forgetIdentity();
         if ((this.refusedLog ??= this.budget('frames of unknown, expired or invalid identities')).take(this.now())) {
-          if (outcome.kind === 'rejected') this.o.logger.info({ ...this.where(), identifier: outcome.identity }, 'frame of an unknown or expired device: not stored');
-          else this.o.logger.warn({ ...this.where(), identifier: outcome.identity.slice(0, 80), reason: outcome.reason }, 'frame with an invalid identity: not stored');
+          if (outcome.kind === 'rejected')
+            this.o.logger.info(
+              { ...this.where(), identifier: outcome.identity },
+              'frame of an unknown or expired device: not stored',
+            );
+          else
+            this.o.logger.warn(
+              { ...this.where(), identifier: outcome.identity.slice(0, 80), reason: outcome.reason },
+              'frame with an invalid identity: not stored',
+            );
         }
         if (outcome.rejection) this.socket.write(outcome.rejection);
         return;
@@ -353,7 +402,10 @@ export class DeviceConnection {
         this.queue.length = this.arrivals.length = 0;
         // our failure, not the tracker's: a known device keeps its connection while it resends
         if (this.identity !== undefined) this.proven();
-        logStorageFailure(this.o.storageFailures, this.o.logger, this.now(), outcome.error, { ...this.where(), dropped });
+        logStorageFailure(this.o.storageFailures, this.o.logger, this.now(), outcome.error, {
+          ...this.where(),
+          dropped,
+        });
         return;
       }
       case 'malformed':

@@ -13,7 +13,13 @@
 import dgram from 'node:dgram';
 import type { DecodeResult, ProtocolModule } from '../../protocols/types.js';
 import type { Clock } from '../../core/clock.js';
-import { handleDecoded, logMalformed, showUndecodable, type FrameOutcome, type GatewayDeps } from '../shared/frame-handler.js';
+import {
+  handleDecoded,
+  logMalformed,
+  showUndecodable,
+  type FrameOutcome,
+  type GatewayDeps,
+} from '../shared/frame-handler.js';
 import { listen, type Listener } from '../shared/listen.js';
 import { flushEveryWindow, LISTENER_LOG, LogBudget } from '../shared/log-budget.js';
 import { logStorageFailure } from '../shared/storage-failures.js';
@@ -83,14 +89,18 @@ export async function startUdpListener(o: UdpOptions, port: number, host: string
   const socket = dgram.createSocket({ type: host.includes(':') ? 'udp6' : 'udp4', reuseAddr: false });
   const protocol = o.protocol.name;
   // Any sender can send anything: one budget per kind of line for the whole listener.
-  const summary = (what: string) => (count: number) => o.logger.warn({ protocol, transport: 'udp', count }, `${what} not logged one by one`);
+  const summary = (what: string) => (count: number) =>
+    o.logger.warn({ protocol, transport: 'udp', count }, `${what} not logged one by one`);
   const state: UdpListenerState = {
     o,
     socket,
     protocol,
     malformedLog: new LogBudget({ ...LISTENER_LOG, onSuppressed: summary('malformed frames') }),
     checksumLog: new LogBudget({ ...LISTENER_LOG, onSuppressed: summary('checksum mismatches') }),
-    refusedLog: new LogBudget({ ...LISTENER_LOG, onSuppressed: summary('datagrams of unknown, expired or invalid identities') }),
+    refusedLog: new LogBudget({
+      ...LISTENER_LOG,
+      onSuppressed: summary('datagrams of unknown, expired or invalid identities'),
+    }),
     now: () => o.clock.now().getTime(),
     closed: false,
     mine: new WeakSet<UdpPeer>(),
@@ -102,9 +112,11 @@ export async function startUdpListener(o: UdpOptions, port: number, host: string
   socket.on('message', (msg, rinfo) => {
     const key = `${rinfo.address}:${rinfo.port}`;
     const arrivedAt = monotonicMs();
-    const next = (chains.get(key) ?? Promise.resolve()).then(() => handleDatagram(state, msg, rinfo, arrivedAt)).catch((e: unknown) => {
-      o.logger.error({ protocol, remote: key, err: e }, 'handling a datagram failed unexpectedly');
-    });
+    const next = (chains.get(key) ?? Promise.resolve())
+      .then(() => handleDatagram(state, msg, rinfo, arrivedAt))
+      .catch((e: unknown) => {
+        o.logger.error({ protocol, remote: key, err: e }, 'handling a datagram failed unexpectedly');
+      });
     chains.set(key, next);
     void next.then(() => {
       if (chains.get(key) === next) chains.delete(key);
@@ -130,13 +142,19 @@ export async function startUdpListener(o: UdpOptions, port: number, host: string
 }
 
 /** One datagram: decoded, stored, then answered (see `answer`). */
-async function handleDatagram(state: UdpListenerState, msg: Buffer, rinfo: dgram.RemoteInfo, arrivedAt: number): Promise<void> {
+async function handleDatagram(
+  state: UdpListenerState,
+  msg: Buffer,
+  rinfo: dgram.RemoteInfo,
+  arrivedAt: number,
+): Promise<void> {
   const { o, protocol } = state;
   const remote = `${rinfo.address}:${rinfo.port}`;
   const received = o.clock.now();
   const decode = (model: string | undefined): DecodeResult =>
     o.protocol.decodeDatagram!(msg, { now: received, transport: 'udp', model, checksum: o.checksum, session: {} });
-  const malformed = (e: unknown): void => logMalformed(o, state.malformedLog, state.now(), { protocol, transport: 'udp', remote }, e, msg);
+  const malformed = (e: unknown): void =>
+    logMalformed(o, state.malformedLog, state.now(), { protocol, transport: 'udp', remote }, e, msg);
   const raw = { bytes: msg, text: o.protocol.frameEncoding === 'text', receivedAt: received };
   let result: DecodeResult | undefined;
   try {
@@ -147,7 +165,10 @@ async function handleDatagram(state: UdpListenerState, msg: Buffer, rinfo: dgram
     return;
   }
   if (result.checksumError && state.checksumLog.take(state.now())) {
-    o.logger.warn({ protocol, remote, reason: result.checksumError }, 'checksum mismatch: datagram accepted (TRACKGATE_CHECKSUM=accept)');
+    o.logger.warn(
+      { protocol, remote, reason: result.checksumError },
+      'checksum mismatch: datagram accepted (TRACKGATE_CHECKSUM=accept)',
+    );
   }
   const stored = handleDecoded(o, protocol, result, {}, rinfo.address, decode, raw);
   // the decoded datagram is let go while it waits for its commit (see device-connection.ts)
@@ -158,7 +179,13 @@ async function handleDatagram(state: UdpListenerState, msg: Buffer, rinfo: dgram
 }
 
 /** What the sender gets once its datagram is stored (or refused), and the device's commands after it. */
-async function answer(state: UdpListenerState, outcome: FrameOutcome, rinfo: dgram.RemoteInfo, arrivedAt: number, malformed: (e: unknown) => void): Promise<void> {
+async function answer(
+  state: UdpListenerState,
+  outcome: FrameOutcome,
+  rinfo: dgram.RemoteInfo,
+  arrivedAt: number,
+  malformed: (e: unknown) => void,
+): Promise<void> {
   const { o, protocol } = state;
   const remote = `${rinfo.address}:${rinfo.port}`;
   const send = (b: Buffer) => state.socket.send(b, rinfo.port, rinfo.address);
@@ -170,7 +197,11 @@ async function answer(state: UdpListenerState, outcome: FrameOutcome, rinfo: dgr
       peer.model = outcome.device.model ?? undefined;
       o.onUdpHeard?.(outcome.device.id);
       if (outcome.commandResults) {
-        await peer.commands.answer(outcome.commandResults).catch((e: unknown) => o.logger.warn({ protocol, remote, err: (e as Error).message }, 'recording a command answer failed'));
+        await peer.commands
+          .answer(outcome.commandResults)
+          .catch((e: unknown) =>
+            o.logger.warn({ protocol, remote, err: (e as Error).message }, 'recording a command answer failed'),
+          );
       }
       // after the datagram's reply: the tracker listens now
       peer.commands.kick();
@@ -179,13 +210,25 @@ async function answer(state: UdpListenerState, outcome: FrameOutcome, rinfo: dgr
     case 'rejected':
     case 'invalid':
       if (state.refusedLog.take(state.now())) {
-        if (outcome.kind === 'rejected') o.logger.info({ protocol, remote, identifier: outcome.identity }, 'datagram of an unknown or expired device: not stored');
-        else o.logger.warn({ protocol, remote, identifier: outcome.identity.slice(0, 80), reason: outcome.reason }, 'datagram with an invalid identity: not stored');
+        if (outcome.kind === 'rejected')
+          o.logger.info(
+            { protocol, remote, identifier: outcome.identity },
+            'datagram of an unknown or expired device: not stored',
+          );
+        else
+          o.logger.warn(
+            { protocol, remote, identifier: outcome.identity.slice(0, 80), reason: outcome.reason },
+            'datagram with an invalid identity: not stored',
+          );
       }
       if (outcome.rejection) send(outcome.rejection);
       return;
     case 'failed':
-      logStorageFailure(o.storageFailures, o.logger, state.now(), outcome.error, { protocol, remote, transport: 'udp' });
+      logStorageFailure(o.storageFailures, o.logger, state.now(), outcome.error, {
+        protocol,
+        remote,
+        transport: 'udp',
+      });
       return;
     case 'malformed':
       malformed(outcome.error);

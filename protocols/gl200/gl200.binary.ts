@@ -1,7 +1,16 @@
 import { ByteReader } from '../shared/byte-reader.js';
 import { ProtocolError } from '../types.js';
 import {
-  EVENT_ALARMS, EVENT_EXTRA_BYTES, INF_BAT, INF_CSQ, INF_GIR, INF_VER, PROTOCOL, RSP_COMPRESSED, RSP_GEO, RSP_LCB,
+  EVENT_ALARMS,
+  EVENT_EXTRA_BYTES,
+  INF_BAT,
+  INF_CSQ,
+  INF_GIR,
+  INF_VER,
+  PROTOCOL,
+  RSP_COMPRESSED,
+  RSP_GEO,
+  RSP_LCB,
 } from './gl200.constants.js';
 import { Report } from './gl200.fields.js';
 
@@ -40,7 +49,14 @@ function readFix(r: ByteReader, report: Report): void {
   const [mcc, mnc, lac, cid] = [r.u16(), r.u16(), r.u16(), r.u16()];
   r.skip(1); // reserved
   if (Math.abs(latitudeDeg) <= 90 && Math.abs(longitudeDeg) <= 180) {
-    report.location = { latitudeDeg, longitudeDeg, valid: hdop > 0, speedKmh, altitudeM, ...(courseDeg <= 360 && { courseDeg }) };
+    report.location = {
+      latitudeDeg,
+      longitudeDeg,
+      valid: hdop > 0,
+      speedKmh,
+      altitudeM,
+      ...(courseDeg <= 360 && { courseDeg }),
+    };
   }
   report.network.addCell(mcc, mnc, lac, cid);
 }
@@ -92,7 +108,13 @@ function readCompressed(r: ByteReader): Report[] {
     report.gpsTime = new Date(time * 1000);
     const [latitudeDeg, longitudeDeg] = [lat * 1e-6, lon * 1e-6];
     if (Math.abs(latitudeDeg) <= 90 && Math.abs(longitudeDeg) <= 180) {
-      report.location = { latitudeDeg, longitudeDeg, valid: true, speedKmh: Math.max(0, speed * 0.1), ...(heading >= 0 && heading <= 360 && { courseDeg: heading }) };
+      report.location = {
+        latitudeDeg,
+        longitudeDeg,
+        valid: true,
+        speedKmh: Math.max(0, speed * 0.1),
+        ...(heading >= 0 && heading <= 360 && { courseDeg: heading }),
+      };
     }
     reports.push(report);
   }

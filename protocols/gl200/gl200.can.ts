@@ -88,12 +88,19 @@ function extensionFields(r: Report, f: Fields, ext: number, ceu: boolean): numbe
   extSkip(29, 30); // gaseous fuel level, tachograph information expand
 
   let can = 0;
-  extField(31, (v) => { can = hex(v, 'CAN mask'); });
+  extField(31, (v) => {
+    can = hex(v, 'CAN mask');
+  });
   return can;
 }
 
 /** the CAN mask's fields (none kept), and the blocks the GV35xCEU models add */
-function skipCanFields(f: Fields, model: string, masks: { report: number; ext: number; can: number }, ceu: boolean): void {
+function skipCanFields(
+  f: Fields,
+  model: string,
+  masks: { report: number; ext: number; can: number },
+  ceu: boolean,
+): void {
   const { report: mask, ext, can } = masks;
   if (bit(can, 0)) f.skip(); // retarder usage
   if (bit(can, 1)) f.skip(); // power mode
@@ -139,7 +146,9 @@ export const decodeCan: TextHandler = (t) => {
   if (bit(mask, 0)) r.set('vin', f.next());
   reportFields(r, f, mask, model, ceu);
   let ext = 0;
-  maskedField(f, mask, 29, (v) => { ext = hex(v, 'CAN extension mask'); });
+  maskedField(f, mask, 29, (v) => {
+    ext = hex(v, 'CAN extension mask');
+  });
   const can = extensionFields(r, f, ext, ceu);
   skipCanFields(f, model, { report: mask, ext, can }, ceu);
   if (model !== 'GV355CEU' && bit(mask, 30)) canLocation(r, f);

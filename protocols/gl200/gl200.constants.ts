@@ -48,14 +48,52 @@ export const TEXT_END_ALT = 0x00;
  * model; the device record's model (DecodeContext.model) takes precedence.
  */
 export const MODEL_BY_VERSION: Readonly<Record<string, string>> = {
-  '02': 'GL200', '04': 'GV200', '06': 'GV300', '08': 'GMT100', '09': 'GV50P', '0F': 'GV55',
-  '10': 'GV55 LITE', '11': 'GL500', '1A': 'GL300', '1F': 'GV500', '21': 'GL200', '25': 'GV300',
-  '27': 'GV300W', '28': 'GL300VC', '2C': 'GL300W', '2D': 'GV500VC', '2F': 'GV55', '4F': 'GV56',
-  '30': 'GL300', '31': 'GV65', '35': 'GV200', '36': 'GV500', '3F': 'GMT100', '40': 'GL500',
-  '41': 'GV75W', '42': 'GT501', '44': 'GL530', '45': 'GB100', '50': 'GV55W', '52': 'GL50',
-  '55': 'GL50B', '5E': 'GV500MAP', '6E': 'GV310LAU', '74': 'GV350CEU', 'BD': 'CV200',
-  'C2': 'GV600M', 'C3': 'GL320M', 'DC': 'GV600MG', 'DE': 'GL500M', 'DF': 'CV100LG', 'F1': 'GV350M',
-  'F8': 'GV800W', 'FC': 'GV600W', '802004': 'GV58LAU', '802005': 'GV355CEU', '80201E': 'GV30CEU',
+  '02': 'GL200',
+  '04': 'GV200',
+  '06': 'GV300',
+  '08': 'GMT100',
+  '09': 'GV50P',
+  '0F': 'GV55',
+  '10': 'GV55 LITE',
+  '11': 'GL500',
+  '1A': 'GL300',
+  '1F': 'GV500',
+  '21': 'GL200',
+  '25': 'GV300',
+  '27': 'GV300W',
+  '28': 'GL300VC',
+  '2C': 'GL300W',
+  '2D': 'GV500VC',
+  '2F': 'GV55',
+  '4F': 'GV56',
+  '30': 'GL300',
+  '31': 'GV65',
+  '35': 'GV200',
+  '36': 'GV500',
+  '3F': 'GMT100',
+  '40': 'GL500',
+  '41': 'GV75W',
+  '42': 'GT501',
+  '44': 'GL530',
+  '45': 'GB100',
+  '50': 'GV55W',
+  '52': 'GL50',
+  '55': 'GL50B',
+  '5E': 'GV500MAP',
+  '6E': 'GV310LAU',
+  '74': 'GV350CEU',
+  BD: 'CV200',
+  C2: 'GV600M',
+  C3: 'GL320M',
+  DC: 'GV600MG',
+  DE: 'GL500M',
+  DF: 'CV100LG',
+  F1: 'GV350M',
+  F8: 'GV800W',
+  FC: 'GV600W',
+  '802004': 'GV58LAU',
+  '802005': 'GV355CEU',
+  '80201E': 'GV30CEU',
 };
 
 /** Report type -> alarm, Gl200TextProtocolDecoder.decodeBasic (docs/protocols.md §3.6) */
@@ -81,7 +119,11 @@ export const REPORT_ALARMS: Readonly<Record<string, Alarm>> = {
 
 /** GTHBM harsh behaviour: the low nibble of the report type (0/3 braking, 1/4 acceleration, 2 cornering) */
 export const HARSH_BEHAVIOUR: Readonly<Record<number, Alarm>> = {
-  0: 'hardBraking', 1: 'hardAcceleration', 2: 'hardCornering', 3: 'hardBraking', 4: 'hardAcceleration',
+  0: 'hardBraking',
+  1: 'hardAcceleration',
+  2: 'hardCornering',
+  3: 'hardBraking',
+  4: 'hardAcceleration',
 };
 
 // Replies (Gl200TextProtocolDecoder.decodeAck and decode)

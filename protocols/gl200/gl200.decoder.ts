@@ -5,8 +5,21 @@ import { PROTOCOL, sack, sackHeartbeat } from './gl200.constants.js';
 import type { Report } from './gl200.fields.js';
 import { isBinaryFrame } from './gl200.frame.js';
 import {
-  decodeBaa, decodeBid, decodeDar, decodeDtt, decodeFri, decodeGsm, decodeIda, decodeLsa, decodeLsw, decodeObd,
-  decodePna, decodeVer, decodeWif, type TextHandler, type TextReport,
+  decodeBaa,
+  decodeBid,
+  decodeDar,
+  decodeDtt,
+  decodeFri,
+  decodeGsm,
+  decodeIda,
+  decodeLsa,
+  decodeLsw,
+  decodeObd,
+  decodePna,
+  decodeVer,
+  decodeWif,
+  type TextHandler,
+  type TextReport,
 } from './gl200.messages.js';
 import { decodeAck, decodeBasic, decodeDat, decodeEri, decodeIgn, decodeInf, decodeLbs } from './gl200.reports.js';
 
@@ -81,11 +94,13 @@ function decodeText(frame: Buffer, ctx: DecodeContext): DecodeResult {
   const replies: Buffer[] = [];
   if (sentence.startsWith('+ACK:')) {
     ({ reports, answer } = decodeAck(t));
-    if (COUNT.test(count)) replies.push(Buffer.from(type === 'HBD' ? sackHeartbeat(values[1], count) : sack(count), 'latin1'));
+    if (COUNT.test(count))
+      replies.push(Buffer.from(type === 'HBD' ? sackHeartbeat(values[1], count) : sack(count), 'latin1'));
   } else {
     reports = TEXT_HANDLERS[type]?.(t) ?? decodeBasic(t);
     // neither the type's layout nor the generic reading found anything: a report this decoder cannot read
-    if (reports.length === 0) throw new ProtocolError(PROTOCOL, `unrecognised GT${type} report`, frame, { ...(identity && { identity }) });
+    if (reports.length === 0)
+      throw new ProtocolError(PROTOCOL, `unrecognised GT${type} report`, frame, { ...(identity && { identity }) });
     for (const r of reports) r.set('type', type);
     if (COUNT.test(count)) replies.push(Buffer.from(sack(count), 'latin1'));
   }

@@ -32,7 +32,12 @@ export class Report {
 
   /** holds anything worth storing (decodeBasic returns nothing otherwise) */
   get hasContent(): boolean {
-    return this.location !== undefined || this.alarms.length > 0 || Object.keys(this.attributes).length > 0 || !this.network.empty;
+    return (
+      this.location !== undefined ||
+      this.alarms.length > 0 ||
+      Object.keys(this.attributes).length > 0 ||
+      !this.network.empty
+    );
   }
 
   toMessage(): DecodedMessage {
@@ -92,7 +97,12 @@ export function timeOf(parts: readonly string[], what = 'time'): Date {
 export function hoursMs(value: string | undefined): number | undefined {
   if (!value) return undefined;
   const [h, m, s] = value.split(':');
-  return (int(h, 'hours') * 3600 + (m !== undefined ? int(m, 'minutes') * 60 : 0) + (s !== undefined ? int(s, 'seconds') : 0)) * 1000;
+  return (
+    (int(h, 'hours') * 3600 +
+      (m !== undefined ? int(m, 'minutes') * 60 : 0) +
+      (s !== undefined ? int(s, 'seconds') : 0)) *
+    1000
+  );
 }
 
 /** `aabbccddeeff` -> `aa:bb:cc:dd:ee:ff` */
@@ -186,7 +196,14 @@ export function readLocation(r: Report, model: string, f: Fields): void {
 }
 
 /** the position of a location block, when longitude, latitude and time are all there */
-export function setLocation(r: Report, lon: string, lat: string, speed: string | undefined, course: string | undefined, altitude: string | undefined): void {
+export function setLocation(
+  r: Report,
+  lon: string,
+  lat: string,
+  speed: string | undefined,
+  course: string | undefined,
+  altitude: string | undefined,
+): void {
   const longitudeDeg = num(lon, 'longitude');
   const latitudeDeg = num(lat, 'latitude');
   if (Math.abs(latitudeDeg) > 90 || Math.abs(longitudeDeg) > 180) {

@@ -1,7 +1,12 @@
 import type { FrameSplitter } from '../types.js';
 import { EMPTY } from '../shared/empty.js';
 import {
-  BINARY_LENGTH_AT, GL200_MAX_FRAME_BYTES, MIN_BINARY_BYTES, PREFIXED_LENGTH_OFFSET, TEXT_END, TEXT_END_ALT,
+  BINARY_LENGTH_AT,
+  GL200_MAX_FRAME_BYTES,
+  MIN_BINARY_BYTES,
+  PREFIXED_LENGTH_OFFSET,
+  TEXT_END,
+  TEXT_END_ALT,
 } from './gl200.constants.js';
 
 const PLUS = 0x2b;

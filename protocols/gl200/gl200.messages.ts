@@ -1,9 +1,21 @@
+import { Report, decodeStatus, hex, hoursMs, int, macAddress, num, setLocation, timeOf } from './gl200.fields.js';
 import {
-  Report, decodeStatus, hex, hoursMs, int, macAddress, num, setLocation, timeOf,
-} from './gl200.fields.js';
-import {
-  PATTERN_BAA, PATTERN_BID, PATTERN_DAR, PATTERN_DTT, PATTERN_FRI, PATTERN_GSM, PATTERN_IDA, PATTERN_LOCATION,
-  PATTERN_LOCATIONS, PATTERN_LSA, PATTERN_LSW, PATTERN_OBD, PATTERN_PNA, PATTERN_VER, PATTERN_WIF, PATTERN_WIFI,
+  PATTERN_BAA,
+  PATTERN_BID,
+  PATTERN_DAR,
+  PATTERN_DTT,
+  PATTERN_FRI,
+  PATTERN_GSM,
+  PATTERN_IDA,
+  PATTERN_LOCATION,
+  PATTERN_LOCATIONS,
+  PATTERN_LSA,
+  PATTERN_LSW,
+  PATTERN_OBD,
+  PATTERN_PNA,
+  PATTERN_VER,
+  PATTERN_WIF,
+  PATTERN_WIFI,
 } from './gl200.patterns.js';
 
 /** One text report as the decoder sees it: its type (`FRI`), fields, sentence and the record's model. */
@@ -158,7 +170,13 @@ export const decodeGsm: TextHandler = (t) => {
   const data = g[2].split(',');
   for (let i = 0; i + 4 < data.length; i += 6) {
     if (data[i] && data[i + 1] && data[i + 2] && data[i + 3]) {
-      r.network.addCell(int(data[i], 'mcc'), int(data[i + 1], 'mnc'), hex(data[i + 2], 'lac'), hex(data[i + 3], 'cell id'), data[i + 4] ? int(data[i + 4], 'rssi') : undefined);
+      r.network.addCell(
+        int(data[i], 'mcc'),
+        int(data[i + 1], 'mnc'),
+        hex(data[i + 2], 'lac'),
+        hex(data[i + 3], 'cell id'),
+        data[i + 4] ? int(data[i + 4], 'rssi') : undefined,
+      );
     }
   }
   sendTime(r, g, 3);

@@ -47,55 +47,59 @@ export const PATTERN_LOCATIONS = new RegExp(LOCATION_SOURCE, 'gy');
  * 15 device status hex6, 16 rpm, 17 fuel; (c) GT501 18 rssi, 19 battery %; (d) GL 20 odometer,
  * 21 battery %; 22-27 send time, 28 count.
  */
-export const PATTERN_FRI = new RegExp([
-  head('FRI|GEO|RTL|DOG'),
-  '(?:([0-9A-Z]{17}),)?', // vin
-  '[^,]*,', // device name
-  '(\\d+)?,', // external power mV
-  '(?:(\\d{1,2}),)?', // report type
-  '(?:\\d{1,2},)?', // number of blocks
-  '(?:\\d*,)?', // reserved
-  '(?:(\\d+),)?', // battery %
-  `(${LOC}+)`,
-  '(?:',
-  '\\d{1,2},(\\d{1,5})?,(\\d{1,3}),[01],(?:[01])?,(-?\\d{1,2}\\.\\d)?,',
-  '|(\\d{1,7}\\.\\d)?,(\\d{5}:\\d\\d:\\d\\d)?,([0-9a-fA-F]+)?,([0-9a-fA-F]+)?,(?:\\d*,)?(\\d{1,3})?,([0-9a-fA-F]{6})?,(\\d+)?,(?:\\d+\\.?\\d*|Inf|NaN)?,(\\d+)?,',
-  '|(-?\\d),(\\d{1,3}),',
-  '|(?:(\\d{1,7}\\.\\d)?,)?(\\d{1,3})?,',
-  ')',
-  '.*?',
-  TAIL,
-].join(''));
+export const PATTERN_FRI = new RegExp(
+  [
+    head('FRI|GEO|RTL|DOG'),
+    '(?:([0-9A-Z]{17}),)?', // vin
+    '[^,]*,', // device name
+    '(\\d+)?,', // external power mV
+    '(?:(\\d{1,2}),)?', // report type
+    '(?:\\d{1,2},)?', // number of blocks
+    '(?:\\d*,)?', // reserved
+    '(?:(\\d+),)?', // battery %
+    `(${LOC}+)`,
+    '(?:',
+    '\\d{1,2},(\\d{1,5})?,(\\d{1,3}),[01],(?:[01])?,(-?\\d{1,2}\\.\\d)?,',
+    '|(\\d{1,7}\\.\\d)?,(\\d{5}:\\d\\d:\\d\\d)?,([0-9a-fA-F]+)?,([0-9a-fA-F]+)?,(?:\\d*,)?(\\d{1,3})?,([0-9a-fA-F]{6})?,(\\d+)?,(?:\\d+\\.?\\d*|Inf|NaN)?,(\\d+)?,',
+    '|(-?\\d),(\\d{1,3}),',
+    '|(?:(\\d{1,7}\\.\\d)?,)?(\\d{1,3})?,',
+    ')',
+    '.*?',
+    TAIL,
+  ].join(''),
+);
 
 /** OBD: 2 rpm, 3 speed, 4 coolant, 5 fuel consumption, 6 dtcs cleared distance, 7 obd connect, 8 dtc count, 9 dtcs, 10 throttle, 11 fuel %, 12 odometer km, 13 location, 14 odometer km, 15-20 send time */
-export const PATTERN_OBD = new RegExp([
-  head('OBD'),
-  '(?:[0-9A-Z]{17})?,', // vin
-  '[^,]{0,20},', // device name
-  '[01],', // report type
-  '[0-9a-fA-F]{1,8},', // report mask
-  '(?:[0-9A-Z]{17})?,', // vin
-  '[01],', // obd connect
-  '(?:\\d{1,5})?,', // obd voltage
-  '(?:[0-9a-fA-F]{8})?,', // supported pids
-  '(\\d{1,5})?,', // engine rpm
-  '(\\d{1,3})?,', // speed
-  '(-?\\d{1,3})?,', // coolant temperature
-  '(\\d+\\.?\\d*|Inf|NaN)?,', // fuel consumption
-  '(\\d{1,5})?,', // distance since dtcs cleared
-  '(?:\\d{1,5})?,',
-  '([01])?,', // obd connect
-  '(\\d{1,3})?,', // number of dtcs
-  '([0-9a-fA-F]*),', // dtcs
-  '(\\d{1,3})?,', // throttle
-  '(?:\\d{1,3})?,', // engine load
-  '(\\d{1,3})?,', // fuel level
-  '(?:[0-9A],)?', // obd protocol
-  '(\\d+),', // odometer
-  `(${LOC})`,
-  '(\\d{1,7}\\.\\d)?,', // odometer
-  TAIL,
-].join(''));
+export const PATTERN_OBD = new RegExp(
+  [
+    head('OBD'),
+    '(?:[0-9A-Z]{17})?,', // vin
+    '[^,]{0,20},', // device name
+    '[01],', // report type
+    '[0-9a-fA-F]{1,8},', // report mask
+    '(?:[0-9A-Z]{17})?,', // vin
+    '[01],', // obd connect
+    '(?:\\d{1,5})?,', // obd voltage
+    '(?:[0-9a-fA-F]{8})?,', // supported pids
+    '(\\d{1,5})?,', // engine rpm
+    '(\\d{1,3})?,', // speed
+    '(-?\\d{1,3})?,', // coolant temperature
+    '(\\d+\\.?\\d*|Inf|NaN)?,', // fuel consumption
+    '(\\d{1,5})?,', // distance since dtcs cleared
+    '(?:\\d{1,5})?,',
+    '([01])?,', // obd connect
+    '(\\d{1,3})?,', // number of dtcs
+    '([0-9a-fA-F]*),', // dtcs
+    '(\\d{1,3})?,', // throttle
+    '(?:\\d{1,3})?,', // engine load
+    '(\\d{1,3})?,', // fuel level
+    '(?:[0-9A],)?', // obd protocol
+    '(\\d+),', // odometer
+    `(${LOC})`,
+    '(\\d{1,7}\\.\\d)?,', // odometer
+    TAIL,
+  ].join(''),
+);
 
 /** LSW / TSW: 2 input state, 3 location, 4-9 send time */
 export const PATTERN_LSW = new RegExp(`${head('LSW|TSW')}[^,]*,[01],([01]),(${LOC})${TAIL}`);
@@ -104,7 +108,9 @@ export const PATTERN_LSW = new RegExp(`${head('LSW|TSW')}[^,]*,[01],([01]),(${LO
 export const PATTERN_IDA = new RegExp(`${head('IDA')}[^,]*,,([^,]+),[01],1,(${LOC})(\\d+\\.\\d),,,,${TAIL}`);
 
 /** WIF: 2 count, 3 access points, 4 battery %, 5-10 send time */
-export const PATTERN_WIF = new RegExp(`${head('WIF')}[^,]*,(\\d+),((?:[0-9a-fA-F]{12},-?\\d+,,,,)+),,,,(\\d{1,3}),${TAIL}`);
+export const PATTERN_WIF = new RegExp(
+  `${head('WIF')}[^,]*,(\\d+),((?:[0-9a-fA-F]{12},-?\\d+,,,,)+),,,,(\\d{1,3}),${TAIL}`,
+);
 export const PATTERN_WIFI = /([0-9a-fA-F]{12}),(-?\d+),,,,/g;
 
 /** GSM: 2 cells (mcc, mnc, lac hex, cell hex, rssi, reserved; seven of them), 3-8 send time */
@@ -123,10 +129,16 @@ export const PATTERN_DAR = new RegExp(`${head('DAR')}[^,]*,(\\d),(\\d{1,2}),,,($
 export const PATTERN_DTT = new RegExp(`${head('DTT')}[^,]*,,,\\d,\\d+,([0-9a-fA-F]+),${TAIL}`);
 
 /** BAA: 2 append mask hex4, 3 accessory fields, 4 location, 5-10 send time */
-export const PATTERN_BAA = new RegExp(`${head('BAA')}[^,]*,[0-9a-fA-F]+,\\d,\\d,[0-9a-fA-F]+,([0-9a-fA-F]{4}),((?:[^,]+,){0,6})(${LOC}).*?${TAIL}`);
+export const PATTERN_BAA = new RegExp(
+  `${head('BAA')}[^,]*,[0-9a-fA-F]+,\\d,\\d,[0-9a-fA-F]+,([0-9a-fA-F]{4}),((?:[^,]+,){0,6})(${LOC}).*?${TAIL}`,
+);
 
 /** BID: 2 append mask hex4, 3 accessory fields, 4 location, 5-10 send time */
-export const PATTERN_BID = new RegExp(`${head('BID')}[^,]*,\\d,\\d,([0-9a-fA-F]{4}),((?:[^,]+,){0,2})(${LOC}).*?${TAIL}`);
+export const PATTERN_BID = new RegExp(
+  `${head('BID')}[^,]*,\\d,\\d,([0-9a-fA-F]{4}),((?:[^,]+,){0,2})(${LOC}).*?${TAIL}`,
+);
 
 /** LSA: 2 location, 3 light level, 4 battery %, 5 temperature, 6-11 send time */
-export const PATTERN_LSA = new RegExp(`${head('LSA')}[^,]*,\\d,\\d,\\d+,(${LOC})\\d+,(\\d),(\\d+),[01],[01]?,(-?\\d+\\.\\d)?,${TAIL}`);
+export const PATTERN_LSA = new RegExp(
+  `${head('LSA')}[^,]*,\\d,\\d,\\d+,(${LOC})\\d+,(\\d),(\\d+),[01],[01]?,(-?\\d+\\.\\d)?,${TAIL}`,
+);

@@ -1,7 +1,18 @@
 import type { CommandResult } from '../types.js';
 import { HARSH_BEHAVIOUR, REPORT_ALARMS } from './gl200.constants.js';
 import {
-  Fields, Report, bit, decodeStatus, hex, hoursMs, int, modelOf, num, readLocation, setLocation, time14,
+  Fields,
+  Report,
+  bit,
+  decodeStatus,
+  hex,
+  hoursMs,
+  int,
+  modelOf,
+  num,
+  readLocation,
+  setLocation,
+  time14,
 } from './gl200.fields.js';
 import type { TextHandler, TextReport } from './gl200.messages.js';
 
@@ -45,11 +56,19 @@ export const decodeInf: TextHandler = (t) => {
   const state = filled(f);
   if (state !== undefined) {
     const s = hex(state, 'state');
-    if (s === 0x16 || s === 0x1a || s === 0x12) { r.set('ignition', false); r.set('motion', true); }
-    else if (s === 0x11) { r.set('ignition', false); r.set('motion', false); }
-    else if (s === 0x21) { r.set('ignition', true); r.set('motion', false); }
-    else if (s === 0x22) { r.set('ignition', true); r.set('motion', true); }
-    else if (s === 0x41) r.set('motion', false);
+    if (s === 0x16 || s === 0x1a || s === 0x12) {
+      r.set('ignition', false);
+      r.set('motion', true);
+    } else if (s === 0x11) {
+      r.set('ignition', false);
+      r.set('motion', false);
+    } else if (s === 0x21) {
+      r.set('ignition', true);
+      r.set('motion', false);
+    } else if (s === 0x22) {
+      r.set('ignition', true);
+      r.set('motion', true);
+    } else if (s === 0x41) r.set('motion', false);
     else if (s === 0x42) r.set('motion', true);
   }
   r.set('iccid', filled(f));
@@ -67,7 +86,8 @@ export const decodeInf: TextHandler = (t) => {
     else r.set('power', int(power, 'power') / 1000);
   }
   if (model !== 'GV500VC') {
-    if (model === 'GV350M' || model === 'GV310LAU') f.skip(); // expand mask or network type
+    if (model === 'GV350M' || model === 'GV310LAU')
+      f.skip(); // expand mask or network type
     else {
       const power2 = filled(f);
       if (power2 !== undefined) r.set('power2', int(power2, 'power') / 1000);
@@ -155,7 +175,8 @@ function eriFuelAndOneWire(r: Report, model: string, mask: number, f: Fields): v
     }
     if (bit(dataMask, 1)) f.skip(); // fuel height
   }
-  if (bit(mask, 1)) { // 1-wire temperature sensors
+  if (bit(mask, 1)) {
+    // 1-wire temperature sensors
     const devices = int(f.next(), 'sensor count');
     for (let i = 1; i <= devices && f.i < f.length; i++) {
       f.skip(2); // id, type
@@ -180,7 +201,8 @@ function eriSensors(r: Report, model: string, mask: number, f: Fields): void {
       if (bit(mask, 10)) f.skip(); // fuel temperature
     }
   }
-  if (bit(mask, 7) && model !== 'GL320M') { // temperature and humidity sensors
+  if (bit(mask, 7) && model !== 'GL320M') {
+    // temperature and humidity sensors
     const devices = int(f.next(), 'sensor count');
     for (let i = 1; i <= devices && f.i < f.length; i++) {
       f.skip(); // serial number
@@ -273,7 +295,13 @@ export const decodeLbs: TextHandler = (t) => {
   f.skip(5); // reserved, motion status, reserved, reserved, component expansion mask
   for (let i = 0; i <= 6 && f.i < f.length; i++) {
     if (f.at(1)) {
-      r.network.addCell(int(f.next(), 'mcc'), int(f.next(), 'mnc'), hex(f.next(), 'lac'), hex(f.next(), 'cell id'), int(f.next(), 'rssi'));
+      r.network.addCell(
+        int(f.next(), 'mcc'),
+        int(f.next(), 'mnc'),
+        hex(f.next(), 'lac'),
+        hex(f.next(), 'cell id'),
+        int(f.next(), 'rssi'),
+      );
     } else {
       f.skip(5);
     }
@@ -315,13 +343,22 @@ export function decodeBasic(t: TextReport): Report[] {
       case 'STR':
       case 'CTN': {
         const battery = v[i + 5] ?? '';
-        if (/^GL5[03]0$/.test(modelOf(v[1] ?? '', t.declaredModel)) && battery) r.set('batteryLevel', int(battery, 'battery level'));
+        if (/^GL5[03]0$/.test(modelOf(v[1] ?? '', t.declaredModel)) && battery)
+          r.set('batteryLevel', int(battery, 'battery level'));
         break;
       }
-      case 'NMR': r.set('motion', reportType === 1); break;
-      case 'DIS': r.set(`in${Math.floor(reportType / 0x10)}`, reportType % 0x10 === 1); break;
-      case 'IGL': r.set('ignition', reportType % 0x10 === 1); break;
-      case 'HBM': r.addAlarm(HARSH_BEHAVIOUR[reportType % 0x10]); break;
+      case 'NMR':
+        r.set('motion', reportType === 1);
+        break;
+      case 'DIS':
+        r.set(`in${Math.floor(reportType / 0x10)}`, reportType % 0x10 === 1);
+        break;
+      case 'IGL':
+        r.set('ignition', reportType % 0x10 === 1);
+        break;
+      case 'HBM':
+        r.addAlarm(HARSH_BEHAVIOUR[reportType % 0x10]);
+        break;
     }
   }
   for (; i + 2 < v.length; i++) {
@@ -367,4 +404,3 @@ export function decodeAck(t: TextReport): { reports: Report[]; answer?: CommandR
   if (/^[0-9a-fA-F]{4}$/.test(serial)) answer.replySerial = parseInt(serial, 16);
   return { reports: [r], answer };
 }
-

@@ -2,7 +2,13 @@ import type { DecodeContext, DecodeResult } from '../types.js';
 import { ProtocolError } from '../types.js';
 import { PROTOCOL } from './gps103.constants.js';
 import {
-  decodeAlternative, decodeHeartbeat, decodeLogin, decodeObd, decodePhoto, decodeRegular, type SentenceHandler,
+  decodeAlternative,
+  decodeHeartbeat,
+  decodeLogin,
+  decodeObd,
+  decodePhoto,
+  decodeRegular,
+  type SentenceHandler,
 } from './gps103.messages.js';
 
 type SentenceKind = 'login' | 'heartbeat' | 'photo' | 'obd' | 'alternative' | 'regular';

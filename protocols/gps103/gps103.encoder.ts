@@ -11,7 +11,11 @@ import { GPS103_MAX_FRAME_BYTES, PROTOCOL } from './gps103.constants.js';
  */
 export function encodeGps103Command(text: string, ctx: CommandContext): EncodedCommand {
   if (!/^\d{1,20}$/.test(ctx.deviceId)) {
-    throw new CommandError(PROTOCOL, 'DEVICE_ID', `device id "${ctx.deviceId}" is not the IMEI digits a GPS103 command carries`);
+    throw new CommandError(
+      PROTOCOL,
+      'DEVICE_ID',
+      `device id "${ctx.deviceId}" is not the IMEI digits a GPS103 command carries`,
+    );
   }
   const prefix = `**,imei:${ctx.deviceId},`;
   commandBytes(PROTOCOL, text, { delimiters: [';', '\r', '\n'], maxBytes: GPS103_MAX_FRAME_BYTES - prefix.length });

@@ -4,8 +4,15 @@ import type { Alarm } from '../../core/model/alarm.js';
 import { knotsToKmh } from '../shared/units.js';
 import { nearestTimeOfDay } from '../shared/time.js';
 import {
-  KEYWORD_ALARMS, KEYWORD_PREFIX_ALARMS, PATTERN_ALT, PATTERN_OBD, PATTERN_REGULAR, PROTOCOL, REPLY_HEARTBEAT,
-  REPLY_LOGIN, replySos,
+  KEYWORD_ALARMS,
+  KEYWORD_PREFIX_ALARMS,
+  PATTERN_ALT,
+  PATTERN_OBD,
+  PATTERN_REGULAR,
+  PROTOCOL,
+  REPLY_HEARTBEAT,
+  REPLY_LOGIN,
+  replySos,
 } from './gps103.constants.js';
 
 /** One sentence (line ending removed; a trailing `;` or `*` delimiter may remain) in, a result out. */
@@ -27,7 +34,9 @@ function imeiIn(sentence: string): string | undefined {
  */
 export function unrecognised(sentence: string): never {
   const identity = imeiIn(sentence);
-  throw new ProtocolError(PROTOCOL, 'unrecognised gps103 sentence', Buffer.from(sentence, 'latin1'), { ...(identity && { identity }) });
+  throw new ProtocolError(PROTOCOL, 'unrecognised gps103 sentence', Buffer.from(sentence, 'latin1'), {
+    ...(identity && { identity }),
+  });
 }
 
 function hasContent(m: DecodedMessage): boolean {
@@ -73,7 +82,8 @@ function applyKeyword(keyword: string, imei: string, m: DecodedMessage, replies:
   const alarm = keywordAlarm(keyword);
   if (alarm) m.alarms.push(alarm);
   if (keyword === 'help me') replies.push(text(replySos(imei)));
-  else if (keyword.startsWith('vt')) return; // photo announcement: `vt<packet count>`
+  else if (keyword.startsWith('vt'))
+    return; // photo announcement: `vt<packet count>`
   else if (keyword === 'acc on') m.attributes.ignition = true;
   else if (keyword === 'acc off') m.attributes.ignition = false;
   else if (keyword.startsWith('T:')) setNumber(m.attributes, 'temp1', keyword.substring(2));
@@ -169,7 +179,11 @@ export const decodeObd: SentenceHandler = (sentence) => {
   setNumber(a, 'battery', g[17]);
   const dtcs = g[18].replace(/,/g, ' ').trim();
   if (dtcs) a.dtcs = dtcs;
-  const m: DecodedMessage = { fixTime: new Date(Date.UTC(Y2K + yy, mo - 1, dd, hh, mi, ss)), alarms: [], attributes: a };
+  const m: DecodedMessage = {
+    fixTime: new Date(Date.UTC(Y2K + yy, mo - 1, dd, hh, mi, ss)),
+    alarms: [],
+    attributes: a,
+  };
   return { identity: g[1], messages: [m], replies: [] };
 };
 

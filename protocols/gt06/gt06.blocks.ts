@@ -4,8 +4,18 @@ import { crc16X25 } from '../shared/crc.js';
 import type { ByteReader } from '../shared/byte-reader.js';
 import { NetworkInfo } from '../shared/network.js';
 import {
-  decodeStatusAlarm, MSG_ALARM_MODULE, MSG_GPS_LBS_6, MSG_GPS_LBS_7, MSG_GPS_LBS_8, MSG_GPS_LBS_DRIVER,
-  MSG_GPS_LBS_STATUS_5, MSG_IBUTTON, MSG_LBS_ALARM, MSG_LOCATION_RFID, type ModelFlags, type Variant,
+  decodeStatusAlarm,
+  MSG_ALARM_MODULE,
+  MSG_GPS_LBS_6,
+  MSG_GPS_LBS_7,
+  MSG_GPS_LBS_8,
+  MSG_GPS_LBS_DRIVER,
+  MSG_GPS_LBS_STATUS_5,
+  MSG_IBUTTON,
+  MSG_LBS_ALARM,
+  MSG_LOCATION_RFID,
+  type ModelFlags,
+  type Variant,
 } from './gt06.constants.js';
 
 /** What the decoder knows about the frame being decoded. */
@@ -87,7 +97,15 @@ export function u64n(r: ByteReader): number {
 }
 
 /** `YY MM DD hh mm ss` in the device clock, to UTC (Traccar `DateBuilder`: 2-digit years are 20xx) */
-export function dateFromFields(y: number, mo: number, d: number, h: number, mi: number, s: number, tzOffsetMin: number): Date {
+export function dateFromFields(
+  y: number,
+  mo: number,
+  d: number,
+  h: number,
+  mi: number,
+  s: number,
+  tzOffsetMin: number,
+): Date {
   const year = y < 100 ? 2000 + y : y;
   return new Date(Date.UTC(year, mo - 1, d, h, mi, s) - tzOffsetMin * 60_000);
 }
@@ -161,7 +179,10 @@ export function decodeLbs(r: ByteReader, pos: Pos, env: Gt06Env, hasLength: bool
       const start = r.offset;
       let zeroed = true;
       for (let i = start + 9; i < start + 45 && i < r.buf.length; i++) {
-        if (r.buf[i] !== 0) { zeroed = false; break; }
+        if (r.buf[i] !== 0) {
+          zeroed = false;
+          break;
+        }
       }
       if (zeroed) r.skip(Math.min(r.remaining, 45));
       return false;
@@ -174,10 +195,17 @@ export function decodeLbs(r: ByteReader, pos: Pos, env: Gt06Env, hasLength: bool
   const lac = wide ? r.i32() : r.u16();
   let cid: number;
   if (wide || variant === 'SL4X') cid = u64n(r);
-  else if (type === MSG_GPS_LBS_6 || type === MSG_IBUTTON || type === MSG_GPS_LBS_DRIVER
-    || type === MSG_LOCATION_RFID || variant === 'SEEWORLD') cid = r.u32();
+  else if (
+    type === MSG_GPS_LBS_6 ||
+    type === MSG_IBUTTON ||
+    type === MSG_GPS_LBS_DRIVER ||
+    type === MSG_LOCATION_RFID ||
+    variant === 'SEEWORLD'
+  )
+    cid = r.u32();
   else cid = u24(r);
-  if (cellType >= 3) r.u16(); // rssi
+  if (cellType >= 3)
+    r.u16(); // rssi
   else if (type === MSG_GPS_LBS_8 || type === MSG_ALARM_MODULE) r.u8(); // rssi
   pos.cells.push({ mobileCountryCode: mcc & 0x7fff, mobileNetworkCode: mnc, locationAreaCode: lac, cellId: cid });
   if (length > 9) r.skip(length - 9);
@@ -198,7 +226,9 @@ export function decodeStatus(r: ByteReader, pos: Pos, env: Gt06Env): void {
 export function response(extended: boolean, type: number, serial: number, content?: Buffer): Buffer {
   const body = content ?? Buffer.alloc(0);
   const length = 5 + body.length;
-  const head = extended ? Buffer.from([0x79, 0x79, length >> 8, length & 0xff]) : Buffer.from([0x78, 0x78, length & 0xff]);
+  const head = extended
+    ? Buffer.from([0x79, 0x79, length >> 8, length & 0xff])
+    : Buffer.from([0x78, 0x78, length & 0xff]);
   const out = Buffer.concat([head, Buffer.from([type]), body, Buffer.alloc(6)]);
   let p = head.length + 1 + body.length;
   out.writeUInt16BE(serial & 0xffff, p);

@@ -79,8 +79,21 @@ export const MSG_WIFI_4 = 0xf3;
 
 /** Layout variants Traccar tells apart by (start, type, length) (`decodeVariant`). */
 export type Variant =
-  | 'STANDARD' | 'VXT01' | 'WANWAY_S20' | 'SR411_MINI' | 'GT06E_CARD' | 'BENWAY' | 'S5' | 'SPACE10X'
-  | 'OBD6' | 'WETRUST' | 'JC400' | 'SL4X' | 'SEEWORLD' | 'RFID' | 'LW4G';
+  | 'STANDARD'
+  | 'VXT01'
+  | 'WANWAY_S20'
+  | 'SR411_MINI'
+  | 'GT06E_CARD'
+  | 'BENWAY'
+  | 'S5'
+  | 'SPACE10X'
+  | 'OBD6'
+  | 'WETRUST'
+  | 'JC400'
+  | 'SL4X'
+  | 'SEEWORLD'
+  | 'RFID'
+  | 'LW4G';
 
 /** [type, test on the 0x7878 length byte, variant], first match wins (Traccar `decodeVariant`). */
 export const BASIC_VARIANTS: ReadonlyArray<readonly [number, (length: number) => boolean, Variant]> = [
@@ -126,47 +139,95 @@ export interface ModelFlags {
  */
 export function decodeAlarm(value: number, m: ModelFlags): Alarm | undefined {
   switch (value) {
-    case 0x01: return 'sos';
-    case 0x02: return 'powerCut';
-    case 0x03: return 'vibration';
-    case 0x04: return 'geofenceEnter';
-    case 0x05: return 'geofenceExit';
-    case 0x06: return 'overspeed';
-    case 0x09: return m.vl ? 'tow' : 'vibration';
-    case 0x0e: case 0x0f: return 'lowBattery';
-    case 0x11: return 'powerOff';
-    case 0x0c: case 0x13: case 0x25: case 0x32: return 'tampering';
-    case 0x14: return 'door';
-    case 0x18: return m.lw ? 'accident' : 'removing';
-    case 0x19: return m.lw ? 'hardAcceleration' : 'lowBattery';
-    case 0x1a: case 0x27: case 0xf1: return 'hardBraking';
-    case 0x1b: case 0x2a: case 0x2b: case 0x2e: return 'hardCornering';
-    case 0x23: return 'fallDown';
-    case 0x26: case 0xf0: return 'hardAcceleration';
-    case 0x28: return m.seeworld ? 'hardCornering' : m.vl ? 'powerOff' : 'hardBraking';
-    case 0x29: return m.seeworld ? 'accident' : 'hardAcceleration';
-    case 0x2c: case 0xf2: return 'accident';
-    case 0x30: return m.vl ? 'hardBraking' : 'jamming';
-    case 0x33: return 'lock';
-    case 0x34: return 'unlock';
-    case 0x53: return 'fuelLeak';
-    case 0x5b: case 0x5c: return 'temperature';
-    case 0xc9: return 'idle';
-    case 0x0107: case 0x010b: return 'jamming';
-    default: return undefined;
+    case 0x01:
+      return 'sos';
+    case 0x02:
+      return 'powerCut';
+    case 0x03:
+      return 'vibration';
+    case 0x04:
+      return 'geofenceEnter';
+    case 0x05:
+      return 'geofenceExit';
+    case 0x06:
+      return 'overspeed';
+    case 0x09:
+      return m.vl ? 'tow' : 'vibration';
+    case 0x0e:
+    case 0x0f:
+      return 'lowBattery';
+    case 0x11:
+      return 'powerOff';
+    case 0x0c:
+    case 0x13:
+    case 0x25:
+    case 0x32:
+      return 'tampering';
+    case 0x14:
+      return 'door';
+    case 0x18:
+      return m.lw ? 'accident' : 'removing';
+    case 0x19:
+      return m.lw ? 'hardAcceleration' : 'lowBattery';
+    case 0x1a:
+    case 0x27:
+    case 0xf1:
+      return 'hardBraking';
+    case 0x1b:
+    case 0x2a:
+    case 0x2b:
+    case 0x2e:
+      return 'hardCornering';
+    case 0x23:
+      return 'fallDown';
+    case 0x26:
+    case 0xf0:
+      return 'hardAcceleration';
+    case 0x28:
+      return m.seeworld ? 'hardCornering' : m.vl ? 'powerOff' : 'hardBraking';
+    case 0x29:
+      return m.seeworld ? 'accident' : 'hardAcceleration';
+    case 0x2c:
+    case 0xf2:
+      return 'accident';
+    case 0x30:
+      return m.vl ? 'hardBraking' : 'jamming';
+    case 0x33:
+      return 'lock';
+    case 0x34:
+      return 'unlock';
+    case 0x53:
+      return 'fuelLeak';
+    case 0x5b:
+    case 0x5c:
+      return 'temperature';
+    case 0xc9:
+      return 'idle';
+    case 0x0107:
+    case 0x010b:
+      return 'jamming';
+    default:
+      return undefined;
   }
 }
 
 /** Bits 3-5 of the terminal information byte (Traccar `decodeStatus`). */
 export function decodeStatusAlarm(code: number, variant: Variant): Alarm | undefined {
   switch (code) {
-    case 1: return 'vibration';
-    case 2: return 'powerCut';
-    case 3: return 'lowBattery';
-    case 4: return 'sos';
-    case 6: return 'geofence';
-    case 7: return variant === 'VXT01' ? 'overspeed' : 'removing';
-    default: return undefined;
+    case 1:
+      return 'vibration';
+    case 2:
+      return 'powerCut';
+    case 3:
+      return 'lowBattery';
+    case 4:
+      return 'sos';
+    case 6:
+      return 'geofence';
+    case 7:
+      return variant === 'VXT01' ? 'overspeed' : 'removing';
+    default:
+      return undefined;
   }
 }
 

@@ -4,8 +4,14 @@ import { ByteReader } from '../shared/byte-reader.js';
 import type { Gt06Env, Outcome } from './gt06.blocks.js';
 import * as C from './gt06.constants.js';
 import {
-  BASIC_VARIANTS, LOCATION_RFID_LENGTH, NT_MODELS, PROTOCOL, SESSION_TZ, VL_MODELS,
-  type ModelFlags, type Variant,
+  BASIC_VARIANTS,
+  LOCATION_RFID_LENGTH,
+  NT_MODELS,
+  PROTOCOL,
+  SESSION_TZ,
+  VL_MODELS,
+  type ModelFlags,
+  type Variant,
 } from './gt06.constants.js';
 import * as S from './gt06.session.messages.js';
 import * as L from './gt06.position.messages.js';
@@ -46,7 +52,8 @@ const HANDLERS: Record<number, Handler> = {
   [C.MSG_WIFI_2]: N.decodeWifi,
   [C.MSG_WIFI_4]: N.decodeWifi,
   [C.MSG_INFO]: (r, env) => (env.extended ? I.decodeInfo(r, env) : I.decodeInfoBasic(r)),
-  [C.MSG_LBS_MULTIPLE_3]: (r, env) => (env.variant === 'SR411_MINI' ? L.decodeSr411(r, env) : N.decodeLbsMultiple(r, env)),
+  [C.MSG_LBS_MULTIPLE_3]: (r, env) =>
+    env.variant === 'SR411_MINI' ? L.decodeSr411(r, env) : N.decodeLbsMultiple(r, env),
   [C.MSG_LBS_MULTIPLE_1]: N.decodeLbsMultiple,
   [C.MSG_LBS_MULTIPLE_2]: N.decodeLbsMultiple,
   [C.MSG_LBS_EXTEND]: N.decodeLbsMultiple,
@@ -111,7 +118,8 @@ function checkCrc(frame: Buffer, headerLength: number, ctx: DecodeContext): stri
   else {
     const expected = frame.readUInt16BE(end - 4);
     const actual = crc16X25(frame, 2, end - 4);
-    if (expected !== actual) problem = `CRC mismatch: frame ${expected.toString(16).padStart(4, '0')}, computed ${actual.toString(16).padStart(4, '0')}`;
+    if (expected !== actual)
+      problem = `CRC mismatch: frame ${expected.toString(16).padStart(4, '0')}, computed ${actual.toString(16).padStart(4, '0')}`;
   }
   if (!problem) return undefined;
   if (ctx.checksum === 'strict') throw new ProtocolError(PROTOCOL, problem, frame);
@@ -127,7 +135,8 @@ function checkCrc(frame: Buffer, headerLength: number, ctx: DecodeContext): stri
 export function decodeGt06(frame: Buffer, ctx: DecodeContext): DecodeResult {
   if (frame.length < 5) throw new ProtocolError(PROTOCOL, 'frame shorter than its header', frame);
   const start = frame.readUInt16BE(0);
-  if (start !== 0x7878 && start !== 0x7979) throw new ProtocolError(PROTOCOL, 'frame does not start with 7878 or 7979', frame);
+  if (start !== 0x7878 && start !== 0x7979)
+    throw new ProtocolError(PROTOCOL, 'frame does not start with 7878 or 7979', frame);
   const extended = start === 0x7979;
   const headerLength = extended ? 4 : 3;
   if (frame.length < headerLength + 1) throw new ProtocolError(PROTOCOL, 'frame has no protocol number', frame);

@@ -79,7 +79,8 @@ export class Gt06FrameSplitter implements FrameSplitter {
     const extended = b[p] === 0x79;
     const declared = extended ? 6 + b.readUInt16BE(p + 2) : 5 + b[p + 2];
     if (declared > this.maxFrameBytes) return this.cutAtCrLf(extended ? 4 : 3);
-    if (available >= declared + 2 && b[p + declared] === CR && b[p + declared + 1] === LF) return this.unlessNested(declared + 2);
+    if (available >= declared + 2 && b[p + declared] === CR && b[p + declared + 1] === LF)
+      return this.unlessNested(declared + 2);
     if (available >= declared) {
       if (b[p + declared - 2] === CR && b[p + declared - 1] === LF) return this.unlessNested(declared);
       return this.cutAtCrLf(extended ? 4 : 3);
@@ -130,7 +131,9 @@ export class Gt06FrameSplitter implements FrameSplitter {
     const b = this.buf;
     if (i + 5 > b.length || !this.isStart(i)) return false;
     const declared = this.declaredAt(i);
-    return i + declared <= b.length && b[i + declared - 2] === CR && b[i + declared - 1] === LF && this.crcOk(i, declared);
+    return (
+      i + declared <= b.length && b[i + declared - 2] === CR && b[i + declared - 1] === LF && this.crcOk(i, declared)
+    );
   }
 
   /** CRC-16/X-25 of the frame of `length` bytes at `i` (over length..serial) matches */

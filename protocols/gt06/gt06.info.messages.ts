@@ -7,7 +7,18 @@ import { ByteReader } from '../shared/byte-reader.js';
 import type { CommandResult } from '../types.js';
 import { knotsToKmh } from '../shared/units.js';
 import {
-  ack, decodeGps, decodeLbs, hex, isPrintable, outcome, Pos, readDate, round2, u24, type Gt06Env, type Outcome,
+  ack,
+  decodeGps,
+  decodeLbs,
+  hex,
+  isPrintable,
+  outcome,
+  Pos,
+  readDate,
+  round2,
+  u24,
+  type Gt06Env,
+  type Outcome,
 } from './gt06.blocks.js';
 import * as C from './gt06.constants.js';
 import { AZ735_ALARMS, MODULAR_EVENTS, PROTOCOL } from './gt06.constants.js';
@@ -59,7 +70,10 @@ export function decodeInfo(r: ByteReader, env: Gt06Env): Outcome {
       pos.set('adc1', r.u16() / 100);
       break;
     case 0x04: // terminal status sync: "ALM1=..;ALM2=..;STA1=..;DYD=.."
-      for (const value of r.bytes(r.remaining - 6, 'text').toString('ascii').split(';')) {
+      for (const value of r
+        .bytes(r.remaining - 6, 'text')
+        .toString('ascii')
+        .split(';')) {
         const [key, v] = value.split('=');
         if (v === undefined) continue;
         const n = Number.parseInt(v, 16);
@@ -69,7 +83,8 @@ export function decodeInfo(r: ByteReader, env: Gt06Env): Outcome {
         else if (key === 'DYD') pos.set('engineStatus', n);
       }
       break;
-    case 0x05: { // door status
+    case 0x05: {
+      // door status
       if (r.remaining >= 6 + 1 + 6) readDate(r, env); // device time
       const flags = r.u8();
       pos.set('door', (flags & 0x01) !== 0);
@@ -80,13 +95,15 @@ export function decodeInfo(r: ByteReader, env: Gt06Env): Outcome {
       r.skip(8 + 8);
       pos.set('iccid', hex(r.bytes(10, 'iccid')).replace(/f+$/, ''));
       break;
-    case 0x0b: { // network technology (1 byte) or external power (2 bytes)
+    case 0x0b: {
+      // network technology (1 byte) or external power (2 bytes)
       const contentLength = env.length - 6;
       if (contentLength === 1) pos.set('networkTechnology', r.i8() > 0 ? '4G' : '2G');
       else if (contentLength === 2) pos.set('power', r.u16() / 100);
       break;
     }
-    case 0x0d: { // fuel sensor text
+    case 0x0d: {
+      // fuel sensor text
       r.need(1);
       if (r.buf[r.offset] !== 0x21) r.skip(6); // '!'
       const m = PATTERN_FUEL.exec(r.bytes(r.remaining - 6, 'text').toString('ascii'));
@@ -98,7 +115,13 @@ export function decodeInfo(r: ByteReader, env: Gt06Env): Outcome {
     case 0x1b: // RFID reader: ASCII serial, or framed 4-byte card id
       r.need(1);
       if (/[A-Za-z]/.test(String.fromCharCode(r.buf[r.offset]))) {
-        pos.set('serial', r.bytes(r.remaining - 6, 'text').toString('ascii').trim());
+        pos.set(
+          'serial',
+          r
+            .bytes(r.remaining - 6, 'text')
+            .toString('ascii')
+            .trim(),
+        );
       } else {
         r.u8(); // header
         r.u8(); // type
@@ -141,7 +164,15 @@ export function decodeObd(r: ByteReader, env: Gt06Env): Outcome {
   pos.fixTime = readDate(r, env);
   pos.set('ignition', r.u8() > 0);
   const data = r.bytes(r.remaining - 18, 'obd text').toString('ascii');
-  const keys: Record<number, string> = { 40: 'odometer', 43: 'fuel', 45: 'coolantTemp', 53: 'obdSpeed', 54: 'rpm', 71: 'fuelUsed', 73: 'hours' };
+  const keys: Record<number, string> = {
+    40: 'odometer',
+    43: 'fuel',
+    45: 'coolantTemp',
+    53: 'obdSpeed',
+    54: 'rpm',
+    71: 'fuelUsed',
+    73: 'hours',
+  };
   for (const pair of data.split(',')) {
     const values = pair.split('=');
     if (values.length < 2) continue;
@@ -158,25 +189,47 @@ export function decodeObd(r: ByteReader, env: Gt06Env): Outcome {
 /** One 0x70 module, read from its own bytes (Traccar `MSG_GPS_MODULAR`). */
 function decodeModularModule(id: number, m: ByteReader, pos: Pos): void {
   switch (id) {
-    case 0x03: pos.set('iccid', hex(m.bytes(10))); break;
-    case 0x09: pos.set('sat', m.u8()); break;
-    case 0x0a: pos.set('satVisible', m.u8()); break;
+    case 0x03:
+      pos.set('iccid', hex(m.bytes(10)));
+      break;
+    case 0x09:
+      pos.set('sat', m.u8());
+      break;
+    case 0x0a:
+      pos.set('satVisible', m.u8());
+      break;
     case 0x11: {
-      const cell = { mobileCountryCode: m.u16(), mobileNetworkCode: m.u16(), locationAreaCode: m.u16(), cellId: u24(m), signalStrength: m.u8() };
+      const cell = {
+        mobileCountryCode: m.u16(),
+        mobileNetworkCode: m.u16(),
+        locationAreaCode: m.u16(),
+        cellId: u24(m),
+        signalStrength: m.u8(),
+      };
       if (cell.cellId > 0) pos.cells.push(cell);
       break;
     }
-    case 0x18: pos.set('battery', m.u16() / 100); break;
-    case 0x28: pos.set('hdop', m.u8() / 10); break;
-    case 0x29: pos.set('index', m.u32()); break;
+    case 0x18:
+      pos.set('battery', m.u16() / 100);
+      break;
+    case 0x28:
+      pos.set('hdop', m.u8() / 10);
+      break;
+    case 0x29:
+      pos.set('index', m.u32());
+      break;
     case 0x2a: {
       const input = m.u8();
       pos.set('door', (input & 0x0f) > 0);
       pos.set('tamper', input >> 4 > 0);
       break;
     }
-    case 0x2b: pos.set('bootReason', m.u8()); break;
-    case 0x2e: pos.set('odometer', m.bytes(4).readUInt32LE(0)); break;
+    case 0x2b:
+      pos.set('bootReason', m.u8());
+      break;
+    case 0x2e:
+      pos.set('odometer', m.bytes(4).readUInt32LE(0));
+      break;
     case 0x33: {
       pos.fixTime = new Date(m.u32() * 1000);
       const sat = m.u8();
@@ -189,7 +242,14 @@ function decodeModularModule(id: number, m: ByteReader, pos: Pos): void {
       if (!(flags & 0x0400)) lat = -lat;
       if (flags & 0x0800) lon = -lon;
       if (Math.abs(lat) > 90 || Math.abs(lon) > 180) break;
-      pos.location = { latitudeDeg: lat, longitudeDeg: lon, valid: (flags & 0x1000) !== 0, speedKmh, altitudeM, satellites: sat };
+      pos.location = {
+        latitudeDeg: lat,
+        longitudeDeg: lon,
+        valid: (flags & 0x1000) !== 0,
+        speedKmh,
+        altitudeM,
+        satellites: sat,
+      };
       if ((flags & 0x3ff) <= 360) pos.location.courseDeg = flags & 0x3ff;
       break;
     }
@@ -257,7 +317,8 @@ export function decodeStatusItems(r: ByteReader, env: Gt06Env): Outcome {
 }
 
 function decodePeripheralItem(id: number, r: ByteReader, pos: Pos): void {
-  if (id === 0x000a) { // Bluetooth tag
+  if (id === 0x000a) {
+    // Bluetooth tag
     const length = r.u16();
     r.u8(); // mac address type
     pos.set('mac', hex(r.bytes(6)));
@@ -267,7 +328,8 @@ function decodePeripheralItem(id: number, r: ByteReader, pos: Pos): void {
     if (event > 0) pos.set('eventData', eventData);
     pos.set('dataType', r.u8());
     pos.set('dataDetails', hex(r.bytes(length - 10, 'details')));
-  } else if (id === 0x000c) { // external battery
+  } else if (id === 0x000c) {
+    // external battery
     r.u8(); // length
     pos.set('externalBatteryLevel', r.u8());
     if (r.u8() > 0) pos.set('externalBatteryCharge', true);
@@ -289,13 +351,26 @@ function decodeDeviceStatusItem(id: number, r: ByteReader, pos: Pos): void {
       pos.set('motion', motion === 0x02 || motion === 0x04);
       break;
     }
-    case 0x0002: pos.set('armed', m.u8() > 0); break;
-    case 0x0004: pos.set('ignition', m.u8() > 0); break;
-    case 0x0005: pos.set('power', m.u16() / 100); break;
-    case 0x0007: pos.set('charge', m.u8() > 0); break;
-    case 0x000a: pos.set('chargeVoltage', m.u16()); break;
-    case 0x000b: pos.set('batteryTemp', round2(m.u16() / 10)); break;
-    default: break;
+    case 0x0002:
+      pos.set('armed', m.u8() > 0);
+      break;
+    case 0x0004:
+      pos.set('ignition', m.u8() > 0);
+      break;
+    case 0x0005:
+      pos.set('power', m.u16() / 100);
+      break;
+    case 0x0007:
+      pos.set('charge', m.u8() > 0);
+      break;
+    case 0x000a:
+      pos.set('chargeVoltage', m.u16());
+      break;
+    case 0x000b:
+      pos.set('batteryTemp', round2(m.u16() / 10));
+      break;
+    default:
+      break;
   }
 }
 
@@ -321,7 +396,10 @@ export function decodeString(r: ByteReader, env: Gt06Env): Outcome {
     const serverFlag = r.u32();
     const padded = r.bytes(r.remaining - 6, 'text');
     const end = padded.indexOf(0);
-    const text = padded.subarray(0, end < 0 ? padded.length : end).toString('ascii').trim();
+    const text = padded
+      .subarray(0, end < 0 ? padded.length : end)
+      .toString('ascii')
+      .trim();
     if (text) answer = { text, serverFlag };
   }
   return { ...outcome(pos, ack(env)), ...(answer && { commandResults: [answer] }) };

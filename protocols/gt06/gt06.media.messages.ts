@@ -7,7 +7,10 @@ import { outcome, response, type Gt06Env, type Outcome } from './gt06.blocks.js'
 import * as C from './gt06.constants.js';
 import { SESSION_PHOTOS } from './gt06.constants.js';
 
-interface PhotoState { size: number; received: number }
+interface PhotoState {
+  size: number;
+  received: number;
+}
 const MAX_PHOTO_BYTES = 16 * 1024 * 1024;
 const MAX_PHOTOS = 4;
 

@@ -25,7 +25,13 @@ export function decodeWifi(r: ByteReader, env: Gt06Env): Outcome {
   const mcc = r.u16();
   const mnc = r.u8();
   for (let i = 0; i < cellCount; i++) {
-    pos.cells.push({ mobileCountryCode: mcc, mobileNetworkCode: mnc, locationAreaCode: r.u16(), cellId: r.u16(), signalStrength: r.u8() });
+    pos.cells.push({
+      mobileCountryCode: mcc,
+      mobileNetworkCode: mnc,
+      locationAreaCode: r.u16(),
+      cellId: r.u16(),
+      signalStrength: r.u8(),
+    });
   }
   const echo = Buffer.concat([Buffer.from([0x78, 0x78, 0x00, type]), time, Buffer.from([0x0d, 0x0a])]);
   return outcome(pos, [echo]);
@@ -56,7 +62,14 @@ export function decodeLbsMultiple(r: ByteReader, env: Gt06Env): Outcome {
       cid = u24(r);
     }
     const rssi = -r.u8();
-    if (lac > 0) pos.cells.push({ mobileCountryCode: mcc & 0x7fff, mobileNetworkCode: mnc, locationAreaCode: lac, cellId: cid, signalStrength: rssi });
+    if (lac > 0)
+      pos.cells.push({
+        mobileCountryCode: mcc & 0x7fff,
+        mobileNetworkCode: mnc,
+        locationAreaCode: lac,
+        cellId: cid,
+        signalStrength: rssi,
+      });
   }
   if (!taFirst) r.u8(); // timing advance
   const cellsOnly = [C.MSG_LBS_MULTIPLE_1, C.MSG_LBS_MULTIPLE_2, C.MSG_LBS_MULTIPLE_3, C.MSG_LBS_2, C.MSG_LBS_3];

@@ -4,8 +4,18 @@
  */
 import type { ByteReader } from '../shared/byte-reader.js';
 import {
-  ack, decodeGps, decodeLbs, decodeStatus, hex, outcome, Pos, readDate, round2, u24,
-  type Gt06Env, type Outcome,
+  ack,
+  decodeGps,
+  decodeLbs,
+  decodeStatus,
+  hex,
+  outcome,
+  Pos,
+  readDate,
+  round2,
+  u24,
+  type Gt06Env,
+  type Outcome,
 } from './gt06.blocks.js';
 import * as C from './gt06.constants.js';
 import { decodeAlarm, JC_ALARM_EVENTS } from './gt06.constants.js';
@@ -14,25 +24,67 @@ import { decodeAlarm, JC_ALARM_EVENTS } from './gt06.constants.js';
 // Type tests of the GPS/LBS/status family (Traccar `hasGps`, `hasLbs`, `hasStatus`)
 
 const GPS_TYPES = new Set([
-  C.MSG_GPS, C.MSG_GPS_LBS_1, C.MSG_GPS_LBS_2, C.MSG_GPS_LBS_DRIVER, C.MSG_GPS_LBS_3, C.MSG_GPS_LBS_4,
-  C.MSG_GPS_LBS_5, C.MSG_GPS_LBS_6, C.MSG_GPS_LBS_STATUS_1, C.MSG_GPS_LBS_STATUS_2, C.MSG_GPS_LBS_STATUS_3,
-  C.MSG_GPS_LBS_STATUS_4, C.MSG_GPS_LBS_STATUS_5, C.MSG_GPS_PHONE, C.MSG_GPS_LBS_EXTEND, C.MSG_GPS_LBS_7,
-  C.MSG_GPS_LBS_RFID, C.MSG_FENCE_MULTI, C.MSG_ALARM_MODULE,
+  C.MSG_GPS,
+  C.MSG_GPS_LBS_1,
+  C.MSG_GPS_LBS_2,
+  C.MSG_GPS_LBS_DRIVER,
+  C.MSG_GPS_LBS_3,
+  C.MSG_GPS_LBS_4,
+  C.MSG_GPS_LBS_5,
+  C.MSG_GPS_LBS_6,
+  C.MSG_GPS_LBS_STATUS_1,
+  C.MSG_GPS_LBS_STATUS_2,
+  C.MSG_GPS_LBS_STATUS_3,
+  C.MSG_GPS_LBS_STATUS_4,
+  C.MSG_GPS_LBS_STATUS_5,
+  C.MSG_GPS_PHONE,
+  C.MSG_GPS_LBS_EXTEND,
+  C.MSG_GPS_LBS_7,
+  C.MSG_GPS_LBS_RFID,
+  C.MSG_FENCE_MULTI,
+  C.MSG_ALARM_MODULE,
 ]);
 const LBS_TYPES = new Set([
-  C.MSG_LBS_STATUS, C.MSG_GPS_LBS_1, C.MSG_GPS_LBS_2, C.MSG_GPS_LBS_DRIVER, C.MSG_GPS_LBS_3, C.MSG_GPS_LBS_4,
-  C.MSG_GPS_LBS_5, C.MSG_GPS_LBS_6, C.MSG_GPS_LBS_STATUS_1, C.MSG_GPS_LBS_STATUS_2, C.MSG_GPS_LBS_STATUS_3,
-  C.MSG_GPS_LBS_STATUS_4, C.MSG_GPS_LBS_STATUS_5, C.MSG_GPS_LBS_7, C.MSG_GPS_LBS_RFID, C.MSG_FENCE_MULTI,
-  C.MSG_ALARM_MODULE, C.MSG_LBS_ALARM, C.MSG_LBS_ADDRESS,
+  C.MSG_LBS_STATUS,
+  C.MSG_GPS_LBS_1,
+  C.MSG_GPS_LBS_2,
+  C.MSG_GPS_LBS_DRIVER,
+  C.MSG_GPS_LBS_3,
+  C.MSG_GPS_LBS_4,
+  C.MSG_GPS_LBS_5,
+  C.MSG_GPS_LBS_6,
+  C.MSG_GPS_LBS_STATUS_1,
+  C.MSG_GPS_LBS_STATUS_2,
+  C.MSG_GPS_LBS_STATUS_3,
+  C.MSG_GPS_LBS_STATUS_4,
+  C.MSG_GPS_LBS_STATUS_5,
+  C.MSG_GPS_LBS_7,
+  C.MSG_GPS_LBS_RFID,
+  C.MSG_FENCE_MULTI,
+  C.MSG_ALARM_MODULE,
+  C.MSG_LBS_ALARM,
+  C.MSG_LBS_ADDRESS,
 ]);
 const STATUS_TYPES = new Set([
-  C.MSG_STATUS, C.MSG_STATUS_2, C.MSG_LBS_STATUS, C.MSG_GPS_LBS_STATUS_1, C.MSG_GPS_LBS_STATUS_2,
-  C.MSG_GPS_LBS_STATUS_3, C.MSG_GPS_LBS_STATUS_4, C.MSG_GPS_LBS_STATUS_5, C.MSG_FENCE_MULTI, C.MSG_ALARM_MODULE,
+  C.MSG_STATUS,
+  C.MSG_STATUS_2,
+  C.MSG_LBS_STATUS,
+  C.MSG_GPS_LBS_STATUS_1,
+  C.MSG_GPS_LBS_STATUS_2,
+  C.MSG_GPS_LBS_STATUS_3,
+  C.MSG_GPS_LBS_STATUS_4,
+  C.MSG_GPS_LBS_STATUS_5,
+  C.MSG_FENCE_MULTI,
+  C.MSG_ALARM_MODULE,
   C.MSG_LBS_ALARM,
 ]);
 /** types followed by a language byte after the status block */
 const LANGUAGE_TYPES = new Set([
-  C.MSG_STATUS_2, C.MSG_GPS_LBS_STATUS_5, C.MSG_GPS_LBS_STATUS_3, C.MSG_FENCE_MULTI, C.MSG_ALARM_MODULE,
+  C.MSG_STATUS_2,
+  C.MSG_GPS_LBS_STATUS_5,
+  C.MSG_GPS_LBS_STATUS_3,
+  C.MSG_FENCE_MULTI,
+  C.MSG_ALARM_MODULE,
 ]);
 
 /** 0xA3 is a fence packet (GPS + LBS) except on SEEWORLD, where it is a status packet */
@@ -175,8 +227,11 @@ function decodeFamilyTail(r: ByteReader, pos: Pos, env: Gt06Env, languageRead: b
     pos.set('humidity', r.u16() / 100);
   }
   if (type === C.MSG_GPS_LBS_STATUS_4 && variant === 'SL4X') pos.setAltitude(r.i16());
-  if ((type === C.MSG_GPS_LBS_2 || type === C.MSG_GPS_LBS_3 || type === C.MSG_GPS_LBS_4 || type === C.MSG_GPS_LBS_5)
-    && r.remaining >= 3 + 6 && !m.nt) {
+  if (
+    (type === C.MSG_GPS_LBS_2 || type === C.MSG_GPS_LBS_3 || type === C.MSG_GPS_LBS_4 || type === C.MSG_GPS_LBS_5) &&
+    r.remaining >= 3 + 6 &&
+    !m.nt
+  ) {
     pos.set('ignition', r.u8() > 0); // ACC
     pos.set('event', r.u8()); // data upload mode
     if (r.u8() > 0) pos.set('archive', true); // GPS real-time re-upload
@@ -244,9 +299,13 @@ export function decodePositionFamily(r: ByteReader, env: Gt06Env): Outcome {
   }
   if (hasGps(env)) decodeGps(r, pos, env);
   if (hasLbs(env) && r.remaining > 6) {
-    const hasLength = hasStatus(env)
-      && type !== C.MSG_LBS_STATUS && type !== C.MSG_LBS_ALARM && type !== C.MSG_ALARM_MODULE
-      && (type !== C.MSG_GPS_LBS_STATUS_1 || variant !== 'VXT01') && type !== C.MSG_GPS_LBS_STATUS_5;
+    const hasLength =
+      hasStatus(env) &&
+      type !== C.MSG_LBS_STATUS &&
+      type !== C.MSG_LBS_ALARM &&
+      type !== C.MSG_ALARM_MODULE &&
+      (type !== C.MSG_GPS_LBS_STATUS_1 || variant !== 'VXT01') &&
+      type !== C.MSG_GPS_LBS_STATUS_5;
     decodeLbs(r, pos, env, hasLength);
   }
   if (hasStatus(env)) decodeStatusBlock(r, pos, env);

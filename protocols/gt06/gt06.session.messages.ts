@@ -45,7 +45,12 @@ export function decodeAddressRequest(): Outcome {
 export function decodeTimeRequest(_r: ByteReader, env: Gt06Env): Outcome {
   const n = env.ctx.now;
   const content = Buffer.from([
-    n.getUTCFullYear() - 2000, n.getUTCMonth() + 1, n.getUTCDate(), n.getUTCHours(), n.getUTCMinutes(), n.getUTCSeconds(),
+    n.getUTCFullYear() - 2000,
+    n.getUTCMonth() + 1,
+    n.getUTCDate(),
+    n.getUTCHours(),
+    n.getUTCMinutes(),
+    n.getUTCSeconds(),
   ]);
   return { messages: [], replies: [response(false, C.MSG_TIME_REQUEST, 0, content)] };
 }

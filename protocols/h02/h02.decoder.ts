@@ -2,8 +2,18 @@ import type { DecodeContext, DecodeResult } from '../types.js';
 import { ProtocolError } from '../types.js';
 import { MARKER_ALT, MARKER_BINARY, MARKER_TEXT, PROTOCOL } from './h02.constants.js';
 import {
-  decodeBinaryPosition, decodeHeartbeat, decodeLink, decodeNbr, decodeNothing, decodeResponse, decodeSms,
-  decodeTextPosition, decodeV3, decodeVp1, type TextFrame, type TextHandler,
+  decodeBinaryPosition,
+  decodeHeartbeat,
+  decodeLink,
+  decodeNbr,
+  decodeNothing,
+  decodeResponse,
+  decodeSms,
+  decodeTextPosition,
+  decodeV3,
+  decodeVp1,
+  type TextFrame,
+  type TextHandler,
 } from './h02.messages.js';
 
 /** text frame types, by the field after the id (H02ProtocolDecoder.decode) */

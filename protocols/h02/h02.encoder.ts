@@ -7,7 +7,9 @@ const MARKER = 'HQ';
 
 /** `hhmmss` of `time` in UTC */
 function hhmmss(time: Date): string {
-  return [time.getUTCHours(), time.getUTCMinutes(), time.getUTCSeconds()].map((n) => String(n).padStart(2, '0')).join('');
+  return [time.getUTCHours(), time.getUTCMinutes(), time.getUTCSeconds()]
+    .map((n) => String(n).padStart(2, '0'))
+    .join('');
 }
 
 /**
@@ -19,7 +21,11 @@ function hhmmss(time: Date): string {
  */
 export function encodeH02Command(text: string, ctx: CommandContext): EncodedCommand {
   if (!/^\d{1,20}$/.test(ctx.deviceId)) {
-    throw new CommandError(PROTOCOL, 'DEVICE_ID', `device id "${ctx.deviceId}" is not the 1-20 digits an H02 frame carries`);
+    throw new CommandError(
+      PROTOCOL,
+      'DEVICE_ID',
+      `device id "${ctx.deviceId}" is not the 1-20 digits an H02 frame carries`,
+    );
   }
   const time = hhmmss(ctx.now);
   const overhead = `*${MARKER},${ctx.deviceId},,${time}#`.length;

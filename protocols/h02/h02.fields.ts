@@ -53,8 +53,12 @@ export function textDate(ddmmyy: string, hhmmss: string): Date | undefined {
   if (!isDigits(ddmmyy, 6) || (hhmmss !== '' && !isDigits(hhmmss, 6))) return undefined;
   const t = hhmmss || '000000';
   return utcDate(
-    Number(ddmmyy.slice(0, 2)), Number(ddmmyy.slice(2, 4)), Number(ddmmyy.slice(4, 6)),
-    Number(t.slice(0, 2)), Number(t.slice(2, 4)), Number(t.slice(4, 6)),
+    Number(ddmmyy.slice(0, 2)),
+    Number(ddmmyy.slice(2, 4)),
+    Number(ddmmyy.slice(4, 6)),
+    Number(t.slice(0, 2)),
+    Number(t.slice(2, 4)),
+    Number(t.slice(4, 6)),
   );
 }
 
@@ -81,4 +85,9 @@ const pad = (n: number, width = 2): string => String(n).padStart(width, '0');
 
 /** `yyyyMMddHHmmss` in UTC (V4 acknowledgements) */
 export const utcStamp = (d: Date): string =>
-  pad(d.getUTCFullYear(), 4) + pad(d.getUTCMonth() + 1) + pad(d.getUTCDate()) + pad(d.getUTCHours()) + pad(d.getUTCMinutes()) + pad(d.getUTCSeconds());
+  pad(d.getUTCFullYear(), 4) +
+  pad(d.getUTCMonth() + 1) +
+  pad(d.getUTCDate()) +
+  pad(d.getUTCHours()) +
+  pad(d.getUTCMinutes()) +
+  pad(d.getUTCSeconds());

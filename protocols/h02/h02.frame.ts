@@ -1,7 +1,14 @@
 import type { FrameSplitter } from '../types.js';
 import { EMPTY } from '../shared/empty.js';
 import {
-  ALT_LENGTH, BINARY_LONG, BINARY_SHORT, MARKER_ALT, MARKER_BINARY, MARKER_TEXT, MAX_FRAME_BYTES, TEXT_END,
+  ALT_LENGTH,
+  BINARY_LONG,
+  BINARY_SHORT,
+  MARKER_ALT,
+  MARKER_BINARY,
+  MARKER_TEXT,
+  MAX_FRAME_BYTES,
+  TEXT_END,
 } from './h02.constants.js';
 
 export interface H02SplitterOptions {
@@ -31,7 +38,8 @@ export class H02Splitter implements FrameSplitter {
   private readonly maxFrameBytes: number;
 
   constructor(options: H02SplitterOptions = {}) {
-    this.binaryLength = options.messageLength && options.messageLength >= BINARY_SHORT ? options.messageLength : undefined;
+    this.binaryLength =
+      options.messageLength && options.messageLength >= BINARY_SHORT ? options.messageLength : undefined;
     this.maxFrameBytes = Math.max(options.maxFrameBytes ?? MAX_FRAME_BYTES, (this.binaryLength ?? BINARY_LONG) + 1);
   }
 

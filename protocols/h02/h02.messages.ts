@@ -33,11 +33,20 @@ const text = (s: string): Buffer => Buffer.from(s, 'latin1');
 const v4Reply = (id: string, type: string, now: Date): Buffer => text(`*HQ,${id},V4,${type},${utcStamp(now)}#`);
 
 /** a report without a position: time from `ddmmyy`/`hhmmss`, alarms and attributes from the status word */
-function statusReport(status: string, ddmmyy: string, hhmmss: string, attributes: Record<string, AttributeValue>): Decoded {
+function statusReport(
+  status: string,
+  ddmmyy: string,
+  hhmmss: string,
+  attributes: Record<string, AttributeValue>,
+): Decoded {
   const decoded = decodeStatus(parseInt(status, 16));
   const fixTime = textDate(ddmmyy, hhmmss);
   const message = { fixTime, alarms: decoded.alarms, attributes: { ...attributes, ...decoded.attributes } };
-  return { messages: [message], replies: [], warnings: fixTime ? [] : ['h02: invalid date, fix time left to the gateway'] };
+  return {
+    messages: [message],
+    replies: [],
+    warnings: fixTime ? [] : ['h02: invalid date, fix time left to the gateway'],
+  };
 }
 
 function positionMessage(p: TextPosition, extra: Record<string, AttributeValue> = {}): DecodedMessage {
@@ -100,15 +109,25 @@ export const decodeResponse: TextHandler = (t) => {
     checkRange(p, t.frame);
     const response = t.fields.slice(0, k);
     const result = response.join(',');
-    return { messages: [positionMessage(p, { result })], replies: [], warnings: positionWarnings(p), commandResults: [v4Answer(response)] };
+    return {
+      messages: [positionMessage(p, { result })],
+      replies: [],
+      warnings: positionWarnings(p),
+      commandResults: [v4Answer(response)],
+    };
   }
-  return { messages: [{ alarms: [], attributes: { result: t.payload } }], replies: [], commandResults: [v4Answer(t.fields)] };
+  return {
+    messages: [{ alarms: [], attributes: { result: t.payload } }],
+    replies: [],
+    commandResults: [v4Answer(t.fields)],
+  };
 };
 
 /** V0 / HTBT heartbeat: the header is echoed back; `HTBT,<battery %>` also reports the battery */
 export const decodeHeartbeat: TextHandler = (t) => {
   const battery = t.type === 'HTBT' && isDigits(t.fields[0]) ? Number(t.fields[0]) : undefined;
-  const messages: DecodedMessage[] = battery === undefined ? [] : [{ alarms: [], attributes: { batteryLevel: battery } }];
+  const messages: DecodedMessage[] =
+    battery === undefined ? [] : [{ alarms: [], attributes: { batteryLevel: battery } }];
   return { messages, replies: [text(`${t.header}#`)] };
 };
 
@@ -132,7 +151,11 @@ export const decodeLink: TextHandler = (t) => {
   if (!isDigits(f[0], 6) || !f.slice(1, 6).every((v) => isDigits(v)) || f.length < 8) fail('malformed LINK', t.frame);
   if (!isDigits(f[6], 6) || !isHex8(f[7])) fail('malformed LINK date or status', t.frame);
   const attributes = {
-    rssi: Number(f[1]), sat: Number(f[2]), batteryLevel: Number(f[3]), steps: Number(f[4]), turnovers: Number(f[5]),
+    rssi: Number(f[1]),
+    sat: Number(f[2]),
+    batteryLevel: Number(f[3]),
+    steps: Number(f[4]),
+    turnovers: Number(f[5]),
   };
   return statusReport(f[7], f[6], f[0], attributes);
 };
@@ -141,8 +164,16 @@ export const decodeLink: TextHandler = (t) => {
 export const decodeV3: TextHandler = (t) => {
   const f = t.fields;
   const n = f.length;
-  const ok = n >= 9 && isDigits(f[0], 6) && /^\d{4,}$/.test(f[1]) && isDigits(f[2]) &&
-    /^[0-9A-Fa-f]{4}$/.test(f[n - 5]) && isDigits(f[n - 4]) && f[n - 3] === 'X' && isDigits(f[n - 2], 6) && isHex8(f[n - 1]);
+  const ok =
+    n >= 9 &&
+    isDigits(f[0], 6) &&
+    /^\d{4,}$/.test(f[1]) &&
+    isDigits(f[2]) &&
+    /^[0-9A-Fa-f]{4}$/.test(f[n - 5]) &&
+    isDigits(f[n - 4]) &&
+    f[n - 3] === 'X' &&
+    isDigits(f[n - 2], 6) &&
+    isHex8(f[n - 1]);
   if (!ok) fail('malformed V3', t.frame);
   // battery: a raw 16-bit value; Traccar stores it unscaled under `battery`
   const attributes = { battery: parseInt(f[n - 5], 16) };
@@ -155,7 +186,8 @@ export const decodeVp1: TextHandler = (t) => {
   if (f[0] === 'V') return { messages: [], replies: [] };
   if (f[0] !== 'A' && f[0] !== 'B') return fail('malformed VP1', t.frame);
   const p = parsePositionBlock(['', '', ...f.slice(1, 7)], 0);
-  if (typeof p === 'string' || !/^\d+\.\d+$/.test(f[5] ?? '') || !/^\d+\.\d+$/.test(f[6] ?? '')) return fail('malformed VP1 position', t.frame);
+  if (typeof p === 'string' || !/^\d+\.\d+$/.test(f[5] ?? '') || !/^\d+\.\d+$/.test(f[6] ?? ''))
+    return fail('malformed VP1 position', t.frame);
   checkRange(p, t.frame);
   const fixTime = textDate(f[7] ?? '', '');
   return { messages: [{ ...positionMessage({ ...p, valid: true }), fixTime }], replies: [] };
@@ -180,7 +212,10 @@ export const decodeNothing: TextHandler = () => ({ messages: [], replies: [] });
 export function decodeBinaryPosition(frame: Buffer): DecodeResult {
   if (frame.length < BINARY_SHORT) fail(`binary frame of ${frame.length} bytes, need ${BINARY_SHORT}`, frame);
   const idBytes = frame[0] === MARKER_BINARY && frame.length === BINARY_LONG_ID ? 8 : 5;
-  const id = frame.subarray(1, 1 + idBytes).toString('hex').slice(0, idBytes === 8 ? 15 : 10);
+  const id = frame
+    .subarray(1, 1 + idBytes)
+    .toString('hex')
+    .slice(0, idBytes === 8 ? 15 : 10);
   if (!isDigits(id)) fail('binary id is not BCD', frame);
   const o = 1 + idBytes;
 

@@ -30,7 +30,8 @@ export function parsePositionBlock(f: readonly string[], k: number): TextPositio
   if (validity === undefined) return 'layout';
   let valid: boolean;
   if (validity === '' || validity === 'A' || validity === 'B' || validity === 'V') valid = validity === 'A';
-  else if (isDigits(validity)) valid = true; // coding scheme instead of validity: a GPS fix
+  else if (isDigits(validity))
+    valid = true; // coding scheme instead of validity: a GPS fix
   else return 'layout';
 
   const latitudeDeg = textCoordinate(lat ?? '', ns ?? '', 'N');
@@ -105,8 +106,13 @@ function readDateAndStatus(f: readonly string[], j: number): Tail | undefined {
 function readSensors(extra: string[], attributes: Record<string, AttributeValue>): number | undefined {
   const [odometer, temp, fuel, altitude, lac, cid] = extra;
   if (
-    extra.length === 6 && isDigits(odometer) && /^-?\d+$/.test(temp) && /^\d+\.\d+$/.test(fuel) &&
-    /^-?\d+$/.test(altitude) && /^[0-9A-Fa-f]+$/.test(lac) && /^[0-9A-Fa-f]+$/.test(cid)
+    extra.length === 6 &&
+    isDigits(odometer) &&
+    /^-?\d+$/.test(temp) &&
+    /^\d+\.\d+$/.test(fuel) &&
+    /^-?\d+$/.test(altitude) &&
+    /^[0-9A-Fa-f]+$/.test(lac) &&
+    /^[0-9A-Fa-f]+$/.test(cid)
   ) {
     attributes.odometer = Number(odometer);
     attributes.temp1 = Number(temp);

@@ -2,8 +2,16 @@ import { ByteReader } from '../shared/byte-reader.js';
 import { xor8 } from '../shared/crc.js';
 import { ProtocolError, type DecodeContext, type DecodeResult } from '../types.js';
 import {
-  ATTR_BODY_LENGTH_MASK, ATTR_SUBPACKAGE, ATTR_VERSION, DEFAULT_UTC_OFFSET_MINUTES, DELIMITER, DELIMITER_ALT, ESCAPE,
-  MSG, SESSION_TERMINAL_ID, SESSION_VERSION,
+  ATTR_BODY_LENGTH_MASK,
+  ATTR_SUBPACKAGE,
+  ATTR_VERSION,
+  DEFAULT_UTC_OFFSET_MINUTES,
+  DELIMITER,
+  DELIMITER_ALT,
+  ESCAPE,
+  MSG,
+  SESSION_TERMINAL_ID,
+  SESSION_VERSION,
 } from './jt808.constants.js';
 import { decodeTerminalId, type Jt808Context, type Jt808Header } from './jt808.fields.js';
 import { unescapeFrame } from './jt808.frame.js';
@@ -65,9 +73,12 @@ function headerLength(frame: Buffer): number {
   const attribute = frame.readUInt16BE(3);
   const type = frame.readUInt16BE(1);
   const versioned = (attribute & ATTR_VERSION) !== 0;
-  return 5 + (versioned ? 11 : frame[0] === DELIMITER_ALT ? 7 : 6)
-    + (type === MSG.LOCATION_REPORT_2 || type === MSG.LOCATION_REPORT_BLIND ? 1 : 2)
-    + (attribute & ATTR_SUBPACKAGE ? 4 : 0);
+  return (
+    5 +
+    (versioned ? 11 : frame[0] === DELIMITER_ALT ? 7 : 6) +
+    (type === MSG.LOCATION_REPORT_2 || type === MSG.LOCATION_REPORT_BLIND ? 1 : 2) +
+    (attribute & ATTR_SUBPACKAGE ? 4 : 0)
+  );
 }
 
 /** does the attribute's body length match this frame's bytes? */
@@ -100,11 +111,22 @@ function decodeText(frame: Buffer, ctx: DecodeContext): DecodeResult {
   if (sentence.includes('BASE,2')) {
     return { messages: [], replies: [Buffer.from(sentence.replaceAll('TIME', formatUtc(ctx.now)), 'latin1')] };
   }
-  return { messages: [{ alarms: [], attributes: { result: sentence } }], replies: [], commandResults: [{ text: sentence }] };
+  return {
+    messages: [{ alarms: [], attributes: { result: sentence } }],
+    replies: [],
+    commandResults: [{ text: sentence }],
+  };
 }
 
 function contextFor(header: Jt808Header, ctx: DecodeContext, warnings: string[]): Jt808Context {
-  const c: Jt808Context = { ctx, header, utcOffsetMinutes: DEFAULT_UTC_OFFSET_MINUTES, replies: [], warnings, commandResults: [] };
+  const c: Jt808Context = {
+    ctx,
+    header,
+    utcOffsetMinutes: DEFAULT_UTC_OFFSET_MINUTES,
+    replies: [],
+    warnings,
+    commandResults: [],
+  };
   if (ctx.model) c.model = ctx.model;
   return c;
 }
@@ -135,8 +157,10 @@ export function decodeJt808(input: Buffer, ctx: DecodeContext): DecodeResult {
   if (input.length > 0 && input[0] === TEXT_START) return decodeText(input, ctx);
   const frame = normalise(input);
   const delimiter = frame[0];
-  if (delimiter !== DELIMITER && delimiter !== DELIMITER_ALT) throw new ProtocolError(PROTOCOL, 'frame does not start with 7E or E7', frame);
-  if (frame.length < 3 || frame[frame.length - 1] !== delimiter) throw new ProtocolError(PROTOCOL, 'frame does not end with its delimiter', frame);
+  if (delimiter !== DELIMITER && delimiter !== DELIMITER_ALT)
+    throw new ProtocolError(PROTOCOL, 'frame does not start with 7E or E7', frame);
+  if (frame.length < 3 || frame[frame.length - 1] !== delimiter)
+    throw new ProtocolError(PROTOCOL, 'frame does not end with its delimiter', frame);
 
   const r = new ByteReader(PROTOCOL, frame, 0, frame.length - 2);
   const header = readHeader(r);
@@ -150,7 +174,8 @@ export function decodeJt808(input: Buffer, ctx: DecodeContext): DecodeResult {
     checksumError = reason;
   }
   const declared = header.attribute & ATTR_BODY_LENGTH_MASK;
-  if (declared !== r.remaining) warnings.push(`${hex4(header.type)}: body is ${r.remaining} bytes, header says ${declared}`);
+  if (declared !== r.remaining)
+    warnings.push(`${hex4(header.type)}: body is ${r.remaining} bytes, header says ${declared}`);
 
   ctx.session[SESSION_TERMINAL_ID] = header.terminalId;
   // the encoder writes commands in the version the terminal speaks (jt808.encoder.ts)

@@ -25,7 +25,8 @@ const BCD_DIGITS_2019 = 20;
  */
 export function terminalIdBytes(deviceId: string, version: number | undefined): Buffer {
   const digits = version === undefined ? BCD_DIGITS : BCD_DIGITS_2019;
-  if (!/^\d+$/.test(deviceId)) throw new CommandError(PROTOCOL, 'DEVICE_ID', `device id "${deviceId}" is not a terminal number`);
+  if (!/^\d+$/.test(deviceId))
+    throw new CommandError(PROTOCOL, 'DEVICE_ID', `device id "${deviceId}" is not a terminal number`);
   if (deviceId.length <= digits) return Buffer.from(deviceId.padStart(digits, '0'), 'hex');
   const imei = Number(deviceId.slice(0, -1));
   if (version === undefined && deviceId.length <= 16 && imei <= 0xffffffffffff) {
@@ -33,7 +34,11 @@ export function terminalIdBytes(deviceId: string, version: number | undefined): 
     id.writeUIntBE(imei, 0, 6);
     return id;
   }
-  throw new CommandError(PROTOCOL, 'DEVICE_ID', `device id "${deviceId}" does not fit a ${digits}-digit terminal number`);
+  throw new CommandError(
+    PROTOCOL,
+    'DEVICE_ID',
+    `device id "${deviceId}" does not fit a ${digits}-digit terminal number`,
+  );
 }
 
 /** the 2019 version byte the decoder kept for this connection, if the terminal speaks 2019 */
@@ -47,7 +52,10 @@ function platformMessage(type: number, body: Buffer, ctx: CommandContext): Encod
   const serial = checkUint('jt808 serial', ctx.serial, 0xffff);
   const version = versionOf(ctx);
   const header = { delimiter: DELIMITER, version, id: terminalIdBytes(ctx.deviceId, version) };
-  return { bytes: formatMessage(header, type, body, false, serial), match: { replySerial: serial, replyMessageId: type } };
+  return {
+    bytes: formatMessage(header, type, body, false, serial),
+    match: { replySerial: serial, replyMessageId: type },
+  };
 }
 
 /**
@@ -60,7 +68,9 @@ export function encodeJt808Command(text: string, ctx: CommandContext): EncodedCo
   const passthrough = ctx.model !== undefined && PASSTHROUGH_TEXT_MODELS.has(ctx.model);
   const head = passthrough
     ? [PASSTHROUGH_TYPE_TEXT]
-    : versionOf(ctx) === undefined ? [TEXT_FLAG_URGENT] : [TEXT_FLAG_URGENT, TEXT_TYPE_NOTICE];
+    : versionOf(ctx) === undefined
+      ? [TEXT_FLAG_URGENT]
+      : [TEXT_FLAG_URGENT, TEXT_TYPE_NOTICE];
   const content = commandBytes(PROTOCOL, text, { delimiters: [], maxBytes: ATTR_BODY_LENGTH_MASK - head.length });
   const body = Buffer.concat([Buffer.from(head), content]);
   return platformMessage(passthrough ? MSG.TRANSPARENT_DOWNLINK : MSG.TEXT_MESSAGE, body, ctx);
@@ -73,6 +83,9 @@ export function encodeJt808Command(text: string, ctx: CommandContext): EncodedCo
  */
 export function encodeJt808TerminalControl(word: number, params: string, ctx: CommandContext): EncodedCommand {
   checkUint('jt808 terminal control word', word, 0xff);
-  const content = params === '' ? Buffer.alloc(0) : commandBytes(PROTOCOL, params, { delimiters: [], maxBytes: ATTR_BODY_LENGTH_MASK - 1 });
+  const content =
+    params === ''
+      ? Buffer.alloc(0)
+      : commandBytes(PROTOCOL, params, { delimiters: [], maxBytes: ATTR_BODY_LENGTH_MASK - 1 });
   return platformMessage(MSG.TERMINAL_CONTROL, Buffer.concat([Buffer.from([word]), content]), ctx);
 }

@@ -4,7 +4,13 @@ import type { NetworkInfo } from '../shared/network.js';
 import { ProtocolError, type DecodedMessage } from '../types.js';
 import { AOVX_MODELS, DOOR_MODELS } from './jt808.constants.js';
 import {
-  addAlarm, ascii, javaTrim, signMagnitude16, type ExtraContext, type ExtraHandler, type Jt808Context,
+  addAlarm,
+  ascii,
+  javaTrim,
+  signMagnitude16,
+  type ExtraContext,
+  type ExtraHandler,
+  type Jt808Context,
 } from './jt808.fields.js';
 import { decodeE6, decodeE8, decodeEA, decodeEB, decodeF3, decodeF6, decodeFE } from './jt808.vendor.js';
 
@@ -64,19 +70,38 @@ const BEHAVIOUR_ALARMS: Readonly<Record<number, Alarm>> = {
  * `Jt808ProtocolDecoder.decodeLocation` reads them. Each handler sees only its own value bytes.
  */
 export const EXTRAS: Readonly<Record<number, ExtraHandler>> = {
-  0x01: (v, m) => { m.attributes.odometer = v.u32() * 100; }, // mileage, 1/10 km
-  0x02: (v, m) => { // fuel, 1/10 L (bit 15: percent)
+  0x01: (v, m) => {
+    m.attributes.odometer = v.u32() * 100;
+  }, // mileage, 1/10 km
+  0x02: (v, m) => {
+    // fuel, 1/10 L (bit 15: percent)
     const fuel = v.u16();
     m.attributes.fuel = fuel & 0x8000 ? fuel & 0x7fff : fuel / 10;
   },
-  0x06: (v, m) => { m.attributes.batteryLevel = v.u8(); },
+  0x06: (v, m) => {
+    m.attributes.batteryLevel = v.u8();
+  },
   0x0b: (v, m, x) => lockCommand(v, m, x.length), // JT701 lock command
-  0x14: (v, m) => { m.attributes.videoAlarm = v.u32(); }, // JT/T 1078 video alarm flags
-  0x25: (v, m) => { m.attributes.input = v.u32(); }, // extended vehicle signal status
-  0x2b: (v, m) => { m.attributes.adc1 = v.u16() / 100; m.attributes.adc2 = v.u16() / 100; }, // analog inputs
-  0xa7: (v, m) => { m.attributes.adc1 = v.u16() / 100; m.attributes.adc2 = v.u16() / 100; },
-  0x30: (v, m) => { m.attributes.rssi = v.u8(); }, // wireless signal strength
-  0x31: (v, m) => { m.attributes.sat = v.u8(); }, // GNSS satellites
+  0x14: (v, m) => {
+    m.attributes.videoAlarm = v.u32();
+  }, // JT/T 1078 video alarm flags
+  0x25: (v, m) => {
+    m.attributes.input = v.u32();
+  }, // extended vehicle signal status
+  0x2b: (v, m) => {
+    m.attributes.adc1 = v.u16() / 100;
+    m.attributes.adc2 = v.u16() / 100;
+  }, // analog inputs
+  0xa7: (v, m) => {
+    m.attributes.adc1 = v.u16() / 100;
+    m.attributes.adc2 = v.u16() / 100;
+  },
+  0x30: (v, m) => {
+    m.attributes.rssi = v.u8();
+  }, // wireless signal strength
+  0x31: (v, m) => {
+    m.attributes.sat = v.u8();
+  }, // GNSS satellites
   0x33: (v, m, x) => {
     if (x.length === 1) {
       m.attributes.mode = v.u8();
@@ -88,14 +113,18 @@ export const EXTRAS: Readonly<Record<number, ExtraHandler>> = {
       if (Number.isFinite(battery)) m.attributes.battery = battery / 100;
     }
   },
-  0x51: (v, m, x) => { // temperatures, sign and magnitude, 1/10 degC
+  0x51: (v, m, x) => {
+    // temperatures, sign and magnitude, 1/10 degC
     if (x.length !== 2 && x.length !== 16) return;
     for (let i = 1; i <= x.length / 2; i++) {
       const value = v.u16();
       if (value !== 0xffff) m.attributes[`temp${i}`] = signMagnitude16(value) / 10;
     }
   },
-  0x56: (v, m) => { m.attributes.batteryLevel = v.u8() * 10; v.u8(); },
+  0x56: (v, m) => {
+    m.attributes.batteryLevel = v.u8() * 10;
+    v.u8();
+  },
   0x57: (v, m, x) => {
     const driving = v.u16();
     if (bit(driving, 8)) addAlarm(m, 'hardAcceleration');
@@ -113,7 +142,8 @@ export const EXTRAS: Readonly<Record<number, ExtraHandler>> = {
       m.attributes.driverUniqueId = ascii(v.bytes(8));
     }
   },
-  0x63: (v, m, x) => { // padlocks: id, battery mV, seal, state, rssi
+  0x63: (v, m, x) => {
+    // padlocks: id, battery mV, seal, state, rssi
     for (let i = 1; i <= Math.floor(x.length / 11); i++) {
       m.attributes[`lock${i}Id`] = hex(v, 6);
       m.attributes[`lock${i}Battery`] = v.u16() / 1000;
@@ -123,14 +153,21 @@ export const EXTRAS: Readonly<Record<number, ExtraHandler>> = {
   },
   0x64: adasDms('adasAlarm'), // JT/T 1078 ADAS alarm
   0x65: adasDms('dmsAlarm'), // JT/T 1078 driver monitoring alarm
-  0x67: (v, m) => { m.attributes.password = ascii(v.bytes(8)); },
-  0x68: (v, m) => { m.attributes.batteryLevel = v.u16() / 100; },
-  0x69: (v, m) => { m.attributes.battery = v.u16() / 100; },
+  0x67: (v, m) => {
+    m.attributes.password = ascii(v.bytes(8));
+  },
+  0x68: (v, m) => {
+    m.attributes.batteryLevel = v.u16() / 100;
+  },
+  0x69: (v, m) => {
+    m.attributes.battery = v.u16() / 100;
+  },
   0x70: (v, m) => {
     v.skip(5); // alarm serial, alarm status
     addAlarm(m, BEHAVIOUR_ALARMS[v.u8()]);
   },
-  0x77: (v, m) => { // tyre pressure sensors
+  0x77: (v, m) => {
+    // tyre pressure sensors
     while (v.remaining >= 7) {
       const i = v.u8();
       m.attributes[`tire${i}SensorId`] = hex(v, 3);
@@ -139,8 +176,11 @@ export const EXTRAS: Readonly<Record<number, ExtraHandler>> = {
       m.attributes[`tire${i}Status`] = v.u8();
     }
   },
-  0x82: (v, m) => { m.attributes.power = v.u16() / 10; },
-  0x91: (v, m) => { // OBD block
+  0x82: (v, m) => {
+    m.attributes.power = v.u16() / 10;
+  },
+  0x91: (v, m) => {
+    // OBD block
     m.attributes.battery = v.u16() / 10;
     m.attributes.rpm = v.u16();
     m.attributes.obdSpeed = v.u8();
@@ -152,12 +192,24 @@ export const EXTRAS: Readonly<Record<number, ExtraHandler>> = {
     v.skip(8);
     m.attributes.fuelUsed = v.u16() / 100;
   },
-  0x94: (v, m, x) => { if (x.length > 0) m.attributes.vin = ascii(rest(v)); },
-  0xac: (v, m) => { m.attributes.odometer = v.u32(); },
-  0xbc: (v, m) => { m.attributes.driver = javaTrim(ascii(rest(v))); },
-  0xbd: (v, m) => { m.attributes.driverUniqueId = ascii(rest(v)); },
-  0xd0: (v, m) => { if (bit(v.u32(), 3)) addAlarm(m, 'vibration'); },
-  0xd3: (v, m) => { m.attributes.power = v.u16() / 10; },
+  0x94: (v, m, x) => {
+    if (x.length > 0) m.attributes.vin = ascii(rest(v));
+  },
+  0xac: (v, m) => {
+    m.attributes.odometer = v.u32();
+  },
+  0xbc: (v, m) => {
+    m.attributes.driver = javaTrim(ascii(rest(v)));
+  },
+  0xbd: (v, m) => {
+    m.attributes.driverUniqueId = ascii(rest(v));
+  },
+  0xd0: (v, m) => {
+    if (bit(v.u32(), 3)) addAlarm(m, 'vibration');
+  },
+  0xd3: (v, m) => {
+    m.attributes.power = v.u16() / 10;
+  },
   0xd4: batteryOrDriver(0xd4),
   0xe1: batteryOrDriver(0xe1),
   0xe9: batteryOrDriver(0xe9),
@@ -181,13 +233,21 @@ export const EXTRAS: Readonly<Record<number, ExtraHandler>> = {
     m.attributes.motion = bit(status, 2);
     m.attributes.cover = bit(status, 3);
   },
-  0xe2: (v, m, x) => { if (x.c.model !== 'DT800') m.attributes.fuel = v.u32() / 10; },
-  0xe3: (v, m) => { v.u8(); m.attributes.batteryLevel = v.u8(); m.attributes.battery = v.u16() / 100; },
+  0xe2: (v, m, x) => {
+    if (x.c.model !== 'DT800') m.attributes.fuel = v.u32() / 10;
+  },
+  0xe3: (v, m) => {
+    v.u8();
+    m.attributes.batteryLevel = v.u8();
+    m.attributes.battery = v.u16() / 100;
+  },
   0xe4: (v, m) => {
     if (v.u8() === 0) m.attributes.charge = true;
     m.attributes.batteryLevel = v.u8();
   },
-  0xe5: (v, m, x) => { if (x.length === 1) m.attributes.motion = v.u8() === 1; },
+  0xe5: (v, m, x) => {
+    if (x.length === 1) m.attributes.motion = v.u8() === 1;
+  },
   0xe6: decodeE6,
   0xe7: (v, m, x) => {
     if (x.length !== 8) return;
@@ -200,7 +260,9 @@ export const EXTRAS: Readonly<Record<number, ExtraHandler>> = {
   0xeb: decodeEB,
   0xec: wifiList,
   0xf4: wifiList,
-  0xed: (v, m) => { m.attributes.card = javaTrim(ascii(rest(v))); },
+  0xed: (v, m) => {
+    m.attributes.card = javaTrim(ascii(rest(v)));
+  },
   0xee: (v, m, x) => {
     if (x.length !== 6) return;
     m.attributes.rssi = v.u8();
@@ -208,7 +270,8 @@ export const EXTRAS: Readonly<Record<number, ExtraHandler>> = {
     m.attributes.battery = v.u16() / 1000;
     m.attributes.sat = v.u8();
   },
-  0xf0: (v, _m, x) => { // cells: mcc u16, mnc u16, cid u32, lac u32, rssi
+  0xf0: (v, _m, x) => {
+    // cells: mcc u16, mnc u16, cid u32, lac u32, rssi
     while (v.remaining >= 13) {
       const mcc = v.u16();
       const mnc = v.u16();
@@ -217,10 +280,16 @@ export const EXTRAS: Readonly<Record<number, ExtraHandler>> = {
       x.net.addCell(mcc, mnc, lac, cid, v.u8());
     }
   },
-  0xf1: (v, m) => { m.attributes.power = v.u32() / 1000; },
-  0xf2: (v, m) => { m.attributes.versionFw = ascii(rest(v)); },
+  0xf1: (v, m) => {
+    m.attributes.power = v.u32() / 1000;
+  },
+  0xf2: (v, m) => {
+    m.attributes.versionFw = ascii(rest(v));
+  },
   0xf3: decodeF3,
-  0xf5: (v, m, x) => { if (x.length === 2) m.attributes.illuminance = v.u16(); },
+  0xf5: (v, m, x) => {
+    if (x.length === 2) m.attributes.illuminance = v.u16();
+  },
   0xf6: decodeF6,
   0xf7: (v, m, x) => {
     if (x.length === 2) {
@@ -257,8 +326,12 @@ export const EXTRAS: Readonly<Record<number, ExtraHandler>> = {
       v.skip(4); // external temperature thresholds
     }
   },
-  0xfb: (v, m) => { m.attributes.container = ascii(rest(v)); },
-  0xfc: (v, m) => { m.attributes.geofence = v.u8(); },
+  0xfb: (v, m) => {
+    m.attributes.container = ascii(rest(v));
+  },
+  0xfc: (v, m) => {
+    m.attributes.geofence = v.u8();
+  },
   0xfe: decodeFE,
 };
 
@@ -275,28 +348,73 @@ function adasDms(key: 'adasAlarm' | 'dmsAlarm'): ExtraHandler {
 
 /** 0x80 OBD extension: `type u8, length u8, value` items up to the end of the body (Traccar `decodeExtension`) */
 const OBD_EXTENSION: Readonly<Record<number, ExtraHandler>> = {
-  0x01: (v, m) => { m.attributes.odometer = v.u32() * 100; },
-  0x02: (v, m) => { m.attributes.fuel = v.u16() / 10; },
-  0x03: (v, m) => { m.attributes.obdSpeed = v.u16() / 10; },
-  0x56: (v, m) => { v.u8(); m.attributes.batteryLevel = v.u8(); },
-  0x61: (v, m) => { m.attributes.power = v.u16() / 100; },
-  0x69: (v, m) => { m.attributes.battery = v.u16() / 100; },
-  0x80: (v, m) => { m.attributes.obdSpeed = v.u8(); },
-  0x81: (v, m) => { m.attributes.rpm = v.u16(); },
-  0x82: (v, m) => { m.attributes.power = v.u16() / 10; },
-  0x83: (v, m) => { m.attributes.engineLoad = v.u8(); },
-  0x84: (v, m) => { m.attributes.coolantTemp = v.u8() - 40; },
-  0x85: (v, m) => { m.attributes.fuelConsumption = v.u16(); },
-  0x86: (v, m) => { m.attributes.intakeTemp = v.u8() - 40; },
-  0x87: (v, m) => { m.attributes.intakeFlow = v.u16(); },
-  0x88: (v, m) => { m.attributes.intakePressure = v.u8(); },
-  0x89: (v, m) => { m.attributes.throttle = v.u8(); },
-  0x8b: (v, m) => { m.attributes.vin = ascii(v.bytes(17)); },
-  0x8c: (v, m) => { m.attributes.obdOdometer = v.u32() * 100; },
-  0x8d: (v, m) => { m.attributes.tripOdometer = v.u16() * 1000; },
-  0x8e: (v, m) => { m.attributes.fuel = v.u8(); },
-  0xa0: (v, m) => { m.attributes.dtcs = ascii(rest(v)).replaceAll(',', ' '); },
-  0xcc: (v, m) => { m.attributes.iccid = ascii(v.bytes(20)); },
+  0x01: (v, m) => {
+    m.attributes.odometer = v.u32() * 100;
+  },
+  0x02: (v, m) => {
+    m.attributes.fuel = v.u16() / 10;
+  },
+  0x03: (v, m) => {
+    m.attributes.obdSpeed = v.u16() / 10;
+  },
+  0x56: (v, m) => {
+    v.u8();
+    m.attributes.batteryLevel = v.u8();
+  },
+  0x61: (v, m) => {
+    m.attributes.power = v.u16() / 100;
+  },
+  0x69: (v, m) => {
+    m.attributes.battery = v.u16() / 100;
+  },
+  0x80: (v, m) => {
+    m.attributes.obdSpeed = v.u8();
+  },
+  0x81: (v, m) => {
+    m.attributes.rpm = v.u16();
+  },
+  0x82: (v, m) => {
+    m.attributes.power = v.u16() / 10;
+  },
+  0x83: (v, m) => {
+    m.attributes.engineLoad = v.u8();
+  },
+  0x84: (v, m) => {
+    m.attributes.coolantTemp = v.u8() - 40;
+  },
+  0x85: (v, m) => {
+    m.attributes.fuelConsumption = v.u16();
+  },
+  0x86: (v, m) => {
+    m.attributes.intakeTemp = v.u8() - 40;
+  },
+  0x87: (v, m) => {
+    m.attributes.intakeFlow = v.u16();
+  },
+  0x88: (v, m) => {
+    m.attributes.intakePressure = v.u8();
+  },
+  0x89: (v, m) => {
+    m.attributes.throttle = v.u8();
+  },
+  0x8b: (v, m) => {
+    m.attributes.vin = ascii(v.bytes(17));
+  },
+  0x8c: (v, m) => {
+    m.attributes.obdOdometer = v.u32() * 100;
+  },
+  0x8d: (v, m) => {
+    m.attributes.tripOdometer = v.u16() * 1000;
+  },
+  0x8e: (v, m) => {
+    m.attributes.fuel = v.u8();
+  },
+  0xa0: (v, m) => {
+    m.attributes.dtcs = ascii(rest(v)).replaceAll(',', ' ');
+  },
+  0xcc: (v, m) => {
+    m.attributes.iccid = ascii(v.bytes(20));
+  },
 };
 
 /** runs `handler` on one item; a value shorter than its handler reads is skipped with a warning */
@@ -310,7 +428,14 @@ function runItem(handler: ExtraHandler, v: ByteReader, m: DecodedMessage, x: Ext
 }
 
 /** `id u8, length u8, value` items until `r` ends */
-function decodeItems(r: ByteReader, m: DecodedMessage, c: Jt808Context, net: NetworkInfo, table: Readonly<Record<number, ExtraHandler>>, withObd: boolean): void {
+function decodeItems(
+  r: ByteReader,
+  m: DecodedMessage,
+  c: Jt808Context,
+  net: NetworkInfo,
+  table: Readonly<Record<number, ExtraHandler>>,
+  withObd: boolean,
+): void {
   while (r.remaining >= 2) {
     const id = r.u8();
     const length = r.u8();

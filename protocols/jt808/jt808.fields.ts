@@ -2,7 +2,13 @@ import type { Alarm } from '../../core/model/alarm.js';
 import type { ByteReader } from '../shared/byte-reader.js';
 import { bcdBytes } from '../shared/bcd.js';
 import type { NetworkInfo } from '../shared/network.js';
-import { ProtocolError, type CommandResult, type DecodeContext, type DecodedLocation, type DecodedMessage } from '../types.js';
+import {
+  ProtocolError,
+  type CommandResult,
+  type DecodeContext,
+  type DecodedLocation,
+  type DecodedMessage,
+} from '../types.js';
 import { DOOR_MODELS } from './jt808.constants.js';
 
 /** What one frame's handlers share: the header, the decode context, and what they answer. */

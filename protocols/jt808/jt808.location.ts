@@ -6,7 +6,14 @@ import { ProtocolError, type DecodedLocation, type DecodedMessage } from '../typ
 import { ALARM_BITS, AOVX_MODELS, PADLOCK_MODELS } from './jt808.constants.js';
 import { decodeExtras, isItemChain, lockCommand } from './jt808.extras.js';
 import {
-  addAlarm, bcdTime, checkCoordinates, newMessage, readStatusAndCoordinates, readTime, setTime, type Jt808Context,
+  addAlarm,
+  bcdTime,
+  checkCoordinates,
+  newMessage,
+  readStatusAndCoordinates,
+  readTime,
+  setTime,
+  type Jt808Context,
 } from './jt808.fields.js';
 
 const bit = (value: number, n: number): boolean => Math.floor(value / 2 ** n) % 2 === 1;
@@ -87,15 +94,28 @@ function bcdCoordinate(raw: number): number {
 }
 
 /** JT701 0x5501/0x5502 items after the fixed part: `id u8, length u8, value` */
-const LOCATION2_ITEMS: Readonly<Record<number, (v: ByteReader, m: DecodedMessage, length: number, l?: DecodedLocation) => void>> = {
-  0x02: (v, _m, _len, l) => { const alt = v.i16(); if (l) l.altitudeM = alt; },
-  0x10: (v, m) => { m.attributes.wakeSource = v.u8(); },
+const LOCATION2_ITEMS: Readonly<
+  Record<number, (v: ByteReader, m: DecodedMessage, length: number, l?: DecodedLocation) => void>
+> = {
+  0x02: (v, _m, _len, l) => {
+    const alt = v.i16();
+    if (l) l.altitudeM = alt;
+  },
+  0x10: (v, m) => {
+    m.attributes.wakeSource = v.u8();
+  },
   0x0b: (v, m, length) => lockCommand(v, m, length),
-  0x0c: (v, m) => { // tilt x, y, z
-    const axis = (): number => { const n = v.u16(); return n > 0x8000 ? n - 0x10000 : n; };
+  0x0c: (v, m) => {
+    // tilt x, y, z
+    const axis = (): number => {
+      const n = v.u16();
+      return n > 0x8000 ? n - 0x10000 : n;
+    };
     m.attributes.tilt = `[${axis()},${axis()},${axis()}]`;
   },
-  0xfc: (v, m) => { m.attributes.geofence = v.u8(); },
+  0xfc: (v, m) => {
+    m.attributes.geofence = v.u8();
+  },
 };
 
 /**
@@ -110,7 +130,8 @@ export function decodeLocation2(r: ByteReader, c: Jt808Context, blind: boolean):
   const coordinates = r.bytes(9, 'BCD coordinates');
   const lat = bcdNibbles(coordinates, 0, 8);
   const lon = bcdNibbles(coordinates, 8, 9);
-  if (!Number.isFinite(lat) || !Number.isFinite(lon)) throw new ProtocolError('jt808', 'JT701 coordinates are not BCD', r.buf);
+  if (!Number.isFinite(lat) || !Number.isFinite(lon))
+    throw new ProtocolError('jt808', 'JT701 coordinates are not BCD', r.buf);
   const flags = coordinates[8] & 0x0f;
   const speed = bcdNibbles(r.bytes(1), 0, 2);
   const location: DecodedLocation = {

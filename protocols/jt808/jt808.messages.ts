@@ -2,7 +2,15 @@ import type { ByteReader } from '../shared/byte-reader.js';
 import type { DecodedMessage } from '../types.js';
 import { ATTR_RESPONSE_REQUIRED, TERMINAL_RESULTS } from './jt808.constants.js';
 import {
-  ascii, javaTrim, newMessage, readTime, setTime, signMagnitude16, textDecode, tolerant, type Jt808Context,
+  ascii,
+  javaTrim,
+  newMessage,
+  readTime,
+  setTime,
+  signMagnitude16,
+  textDecode,
+  tolerant,
+  type Jt808Context,
 } from './jt808.fields.js';
 import { decodeLocation, decodeLocation2 } from './jt808.location.js';
 import { generalResponse, generalResponse2, registerResponse, timeSyncResponse } from './jt808.replies.js';
@@ -62,10 +70,12 @@ export const locationQueryResponse: Jt808Handler = (r, c) => {
 };
 
 /** JT701 0x5501 / 0x5502: answered with 0x4401 when attribute bit 15 asks for it */
-export const locationReport2 = (blind: boolean): Jt808Handler => (r, c) => {
-  if (c.header.attribute & ATTR_RESPONSE_REQUIRED) c.replies.push(generalResponse2(c.header));
-  return [decodeLocation2(r, c, blind)];
-};
+export const locationReport2 =
+  (blind: boolean): Jt808Handler =>
+  (r, c) => {
+    if (c.header.attribute & ATTR_RESPONSE_REQUIRED) c.replies.push(generalResponse2(c.header));
+    return [decodeLocation2(r, c, blind)];
+  };
 
 /** locations of a batch, each `length` then an 8.18 location; a broken tail keeps the items before it */
 function batchItems(r: ByteReader, c: Jt808Context, lengthBytes: 1 | 2, archive: boolean): DecodedMessage[] {

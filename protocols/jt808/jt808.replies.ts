@@ -9,7 +9,11 @@ import { escapeFrame } from './jt808.frame.js';
  * then 4.4 escaping.
  */
 export function formatMessage(
-  h: Pick<Jt808Header, 'delimiter' | 'version' | 'id'>, type: number, body: Buffer, shortIndex = false, serial = 0,
+  h: Pick<Jt808Header, 'delimiter' | 'version' | 'id'>,
+  type: number,
+  body: Buffer,
+  shortIndex = false,
+  serial = 0,
 ): Buffer {
   const versioned = h.version !== undefined;
   const head = Buffer.alloc(versioned ? 6 : 5);

@@ -2,7 +2,15 @@ import type { ByteReader } from '../shared/byte-reader.js';
 import type { DecodedMessage } from '../types.js';
 import { TRANSPARENT_ALARMS, TRANSPARENT_EVENTS } from './jt808.constants.js';
 import {
-  addAlarm, ascii, checkCoordinates, javaTrim, newMessage, readStatusAndCoordinates, readTime, setTime, tolerant,
+  addAlarm,
+  ascii,
+  checkCoordinates,
+  javaTrim,
+  newMessage,
+  readStatusAndCoordinates,
+  readTime,
+  setTime,
+  tolerant,
   type Jt808Context,
 } from './jt808.fields.js';
 import { readLocationBody, setCourse } from './jt808.location.js';
@@ -22,35 +30,84 @@ function endWithCoordinates(r: ByteReader, m: DecodedMessage, c: Jt808Context): 
 
 /** 0xF0 subtype 0x01: `id u16, length u8, value` OBD data items */
 const F0_DATA: Readonly<Record<number, (v: ByteReader, m: DecodedMessage) => void>> = {
-  0x0102: (v, m) => { m.attributes.odometer = v.u32() * 100; },
-  0x0528: (v, m) => { m.attributes.odometer = v.u32() * 100; },
-  0x0546: (v, m) => { m.attributes.odometer = v.u32() * 100; },
-  0x0103: (v, m) => { m.attributes.fuel = v.u32() / 100; },
-  0x0111: (v, m) => { m.attributes.fuelTemp = v.u8() - 40; },
-  0x012e: (v, m) => { m.attributes.oilLevel = v.u16() / 10; },
-  0x052a: (v, m) => { m.attributes.fuel = v.u16() / 100; },
-  0x0105: (v, m) => { m.attributes.fuelUsed = v.u32() / 100; },
-  0x052c: (v, m) => { m.attributes.fuelUsed = v.u32() / 100; },
-  0x014a: (v, m) => { m.attributes.fuelConsumption = v.u16() / 100; },
-  0x0537: (v, m) => { m.attributes.fuelConsumption = v.u16() / 100; },
-  0x0538: (v, m) => { m.attributes.fuelConsumption = v.u16() / 100; },
-  0x0539: (v, m) => { m.attributes.fuelConsumption = v.u16() / 100; },
-  0x052b: (v, m) => { m.attributes.fuel = v.u8(); },
-  0x052d: (v, m) => { m.attributes.coolantTemp = v.u8() - 40; },
-  0x052e: (v, m) => { m.attributes.airTemp = v.u8() - 40; },
-  0x0530: (v, m) => { m.attributes.power = v.u16() / 1000; },
-  0x0535: (v, m) => { m.attributes.obdSpeed = v.u16() / 10; },
-  0x0536: (v, m) => { m.attributes.rpm = v.u16(); },
-  0x053d: (v, m) => { m.attributes.intakePressure = v.u16() / 10; },
-  0x0544: (v, m) => { m.attributes.liquidLevel = v.u8(); },
-  0x0547: (v, m) => { m.attributes.throttle = v.u8(); },
-  0x0548: (v, m) => { m.attributes.throttle = v.u8(); },
-  0xfeec: (v, m) => { m.attributes.vin = ascii(v.bytes(v.remaining)); },
+  0x0102: (v, m) => {
+    m.attributes.odometer = v.u32() * 100;
+  },
+  0x0528: (v, m) => {
+    m.attributes.odometer = v.u32() * 100;
+  },
+  0x0546: (v, m) => {
+    m.attributes.odometer = v.u32() * 100;
+  },
+  0x0103: (v, m) => {
+    m.attributes.fuel = v.u32() / 100;
+  },
+  0x0111: (v, m) => {
+    m.attributes.fuelTemp = v.u8() - 40;
+  },
+  0x012e: (v, m) => {
+    m.attributes.oilLevel = v.u16() / 10;
+  },
+  0x052a: (v, m) => {
+    m.attributes.fuel = v.u16() / 100;
+  },
+  0x0105: (v, m) => {
+    m.attributes.fuelUsed = v.u32() / 100;
+  },
+  0x052c: (v, m) => {
+    m.attributes.fuelUsed = v.u32() / 100;
+  },
+  0x014a: (v, m) => {
+    m.attributes.fuelConsumption = v.u16() / 100;
+  },
+  0x0537: (v, m) => {
+    m.attributes.fuelConsumption = v.u16() / 100;
+  },
+  0x0538: (v, m) => {
+    m.attributes.fuelConsumption = v.u16() / 100;
+  },
+  0x0539: (v, m) => {
+    m.attributes.fuelConsumption = v.u16() / 100;
+  },
+  0x052b: (v, m) => {
+    m.attributes.fuel = v.u8();
+  },
+  0x052d: (v, m) => {
+    m.attributes.coolantTemp = v.u8() - 40;
+  },
+  0x052e: (v, m) => {
+    m.attributes.airTemp = v.u8() - 40;
+  },
+  0x0530: (v, m) => {
+    m.attributes.power = v.u16() / 1000;
+  },
+  0x0535: (v, m) => {
+    m.attributes.obdSpeed = v.u16() / 10;
+  },
+  0x0536: (v, m) => {
+    m.attributes.rpm = v.u16();
+  },
+  0x053d: (v, m) => {
+    m.attributes.intakePressure = v.u16() / 10;
+  },
+  0x0544: (v, m) => {
+    m.attributes.liquidLevel = v.u8();
+  },
+  0x0547: (v, m) => {
+    m.attributes.throttle = v.u8();
+  },
+  0x0548: (v, m) => {
+    m.attributes.throttle = v.u8();
+  },
+  0xfeec: (v, m) => {
+    m.attributes.vin = ascii(v.bytes(v.remaining));
+  },
 };
 
 /** Jimi 0xF0 subtypes after BCD time, archive flag and vehicle type */
 const F0_SUBTYPES: Readonly<Record<number, (r: ByteReader, m: DecodedMessage, c: Jt808Context) => boolean>> = {
-  0x01: (r, m, c) => { // OBD data stream
+  0x01: (r, m, c) => {
+    // OBD data stream
     const count = r.u8();
     for (let i = 0; i < count; i++) {
       const id = r.u16();
@@ -64,7 +121,8 @@ const F0_SUBTYPES: Readonly<Record<number, (r: ByteReader, m: DecodedMessage, c:
     endWithCoordinates(r, m, c);
     return true;
   },
-  0x02: (r, m, c) => { // fault codes
+  0x02: (r, m, c) => {
+    // fault codes
     const codes: string[] = [];
     const systems = r.u16();
     for (let i = 0; i < systems; i++) {
@@ -79,7 +137,8 @@ const F0_SUBTYPES: Readonly<Record<number, (r: ByteReader, m: DecodedMessage, c:
     endWithCoordinates(r, m, c);
     return true;
   },
-  0x03: (r, m, c) => { // alarms
+  0x03: (r, m, c) => {
+    // alarms
     const count = r.u8();
     for (let i = 0; i < count; i++) {
       const id = r.u8();
@@ -89,7 +148,8 @@ const F0_SUBTYPES: Readonly<Record<number, (r: ByteReader, m: DecodedMessage, c:
     endWithCoordinates(r, m, c);
     return true;
   },
-  0x04: (r, m) => { // trip
+  0x04: (r, m) => {
+    // trip
     const property = r.u8();
     m.attributes.tripNumber = r.u32();
     r.skip(6); // start time
@@ -102,11 +162,13 @@ const F0_SUBTYPES: Readonly<Record<number, (r: ByteReader, m: DecodedMessage, c:
     }
     return true;
   },
-  0x0b: (r, m) => { // VIN
+  0x0b: (r, m) => {
+    // VIN
     if (r.u8() > 0) m.attributes.vin = ascii(r.bytes(17));
     return true;
   },
-  0x15: (r, m) => { // driving event
+  0x15: (r, m) => {
+    // driving event
     const event = r.i32();
     const alarm = TRANSPARENT_EVENTS[event];
     if (alarm) addAlarm(m, alarm);
@@ -116,7 +178,8 @@ const F0_SUBTYPES: Readonly<Record<number, (r: ByteReader, m: DecodedMessage, c:
 };
 
 const TRANSPARENT: Readonly<Record<number, TransparentHandler>> = {
-  0x40: (r) => { // text; `GTSL|…|…|…|driver` is a driver card swipe
+  0x40: (r) => {
+    // text; `GTSL|…|…|…|driver` is a driver card swipe
     const m = newMessage();
     const data = javaTrim(ascii(r.bytes(r.remaining)));
     if (data.startsWith('GTSL')) {
@@ -127,7 +190,8 @@ const TRANSPARENT: Readonly<Record<number, TransparentHandler>> = {
     }
     return Object.keys(m.attributes).length ? [m] : [];
   },
-  0x41: (r) => { // $OBD-RT text
+  0x41: (r) => {
+    // $OBD-RT text
     const m = newMessage();
     decodeObdRt(m, javaTrim(ascii(r.bytes(r.remaining))));
     return [m];
@@ -143,16 +207,24 @@ const TRANSPARENT: Readonly<Record<number, TransparentHandler>> = {
     setTime(m, time, c);
     return [m];
   },
-  0xff: (r, c) => { // fix with signed coordinates
+  0xff: (r, c) => {
+    // fix with signed coordinates
     const m = newMessage();
     setTime(m, readTime(r, c.utcOffsetMinutes), c);
-    const location = { latitudeDeg: r.i32() / 1e6, longitudeDeg: r.i32() / 1e6, valid: true, altitudeM: r.i16(), speedKmh: r.u16() / 10 };
+    const location = {
+      latitudeDeg: r.i32() / 1e6,
+      longitudeDeg: r.i32() / 1e6,
+      valid: true,
+      altitudeM: r.i16(),
+      speedKmh: r.u16() / 10,
+    };
     setCourse(location, r.u16());
     const checked = checkCoordinates(location, c);
     if (checked) m.location = checked;
     return [m];
   },
-  0xf3: (r, c) => { // collision: `subtype u16, length u16, value`
+  0xf3: (r, c) => {
+    // collision: `subtype u16, length u16, value`
     const m = newMessage();
     while (r.remaining > 4) {
       const subtype = r.u16();

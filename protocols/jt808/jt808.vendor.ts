@@ -14,8 +14,18 @@ const isPrintable = (b: Buffer): boolean => b.every((x) => x >= 0x20 && x < 0x7f
 /** `$OBD-RT,power,rpm,speed,throttle,load,coolant,instant,average,trip,odometer,tripFuel,fuelUsed` */
 export function decodeObdRt(m: DecodedMessage, data: string): void {
   const keys = [
-    'power', 'rpm', 'obdSpeed', 'throttle', 'engineLoad', 'coolantTemp', 'fuelConsumption',
-    'fuelConsumption', 'tripOdometer', 'obdOdometer', 'tripFuelUsed', 'fuelUsed',
+    'power',
+    'rpm',
+    'obdSpeed',
+    'throttle',
+    'engineLoad',
+    'coolantTemp',
+    'fuelConsumption',
+    'fuelConsumption',
+    'tripOdometer',
+    'obdOdometer',
+    'tripFuelUsed',
+    'fuelUsed',
   ];
   const values = data.split(',');
   keys.forEach((key, i) => {
@@ -63,7 +73,8 @@ export function decodeE8(v: ByteReader, m: DecodedMessage, x: ExtraContext): voi
       a.uploadMode = v.u8();
       a.buffered = v.u8() === 1;
       return;
-    case 0x2003: { // power status
+    case 0x2003: {
+      // power status
       v.u8();
       a.charge = v.u8() === 1;
       const level = v.u8();
@@ -118,47 +129,63 @@ export function decodeEA(v: ByteReader, m: DecodedMessage, x: ExtraContext): voi
 }
 
 /** 0xEB extended list item: `length u16 (type included), type u16, value` */
-const EB_ITEMS: Readonly<Record<number, (s: ByteReader, m: DecodedMessage, x: ExtraContext, length: number) => void>> = {
-  0x0001: (s, m) => { m.attributes.fuel1 = s.u16() / 10; },
-  0x0023: (s, m) => {
-    const fuel = Number(ascii(s.bytes(6)).trim());
-    if (Number.isFinite(fuel)) m.attributes.fuel2 = fuel;
-  },
-  0x002d: (s, m, _x, length) => { // voltage, mV
-    if (length === 6) m.attributes.power = s.u32() / 1000;
-    else m.attributes.battery = s.u16() / 1000;
-  },
-  0x0089: (s, m) => { // alarm bits, active low
-    const alarm = s.u32();
-    if (!bit(alarm, 0)) addAlarm(m, 'powerOff');
-    if (!bit(alarm, 12)) addAlarm(m, 'removing');
-  },
-  0x00b2: (s, m) => { m.attributes.iccid = hex(s, 10).replace(/f+$/, ''); },
-  0x00b9: (s, _m, x, length) => { // Wi-Fi: count, then "mac,rssi,mac,rssi"
-    s.u8();
-    const wifi = ascii(s.bytes(Math.max(0, Math.min(length - 3, s.remaining)))).split(',');
-    for (let i = 0; i + 1 < wifi.length; i += 2) {
-      const rssi = Number.parseInt(wifi[i + 1], 10);
-      if (Number.isFinite(rssi)) x.net.addWifi(wifi[i], rssi);
-    }
-  },
-  0x00c5: (s, m) => {
-    const alarm = s.u32();
-    if (!bit(alarm, 6)) addAlarm(m, 'vibration');
-    const motion = Math.floor(alarm / 2 ** 23) % 4;
-    if (motion === 0) m.attributes.motion = true;
-    else if (motion === 1) m.attributes.motion = false;
-  },
-  0x00c6: (s, m) => {
-    const battery = s.u8();
-    if (battery === 0x03 || battery === 0x04) addAlarm(m, 'lowBattery');
-    m.attributes.batteryAlarm = battery;
-  },
-  0x00ce: (s, m) => { m.attributes.power = s.u16() / 100; },
-  0x00d8: (s, _m, x) => { x.net.addCell(s.u16(), s.u8(), s.u16(), s.u32()); },
-  0x00a8: (s, m) => { m.attributes.batteryLevel = s.u8(); },
-  0x00e1: (s, m) => { m.attributes.batteryLevel = s.u8(); },
-};
+const EB_ITEMS: Readonly<Record<number, (s: ByteReader, m: DecodedMessage, x: ExtraContext, length: number) => void>> =
+  {
+    0x0001: (s, m) => {
+      m.attributes.fuel1 = s.u16() / 10;
+    },
+    0x0023: (s, m) => {
+      const fuel = Number(ascii(s.bytes(6)).trim());
+      if (Number.isFinite(fuel)) m.attributes.fuel2 = fuel;
+    },
+    0x002d: (s, m, _x, length) => {
+      // voltage, mV
+      if (length === 6) m.attributes.power = s.u32() / 1000;
+      else m.attributes.battery = s.u16() / 1000;
+    },
+    0x0089: (s, m) => {
+      // alarm bits, active low
+      const alarm = s.u32();
+      if (!bit(alarm, 0)) addAlarm(m, 'powerOff');
+      if (!bit(alarm, 12)) addAlarm(m, 'removing');
+    },
+    0x00b2: (s, m) => {
+      m.attributes.iccid = hex(s, 10).replace(/f+$/, '');
+    },
+    0x00b9: (s, _m, x, length) => {
+      // Wi-Fi: count, then "mac,rssi,mac,rssi"
+      s.u8();
+      const wifi = ascii(s.bytes(Math.max(0, Math.min(length - 3, s.remaining)))).split(',');
+      for (let i = 0; i + 1 < wifi.length; i += 2) {
+        const rssi = Number.parseInt(wifi[i + 1], 10);
+        if (Number.isFinite(rssi)) x.net.addWifi(wifi[i], rssi);
+      }
+    },
+    0x00c5: (s, m) => {
+      const alarm = s.u32();
+      if (!bit(alarm, 6)) addAlarm(m, 'vibration');
+      const motion = Math.floor(alarm / 2 ** 23) % 4;
+      if (motion === 0) m.attributes.motion = true;
+      else if (motion === 1) m.attributes.motion = false;
+    },
+    0x00c6: (s, m) => {
+      const battery = s.u8();
+      if (battery === 0x03 || battery === 0x04) addAlarm(m, 'lowBattery');
+      m.attributes.batteryAlarm = battery;
+    },
+    0x00ce: (s, m) => {
+      m.attributes.power = s.u16() / 100;
+    },
+    0x00d8: (s, _m, x) => {
+      x.net.addCell(s.u16(), s.u8(), s.u16(), s.u32());
+    },
+    0x00a8: (s, m) => {
+      m.attributes.batteryLevel = s.u8();
+    },
+    0x00e1: (s, m) => {
+      m.attributes.batteryLevel = s.u8();
+    },
+  };
 
 /** 0xEB: cell list, a time zone text, or an extended list */
 export function decodeEB(v: ByteReader, m: DecodedMessage, x: ExtraContext): void {
@@ -212,25 +239,63 @@ export function decodeF3(v: ByteReader, m: DecodedMessage, x: ExtraContext): voi
 
 type Attrs = DecodedMessage['attributes'];
 const F3_OBD: Readonly<Record<number, (s: ByteReader, a: Attrs) => void>> = {
-  0x0002: (s, a) => { a.obdSpeed = s.u16() / 10; },
-  0x0003: (s, a) => { a.rpm = s.u16(); },
-  0x0004: (s, a) => { a.power = s.u16() / 1000; },
-  0x0005: (s, a) => { a.obdOdometer = s.u32() * 100; },
-  0x0007: (s, a) => { a.fuelConsumption = s.u16() / 10; },
-  0x0008: (s, a) => { a.engineLoad = s.u16() / 10; },
-  0x0009: (s, a) => { a.coolantTemp = s.u16() - 40; },
-  0x000b: (s, a) => { a.intakePressure = s.u16(); },
-  0x000c: (s, a) => { a.intakeTemp = s.u16() - 40; },
-  0x000d: (s, a) => { a.intakeFlow = s.u16(); },
-  0x000e: (s, a) => { a.throttle = Math.floor((s.u16() * 100) / 255); },
-  0x0050: (s, a) => { a.vin = ascii(s.bytes(Math.min(17, s.remaining))).replace(/\0+$/, ''); },
-  0x0051: (s, a) => { if (s.remaining > 0) a.cvn = hex(s, s.remaining); },
-  0x0052: (s, a) => { if (s.remaining > 0) a.calid = ascii(s.bytes(s.remaining)).replace(/\0+$/, ''); },
-  0x0100: (s, a) => { a.tripOdometer = s.u16() / 10; },
-  0x0102: (s, a) => { a.tripFuel = s.u16() / 10; },
-  0x0112: (s, a) => { a.hardAccelerationCount = s.u16(); },
-  0x0113: (s, a) => { a.hardDecelerationCount = s.u16(); },
-  0x0114: (s, a) => { a.hardCorneringCount = s.u16(); },
+  0x0002: (s, a) => {
+    a.obdSpeed = s.u16() / 10;
+  },
+  0x0003: (s, a) => {
+    a.rpm = s.u16();
+  },
+  0x0004: (s, a) => {
+    a.power = s.u16() / 1000;
+  },
+  0x0005: (s, a) => {
+    a.obdOdometer = s.u32() * 100;
+  },
+  0x0007: (s, a) => {
+    a.fuelConsumption = s.u16() / 10;
+  },
+  0x0008: (s, a) => {
+    a.engineLoad = s.u16() / 10;
+  },
+  0x0009: (s, a) => {
+    a.coolantTemp = s.u16() - 40;
+  },
+  0x000b: (s, a) => {
+    a.intakePressure = s.u16();
+  },
+  0x000c: (s, a) => {
+    a.intakeTemp = s.u16() - 40;
+  },
+  0x000d: (s, a) => {
+    a.intakeFlow = s.u16();
+  },
+  0x000e: (s, a) => {
+    a.throttle = Math.floor((s.u16() * 100) / 255);
+  },
+  0x0050: (s, a) => {
+    a.vin = ascii(s.bytes(Math.min(17, s.remaining))).replace(/\0+$/, '');
+  },
+  0x0051: (s, a) => {
+    if (s.remaining > 0) a.cvn = hex(s, s.remaining);
+  },
+  0x0052: (s, a) => {
+    if (s.remaining > 0) a.calid = ascii(s.bytes(s.remaining)).replace(/\0+$/, '');
+  },
+  0x0100: (s, a) => {
+    a.tripOdometer = s.u16() / 10;
+  },
+  0x0102: (s, a) => {
+    a.tripFuel = s.u16() / 10;
+  },
+  0x0112: (s, a) => {
+    a.hardAccelerationCount = s.u16();
+  },
+  0x0113: (s, a) => {
+    a.hardDecelerationCount = s.u16();
+  },
+  0x0114: (s, a) => {
+    a.hardCorneringCount = s.u16();
+  },
 };
 
 /** 0xF6: air pressure, IMEI, or an event with a sensor mask */
@@ -271,7 +336,9 @@ export function decodeFE(v: ByteReader, m: DecodedMessage, x: ExtraContext): voi
         const s = v.sub(Math.min(v.u8(), v.remaining));
         if (type === 0x01) {
           const alarms = s.u32();
-          FE_ALARMS.forEach((alarm, i) => { if (bit(alarms, i)) addAlarm(m, alarm); });
+          FE_ALARMS.forEach((alarm, i) => {
+            if (bit(alarms, i)) addAlarm(m, alarm);
+          });
         }
       }
     }

@@ -8,14 +8,23 @@ const EPOCH_2000_S = 946_684_800;
 
 /** A bounds-checked little-endian cursor (Meitrack's binary batches are little-endian). */
 class LeReader {
-  constructor(private readonly frame: Buffer, public pos: number, private readonly end: number) {}
+  constructor(
+    private readonly frame: Buffer,
+    public pos: number,
+    private readonly end: number,
+  ) {}
 
   get remaining(): number {
     return this.end - this.pos;
   }
 
   private need(n: number): number {
-    if (this.pos + n > this.end) throw new ProtocolError(PROTOCOL, `truncated binary record at ${this.pos} (need ${n}, have ${this.remaining})`, this.frame);
+    if (this.pos + n > this.end)
+      throw new ProtocolError(
+        PROTOCOL,
+        `truncated binary record at ${this.pos} (need ${n}, have ${this.remaining})`,
+        this.frame,
+      );
     const at = this.pos;
     this.pos += n;
     return at;
@@ -39,7 +48,8 @@ function withEvent(m: DecodedMessage, event: number): void {
 }
 
 function checkedCoordinates(lat: number, lon: number, frame: Buffer): void {
-  if (!(Math.abs(lat) <= 90 && Math.abs(lon) <= 180)) throw new ProtocolError(PROTOCOL, `coordinates out of range (${lat}, ${lon})`, frame);
+  if (!(Math.abs(lat) <= 90 && Math.abs(lon) <= 180))
+    throw new ProtocolError(PROTOCOL, `coordinates out of range (${lat}, ${lon})`, frame);
 }
 
 /** The batch's data: after `$$<flag><len>,<imei>,<CCC|CCE>,`, before the `*XX` checksum. */
@@ -73,7 +83,15 @@ export function decodeCcc(b: BinaryBody): DecodedMessage[] {
     const courseDeg = r.u16();
     m.attributes.hdop = r.u16() * 0.1;
     const altitudeM = r.u16();
-    m.location = { latitudeDeg: lat, longitudeDeg: lon, valid, speedKmh, courseDeg: courseDeg <= 360 ? courseDeg : courseDeg % 360, altitudeM, satellites };
+    m.location = {
+      latitudeDeg: lat,
+      longitudeDeg: lon,
+      valid,
+      speedKmh,
+      courseDeg: courseDeg <= 360 ? courseDeg : courseDeg % 360,
+      altitudeM,
+      satellites,
+    };
     m.attributes.sat = satellites;
     m.attributes.rssi = rssi;
     m.attributes.odometer = r.u32();
@@ -104,9 +122,11 @@ interface Fix {
 }
 
 type Setter = (m: DecodedMessage, r: LeReader, fix: Fix) => void;
-const set = (key: string, read: (r: LeReader) => AttributeValue): Setter => (m, r) => {
-  m.attributes[key] = read(r);
-};
+const set =
+  (key: string, read: (r: LeReader) => AttributeValue): Setter =>
+  (m, r) => {
+    m.attributes[key] = read(r);
+  };
 
 /** CCE one-byte parameters (MeitrackProtocolDecoder.decodeBinaryE; Meitrack CCE parameter table) */
 const CCE_U8: Readonly<Record<number, Setter>> = {

@@ -3,7 +3,14 @@ import { ProtocolError } from '../types.js';
 import { PROTOCOL } from './meitrack.constants.js';
 import { meitrackChecksum } from './meitrack.frame.js';
 import {
-  decodeAac, decodeAnswer, decodeCccBatch, decodeCceBatch, decodePicture, decodeReport, type MeitrackFrame, type MessageHandler,
+  decodeAac,
+  decodeAnswer,
+  decodeCccBatch,
+  decodeCceBatch,
+  decodePicture,
+  decodeReport,
+  type MeitrackFrame,
+  type MessageHandler,
 } from './meitrack.messages.js';
 
 /** Handlers by command word (MeitrackProtocolDecoder.decode); any other word is a report or an answer. */
@@ -20,7 +27,10 @@ const HEADER = /^\$\$[\x21-\x7e]\d+,(\d{1,20}),([0-9A-Za-z]{3})(?=[,*])/;
 
 /** The `*XX` at the end (before an optional `\r\n`): index of `*` and whether the sum matches. */
 function checksumOf(frame: Buffer): { star: number; error?: string } {
-  const end = frame.length >= 2 && frame[frame.length - 2] === 0x0d && frame[frame.length - 1] === 0x0a ? frame.length - 2 : frame.length;
+  const end =
+    frame.length >= 2 && frame[frame.length - 2] === 0x0d && frame[frame.length - 1] === 0x0a
+      ? frame.length - 2
+      : frame.length;
   const star = end - 3;
   if (star < 0 || frame[star] !== 0x2a) return { star: end, error: 'no *XX checksum at the end' };
   const given = frame.toString('latin1', star + 1, end).toUpperCase();

@@ -13,10 +13,17 @@ import { serverFrame } from './meitrack.messages.js';
  */
 export function encodeMeitrackCommand(text: string, ctx: CommandContext): EncodedCommand {
   if (!/^\d{1,20}$/.test(ctx.deviceId)) {
-    throw new CommandError(PROTOCOL, 'DEVICE_ID', `device id "${ctx.deviceId}" is not the IMEI digits a Meitrack frame carries`);
+    throw new CommandError(
+      PROTOCOL,
+      'DEVICE_ID',
+      `device id "${ctx.deviceId}" is not the IMEI digits a Meitrack frame carries`,
+    );
   }
   const overhead = serverFrame('A', ctx.deviceId, '').length;
-  commandBytes(PROTOCOL, text, { delimiters: ['*', '\r', '\n'], maxBytes: Math.min(1024, MEITRACK_MAX_FRAME_BYTES - overhead) });
+  commandBytes(PROTOCOL, text, {
+    delimiters: ['*', '\r', '\n'],
+    maxBytes: Math.min(1024, MEITRACK_MAX_FRAME_BYTES - overhead),
+  });
   const command = text.split(',')[0];
   if (!command) throw new CommandError(PROTOCOL, 'EMPTY', 'the command word before the first comma is empty');
   const flag = String.fromCharCode(FLAG_FIRST + (ctx.serial % FLAG_COUNT));

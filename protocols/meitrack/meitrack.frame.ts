@@ -40,11 +40,22 @@ export function createMeitrackSplitter(maxFrameBytes = MEITRACK_MAX_FRAME_BYTES)
       let pos = 0;
       for (;;) {
         // a lone `$` or `@` at the end is kept: it may start the next frame
-        while (pos < buf.length && !isMarker(buf, pos) && !(pos === buf.length - 1 && (buf[pos] === DOLLAR || buf[pos] === AT))) pos++;
+        while (
+          pos < buf.length &&
+          !isMarker(buf, pos) &&
+          !(pos === buf.length - 1 && (buf[pos] === DOLLAR || buf[pos] === AT))
+        )
+          pos++;
         if (pos >= buf.length - 1) break;
         const digitsFrom = pos + 3;
         let comma = digitsFrom;
-        while (comma < buf.length && comma - digitsFrom <= MAX_LENGTH_DIGITS && buf[comma] >= 0x30 && buf[comma] <= 0x39) comma++;
+        while (
+          comma < buf.length &&
+          comma - digitsFrom <= MAX_LENGTH_DIGITS &&
+          buf[comma] >= 0x30 &&
+          buf[comma] <= 0x39
+        )
+          comma++;
         if (comma >= buf.length) {
           if (comma - digitsFrom <= MAX_LENGTH_DIGITS) break; // the header is not complete yet
           pos++;

@@ -82,9 +82,11 @@ export const decodeReport: MessageHandler = (f, ctx) => {
   const event = int(g[2]);
   const lat = Number(g[3]);
   const lon = Number(g[4]);
-  if (!(Math.abs(lat) <= 90 && Math.abs(lon) <= 180)) throw new ProtocolError(PROTOCOL, `coordinates out of range (${lat}, ${lon})`, f.frame);
+  if (!(Math.abs(lat) <= 90 && Math.abs(lon) <= 180))
+    throw new ProtocolError(PROTOCOL, `coordinates out of range (${lat}, ${lon})`, f.frame);
   const [yy, mo, dd, hh, mi, ss] = [5, 6, 7, 8, 9, 10].map((i) => int(g[i]));
-  if (mo < 1 || mo > 12 || dd < 1 || dd > 31 || hh > 23 || mi > 59 || ss > 59) throw new ProtocolError(PROTOCOL, 'impossible report time', f.frame);
+  if (mo < 1 || mo > 12 || dd < 1 || dd > 31 || hh > 23 || mi > 59 || ss > 59)
+    throw new ProtocolError(PROTOCOL, 'impossible report time', f.frame);
   const satellites = int(g[12]);
   const rssi = int(g[13]);
   const course = int(g[15]);
@@ -142,7 +144,8 @@ export const decodeReport: MessageHandler = (f, ctx) => {
 };
 
 /** The frame's content between `<imei>,` and `*`: the command word and what follows it. */
-const content = (f: MeitrackFrame): string => f.text.substring(f.text.indexOf(',', f.text.indexOf(',') + 1) + 1, f.star);
+const content = (f: MeitrackFrame): string =>
+  f.text.substring(f.text.indexOf(',', f.text.indexOf(',') + 1) + 1, f.star);
 
 /**
  * A device's answer to a command (`$$<flag>..,<imei>,C01,OK*..`): the same command word and data
@@ -171,10 +174,18 @@ export const decodeCccBatch: MessageHandler = (f) => {
 };
 
 /** CCE batch: Traccar sends nothing back, and nor do we (the tracker's cache logic does not wait for one) */
-export const decodeCceBatch: MessageHandler = (f) => ({ identity: f.imei, messages: decodeCce(binaryBody(f)), replies: [] });
+export const decodeCceBatch: MessageHandler = (f) => ({
+  identity: f.imei,
+  messages: decodeCce(binaryBody(f)),
+  replies: [],
+});
 
 /** AAC (a confirmation request): answered `@@z27,<imei>,AAC,1*XX\r\n` (MeitrackProtocolDecoder) */
-export const decodeAac: MessageHandler = (f) => ({ identity: f.imei, messages: [], replies: [serverFrame('z', f.imei, 'AAC,1')] });
+export const decodeAac: MessageHandler = (f) => ({
+  identity: f.imei,
+  messages: [],
+  replies: [serverFrame('z', f.imei, 'AAC,1')],
+});
 
 /** D00 picture packets: pictures are not stored; the device is named */
 export const decodePicture: MessageHandler = (f) => ({ identity: f.imei, messages: [], replies: [] });

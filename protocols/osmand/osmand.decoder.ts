@@ -1,4 +1,10 @@
-import { ProtocolError, type DecodeContext, type DecodeResult, type HttpDecodeResult, type HttpRequestLike } from '../types.js';
+import {
+  ProtocolError,
+  type DecodeContext,
+  type DecodeResult,
+  type HttpDecodeResult,
+  type HttpRequestLike,
+} from '../types.js';
 import { MAX_BODY_BYTES, STATUS_BAD_REQUEST, STATUS_OK } from './osmand.constants.js';
 import { decodeJson, decodeQuery, type Outcome } from './osmand.messages.js';
 import { requestFromFrame } from './osmand.request.js';
@@ -38,9 +44,10 @@ const FORMATS: Readonly<Record<'json' | 'query', (request: HttpRequestLike, ctx:
  * answer is empty (queued commands are the gateway's business), so `replies` is empty.
  */
 export function decodeOsmAndHttp(request: HttpRequestLike, ctx: DecodeContext): HttpDecodeResult {
-  const outcome: Outcome = request.body.length > MAX_BODY_BYTES
-    ? { messages: [], status: STATUS_BAD_REQUEST, warnings: ['body too large'] }
-    : FORMATS[isJson(request) ? 'json' : 'query'](request, ctx);
+  const outcome: Outcome =
+    request.body.length > MAX_BODY_BYTES
+      ? { messages: [], status: STATUS_BAD_REQUEST, warnings: ['body too large'] }
+      : FORMATS[isJson(request) ? 'json' : 'query'](request, ctx);
   const result: HttpDecodeResult = { messages: outcome.messages, replies: [], status: outcome.status };
   if (outcome.identity !== undefined) result.identity = outcome.identity;
   if (outcome.warnings.length) result.warnings = outcome.warnings;
@@ -54,7 +61,11 @@ export function decodeOsmAndHttp(request: HttpRequestLike, ctx: DecodeContext): 
 export function decodeOsmAndFrame(frame: Buffer, ctx: DecodeContext): DecodeResult {
   const result = decodeOsmAndHttp(requestFromFrame(frame), ctx);
   if (result.status !== STATUS_OK) {
-    throw new ProtocolError('osmand', `HTTP ${result.status}: ${result.warnings?.at(-1) ?? 'bad request'}`, frame.subarray(0, 32));
+    throw new ProtocolError(
+      'osmand',
+      `HTTP ${result.status}: ${result.warnings?.at(-1) ?? 'bad request'}`,
+      frame.subarray(0, 32),
+    );
   }
   return result;
 }

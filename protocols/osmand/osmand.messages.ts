@@ -3,7 +3,12 @@ import { NetworkInfo } from '../shared/network.js';
 import { knotsToKmh, mpsToKmh } from '../shared/units.js';
 import type { AttributeValue, DecodedLocation, DecodedMessage } from '../types.js';
 import {
-  LOGGING_CODE_ALARMS, LOGGING_CODE_RANGES, LOGGING_CODES, MAX_ATTRIBUTES, STATUS_BAD_REQUEST, STATUS_OK,
+  LOGGING_CODE_ALARMS,
+  LOGGING_CODE_RANGES,
+  LOGGING_CODES,
+  MAX_ATTRIBUTES,
+  STATUS_BAD_REQUEST,
+  STATUS_OK,
 } from './osmand.constants.js';
 
 /** What one request decodes to, before it becomes an HttpDecodeResult. */
@@ -28,7 +33,12 @@ function parseInteger(value: string, radix = 10): number | undefined {
 }
 
 /** a free-form key becomes an attribute; `__proto__` never does */
-function setAttribute(attributes: Record<string, AttributeValue>, key: string, value: AttributeValue, warnings: string[]): void {
+function setAttribute(
+  attributes: Record<string, AttributeValue>,
+  key: string,
+  value: AttributeValue,
+  warnings: string[],
+): void {
   if (key === '__proto__') return;
   if (!(key in attributes) && Object.keys(attributes).length >= MAX_ATTRIBUTES) {
     if (!warnings.includes('too many attributes')) warnings.push('too many attributes');
@@ -53,7 +63,8 @@ export function parseTimestamp(value: string): Date | undefined {
     if (!/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/.test(iso)) return undefined;
     iso = iso.replace(' ', 'T');
   }
-  if (/T.*[+-]\d{2}$/.test(iso)) iso += ':00'; // `+01` -> `+01:00`
+  if (/T.*[+-]\d{2}$/.test(iso))
+    iso += ':00'; // `+01` -> `+01:00`
   else if (!/(Z|[+-]\d{2}:?\d{2})$/i.test(iso)) iso += 'Z';
   const t = Date.parse(iso);
   return Number.isFinite(t) ? new Date(t) : undefined;
@@ -96,17 +107,21 @@ interface QueryState {
 
 type ParamHandler = (value: string, s: QueryState, key: string) => void;
 
-const number = (apply: (n: number, s: QueryState) => void): ParamHandler => (value, s, key) => {
-  const n = parseNumber(value);
-  if (n === undefined) s.warnings.push(`${key} is not a number`);
-  else apply(n, s);
-};
+const number =
+  (apply: (n: number, s: QueryState) => void): ParamHandler =>
+  (value, s, key) => {
+    const n = parseNumber(value);
+    if (n === undefined) s.warnings.push(`${key} is not a number`);
+    else apply(n, s);
+  };
 
-const coordinate = (axis: 'lat' | 'lon'): ParamHandler => (value, s, key) => {
-  const n = parseNumber(value);
-  if (n === undefined) s.error ??= `${key} is not a number`;
-  else s[axis] = n;
-};
+const coordinate =
+  (axis: 'lat' | 'lon'): ParamHandler =>
+  (value, s, key) => {
+    const n = parseNumber(value);
+    if (n === undefined) s.error ??= `${key} is not a number`;
+    else s[axis] = n;
+  };
 
 const course: ParamHandler = number((n, s) => {
   if (n >= 0 && n <= 360) s.fields.courseDeg = n;
@@ -114,12 +129,22 @@ const course: ParamHandler = number((n, s) => {
 
 /** one handler per query parameter (Traccar `OsmAndProtocolDecoder.decodeQuery`); others become attributes */
 const PARAMS: Readonly<Record<string, ParamHandler>> = {
-  id: (v, s) => { s.id ??= v; },
-  i: (v, s) => { s.id ??= v; },
-  deviceid: (v, s) => { s.id ??= v; },
+  id: (v, s) => {
+    s.id ??= v;
+  },
+  i: (v, s) => {
+    s.id ??= v;
+  },
+  deviceid: (v, s) => {
+    s.id ??= v;
+  },
   notificationToken: () => {}, // a push token for the device record, not a position attribute
-  v: (v, s) => { s.valid = v.toUpperCase() === 'A'; },
-  valid: (v, s) => { s.valid = v.toLowerCase() === 'true' || v === '1'; },
+  v: (v, s) => {
+    s.valid = v.toUpperCase() === 'A';
+  },
+  valid: (v, s) => {
+    s.valid = v.toLowerCase() === 'true' || v === '1';
+  },
   timestamp: (v, s) => {
     const time = parseTimestamp(v);
     if (time && Number.isFinite(time.getTime())) s.m.fixTime = time;
@@ -141,7 +166,8 @@ const PARAMS: Readonly<Record<string, ParamHandler>> = {
   },
   cell: (v, s) => {
     const p = v.split(',').map((x) => parseInteger(x.trim()));
-    if (p.length < 4 || p.slice(0, 5).some((x) => x === undefined)) s.warnings.push(`cell ${v} is not mcc,mnc,lac,cid[,rssi]`);
+    if (p.length < 4 || p.slice(0, 5).some((x) => x === undefined))
+      s.warnings.push(`cell ${v} is not mcc,mnc,lac,cid[,rssi]`);
     else s.net.addCell(p[0], p[1], p[2]!, p[3]!, p.length > 4 ? p[4] : undefined);
   },
   wifi: (v, s) => {
@@ -151,22 +177,50 @@ const PARAMS: Readonly<Record<string, ParamHandler>> = {
     else s.net.addWifi(mac.replaceAll('-', ':'), signal);
   },
   // knots, as Traccar Client and the OsmAnd protocol send it (Traccar's `osmand.speed` default)
-  speed: number((n, s) => { if (n >= 0) s.fields.speedKmh = knotsToKmh(n); }),
-  s: number((n, s) => { if (n >= 0) s.fields.speedKmh = knotsToKmh(n); }),
+  speed: number((n, s) => {
+    if (n >= 0) s.fields.speedKmh = knotsToKmh(n);
+  }),
+  s: number((n, s) => {
+    if (n >= 0) s.fields.speedKmh = knotsToKmh(n);
+  }),
   bearing: course,
   heading: course,
-  altitude: number((n, s) => { s.fields.altitudeM = n; }),
-  al: number((n, s) => { s.fields.altitudeM = n; }),
-  accuracy: number((n, s) => { s.fields.accuracyM = n; }),
-  p: number((n, s) => { s.fields.accuracyM = n; }),
-  prec: number((n, s) => { s.fields.accuracyM = n; }),
-  hdop: number((n, s) => { s.m.attributes.hdop = n; }),
-  h: number((n, s) => { s.m.attributes.hdop = n; }),
-  batt: number((n, s) => { s.m.attributes.batteryLevel = n; }),
-  driverUniqueId: (v, s) => { s.m.attributes.driverUniqueId = v; },
-  charge: (v, s) => { s.m.attributes.charge = v.toLowerCase() === 'true'; },
-  in: (v, s) => { s.m.attributes.input = v; },
-  input: (v, s) => { s.m.attributes.input = v; },
+  altitude: number((n, s) => {
+    s.fields.altitudeM = n;
+  }),
+  al: number((n, s) => {
+    s.fields.altitudeM = n;
+  }),
+  accuracy: number((n, s) => {
+    s.fields.accuracyM = n;
+  }),
+  p: number((n, s) => {
+    s.fields.accuracyM = n;
+  }),
+  prec: number((n, s) => {
+    s.fields.accuracyM = n;
+  }),
+  hdop: number((n, s) => {
+    s.m.attributes.hdop = n;
+  }),
+  h: number((n, s) => {
+    s.m.attributes.hdop = n;
+  }),
+  batt: number((n, s) => {
+    s.m.attributes.batteryLevel = n;
+  }),
+  driverUniqueId: (v, s) => {
+    s.m.attributes.driverUniqueId = v;
+  },
+  charge: (v, s) => {
+    s.m.attributes.charge = v.toLowerCase() === 'true';
+  },
+  in: (v, s) => {
+    s.m.attributes.input = v;
+  },
+  input: (v, s) => {
+    s.m.attributes.input = v;
+  },
   sa: (v, s, key) => satellites(v, s, key),
   sat: (v, s, key) => satellites(v, s, key),
   LC: (v, s) => loggingCode(v, s.m),
@@ -177,9 +231,16 @@ const PARAMS: Readonly<Record<string, ParamHandler>> = {
       return;
     }
     const [antenna, input1, input2, battery] = parts as number[];
-    Object.assign(s.m.attributes, { antennaVoltage: antenna, analogInput1: input1, analogInput2: input2, battery: battery * 0.001 });
+    Object.assign(s.m.attributes, {
+      antennaVoltage: antenna,
+      analogInput1: input1,
+      analogInput2: input2,
+      battery: battery * 0.001,
+    });
   },
-  odometer: number((n, s) => { s.m.attributes.odometer = n * 1000; }), // km
+  odometer: number((n, s) => {
+    s.m.attributes.odometer = n * 1000;
+  }), // km
 };
 
 function satellites(value: string, s: QueryState, key: string): void {
@@ -201,17 +262,29 @@ function freeForm(value: string, s: QueryState, key: string): void {
  * simplest integrations (`?id=…&lat=…&lon=…`) are stored as received.
  */
 export function decodeQuery(params: URLSearchParams, receivedAt: Date): Outcome {
-  const s: QueryState = { m: { alarms: [], attributes: {} }, fields: {}, valid: true, net: new NetworkInfo(), warnings: [] };
+  const s: QueryState = {
+    m: { alarms: [], attributes: {} },
+    fields: {},
+    valid: true,
+    net: new NetworkInfo(),
+    warnings: [],
+  };
   for (const [key, value] of params) {
     if (value === '') continue;
     const handler = Object.hasOwn(PARAMS, key) ? PARAMS[key] : freeForm;
     handler(value, s, key);
   }
-  if (s.id === undefined) return { messages: [], status: STATUS_BAD_REQUEST, warnings: [...s.warnings, 'id is missing'] };
+  if (s.id === undefined)
+    return { messages: [], status: STATUS_BAD_REQUEST, warnings: [...s.warnings, 'id is missing'] };
   if (s.error) return { identity: s.id, messages: [], status: STATUS_BAD_REQUEST, warnings: [...s.warnings, s.error] };
   if (s.lat !== undefined && s.lon !== undefined) {
     if (Math.abs(s.lat) > 90 || Math.abs(s.lon) > 180) {
-      return { identity: s.id, messages: [], status: STATUS_BAD_REQUEST, warnings: [...s.warnings, 'coordinates out of range'] };
+      return {
+        identity: s.id,
+        messages: [],
+        status: STATUS_BAD_REQUEST,
+        warnings: [...s.warnings, 'coordinates out of range'],
+      };
     }
     s.m.location = { latitudeDeg: s.lat, longitudeDeg: s.lon, valid: s.valid, ...s.fields };
     if (typeof s.m.attributes.sat === 'number') s.m.location.satellites = s.m.attributes.sat;
@@ -271,7 +344,8 @@ function decodeJsonLocation(location: Json, warnings: string[]): DecodedMessage 
   if (isObject(location.extras)) {
     for (const [key, value] of Object.entries(location.extras)) {
       if (key === 'alarm' && typeof alarm === 'string') continue;
-      if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'string') setAttribute(a, key, value, warnings);
+      if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'string')
+        setAttribute(a, key, value, warnings);
     }
   }
   return m;
@@ -295,9 +369,11 @@ export function decodeJson(text: string): Outcome {
   const warnings: string[] = [];
   const messages: DecodedMessage[] = [];
   for (const location of locations) {
-    if (!isObject(location)) return { identity, messages: [], status: STATUS_BAD_REQUEST, warnings: [...warnings, 'location is missing'] };
+    if (!isObject(location))
+      return { identity, messages: [], status: STATUS_BAD_REQUEST, warnings: [...warnings, 'location is missing'] };
     const decoded = decodeJsonLocation(location, warnings);
-    if (typeof decoded === 'string') return { identity, messages: [], status: STATUS_BAD_REQUEST, warnings: [...warnings, decoded] };
+    if (typeof decoded === 'string')
+      return { identity, messages: [], status: STATUS_BAD_REQUEST, warnings: [...warnings, decoded] };
     messages.push(decoded);
   }
   return { identity, messages, status: STATUS_OK, warnings };

@@ -43,7 +43,8 @@ export function decodeOwnTracks(value: unknown, phone: string): OwnTracksDecoded
 }
 
 function decodeOne(m: unknown, phone: string): OwnTracksDecoded {
-  if (typeof m !== 'object' || m === null || Array.isArray(m)) return { kind: 'malformed', reason: 'not a JSON object' };
+  if (typeof m !== 'object' || m === null || Array.isArray(m))
+    return { kind: 'malformed', reason: 'not a JSON object' };
   const o = m as Record<string, unknown>;
   const type = o._type;
   if (typeof type !== 'string') return { kind: 'malformed', reason: '_type is missing' };
@@ -52,8 +53,10 @@ function decodeOne(m: unknown, phone: string): OwnTracksDecoded {
   const lat = finite(o.lat);
   const lon = finite(o.lon);
   const tst = finite(o.tst);
-  if (lat === undefined || lat < -90 || lat > 90) return { kind: 'malformed', reason: 'lat must be a number in -90..90' };
-  if (lon === undefined || lon < -180 || lon > 180) return { kind: 'malformed', reason: 'lon must be a number in -180..180' };
+  if (lat === undefined || lat < -90 || lat > 90)
+    return { kind: 'malformed', reason: 'lat must be a number in -90..90' };
+  if (lon === undefined || lon < -180 || lon > 180)
+    return { kind: 'malformed', reason: 'lon must be a number in -180..180' };
   if (tst === undefined || tst <= 0) return { kind: 'malformed', reason: 'tst must be epoch seconds' };
 
   const attributes: DecodedMessage['attributes'] = { owntracksDevice: phone };

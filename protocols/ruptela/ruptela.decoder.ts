@@ -3,12 +3,29 @@ import { crc16Kermit } from '../shared/crc.js';
 import type { DecodeContext, DecodeResult } from '../types.js';
 import { ProtocolError } from '../types.js';
 import {
-  CRC_BYTES, LENGTH_BYTES, MSG_DEVICE_CONFIGURATION, MSG_DEVICE_VERSION, MSG_DTCS, MSG_EXTENDED_RECORDS,
-  MSG_FIRMWARE_UPDATE, MSG_HEARTBEAT, MSG_IDENTIFICATION, MSG_RECORDS, MSG_SET_IO, MSG_SMS_VIA_GPRS_RESPONSE, PROTOCOL, RECORDS_ANSWER,
+  CRC_BYTES,
+  LENGTH_BYTES,
+  MSG_DEVICE_CONFIGURATION,
+  MSG_DEVICE_VERSION,
+  MSG_DTCS,
+  MSG_EXTENDED_RECORDS,
+  MSG_FIRMWARE_UPDATE,
+  MSG_HEARTBEAT,
+  MSG_IDENTIFICATION,
+  MSG_RECORDS,
+  MSG_SET_IO,
+  MSG_SMS_VIA_GPRS_RESPONSE,
+  PROTOCOL,
+  RECORDS_ANSWER,
 } from './ruptela.constants.js';
 import { ruptelaPacket } from './ruptela.encoder.js';
 import {
-  decodeDtcs, decodeNothing, decodeRecords, decodeSetIoAnswer, decodeTextAnswer, type PayloadHandler,
+  decodeDtcs,
+  decodeNothing,
+  decodeRecords,
+  decodeSetIoAnswer,
+  decodeTextAnswer,
+  type PayloadHandler,
 } from './ruptela.messages.js';
 
 /** payloads by command id (RuptelaProtocolDecoder.decode); any other command carries nothing to store */
@@ -44,7 +61,8 @@ const ANSWERS: Record<number, number> = {
  * error (`strict`). The IMEI is the device, written as 15 digits.
  */
 export function decode(frame: Buffer, ctx: DecodeContext): DecodeResult {
-  if (frame.length < LENGTH_BYTES + 9 + CRC_BYTES) throw new ProtocolError(PROTOCOL, `packet of ${frame.length} bytes is shorter than a header`, frame);
+  if (frame.length < LENGTH_BYTES + 9 + CRC_BYTES)
+    throw new ProtocolError(PROTOCOL, `packet of ${frame.length} bytes is shorter than a header`, frame);
   const warnings: string[] = [];
   const end = frame.length - CRC_BYTES;
   const crc = crc16Kermit(frame, LENGTH_BYTES, end);

@@ -1,7 +1,14 @@
 import { commandBytes } from '../shared/command-text.js';
 import { crc16Kermit } from '../shared/crc.js';
 import { CommandError, type CommandContext, type EncodedCommand } from '../types.js';
-import { CRC_BYTES, LENGTH_BYTES, MAX_FRAME_BYTES, MSG_SMS_VIA_GPRS, PROTOCOL, SERVER_COMMAND_OFFSET } from './ruptela.constants.js';
+import {
+  CRC_BYTES,
+  LENGTH_BYTES,
+  MAX_FRAME_BYTES,
+  MSG_SMS_VIA_GPRS,
+  PROTOCOL,
+  SERVER_COMMAND_OFFSET,
+} from './ruptela.constants.js';
 
 /**
  * A server packet (RuptelaProtocolEncoder.encodeContent): `u16 length (1 + content) | 100 + command
@@ -25,8 +32,15 @@ export function ruptelaPacket(command: number, content: Buffer): Buffer {
  */
 export function encodeRuptelaCommand(text: string, ctx: CommandContext): EncodedCommand {
   if (!/^\d{1,20}$/.test(ctx.deviceId)) {
-    throw new CommandError(PROTOCOL, 'DEVICE_ID', `device id "${ctx.deviceId}" is not the IMEI digits a Ruptela device has`);
+    throw new CommandError(
+      PROTOCOL,
+      'DEVICE_ID',
+      `device id "${ctx.deviceId}" is not the IMEI digits a Ruptela device has`,
+    );
   }
-  const content = commandBytes(PROTOCOL, text, { delimiters: [], maxBytes: MAX_FRAME_BYTES - LENGTH_BYTES - 1 - CRC_BYTES });
+  const content = commandBytes(PROTOCOL, text, {
+    delimiters: [],
+    maxBytes: MAX_FRAME_BYTES - LENGTH_BYTES - 1 - CRC_BYTES,
+  });
   return { bytes: ruptelaPacket(MSG_SMS_VIA_GPRS, content), match: {} };
 }

@@ -136,7 +136,11 @@ export const decodeRecords: PayloadHandler = (r, command) => {
       io.attributes.sat = location.satellites;
       io.attributes.hdop = r.u8() / 10;
       if (Math.abs(location.latitudeDeg) > 90 || Math.abs(location.longitudeDeg) > 180) {
-        throw new ProtocolError(PROTOCOL, `record ${i} coordinates out of range (${location.latitudeDeg}, ${location.longitudeDeg})`, r.buf);
+        throw new ProtocolError(
+          PROTOCOL,
+          `record ${i} coordinates out of range (${location.latitudeDeg}, ${location.longitudeDeg})`,
+          r.buf,
+        );
       }
       if (location.courseDeg! > 360) location.courseDeg = 0;
       m.location = location;
@@ -177,7 +181,8 @@ export const decodeDtcs: PayloadHandler = (r) => {
     const fixTime = new Date(r.u32() * 1000);
     const lon = r.i32() / 1e7;
     const lat = r.i32() / 1e7;
-    if (Math.abs(lat) > 90 || Math.abs(lon) > 180) throw new ProtocolError(PROTOCOL, `DTC ${i} coordinates out of range (${lat}, ${lon})`, r.buf);
+    if (Math.abs(lat) > 90 || Math.abs(lon) > 180)
+      throw new ProtocolError(PROTOCOL, `DTC ${i} coordinates out of range (${lat}, ${lon})`, r.buf);
     const attributes: Record<string, AttributeValue> = {};
     if (r.u8() === 2) attributes.archive = true;
     attributes.dtcs = r.bytes(5).toString('latin1');
@@ -200,4 +205,3 @@ export const decodeSetIoAnswer: PayloadHandler = (r, command) => {
 
 /** identification, heartbeat, files, driver cards …: nothing to store */
 export const decodeNothing: PayloadHandler = () => ({ messages: [] });
-

@@ -32,7 +32,11 @@ export class ByteReader {
   /** throws unless `n` more bytes are there */
   need(n: number, what = 'field'): void {
     if (n < 0 || this.pos + n > this.end) {
-      throw new ProtocolError(this.protocol, `truncated ${what} at offset ${this.pos} (need ${n}, have ${this.remaining})`, this.buf);
+      throw new ProtocolError(
+        this.protocol,
+        `truncated ${what} at offset ${this.pos} (need ${n}, have ${this.remaining})`,
+        this.buf,
+      );
     }
   }
 

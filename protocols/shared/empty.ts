@@ -7,4 +7,5 @@
 export const EMPTY: Buffer = Buffer.alloc(0);
 
 /** A copy of `buf` from `start` (so the chunk it came from can be freed), or EMPTY when nothing is left. */
-export const restOf = (buf: Buffer, start: number): Buffer => (start >= buf.length ? EMPTY : Buffer.from(buf.subarray(start)));
+export const restOf = (buf: Buffer, start: number): Buffer =>
+  start >= buf.length ? EMPTY : Buffer.from(buf.subarray(start));

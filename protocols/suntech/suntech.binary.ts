@@ -25,7 +25,8 @@ export function decodeBinaryReport(frame: Buffer): DecodeResult {
   if (bit(mask, 3) && b.u8() === 0) r.set('archive', true);
   if (bit(mask, 4) && bit(mask, 5)) {
     const [yy, mo, dd, hh, mi, ss] = [b.u8(), b.u8(), b.u8(), b.u8(), b.u8(), b.u8()];
-    if (mo >= 1 && mo <= 12 && dd >= 1 && dd <= 31 && hh <= 23 && mi <= 59 && ss <= 59) r.fixTime = new Date(Date.UTC(2000 + yy, mo - 1, dd, hh, mi, ss));
+    if (mo >= 1 && mo <= 12 && dd >= 1 && dd <= 31 && hh <= 23 && mi <= 59 && ss <= 59)
+      r.fixTime = new Date(Date.UTC(2000 + yy, mo - 1, dd, hh, mi, ss));
     else r.f.fail('date or time out of range');
   }
   if (bit(mask, 6)) b.u32(); // cell

@@ -4,7 +4,13 @@ import { decodeBinaryReport, decodeZipReport } from './suntech.binary.js';
 import { PROTOCOL, SESSION_PREFIX, SESSION_UNIVERSAL, ZIP_MARKER } from './suntech.constants.js';
 import { Fields } from './suntech.fields.js';
 import {
-  decodeAnswer, decodeLegacy, decodeSt4, decodeSt9, decodeTravel, decodeUniversal, type TextOutcome,
+  decodeAnswer,
+  decodeLegacy,
+  decodeSt4,
+  decodeSt9,
+  decodeTravel,
+  decodeUniversal,
+  type TextOutcome,
 } from './suntech.messages.js';
 
 /** a legacy prefix names the model family: `ST300`, `SA200`, `ST910` … */
@@ -52,7 +58,8 @@ export function decode(frame: Buffer, ctx: DecodeContext): DecodeResult {
   const text = frame.toString('latin1', 0, end);
   if (!text.includes(';')) {
     // a bare `-Error` and the like: a device's complaint about a command, naming no device
-    if (/^-[A-Za-z]/.test(text)) return { messages: [], replies: [], warnings: [`suntech complaint: ${JSON.stringify(text.slice(0, 40))}`] };
+    if (/^-[A-Za-z]/.test(text))
+      return { messages: [], replies: [], warnings: [`suntech complaint: ${JSON.stringify(text.slice(0, 40))}`] };
     throw new ProtocolError(PROTOCOL, 'suntech text without fields', frame);
   }
   const out = decodeText(new Fields(text.split(';'), frame), ctx);

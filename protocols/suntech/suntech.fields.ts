@@ -102,7 +102,11 @@ export class Report {
     const m: DecodedMessage = { alarms: this.alarms, attributes: this.attributes };
     if (this.fixTime) m.fixTime = this.fixTime;
     if (this.latitudeDeg !== undefined && this.longitudeDeg !== undefined) {
-      const location: DecodedLocation = { latitudeDeg: this.latitudeDeg, longitudeDeg: this.longitudeDeg, valid: this.valid };
+      const location: DecodedLocation = {
+        latitudeDeg: this.latitudeDeg,
+        longitudeDeg: this.longitudeDeg,
+        valid: this.valid,
+      };
       if (this.speedKmh !== undefined) location.speedKmh = Math.max(0, this.speedKmh);
       if (this.courseDeg !== undefined) location.courseDeg = this.courseDeg;
       if (this.satellites !== undefined) location.satellites = this.satellites;

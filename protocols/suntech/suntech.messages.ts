@@ -40,7 +40,10 @@ function serialData(f: Fields, r: Report): void {
     remaining -= item.length + 1;
     if (item.startsWith('CabAVL')) {
       const data = item.split(',');
-      for (const [i, key] of [[2, 'fuel1'], [3, 'fuel2']] as const) {
+      for (const [i, key] of [
+        [2, 'fuel1'],
+        [3, 'fuel2'],
+      ] as const) {
         const fuel = Number(data[i]);
         if (fuel > 0) {
           totalFuel += fuel;
@@ -86,9 +89,13 @@ function tail(f: Fields, r: Report): void {
   const before = driverAt < 0 ? rest.filter((v) => !v.includes(':')) : rest.slice(0, driverAt);
   if (driverAt > 0 && /^\d+$/.test(before[before.length - 1])) r.set('rpm', parseInt(before.pop()!, 10));
   if (driverAt >= 0 || before.every((v) => v === '' || isDecimal(v))) {
-    before.filter(isDecimal).slice(0, 3).forEach((v, i) => r.set(`adc${i + 1}`, Number(v)));
+    before
+      .filter(isDecimal)
+      .slice(0, 3)
+      .forEach((v, i) => r.set(`adc${i + 1}`, Number(v)));
   }
-  if (driverAt >= 0 && rest[driverAt + 1] === '1' && !/^0+$/.test(rest[driverAt])) r.set('driverUniqueId', rest[driverAt]);
+  if (driverAt >= 0 && rest[driverAt + 1] === '1' && !/^0+$/.test(rest[driverAt]))
+    r.set('driverUniqueId', rest[driverAt]);
   rest
     .filter((v) => v.includes(':'))
     .slice(0, 3)

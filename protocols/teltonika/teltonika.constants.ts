@@ -55,11 +55,16 @@ export function addAlarm(rec: RecordState, alarm: Alarm | undefined): void {
   if (alarm && !rec.alarms.includes(alarm)) rec.alarms.push(alarm);
 }
 
-const set = (key: string, f: (v: Buffer) => AttributeValue): IoHandler => (rec, v) => {
-  rec.attributes[key] = f(v);
-};
+const set =
+  (key: string, f: (v: Buffer) => AttributeValue): IoHandler =>
+  (rec, v) => {
+    rec.attributes[key] = f(v);
+  };
 const flag = (key: string): IoHandler => set(key, (v) => u(v) > 0);
-const alarmIf = (alarm: Alarm): IoHandler => (rec, v) => addAlarm(rec, u(v) > 0 ? alarm : undefined);
+const alarmIf =
+  (alarm: Alarm): IoHandler =>
+  (rec, v) =>
+    addAlarm(rec, u(v) > 0 ? alarm : undefined);
 
 /** `%016X` of the value read little-endian, TeltonikaProtocolDecoder IO 78 (iButton) */
 function iButton(rec: RecordState, v: Buffer): void {
@@ -152,7 +157,8 @@ const table: Record<number, IoParameter> = {
 };
 
 for (let i = 0; i < 4; i++) table[701 + i] = { when: fmb6XX, decode: set(`bleTemp${i + 1}`, (v) => intBE(v) / 100) };
-for (let i = 0; i < 6; i++) table[10644 + i] = { when: fmbXXX, decode: set(`tempProbe${i + 1}`, (v) => intBE(v) / 100) };
+for (let i = 0; i < 6; i++)
+  table[10644 + i] = { when: fmbXXX, decode: set(`tempProbe${i + 1}`, (v) => intBE(v) / 100) };
 for (let i = 0; i < 4; i++) table[10800 + i] = { when: fmbXXX, decode: set(`eyeTemp${i + 1}`, (v) => intBE(v) / 100) };
 for (let i = 0; i < 4; i++) table[10832 + i] = { when: fmbXXX, decode: set(`eyeRoll${i + 1}`, intBE) };
 

@@ -3,11 +3,22 @@ import { ProtocolError } from '../types.js';
 import { ByteReader } from '../shared/byte-reader.js';
 import { crc16Arc } from '../shared/crc.js';
 import {
-  CODEC_8, CODEC_8_EXT, CODEC_12, CODEC_13, CODEC_16, CODEC_GH3000, PROTOCOL, SERIAL_TYPE_RESPONSE,
+  CODEC_8,
+  CODEC_8_EXT,
+  CODEC_12,
+  CODEC_13,
+  CODEC_16,
+  CODEC_GH3000,
+  PROTOCOL,
+  SERIAL_TYPE_RESPONSE,
 } from './teltonika.constants.js';
 import {
-  decodeAvlRecord, decodeCommandResponseRecord, decodeGh3000Record, decodeSerialRecord,
-  type RecordDecoder, type RecordOptions,
+  decodeAvlRecord,
+  decodeCommandResponseRecord,
+  decodeGh3000Record,
+  decodeSerialRecord,
+  type RecordDecoder,
+  type RecordOptions,
 } from './teltonika.messages.js';
 
 /** Record layout by codec id, Teltonika "Codec" wiki page / TeltonikaProtocolDecoder.parseData */
@@ -62,7 +73,8 @@ function decodeAvlData(r: ByteReader, ctx: DecodeContext): AvlData {
 function commandResultsOf(messages: DecodedMessage[]): CommandResult[] {
   const results: CommandResult[] = [];
   for (const m of messages) {
-    if (m.attributes.type === SERIAL_TYPE_RESPONSE && typeof m.attributes.result === 'string') results.push({ text: m.attributes.result });
+    if (m.attributes.type === SERIAL_TYPE_RESPONSE && typeof m.attributes.result === 'string')
+      results.push({ text: m.attributes.result });
   }
   return results;
 }
@@ -85,7 +97,8 @@ function decodePing(): DecodeResult {
 function decodeLogin(frame: Buffer): DecodeResult {
   const r = new ByteReader(PROTOCOL, frame);
   const imeiBytes = r.bytes(r.u16(), 'IMEI');
-  if (imeiBytes.some((c) => c < 0x20 || c > 0x7e)) throw new ProtocolError(PROTOCOL, 'IMEI is not printable ASCII', frame);
+  if (imeiBytes.some((c) => c < 0x20 || c > 0x7e))
+    throw new ProtocolError(PROTOCOL, 'IMEI is not printable ASCII', frame);
   const imei = imeiBytes.toString('latin1').trim();
   if (!imei) throw new ProtocolError(PROTOCOL, 'empty IMEI', frame);
   const warnings = r.remaining > 0 ? [`${r.remaining} bytes after the IMEI`] : undefined;
@@ -169,14 +182,17 @@ export function decodeDatagram(datagram: Buffer, ctx: DecodeContext): DecodeResu
   r.u8(); // packet type
   const avlPacketId = r.u8();
   const imeiBytes = r.bytes(r.u16(), 'IMEI');
-  if (imeiBytes.some((c) => c < 0x20 || c > 0x7e)) throw new ProtocolError(PROTOCOL, 'IMEI is not printable ASCII', datagram);
+  if (imeiBytes.some((c) => c < 0x20 || c > 0x7e))
+    throw new ProtocolError(PROTOCOL, 'IMEI is not printable ASCII', datagram);
   const imei = imeiBytes.toString('latin1').trim();
   if (!imei) throw new ProtocolError(PROTOCOL, 'empty IMEI', datagram);
   const warnings: string[] = [];
   if (length !== datagram.length - 2) warnings.push(`UDP length ${length} but ${datagram.length - 2} bytes follow it`);
   const data = decodeAvlData(r, ctx);
   warnings.push(...data.warnings);
-  const replies = UNACKED_CODECS.has(data.codec) ? [] : [Buffer.from([0x00, 0x05, 0x00, 0x00, 0x01, avlPacketId, data.count])];
+  const replies = UNACKED_CODECS.has(data.codec)
+    ? []
+    : [Buffer.from([0x00, 0x05, 0x00, 0x00, 0x01, avlPacketId, data.count])];
   return {
     identity: imei,
     messages: data.messages,

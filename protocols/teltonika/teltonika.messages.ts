@@ -2,8 +2,21 @@ import type { AttributeValue, DecodedMessage } from '../types.js';
 import { ProtocolError } from '../types.js';
 import { type ByteReader, intBE, uintBE } from '../shared/byte-reader.js';
 import {
-  CODEC_8_EXT, CODEC_16, CODEC_GH3000, GH3000_EPOCH_S, GH3000_PARAMETERS, IO_DRIVER_LSB, IO_DRIVER_MSB,
-  IO_PARAMETERS, NX_BEACONS, NX_DTCS, NX_TAGS, NX_VIN, PROTOCOL, SERIAL_TYPE_CAMERA, isFm6,
+  CODEC_8_EXT,
+  CODEC_16,
+  CODEC_GH3000,
+  GH3000_EPOCH_S,
+  GH3000_PARAMETERS,
+  IO_DRIVER_LSB,
+  IO_DRIVER_MSB,
+  IO_PARAMETERS,
+  NX_BEACONS,
+  NX_DTCS,
+  NX_TAGS,
+  NX_VIN,
+  PROTOCOL,
+  SERIAL_TYPE_CAMERA,
+  isFm6,
   type RecordState,
 } from './teltonika.constants.js';
 
@@ -31,7 +44,8 @@ function toMessage(s: RecordState, fixTime?: Date): DecodedMessage {
 }
 
 function timeFromMs(ms: number, r: ByteReader): Date {
-  if (!Number.isFinite(ms) || ms > MAX_TIME_MS) throw new ProtocolError(PROTOCOL, `record time out of range at ${r.offset}`, r.buf);
+  if (!Number.isFinite(ms) || ms > MAX_TIME_MS)
+    throw new ProtocolError(PROTOCOL, `record time out of range at ${r.offset}`, r.buf);
   return new Date(ms);
 }
 
@@ -140,7 +154,19 @@ const TAG_FIELDS: Record<number, TagField> = {
   14: (a, t, v) => (a[`${t}Battery`] = Number(uintBE(v.subarray(0, 2)))),
   15: (a, t, v) => (a[`${t}Mac`] = v.subarray(0, 6).toString('hex')),
 };
-const TAG_MIN_LENGTH: Record<number, number> = { 0: 1, 6: 2, 7: 1, 8: 1, 9: 1, 10: 2, 11: 1, 12: 2, 13: 1, 14: 2, 15: 6 };
+const TAG_MIN_LENGTH: Record<number, number> = {
+  0: 1,
+  6: 2,
+  7: 1,
+  8: 1,
+  9: 1,
+  10: 2,
+  11: 1,
+  12: 2,
+  13: 1,
+  14: 2,
+  15: 6,
+};
 
 function decodeTags(d: ByteReader, a: Record<string, AttributeValue>): void {
   d.u8(); // header
@@ -170,16 +196,26 @@ export const decodeAvlRecord: RecordDecoder = (r, o) => {
   s.attributes.priority = r.u8();
   const lon = r.i32() / 1e7;
   const lat = r.i32() / 1e7;
-  if (Math.abs(lat) > 90 || Math.abs(lon) > 180) throw new ProtocolError(PROTOCOL, `coordinates out of range (${lat}, ${lon})`, r.buf);
+  if (Math.abs(lat) > 90 || Math.abs(lon) > 180)
+    throw new ProtocolError(PROTOCOL, `coordinates out of range (${lat}, ${lon})`, r.buf);
   const altitudeM = r.i16();
   const courseDeg = r.u16();
   const satellites = r.u8();
   const speedKmh = r.u16();
-  s.location = { latitudeDeg: lat, longitudeDeg: lon, valid: satellites !== 0, altitudeM, courseDeg, satellites, speedKmh };
+  s.location = {
+    latitudeDeg: lat,
+    longitudeDeg: lon,
+    valid: satellites !== 0,
+    altitudeM,
+    courseDeg,
+    satellites,
+    speedKmh,
+  };
   s.attributes.sat = satellites;
   s.attributes.event = wideId(o.codec) ? r.u16() : r.u8();
   if (o.codec === CODEC_16) r.u8(); // generation type
-  if (wideCount(o.codec)) r.u16(); // total IO count
+  if (wideCount(o.codec))
+    r.u16(); // total IO count
   else r.u8();
   readIoGroups(r, s, o, AVL_IO_WIDTHS);
   if (o.codec === CODEC_8_EXT) readVariableIo(r, s);
@@ -197,7 +233,8 @@ export const decodeGh3000Record: RecordDecoder = (r, o) => {
     if (mask & 0x01) {
       const lat = r.f32();
       const lon = r.f32();
-      if (!(Math.abs(lat) <= 90 && Math.abs(lon) <= 180)) throw new ProtocolError(PROTOCOL, 'GH3000 coordinates out of range', r.buf);
+      if (!(Math.abs(lat) <= 90 && Math.abs(lon) <= 180))
+        throw new ProtocolError(PROTOCOL, 'GH3000 coordinates out of range', r.buf);
       s.location = { latitudeDeg: lat, longitudeDeg: lon, valid: true };
     }
     const loc = s.location;
@@ -247,7 +284,10 @@ export const decodeSerialRecord: RecordDecoder = (r) => {
 /** `UUUUww<12 values separated by ;>...SSS` axle load report carried in Codec 12 */
 function decodeAxleLoads(text: string, a: Record<string, AttributeValue>): boolean {
   if (!text.startsWith('UUUUww') || !text.endsWith('SSS')) return false;
-  const values = text.substring(6, text.length - 4).split(';').map(Number);
+  const values = text
+    .substring(6, text.length - 4)
+    .split(';')
+    .map(Number);
   if (values.length < 12 || values.slice(0, 12).some((v) => !Number.isFinite(v))) return false;
   for (let i = 0; i < 8; i++) a[`axle${i + 1}`] = values[i];
   a.loadTruck = values[8];

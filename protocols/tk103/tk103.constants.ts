@@ -37,13 +37,27 @@ export const BQ81_ALARMS: Readonly<Record<string, Alarm>> = {
 
 /** ZC1x / DW3x / DW5x command -> alarm, Tk103ProtocolDecoder.decodeType */
 export const TYPE_ALARMS: Readonly<Record<string, Alarm>> = {
-  ZC11: 'movement', DW31: 'movement', DW51: 'movement',
-  ZC12: 'lowBattery', DW32: 'lowBattery', DW52: 'lowBattery',
-  ZC13: 'powerCut', DW33: 'powerCut', DW53: 'powerCut',
-  ZC17: 'removing', DW37: 'removing', DW57: 'removing',
-  ZC25: 'sos', DW3E: 'sos', DW5E: 'sos',
-  ZC26: 'tampering', DW3F: 'tampering', DW5F: 'tampering',
-  ZC27: 'lowPower', DW40: 'lowPower', DW60: 'lowPower',
+  ZC11: 'movement',
+  DW31: 'movement',
+  DW51: 'movement',
+  ZC12: 'lowBattery',
+  DW32: 'lowBattery',
+  DW52: 'lowBattery',
+  ZC13: 'powerCut',
+  DW33: 'powerCut',
+  DW53: 'powerCut',
+  ZC17: 'removing',
+  DW37: 'removing',
+  DW57: 'removing',
+  ZC25: 'sos',
+  DW3E: 'sos',
+  DW5E: 'sos',
+  ZC26: 'tampering',
+  DW3F: 'tampering',
+  DW5F: 'tampering',
+  ZC27: 'lowPower',
+  DW40: 'lowPower',
+  DW60: 'lowPower',
 };
 
 /** commands that report the ignition: on, off */

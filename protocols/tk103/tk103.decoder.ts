@@ -2,7 +2,15 @@ import type { DecodeContext, DecodeResult } from '../types.js';
 import { ProtocolError } from '../types.js';
 import { PROTOCOL, replyHandshake, replyLogin } from './tk103.constants.js';
 import {
-  decodeBattery, decodeBms, decodeCells, decodeCommandResult, decodeLbsWifi, decodeNetwork, decodePosition, decodeVin, shortId,
+  decodeBattery,
+  decodeBms,
+  decodeCells,
+  decodeCommandResult,
+  decodeLbsWifi,
+  decodeNetwork,
+  decodePosition,
+  decodeVin,
+  shortId,
   type SentenceHandler,
 } from './tk103.messages.js';
 
@@ -24,7 +32,8 @@ const KINDS: ReadonlyArray<readonly [(s: string) => boolean, SentenceHandler]> =
  */
 export function decode(frame: Buffer, ctx: DecodeContext): DecodeResult {
   const sentence = frame.toString('latin1').replace(/[\r\n]+$/, '');
-  if (!sentence.startsWith('(') || sentence.length < 18) throw new ProtocolError(PROTOCOL, 'not a (<id><command>...) sentence', frame);
+  if (!sentence.startsWith('(') || sentence.length < 18)
+    throw new ProtocolError(PROTOCOL, 'not a (<id><command>...) sentence', frame);
   const id = shortId(sentence);
   // the command word: after the 12-character id, or the comma form's second field
   const type = /^\(\d+,([0-9A-Z]{4}),/.exec(sentence)?.[1] ?? sentence.substring(13, 17);

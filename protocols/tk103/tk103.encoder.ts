@@ -11,7 +11,11 @@ import { PROTOCOL, TK103_MAX_FRAME_BYTES } from './tk103.constants.js';
  */
 export function encodeTk103Command(text: string, ctx: CommandContext): EncodedCommand {
   if (!/^[0-9A-Za-z]{1,20}$/.test(ctx.deviceId)) {
-    throw new CommandError(PROTOCOL, 'DEVICE_ID', `device id "${ctx.deviceId}" is not the letters and digits a TK103 frame carries`);
+    throw new CommandError(
+      PROTOCOL,
+      'DEVICE_ID',
+      `device id "${ctx.deviceId}" is not the letters and digits a TK103 frame carries`,
+    );
   }
   commandBytes(PROTOCOL, text, { delimiters: ['(', ')'], maxBytes: TK103_MAX_FRAME_BYTES - ctx.deviceId.length - 2 });
   return { bytes: Buffer.from(`(${ctx.deviceId}${text})`, 'latin1'), match: {} };

@@ -2,8 +2,21 @@ import type { AttributeValue, DecodeContext, DecodedMessage, DecodeResult } from
 import { ProtocolError } from '../types.js';
 import { NetworkInfo } from '../shared/network.js';
 import {
-  BATTERY_LEVELS, BO01_ALARMS, BQ81_ALARMS, IGNITION_OFF, IGNITION_ON, PATTERN_BATTERY, PATTERN_CELL, PATTERN_COMMAND_RESULT,
-  PATTERN_LBS_WIFI, PATTERN_NETWORK, PATTERN_POSITION, PATTERN_VIN, PROTOCOL, TYPE_ALARMS, replyAlarm,
+  BATTERY_LEVELS,
+  BO01_ALARMS,
+  BQ81_ALARMS,
+  IGNITION_OFF,
+  IGNITION_ON,
+  PATTERN_BATTERY,
+  PATTERN_CELL,
+  PATTERN_COMMAND_RESULT,
+  PATTERN_LBS_WIFI,
+  PATTERN_NETWORK,
+  PATTERN_POSITION,
+  PATTERN_VIN,
+  PROTOCOL,
+  TYPE_ALARMS,
+  replyAlarm,
 } from './tk103.constants.js';
 
 /** One sentence `(...)` in; `id` is the 12 characters after `(` (what acknowledgements carry). */
@@ -30,7 +43,9 @@ export function namedDevice(sentence: string): string | undefined {
  */
 export function unrecognised(sentence: string): never {
   const identity = namedDevice(sentence);
-  throw new ProtocolError(PROTOCOL, 'unrecognised tk103 sentence', Buffer.from(sentence, 'latin1'), { ...(identity && { identity }) });
+  throw new ProtocolError(PROTOCOL, 'unrecognised tk103 sentence', Buffer.from(sentence, 'latin1'), {
+    ...(identity && { identity }),
+  });
 }
 
 /** day, month, two-digit year, hours, minutes, seconds as a UTC date; out-of-range fields roll over as Traccar's (lenient) calendar does */
@@ -64,7 +79,12 @@ function ioBlock(g: RegExpExecArray, a: Record<string, AttributeValue>): void {
 
 /** Alarms and ignition a command word carries (Tk103ProtocolDecoder.decodeType). */
 function applyType(m: DecodedMessage, type: string, data: string | undefined): void {
-  const alarm = type === 'BQ81' ? BQ81_ALARMS[data ?? ''] : type === 'BO01' ? BO01_ALARMS[data?.charAt(0) ?? ''] : TYPE_ALARMS[type];
+  const alarm =
+    type === 'BQ81'
+      ? BQ81_ALARMS[data ?? '']
+      : type === 'BO01'
+        ? BO01_ALARMS[data?.charAt(0) ?? '']
+        : TYPE_ALARMS[type];
   if (alarm) m.alarms.push(alarm);
   if (IGNITION_ON.has(type)) m.attributes.ignition = true;
   if (IGNITION_OFF.has(type)) m.attributes.ignition = false;
@@ -83,19 +103,27 @@ export const decodePosition: SentenceHandler = (sentence) => {
   const data = g[5] ?? g[4];
   const lat = coordinate(g[10], g[11], g[12]);
   const lon = coordinate(g[13], g[14], g[15]);
-  if (!(Math.abs(lat) <= 90 && Math.abs(lon) <= 180)) throw new ProtocolError(PROTOCOL, `coordinates out of range (${lat}, ${lon})`, text(sentence));
+  if (!(Math.abs(lat) <= 90 && Math.abs(lon) <= 180))
+    throw new ProtocolError(PROTOCOL, `coordinates out of range (${lat}, ${lon})`, text(sentence));
   const [d1, d2, d3] = [g[6], g[7], g[8]];
   const fixTime = comma ? utc(d1, d2, d3, g[17], g[18], g[19]) : utc(d3, d2, d1, g[17], g[18], g[19]);
   if (Number.isNaN(fixTime.getTime())) throw new ProtocolError(PROTOCOL, 'impossible report time', text(sentence));
   const speed = Number(g[16].trim());
   const m: DecodedMessage = {
     fixTime,
-    location: { latitudeDeg: lat, longitudeDeg: lon, valid: g[9] === 'A', speedKmh: Number.isFinite(speed) ? speed : 0 },
+    location: {
+      latitudeDeg: lat,
+      longitudeDeg: lon,
+      valid: g[9] === 'A',
+      speedKmh: Number.isFinite(speed) ? speed : 0,
+    },
     alarms: [],
     attributes: {},
   };
   applyType(m, type, data);
-  const course = [g[20], g[21], g[29]].map((c) => (c === undefined ? NaN : Number(c.trim()))).find((c) => Number.isFinite(c));
+  const course = [g[20], g[21], g[29]]
+    .map((c) => (c === undefined ? NaN : Number(c.trim())))
+    .find((c) => Number.isFinite(c));
   if (course !== undefined) m.location!.courseDeg = course <= 360 ? course : course % 360;
   if (g[22] !== undefined) ioBlock(g, m.attributes);
   if (g[30]) m.attributes.temp1 = Number(g[30]);
@@ -112,7 +140,11 @@ export const decodeBattery: SentenceHandler = (sentence) => {
   if (level !== undefined) a.batteryLevel = level;
   if (int(g[9]) !== 65535) a.battery = int(g[9]) * 0.01;
   if (int(g[10]) !== 65535) a.power = int(g[10]) * 0.1;
-  return { identity: g[1], messages: [{ fixTime: utc(g[2], g[3], g[4], g[5], g[6], g[7]), alarms: [], attributes: a }], replies: [] };
+  return {
+    identity: g[1],
+    messages: [{ fixTime: utc(g[2], g[3], g[4], g[5], g[6], g[7]), alarms: [], attributes: a }],
+    replies: [],
+  };
 };
 
 /** `{mcc,mnc,lac,cid}` lines (after BP05 or BZ00) and an odometer */
@@ -213,7 +245,8 @@ function bs51(payload: string, a: Record<string, AttributeValue>, sentence: stri
     if (!value || !/^(?:[0-9A-Fa-f]{2})+$/.test(value)) continue;
     const b = Buffer.from(value, 'hex');
     const need = (n: number): void => {
-      if (b.length < n) throw new ProtocolError(PROTOCOL, `BS51 ${key} holds ${b.length} bytes, not ${n}`, text(sentence));
+      if (b.length < n)
+        throw new ProtocolError(PROTOCOL, `BS51 ${key} holds ${b.length} bytes, not ${n}`, text(sentence));
     };
     switch (hexInt(key)) {
       case 0x90:
@@ -249,7 +282,8 @@ export const decodeBms: SentenceHandler = (sentence) => {
   const payload = sentence.substring(17, sentence.length - 1);
   const a: Record<string, AttributeValue> = {};
   if (sentence.startsWith('BS50', 13)) {
-    if (!/^(?:[0-9A-Fa-f]{2})+$/.test(payload) || payload.length / 2 < BS50_BYTES) throw new ProtocolError(PROTOCOL, 'BS50 block too short or not hex', text(sentence));
+    if (!/^(?:[0-9A-Fa-f]{2})+$/.test(payload) || payload.length / 2 < BS50_BYTES)
+      throw new ProtocolError(PROTOCOL, 'BS50 block too short or not hex', text(sentence));
     bs50(Buffer.from(payload, 'hex'), a);
   } else {
     bs51(payload, a, sentence);

@@ -2,8 +2,20 @@ import type { CommandResult, DecodeContext, DecodeResult } from '../types.js';
 import { ProtocolError } from '../types.js';
 import { PROTOCOL, SESSION_INDEXED, SESSION_MAKER } from './watch.constants.js';
 import {
-  decodeAlarm, decodeCommandAnswer, decodeEcho, decodeHeart, decodeInit, decodeLink, decodeNothing, decodeOxygen,
-  decodeReport, decodeTemperature, decodeVoice, decodeVoiceChunk, type WatchFrame, type WatchHandler,
+  decodeAlarm,
+  decodeCommandAnswer,
+  decodeEcho,
+  decodeHeart,
+  decodeInit,
+  decodeLink,
+  decodeNothing,
+  decodeOxygen,
+  decodeReport,
+  decodeTemperature,
+  decodeVoice,
+  decodeVoiceChunk,
+  type WatchFrame,
+  type WatchHandler,
 } from './watch.messages.js';
 
 /** content types, as the watch writes them (WatchProtocolDecoder.decode; health types in any case) */
@@ -52,7 +64,10 @@ export function parseWatchFrame(frame: Buffer): WatchFrame {
   if (!/^[0-9A-Za-z]{1,32}$/.test(id)) fail(`device id "${id}" is not 1-32 letters or digits`);
   let at = idEnd + 1;
   let index: string | undefined;
-  const hex4 = (from: number): boolean => from + 5 <= frame.length && frame[from + 4] === STAR && /^[0-9A-Fa-f]{4}$/.test(frame.toString('latin1', from, from + 4));
+  const hex4 = (from: number): boolean =>
+    from + 5 <= frame.length &&
+    frame[from + 4] === STAR &&
+    /^[0-9A-Fa-f]{4}$/.test(frame.toString('latin1', from, from + 4));
   if (!hex4(at)) fail('no 4-hex-digit length');
   if (hex4(at + 5)) {
     index = frame.toString('latin1', at, at + 4);

@@ -3,7 +3,13 @@ import type { AttributeValue, DecodedLocation, DecodedMessage } from '../types.j
 import { ProtocolError } from '../types.js';
 import { NetworkInfo } from '../shared/network.js';
 import {
-  PROTOCOL, REPLY_ALARM, REPLY_INIT, REPLY_LINK, REPLY_VOICE_CHUNK, STATUS_ALARMS, STATUS_MOTION_BIT,
+  PROTOCOL,
+  REPLY_ALARM,
+  REPLY_INIT,
+  REPLY_LINK,
+  REPLY_VOICE_CHUNK,
+  STATUS_ALARMS,
+  STATUS_MOTION_BIT,
 } from './watch.constants.js';
 
 /** One frame, its envelope parsed: `[<maker>*<id>*[<index>*]<len>*<type>[,<payload>]]` */
@@ -32,8 +38,10 @@ export interface WatchOutcome {
 export type WatchHandler = (f: WatchFrame) => WatchOutcome;
 
 const none = (answers: string[] = []): WatchOutcome => ({ messages: [], answers });
-const int = (s: string | undefined): number | undefined => (s !== undefined && /^-?\d+$/.test(s.trim()) ? parseInt(s, 10) : undefined);
-const num = (s: string | undefined): number | undefined => (s !== undefined && /^\s*-?\d+(\.\d*)?\s*$/.test(s) ? Number(s) : undefined);
+const int = (s: string | undefined): number | undefined =>
+  s !== undefined && /^-?\d+$/.test(s.trim()) ? parseInt(s, 10) : undefined;
+const num = (s: string | undefined): number | undefined =>
+  s !== undefined && /^\s*-?\d+(\.\d*)?\s*$/.test(s) ? Number(s) : undefined;
 
 function fail(f: WatchFrame, reason: string): never {
   throw new ProtocolError(PROTOCOL, reason, f.frame);
@@ -51,7 +59,8 @@ function dateTime(f: WatchFrame, date: string, time: string): Date {
   if (!d || !t) fail(f, `bad date or time "${date},${time}"`);
   const [dd, mo, yy] = [d[1], d[2], d[3]].map(Number);
   const [hh, mi, ss] = [t[1], t[2], t[3]].map(Number);
-  if (mo < 1 || mo > 12 || dd < 1 || dd > 31 || hh > 23 || mi > 59 || ss > 59) fail(f, `bad date or time "${date},${time}"`);
+  if (mo < 1 || mo > 12 || dd < 1 || dd > 31 || hh > 23 || mi > 59 || ss > 59)
+    fail(f, `bad date or time "${date},${time}"`);
   return new Date(Date.UTC(2000 + yy, mo - 1, dd, hh, mi, ss));
 }
 
@@ -64,7 +73,13 @@ function coordinate(f: WatchFrame, value: string, hemisphere: string, max: numbe
 
 /** A cell or area code: decimal, or hex where the watch writes it so (`55C0`, `3B882A2`). */
 const code = (s: string | undefined): number | undefined =>
-  s === undefined || s === '' ? undefined : /^\d+$/.test(s) ? parseInt(s, 10) : /^[0-9A-Fa-f]+$/.test(s) ? parseInt(s, 16) : undefined;
+  s === undefined || s === ''
+    ? undefined
+    : /^\d+$/.test(s)
+      ? parseInt(s, 10)
+      : /^[0-9A-Fa-f]+$/.test(s)
+        ? parseInt(s, 16)
+        : undefined;
 
 /**
  * `<cell count>,<ta>,[<mcc>,<mnc>,{<lac>,<cid>,<rssi>}…],<wifi count>,{<name>,<mac>,<rssi>}…`.

@@ -16,7 +16,13 @@ async function ok(s: TestServer, method: string, path: string, token: string, bo
   return r.body;
 }
 
-const speeding = (name: string, over: Record<string, unknown>) => ({ name, alertName: 'SpeedLimit', params: { speed: 90 }, notify: { email: false, sms: false }, ...over });
+const speeding = (name: string, over: Record<string, unknown>) => ({
+  name,
+  alertName: 'SpeedLimit',
+  params: { speed: 90 },
+  notify: { email: false, sms: false },
+  ...over,
+});
 
 for (const backend of await backends()) {
   test(`rules (${backend}): at most ${MAX_RULES_PER_DEVICE} enabled rules watch a device (directly or through a group) and an account has at most ${MAX_RULES_PER_ACCOUNT}; beyond, 409 RULE_LIMIT_REACHED names the limit`, async (t) => {
@@ -26,12 +32,18 @@ for (const backend of await backends()) {
     const ids = Array.from({ length: 10 }, (_, i) => `truck${i}`);
     for (const id of ids) await ok(s, 'POST', '/api/devices', token, { id, name: id });
     const group = (await ok(s, 'POST', '/api/groups', token, { name: 'Vans', devices: ['truck0'] })).id as string;
-    const create = (over: Record<string, unknown>) => s.request('POST', '/api/alertRules', { token, body: speeding('r', over) });
+    const create = (over: Record<string, unknown>) =>
+      s.request('POST', '/api/alertRules', { token, body: speeding('r', over) });
 
-    for (let i = 0; i < MAX_RULES_PER_DEVICE; i++) await ok(s, 'POST', '/api/alertRules', token, speeding(`r${i}`, i % 2 ? { devices: ['truck0'] } : { group }));
+    for (let i = 0; i < MAX_RULES_PER_DEVICE; i++)
+      await ok(s, 'POST', '/api/alertRules', token, speeding(`r${i}`, i % 2 ? { devices: ['truck0'] } : { group }));
     const direct = await create({ devices: ['truck1', 'truck0'] });
     t.is(direct.status, 409, JSON.stringify(direct.body));
-    t.like(direct.body, { success: false, code: 'RULE_LIMIT_REACHED', details: { limit: MAX_RULES_PER_DEVICE, device: 'truck0', field: 'devices' } });
+    t.like(direct.body, {
+      success: false,
+      code: 'RULE_LIMIT_REACHED',
+      details: { limit: MAX_RULES_PER_DEVICE, device: 'truck0', field: 'devices' },
+    });
     t.regex(direct.body.error, new RegExp(`"truck0".*${MAX_RULES_PER_DEVICE}`));
     const viaGroup = await create({ group });
     t.like(viaGroup.body, { code: 'RULE_LIMIT_REACHED', details: { device: 'truck0', field: 'group' } });
@@ -40,19 +52,37 @@ for (const backend of await backends()) {
     const disabled = await create({ devices: ['truck0'], enabled: false });
     t.is(disabled.status, 201, 'a disabled rule watches nothing');
     const id = disabled.body.alertRule.id as string;
-    const enable = await s.request('PUT', `/api/alertRules/${id}`, { token, body: speeding('r', { devices: ['truck0'] }) });
+    const enable = await s.request('PUT', `/api/alertRules/${id}`, {
+      token,
+      body: speeding('r', { devices: ['truck0'] }),
+    });
     t.is(enable.status, 409, 'enabling it would make one too many');
     t.like(enable.body, { code: 'RULE_LIMIT_REACHED', details: { limit: MAX_RULES_PER_DEVICE } });
-    const patched = await s.request('PATCH', `/api/alertRules/${id}`, { token, body: [{ op: 'replace', path: '/enabled', value: true }] });
+    const patched = await s.request('PATCH', `/api/alertRules/${id}`, {
+      token,
+      body: [{ op: 'replace', path: '/enabled', value: true }],
+    });
     t.is(patched.status, 409, 'by JSON Patch too');
     const watching = (await ok(s, 'GET', '/api/alertRules', token)).alertRules as { id: string; devices?: string[] }[];
     const first = watching.find((r) => r.devices)!;
-    t.is((await s.request('PUT', `/api/alertRules/${first.id}`, { token, body: speeding('renamed', { devices: ['truck0'] }) })).status, 200, 'a rule already watching the device may still change');
+    t.is(
+      (
+        await s.request('PUT', `/api/alertRules/${first.id}`, {
+          token,
+          body: speeding('renamed', { devices: ['truck0'] }),
+        })
+      ).status,
+      200,
+      'a rule already watching the device may still change',
+    );
 
     // the rest of the account's rules on the other devices, up to the account's limit
     const n = MAX_RULES_PER_DEVICE + 1;
-    const rest = Array.from({ length: MAX_RULES_PER_ACCOUNT - n }, (_, i) => speeding(`r${n + i}`, { devices: [ids[1 + (i % 9)]] }));
-    for (let i = 0; i < rest.length; i += 10) await Promise.all(rest.slice(i, i + 10).map((body) => ok(s, 'POST', '/api/alertRules', token, body)));
+    const rest = Array.from({ length: MAX_RULES_PER_ACCOUNT - n }, (_, i) =>
+      speeding(`r${n + i}`, { devices: [ids[1 + (i % 9)]] }),
+    );
+    for (let i = 0; i < rest.length; i += 10)
+      await Promise.all(rest.slice(i, i + 10).map((body) => ok(s, 'POST', '/api/alertRules', token, body)));
     const over = await create({ devices: ['truck9'], enabled: false });
     t.is(over.status, 409, JSON.stringify(over.body));
     t.like(over.body, { code: 'RULE_LIMIT_REACHED', details: { limit: MAX_RULES_PER_ACCOUNT } });
@@ -63,19 +93,33 @@ for (const backend of await backends()) {
 }
 
 test(`rules: a storm of alerts (${MAX_RULES_PER_DEVICE} rules on one device, a REST batch of alternating speeds) leaves health, the API and another account's tracker answering`, async (t) => {
-  const s = await startServer('sqlite', { env: { TRACKGATE_TELTONIKA_PORT: '0' }, clock: new ManualClock(new Date(T0)) });
+  const s = await startServer('sqlite', {
+    env: { TRACKGATE_TELTONIKA_PORT: '0' },
+    clock: new ManualClock(new Date(T0)),
+  });
   t.teardown(() => s.stop());
   const storm = '356307042441013';
   await ok(s, 'POST', '/api/devices', s.adminToken, { id: storm, name: 'storm' });
-  for (let i = 0; i < MAX_RULES_PER_DEVICE; i++) await ok(s, 'POST', '/api/alertRules', s.adminToken, speeding(`limit ${i}`, { devices: [storm] }));
-  await s.running.services.accounts.create({ name: 'B', licenses: 5, adminUser: 'b-admin', adminApiKey: 'b-admin-key-0123456789' });
+  for (let i = 0; i < MAX_RULES_PER_DEVICE; i++)
+    await ok(s, 'POST', '/api/alertRules', s.adminToken, speeding(`limit ${i}`, { devices: [storm] }));
+  await s.running.services.accounts.create({
+    name: 'B',
+    licenses: 5,
+    adminUser: 'b-admin',
+    adminApiKey: 'b-admin-key-0123456789',
+  });
   const other = '356307042441021';
   await ok(s, 'POST', '/api/devices', await s.token('b-admin', 'b-admin-key-0123456789'), { id: other, name: 'other' });
   const tracker = await teltonikaSession(t, s.running.ports.teltonika!, other);
 
   // every other position over the limit: each rule raises an alert for each (a new episode each time)
   const positions = 60;
-  const locations = Array.from({ length: positions }, (_, i) => ({ dateTime: at(i), latitude: 40.41, longitude: -3.71, speed: i % 2 ? 50 : 120 }));
+  const locations = Array.from({ length: positions }, (_, i) => ({
+    dateTime: at(i),
+    latitude: 40.41,
+    longitude: -3.71,
+    speed: i % 2 ? 50 : 120,
+  }));
   const lag = monitorEventLoopDelay({ resolution: 5 });
   lag.enable();
   const began = Date.now();
@@ -103,7 +147,11 @@ test(`rules: a storm of alerts (${MAX_RULES_PER_DEVICE} rules on one device, a R
   let raised = 0;
   let cursor: string | undefined;
   do {
-    const page = await ok(s, 'POST', `/api/devices/${storm}/alerts`, s.adminToken, { from: '2026-01-01T00:00:00Z', to: '2027-01-01T00:00:00Z', cursor });
+    const page = await ok(s, 'POST', `/api/devices/${storm}/alerts`, s.adminToken, {
+      from: '2026-01-01T00:00:00Z',
+      to: '2027-01-01T00:00:00Z',
+      cursor,
+    });
     raised += page.alerts.length;
     cursor = page.nextCursor ?? undefined;
   } while (cursor);
@@ -114,5 +162,8 @@ test(`rules: a storm of alerts (${MAX_RULES_PER_DEVICE} rules on one device, a R
   // loaded machine stretches as it stretches every wait.
   const bound = Math.max(1000, took / 10);
   t.true(health < bound, `health answered within ${health} ms at worst (bound ${bound} ms)`);
-  t.true(ack < 2 * bound, `the other account's tracker was acknowledged within ${ack} ms at worst (bound ${2 * bound} ms)`);
+  t.true(
+    ack < 2 * bound,
+    `the other account's tracker was acknowledged within ${ack} ms at worst (bound ${2 * bound} ms)`,
+  );
 });

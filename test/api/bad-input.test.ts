@@ -8,18 +8,68 @@ for (const backend of await backends()) {
     t.teardown(() => s.stop());
     const token = s.adminToken;
     await s.request('POST', '/api/devices', { token, body: { id: 'dev1', name: 'dev1' } });
-    await s.request('POST', '/api/devices/dev1/locations', { token, body: { location: { dateTime: '2026-03-01T10:00:00Z', latitude: 1, longitude: 2 } } });
+    await s.request('POST', '/api/devices/dev1/locations', {
+      token,
+      body: { location: { dateTime: '2026-03-01T10:00:00Z', latitude: 1, longitude: 2 } },
+    });
     const before = (await s.request('GET', '/api/devices/dev1/lastLocation', { token })).body.lastLocation;
 
     const cases: [string, Parameters<typeof s.request>[2], number, string][] = [
-      ['invalid JSON', { token, raw: '{"location": {', headers: { 'content-type': 'application/json' } }, 400, 'INVALID_JSON'],
-      ['wrong type', { token, body: { location: { dateTime: '2026-03-01T11:00:00Z', latitude: 'north', longitude: 2 } } }, 400, 'VALIDATION_FAILED'],
-      ['out of range', { token, body: { location: { dateTime: '2026-03-01T11:00:00Z', latitude: 91, longitude: 2 } } }, 400, 'VALIDATION_FAILED'],
-      ['bad date', { token, body: { location: { dateTime: 'yesterday', latitude: 1, longitude: 2 } } }, 400, 'VALIDATION_FAILED'],
+      [
+        'invalid JSON',
+        { token, raw: '{"location": {', headers: { 'content-type': 'application/json' } },
+        400,
+        'INVALID_JSON',
+      ],
+      [
+        'wrong type',
+        { token, body: { location: { dateTime: '2026-03-01T11:00:00Z', latitude: 'north', longitude: 2 } } },
+        400,
+        'VALIDATION_FAILED',
+      ],
+      [
+        'out of range',
+        { token, body: { location: { dateTime: '2026-03-01T11:00:00Z', latitude: 91, longitude: 2 } } },
+        400,
+        'VALIDATION_FAILED',
+      ],
+      [
+        'bad date',
+        { token, body: { location: { dateTime: 'yesterday', latitude: 1, longitude: 2 } } },
+        400,
+        'VALIDATION_FAILED',
+      ],
       ['missing fields', { token, body: {} }, 400, 'VALIDATION_FAILED'],
-      ['one bad item in a batch', { token, body: { locations: [{ dateTime: '2026-03-01T12:00:00Z', latitude: 1, longitude: 1 }, { dateTime: '2026-03-01T13:00:00Z', latitude: 1 }] } }, 400, 'VALIDATION_FAILED'],
+      [
+        'one bad item in a batch',
+        {
+          token,
+          body: {
+            locations: [
+              { dateTime: '2026-03-01T12:00:00Z', latitude: 1, longitude: 1 },
+              { dateTime: '2026-03-01T13:00:00Z', latitude: 1 },
+            ],
+          },
+        },
+        400,
+        'VALIDATION_FAILED',
+      ],
       ['not JSON', { token, raw: 'lat=1', headers: { 'content-type': 'text/plain' } }, 415, 'UNSUPPORTED_MEDIA_TYPE'],
-      ['huge body', { token, body: { locations: Array.from({ length: 200 }, (_, i) => ({ dateTime: new Date(Date.UTC(2026, 3, 1, 0, i)).toISOString(), latitude: 1, longitude: 1 })) } }, 413, 'PAYLOAD_TOO_LARGE'],
+      [
+        'huge body',
+        {
+          token,
+          body: {
+            locations: Array.from({ length: 200 }, (_, i) => ({
+              dateTime: new Date(Date.UTC(2026, 3, 1, 0, i)).toISOString(),
+              latitude: 1,
+              longitude: 1,
+            })),
+          },
+        },
+        413,
+        'PAYLOAD_TOO_LARGE',
+      ],
     ];
     for (const [name, options, status, code] of cases) {
       const r = await s.request('POST', '/api/devices/dev1/locations', options);
@@ -32,7 +82,10 @@ for (const backend of await backends()) {
     const wrongType = await s.request('POST', '/api/devices/dev1/locations', cases[1][1]);
     t.regex(wrongType.body.error, /latitude/, 'the message names the field');
     t.deepEqual((await s.request('GET', '/api/devices/dev1/lastLocation', { token })).body.lastLocation, before);
-    const range = await s.request('POST', '/api/devices/dev1/locations', { token, body: { from: '2026-01-01T00:00:00Z', to: '2027-01-01T00:00:00Z' } });
+    const range = await s.request('POST', '/api/devices/dev1/locations', {
+      token,
+      body: { from: '2026-01-01T00:00:00Z', to: '2027-01-01T00:00:00Z' },
+    });
     t.is(range.body.locations.length, 1, 'nothing of the rejected requests was stored');
 
     const unknownRoute = await s.request('GET', '/api/nothing-here', { token });
@@ -72,15 +125,34 @@ for (const backend of await backends()) {
     const doc = (await s.request('GET', '/api/openapi.json')).body;
     t.is(doc.openapi, '3.1.0');
     const expected: [string, string][] = [
-      ['post', '/api/Auth/Token'], ['get', '/api/devices'], ['get', '/api/devices/{deviceId}'], ['get', '/api/devices/{deviceId}/lastLocation'],
-      ['post', '/api/devices/{deviceId}/locations'], ['post', '/api/devices/{deviceId}/alerts'], ['get', '/api/groups'], ['post', '/api/groups'],
-      ['get', '/api/groups/{groupId}'], ['put', '/api/groups/{groupId}'], ['patch', '/api/groups/{groupId}'], ['delete', '/api/groups/{groupId}'],
-      ['get', '/api/users'], ['post', '/api/users'], ['get', '/api/users/countries'], ['get', '/api/users/timeZones'], ['get', '/api/users/{userId}'],
-      ['put', '/api/users/{userId}'], ['patch', '/api/users/{userId}'], ['delete', '/api/users/{userId}'],
+      ['post', '/api/Auth/Token'],
+      ['get', '/api/devices'],
+      ['get', '/api/devices/{deviceId}'],
+      ['get', '/api/devices/{deviceId}/lastLocation'],
+      ['post', '/api/devices/{deviceId}/locations'],
+      ['post', '/api/devices/{deviceId}/alerts'],
+      ['get', '/api/groups'],
+      ['post', '/api/groups'],
+      ['get', '/api/groups/{groupId}'],
+      ['put', '/api/groups/{groupId}'],
+      ['patch', '/api/groups/{groupId}'],
+      ['delete', '/api/groups/{groupId}'],
+      ['get', '/api/users'],
+      ['post', '/api/users'],
+      ['get', '/api/users/countries'],
+      ['get', '/api/users/timeZones'],
+      ['get', '/api/users/{userId}'],
+      ['put', '/api/users/{userId}'],
+      ['patch', '/api/users/{userId}'],
+      ['delete', '/api/users/{userId}'],
     ];
     for (const [method, path] of expected) t.truthy(doc.paths[path]?.[method], `${method} ${path} documented`);
     t.truthy(doc.components.schemas.LocationInput.properties.latitude);
-    t.is(doc.components.schemas.LocationInput.properties.latitude.maximum, 90, 'the validating schema is the documented one');
+    t.is(
+      doc.components.schemas.LocationInput.properties.latitude.maximum,
+      90,
+      'the validating schema is the documented one',
+    );
     const page = await fetch(`${s.base}/docs`);
     t.regex(await page.text(), /swagger-ui/);
     t.is((await fetch(`${s.base}/docs/swagger-ui-bundle.js`)).status, 200);
@@ -117,7 +189,11 @@ for (const backend of await backends()) {
     t.like(unknown.body, { code: 'NOT_FOUND' });
     t.is(unknown.headers.get('allow'), null);
     t.is(typeof unknown.body.apiUsage, 'number', 'an unknown path answers an authenticated caller with its usage too');
-    t.is((await s.request('PROPFIND', '/nothing', { token })).status, 404, 'an unknown method on an unknown path is 404');
+    t.is(
+      (await s.request('PROPFIND', '/nothing', { token })).status,
+      404,
+      'an unknown method on an unknown path is 404',
+    );
   });
 
   test(`api.system (${backend}): the root points to the docs, and the OpenAPI description stands on its own`, async (t) => {

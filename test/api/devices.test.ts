@@ -8,32 +8,80 @@ for (const backend of await backends()) {
     const s = await startServer(backend);
     t.teardown(() => s.stop());
     const token = s.adminToken;
-    const created = await s.request('POST', '/api/devices', { token, body: { id: '356307042441013', name: 'Truck 1', tags: { plate: 'AB-123' }, alertEmails: ['ops@example.com'], alertPhones: ['+34600111222'], mqttPassword: 'secret-pass' } });
+    const created = await s.request('POST', '/api/devices', {
+      token,
+      body: {
+        id: '356307042441013',
+        name: 'Truck 1',
+        tags: { plate: 'AB-123' },
+        alertEmails: ['ops@example.com'],
+        alertPhones: ['+34600111222'],
+        mqttPassword: 'secret-pass',
+      },
+    });
     t.is(created.status, 201);
     const d = created.body.device;
-    t.like(d, { id: '356307042441013', name: 'Truck 1', expires: null, expired: false, dailyEmailLimit: 10, dailySmsLimit: 10, emailsSentToday: 0, smsSentToday: 0, groups: [] });
+    t.like(d, {
+      id: '356307042441013',
+      name: 'Truck 1',
+      expires: null,
+      expired: false,
+      dailyEmailLimit: 10,
+      dailySmsLimit: 10,
+      emailsSentToday: 0,
+      smsSentToday: 0,
+      groups: [],
+    });
     t.false('mqttPassword' in d, 'write-only');
     t.is(typeof created.body.apiUsage, 'number');
     t.is(typeof created.body.apiDailyUsage, 'number');
-    t.is((await s.request('POST', '/api/devices', { token, body: { id: '356307042441013', name: 'Again' } })).body.code, 'DEVICE_EXISTS');
+    t.is(
+      (await s.request('POST', '/api/devices', { token, body: { id: '356307042441013', name: 'Again' } })).body.code,
+      'DEVICE_EXISTS',
+    );
 
     const got = await s.request('GET', '/api/devices/356307042441013', { token });
     t.deepEqual(got.body.device, d);
     const list = await s.request('GET', '/api/devices', { token });
-    t.deepEqual(list.body.devices.map((x: { id: string }) => x.id), ['356307042441013']);
+    t.deepEqual(
+      list.body.devices.map((x: { id: string }) => x.id),
+      ['356307042441013'],
+    );
 
-    const put = await s.request('PUT', '/api/devices/356307042441013', { token, body: { name: 'Truck One', dailyEmailLimit: 3, dailySmsLimit: 0 } });
+    const put = await s.request('PUT', '/api/devices/356307042441013', {
+      token,
+      body: { name: 'Truck One', dailyEmailLimit: 3, dailySmsLimit: 0 },
+    });
     t.is(put.status, 200);
     t.like(put.body.device, { name: 'Truck One', dailyEmailLimit: 3, dailySmsLimit: 0, tags: {} });
 
-    const patch = await s.request('PATCH', '/api/devices/356307042441013', { token, body: [{ op: 'replace', path: '/name', value: 'Patched' }, { op: 'add', path: '/tags/color', value: 'red' }] });
+    const patch = await s.request('PATCH', '/api/devices/356307042441013', {
+      token,
+      body: [
+        { op: 'replace', path: '/name', value: 'Patched' },
+        { op: 'add', path: '/tags/color', value: 'red' },
+      ],
+    });
     t.is(patch.status, 200);
     t.like(patch.body.device, { name: 'Patched', tags: { color: 'red' }, dailyEmailLimit: 3 });
-    const failedTest = await s.request('PATCH', '/api/devices/356307042441013', { token, body: [{ op: 'test', path: '/name', value: 'Other' }, { op: 'replace', path: '/name', value: 'X' }] });
+    const failedTest = await s.request('PATCH', '/api/devices/356307042441013', {
+      token,
+      body: [
+        { op: 'test', path: '/name', value: 'Other' },
+        { op: 'replace', path: '/name', value: 'X' },
+      ],
+    });
     t.is(failedTest.status, 409);
-    const readOnly = await s.request('PATCH', '/api/devices/356307042441013', { token, body: [{ op: 'replace', path: '/emailsSentToday', value: 0 }] });
+    const readOnly = await s.request('PATCH', '/api/devices/356307042441013', {
+      token,
+      body: [{ op: 'replace', path: '/emailsSentToday', value: 0 }],
+    });
     t.is(readOnly.status, 400);
-    t.is((await s.request('GET', '/api/devices/356307042441013', { token })).body.device.name, 'Patched', 'failed patches changed nothing');
+    t.is(
+      (await s.request('GET', '/api/devices/356307042441013', { token })).body.device.name,
+      'Patched',
+      'failed patches changed nothing',
+    );
 
     t.is((await s.request('DELETE', '/api/devices/356307042441013', { token })).status, 200);
     t.is((await s.request('GET', '/api/devices/356307042441013', { token })).status, 404);
@@ -45,32 +93,68 @@ for (const backend of await backends()) {
     t.teardown(() => s.stop());
     let token = s.adminToken;
     t.is((await s.request('POST', '/api/devices', { token, body: { id: 'A', name: 'A' } })).status, 201);
-    t.is((await s.request('POST', '/api/devices', { token, body: { id: 'B', name: 'B', expires: '2026-03-02T00:00:00Z' } })).status, 201);
+    t.is(
+      (
+        await s.request('POST', '/api/devices', {
+          token,
+          body: { id: 'B', name: 'B', expires: '2026-03-02T00:00:00Z' },
+        })
+      ).status,
+      201,
+    );
     const third = await s.request('POST', '/api/devices', { token, body: { id: 'C', name: 'C' } });
     t.is(third.status, 409);
     t.is(third.body.code, 'NO_LICENSE_AVAILABLE');
     t.is((await s.request('GET', '/api/devices/C', { token })).status, 404, 'nothing was created');
-    t.is((await s.request('POST', '/api/devices', { token, body: { id: 'X', name: 'born expired', expires: '2026-01-01T00:00:00Z' } })).status, 201, 'an expired device needs no licence');
+    t.is(
+      (
+        await s.request('POST', '/api/devices', {
+          token,
+          body: { id: 'X', name: 'born expired', expires: '2026-01-01T00:00:00Z' },
+        })
+      ).status,
+      201,
+      'an expired device needs no licence',
+    );
     t.like((await s.request('GET', '/api/account', { token })).body.account.licenses, { total: 2, used: 2, free: 0 });
 
     clock.set('2026-03-02T00:00:01Z');
     token = await s.token('admin', ADMIN_KEY);
     t.like((await s.request('GET', '/api/account', { token })).body.account.licenses, { total: 2, used: 1, free: 1 });
     t.true((await s.request('GET', '/api/devices/B', { token })).body.device.expired);
-    t.deepEqual((await s.request('GET', '/api/devices', { token })).body.devices.map((d: { id: string }) => d.id), ['A']);
-    t.deepEqual((await s.request('GET', '/api/devices?status=expired', { token })).body.devices.map((d: { id: string }) => d.id), ['B', 'X']);
+    t.deepEqual(
+      (await s.request('GET', '/api/devices', { token })).body.devices.map((d: { id: string }) => d.id),
+      ['A'],
+    );
+    t.deepEqual(
+      (await s.request('GET', '/api/devices?status=expired', { token })).body.devices.map((d: { id: string }) => d.id),
+      ['B', 'X'],
+    );
     t.is((await s.request('GET', '/api/devices?status=all', { token })).body.devices.length, 3);
 
-    t.is((await s.request('POST', '/api/devices', { token, body: { id: 'C', name: 'C' } })).status, 201, 'the freed licence is used');
-    const reactivate = await s.request('PATCH', '/api/devices/B', { token, body: [{ op: 'replace', path: '/expires', value: null }] });
+    t.is(
+      (await s.request('POST', '/api/devices', { token, body: { id: 'C', name: 'C' } })).status,
+      201,
+      'the freed licence is used',
+    );
+    const reactivate = await s.request('PATCH', '/api/devices/B', {
+      token,
+      body: [{ op: 'replace', path: '/expires', value: null }],
+    });
     t.is(reactivate.status, 409);
     t.is(reactivate.body.code, 'NO_LICENSE_AVAILABLE');
     t.true((await s.request('GET', '/api/devices/B', { token })).body.device.expired, 'nothing changed');
-    const limits = await s.request('PATCH', '/api/devices/B', { token, body: [{ op: 'replace', path: '/dailySmsLimit', value: 99 }] });
+    const limits = await s.request('PATCH', '/api/devices/B', {
+      token,
+      body: [{ op: 'replace', path: '/dailySmsLimit', value: 99 }],
+    });
     t.is(limits.status, 200, 'limits of an expired device may change at any time');
 
     t.is((await s.request('DELETE', '/api/devices/C', { token })).status, 200);
-    const again = await s.request('PUT', '/api/devices/B', { token, body: { name: 'B', expires: '2027-01-01T00:00:00Z' } });
+    const again = await s.request('PUT', '/api/devices/B', {
+      token,
+      body: { name: 'B', expires: '2027-01-01T00:00:00Z' },
+    });
     t.is(again.status, 200, 'reactivation succeeds while a licence is free');
     t.false(again.body.device.expired);
   });

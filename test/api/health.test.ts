@@ -17,7 +17,10 @@ test('health: storage that answers reads but refuses writes (SQLite full: its pa
   const log = capturingLogger();
   const s = await startServer('sqlite', { logger: log, env: { TRACKGATE_TELTONIKA_PORT: '0' } });
   t.teardown(() => s.stop());
-  t.is((await s.request('POST', '/api/devices', { token: s.adminToken, body: { id: IMEI, name: 'full' } })).status, 201);
+  t.is(
+    (await s.request('POST', '/api/devices', { token: s.adminToken, body: { id: IMEI, name: 'full' } })).status,
+    201,
+  );
   const health = () => s.request('GET', '/api/health');
   t.like((await health()).body, { status: 'ok' });
 
@@ -31,7 +34,11 @@ test('health: storage that answers reads but refuses writes (SQLite full: its pa
   const pages = Number((await db.raw('PRAGMA page_count'))[0].page_count);
   await db.raw(`PRAGMA max_page_count = ${pages}`);
   for (let i = 1; i <= 200 && (await health()).status === 200; i++) {
-    c.write(F.teltonikaAvl(Array.from({ length: 20 }, (_, k) => ({ time: new Date(T0 + (i * 20 + k) * 1000), lat: 40, lon: -3 }))));
+    c.write(
+      F.teltonikaAvl(
+        Array.from({ length: 20 }, (_, k) => ({ time: new Date(T0 + (i * 20 + k) * 1000), lat: 40, lon: -3 })),
+      ),
+    );
     await new Promise((r) => setTimeout(r, 20));
   }
   const degraded = await health();
@@ -50,7 +57,10 @@ test('health: the SQLite database file deleted while trackgate runs is "degraded
   const log = capturingLogger();
   const s = await startServer('sqlite', { logger: log, env: { TRACKGATE_TELTONIKA_PORT: '0' } });
   t.teardown(() => s.stop());
-  t.is((await s.request('POST', '/api/devices', { token: s.adminToken, body: { id: IMEI, name: 'deleted' } })).status, 201);
+  t.is(
+    (await s.request('POST', '/api/devices', { token: s.adminToken, body: { id: IMEI, name: 'deleted' } })).status,
+    201,
+  );
   const c = await teltonikaSession(t, s.running.ports.teltonika, IMEI);
   const avl = (i: number) => F.teltonikaAvl([{ time: new Date(T0 + i * 1000), lat: 40, lon: -3 }]);
   c.write(avl(0));
@@ -64,13 +74,22 @@ test('health: the SQLite database file deleted while trackgate runs is "degraded
   const health = await s.request('GET', '/api/health');
   t.is(health.status, 503);
   t.like(health.body, { success: false, status: 'degraded', code: 'STORAGE_UNAVAILABLE' });
-  t.regex(health.body.error, /^Storage refuses writes: the database file .*trackgate\.sqlite was deleted \(or moved\) while trackgate ran/);
-  const write = await s.request('POST', '/api/devices', { token: s.adminToken, body: { id: '356307042441099', name: 'lost' } });
+  t.regex(
+    health.body.error,
+    /^Storage refuses writes: the database file .*trackgate\.sqlite was deleted \(or moved\) while trackgate ran/,
+  );
+  const write = await s.request('POST', '/api/devices', {
+    token: s.adminToken,
+    body: { id: '356307042441099', name: 'lost' },
+  });
   t.is(write.status, 503);
   t.is(write.body.code, 'STORAGE_UNAVAILABLE');
   const read = await s.request('GET', '/api/devices', { token: s.adminToken });
   t.is(read.status, 200);
-  t.deepEqual(read.body.devices.map((d: { id: string }) => d.id), [IMEI]);
+  t.deepEqual(
+    read.body.devices.map((d: { id: string }) => d.id),
+    [IMEI],
+  );
 
   // later frames: no ack either, and the periodic check does not say it again
   await new Promise((r) => setTimeout(r, FILE_CHECK_MS + 500));
@@ -87,5 +106,8 @@ test('health: the SQLite database file replaced while trackgate runs (a backup c
   copyFileSync(file, `${file}.copy`);
   renameSync(`${file}.copy`, file);
   await until('health degraded', async () => (await s.request('GET', '/api/health')).status === 503, PATIENCE_MS, 100);
-  t.regex((await s.request('GET', '/api/health')).body.error, /^Storage refuses writes: the database file .* was replaced by another file while trackgate ran/);
+  t.regex(
+    (await s.request('GET', '/api/health')).body.error,
+    /^Storage refuses writes: the database file .* was replaced by another file while trackgate ran/,
+  );
 });

@@ -18,21 +18,49 @@ for (const backend of await backends()) {
     t.teardown(() => s.stop());
     await withDevice(s);
     const token = s.adminToken;
-    const one = await s.request('POST', '/api/devices/dev1/locations', { token, body: { location: { dateTime: '2026-03-01T10:00:00Z', latitude: 40.4, longitude: -3.7, speed: 12.5, course: 90, battery: 80, attributes: { ignition: true } } } });
+    const one = await s.request('POST', '/api/devices/dev1/locations', {
+      token,
+      body: {
+        location: {
+          dateTime: '2026-03-01T10:00:00Z',
+          latitude: 40.4,
+          longitude: -3.7,
+          speed: 12.5,
+          course: 90,
+          battery: 80,
+          attributes: { ignition: true },
+        },
+      },
+    });
     t.is(one.status, 201);
-    t.like(one.body.locations[0], { dateTime: '2026-03-01T10:00:00.000Z', latitude: 40.4, longitude: -3.7, speed: 12.5, protocol: 'rest', attributes: { ignition: true } });
+    t.like(one.body.locations[0], {
+      dateTime: '2026-03-01T10:00:00.000Z',
+      latitude: 40.4,
+      longitude: -3.7,
+      speed: 12.5,
+      protocol: 'rest',
+      attributes: { ignition: true },
+    });
     t.truthy(one.body.locations[0].serverTime);
     // Older fixes received later do not become the last location; offsets are normalised to UTC.
-    const many = await s.request('POST', '/api/devices/dev1/locations', { token, body: { locations: [
-      { dateTime: '2026-03-01T09:00:00+01:00', latitude: 1, longitude: 1 },
-      { dateTime: '2026-03-01T07:00:00Z', latitude: 2, longitude: 2 },
-    ] } });
+    const many = await s.request('POST', '/api/devices/dev1/locations', {
+      token,
+      body: {
+        locations: [
+          { dateTime: '2026-03-01T09:00:00+01:00', latitude: 1, longitude: 1 },
+          { dateTime: '2026-03-01T07:00:00Z', latitude: 2, longitude: 2 },
+        ],
+      },
+    });
     t.is(many.status, 201);
     t.deepEqual(times(many), ['2026-03-01T08:00:00.000Z', '2026-03-01T07:00:00.000Z']);
     const last = await s.request('GET', '/api/devices/dev1/lastLocation', { token });
     t.is(last.status, 200);
     t.is(last.body.lastLocation.dateTime, '2026-03-01T10:00:00.000Z');
-    const range = await s.request('POST', '/api/devices/dev1/locations', { token, body: { from: '2026-03-01T00:00:00Z', to: '2026-03-02T00:00:00Z' } });
+    const range = await s.request('POST', '/api/devices/dev1/locations', {
+      token,
+      body: { from: '2026-03-01T00:00:00Z', to: '2026-03-02T00:00:00Z' },
+    });
     t.is(range.status, 200);
     t.deepEqual(times(range), ['2026-03-01T07:00:00.000Z', '2026-03-01T08:00:00.000Z', '2026-03-01T10:00:00.000Z']);
     t.is(range.body.nextCursor, null);
@@ -44,7 +72,13 @@ for (const backend of await backends()) {
     await withDevice(s);
     const token = s.adminToken;
     const post = (location: object) => s.request('POST', '/api/devices/dev1/locations', { token, body: { location } });
-    const original = { dateTime: '2026-03-01T10:00:00Z', latitude: 40.4, longitude: -3.7, speed: 12.5, attributes: { ignition: true } };
+    const original = {
+      dateTime: '2026-03-01T10:00:00Z',
+      latitude: 40.4,
+      longitude: -3.7,
+      speed: 12.5,
+      attributes: { ignition: true },
+    };
     const first = await post(original);
     t.is(first.status, 201);
     await new Promise((r) => setTimeout(r, 5)); // a later serverTime for the resends
@@ -53,14 +87,37 @@ for (const backend of await backends()) {
     t.deepEqual(resend.body.locations, first.body.locations, 'the same fix again: the stored one, serverTime included');
     const correction = await post({ ...original, latitude: 41, speed: 20 });
     t.is(correction.status, 201);
-    t.like(correction.body.locations[0], { dateTime: '2026-03-01T10:00:00.000Z', latitude: 41, speed: 20 }, 'the answer shows what is stored now');
+    t.like(
+      correction.body.locations[0],
+      { dateTime: '2026-03-01T10:00:00.000Z', latitude: 41, speed: 20 },
+      'the answer shows what is stored now',
+    );
     t.not(correction.body.locations[0].serverTime, first.body.locations[0].serverTime);
-    t.deepEqual((await s.request('GET', '/api/devices/dev1/lastLocation', { token })).body.lastLocation, correction.body.locations[0], 'the last location follows the correction');
-    const range = await s.request('POST', '/api/devices/dev1/locations', { token, body: { from: '2026-03-01T00:00:00Z', to: '2026-03-02T00:00:00Z' } });
+    t.deepEqual(
+      (await s.request('GET', '/api/devices/dev1/lastLocation', { token })).body.lastLocation,
+      correction.body.locations[0],
+      'the last location follows the correction',
+    );
+    const range = await s.request('POST', '/api/devices/dev1/locations', {
+      token,
+      body: { from: '2026-03-01T00:00:00Z', to: '2026-03-02T00:00:00Z' },
+    });
     t.deepEqual(range.body.locations, correction.body.locations, 'one row for the dateTime, holding the correction');
-    const twice = await s.request('POST', '/api/devices/dev1/locations', { token, body: { locations: [{ ...original, dateTime: '2026-03-01T12:00:00Z' }, { ...original, dateTime: '2026-03-01T12:00:00Z', latitude: 42 }] } });
+    const twice = await s.request('POST', '/api/devices/dev1/locations', {
+      token,
+      body: {
+        locations: [
+          { ...original, dateTime: '2026-03-01T12:00:00Z' },
+          { ...original, dateTime: '2026-03-01T12:00:00Z', latitude: 42 },
+        ],
+      },
+    });
     t.is(twice.status, 201);
-    t.deepEqual(twice.body.locations.map((l: { latitude: number }) => l.latitude), [42], 'the same dateTime twice in one request: the last wins');
+    t.deepEqual(
+      twice.body.locations.map((l: { latitude: number }) => l.latitude),
+      [42],
+      'the same dateTime twice in one request: the last wins',
+    );
     t.is((await s.request('GET', '/api/devices/dev1/lastLocation', { token })).body.lastLocation.latitude, 42);
   });
 
@@ -70,19 +127,45 @@ for (const backend of await backends()) {
     const imei = '356307042441013';
     await withDevice(s, imei);
     const token = s.adminToken;
-    const rest = await s.request('POST', `/api/devices/${imei}/locations`, { token, body: { location: { dateTime: '2026-03-01T09:00:00Z', latitude: 1, longitude: 2, speed: null, course: 10, fuel: null } } });
+    const rest = await s.request('POST', `/api/devices/${imei}/locations`, {
+      token,
+      body: {
+        location: { dateTime: '2026-03-01T09:00:00Z', latitude: 1, longitude: 2, speed: null, course: 10, fuel: null },
+      },
+    });
     t.is(rest.status, 201);
     const c = await TrackerClient.connect(s.running.ports.teltonika);
     t.teardown(() => c.end());
     c.write(F.teltonikaLogin(imei));
     t.deepEqual(await c.read(1), Buffer.from([1]));
-    c.write(F.teltonikaAvl([{ time: new Date('2026-03-01T10:00:00Z'), lat: 40.4, lon: -3.7, speedKmh: 42, course: 90 }]));
+    c.write(
+      F.teltonikaAvl([{ time: new Date('2026-03-01T10:00:00Z'), lat: 40.4, lon: -3.7, speedKmh: 42, course: 90 }]),
+    );
     t.deepEqual(await c.read(4), Buffer.from('00000001', 'hex'));
-    const range = (await s.request('POST', `/api/devices/${imei}/locations`, { token, body: { from: '2026-03-01T00:00:00Z', to: '2026-03-02T00:00:00Z' } })).body.locations;
+    const range = (
+      await s.request('POST', `/api/devices/${imei}/locations`, {
+        token,
+        body: { from: '2026-03-01T00:00:00Z', to: '2026-03-02T00:00:00Z' },
+      })
+    ).body.locations;
     const last = (await s.request('GET', `/api/devices/${imei}/lastLocation`, { token })).body.lastLocation;
-    t.deepEqual(range.map((l: { protocol: string }) => l.protocol), ['rest', 'teltonika']);
-    for (const [what, l] of [['REST answer', rest.body.locations[0]], ['REST location read back', range[0]], ['tracker location', range[1]], ['lastLocation', last]]) {
-      t.deepEqual(Object.entries(l).filter(([, v]) => v === null).map(([k]) => k), [], `${what}: no null values`);
+    t.deepEqual(
+      range.map((l: { protocol: string }) => l.protocol),
+      ['rest', 'teltonika'],
+    );
+    for (const [what, l] of [
+      ['REST answer', rest.body.locations[0]],
+      ['REST location read back', range[0]],
+      ['tracker location', range[1]],
+      ['lastLocation', last],
+    ]) {
+      t.deepEqual(
+        Object.entries(l)
+          .filter(([, v]) => v === null)
+          .map(([k]) => k),
+        [],
+        `${what}: no null values`,
+      );
     }
     t.false('speed' in range[0], 'a null sent over REST is left out');
     t.false('fuel' in range[1] || 'accuracy' in range[1], 'what the tracker did not report is left out');
@@ -97,21 +180,49 @@ for (const backend of await backends()) {
       await smtp.close();
     });
     const token = s.adminToken;
-    t.is((await s.request('POST', '/api/devices', { token, body: { id: 'dev1', name: 'Truck 7', alertEmails: ['ops@example.com'] } })).status, 201);
-    const early = await s.request('POST', '/api/devices/dev1/alerts', { token, body: { alert: { dateTime: '2026-03-01T09:00:00Z', alertName: 'SOSButton' } } });
+    t.is(
+      (
+        await s.request('POST', '/api/devices', {
+          token,
+          body: { id: 'dev1', name: 'Truck 7', alertEmails: ['ops@example.com'] },
+        })
+      ).status,
+      201,
+    );
+    const early = await s.request('POST', '/api/devices/dev1/alerts', {
+      token,
+      body: { alert: { dateTime: '2026-03-01T09:00:00Z', alertName: 'SOSButton' } },
+    });
     t.like(early.body.alerts[0], { latitude: null, longitude: null }, 'no location yet: no position');
-    await s.request('POST', '/api/devices/dev1/locations', { token, body: { locations: [
-      { dateTime: '2026-03-01T10:00:00Z', latitude: 40.4168, longitude: -3.7038 },
-      { dateTime: '2026-03-01T08:00:00Z', latitude: 1, longitude: 1 },
-    ] } });
-    const sos = await s.request('POST', '/api/devices/dev1/alerts', { token, body: { alert: { dateTime: '2026-03-01T10:05:00Z', alertName: 'SOSButton', text: 'Help' } } });
+    await s.request('POST', '/api/devices/dev1/locations', {
+      token,
+      body: {
+        locations: [
+          { dateTime: '2026-03-01T10:00:00Z', latitude: 40.4168, longitude: -3.7038 },
+          { dateTime: '2026-03-01T08:00:00Z', latitude: 1, longitude: 1 },
+        ],
+      },
+    });
+    const sos = await s.request('POST', '/api/devices/dev1/alerts', {
+      token,
+      body: { alert: { dateTime: '2026-03-01T10:05:00Z', alertName: 'SOSButton', text: 'Help' } },
+    });
     t.is(sos.status, 201);
     t.like(sos.body.alerts[0], { latitude: 40.4168, longitude: -3.7038 });
-    const stored = await s.request('POST', '/api/devices/dev1/alerts', { token, body: { from: '2026-03-01T10:00:00Z', to: '2026-03-01T11:00:00Z' } });
+    const stored = await s.request('POST', '/api/devices/dev1/alerts', {
+      token,
+      body: { from: '2026-03-01T10:00:00Z', to: '2026-03-01T11:00:00Z' },
+    });
     t.like(stored.body.alerts[0], { latitude: 40.4168, longitude: -3.7038 }, 'stored with the position');
-    const given = await s.request('POST', '/api/devices/dev1/alerts', { token, body: { alert: { dateTime: '2026-03-01T10:06:00Z', alertName: 'SpeedLimit', latitude: 5, longitude: 6 } } });
+    const given = await s.request('POST', '/api/devices/dev1/alerts', {
+      token,
+      body: { alert: { dateTime: '2026-03-01T10:06:00Z', alertName: 'SpeedLimit', latitude: 5, longitude: 6 } },
+    });
     t.like(given.body.alerts[0], { latitude: 5, longitude: 6 }, 'a position sent with the alert is kept');
-    const half = await s.request('POST', '/api/devices/dev1/alerts', { token, body: { alert: { alertName: 'SpeedLimit', latitude: 5 } } });
+    const half = await s.request('POST', '/api/devices/dev1/alerts', {
+      token,
+      body: { alert: { alertName: 'SpeedLimit', latitude: 5 } },
+    });
     t.is(half.status, 400);
     t.is(half.body.details.field, 'alert.longitude');
     await s.running.services.notifications.drain();
@@ -126,24 +237,44 @@ for (const backend of await backends()) {
     t.teardown(() => s.stop());
     await withDevice(s);
     const token = s.adminToken;
-    const locations = Array.from({ length: 25 }, (_, i) => ({ dateTime: new Date(Date.UTC(2026, 2, 1, 0, i)).toISOString(), latitude: i, longitude: i }));
+    const locations = Array.from({ length: 25 }, (_, i) => ({
+      dateTime: new Date(Date.UTC(2026, 2, 1, 0, i)).toISOString(),
+      latitude: i,
+      longitude: i,
+    }));
     t.is((await s.request('POST', '/api/devices/dev1/locations', { token, body: { locations } })).status, 201);
     const seen: string[] = [];
     let cursor: string | undefined;
     let pages = 0;
     do {
-      const r = await s.request('POST', '/api/devices/dev1/locations', { token, body: { from: '2026-03-01T00:00:00Z', to: '2026-03-01T00:20:00Z', limit: 7, cursor } });
+      const r = await s.request('POST', '/api/devices/dev1/locations', {
+        token,
+        body: { from: '2026-03-01T00:00:00Z', to: '2026-03-01T00:20:00Z', limit: 7, cursor },
+      });
       t.is(r.status, 200);
       seen.push(...times(r));
       cursor = r.body.nextCursor ?? undefined;
       pages++;
     } while (cursor);
     t.is(pages, 3);
-    t.deepEqual(seen, locations.slice(0, 21).map((l) => new Date(l.dateTime).toISOString()));
-    const both = await s.request('POST', '/api/devices/dev1/locations', { token, body: { location: { dateTime: '2026-03-01T00:30:00Z', latitude: 5, longitude: 5 }, from: '2026-03-01T00:24:00Z', to: '2026-03-01T01:00:00Z' } });
+    t.deepEqual(
+      seen,
+      locations.slice(0, 21).map((l) => new Date(l.dateTime).toISOString()),
+    );
+    const both = await s.request('POST', '/api/devices/dev1/locations', {
+      token,
+      body: {
+        location: { dateTime: '2026-03-01T00:30:00Z', latitude: 5, longitude: 5 },
+        from: '2026-03-01T00:24:00Z',
+        to: '2026-03-01T01:00:00Z',
+      },
+    });
     t.is(both.status, 200);
     t.deepEqual(times(both), ['2026-03-01T00:24:00.000Z', '2026-03-01T00:30:00.000Z']);
-    const badCursor = await s.request('POST', '/api/devices/dev1/locations', { token, body: { from: '2026-03-01T00:00:00Z', to: '2026-03-01T01:00:00Z', cursor: 'nonsense' } });
+    const badCursor = await s.request('POST', '/api/devices/dev1/locations', {
+      token,
+      body: { from: '2026-03-01T00:00:00Z', to: '2026-03-01T01:00:00Z', cursor: 'nonsense' },
+    });
     t.is(badCursor.status, 400);
     t.is(badCursor.body.code, 'INVALID_CURSOR');
     t.is((await s.request('GET', '/api/devices/nope/lastLocation', { token })).status, 404);
@@ -158,8 +289,19 @@ for (const backend of await backends()) {
     t.teardown(() => s.stop());
     await withDevice(s);
     const token = s.adminToken;
-    const last = async (): Promise<{ status: number; body: any }> => s.request('GET', '/api/devices/dev1/lastLocation', { token });
-    const store = (minute: number) => s.request('POST', '/api/devices/dev1/locations', { token, body: { location: { dateTime: new Date(Date.UTC(2026, 2, 1, 0, minute)).toISOString(), latitude: minute, longitude: 1 } } });
+    const last = async (): Promise<{ status: number; body: any }> =>
+      s.request('GET', '/api/devices/dev1/lastLocation', { token });
+    const store = (minute: number) =>
+      s.request('POST', '/api/devices/dev1/locations', {
+        token,
+        body: {
+          location: {
+            dateTime: new Date(Date.UTC(2026, 2, 1, 0, minute)).toISOString(),
+            latitude: minute,
+            longitude: 1,
+          },
+        },
+      });
     t.is((await last()).body.code, 'LOCATION_NOT_FOUND');
     await store(10);
     t.is((await last()).body.lastLocation.latitude, 10, 'the first fix, right after a read of none');
@@ -186,20 +328,59 @@ for (const backend of await backends()) {
     t.teardown(() => s.stop());
     await withDevice(s);
     const token = s.adminToken;
-    const sos = await s.request('POST', '/api/devices/dev1/alerts', { token, body: { alert: { dateTime: '2026-03-01T10:00:00Z', alertName: 'SOSButton', text: 'Help', latitude: 40, longitude: -3 } } });
+    const sos = await s.request('POST', '/api/devices/dev1/alerts', {
+      token,
+      body: {
+        alert: { dateTime: '2026-03-01T10:00:00Z', alertName: 'SOSButton', text: 'Help', latitude: 40, longitude: -3 },
+      },
+    });
     t.is(sos.status, 201);
-    t.like(sos.body.alerts[0], { alertName: 'SOSButton', text: 'Help', dateTime: '2026-03-01T10:00:00.000Z', alerts: ['SOSButton'], latitude: 40, longitude: -3 });
+    t.like(sos.body.alerts[0], {
+      alertName: 'SOSButton',
+      text: 'Help',
+      dateTime: '2026-03-01T10:00:00.000Z',
+      alerts: ['SOSButton'],
+      latitude: 40,
+      longitude: -3,
+    });
     t.true(Array.isArray(sos.body.alerts[0].notifications));
-    await s.request('POST', '/api/devices/dev1/alerts', { token, body: { alert: { dateTime: '2026-03-01T11:00:00Z', alertName: 'SpeedLimit' } } });
-    await s.request('POST', '/api/devices/dev1/alerts', { token, body: { alert: { dateTime: '2026-03-03T11:00:00Z', alertName: 'SOSButton' } } });
-    const all = await s.request('POST', '/api/devices/dev1/alerts', { token, body: { from: '2026-03-01T00:00:00Z', to: '2026-03-02T00:00:00Z' } });
-    t.deepEqual(all.body.alerts.map((a: { alertName: string }) => a.alertName), ['SOSButton', 'SpeedLimit']);
-    const filtered = await s.request('POST', '/api/devices/dev1/alerts', { token, body: { from: '2026-03-01T00:00:00Z', to: '2026-03-04T00:00:00Z', alertName: 'SOSButton' } });
+    await s.request('POST', '/api/devices/dev1/alerts', {
+      token,
+      body: { alert: { dateTime: '2026-03-01T11:00:00Z', alertName: 'SpeedLimit' } },
+    });
+    await s.request('POST', '/api/devices/dev1/alerts', {
+      token,
+      body: { alert: { dateTime: '2026-03-03T11:00:00Z', alertName: 'SOSButton' } },
+    });
+    const all = await s.request('POST', '/api/devices/dev1/alerts', {
+      token,
+      body: { from: '2026-03-01T00:00:00Z', to: '2026-03-02T00:00:00Z' },
+    });
+    t.deepEqual(
+      all.body.alerts.map((a: { alertName: string }) => a.alertName),
+      ['SOSButton', 'SpeedLimit'],
+    );
+    const filtered = await s.request('POST', '/api/devices/dev1/alerts', {
+      token,
+      body: { from: '2026-03-01T00:00:00Z', to: '2026-03-04T00:00:00Z', alertName: 'SOSButton' },
+    });
     t.is(filtered.body.alerts.length, 2);
-    const paged = await s.request('POST', '/api/devices/dev1/alerts', { token, body: { from: '2026-03-01T00:00:00Z', to: '2026-03-04T00:00:00Z', limit: 2 } });
+    const paged = await s.request('POST', '/api/devices/dev1/alerts', {
+      token,
+      body: { from: '2026-03-01T00:00:00Z', to: '2026-03-04T00:00:00Z', limit: 2 },
+    });
     t.is(paged.body.alerts.length, 2);
-    const rest = await s.request('POST', '/api/devices/dev1/alerts', { token, body: { from: '2026-03-01T00:00:00Z', to: '2026-03-04T00:00:00Z', limit: 2, cursor: paged.body.nextCursor } });
-    t.deepEqual(rest.body.alerts.map((a: { dateTime: string }) => a.dateTime), ['2026-03-03T11:00:00.000Z']);
-    t.is((await s.request('POST', '/api/devices/dev1/alerts', { token, body: { alert: { text: 'no name' } } })).status, 400);
+    const rest = await s.request('POST', '/api/devices/dev1/alerts', {
+      token,
+      body: { from: '2026-03-01T00:00:00Z', to: '2026-03-04T00:00:00Z', limit: 2, cursor: paged.body.nextCursor },
+    });
+    t.deepEqual(
+      rest.body.alerts.map((a: { dateTime: string }) => a.dateTime),
+      ['2026-03-03T11:00:00.000Z'],
+    );
+    t.is(
+      (await s.request('POST', '/api/devices/dev1/alerts', { token, body: { alert: { text: 'no name' } } })).status,
+      400,
+    );
   });
 }

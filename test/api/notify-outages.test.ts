@@ -30,12 +30,26 @@ type SmtpMode = 'refuse' | 'silent' | 'stall' | 'ok';
  * accepted, no greeting ever), `stall` (a real SMTP session that never answers the end of DATA),
  * `ok` (a real receiver that records each mail).
  */
-async function flakySmtp(): Promise<{ url: string; good: SmtpReceiver; set(mode: SmtpMode): Promise<void>; dataStarted(): number; close(): Promise<void> }> {
+async function flakySmtp(): Promise<{
+  url: string;
+  good: SmtpReceiver;
+  set(mode: SmtpMode): Promise<void>;
+  dataStarted(): number;
+  close(): Promise<void>;
+}> {
   const port = await closedPort();
   const good = await startSmtpReceiver();
   const goodPort = Number(new URL(good.url).port);
   let stalled = 0;
-  const stall = new SMTPServer({ authOptional: true, disabledCommands: ['STARTTLS'], logger: false, onData(stream) { stalled++; stream.resume(); } });
+  const stall = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    logger: false,
+    onData(stream) {
+      stalled++;
+      stream.resume();
+    },
+  });
   await new Promise<void>((resolve) => stall.listen(0, '127.0.0.1', resolve));
   const stallPort = (stall.server.address() as net.AddressInfo).port;
   let mode: SmtpMode = 'refuse';
@@ -59,7 +73,8 @@ async function flakySmtp(): Promise<{ url: string; good: SmtpReceiver; set(mode:
     async set(next) {
       mode = next;
       if (next === 'refuse' && listening()) await new Promise<void>((resolve) => front.close(() => resolve()));
-      if (next !== 'refuse' && !listening()) await new Promise<void>((resolve) => front.listen(port, '127.0.0.1', resolve));
+      if (next !== 'refuse' && !listening())
+        await new Promise<void>((resolve) => front.listen(port, '127.0.0.1', resolve));
     },
     async close() {
       for (const s of sockets) s.destroy();
@@ -84,10 +99,11 @@ async function hangingSms(): Promise<{ url: string; received: string[]; hang: bo
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   gateway.url = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/sms`;
-  gateway.close = () => new Promise<void>((resolve) => {
-    server.closeAllConnections();
-    server.close(() => resolve());
-  });
+  gateway.close = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
   return gateway;
 }
 
@@ -97,7 +113,10 @@ async function device(s: TestServer, body: Record<string, unknown>): Promise<voi
 }
 
 const raise = async (s: TestServer, id: string): Promise<number> => {
-  const r = await s.request('POST', `/api/devices/${id}/alerts`, { token: s.adminToken, body: { alert: { alertName: 'SOSButton', text: 'Driver pressed SOS' } } });
+  const r = await s.request('POST', `/api/devices/${id}/alerts`, {
+    token: s.adminToken,
+    body: { alert: { alertName: 'SOSButton', text: 'Driver pressed SOS' } },
+  });
   if (r.status !== 201) throw new Error(JSON.stringify(r.body));
   return r.body.alerts[0].id as number;
 };
@@ -108,18 +127,28 @@ async function withFlakySmtp(t: { teardown(fn: () => unknown): void }) {
   t.teardown(() => smtp.close());
   const clock = new ManualClock('2026-03-01T12:00:00Z');
   const log = capturingLogger();
-  const s = await startServer('sqlite', { clock, logger: log, env: { TRACKGATE_SMTP_URL: smtp.url, TRACKGATE_NOTIFY_TIMEOUT_MS: String(SEND_TIMEOUT_MS), TRACKGATE_TOKEN_TTL: '86400' } });
+  const s = await startServer('sqlite', {
+    clock,
+    logger: log,
+    env: {
+      TRACKGATE_SMTP_URL: smtp.url,
+      TRACKGATE_NOTIFY_TIMEOUT_MS: String(SEND_TIMEOUT_MS),
+      TRACKGATE_TOKEN_TTL: '86400',
+    },
+  });
   t.teardown(() => s.stop());
   return { smtp, clock, log, s };
 }
 
-const outboxRows = (s: TestServer) => s.running.db('outbox').select('device_id', 'status', 'attempts', 'lease_until', 'next_attempt_at').orderBy('id');
+const outboxRows = (s: TestServer) =>
+  s.running.db('outbox').select('device_id', 'status', 'attempts', 'lease_until', 'next_attempt_at').orderBy('id');
 
 test('notify: an SMTP relay that refuses, then never greets, then stalls in DATA stops nothing; once it answers every alert is delivered once', async (t) => {
   const { smtp, clock, log, s } = await withFlakySmtp(t);
   for (const id of ['d1', 'd2', 'd3', 'd4']) await device(s, { id, alertEmails: ['ops@example.com'] });
   const kick = () => s.running.services.notifications.kick();
-  const attempts = async (n: number) => (await outboxRows(s)).every((r: { attempts: number }) => Number(r.attempts) >= n);
+  const attempts = async (n: number) =>
+    (await outboxRows(s)).every((r: { attempts: number }) => Number(r.attempts) >= n);
 
   for (const id of ['d1', 'd2', 'd3']) await raise(s, id);
   await until('three refused attempts', () => log.entries.filter((e) => /will retry/.test(e.msg)).length >= 3);
@@ -135,7 +164,10 @@ test('notify: an SMTP relay that refuses, then never greets, then stalls in DATA
   await until('third attempts, against a server that never answers DATA', () => attempts(3));
   t.true(smtp.dataStarted() >= 3, 'the stalled server did get as far as DATA');
   const pending = await outboxRows(s);
-  t.true(pending.every((r: { status: string; lease_until: unknown }) => r.status === 'pending' && r.lease_until === null), 'each failed try gave its lease back');
+  t.true(
+    pending.every((r: { status: string; lease_until: unknown }) => r.status === 'pending' && r.lease_until === null),
+    'each failed try gave its lease back',
+  );
 
   await smtp.set('ok');
   const later = await raise(s, 'd4');
@@ -144,18 +176,28 @@ test('notify: an SMTP relay that refuses, then never greets, then stalls in DATA
   await until('every alert delivered', () => smtp.good.mails.length >= 4);
   await s.running.services.notifications.drain();
   t.is(smtp.good.mails.length, 4, 'once each');
-  t.deepEqual((await outboxRows(s)).map((r: { status: string }) => r.status), ['sent', 'sent', 'sent', 'sent']);
-  for (const id of ['d1', 'd2', 'd3', 'd4']) t.like((await s.request('GET', `/api/devices/${id}`, { token: s.adminToken })).body.device, { emailsSentToday: 1 });
+  t.deepEqual(
+    (await outboxRows(s)).map((r: { status: string }) => r.status),
+    ['sent', 'sent', 'sent', 'sent'],
+  );
+  for (const id of ['d1', 'd2', 'd3', 'd4'])
+    t.like((await s.request('GET', `/api/devices/${id}`, { token: s.adminToken })).body.device, { emailsSentToday: 1 });
 
   const retries = log.entries.filter((e) => /will retry/.test(e.msg));
-  t.true(retries.every((l) => l.level === 'warn'), 'failures are logged at warn');
+  t.true(
+    retries.every((l) => l.level === 'warn'),
+    'failures are logged at warn',
+  );
   t.is(retries.length, 9, 'three failed tries for each of the first three alerts');
   t.true(retries.some((l) => /ECONNREFUSED/.test(String(l.err))));
   t.true(retries.some((l) => /Greeting never received|did not accept|timeout/i.test(String(l.err))));
   const delivered = log.entries.filter((e) => /e-mail delivered/.test(e.msg));
   t.is(delivered.length, 4);
   t.true(delivered.every((l) => l.level === 'info'));
-  t.like(delivered.find((l) => l.alert === later), { device: 'd4', channel: 'Email', recipients: 1 });
+  t.like(
+    delivered.find((l) => l.alert === later),
+    { device: 'd4', channel: 'Email', recipients: 1 },
+  );
   t.false(JSON.stringify(delivered).includes('Driver pressed SOS'), 'the message itself is not logged');
 });
 
@@ -163,7 +205,9 @@ test('notify: stop() returns within a bound while an e-mail hangs in DATA, and t
   const smtp = await flakySmtp();
   t.teardown(() => smtp.close());
   await smtp.set('stall');
-  const first = await startServer('sqlite', { env: { TRACKGATE_SMTP_URL: smtp.url, TRACKGATE_NOTIFY_TIMEOUT_MS: NEVER_MS } });
+  const first = await startServer('sqlite', {
+    env: { TRACKGATE_SMTP_URL: smtp.url, TRACKGATE_NOTIFY_TIMEOUT_MS: NEVER_MS },
+  });
   await device(first, { id: 'd1', alertEmails: ['ops@example.com'] });
   await raise(first, 'd1');
   await until('the e-mail is stuck in DATA', () => smtp.dataStarted() >= 1);
@@ -189,7 +233,16 @@ test('notify: an SMS gateway that never answers holds up neither e-mail nor its 
   });
   const clock = new ManualClock('2026-03-01T12:00:00Z');
   const log = capturingLogger();
-  const s = await startServer('sqlite', { clock, logger: log, env: { TRACKGATE_SMTP_URL: smtp.url, TRACKGATE_SMS_URL: sms.url, TRACKGATE_NOTIFY_TIMEOUT_MS: String(SEND_TIMEOUT_MS), TRACKGATE_TOKEN_TTL: '86400' } });
+  const s = await startServer('sqlite', {
+    clock,
+    logger: log,
+    env: {
+      TRACKGATE_SMTP_URL: smtp.url,
+      TRACKGATE_SMS_URL: sms.url,
+      TRACKGATE_NOTIFY_TIMEOUT_MS: String(SEND_TIMEOUT_MS),
+      TRACKGATE_TOKEN_TTL: '86400',
+    },
+  });
   t.teardown(() => s.stop());
   await device(s, { id: 'phone', alertPhones: ['+34600111222'] });
   await device(s, { id: 'mail', alertEmails: ['ops@example.com'] });
@@ -197,14 +250,26 @@ test('notify: an SMS gateway that never answers holds up neither e-mail nor its 
   await until('the SMS gateway has the request', () => sms.received.length >= 1);
   await raise(s, 'mail');
   await until('the e-mail goes out', () => smtp.mails.length >= 1);
-  t.false(log.entries.some((e) => /will retry/.test(e.msg)), 'while the SMS still hangs');
-  await until('the hanging SMS counts as failed', () => log.entries.filter((e) => /will retry/.test(e.msg)).length >= 1);
-  t.regex(String(log.entries.find((e) => /will retry/.test(e.msg))?.err), new RegExp(`did not answer within ${SEND_TIMEOUT_MS} ms`));
+  t.false(
+    log.entries.some((e) => /will retry/.test(e.msg)),
+    'while the SMS still hangs',
+  );
+  await until(
+    'the hanging SMS counts as failed',
+    () => log.entries.filter((e) => /will retry/.test(e.msg)).length >= 1,
+  );
+  t.regex(
+    String(log.entries.find((e) => /will retry/.test(e.msg))?.err),
+    new RegExp(`did not answer within ${SEND_TIMEOUT_MS} ms`),
+  );
 
   sms.hang = false;
   clock.advance(60_000);
   s.running.services.notifications.kick();
-  await until('the SMS is delivered once the gateway answers', () => log.entries.filter((e) => /SMS delivered/.test(e.msg)).length >= 1);
+  await until(
+    'the SMS is delivered once the gateway answers',
+    () => log.entries.filter((e) => /SMS delivered/.test(e.msg)).length >= 1,
+  );
   t.is(sms.received.length, 2, 'tried twice');
   t.like((await s.request('GET', '/api/devices/phone', { token: s.adminToken })).body.device, { smsSentToday: 1 });
 });
@@ -237,14 +302,21 @@ test('notify: a message still being sent when its lease runs out is not leased a
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => new Promise<void>((resolve) => {
-    server.closeAllConnections();
-    server.close(() => resolve());
-  }));
+  t.teardown(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
   const clock = new ManualClock('2026-03-01T12:00:00Z');
   const log = capturingLogger();
   const url = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/sms`;
-  const s = await startServer('sqlite', { clock, logger: log, env: { TRACKGATE_SMS_URL: url, TRACKGATE_NOTIFY_TIMEOUT_MS: '20000', TRACKGATE_TOKEN_TTL: '86400' } });
+  const s = await startServer('sqlite', {
+    clock,
+    logger: log,
+    env: { TRACKGATE_SMS_URL: url, TRACKGATE_NOTIFY_TIMEOUT_MS: '20000', TRACKGATE_TOKEN_TTL: '86400' },
+  });
   t.teardown(() => s.stop());
   await device(s, { id: 'phone', alertPhones: ['+34600000001', '+34600000002'], dailySmsLimit: 10 });
   await raise(s, 'phone');
@@ -274,8 +346,14 @@ test('notify: the messages of a device deleted while they wait for a retry are n
   await smtp.set('ok');
   clock.advance(300_000);
   s.running.services.notifications.kick();
-  await until('the kept device\'s e-mail delivered', () => smtp.good.mails.length >= 1);
+  await until("the kept device's e-mail delivered", () => smtp.good.mails.length >= 1);
   await s.running.services.notifications.drain();
   t.is(smtp.good.mails.length, 1, 'nothing about the deleted device');
-  t.deepEqual((await outboxRows(s)).map((r: { device_id: string; status: string }) => [r.device_id, r.status]), [['gone', 'suppressed'], ['kept', 'sent']]);
+  t.deepEqual(
+    (await outboxRows(s)).map((r: { device_id: string; status: string }) => [r.device_id, r.status]),
+    [
+      ['gone', 'suppressed'],
+      ['kept', 'sent'],
+    ],
+  );
 });

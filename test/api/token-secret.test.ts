@@ -6,7 +6,12 @@ import { capturingLogger } from '../helpers/capture-logger.js';
 const SECRET = 'an-operator-chosen-secret-of-32-characters-or-more';
 
 /** Each instance answers the other's tokens (an authenticated read), and tokens it issues now. */
-async function acceptEachOther(t: { is(a: unknown, b: unknown, m?: string): void }, a: TestServer, b: TestServer, label: string): Promise<void> {
+async function acceptEachOther(
+  t: { is(a: unknown, b: unknown, m?: string): void },
+  a: TestServer,
+  b: TestServer,
+  label: string,
+): Promise<void> {
   const devices = (s: TestServer, token: string) => s.request('GET', '/api/devices', { token }).then((r) => r.status);
   t.is(await devices(b, a.adminToken), 200, `${label}: B takes A's token`);
   t.is(await devices(a, b.adminToken), 200, `${label}: A takes B's token`);
@@ -15,11 +20,15 @@ async function acceptEachOther(t: { is(a: unknown, b: unknown, m?: string): void
 }
 
 if ((await backends()).includes('postgres')) {
-  test('token secret (postgres): an instance started with TRACKGATE_JWT_SECRET after one without: they take each other\'s tokens, earlier ones included, and the change is logged', async (t) => {
+  test("token secret (postgres): an instance started with TRACKGATE_JWT_SECRET after one without: they take each other's tokens, earlier ones included, and the change is logged", async (t) => {
     const a = await startServer('postgres');
     t.teardown(() => a.stop());
     const log = capturingLogger();
-    const b = await startServer('postgres', { storageEnv: a.storageEnv, env: { TRACKGATE_JWT_SECRET: SECRET }, logger: log });
+    const b = await startServer('postgres', {
+      storageEnv: a.storageEnv,
+      env: { TRACKGATE_JWT_SECRET: SECRET },
+      logger: log,
+    });
     t.teardown(() => b.running.stop());
     await acceptEachOther(t, a, b, 'B with the variable');
     const said = log.at('warn', /^TRACKGATE_JWT_SECRET differs from the token secret stored/);
@@ -27,7 +36,7 @@ if ((await backends()).includes('postgres')) {
     t.false(JSON.stringify(said[0]).includes(SECRET), 'never the secret itself');
   });
 
-  test('token secret (postgres): an instance started without TRACKGATE_JWT_SECRET after one with it: they take each other\'s tokens', async (t) => {
+  test("token secret (postgres): an instance started without TRACKGATE_JWT_SECRET after one with it: they take each other's tokens", async (t) => {
     const a = await startServer('postgres', { env: { TRACKGATE_JWT_SECRET: SECRET } });
     t.teardown(() => a.stop());
     const b = await startServer('postgres', { storageEnv: a.storageEnv });
@@ -57,11 +66,19 @@ test('token secret (sqlite): tokens stay valid across restarts that set TRACKGAT
   await stop(first);
 
   const withVariable = await start({ TRACKGATE_JWT_SECRET: SECRET });
-  t.is((await withVariable.request('GET', '/api/devices', { token: before })).status, 200, 'a token of the generated secret, until it expires');
+  t.is(
+    (await withVariable.request('GET', '/api/devices', { token: before })).status,
+    200,
+    'a token of the generated secret, until it expires',
+  );
   const during = withVariable.adminToken;
   await stop(withVariable);
 
   const without = await start();
-  t.is((await without.request('GET', '/api/devices', { token: during })).status, 200, 'the variable\'s secret stays the stored one');
+  t.is(
+    (await without.request('GET', '/api/devices', { token: during })).status,
+    200,
+    "the variable's secret stays the stored one",
+  );
   t.is((await without.request('GET', '/api/devices', { token: before })).status, 200);
 });

@@ -42,14 +42,36 @@ for (const backend of await backends()) {
   test(`api.token (${backend}): bad requests get 400 or 415 and the path is case-insensitive`, async (t) => {
     const s = await startServer(backend);
     t.teardown(() => s.stop());
-    for (const body of [{}, { userName: 'admin' }, { userName: '', apiKey: 'x' }, { userName: 'admin', apiKey: 42 }, [1, 2]]) {
+    for (const body of [
+      {},
+      { userName: 'admin' },
+      { userName: '', apiKey: 'x' },
+      { userName: 'admin', apiKey: 42 },
+      [1, 2],
+    ]) {
       const r = await s.request('POST', '/api/Auth/Token', { body });
       t.is(r.status, 400, JSON.stringify(body));
       t.false(r.body.success);
       t.false('token' in r.body);
     }
-    t.is((await s.request('POST', '/api/Auth/Token', { raw: '{"userName":', headers: { 'content-type': 'application/json' } })).status, 400);
-    t.is((await s.request('POST', '/api/Auth/Token', { raw: 'userName=admin', headers: { 'content-type': 'application/x-www-form-urlencoded' } })).status, 415);
+    t.is(
+      (
+        await s.request('POST', '/api/Auth/Token', {
+          raw: '{"userName":',
+          headers: { 'content-type': 'application/json' },
+        })
+      ).status,
+      400,
+    );
+    t.is(
+      (
+        await s.request('POST', '/api/Auth/Token', {
+          raw: 'userName=admin',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        })
+      ).status,
+      415,
+    );
     const lower = await s.request('POST', '/api/auth/token', { body: { userName: 'ADMIN', apiKey: ADMIN_KEY } });
     t.is(lower.status, 200, 'lower-case path and user name work');
   });
@@ -79,7 +101,10 @@ for (const backend of await backends()) {
   test(`api.token (${backend}): a new API key invalidates the old key and every token made with it`, async (t) => {
     const s = await startServer(backend);
     t.teardown(() => s.stop());
-    const created = await s.request('POST', '/api/users', { token: s.adminToken, body: { name: 'Ops', email: 'ops@example.com', country: 'ES', timeZone: 'Europe/Madrid', privileges: ['read'] } });
+    const created = await s.request('POST', '/api/users', {
+      token: s.adminToken,
+      body: { name: 'Ops', email: 'ops@example.com', country: 'ES', timeZone: 'Europe/Madrid', privileges: ['read'] },
+    });
     t.is(created.status, 201);
     const oldKey = created.body.apiKey as string;
     t.regex(oldKey, /^tg_[A-Za-z0-9_-]{40,}$/);
@@ -89,7 +114,11 @@ for (const backend of await backends()) {
     t.is(reissued.status, 200);
     t.not(reissued.body.apiKey, oldKey);
     t.is((await s.request('GET', '/api/devices', { token: oldToken })).status, 401, 'old token stops at once');
-    t.is((await s.request('POST', '/api/Auth/Token', { body: { userName: 'ops@example.com', apiKey: oldKey } })).status, 401, 'old key stops');
+    t.is(
+      (await s.request('POST', '/api/Auth/Token', { body: { userName: 'ops@example.com', apiKey: oldKey } })).status,
+      401,
+      'old key stops',
+    );
     const fresh = await s.token('ops@example.com', reissued.body.apiKey);
     t.is((await s.request('GET', '/api/devices', { token: fresh })).status, 200);
   });
@@ -97,7 +126,8 @@ for (const backend of await backends()) {
   test(`api.token (${backend}): repeated failures from one address are rate limited`, async (t) => {
     const s = await startServer(backend, { env: { TRACKGATE_FAILED_TOKEN_LIMIT: '3' } });
     t.teardown(() => s.stop());
-    for (let i = 0; i < 3; i++) t.is((await s.request('POST', '/api/Auth/Token', { body: { userName: 'admin', apiKey: 'wrong' } })).status, 401);
+    for (let i = 0; i < 3; i++)
+      t.is((await s.request('POST', '/api/Auth/Token', { body: { userName: 'admin', apiKey: 'wrong' } })).status, 401);
     const blocked = await s.request('POST', '/api/Auth/Token', { body: { userName: 'admin', apiKey: ADMIN_KEY } });
     t.is(blocked.status, 429);
     t.false('token' in blocked.body);
@@ -109,15 +139,21 @@ for (const backend of await backends()) {
 function tokenFrom(base: string, localAddress: string, body: unknown): Promise<{ status: number; body: any }> {
   const payload = JSON.stringify(body);
   return new Promise((resolve, reject) => {
-    const req = http.request(`${base}/api/Auth/Token`, {
-      method: 'POST', localAddress, agent: false,
-      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
-    }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
-    });
+    const req = http.request(
+      `${base}/api/Auth/Token`,
+      {
+        method: 'POST',
+        localAddress,
+        agent: false,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+      },
+    );
     req.on('error', reject);
     req.end(payload);
   });
@@ -140,14 +176,28 @@ for (const backend of await backends()) {
   test(`api.token (${backend}): over-long user names are refused with 400 and leave nothing of their size behind`, async (t) => {
     const s = await startServer(backend);
     t.teardown(() => s.stop());
-    const long = await s.request('POST', '/api/Auth/Token', { body: { userName: 'x'.repeat(300_000), apiKey: 'wrong' } });
+    const long = await s.request('POST', '/api/Auth/Token', {
+      body: { userName: 'x'.repeat(300_000), apiKey: 'wrong' },
+    });
     t.is(long.status, 400);
     t.is(long.body.details.field, 'userName');
-    t.is((await s.request('POST', '/api/Auth/Token', { body: { userName: 'x'.repeat(321), apiKey: 'wrong' } })).status, 400);
-    t.is((await s.request('POST', '/api/Auth/Token', { body: { userName: 'x'.repeat(320), apiKey: 'wrong' } })).status, 401, 'an e-mail-long name is still a user name');
-    for (const key of failedLoginKeys('y'.repeat(1_000_000), '2001:db8::1')) t.true(key.length < 100, 'failure counters are keyed by a digest of the name');
+    t.is(
+      (await s.request('POST', '/api/Auth/Token', { body: { userName: 'x'.repeat(321), apiKey: 'wrong' } })).status,
+      400,
+    );
+    t.is(
+      (await s.request('POST', '/api/Auth/Token', { body: { userName: 'x'.repeat(320), apiKey: 'wrong' } })).status,
+      401,
+      'an e-mail-long name is still a user name',
+    );
+    for (const key of failedLoginKeys('y'.repeat(1_000_000), '2001:db8::1'))
+      t.true(key.length < 100, 'failure counters are keyed by a digest of the name');
     t.not(failedLoginKeys('Alice', '192.0.2.1')[1], failedLoginKeys('Bob', '192.0.2.1')[1]);
-    t.is(failedLoginKeys('Alice', '192.0.2.1')[1], failedLoginKeys('alice', '192.0.2.1')[1], 'user names match without regard to case');
+    t.is(
+      failedLoginKeys('Alice', '192.0.2.1')[1],
+      failedLoginKeys('alice', '192.0.2.1')[1],
+      'user names match without regard to case',
+    );
   });
 }
 
@@ -157,10 +207,18 @@ for (const backend of await backends()) {
     const s = await startServer(backend, { clock, env: { TRACKGATE_MQTT_PORT: '0' } });
     t.teardown(() => s.stop());
     const tokens = s.running.services.tokens;
-    const created = await s.request('POST', '/api/users', { token: s.adminToken, body: { name: 'Ops', email: 'ops@example.com', country: 'ES', timeZone: 'UTC', privileges: ['read'] } });
+    const created = await s.request('POST', '/api/users', {
+      token: s.adminToken,
+      body: { name: 'Ops', email: 'ops@example.com', country: 'ES', timeZone: 'UTC', privileges: ['read'] },
+    });
     t.is(created.status, 201);
     let n = 0;
-    const mqttLogin = (token: string) => connackCode(`mqtt://127.0.0.1:${s.running.ports.mqtt}`, { username: 'ops@example.com', password: token, clientId: `ops@example.com-${++n}` });
+    const mqttLogin = (token: string) =>
+      connackCode(`mqtt://127.0.0.1:${s.running.ports.mqtt}`, {
+        username: 'ops@example.com',
+        password: token,
+        clientId: `ops@example.com-${++n}`,
+      });
     const refusedAlike = async (token: string, reason: string) => {
       t.deepEqual(await tokens.verify(token), { ok: false, reason }, `core: ${reason}`);
       const r = await s.request('GET', '/api/devices', { token });
@@ -195,8 +253,17 @@ for (const backend of await backends()) {
     t.is(none.status, 401);
     t.is(none.body.error, TOKEN_FAILURE_MESSAGES.missing);
     t.deepEqual(none.body.details, { reason: 'missing' });
-    t.is(none.headers.get('www-authenticate'), 'Bearer realm="trackgate"', 'RFC 6750 §3.1: no error code without credentials');
-    for (const authorization of [`Basic ${Buffer.from('admin:x').toString('base64')}`, 'Bearer', 'Bearer   ', s.adminToken]) {
+    t.is(
+      none.headers.get('www-authenticate'),
+      'Bearer realm="trackgate"',
+      'RFC 6750 §3.1: no error code without credentials',
+    );
+    for (const authorization of [
+      `Basic ${Buffer.from('admin:x').toString('base64')}`,
+      'Bearer',
+      'Bearer   ',
+      s.adminToken,
+    ]) {
       const r = await s.request('GET', '/api/devices', { headers: { authorization } });
       t.is(r.status, 401, authorization);
       t.deepEqual(r.body.details, { reason: 'invalid' }, authorization);
@@ -217,14 +284,25 @@ test('api.token: during a storage outage a token check answers 503 over REST and
   const rest = await s.request('GET', '/api/devices', { token: s.adminToken });
   t.is(rest.status, 503);
   t.is(rest.body.code, 'STORAGE_UNAVAILABLE');
-  t.is(await connackCode(url, { username: 'admin', password: s.adminToken, clientId: 'admin-2' }), 3, 'MQTT 3.1.1 §3.2.2.3: server unavailable');
+  t.is(
+    await connackCode(url, { username: 'admin', password: s.adminToken, clientId: 'admin-2' }),
+    3,
+    'MQTT 3.1.1 §3.2.2.3: server unavailable',
+  );
   await pg.start();
-  t.is((await s.request('GET', '/api/devices', { token: s.adminToken })).status, 200, 'the same token works once storage is back');
+  t.is(
+    (await s.request('GET', '/api/devices', { token: s.adminToken })).status,
+    200,
+    'the same token works once storage is back',
+  );
 });
 
 test('api.token: an MQTT subscriber logged in with a token keeps its connection while its user cannot be read, and loses it once the token is revoked', async (t) => {
   const h = await startHarness(t, { recheckUsersMs: 100 });
-  const r = await h.s.request('POST', '/api/users', { token: h.s.adminToken, body: { name: 'W', email: 'w@example.com', country: 'ES', timeZone: 'UTC', privileges: ['read'] } });
+  const r = await h.s.request('POST', '/api/users', {
+    token: h.s.adminToken,
+    body: { name: 'W', email: 'w@example.com', country: 'ES', timeZone: 'UTC', privileges: ['read'] },
+  });
   const token = await h.s.token('w@example.com', r.body.apiKey);
   const c = await h.connect({ username: 'w@example.com', password: token, clientId: 'w@example.com-1' });
   await c.subscribeAsync('live/#');

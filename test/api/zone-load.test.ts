@@ -30,10 +30,20 @@ let base = '';
 let admin = '';
 let other = '';
 
-async function request(method: string, path: string, token: string | undefined, body?: unknown): Promise<{ status: number; body: any }> {
+async function request(
+  method: string,
+  path: string,
+  token: string | undefined,
+  body?: unknown,
+): Promise<{ status: number; body: any }> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (token) headers.authorization = `Bearer ${token}`;
-  const res = await fetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(PATIENCE_MS) });
+  const res = await fetch(base + path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(PATIENCE_MS),
+  });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : undefined };
 }
@@ -61,7 +71,21 @@ test.before(async () => {
   base = `http://127.0.0.1:${spawned.ports.http}`;
   admin = await token('admin', ADMIN_KEY);
   // the second account, made by the command beside the running server (as an operator would)
-  const account = await runCli(['account', 'create', '--name', 'Other', '--licenses', '1', '--admin-user', 'other-admin', '--admin-api-key', OTHER_KEY], env);
+  const account = await runCli(
+    [
+      'account',
+      'create',
+      '--name',
+      'Other',
+      '--licenses',
+      '1',
+      '--admin-user',
+      'other-admin',
+      '--admin-api-key',
+      OTHER_KEY,
+    ],
+    env,
+  );
   if (account.status !== 0) throw new Error(`account create: ${account.stderr}`);
   other = await token('other-admin', OTHER_KEY);
 });
@@ -104,62 +128,107 @@ function zigzag(points: number): number[][] {
   return ring;
 }
 
-test.serial('zones: while PUT and PATCH check a 9,999-point zig-zag ring, health and another account answer within 2 s', async (t) => {
-  const square = [[-3.71, 40.39], [-3.69, 40.39], [-3.69, 40.9], [-3.71, 40.9], [-3.71, 40.39]];
-  const id = (await created('/api/zones', { name: 'Yard', type: 'polygon', polygon: square })).zone.id as string;
-  const ring = zigzag(9999);
-  const put = await whileAsking(request('PUT', `/api/zones/${id}`, admin, { name: 'Yard', type: 'polygon', polygon: ring }));
-  t.log(`PUT: health at most ${Math.round(put.health)} ms, the other account ${Math.round(put.other)} ms (${put.asked} rounds)`);
-  t.is(put.value.status, 200, JSON.stringify(put.value.body).slice(0, 300));
-  t.is(put.value.body.zone.polygon.length, 9999);
-  const flipped = ring.map(([x, y]) => [x, y + 0.001]);
-  const patch = await whileAsking(request('PATCH', `/api/zones/${id}`, admin, [{ op: 'replace', path: '/polygon', value: flipped }]));
-  t.log(`PATCH: health at most ${Math.round(patch.health)} ms, the other account ${Math.round(patch.other)} ms (${patch.asked} rounds)`);
-  t.is(patch.value.status, 200, JSON.stringify(patch.value.body).slice(0, 300));
-  for (const r of [put, patch]) {
-    t.true(r.health < BOUND_MS, `health answered in ${Math.round(r.health)} ms`);
-    t.true(r.other < BOUND_MS, `the other account answered in ${Math.round(r.other)} ms`);
-  }
-});
+test.serial(
+  'zones: while PUT and PATCH check a 9,999-point zig-zag ring, health and another account answer within 2 s',
+  async (t) => {
+    const square = [
+      [-3.71, 40.39],
+      [-3.69, 40.39],
+      [-3.69, 40.9],
+      [-3.71, 40.9],
+      [-3.71, 40.39],
+    ];
+    const id = (await created('/api/zones', { name: 'Yard', type: 'polygon', polygon: square })).zone.id as string;
+    const ring = zigzag(9999);
+    const put = await whileAsking(
+      request('PUT', `/api/zones/${id}`, admin, { name: 'Yard', type: 'polygon', polygon: ring }),
+    );
+    t.log(
+      `PUT: health at most ${Math.round(put.health)} ms, the other account ${Math.round(put.other)} ms (${put.asked} rounds)`,
+    );
+    t.is(put.value.status, 200, JSON.stringify(put.value.body).slice(0, 300));
+    t.is(put.value.body.zone.polygon.length, 9999);
+    const flipped = ring.map(([x, y]) => [x, y + 0.001]);
+    const patch = await whileAsking(
+      request('PATCH', `/api/zones/${id}`, admin, [{ op: 'replace', path: '/polygon', value: flipped }]),
+    );
+    t.log(
+      `PATCH: health at most ${Math.round(patch.health)} ms, the other account ${Math.round(patch.other)} ms (${patch.asked} rounds)`,
+    );
+    t.is(patch.value.status, 200, JSON.stringify(patch.value.body).slice(0, 300));
+    for (const r of [put, patch]) {
+      t.true(r.health < BOUND_MS, `health answered in ${Math.round(r.health)} ms`);
+      t.true(r.other < BOUND_MS, `the other account answered in ${Math.round(r.other)} ms`);
+    }
+  },
+);
 
 /** A regular polygon of `points` (closed) around the depot. */
 function ngon(points: number): number[][] {
   const ring: number[][] = [];
-  for (let i = 0; i < points - 1; i++) ring.push([-3.7 + 0.05 * Math.cos((2 * Math.PI * i) / (points - 1)), 40.4 + 0.05 * Math.sin((2 * Math.PI * i) / (points - 1))]);
+  for (let i = 0; i < points - 1; i++)
+    ring.push([
+      -3.7 + 0.05 * Math.cos((2 * Math.PI * i) / (points - 1)),
+      40.4 + 0.05 * Math.sin((2 * Math.PI * i) / (points - 1)),
+    ]);
   ring.push([...ring[0]]);
   return ring;
 }
 
-test.serial('rules: while 100 ForbiddenArea rules on one 9,988-point zone evaluate batches of 2,000 positions, health and another account answer within 2 s', async (t) => {
-  const zone = (await created('/api/zones', { name: 'Forbidden', type: 'polygon', polygon: ngon(9988) })).zone.id as string;
-  // 50 rules a device (the most one device may have), on two devices
-  const devices = ['356307042441021', '356307042441022'];
-  for (const id of devices) {
-    await created('/api/devices', { id, name: id });
-    for (let i = 0; i < 50; i++) await created('/api/alertRules', { name: `Forbidden ${i}`, alertName: 'ForbiddenArea', devices: [id], params: { zone }, notify: { email: false, sms: false } });
-  }
-  // 1,999 positions in the zone's bounding box but outside it (its north-east corner), then one inside
-  const t0 = Date.UTC(2026, 0, 5, 8);
-  const batch = Array.from({ length: 2000 }, (_, i) => ({ dateTime: new Date(t0 + i * 1000).toISOString(), ...(i < 1999 ? { latitude: 40.448 - (i % 7) * 0.0001, longitude: -3.652 + (i % 5) * 0.0001 } : { latitude: 40.4, longitude: -3.7 }), speed: 30 }));
-  const alerts = async (id: string) => (await request('POST', `/api/devices/${id}/alerts`, admin, { from: '2026-01-01T00:00:00Z', to: '2027-01-01T00:00:00Z' })).body.alerts as { alertName: string }[];
-  const work = (async () => {
+test.serial(
+  'rules: while 100 ForbiddenArea rules on one 9,988-point zone evaluate batches of 2,000 positions, health and another account answer within 2 s',
+  async (t) => {
+    const zone = (await created('/api/zones', { name: 'Forbidden', type: 'polygon', polygon: ngon(9988) })).zone
+      .id as string;
+    // 50 rules a device (the most one device may have), on two devices
+    const devices = ['356307042441021', '356307042441022'];
     for (const id of devices) {
-      const posted = await request('POST', `/api/devices/${id}/locations`, admin, { locations: batch });
-      if (posted.status !== 201) throw new Error(`locations: ${posted.status} ${JSON.stringify(posted.body).slice(0, 300)}`);
+      await created('/api/devices', { id, name: id });
+      for (let i = 0; i < 50; i++)
+        await created('/api/alertRules', {
+          name: `Forbidden ${i}`,
+          alertName: 'ForbiddenArea',
+          devices: [id],
+          params: { zone },
+          notify: { email: false, sms: false },
+        });
     }
-    // evaluated once the last position of each batch raised its rules' alerts
-    const deadline = Date.now() + PATIENCE_MS;
-    for (;;) {
-      const counts = await Promise.all(devices.map(async (id) => (await alerts(id)).length));
-      if (counts.every((c) => c === 50)) return counts;
-      if (Date.now() > deadline) throw new Error(`alerts: ${counts.join(', ')} of 50 each`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  })();
-  const r = await whileAsking(work);
-  t.log(`health at most ${Math.round(r.health)} ms, the other account ${Math.round(r.other)} ms (${r.asked} rounds)`);
-  t.deepEqual(r.value, [50, 50], 'each rule fired once, at the last position');
-  t.true((await alerts(devices[0])).every((a) => a.alertName === 'ForbiddenArea'));
-  t.true(r.health < BOUND_MS, `health answered in ${Math.round(r.health)} ms`);
-  t.true(r.other < BOUND_MS, `the other account answered in ${Math.round(r.other)} ms`);
-});
+    // 1,999 positions in the zone's bounding box but outside it (its north-east corner), then one inside
+    const t0 = Date.UTC(2026, 0, 5, 8);
+    const batch = Array.from({ length: 2000 }, (_, i) => ({
+      dateTime: new Date(t0 + i * 1000).toISOString(),
+      ...(i < 1999
+        ? { latitude: 40.448 - (i % 7) * 0.0001, longitude: -3.652 + (i % 5) * 0.0001 }
+        : { latitude: 40.4, longitude: -3.7 }),
+      speed: 30,
+    }));
+    const alerts = async (id: string) =>
+      (
+        await request('POST', `/api/devices/${id}/alerts`, admin, {
+          from: '2026-01-01T00:00:00Z',
+          to: '2027-01-01T00:00:00Z',
+        })
+      ).body.alerts as { alertName: string }[];
+    const work = (async () => {
+      for (const id of devices) {
+        const posted = await request('POST', `/api/devices/${id}/locations`, admin, { locations: batch });
+        if (posted.status !== 201)
+          throw new Error(`locations: ${posted.status} ${JSON.stringify(posted.body).slice(0, 300)}`);
+      }
+      // evaluated once the last position of each batch raised its rules' alerts
+      const deadline = Date.now() + PATIENCE_MS;
+      for (;;) {
+        const counts = await Promise.all(devices.map(async (id) => (await alerts(id)).length));
+        if (counts.every((c) => c === 50)) return counts;
+        if (Date.now() > deadline) throw new Error(`alerts: ${counts.join(', ')} of 50 each`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+    const r = await whileAsking(work);
+    t.log(`health at most ${Math.round(r.health)} ms, the other account ${Math.round(r.other)} ms (${r.asked} rounds)`);
+    t.deepEqual(r.value, [50, 50], 'each rule fired once, at the last position');
+    t.true((await alerts(devices[0])).every((a) => a.alertName === 'ForbiddenArea'));
+    t.true(r.health < BOUND_MS, `health answered in ${Math.round(r.health)} ms`);
+    t.true(r.other < BOUND_MS, `the other account answered in ${Math.round(r.other)} ms`);
+  },
+);

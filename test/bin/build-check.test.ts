@@ -10,7 +10,11 @@ const script = path.join(root, 'bin', 'build-check.js');
 
 /** bin/build-check.js run in `dir` as npm runs it (in the package's folder): its exit code. */
 const check = (dir: string, ...args: string[]) =>
-  new Promise<number>((resolve) => execFile(process.execPath, [script, ...args], { cwd: dir }, (e) => resolve(e ? Number((e as { code?: number }).code ?? 1) : 0)));
+  new Promise<number>((resolve) =>
+    execFile(process.execPath, [script, ...args], { cwd: dir }, (e) =>
+      resolve(e ? Number((e as { code?: number }).code ?? 1) : 0),
+    ),
+  );
 
 test('build-check: npm start builds only when a source, a setting or the build itself changed', async (t) => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'trackgate-build-check-'));
@@ -53,7 +57,9 @@ test('build-check: npm start builds only when a source, a setting or the build i
 });
 
 test('build-check: npm start and npm run build use it, and npm install still builds (prepare)', (t) => {
-  const { scripts } = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  const { scripts } = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as {
+    scripts: Record<string, string>;
+  };
   t.is(scripts.prestart, 'node bin/build-check.js || npm run build');
   t.regex(scripts.build, /^tsc -p tsconfig\.build\.json && node bin\/build-check\.js --stamp$/);
   t.is(scripts.prepare, 'npm run build');

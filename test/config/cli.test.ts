@@ -12,7 +12,8 @@ import { runCli } from '../helpers/run-cli.js';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 // without blocking: a synchronous spawn held this process's event loop (other tests' servers) for as long as it took
-const cli = (args: string[], env: Record<string, string> = {}) => runCli(args, { TRACKGATE_LOG_LEVEL: 'silent', ...env });
+const cli = (args: string[], env: Record<string, string> = {}) =>
+  runCli(args, { TRACKGATE_LOG_LEVEL: 'silent', ...env });
 
 test('cli: migrate, then account create prints {accountId, userId, userName, apiKey}', async (t) => {
   const env = { TRACKGATE_DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'tg-cli-')) };
@@ -20,12 +21,29 @@ test('cli: migrate, then account create prints {accountId, userId, userName, api
   t.is(m.status, 0, m.stderr);
   t.regex(m.stdout, /applied 11 migration/);
   t.regex((await cli(['migrate'], env)).stdout, /up to date/);
-  const r = await cli(['account', 'create', '--name', 'Acme', '--licenses', '5', '--admin-user', 'acme-admin', '--admin-api-key', 'acme-key-0123456789'], env);
+  const r = await cli(
+    [
+      'account',
+      'create',
+      '--name',
+      'Acme',
+      '--licenses',
+      '5',
+      '--admin-user',
+      'acme-admin',
+      '--admin-api-key',
+      'acme-key-0123456789',
+    ],
+    env,
+  );
   t.is(r.status, 0, r.stderr);
   const out = JSON.parse(r.stdout) as Record<string, string>;
   t.deepEqual(Object.keys(out).sort(), ['accountId', 'apiKey', 'userId', 'userName']);
   t.like(out, { userName: 'acme-admin', apiKey: 'acme-key-0123456789' });
-  const again = await cli(['account', 'create', '--name', 'Acme', '--licenses', '5', '--admin-user', 'acme-admin'], env);
+  const again = await cli(
+    ['account', 'create', '--name', 'Acme', '--licenses', '5', '--admin-user', 'acme-admin'],
+    env,
+  );
   t.is(again.status, 1);
   t.regex(again.stderr, /already exists/);
 });
@@ -33,8 +51,17 @@ test('cli: migrate, then account create prints {accountId, userId, userName, api
 test('cli: decode prints identity, messages and hex replies; a malformed frame exits 1 with one line', async (t) => {
   const login = await cli(['decode', '--protocol', 'gt06', '78780d01012345678901234500018cdd0d0a']);
   t.is(login.status, 0, login.stderr);
-  t.deepEqual(JSON.parse(login.stdout), { identity: '123456789012345', messages: [], replies: ['787805010001d9dc0d0a'] });
-  const text = await cli(['decode', '--protocol', 'gps103', 'imei:359587010124900,tracker,0809231929,13554900601,F,112909.397,A,2234.4669,N,11354.3287,E,0.11,;']);
+  t.deepEqual(JSON.parse(login.stdout), {
+    identity: '123456789012345',
+    messages: [],
+    replies: ['787805010001d9dc0d0a'],
+  });
+  const text = await cli([
+    'decode',
+    '--protocol',
+    'gps103',
+    'imei:359587010124900,tracker,0809231929,13554900601,F,112909.397,A,2234.4669,N,11354.3287,E,0.11,;',
+  ]);
   t.is(text.status, 0, text.stderr);
   const decoded = JSON.parse(text.stdout);
   t.is(decoded.identity, '359587010124900');
@@ -50,7 +77,8 @@ test('cli: decode prints identity, messages and hex replies; a malformed frame e
 });
 
 test('cli: decode --hex reads the binary frame of a text protocol (a Suntech universal binary report) as hex', async (t) => {
-  const frame = '81004e05200013383fffff3401000301130a0512080400000000000000000000000047f9d5846a06810072225214010100020300a8002604c1000004b000000470000025a100000000000025c4000000a6';
+  const frame =
+    '81004e05200013383fffff3401000301130a0512080400000000000000000000000047f9d5846a06810072225214010100020300a8002604c1000004b000000470000025a100000000000025c4000000a6';
   const r = await cli(['decode', '--protocol', 'suntech', '--hex', frame]);
   t.is(r.status, 0, r.stderr);
   const decoded = JSON.parse(r.stdout);
@@ -62,7 +90,10 @@ test('cli: decode --hex reads the binary frame of a text protocol (a Suntech uni
 });
 
 test('cli: serve refuses a data directory another live trackgate holds, and takes over one left by a killed process', async (t) => {
-  const env = { ...testEnv({ TRACKGATE_LOG_LEVEL: 'info' }), TRACKGATE_DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'tg-lock-')) };
+  const env = {
+    ...testEnv({ TRACKGATE_LOG_LEVEL: 'info' }),
+    TRACKGATE_DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'tg-lock-')),
+  };
   const first = await listening(env);
   t.teardown(() => first.kill('SIGKILL'));
   const second = await cli(['serve'], env);
@@ -93,17 +124,30 @@ test('cli: serve refuses a data directory held by a live trackgate whose pid thi
     return;
   }
   t.is(second.code, 78);
-  t.regex(second.stderr, new RegExp(`TRACKGATE_DATA_DIR.*in use by another trackgate process \\(pid ${PID_OF_ANOTHER_NAMESPACE}\\); run one process per data directory`));
+  t.regex(
+    second.stderr,
+    new RegExp(
+      `TRACKGATE_DATA_DIR.*in use by another trackgate process \\(pid ${PID_OF_ANOTHER_NAMESPACE}\\); run one process per data directory`,
+    ),
+  );
   first.kill('SIGKILL');
   await once(first, 'exit');
   const third = await listening(env);
   t.teardown(() => third.kill('SIGKILL'));
-  t.is(readFileSync(path.join(dataDir, 'trackgate.pid'), 'utf8'), String(third.pid), 'the pid file names the new holder');
+  t.is(
+    readFileSync(path.join(dataDir, 'trackgate.pid'), 'utf8'),
+    String(third.pid),
+    'the pid file names the new holder',
+  );
 });
 
 /** `trackgate serve` in its own process, once it logs `listening`. */
 function listening(env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import=tsx', 'cli.ts', 'serve'], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import=tsx', 'cli.ts', 'serve'], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   return new Promise((resolve, reject) => {
     createInterface({ input: child.stdout! }).on('line', (line) => {
       if (line.includes('"msg":"listening"')) resolve(child);
@@ -113,8 +157,14 @@ function listening(env: Record<string, string>): Promise<ChildProcess> {
 }
 
 /** `trackgate serve` in its own process: the process once it logs `listening`, or its exit code and standard error when it stops first. */
-function listeningOrExit(env: Record<string, string>): Promise<{ child: ChildProcess } | { code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, ['--import=tsx', 'cli.ts', 'serve'], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+function listeningOrExit(
+  env: Record<string, string>,
+): Promise<{ child: ChildProcess } | { code: number | null; stderr: string }> {
+  const child = spawn(process.execPath, ['--import=tsx', 'cli.ts', 'serve'], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr += d));
   return new Promise((resolve) => {

@@ -11,12 +11,26 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 
 test('config: defaults follow docs/contract.md', (t) => {
   const c = loadConfig({}, '/srv');
-  t.like(c, { host: '0.0.0.0', httpPort: 8080, mqttPort: 1883, dataDir: '/srv/data', adminUser: 'admin', licenses: 10, tokenTtlSeconds: 3600, rateLimitPerMinute: 600, mailFrom: 'trackgate@localhost' });
+  t.like(c, {
+    host: '0.0.0.0',
+    httpPort: 8080,
+    mqttPort: 1883,
+    dataDir: '/srv/data',
+    adminUser: 'admin',
+    licenses: 10,
+    tokenTtlSeconds: 3600,
+    rateLimitPerMinute: 600,
+    mailFrom: 'trackgate@localhost',
+  });
   t.like(c.protocolPorts, { teltonika: 5027, gt06: 5023, h02: 5013, gps103: 5001, jt808: 5015, osmand: 5055 });
   t.true(Object.isFrozen(c));
   t.true(c.metrics, 'GET /metrics is on unless TRACKGATE_METRICS=off');
   t.false(loadConfig({ TRACKGATE_METRICS: 'OFF' }).metrics);
-  t.is(loadConfig({ TRACKGATE_LOG_LEVEL: 'WARN' }).logLevel, 'warn', 'a level in capitals, as TRACKGATE_CHECKSUM takes one');
+  t.is(
+    loadConfig({ TRACKGATE_LOG_LEVEL: 'WARN' }).logLevel,
+    'warn',
+    'a level in capitals, as TRACKGATE_CHECKSUM takes one',
+  );
 });
 
 test('config: ports take a number, 0 or off', (t) => {
@@ -48,7 +62,12 @@ test('config: a bad value names the variable and what is wrong', (t) => {
 function serve(env: Record<string, string>) {
   return spawnSync(process.execPath, ['--import=tsx', 'cli.ts', 'serve'], {
     cwd: root,
-    env: { ...process.env, TRACKGATE_DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'tg-cfg-')), TRACKGATE_LOG_LEVEL: 'silent', ...env },
+    env: {
+      ...process.env,
+      TRACKGATE_DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'tg-cfg-')),
+      TRACKGATE_LOG_LEVEL: 'silent',
+      ...env,
+    },
     encoding: 'utf8',
     timeout: PATIENCE_MS,
   });
@@ -72,9 +91,18 @@ test('config: an unreachable database stops the process with one line naming TRA
 
 test('config: the Redis and notification timeouts are milliseconds with defaults and bounds', (t) => {
   t.like(loadConfig({}), { redisTimeoutMs: 1000, notifyTimeoutMs: 30_000 });
-  t.like(loadConfig({ TRACKGATE_REDIS_TIMEOUT_MS: '250', TRACKGATE_NOTIFY_TIMEOUT_MS: '5000' }), { redisTimeoutMs: 250, notifyTimeoutMs: 5000 });
-  t.is(t.throws(() => loadConfig({ TRACKGATE_REDIS_TIMEOUT_MS: '0' }), { instanceOf: ConfigError })?.variable, 'TRACKGATE_REDIS_TIMEOUT_MS');
-  t.is(t.throws(() => loadConfig({ TRACKGATE_NOTIFY_TIMEOUT_MS: '2s' }), { instanceOf: ConfigError })?.variable, 'TRACKGATE_NOTIFY_TIMEOUT_MS');
+  t.like(loadConfig({ TRACKGATE_REDIS_TIMEOUT_MS: '250', TRACKGATE_NOTIFY_TIMEOUT_MS: '5000' }), {
+    redisTimeoutMs: 250,
+    notifyTimeoutMs: 5000,
+  });
+  t.is(
+    t.throws(() => loadConfig({ TRACKGATE_REDIS_TIMEOUT_MS: '0' }), { instanceOf: ConfigError })?.variable,
+    'TRACKGATE_REDIS_TIMEOUT_MS',
+  );
+  t.is(
+    t.throws(() => loadConfig({ TRACKGATE_NOTIFY_TIMEOUT_MS: '2s' }), { instanceOf: ConfigError })?.variable,
+    'TRACKGATE_NOTIFY_TIMEOUT_MS',
+  );
 });
 
 test('config: TRACKGATE_GATEWAY_PROCESSES is auto by default (one per core, none on one core), a number, or 0 for one process', (t) => {
@@ -85,21 +113,47 @@ test('config: TRACKGATE_GATEWAY_PROCESSES is auto by default (one per core, none
   t.is(autoGatewayProcesses(16), 16);
   t.is(loadConfig({ TRACKGATE_GATEWAY_PROCESSES: '0' }).gatewayProcesses, 0);
   t.is(loadConfig({ TRACKGATE_GATEWAY_PROCESSES: '3' }).gatewayProcesses, 3);
-  t.throws(() => loadConfig({ TRACKGATE_GATEWAY_PROCESSES: 'many' }), { instanceOf: ConfigError, message: /TRACKGATE_GATEWAY_PROCESSES: "many" is neither auto nor a whole number/ });
-  t.throws(() => loadConfig({ TRACKGATE_GATEWAY_PROCESSES: '65' }), { instanceOf: ConfigError, message: /TRACKGATE_GATEWAY_PROCESSES: 65 is out of range/ });
+  t.throws(() => loadConfig({ TRACKGATE_GATEWAY_PROCESSES: 'many' }), {
+    instanceOf: ConfigError,
+    message: /TRACKGATE_GATEWAY_PROCESSES: "many" is neither auto nor a whole number/,
+  });
+  t.throws(() => loadConfig({ TRACKGATE_GATEWAY_PROCESSES: '65' }), {
+    instanceOf: ConfigError,
+    message: /TRACKGATE_GATEWAY_PROCESSES: 65 is out of range/,
+  });
 });
 
 test('config: the edge gateways link is off by default; when on it needs TRACKGATE_GATEWAY_SECRET (≥ 32 characters), and TLS both a certificate and a key', (t) => {
   const secret = 'a-shared-secret-of-32-characters!';
   t.is(loadConfig({}).gatewayLinkPort, 'off');
-  t.like(loadConfig({ TRACKGATE_GATEWAY_LINK_PORT: '5100', TRACKGATE_GATEWAY_SECRET: secret }), { gatewayLinkPort: 5100, gatewaySecret: secret });
-  t.throws(() => loadConfig({ TRACKGATE_GATEWAY_LINK_PORT: '5100' }), { instanceOf: ConfigError, message: /TRACKGATE_GATEWAY_SECRET: is needed when TRACKGATE_GATEWAY_LINK_PORT is set/ });
-  t.throws(() => loadConfig({ TRACKGATE_GATEWAY_SECRET: 'short' }), { instanceOf: ConfigError, message: /TRACKGATE_GATEWAY_SECRET: must be at least 32 characters/ });
-  t.throws(() => loadConfig({ TRACKGATE_GATEWAY_LINK_PORT: '5100', TRACKGATE_GATEWAY_SECRET: secret, TRACKGATE_GATEWAY_TLS_CERT: '/c.pem' }), { instanceOf: ConfigError, message: /TRACKGATE_GATEWAY_TLS_KEY: TLS needs both/ });
+  t.like(loadConfig({ TRACKGATE_GATEWAY_LINK_PORT: '5100', TRACKGATE_GATEWAY_SECRET: secret }), {
+    gatewayLinkPort: 5100,
+    gatewaySecret: secret,
+  });
+  t.throws(() => loadConfig({ TRACKGATE_GATEWAY_LINK_PORT: '5100' }), {
+    instanceOf: ConfigError,
+    message: /TRACKGATE_GATEWAY_SECRET: is needed when TRACKGATE_GATEWAY_LINK_PORT is set/,
+  });
+  t.throws(() => loadConfig({ TRACKGATE_GATEWAY_SECRET: 'short' }), {
+    instanceOf: ConfigError,
+    message: /TRACKGATE_GATEWAY_SECRET: must be at least 32 characters/,
+  });
+  t.throws(
+    () =>
+      loadConfig({
+        TRACKGATE_GATEWAY_LINK_PORT: '5100',
+        TRACKGATE_GATEWAY_SECRET: secret,
+        TRACKGATE_GATEWAY_TLS_CERT: '/c.pem',
+      }),
+    { instanceOf: ConfigError, message: /TRACKGATE_GATEWAY_TLS_KEY: TLS needs both/ },
+  );
 });
 
 test('config: TRACKGATE_DATABASE_POOL sets the PostgreSQL connections of an instance (10 by default, 4-1000)', (t) => {
   t.is(loadConfig({}).databasePool, 10);
   t.is(loadConfig({ TRACKGATE_DATABASE_POOL: '4' }).databasePool, 4);
-  t.is(t.throws(() => loadConfig({ TRACKGATE_DATABASE_POOL: '1' }), { instanceOf: ConfigError })?.variable, 'TRACKGATE_DATABASE_POOL');
+  t.is(
+    t.throws(() => loadConfig({ TRACKGATE_DATABASE_POOL: '1' }), { instanceOf: ConfigError })?.variable,
+    'TRACKGATE_DATABASE_POOL',
+  );
 });

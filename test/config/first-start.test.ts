@@ -9,7 +9,8 @@ import { silentLogger, type Logger } from '../../core/logger.js';
 import { testEnv } from '../helpers/server.js';
 
 function capturingLogger(lines: { msg?: string; obj: Record<string, unknown> }[]): Logger {
-  const log = (obj: object | string, msg?: string) => lines.push(typeof obj === 'string' ? { msg: obj, obj: {} } : { msg, obj: obj as Record<string, unknown> });
+  const log = (obj: object | string, msg?: string) =>
+    lines.push(typeof obj === 'string' ? { msg: obj, obj: {} } : { msg, obj: obj as Record<string, unknown> });
   const logger: Logger = { info: log, warn: log, error: log, debug() {}, child: () => logger };
   return logger;
 }
@@ -30,10 +31,18 @@ test('first start: a listener that cannot bind stops the start before the one-ti
   delete env.TRACKGATE_ADMIN_API_KEY;
 
   const lines: { msg?: string; obj: Record<string, unknown> }[] = [];
-  await t.throwsAsync(startTrackgate(loadConfig({ ...env, TRACKGATE_MQTT_PORT: String(busyPort) }), { logger: capturingLogger(lines) }), { code: 'EADDRINUSE' });
-  t.false(lines.some((l) => 'apiKey' in l.obj), 'no key was printed by the start that failed');
+  await t.throwsAsync(
+    startTrackgate(loadConfig({ ...env, TRACKGATE_MQTT_PORT: String(busyPort) }), { logger: capturingLogger(lines) }),
+    { code: 'EADDRINUSE' },
+  );
+  t.false(
+    lines.some((l) => 'apiKey' in l.obj),
+    'no key was printed by the start that failed',
+  );
 
-  const second = await startTrackgate(loadConfig({ ...env, TRACKGATE_MQTT_PORT: '0' }), { logger: capturingLogger(lines) });
+  const second = await startTrackgate(loadConfig({ ...env, TRACKGATE_MQTT_PORT: '0' }), {
+    logger: capturingLogger(lines),
+  });
   t.teardown(() => second.stop());
   t.truthy(second.bootstrap, 'the account is created by the start that succeeds');
   t.true(second.bootstrap!.generated);
@@ -50,7 +59,9 @@ test('first start: a start that fails half-way releases the data directory and t
   const httpPort = (free.address() as net.AddressInfo).port;
   await new Promise<void>((r) => free.close(() => r()));
   const env = testEnv({ TRACKGATE_DATA_DIR: dataDir, TRACKGATE_HTTP_PORT: String(httpPort) });
-  await t.throwsAsync(startTrackgate(loadConfig({ ...env, TRACKGATE_MQTT_PORT: String(busyPort) }), { logger: silentLogger }));
+  await t.throwsAsync(
+    startTrackgate(loadConfig({ ...env, TRACKGATE_MQTT_PORT: String(busyPort) }), { logger: silentLogger }),
+  );
   // the same data directory and HTTP port are free again
   const again = await startTrackgate(loadConfig({ ...env, TRACKGATE_MQTT_PORT: '0' }), { logger: silentLogger });
   t.teardown(() => again.stop());

@@ -10,7 +10,9 @@ meitrack 5020, suntech 5011, watch 5093, ruptela 5046, osmand 5055 (HTTP).`;
 const GATEWAY_PAGE = readFileSync(new URL('../../docs/tracker-gateway.md', import.meta.url), 'utf8');
 
 test('config.PROTOCOL_DEFAULT_PORTS: every usual port of docs/contract.md §1, and no other', (t) => {
-  const contract = Object.fromEntries([...CONTRACT_PORTS.matchAll(/([a-z0-9]+) (\d+)/g)].map(([, name, port]) => [name, Number(port)]));
+  const contract = Object.fromEntries(
+    [...CONTRACT_PORTS.matchAll(/([a-z0-9]+) (\d+)/g)].map(([, name, port]) => [name, Number(port)]),
+  );
   t.is(Object.keys(contract).length, 12);
   t.deepEqual({ ...PROTOCOL_DEFAULT_PORTS }, contract);
 });

@@ -32,7 +32,16 @@ test('lines wait until a block is full or the flush, and are written in order', 
   t.is(f.read(), '', 'less than a block: nothing written yet');
   out.write(`{"n":3,"pad":"${'x'.repeat(100)}"}\n`);
   await until('the block written', () => f.read().split('\n').filter(Boolean).length === 3);
-  t.is(f.read().split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { n: number }).n).join(), '1,2,3', 'a full block, written at once');
+  t.is(
+    f
+      .read()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => (JSON.parse(l) as { n: number }).n)
+      .join(),
+    '1,2,3',
+    'a full block, written at once',
+  );
   out.write('{"n":4}\n');
   out.flushSync();
   t.true(f.read().endsWith('{"n":4}\n'), 'what waits is written on exit');
@@ -40,14 +49,28 @@ test('lines wait until a block is full or the flush, and are written in order', 
 
 test('while the output takes nothing, lines wait up to the bound; the rest are counted and said in one line', async (t) => {
   const f = tempFile(t);
-  const out = new LogOutput({ fd: f.fd, blockBytes: 1_000_000, maxWaitingBytes: 100, flushEveryMs: 60_000, base: { service: 'trackgate' } });
+  const out = new LogOutput({
+    fd: f.fd,
+    blockBytes: 1_000_000,
+    maxWaitingBytes: 100,
+    flushEveryMs: 60_000,
+    base: { service: 'trackgate' },
+  });
   t.teardown(() => out.close());
   for (let i = 0; i < 10; i++) out.write(`{"n":${i},"pad":"${'x'.repeat(10)}"}\n`);
   out.flush();
   await until('the lines written', () => f.read().split('\n').filter(Boolean).length === 4);
-  const lines = f.read().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+  const lines = f
+    .read()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
   t.like(lines[0], { level: 40, service: 'trackgate', dropped: 7 });
-  t.deepEqual(lines.slice(1).map((l) => l.n), [0, 1, 2], 'the first lines kept, within 100 bytes');
+  t.deepEqual(
+    lines.slice(1).map((l) => l.n),
+    [0, 1, 2],
+    'the first lines kept, within 100 bytes',
+  );
 });
 
 test('an output that fails (a descriptor that is not open) stops the writing, not the process', async (t) => {
@@ -59,19 +82,27 @@ test('an output that fails (a descriptor that is not open) stops the writing, no
   t.notThrows(() => out.flushSync(), 'exit neither throws nor waits');
 });
 
-test('log-output: TRACKGATE_LOG_FORMAT=pretty writes each line as local time, level, message and fields, an error\'s stack below it', (t) => {
+test("log-output: TRACKGATE_LOG_FORMAT=pretty writes each line as local time, level, message and fields, an error's stack below it", (t) => {
   const out = tempFile(t);
   const log = new LogOutput({ fd: out.fd, format: 'pretty', flushEveryMs: 10_000 });
   t.teardown(() => log.close());
   const time = new Date(2026, 2, 1, 13, 30, 5, 7).getTime();
-  log.write(`${JSON.stringify({ level: 30, time, service: 'trackgate', host: '0.0.0.0', ports: { http: 8080 }, msg: 'listening' })}\n`);
-  log.write(`${JSON.stringify({ level: 50, time, service: 'trackgate', role: 'gateway', err: { type: 'Error', message: 'boom now', stack: 'Error: boom now\n    at f (x.ts:1:1)' }, msg: 'request failed' })}\n`);
+  log.write(
+    `${JSON.stringify({ level: 30, time, service: 'trackgate', host: '0.0.0.0', ports: { http: 8080 }, msg: 'listening' })}\n`,
+  );
+  log.write(
+    `${JSON.stringify({ level: 50, time, service: 'trackgate', role: 'gateway', err: { type: 'Error', message: 'boom now', stack: 'Error: boom now\n    at f (x.ts:1:1)' }, msg: 'request failed' })}\n`,
+  );
   log.flushSync();
-  t.is(out.read(), [
-    '2026-03-01 13:30:05.007 INFO  listening host=0.0.0.0 ports={"http":8080}',
-    '2026-03-01 13:30:05.007 ERROR request failed role=gateway err="boom now"',
-    '    Error: boom now',
-    '        at f (x.ts:1:1)',
-    '',
-  ].join('\n'), 'no colour: the output is not a terminal');
+  t.is(
+    out.read(),
+    [
+      '2026-03-01 13:30:05.007 INFO  listening host=0.0.0.0 ports={"http":8080}',
+      '2026-03-01 13:30:05.007 ERROR request failed role=gateway err="boom now"',
+      '    Error: boom now',
+      '        at f (x.ts:1:1)',
+      '',
+    ].join('\n'),
+    'no colour: the output is not a terminal',
+  );
 });

@@ -9,7 +9,8 @@ const doc = readFileSync(path.join(ROOT, 'docs/ARCHITECTURE.md'), 'utf8');
 /** The paths the page names: in its text, and in the folder tree (children indented under their folder). */
 function namedPaths(): Set<string> {
   const named = new Set<string>();
-  for (const [p] of doc.matchAll(/\b(?:config|protocols|core|gateway|api)\/[\w./-]*/g)) named.add(p.replace(/[.,]+$/, ''));
+  for (const [p] of doc.matchAll(/\b(?:config|protocols|core|gateway|api)\/[\w./-]*/g))
+    named.add(p.replace(/[.,]+$/, ''));
   const tree = doc.slice(doc.indexOf('## Folders'), doc.indexOf('Who may import whom'));
   let folder = '';
   for (const line of tree.split('\n')) {
@@ -26,7 +27,8 @@ test('docs/ARCHITECTURE.md: every folder and file it names exists', (t) => {
   const named = namedPaths();
   t.true(named.size > 30, [...named].join(' '));
   // a module may be named without `.ts`, or with one of its functions (`frame-handler.handleDecoded`)
-  const exists = (p: string) => [p, `${p}.ts`, `${p.replace(/\.\w+$/, '')}.ts`].some((c) => existsSync(path.join(ROOT, c)));
+  const exists = (p: string) =>
+    [p, `${p}.ts`, `${p.replace(/\.\w+$/, '')}.ts`].some((c) => existsSync(path.join(ROOT, c)));
   const missing = [...named].filter((p) => !exists(p));
   t.deepEqual(missing, []);
 });

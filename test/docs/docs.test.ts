@@ -15,7 +15,11 @@ function sources(dir = ROOT): string[] {
     if (SKIP.has(entry.name) || entry.name.startsWith('.git')) continue;
     const full = path.join(dir, entry.name);
     if (entry.isDirectory()) out.push(...sources(full));
-    else if (/\.(ts|mjs|cjs|js|md|json|yml|yaml)$|^Dockerfile$|^run$/.test(entry.name) && statSync(full).size < 2_000_000) out.push(full);
+    else if (
+      /\.(ts|mjs|cjs|js|md|json|yml|yaml)$|^Dockerfile$|^run$/.test(entry.name) &&
+      statSync(full).size < 2_000_000
+    )
+      out.push(full);
   }
   return out;
 }
@@ -27,17 +31,25 @@ test('docs: every document a comment, a test or a page cites is in the repositor
     const text = readFileSync(file, 'utf8');
     const rel = path.relative(ROOT, file);
     // the facts this repository was written from live beside it, not in it: never cited by name
-    for (const m of text.matchAll(/(?<![\w/.-])(CONTRACT|PROTOCOLS(-2)?|MQTT|STYLE|DEVELOPERS)\.md/g)) outside.push(`${rel}: ${m[0]}`);
+    for (const m of text.matchAll(/(?<![\w/.-])(CONTRACT|PROTOCOLS(-2)?|MQTT|STYLE|DEVELOPERS)\.md/g))
+      outside.push(`${rel}: ${m[0]}`);
     for (const m of text.matchAll(/(?<![\w/.-])((?:docs|test\/vectors|bench)\/[\w./-]+\.md)/g)) {
       if (!existsSync(path.join(ROOT, m[1]))) missing.push(`${rel}: ${m[1]}`);
     }
   }
-  t.deepEqual(outside, [], 'docs/contract.md and docs/protocols.md are the repository\'s own');
+  t.deepEqual(outside, [], "docs/contract.md and docs/protocols.md are the repository's own");
   t.deepEqual(missing, []);
 });
 
 test('docs: every relative link of the README and docs/ leads to a file that exists', (t) => {
-  const pages = ['README.md', 'CONTRIBUTING.md', 'BENCHMARKS.md', ...readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+  const pages = [
+    'README.md',
+    'CONTRIBUTING.md',
+    'BENCHMARKS.md',
+    ...readdirSync(path.join(ROOT, 'docs'))
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => `docs/${f}`),
+  ];
   const broken: string[] = [];
   for (const page of pages) {
     for (const [, target] of read(page).matchAll(/\]\(([^)\s]+)\)/g)) {
@@ -76,6 +88,10 @@ test('docs/configuration.md: its table lists exactly the variables loadConfig re
   }
   const read_ = [...reads].filter((n) => n.startsWith('TRACKGATE_')).sort();
   t.true(read_.length > 30, read_.join(', '));
-  t.deepEqual(read_.filter((n) => !documented.has(n)), [], 'read, and missing from the table');
+  t.deepEqual(
+    read_.filter((n) => !documented.has(n)),
+    [],
+    'read, and missing from the table',
+  );
   t.deepEqual([...documented].filter((n) => !reads.has(n)).sort(), [], 'in the table, and not read');
 });

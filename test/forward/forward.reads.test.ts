@@ -29,13 +29,36 @@ for (const backend of await backends()) {
     const accountId = 'acc-reads';
     await db('accounts').insert({ id: accountId, name: 'A', licenses: 1, time_zone: 'UTC', created_at: 1 });
     const now = Date.now();
-    await repo.insert(db, { id: randomUUID(), accountId, name: 'hook', type: 'webhook', url: hook.url, events: ['locations'], groupId: null, enabled: true, topic: null, exchange: null, secret: null, created: now, modified: now }, 0);
+    await repo.insert(
+      db,
+      {
+        id: randomUUID(),
+        accountId,
+        name: 'hook',
+        type: 'webhook',
+        url: hook.url,
+        events: ['locations'],
+        groupId: null,
+        enabled: true,
+        topic: null,
+        exchange: null,
+        secret: null,
+        created: now,
+        modified: now,
+      },
+      0,
+    );
     const events = new EventBus();
     // the receiver is on loopback, which forwards reach only when allowed
     const targets = createForwardTargets({ allow: ALLOW_RECEIVERS, timeoutMs: 5000 });
     // the loop looks only when woken (a long poll), so the test decides when it reads
     const runner = startForwardRunner({
-      db, clock: systemClock, logger: capturingLogger(), events, targets, open: (f) => openForwarder(f, { timeoutMs: 5000, userAgent: 'test', targets }),
+      db,
+      clock: systemClock,
+      logger: capturingLogger(),
+      events,
+      targets,
+      open: (f) => openForwarder(f, { timeoutMs: 5000, userAgent: 'test', targets }),
       settings: { retentionMs: 86_400_000, maxPendingPerAccount: 1_000_000, pollMs: 60_000, webhookDelayMs: 0 },
     });
     let release = () => {};
@@ -47,11 +70,23 @@ for (const backend of await backends()) {
       await closeDb(db);
     });
     // the loop has started (its lease taken) and found nothing
-    await until('the loop has its lease', async () => (await db('forwards').first('lease_holder'))?.lease_holder != null);
+    await until(
+      'the loop has its lease',
+      async () => (await db('forwards').first('lease_holder'))?.lease_holder != null,
+    );
     await new Promise((r) => setTimeout(r, 200));
 
     await db.transaction((trx) =>
-      repo.insertEvents(trx, [1, 2, 3].map((i) => ({ accountId, deviceId: 'dev-1', kind: 'location' as const, body: `{"n":${i}}`, createdAt: now }))),
+      repo.insertEvents(
+        trx,
+        [1, 2, 3].map((i) => ({
+          accountId,
+          deviceId: 'dev-1',
+          kind: 'location' as const,
+          body: `{"n":${i}}`,
+          createdAt: now,
+        })),
+      ),
     );
     // another transaction takes the writer (on SQLite the only connection) and keeps it
     let held = () => {};
@@ -65,10 +100,17 @@ for (const backend of await backends()) {
     events.locationsStored([{ accountId, deviceId: 'dev-1', location: {} as never }]);
 
     await until('the events are sent', () => hook.messages.length >= 3, PATIENCE_MS).catch(() => {});
-    t.deepEqual(hook.messages.map((m) => (m as unknown as { location: { n: number } }).location.n), [1, 2, 3], 'sent while the writer is held');
+    t.deepEqual(
+      hook.messages.map((m) => (m as unknown as { location: { n: number } }).location.n),
+      [1, 2, 3],
+      'sent while the writer is held',
+    );
     release();
     await holding;
-    await until('the cursor moves once the writer is free', async () => Number((await db('forwards').first('last_event_id')).last_event_id) >= 3);
+    await until(
+      'the cursor moves once the writer is free',
+      async () => Number((await db('forwards').first('last_event_id')).last_event_id) >= 3,
+    );
     t.pass();
   });
 }

@@ -20,10 +20,15 @@ async function device(s: TestServer, id = IMEI): Promise<void> {
 
 /** The device's connection is recorded (off the login's acknowledgement path): instances then know it is online. */
 async function connectionRecorded(s: TestServer, id = IMEI): Promise<void> {
-  await until('the connection recorded', async () => (await s.request('GET', `/api/devices/${id}`, { token: s.adminToken })).body.device.lastConnection !== null);
+  await until(
+    'the connection recorded',
+    async () =>
+      (await s.request('GET', `/api/devices/${id}`, { token: s.adminToken })).body.device.lastConnection !== null,
+  );
 }
 
-const send = (s: TestServer, body: Record<string, unknown>, id = IMEI) => s.request('POST', `/api/devices/${id}/sendCommand`, { token: s.adminToken, body });
+const send = (s: TestServer, body: Record<string, unknown>, id = IMEI) =>
+  s.request('POST', `/api/devices/${id}/sendCommand`, { token: s.adminToken, body });
 
 /** A sends, the device is on B: delivered, answered on B, and A's POST answers with the reply. */
 async function acrossInstances(t: import('ava').ExecutionContext, a: TestServer, b: TestServer): Promise<void> {
@@ -64,7 +69,12 @@ if (await postgresAvailable()) {
   test('gateway.commands: an API user on instance A sees on live/<id>/commands the status changes made on B, where the device is, each once', async (t) => {
     const [a, b] = await startPair(t, { ...ENV, TRACKGATE_MQTT_PORT: '0' });
     await device(a);
-    const watcher = await mqtt.connectAsync(`mqtt://127.0.0.1:${a.running.ports.mqtt}`, { username: 'admin', password: a.adminToken, clientId: 'admin-cmd-a', reconnectPeriod: 0 });
+    const watcher = await mqtt.connectAsync(`mqtt://127.0.0.1:${a.running.ports.mqtt}`, {
+      username: 'admin',
+      password: a.adminToken,
+      clientId: 'admin-cmd-a',
+      reconnectPeriod: 0,
+    });
     t.teardown(() => watcher.endAsync(true));
     const seen: { status: string; id: number }[] = [];
     watcher.on('message', (_topic, payload) => seen.push(JSON.parse(payload.toString())));
@@ -77,7 +87,10 @@ if (await postgresAvailable()) {
     t.is((await pending).body.result, 'RTC ok');
     await until('answered is announced on A', () => seen.some((m) => m.status === 'answered'));
     await new Promise((r) => setTimeout(r, 300));
-    t.deepEqual(seen.map((m) => m.status), ['queued', 'sent', 'answered']);
+    t.deepEqual(
+      seen.map((m) => m.status),
+      ['queued', 'sent', 'answered'],
+    );
   });
 
   test('gateway.commands: a command for a device connected to no instance answers queued at once, also with several instances', async (t) => {

@@ -22,14 +22,19 @@ async function udpDevice(t: { teardown(fn: () => unknown): void }, s: TestServer
     /** the next datagram after `index` that is a Codec 12 command: its text */
     async command(from: number): Promise<string> {
       let found: Buffer | undefined;
-      await until('a Codec 12 command datagram', () => (found = received.slice(from).find((m) => m.length > 15 && m[8] === 0x0c && m[10] === 0x05)) !== undefined);
+      await until(
+        'a Codec 12 command datagram',
+        () =>
+          (found = received.slice(from).find((m) => m.length > 15 && m[8] === 0x0c && m[10] === 0x05)) !== undefined,
+      );
       return found!.toString('latin1', 15, 15 + found!.readUInt32BE(11));
     },
   };
 }
 
 /** The device's Codec 12 answer (type 0x06) in the UDP channel header, as it sends records. */
-const answerDatagram = (text: string, avlPacketId: number): Buffer => F.teltonikaUdp(IMEI, avlPacketId, F.teltonikaAnswerData(text));
+const answerDatagram = (text: string, avlPacketId: number): Buffer =>
+  F.teltonikaUdp(IMEI, avlPacketId, F.teltonikaAnswerData(text));
 
 async function start(t: { teardown(fn: () => unknown): void }): Promise<TestServer> {
   const s = await startServer('sqlite', { env: ENV });
@@ -39,8 +44,13 @@ async function start(t: { teardown(fn: () => unknown): void }): Promise<TestServ
   return s;
 }
 
-const send = (s: TestServer, body: Record<string, unknown>) => s.request('POST', `/api/devices/${IMEI}/sendCommand`, { token: s.adminToken, body });
-const listed = async (s: TestServer) => (await s.request('GET', `/api/devices/${IMEI}/commands`, { token: s.adminToken })).body.commands as { status: string; result: string | null }[];
+const send = (s: TestServer, body: Record<string, unknown>) =>
+  s.request('POST', `/api/devices/${IMEI}/sendCommand`, { token: s.adminToken, body });
+const listed = async (s: TestServer) =>
+  (await s.request('GET', `/api/devices/${IMEI}/commands`, { token: s.adminToken })).body.commands as {
+    status: string;
+    result: string | null;
+  }[];
 
 test('gateway.udp commands: a command queued for a Teltonika heard over UDP goes right after its next datagram, to its address, and its answer datagram answers it', async (t) => {
   const s = await start(t);

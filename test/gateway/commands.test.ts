@@ -12,7 +12,11 @@ const IMEI = '356307042441013';
 const ENV = { TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_COMMAND_WAIT: '120' };
 type T = { teardown(fn: () => unknown): void };
 
-async function start(t: T, backend: 'sqlite' | 'postgres' = 'sqlite', options: { env?: Record<string, string>; clock?: ManualClock } = {}): Promise<TestServer> {
+async function start(
+  t: T,
+  backend: 'sqlite' | 'postgres' = 'sqlite',
+  options: { env?: Record<string, string>; clock?: ManualClock } = {},
+): Promise<TestServer> {
   const s = await startServer(backend, { env: { ...ENV, ...options.env }, clock: options.clock });
   t.teardown(() => s.stop());
   return s;
@@ -23,8 +27,12 @@ async function device(s: TestServer, id = IMEI): Promise<void> {
   if (r.status !== 201) throw new Error(JSON.stringify(r.body));
 }
 
-const send = (s: TestServer, body: Record<string, unknown>, id = IMEI) => s.request('POST', `/api/devices/${id}/sendCommand`, { token: s.adminToken, body });
-const commands = async (s: TestServer, id = IMEI): Promise<{ id: number; status: string; command: string; result: string | null; attempts: number }[]> =>
+const send = (s: TestServer, body: Record<string, unknown>, id = IMEI) =>
+  s.request('POST', `/api/devices/${id}/sendCommand`, { token: s.adminToken, body });
+const commands = async (
+  s: TestServer,
+  id = IMEI,
+): Promise<{ id: number; status: string; command: string; result: string | null; attempts: number }[]> =>
   (await s.request('GET', `/api/devices/${id}/commands`, { token: s.adminToken })).body.commands;
 
 for (const backend of await backends()) {
@@ -38,7 +46,11 @@ for (const backend of await backends()) {
     const r = await pending;
     t.is(r.status, 200, JSON.stringify(r.body));
     t.is(r.body.result, 'RTC:2026/3/1 10:00 Init:2026/3/1 9:00 UpTime:3600s');
-    t.like(r.body.command, { status: 'answered', attempts: 1, result: 'RTC:2026/3/1 10:00 Init:2026/3/1 9:00 UpTime:3600s' });
+    t.like(r.body.command, {
+      status: 'answered',
+      attempts: 1,
+      result: 'RTC:2026/3/1 10:00 Init:2026/3/1 9:00 UpTime:3600s',
+    });
     t.truthy(r.body.command.sent);
     t.truthy(r.body.command.answered);
     t.like((await commands(s))[0], { status: 'answered', result: r.body.result });
@@ -64,7 +76,13 @@ for (const backend of await backends()) {
     c.write(F.teltonikaAnswer('DOUT1:1 DOUT2:0'));
     await until('both answered', async () => (await commands(restarted)).every((x) => x.status === 'answered'));
     const list = await commands(restarted);
-    t.deepEqual(list.map((x) => [x.id, x.result]), [[b.body.command.id, 'DOUT1:1 DOUT2:0'], [a.body.command.id, 'Ver:03.27.07']]);
+    t.deepEqual(
+      list.map((x) => [x.id, x.result]),
+      [
+        [b.body.command.id, 'DOUT1:1 DOUT2:0'],
+        [a.body.command.id, 'Ver:03.27.07'],
+      ],
+    );
   });
 }
 
@@ -110,12 +128,18 @@ test('gateway.commands: a cancelled command is never delivered; an expired one n
   const a = await send(s, { command: 'getver' });
   const b = await send(s, { command: 'getinfo', ttl: 60 });
   await send(s, { command: 'getgps', ttl: 600 });
-  t.is((await s.request('DELETE', `/api/devices/${IMEI}/commands/${a.body.command.id}`, { token: s.adminToken })).status, 200);
+  t.is(
+    (await s.request('DELETE', `/api/devices/${IMEI}/commands/${a.body.command.id}`, { token: s.adminToken })).status,
+    200,
+  );
   clock.advance(61_000);
   const c = await teltonikaSession(t, s.running.ports.teltonika, IMEI);
   t.is(await readTeltonikaCommand(c), 'getgps', 'the cancelled and the expired ones are skipped');
   const list = await commands(s);
-  t.deepEqual(list.map((x) => x.status), ['sent', 'expired', 'cancelled']);
+  t.deepEqual(
+    list.map((x) => x.status),
+    ['sent', 'expired', 'cancelled'],
+  );
   t.is(list[1].id, b.body.command.id);
 });
 
@@ -159,7 +183,11 @@ test('gateway.commands: GT06 answers are tied to their command by the echoed ser
   // b's POST may have stopped waiting (1 s) before the answer came on a busy machine: the list tells
   await b;
   await until('the later command answered', async () => (await commands(s))[0].status === 'answered');
-  t.is((await commands(s))[0].result, 'Cut off the fuel supply: Success!', 'the later command gets its own answer, not the oldest waiting');
+  t.is(
+    (await commands(s))[0].result,
+    'Cut off the fuel supply: Success!',
+    'the later command gets its own answer, not the oldest waiting',
+  );
   t.is((await commands(s))[1].status, 'sent', 'the oldest still waits');
   c.write(F.gt06CommandAnswer(first.flag, 'Lat:N40.4168,Lon:W3.7038'));
   await until('the first answered', async () => (await commands(s)).every((x) => x.status === 'answered'));
@@ -188,7 +216,10 @@ test('gateway.commands: an H02 command carries its send time, and the V4 confirm
   t.is(m![1], IMEI);
   // a V4 with another time answers another command: not this one
   c.write(`*HQ,${IMEI},V4,S20,DONE,${m![2] === '000000' ? '000001' : '000000'}#`);
-  await until('the answer to no command kept in the device log', async () => (await s.request('GET', `/api/devices/${IMEI}/log`, { token: s.adminToken })).body.log.length === 1);
+  await until(
+    'the answer to no command kept in the device log',
+    async () => (await s.request('GET', `/api/devices/${IMEI}/log`, { token: s.adminToken })).body.log.length === 1,
+  );
   t.is((await commands(s))[0].status, 'sent');
   c.write(`*HQ,${IMEI},V4,S20,DONE,${m![2]}#`);
   await until('answered', async () => (await commands(s))[0].status === 'answered');
@@ -214,7 +245,8 @@ async function readJt808(c: TrackerClient): Promise<{ id: number; serial: number
   do bytes.push((await c.read(1))[0]);
   while (bytes[bytes.length - 1] !== 0x7e);
   const raw: number[] = [];
-  for (let i = 1; i < bytes.length - 1; i++) raw.push(bytes[i] === 0x7d ? (bytes[++i] === 0x02 ? 0x7e : 0x7d) : bytes[i]);
+  for (let i = 1; i < bytes.length - 1; i++)
+    raw.push(bytes[i] === 0x7d ? (bytes[++i] === 0x02 ? 0x7e : 0x7d) : bytes[i]);
   const f = Buffer.from(raw);
   return { id: f.readUInt16BE(0), serial: f.readUInt16BE(10), body: f.subarray(12, 12 + (f.readUInt16BE(2) & 0x3ff)) };
 }
@@ -236,7 +268,11 @@ test('gateway.jt808: a text command goes as 0x8300 and the 0x0001 general respon
   c.write(jt808Frame(terminal, 0x0001, 6, response((cmd.serial + 1) & 0xffff, 1)));
   c.write(jt808Frame(terminal, 0x0001, 7, response(cmd.serial, 0)));
   const r = await pending;
-  t.is(r.body.command.status, 'answered', 'the response naming another serial answers nothing; the one naming its serial answers it');
+  t.is(
+    r.body.command.status,
+    'answered',
+    'the response naming another serial answers nothing; the one naming its serial answers it',
+  );
   t.is(r.body.result, 'ok');
 });
 
@@ -299,7 +335,14 @@ test('gateway.commands: a reply that matches no command is kept in the device lo
   t.true(body.log[0].id > body.log[1].id);
   t.is((await commands(s)).length, 1, 'no command was made of them');
 
-  const foreign = await s.running.services.accounts.create({ name: 'Other', licenses: 5, adminUser: 'other-admin', adminApiKey: 'other-admin-key-0123456789' });
-  const token = (await s.request('POST', '/api/Auth/Token', { body: { userName: 'other-admin', apiKey: foreign.apiKey } })).body.token;
+  const foreign = await s.running.services.accounts.create({
+    name: 'Other',
+    licenses: 5,
+    adminUser: 'other-admin',
+    adminApiKey: 'other-admin-key-0123456789',
+  });
+  const token = (
+    await s.request('POST', '/api/Auth/Token', { body: { userName: 'other-admin', apiKey: foreign.apiKey } })
+  ).body.token;
   t.is((await s.request('GET', `/api/devices/${IMEI}/log`, { token })).status, 404);
 });

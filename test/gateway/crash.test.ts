@@ -15,8 +15,20 @@ test('gateway.crash: after SIGKILL mid-stream, every acknowledged position is st
   const { child, ports } = await spawnTrackgate(env);
   t.teardown(() => child.kill('SIGKILL'));
   const base = `http://127.0.0.1:${ports.http}`;
-  const token = ((await (await fetch(`${base}/api/Auth/Token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ userName: 'admin', apiKey: ADMIN_KEY }) })).json()) as { token: string }).token;
-  const created = await fetch(`${base}/api/devices`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ id: IMEI, name: 'crash' }) });
+  const token = (
+    (await (
+      await fetch(`${base}/api/Auth/Token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ userName: 'admin', apiKey: ADMIN_KEY }),
+      })
+    ).json()) as { token: string }
+  ).token;
+  const created = await fetch(`${base}/api/devices`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ id: IMEI, name: 'crash' }),
+  });
   t.is(created.status, 201);
 
   const c = await TrackerClient.connect(ports.teltonika);
@@ -30,7 +42,11 @@ test('gateway.crash: after SIGKILL mid-stream, every acknowledged position is st
   const killAt = 300;
   let killed = false;
   const sendOne = () => {
-    const fixes = Array.from({ length: 5 }, (_, i) => ({ time: new Date(T0 + (sent * 5 + i) * 1000), lat: 40 + sent / 1e4, lon: -3 }));
+    const fixes = Array.from({ length: 5 }, (_, i) => ({
+      time: new Date(T0 + (sent * 5 + i) * 1000),
+      lat: 40 + sent / 1e4,
+      lon: -3,
+    }));
     c.write(F.teltonikaAvl(fixes));
     inflight.push(sent++);
   };
@@ -65,7 +81,10 @@ test('gateway.crash: after SIGKILL mid-stream, every acknowledged position is st
 
   const s = await startServer('sqlite', { storageEnv: storage.env });
   t.teardown(() => s.stop());
-  const stored = await s.request('POST', `/api/devices/${IMEI}/locations`, { token: s.adminToken, body: { from: '2026-01-01T00:00:00Z', to: '2027-01-01T00:00:00Z', limit: 10000 } });
+  const stored = await s.request('POST', `/api/devices/${IMEI}/locations`, {
+    token: s.adminToken,
+    body: { from: '2026-01-01T00:00:00Z', to: '2027-01-01T00:00:00Z', limit: 10000 },
+  });
   const times = new Set(stored.body.locations.map((l: { dateTime: string }) => l.dateTime));
   let missing = 0;
   for (let i = 0; i < acked; i++) if (!times.has(new Date(T0 + i * 1000).toISOString())) missing++;

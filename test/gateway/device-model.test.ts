@@ -12,7 +12,13 @@ import * as F from '../helpers/frames.js';
 
 const PORTS = { TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_GT06_PORT: '0', TRACKGATE_JT808_PORT: '0' };
 const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
-const fix = (i: number): F.Fix => ({ time: new Date(T0 + i * 1000), lat: 40.4168, lon: -3.7038, speedKmh: 42, course: 90 });
+const fix = (i: number): F.Fix => ({
+  time: new Date(T0 + i * 1000),
+  lat: 40.4168,
+  lon: -3.7038,
+  speedKmh: 42,
+  course: 90,
+});
 /** Teltonika IO 247: a crash on FM models (Traccar's `accident`), something else on others */
 const CRASH = { 247: 1 };
 
@@ -23,7 +29,10 @@ async function start(t: ExecutionContext, logger?: CapturingLogger): Promise<Tes
 }
 
 async function device(s: TestServer, id: string, model?: string): Promise<void> {
-  const r = await s.request('POST', '/api/devices', { token: s.adminToken, body: { id, name: id, ...(model !== undefined && { model }) } });
+  const r = await s.request('POST', '/api/devices', {
+    token: s.adminToken,
+    body: { id, name: id, ...(model !== undefined && { model }) },
+  });
   if (r.status !== 201) throw new Error(JSON.stringify(r.body));
 }
 
@@ -34,7 +43,10 @@ async function alertNames(s: TestServer, id: string): Promise<string[]> {
   return r.body.alerts.map((a: { alertName: string }) => a.alertName);
 }
 
-async function locations(s: TestServer, id: string): Promise<{ dateTime: string; alerts?: string[]; attributes?: Record<string, unknown> }[]> {
+async function locations(
+  s: TestServer,
+  id: string,
+): Promise<{ dateTime: string; alerts?: string[]; attributes?: Record<string, unknown> }[]> {
   return (await s.request('POST', `/api/devices/${id}/locations`, { token: s.adminToken, body: RANGE })).body.locations;
 }
 
@@ -43,18 +55,24 @@ test('devices: model is stored and shown, cleared by a PUT without it, and check
   await device(s, '356307042441013', 'FMB920');
   const path = '/api/devices/356307042441013';
   t.is((await s.request('GET', path, { token: s.adminToken })).body.device.model, 'FMB920');
-  const patched = await s.request('PATCH', path, { token: s.adminToken, body: [{ op: 'replace', path: '/model', value: ' VL103 ' }] });
+  const patched = await s.request('PATCH', path, {
+    token: s.adminToken,
+    body: [{ op: 'replace', path: '/model', value: ' VL103 ' }],
+  });
   t.is(patched.body.device.model, 'VL103', 'trimmed');
   t.is((await s.request('PUT', path, { token: s.adminToken, body: { name: 'x' } })).body.device.model, null);
   for (const model of ['', ' ', 'x'.repeat(65), 7]) {
-    const bad = await s.request('PATCH', path, { token: s.adminToken, body: [{ op: 'replace', path: '/model', value: model }] });
+    const bad = await s.request('PATCH', path, {
+      token: s.adminToken,
+      body: [{ op: 'replace', path: '/model', value: model }],
+    });
     t.is(bad.status, 400, JSON.stringify(model));
   }
   const doc = (await s.request('GET', '/api/openapi.json')).body;
   t.truthy(doc.components.schemas.Device.properties.model.description, 'documented in OpenAPI');
 });
 
-test('gateway.teltonika: an FM device\'s crash IO becomes an Accident alert; on a device without a model it stays io247', async (t) => {
+test("gateway.teltonika: an FM device's crash IO becomes an Accident alert; on a device without a model it stays io247", async (t) => {
   const s = await start(t);
   await device(s, '356307042441013', 'FMB920');
   await device(s, '356307042441014');
@@ -72,7 +90,7 @@ test('gateway.teltonika: an FM device\'s crash IO becomes an Accident alert; on 
   t.is((await locations(s, '356307042441014'))[0].attributes?.io247, 1);
 });
 
-test('gateway.teltonika: a UDP datagram, decoded before its device is known, is stored as decoded for the device\'s model', async (t) => {
+test("gateway.teltonika: a UDP datagram, decoded before its device is known, is stored as decoded for the device's model", async (t) => {
   const s = await start(t);
   await device(s, '356307042441013', 'FMB920');
   const sock = dgram.createSocket('udp4');
@@ -100,7 +118,7 @@ test('gateway.gt06: alarm 0x09 is Tow on a VL103 and Vibration once the model is
   t.deepEqual(await alertNames(s, imei), ['Tow', 'Vibration']);
 });
 
-test('gateway.jt808: a connection whose first frame is a position stores it as decoded for the device\'s model', async (t) => {
+test("gateway.jt808: a connection whose first frame is a position stores it as decoded for the device's model", async (t) => {
   const s = await start(t);
   await device(s, '13912345678', 'G-360P');
   await device(s, '13912345679');
@@ -116,7 +134,7 @@ test('gateway.jt808: a connection whose first frame is a position stores it as d
   t.deepEqual(await alertNames(s, '13912345679'), ['SOSButton']);
 });
 
-test('gateway.gt06: a frame that cannot be read with the device\'s new model is logged as malformed and not acknowledged; the connection lives on', async (t) => {
+test("gateway.gt06: a frame that cannot be read with the device's new model is logged as malformed and not acknowledged; the connection lives on", async (t) => {
   const logger = capturingLogger();
   const s = await start(t, logger);
   const imei = '356307042441013';
@@ -127,7 +145,10 @@ test('gateway.gt06: a frame that cannot be read with the device\'s new model is 
   t.deepEqual(await c.read(10), F.gt06Ack(0x01, 1));
   // a captured 0x22 frame: a position for most models, one field short for the NT layout of an XT40
   const frame = frameBytes(loadVectors('gt06').find((v) => v.line === 72)!);
-  await s.request('PATCH', `/api/devices/${imei}`, { token: s.adminToken, body: [{ op: 'add', path: '/model', value: 'XT40' }] });
+  await s.request('PATCH', `/api/devices/${imei}`, {
+    token: s.adminToken,
+    body: [{ op: 'add', path: '/model', value: 'XT40' }],
+  });
   c.write(frame);
   t.true(await c.nothingFor(300), 'no acknowledgement');
   t.like(logger.at('warn', 'malformed frame')[0], { protocol: 'gt06', device: imei });

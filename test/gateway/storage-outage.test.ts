@@ -12,10 +12,19 @@ const IMEI = '356307042441013';
 const GT06_IMEI = '356307042441014';
 const UDP_IMEI = '356307042441015';
 const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
-const fix = (i: number): F.Fix => ({ time: new Date(T0 + i * 1000), lat: 40.4168 + i / 1e4, lon: -3.7038, speedKmh: 42, course: 90 });
+const fix = (i: number): F.Fix => ({
+  time: new Date(T0 + i * 1000),
+  lat: 40.4168 + i / 1e4,
+  lon: -3.7038,
+  speedKmh: 42,
+  course: 90,
+});
 
 async function storedTimes(s: TestServer, id: string): Promise<string[]> {
-  const r = await s.request('POST', `/api/devices/${id}/locations`, { token: s.adminToken, body: { from: '2026-01-01T00:00:00Z', to: '2027-01-01T00:00:00Z', limit: 10000 } });
+  const r = await s.request('POST', `/api/devices/${id}/locations`, {
+    token: s.adminToken,
+    body: { from: '2026-01-01T00:00:00Z', to: '2027-01-01T00:00:00Z', limit: 10000 },
+  });
   if (r.status !== 200) throw new Error(`range: ${r.status} ${JSON.stringify(r.body)}`);
   return r.body.locations.map((l: { dateTime: string }) => l.dateTime);
 }
@@ -42,7 +51,8 @@ test('gateway: a PostgreSQL outage stops acks without stopping the process; REST
     clock,
     logger,
   });
-  for (const id of [IMEI, GT06_IMEI, UDP_IMEI, 'phone-1']) t.is((await s.request('POST', '/api/devices', { token: s.adminToken, body: { id, name: id } })).status, 201);
+  for (const id of [IMEI, GT06_IMEI, UDP_IMEI, 'phone-1'])
+    t.is((await s.request('POST', '/api/devices', { token: s.adminToken, body: { id, name: id } })).status, 201);
 
   const c = await TrackerClient.connect(s.running.ports.teltonika);
   t.teardown(() => c.end());
@@ -69,23 +79,51 @@ test('gateway: a PostgreSQL outage stops acks without stopping the process; REST
   t.teardown(() => fresh.end());
   fresh.write(F.gt06Login(GT06_IMEI, 7));
   t.true(await fresh.nothingFor(500), 'a login is not acknowledged either');
-  const osmand = await fetch(`http://127.0.0.1:${s.running.ports.osmand}/?id=phone-1&lat=40.5&lon=-3.5&timestamp=${T0 / 1000}`, { signal: AbortSignal.timeout(5000) });
+  const osmand = await fetch(
+    `http://127.0.0.1:${s.running.ports.osmand}/?id=phone-1&lat=40.5&lon=-3.5&timestamp=${T0 / 1000}`,
+    { signal: AbortSignal.timeout(5000) },
+  );
   t.is(osmand.status, 503, 'OsmAnd asks the phone to retry');
   const udp = F.teltonikaDatagram(UDP_IMEI, 0x07, [fix(0)]);
-  t.is(await udpExchange(s.running.ports['teltonika/udp'], udp, 1000), undefined, 'a UDP datagram is not acknowledged either');
+  t.is(
+    await udpExchange(s.running.ports['teltonika/udp'], udp, 1000),
+    undefined,
+    'a UDP datagram is not acknowledged either',
+  );
   const rest = await s.request('GET', '/api/devices', { token: s.adminToken });
   t.is(rest.status, 503);
   t.is(rest.body.code, 'STORAGE_UNAVAILABLE');
   t.false(c.closed || g.closed, 'the connections stay open');
-  t.true(logger.at('error', /^storage unavailable: frame not acknowledged/).length > 0, 'the gateway says why nothing is acknowledged');
+  t.true(
+    logger.at('error', /^storage unavailable: frame not acknowledged/).length > 0,
+    'the gateway says why nothing is acknowledged',
+  );
 
   await pg.start();
-  t.deepEqual(await resendUntilAcked(c, during, 4), Buffer.from('00000002', 'hex'), 'the resend is acknowledged once storage is back');
+  t.deepEqual(
+    await resendUntilAcked(c, during, 4),
+    Buffer.from('00000002', 'hex'),
+    'the resend is acknowledged once storage is back',
+  );
   t.deepEqual(await resendUntilAcked(g, F.gt06Position(fix(1), 3), 10), F.gt06Ack(0x22, 3));
   t.is((await s.request('GET', '/api/devices', { token: s.adminToken })).status, 200);
-  t.deepEqual(await udpExchange(s.running.ports['teltonika/udp'], udp, PATIENCE_MS), Buffer.from('00050000010701', 'hex'));
-  t.is((await fetch(`http://127.0.0.1:${s.running.ports.osmand}/?id=phone-1&lat=40.5&lon=-3.5&timestamp=${T0 / 1000}`)).status, 200);
-  t.deepEqual(await storedTimes(s, IMEI), [0, 1, 2, 3].map((i) => new Date(T0 + i * 1000).toISOString()), 'every acknowledged position is stored');
-  t.deepEqual(await storedTimes(s, GT06_IMEI), [0, 1].map((i) => new Date(T0 + i * 1000).toISOString()));
+  t.deepEqual(
+    await udpExchange(s.running.ports['teltonika/udp'], udp, PATIENCE_MS),
+    Buffer.from('00050000010701', 'hex'),
+  );
+  t.is(
+    (await fetch(`http://127.0.0.1:${s.running.ports.osmand}/?id=phone-1&lat=40.5&lon=-3.5&timestamp=${T0 / 1000}`))
+      .status,
+    200,
+  );
+  t.deepEqual(
+    await storedTimes(s, IMEI),
+    [0, 1, 2, 3].map((i) => new Date(T0 + i * 1000).toISOString()),
+    'every acknowledged position is stored',
+  );
+  t.deepEqual(
+    await storedTimes(s, GT06_IMEI),
+    [0, 1].map((i) => new Date(T0 + i * 1000).toISOString()),
+  );
   t.is((await storedTimes(s, UDP_IMEI)).length, 1);
 });

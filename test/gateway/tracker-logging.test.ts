@@ -6,12 +6,28 @@ import { capturingLogger, type CapturingLogger, type Entry } from '../helpers/ca
 import * as F from '../helpers/frames.js';
 import { PATIENCE_MS } from '../helpers/wait.js';
 
-const GATEWAY_ENV = { TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_GT06_PORT: '0', TRACKGATE_H02_PORT: '0', TRACKGATE_GPS103_PORT: '0', TRACKGATE_JT808_PORT: '0', TRACKGATE_OSMAND_PORT: '0' };
+const GATEWAY_ENV = {
+  TRACKGATE_TELTONIKA_PORT: '0',
+  TRACKGATE_GT06_PORT: '0',
+  TRACKGATE_H02_PORT: '0',
+  TRACKGATE_GPS103_PORT: '0',
+  TRACKGATE_JT808_PORT: '0',
+  TRACKGATE_OSMAND_PORT: '0',
+};
 const IMEI = '356307042441013';
 const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
-const fix = (i: number): F.Fix => ({ time: new Date(T0 + i * 1000), lat: 40.4168, lon: -3.7038, speedKmh: 42, course: 90 });
+const fix = (i: number): F.Fix => ({
+  time: new Date(T0 + i * 1000),
+  lat: 40.4168,
+  lon: -3.7038,
+  speedKmh: 42,
+  course: 90,
+});
 
-async function start(t: { teardown(fn: () => unknown): void }, clock = new ManualClock(Date.UTC(2026, 2, 1, 12))): Promise<{ s: TestServer; log: CapturingLogger; clock: ManualClock }> {
+async function start(
+  t: { teardown(fn: () => unknown): void },
+  clock = new ManualClock(Date.UTC(2026, 2, 1, 12)),
+): Promise<{ s: TestServer; log: CapturingLogger; clock: ManualClock }> {
   const log = capturingLogger();
   const s = await startServer('sqlite', { env: GATEWAY_ENV, logger: log, clock });
   t.teardown(() => s.stop());
@@ -61,7 +77,8 @@ const waitFor = async (check: () => boolean, ms = PATIENCE_MS): Promise<boolean>
   return check();
 };
 
-const linesOf = (log: CapturingLogger, protocol: string): Entry[] => log.entries.filter((e) => e.protocol === protocol && e.level !== 'debug');
+const linesOf = (log: CapturingLogger, protocol: string): Entry[] =>
+  log.entries.filter((e) => e.protocol === protocol && e.level !== 'debug');
 
 test('gateway: 4 MB of garbage on any tracker port writes a bounded handful of log lines and closes the connection', async (t) => {
   const { s, log } = await start(t);
@@ -77,12 +94,25 @@ test('gateway: 4 MB of garbage on any tracker port writes a bounded handful of l
     const perMessage = new Map<string, number>();
     for (const e of lines) perMessage.set(e.msg, (perMessage.get(e.msg) ?? 0) + 1);
     // connected, closing, disconnected, and per kind (malformed, checksum, unknown identity) 5 lines and a count
-    t.true(lines.length <= 21 && [...perMessage.values()].every((n) => n <= 5), `${protocol}: ${lines.length} log lines: ${JSON.stringify([...perMessage])}`);
-    t.like(lines.find((e) => e.msg === 'tracker disconnected'), { level: 'info' });
+    t.true(
+      lines.length <= 21 && [...perMessage.values()].every((n) => n <= 5),
+      `${protocol}: ${lines.length} log lines: ${JSON.stringify([...perMessage])}`,
+    );
+    t.like(
+      lines.find((e) => e.msg === 'tracker disconnected'),
+      { level: 'info' },
+    );
   }
   const gps103 = linesOf(log, 'gps103');
-  t.is(gps103.filter((e) => e.msg === 'malformed frame').length, 5, 'the first few malformed frames are logged in full');
-  t.true((gps103.find((e) => e.msg === 'malformed frames not logged one by one')?.count as number) > 0, 'the rest as one count');
+  t.is(
+    gps103.filter((e) => e.msg === 'malformed frame').length,
+    5,
+    'the first few malformed frames are logged in full',
+  );
+  t.true(
+    (gps103.find((e) => e.msg === 'malformed frames not logged one by one')?.count as number) > 0,
+    'the rest as one count',
+  );
 });
 
 test('gateway: a tracker connecting, identifying itself and disconnecting is logged at info with protocol, address and device', async (t) => {
@@ -97,7 +127,13 @@ test('gateway: a tracker connecting, identifying itself and disconnecting is log
   t.true(await waitFor(() => log.at('info', 'tracker disconnected').length === 1));
   t.like(log.at('info', 'tracker connected')[0], { protocol: 'teltonika', remote });
   t.like(log.at('info', 'tracker identified')[0], { protocol: 'teltonika', remote, device: IMEI });
-  t.like(log.at('info', 'tracker disconnected')[0], { protocol: 'teltonika', remote, device: IMEI, reason: 'closed by the tracker', frames: 2 });
+  t.like(log.at('info', 'tracker disconnected')[0], {
+    protocol: 'teltonika',
+    remote,
+    device: IMEI,
+    reason: 'closed by the tracker',
+    frames: 2,
+  });
 });
 
 test('gateway: checksum mismatches are logged at warn, a few per connection, then counted', async (t) => {
@@ -124,9 +160,18 @@ test('gateway.osmand: unknown devices and unreadable requests (malformed frames)
   const { s, log, clock } = await start(t);
   const base = `http://127.0.0.1:${s.running.ports.osmand}`;
   t.is((await fetch(`${base}/?id=nobody&lat=1&lon=1`)).status, 404);
-  t.like(log.at('info', /unknown or expired device/)[0], { protocol: 'osmand', identifier: 'nobody', remote: '127.0.0.1' });
+  t.like(log.at('info', /unknown or expired device/)[0], {
+    protocol: 'osmand',
+    identifier: 'nobody',
+    remote: '127.0.0.1',
+  });
   t.is((await fetch(`${base}/?id=x&lat=abc&lon=1`)).status, 400);
-  t.like(log.at('warn', 'malformed frame')[0], { protocol: 'osmand', reason: 'osmand: lat is not a number', method: 'GET', url: '/?id=x&lat=abc&lon=1' });
+  t.like(log.at('warn', 'malformed frame')[0], {
+    protocol: 'osmand',
+    reason: 'osmand: lat is not a number',
+    method: 'GET',
+    url: '/?id=x&lat=abc&lon=1',
+  });
   for (let i = 0; i < 30; i++) await fetch(`${base}/?lat=1&lon=1`);
   t.is(log.at('warn', 'malformed frame').length, 20);
   clock.advance(61_000);

@@ -48,7 +48,10 @@ export interface Storage {
 export async function createStorage(backend: Backend): Promise<Storage> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'trackgate-test-'));
   if (backend === 'sqlite') {
-    return { env: { TRACKGATE_DATA_DIR: dataDir }, cleanup: async () => rmSync(dataDir, { recursive: true, force: true }) };
+    return {
+      env: { TRACKGATE_DATA_DIR: dataDir },
+      cleanup: async () => rmSync(dataDir, { recursive: true, force: true }),
+    };
   }
   const name = `tg_test_${process.pid}_${randomBytes(4).toString('hex')}`;
   const admin = new pg.Client({ connectionString: `${PG_BASE}/postgres` });

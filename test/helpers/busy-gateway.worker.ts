@@ -27,23 +27,54 @@ interface Data {
 const { address, secret, device, reports: count, busyMs, flag, submissions } = workerData as Data;
 const port = parentPort!;
 const client = connectCoreLink({
-  ...address, secret, clock: systemClock, logger: silentLogger,
-  hello: () => ({ ports: null, online: [] }), onDeliver: () => undefined, onDrop: () => undefined,
+  ...address,
+  secret,
+  clock: systemClock,
+  logger: silentLogger,
+  hello: () => ({ ports: null, online: [] }),
+  onDeliver: () => undefined,
+  onDrop: () => undefined,
 });
 await client.ready();
 
 const now = Date.now();
 const reports: Report[] = Array.from({ length: count }, (_, i) => ({
   fixTime: new Date(now - (i + 1) * 1000),
-  location: { latitudeDeg: 52.1 + i / 1e5, longitudeDeg: 4.3 + i / 1e5, valid: true, speedKmh: 42.5, courseDeg: 181, altitudeM: 12, satellites: 9 },
+  location: {
+    latitudeDeg: 52.1 + i / 1e5,
+    longitudeDeg: 4.3 + i / 1e5,
+    valid: true,
+    speedKmh: 42.5,
+    courseDeg: 181,
+    altitudeM: 12,
+    satellites: 9,
+  },
   alarms: [],
-  attributes: { io239: 1, io240: 1, io21: 5, io69: 1, io181: 9, io182: 7, io66: 12_612, io24: 42, io80: 0, io67: 4_012, io9: 1_240, power: 12.61, battery: 4.012, odometer: 123_456_789, ignition: true, motion: true },
+  attributes: {
+    io239: 1,
+    io240: 1,
+    io21: 5,
+    io69: 1,
+    io181: 9,
+    io182: 7,
+    io66: 12_612,
+    io24: 42,
+    io80: 0,
+    io67: 4_012,
+    io9: 1_240,
+    power: 12.61,
+    battery: 4.012,
+    odometer: 123_456_789,
+    ignition: true,
+    motion: true,
+  },
 }));
 
 port.once('message', () => {
   if (submissions) {
     const all: Promise<unknown>[] = [];
-    for (let i = 0; i < submissions; i++) all.push(client.ingest.submit(device, 'teltonika', [reports[i]]).catch(() => undefined));
+    for (let i = 0; i < submissions; i++)
+      all.push(client.ingest.submit(device, 'teltonika', [reports[i]]).catch(() => undefined));
     port.postMessage(Atomics.wait(new Int32Array(flag), 0, 0, busyMs));
     // the rest leaves at the end of this turn; the link closes once all are answered
     void Promise.all(all).then(() => client.close());

@@ -36,7 +36,9 @@ export function capturingLogger(): CapturingLogger {
     ...root,
     entries,
     at(level, msg) {
-      return entries.filter((e) => e.level === level && (msg === undefined || (typeof msg === 'string' ? e.msg === msg : msg.test(e.msg))));
+      return entries.filter(
+        (e) => e.level === level && (msg === undefined || (typeof msg === 'string' ? e.msg === msg : msg.test(e.msg))),
+      );
     },
     clear() {
       entries.length = 0;

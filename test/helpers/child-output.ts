@@ -49,7 +49,8 @@ export function watchOutput(child: ChildProcess, onEntry?: (entry: Record<string
       resolve([code, signal]);
     }),
   );
-  const matches = (msg: string | RegExp) => (e: Record<string, unknown>) => (typeof msg === 'string' ? e.msg === msg : msg.test(String(e.msg)));
+  const matches = (msg: string | RegExp) => (e: Record<string, unknown>) =>
+    typeof msg === 'string' ? e.msg === msg : msg.test(String(e.msg));
   async function seen(msg: string | RegExp, ms = PATIENCE_MS): Promise<Record<string, unknown> | undefined> {
     const end = Date.now() + ms;
     for (;;) {

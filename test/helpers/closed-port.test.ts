@@ -16,12 +16,19 @@ test('closedPort: ports handed out at once differ, are refused, and lie outside 
   for (const port of ports) t.true(port < low || port > high, `port ${port} is in the ephemeral range ${low}-${high}`);
   // and listen(0) never lands on one, however many servers start meanwhile
   const servers = await Promise.all(
-    Array.from({ length: 200 }, () => new Promise<net.Server>((resolve) => {
-      const s = net.createServer();
-      s.listen(0, '127.0.0.1', () => resolve(s));
-    })),
+    Array.from(
+      { length: 200 },
+      () =>
+        new Promise<net.Server>((resolve) => {
+          const s = net.createServer();
+          s.listen(0, '127.0.0.1', () => resolve(s));
+        }),
+    ),
   );
   const taken = new Set(servers.map((s) => (s.address() as net.AddressInfo).port));
   await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
-  t.deepEqual(ports.filter((p) => taken.has(p)), []);
+  t.deepEqual(
+    ports.filter((p) => taken.has(p)),
+    [],
+  );
 });

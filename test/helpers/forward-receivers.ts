@@ -17,7 +17,9 @@ export const RABBITMQ_URL = process.env.TRACKGATE_TEST_AMQP_URL ?? 'amqp://guest
  * The receivers above listen on loopback, which forwards may not reach by default: a test that
  * forwards to them allows their hosts, as an operator allows a broker on the private network.
  */
-export const ALLOW_RECEIVERS: readonly string[] = [...new Set(['127.0.0.1', new URL(MOSQUITTO_URL).hostname, new URL(RABBITMQ_URL).hostname])];
+export const ALLOW_RECEIVERS: readonly string[] = [
+  ...new Set(['127.0.0.1', new URL(MOSQUITTO_URL).hostname, new URL(RABBITMQ_URL).hostname]),
+];
 export const ALLOW_RECEIVERS_ENV = { TRACKGATE_FORWARD_ALLOW: ALLOW_RECEIVERS.join(',') };
 
 export interface ForwardedMessage {
@@ -47,7 +49,14 @@ export interface WebhookReceiver {
 /** An HTTP receiver answering per `mode`: 200, 500, or never (it holds the request open); 413 to a body over `maxBodyBytes`. */
 export async function startWebhookReceiver(path = '/hook'): Promise<WebhookReceiver> {
   const hanging = new Set<http.ServerResponse>();
-  const r: WebhookReceiver = { url: '', mode: 'ok', maxBodyBytes: Infinity, requests: [], messages: [], close: async () => {} };
+  const r: WebhookReceiver = {
+    url: '',
+    mode: 'ok',
+    maxBodyBytes: Infinity,
+    requests: [],
+    messages: [],
+    close: async () => {},
+  };
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -89,7 +98,8 @@ export async function startWebhookReceiver(path = '/hook'): Promise<WebhookRecei
 }
 
 /** X-Trackgate-Signature as a receiver computes it. */
-export const signature = (secret: string, body: string): string => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+export const signature = (secret: string, body: string): string =>
+  `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 
 export interface BrokerReceiver {
   messages: ForwardedMessage[];
@@ -100,7 +110,11 @@ export interface BrokerReceiver {
 
 /** A subscriber on Mosquitto to `filter` (QoS 1). */
 export async function startMqttReceiver(filter: string): Promise<BrokerReceiver> {
-  const client: MqttClient = await mqtt.connectAsync(MOSQUITTO_URL, { clientId: uniqueName('sub'), clean: true, reconnectPeriod: 0 });
+  const client: MqttClient = await mqtt.connectAsync(MOSQUITTO_URL, {
+    clientId: uniqueName('sub'),
+    clean: true,
+    reconnectPeriod: 0,
+  });
   const r: BrokerReceiver = { messages: [], keys: [], close: async () => void (await client.endAsync(true)) };
   client.on('message', (topic, payload) => {
     r.keys.push(topic);
@@ -111,7 +125,10 @@ export async function startMqttReceiver(filter: string): Promise<BrokerReceiver>
 }
 
 /** A queue of the test's own on RabbitMQ, bound to `exchange` (a topic exchange of its own, declared here) with `bindingKey`. */
-export async function startAmqpReceiver(exchange: string, bindingKey = '#'): Promise<BrokerReceiver & { queue: string; exchange: string }> {
+export async function startAmqpReceiver(
+  exchange: string,
+  bindingKey = '#',
+): Promise<BrokerReceiver & { queue: string; exchange: string }> {
   const conn = await amqp.connect(RABBITMQ_URL);
   const ch = await conn.createChannel();
   await ch.assertExchange(exchange, 'topic', { durable: false, autoDelete: false });
@@ -144,7 +161,8 @@ export async function startAmqpReceiver(exchange: string, bindingKey = '#'): Pro
 }
 
 /** A stored location or alert, as the test knows it: the key each forwarded message is matched by. */
-export const locationKey = (deviceId: string, dateTime: string): string => `L ${deviceId} ${new Date(dateTime).toISOString()}`;
+export const locationKey = (deviceId: string, dateTime: string): string =>
+  `L ${deviceId} ${new Date(dateTime).toISOString()}`;
 export const alertKey = (deviceId: string, alertId: number): string => `A ${deviceId} ${alertId}`;
 
 export function keyOf(m: ForwardedMessage): string {
@@ -190,5 +208,11 @@ export function check(arrived: readonly ForwardedMessage[], expected: Iterable<s
     if (m.id < last) outOfOrder.add(m.deviceId);
     lastIdOfDevice.set(m.deviceId, Math.max(last, m.id));
   }
-  return { missing: [...want].filter((k) => !got.has(k)), unexpected: [...unexpected], repeats, outOfOrder: [...outOfOrder], unstableIds: [...unstable] };
+  return {
+    missing: [...want].filter((k) => !got.has(k)),
+    unexpected: [...unexpected],
+    repeats,
+    outOfOrder: [...outOfOrder],
+    unstableIds: [...unstable],
+  };
 }

@@ -11,7 +11,8 @@ export interface Fix {
 }
 
 /** Teltonika TCP login: `00 0F` + IMEI digits. */
-export const teltonikaLogin = (imei: string): Buffer => Buffer.concat([Buffer.from([0, imei.length]), Buffer.from(imei, 'ascii')]);
+export const teltonikaLogin = (imei: string): Buffer =>
+  Buffer.concat([Buffer.from([0, imei.length]), Buffer.from(imei, 'ascii')]);
 
 /**
  * Teltonika Codec 8 AVL data (codec .. N2) with one record per fix. IO elements: 239 ignition = 1
@@ -45,7 +46,8 @@ export function teltonikaFrame(data: Buffer): Buffer {
 }
 
 /** Teltonika Codec 8 AVL frame with one record per fix (IO: ignition, and `io`'s 1-byte elements). */
-export const teltonikaAvl = (fixes: Fix[], io: Record<number, number> = {}): Buffer => teltonikaFrame(teltonikaAvlData(fixes, io));
+export const teltonikaAvl = (fixes: Fix[], io: Record<number, number> = {}): Buffer =>
+  teltonikaFrame(teltonikaAvlData(fixes, io));
 
 /** Teltonika UDP datagram: `u16 length | packet id | type 01 | AVL packet id | u16 IMEI length | IMEI | data`. */
 export function teltonikaUdp(imei: string, avlPacketId: number, data: Buffer): Buffer {
@@ -55,7 +57,12 @@ export function teltonikaUdp(imei: string, avlPacketId: number, data: Buffer): B
 }
 
 /** A Teltonika UDP datagram of one record per fix. */
-export const teltonikaDatagram = (imei: string, avlPacketId: number, fixes: Fix[], io: Record<number, number> = {}): Buffer => teltonikaUdp(imei, avlPacketId, teltonikaAvlData(fixes, io));
+export const teltonikaDatagram = (
+  imei: string,
+  avlPacketId: number,
+  fixes: Fix[],
+  io: Record<number, number> = {},
+): Buffer => teltonikaUdp(imei, avlPacketId, teltonikaAvlData(fixes, io));
 
 /** The data of a device's Codec 12 answer: `0C | 01 | type 06 | u32 length | text | 01` (Teltonika wiki, Codec 12). */
 export function teltonikaAnswerData(text: string): Buffer {
@@ -87,18 +94,30 @@ export function gt06CommandAnswer(serverFlag: number, text: string, serial = 7):
 }
 
 /** GT06 login 0x01: IMEI as 8 BCD bytes with a leading 0 nibble. */
-export const gt06Login = (imei: string, serial = 1): Buffer => gt06Frame(0x01, Buffer.from(imei.padStart(16, '0'), 'hex'), serial);
+export const gt06Login = (imei: string, serial = 1): Buffer =>
+  gt06Frame(0x01, Buffer.from(imei.padStart(16, '0'), 'hex'), serial);
 
 function gt06Gps(f: Fix): Buffer {
   const t = f.time;
   const b = Buffer.alloc(18);
-  b.set([t.getUTCFullYear() - 2000, t.getUTCMonth() + 1, t.getUTCDate(), t.getUTCHours(), t.getUTCMinutes(), t.getUTCSeconds()], 0);
+  b.set(
+    [
+      t.getUTCFullYear() - 2000,
+      t.getUTCMonth() + 1,
+      t.getUTCDate(),
+      t.getUTCHours(),
+      t.getUTCMinutes(),
+      t.getUTCSeconds(),
+    ],
+    0,
+  );
   b.writeUInt8(0xc9, 6); // 12 bytes of GPS info, 9 satellites
   b.writeUInt32BE(Math.round(Math.abs(f.lat) * 1_800_000), 7);
   b.writeUInt32BE(Math.round(Math.abs(f.lon) * 1_800_000), 11);
   b.writeUInt8(Math.round(f.speedKmh ?? 0), 15);
   // course bits 0-9, bit 10 north, bit 11 west, bit 12 GPS fixed
-  const courseStatus = (Math.round(f.course ?? 0) & 0x3ff) | (f.lat >= 0 ? 0x400 : 0) | (f.lon < 0 ? 0x800 : 0) | 0x1000;
+  const courseStatus =
+    (Math.round(f.course ?? 0) & 0x3ff) | (f.lat >= 0 ? 0x400 : 0) | (f.lon < 0 ? 0x800 : 0) | 0x1000;
   b.writeUInt16BE(courseStatus, 16);
   return b;
 }
@@ -106,14 +125,20 @@ function gt06Gps(f: Fix): Buffer {
 const LBS = Buffer.from([0x01, 0xcc, 0x00, 0x28, 0x7d, 0x00, 0x1f, 0x72]); // MCC 460, MNC 0, LAC, cell
 
 /** GT06 0x22 GPS + LBS + ACC/upload mode/re-upload. */
-export const gt06Position = (f: Fix, serial: number): Buffer => gt06Frame(0x22, Buffer.concat([gt06Gps(f), LBS, Buffer.from([1, 0, 0])]), serial);
+export const gt06Position = (f: Fix, serial: number): Buffer =>
+  gt06Frame(0x22, Buffer.concat([gt06Gps(f), LBS, Buffer.from([1, 0, 0])]), serial);
 
 /** GT06 0x16 alarm: GPS + LBS (length-prefixed) + status with alarm byte (0x01 SOS). */
 export const gt06Alarm = (f: Fix, serial: number, alarm = 0x01): Buffer =>
-  gt06Frame(0x16, Buffer.concat([gt06Gps(f), Buffer.from([LBS.length + 1]), LBS, Buffer.from([0x46, 0x06, 0x04, alarm, 0x01])]), serial);
+  gt06Frame(
+    0x16,
+    Buffer.concat([gt06Gps(f), Buffer.from([LBS.length + 1]), LBS, Buffer.from([0x46, 0x06, 0x04, alarm, 0x01])]),
+    serial,
+  );
 
 /** GT06 0x13 heartbeat: terminal info, voltage level, GSM signal, alarm, language. */
-export const gt06Heartbeat = (serial: number): Buffer => gt06Frame(0x13, Buffer.from([0x46, 0x06, 0x04, 0x00, 0x02]), serial);
+export const gt06Heartbeat = (serial: number): Buffer =>
+  gt06Frame(0x13, Buffer.from([0x46, 0x06, 0x04, 0x00, 0x02]), serial);
 
 /** The GT06 general acknowledgement the server must send for a frame of `protocol` with `serial`. */
 export function gt06Ack(protocol: number, serial: number): Buffer {
@@ -140,13 +165,21 @@ export function jt808Location(terminalId: string, f: Fix, serial: number, alarm 
   body.writeUInt16BE(0, 16); // altitude m
   body.writeUInt16BE(Math.round((f.speedKmh ?? 0) * 10), 18); // 0.1 km/h
   body.writeUInt16BE(Math.round(f.course ?? 0), 20);
-  bcd(two(beijing.getUTCFullYear() % 100) + two(beijing.getUTCMonth() + 1) + two(beijing.getUTCDate())
-    + two(beijing.getUTCHours()) + two(beijing.getUTCMinutes()) + two(beijing.getUTCSeconds())).copy(body, 22);
+  bcd(
+    two(beijing.getUTCFullYear() % 100) +
+      two(beijing.getUTCMonth() + 1) +
+      two(beijing.getUTCDate()) +
+      two(beijing.getUTCHours()) +
+      two(beijing.getUTCMinutes()) +
+      two(beijing.getUTCSeconds()),
+  ).copy(body, 22);
   const header = Buffer.alloc(12);
   header.writeUInt16BE(0x0200, 0);
   header.writeUInt16BE(body.length + extras.length, 2);
   bcd(terminalId.padStart(12, '0')).copy(header, 4);
   header.writeUInt16BE(serial, 10);
   const content = Buffer.concat([header, body, extras]);
-  return escapeFrame(Buffer.concat([Buffer.from([0x7e]), content, Buffer.from([xor8(content, 0, content.length), 0x7e])]));
+  return escapeFrame(
+    Buffer.concat([Buffer.from([0x7e]), content, Buffer.from([xor8(content, 0, content.length), 0x7e])]),
+  );
 }

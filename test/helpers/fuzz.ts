@@ -61,7 +61,11 @@ export function fuzzSplitter(t: ExecutionContext, o: SplitterFuzz): void {
  * One to four random edits of a frame: bits flipped, cut and ended with `ending`, a byte replaced
  * by one of `specials` (the protocol's delimiters), random bytes appended, a byte dropped.
  */
-export function mutateBytes(rand: () => number, input: Buffer, o: { ending: string; specials: readonly number[] }): Buffer {
+export function mutateBytes(
+  rand: () => number,
+  input: Buffer,
+  o: { ending: string; specials: readonly number[] },
+): Buffer {
   const int = (n: number) => Math.floor(rand() * n);
   let b = Buffer.from(input);
   for (let r = 0; r < 1 + int(4); r++) {
@@ -93,7 +97,8 @@ export function decodesSanely(decode: () => DecodeResult): string | undefined {
   return onlyProtocolErrors(() => {
     for (const m of decode().messages) {
       const l = m.location;
-      if (l && !(Math.abs(l.latitudeDeg) <= 90 && Math.abs(l.longitudeDeg) <= 180)) throw new Error('coordinates out of range');
+      if (l && !(Math.abs(l.latitudeDeg) <= 90 && Math.abs(l.longitudeDeg) <= 180))
+        throw new Error('coordinates out of range');
       if (m.fixTime && Number.isNaN(m.fixTime.getTime())) throw new Error('invalid date');
     }
   });

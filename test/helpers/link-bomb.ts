@@ -21,7 +21,10 @@ export function netIpcTag(size: number): Buffer {
 export const netIpcMessage = (payload: Buffer): Buffer => Buffer.concat([netIpcTag(payload.length), payload]);
 
 /** net-ipc's first message (JSON, always): asks for compression and MessagePack, carrying `extras` (trackgate's hello: the secret) */
-export function netIpcHello(extras: Record<string, unknown>, ask: { compress?: boolean; messagepack?: boolean } = { compress: true, messagepack: true }): Buffer {
+export function netIpcHello(
+  extras: Record<string, unknown>,
+  ask: { compress?: boolean; messagepack?: boolean } = { compress: true, messagepack: true },
+): Buffer {
   return netIpcMessage(Buffer.from(JSON.stringify({ t: 0, d: { id: `bomb-${process.pid}`, ...ask, extras } })));
 }
 
@@ -54,7 +57,12 @@ export function linkBombBytes(o: LinkBombOptions = {}): Buffer {
  * Writes `bytes` to the link at host:port in one write and resolves once the link closed the
  * connection, or with 'open' after `waitMs`.
  */
-export async function sendLinkBytes(port: number, bytes: Buffer, host = '127.0.0.1', waitMs = 5000): Promise<'closed' | 'open'> {
+export async function sendLinkBytes(
+  port: number,
+  bytes: Buffer,
+  host = '127.0.0.1',
+  waitMs = 5000,
+): Promise<'closed' | 'open'> {
   const socket = net.connect(port, host);
   socket.on('error', () => undefined);
   await once(socket, 'connect');
@@ -63,7 +71,10 @@ export async function sendLinkBytes(port: number, bytes: Buffer, host = '127.0.0
   // whatever the link answers is read and dropped: a full receive buffer must not hold the close back
   socket.resume();
   let timer: NodeJS.Timeout | undefined;
-  const outcome = await Promise.race([closed, new Promise<'open'>((r) => (timer = setTimeout(() => r('open'), waitMs)))]);
+  const outcome = await Promise.race([
+    closed,
+    new Promise<'open'>((r) => (timer = setTimeout(() => r('open'), waitMs))),
+  ]);
   clearTimeout(timer);
   socket.destroy();
   return outcome;

@@ -25,13 +25,34 @@ export function meitrackFrame(flag: string, imei: string, content: Buffer | stri
 
 const two = (n: number): string => String(n).padStart(2, '0');
 const stamp = (d: Date): string =>
-  [d.getUTCFullYear() % 100, d.getUTCMonth() + 1, d.getUTCDate(), d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds()].map(two).join('');
+  [d.getUTCFullYear() % 100, d.getUTCMonth() + 1, d.getUTCDate(), d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds()]
+    .map(two)
+    .join('');
 
 /** An AAA report (event 35 is the periodic one, 1 SOS, 23 power cut) with hex battery and power analogs */
 export function meitrackAaa(imei: string, fix: MeitrackFix, event = 35, flag = 'A'): Buffer {
   const fields = [
-    'AAA', event, fix.lat.toFixed(6), fix.lon.toFixed(6), stamp(fix.time), 'A', 9, 20, fix.speedKmh ?? 0, fix.course ?? 0,
-    '0.9', 120, 15000, 3600, '214|7|2BC0|250B', '0001', '0000|0000|0000|0191|0573', '', '', '3', '0000',
+    'AAA',
+    event,
+    fix.lat.toFixed(6),
+    fix.lon.toFixed(6),
+    stamp(fix.time),
+    'A',
+    9,
+    20,
+    fix.speedKmh ?? 0,
+    fix.course ?? 0,
+    '0.9',
+    120,
+    15000,
+    3600,
+    '214|7|2BC0|250B',
+    '0001',
+    '0000|0000|0000|0191|0573',
+    '',
+    '',
+    '3',
+    '0000',
   ];
   return meitrackFrame(flag, imei, fields.join(','));
 }
@@ -46,19 +67,31 @@ export function meitrackCcc(imei: string, fixes: MeitrackFix[], flag = 'U', even
     const p = Buffer.alloc(52);
     let o = 0;
     p.writeUInt8(event, o++);
-    p.writeInt32LE(Math.round(f.lat * 1e6), o); o += 4;
-    p.writeInt32LE(Math.round(f.lon * 1e6), o); o += 4;
-    p.writeUInt32LE(f.time.getTime() / 1000 - 946_684_800, o); o += 4;
+    p.writeInt32LE(Math.round(f.lat * 1e6), o);
+    o += 4;
+    p.writeInt32LE(Math.round(f.lon * 1e6), o);
+    o += 4;
+    p.writeUInt32LE(f.time.getTime() / 1000 - 946_684_800, o);
+    o += 4;
     p.writeUInt8(1, o++); // valid
     p.writeUInt8(8, o++); // satellites
     p.writeUInt8(20, o++); // gsm
-    p.writeUInt16LE(f.speedKmh ?? 0, o); o += 2;
-    p.writeUInt16LE(f.course ?? 0, o); o += 2;
-    p.writeUInt16LE(9, o); o += 2; // hdop x10
-    p.writeUInt16LE(120, o); o += 2; // altitude
-    p.writeUInt32LE(15000, o); o += 4; // odometer
-    p.writeUInt32LE(3600, o); o += 4; // runtime
-    for (const v of [214, 7, 0x2bc0, 0x250b, 0, 0, 412, 1395]) { p.writeUInt16LE(v, o); o += 2; } // cell, status, adc1, battery, power
+    p.writeUInt16LE(f.speedKmh ?? 0, o);
+    o += 2;
+    p.writeUInt16LE(f.course ?? 0, o);
+    o += 2;
+    p.writeUInt16LE(9, o);
+    o += 2; // hdop x10
+    p.writeUInt16LE(120, o);
+    o += 2; // altitude
+    p.writeUInt32LE(15000, o);
+    o += 4; // odometer
+    p.writeUInt32LE(3600, o);
+    o += 4; // runtime
+    for (const v of [214, 7, 0x2bc0, 0x250b, 0, 0, 412, 1395]) {
+      p.writeUInt16LE(v, o);
+      o += 2;
+    } // cell, status, adc1, battery, power
     return p;
   });
   return meitrackFrame(flag, imei, Buffer.concat([Buffer.from('CCC,'), head, ...packets]));

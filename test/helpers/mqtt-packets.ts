@@ -23,9 +23,16 @@ const str = (s: string): Buffer => {
   return Buffer.concat([len, b]);
 };
 
-const packet = (firstByte: number, body: Buffer): Buffer => Buffer.concat([Buffer.from([firstByte]), remainingLength(body.length), body]);
+const packet = (firstByte: number, body: Buffer): Buffer =>
+  Buffer.concat([Buffer.from([firstByte]), remainingLength(body.length), body]);
 
-export function connectPacket(o: { clientId: string; username?: string; password?: string; keepaliveS?: number; clean?: boolean }): Buffer {
+export function connectPacket(o: {
+  clientId: string;
+  username?: string;
+  password?: string;
+  keepaliveS?: number;
+  clean?: boolean;
+}): Buffer {
   let flags = o.clean === false ? 0 : 0x02;
   if (o.username !== undefined) flags |= 0x80;
   if (o.password !== undefined) flags |= 0x40;

@@ -45,7 +45,11 @@ export async function startOwnRedis(): Promise<OwnServer> {
     port,
     url: `redis://127.0.0.1:${port}`,
     async start() {
-      child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+      child = spawn(
+        'redis-server',
+        ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+        { stdio: 'ignore' },
+      );
       await waitFor(() => accepts(port), `redis-server on ${port}`);
     },
     async kill() {
@@ -98,10 +102,17 @@ export async function startOwnPostgres(): Promise<OwnServer> {
     port,
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     async start() {
-      child = spawn(pgBin('postgres'), ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off'], spawnOpts);
+      child = spawn(
+        pgBin('postgres'),
+        ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off'],
+        spawnOpts,
+      );
       await waitFor(() => accepts(port), `postgres on ${port}`);
       // accepting connections comes a little after the port opens
-      await waitFor(async () => spawnSync(pgBin('pg_isready'), ['-h', '127.0.0.1', '-p', String(port)]).status === 0, `postgres on ${port} ready`);
+      await waitFor(
+        async () => spawnSync(pgBin('pg_isready'), ['-h', '127.0.0.1', '-p', String(port)]).status === 0,
+        `postgres on ${port} ready`,
+      );
     },
     async kill() {
       if (!child || child.exitCode !== null) return;

@@ -20,7 +20,12 @@ export interface PatchAttackAnswer {
  * (a user with `write`, or an admin); resolves with the answer and how long it took, or rejects
  * after `timeoutMs` without one.
  */
-export async function sendGroupCopyAttack(base: string, token: string, groupId: string, timeoutMs = 30_000): Promise<PatchAttackAnswer> {
+export async function sendGroupCopyAttack(
+  base: string,
+  token: string,
+  groupId: string,
+  timeoutMs = 30_000,
+): Promise<PatchAttackAnswer> {
   const started = performance.now();
   const res = await fetch(`${base}/api/groups/${encodeURIComponent(groupId)}`, {
     method: 'PATCH',

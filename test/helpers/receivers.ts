@@ -26,7 +26,9 @@ export interface SmtpReceiver {
 }
 
 /** `rejectRecipients`: every RCPT TO answers 550, as a server refusing the address would. `port`: a given one instead of a free one. */
-export async function startSmtpReceiver(options: { rejectRecipients?: boolean; port?: number } = {}): Promise<SmtpReceiver> {
+export async function startSmtpReceiver(
+  options: { rejectRecipients?: boolean; port?: number } = {},
+): Promise<SmtpReceiver> {
   const mails: ReceivedMail[] = [];
   const rejected: string[] = [];
   const server = new SMTPServer({
@@ -54,7 +56,12 @@ export async function startSmtpReceiver(options: { rejectRecipients?: boolean; p
   });
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const { port } = server.server.address() as { port: number };
-  return { url: `smtp://127.0.0.1:${port}`, mails, rejected, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return {
+    url: `smtp://127.0.0.1:${port}`,
+    mails,
+    rejected,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 export interface SmsRequest {
@@ -73,7 +80,9 @@ export interface HttpReceiver {
 }
 
 /** Answers every request with `status` (200 by default) after `delayMs`. */
-export async function startSmsReceiver(options: { status?: number; body?: string; delayMs?: number } = {}): Promise<HttpReceiver> {
+export async function startSmsReceiver(
+  options: { status?: number; body?: string; delayMs?: number } = {},
+): Promise<HttpReceiver> {
   const requests: SmsRequest[] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -97,7 +106,11 @@ export async function startSmsReceiver(options: { status?: number; body?: string
   return {
     url: `http://127.0.0.1:${port}/sms`,
     requests,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -137,7 +150,8 @@ const handedOut = new Set<number>();
 export async function closedPort(): Promise<number> {
   const [low] = ephemeralRange();
   const first = 10_000;
-  if (low - first < 1000) throw new Error(`the ephemeral port range starts at ${low}: no room below it for closed ports`);
+  if (low - first < 1000)
+    throw new Error(`the ephemeral port range starts at ${low}: no room below it for closed ports`);
   for (let i = 0; i < 100; i++) {
     const port = first + Math.floor(Math.random() * (low - first));
     if (handedOut.has(port)) continue;
@@ -152,7 +166,12 @@ function parseMime(raw: string): { headers: Record<string, string>; text: string
   const { headers, body } = splitHeaders(raw);
   const out = { headers, text: '', html: '' };
   const boundary = /boundary="?([^";]+)"?/i.exec(headers['content-type'] ?? '')?.[1];
-  const parts = boundary ? body.split(`--${boundary}`).slice(1, -1).map((p) => splitHeaders(p.replace(/^\r\n/, ''))) : [{ headers, body }];
+  const parts = boundary
+    ? body
+        .split(`--${boundary}`)
+        .slice(1, -1)
+        .map((p) => splitHeaders(p.replace(/^\r\n/, '')))
+    : [{ headers, body }];
   for (const part of parts) {
     const decoded = decodeBody(part.body, part.headers['content-transfer-encoding'] ?? '7bit');
     if (/^text\/plain/i.test(part.headers['content-type'] ?? 'text/plain')) out.text = decoded;
@@ -177,13 +196,19 @@ function decodeWords(value: string): string {
   return value
     .replace(/(\?=)\s+(=\?)/g, '$1$2')
     .replace(/=\?([^?]+)\?([QqBb])\?([^?]*)\?=/g, (_, _charset: string, kind: string, text: string) =>
-      kind.toUpperCase() === 'B' ? Buffer.from(text, 'base64').toString('utf8') : decodeBody(text.replace(/_/g, ' '), 'quoted-printable'));
+      kind.toUpperCase() === 'B'
+        ? Buffer.from(text, 'base64').toString('utf8')
+        : decodeBody(text.replace(/_/g, ' '), 'quoted-printable'),
+    );
 }
 
 function decodeBody(body: string, encoding: string): string {
   if (/base64/i.test(encoding)) return Buffer.from(body.replace(/\s+/g, ''), 'base64').toString('utf8');
   if (/quoted-printable/i.test(encoding)) {
-    const escaped = body.replace(/=\r\n/g, '').replace(/%/g, '%25').replace(/=([0-9A-F]{2})/gi, (_, hex: string) => `%${hex}`);
+    const escaped = body
+      .replace(/=\r\n/g, '')
+      .replace(/%/g, '%25')
+      .replace(/=([0-9A-F]{2})/gi, (_, hex: string) => `%${hex}`);
     return decodeURIComponent(escaped);
   }
   return body;

@@ -13,7 +13,12 @@ let redisUp: Promise<boolean> | undefined;
 
 export function redisAvailable(): Promise<boolean> {
   redisUp ??= (async () => {
-    const c = connectRedis(redisUrl, { lazyConnect: true, connectTimeout: PATIENCE_MS, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+    const c = connectRedis(redisUrl, {
+      lazyConnect: true,
+      connectTimeout: PATIENCE_MS,
+      retryStrategy: () => null,
+      maxRetriesPerRequest: 0,
+    });
     c.on('error', () => {});
     try {
       await c.connect();

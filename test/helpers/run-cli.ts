@@ -19,11 +19,20 @@ export interface CliRun {
 }
 
 /** `args` after `cli.ts`; `env` over this process's environment; killed after `timeoutMs` (several commands side by side take longer). */
-export function runCli(args: string[], env: NodeJS.ProcessEnv, { timeoutMs = PATIENCE_MS }: { timeoutMs?: number } = {}): Promise<CliRun> {
+export function runCli(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  { timeoutMs = PATIENCE_MS }: { timeoutMs?: number } = {},
+): Promise<CliRun> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import=tsx', 'cli.ts', ...args], { cwd: root, env: { ...process.env, ...env }, encoding: 'utf8', timeout: timeoutMs }, (err, stdout, stderr) => {
-      const code = (err as { code?: unknown } | null)?.code;
-      resolve({ status: err ? (typeof code === 'number' ? code : null) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      ['--import=tsx', 'cli.ts', ...args],
+      { cwd: root, env: { ...process.env, ...env }, encoding: 'utf8', timeout: timeoutMs },
+      (err, stdout, stderr) => {
+        const code = (err as { code?: unknown } | null)?.code;
+        resolve({ status: err ? (typeof code === 'number' ? code : null) : 0, stdout, stderr });
+      },
+    );
   });
 }

@@ -21,7 +21,11 @@ export interface TestServer {
   /** the storage settings, to start a second instance on the same database */
   storageEnv: Record<string, string>;
   adminToken: string;
-  request(method: string, path: string, options?: { body?: unknown; raw?: string; token?: string; headers?: Record<string, string> }): Promise<Reply>;
+  request(
+    method: string,
+    path: string,
+    options?: { body?: unknown; raw?: string; token?: string; headers?: Record<string, string> },
+  ): Promise<Reply>;
   token(userName: string, apiKey: string): Promise<string>;
   stop(): Promise<void>;
 }
@@ -45,14 +49,21 @@ export function testEnv(extra: Record<string, string> = {}): Record<string, stri
   };
 }
 
-export async function startServer(backend: Backend, options: { env?: Record<string, string>; clock?: Clock; storageEnv?: Record<string, string>; logger?: Logger } = {}): Promise<TestServer> {
+export async function startServer(
+  backend: Backend,
+  options: { env?: Record<string, string>; clock?: Clock; storageEnv?: Record<string, string>; logger?: Logger } = {},
+): Promise<TestServer> {
   const storage = options.storageEnv ? undefined : await createStorage(backend);
   const storageEnv = options.storageEnv ?? storage!.env;
   const config = loadConfig(testEnv({ ...storageEnv, ...options.env }));
   const running = await startTrackgate(config, { logger: options.logger ?? silentLogger, clock: options.clock });
   const base = `http://127.0.0.1:${running.ports.http}`;
 
-  async function request(method: string, path: string, o: { body?: unknown; raw?: string; token?: string; headers?: Record<string, string> } = {}): Promise<Reply> {
+  async function request(
+    method: string,
+    path: string,
+    o: { body?: unknown; raw?: string; token?: string; headers?: Record<string, string> } = {},
+  ): Promise<Reply> {
     const headers: Record<string, string> = { ...o.headers };
     if (o.token) headers.authorization = `Bearer ${o.token}`;
     let body: string | undefined = o.raw;
@@ -79,7 +90,12 @@ export async function startServer(backend: Backend, options: { env?: Record<stri
 
   const adminToken = await token('admin', ADMIN_KEY);
   return {
-    running, base, adminToken, request, token, storageEnv,
+    running,
+    base,
+    adminToken,
+    request,
+    token,
+    storageEnv,
     async stop() {
       await running.stop();
       await storage?.cleanup();
@@ -107,12 +123,19 @@ export const GATEWAY_MODES: readonly GatewayMode[] = [
 ];
 
 /** A test of a tracker suite, registered once per gateway mode (the mode is named in its title). */
-export function testInGatewayModes(test: TestFn, title: string, fn: (t: ExecutionContext, mode: GatewayMode) => Promise<void>): void {
+export function testInGatewayModes(
+  test: TestFn,
+  title: string,
+  fn: (t: ExecutionContext, mode: GatewayMode) => Promise<void>,
+): void {
   for (const mode of GATEWAY_MODES) test(`${title} [${mode.name}]`, (t) => fn(t, mode));
 }
 
 /** A server stopped when the test ends. */
-export async function startTestServer(t: Teardown, options: Parameters<typeof startServer>[1] & { backend?: Backend } = {}): Promise<TestServer> {
+export async function startTestServer(
+  t: Teardown,
+  options: Parameters<typeof startServer>[1] & { backend?: Backend } = {},
+): Promise<TestServer> {
   const s = await startServer(options.backend ?? 'sqlite', options);
   t.teardown(() => s.stop());
   return s;

@@ -32,7 +32,9 @@ export function canMountTmpfs(): boolean {
     mountable = true;
   } catch {
     mountable = false;
-    console.warn('[trackgate tests] cannot mount a tmpfs (needs root with CAP_SYS_ADMIN): skipping the full-disk tests');
+    console.warn(
+      '[trackgate tests] cannot mount a tmpfs (needs root with CAP_SYS_ADMIN): skipping the full-disk tests',
+    );
   }
   rmSync(dir, { recursive: true, force: true });
   return mountable;

@@ -11,10 +11,20 @@ import path from 'node:path';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 /** `nofile`: the process's limit on open files (soft and hard, set with util-linux prlimit, which then runs node in its place). */
-export function spawnTrackgate(env: Record<string, string>, options: { detached?: boolean; lines?: string[]; nofile?: number } = {}): Promise<{ child: ChildProcess; ports: Record<string, number>; gateways: number[] }> {
+export function spawnTrackgate(
+  env: Record<string, string>,
+  options: { detached?: boolean; lines?: string[]; nofile?: number } = {},
+): Promise<{ child: ChildProcess; ports: Record<string, number>; gateways: number[] }> {
   const node = [process.execPath, '--import=tsx', 'main.ts'];
-  const [command, ...args] = options.nofile ? ['prlimit', `--nofile=${options.nofile}:${options.nofile}`, ...node] : node;
-  const child = spawn(command!, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'], detached: options.detached });
+  const [command, ...args] = options.nofile
+    ? ['prlimit', `--nofile=${options.nofile}:${options.nofile}`, ...node]
+    : node;
+  const child = spawn(command!, args, {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+    detached: options.detached,
+  });
   return new Promise((resolve, reject) => {
     let gateways: number[] = [];
     createInterface({ input: child.stdout! }).on('line', (line) => {

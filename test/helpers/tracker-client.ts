@@ -74,7 +74,11 @@ export class TrackerClient {
 }
 
 /** Connects as a Teltonika tracker and logs in as `imei` (the one-byte `01` reply is read); closed when the test ends. */
-export async function teltonikaSession(t: { teardown(fn: () => unknown): void }, port: number, imei: string): Promise<TrackerClient> {
+export async function teltonikaSession(
+  t: { teardown(fn: () => unknown): void },
+  port: number,
+  imei: string,
+): Promise<TrackerClient> {
   const c = await TrackerClient.connect(port);
   t.teardown(() => c.end());
   c.write(teltonikaLogin(imei));

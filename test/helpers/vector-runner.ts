@@ -5,7 +5,15 @@
  * that must produce exactly its bytes (`runEncoderVectors`).
  */
 import test, { type ExecutionContext } from 'ava';
-import { ProtocolError, type DecodeContext, type DecodeResult, type DecodedMessage, type FrameSplitter, type HttpDecodeResult, type ProtocolModule } from '../../protocols/types.js';
+import {
+  ProtocolError,
+  type DecodeContext,
+  type DecodeResult,
+  type DecodedMessage,
+  type FrameSplitter,
+  type HttpDecodeResult,
+  type ProtocolModule,
+} from '../../protocols/types.js';
 import { frameBytes, loadVectors, vectorTime, vectorValue, type Vector } from './vectors.js';
 
 /** Latitude and longitude match within 1e-5 degrees, absolute: the vectors' documented tolerance. */
@@ -47,18 +55,33 @@ export function setupOf(v: Vector): { model?: string; unsupported: string[] } {
 /** Decodes a vector's frame the way its transport is decoded: HTTP request, UDP datagram or TCP frame. */
 export function decodeVector(p: ProtocolModule, v: Vector, now: Date): DecodeResult | HttpDecodeResult {
   const { model } = setupOf(v);
-  const ctx: DecodeContext = { now, transport: v.transport, checksum: 'accept', session: {}, ...(model !== undefined && { model }) };
+  const ctx: DecodeContext = {
+    now,
+    transport: v.transport,
+    checksum: 'accept',
+    session: {},
+    ...(model !== undefined && { model }),
+  };
   if (v.transport === 'http') {
-    if (typeof v.frame === 'string' || !p.decodeHttp) throw new Error(`line ${v.line}: an HTTP vector needs a request and decodeHttp`);
+    if (typeof v.frame === 'string' || !p.decodeHttp)
+      throw new Error(`line ${v.line}: an HTTP vector needs a request and decodeHttp`);
     const headers = Object.fromEntries(Object.entries(v.frame.headers ?? {}).map(([k, x]) => [k.toLowerCase(), x]));
-    return p.decodeHttp({ method: v.frame.method, url: v.frame.uri, headers, body: Buffer.from(v.frame.body ?? '') }, ctx);
+    return p.decodeHttp(
+      { method: v.frame.method, url: v.frame.uri, headers, body: Buffer.from(v.frame.body ?? '') },
+      ctx,
+    );
   }
   const decode = v.transport === 'udp' ? p.decodeDatagram : p.decode;
   if (!decode) throw new Error(`line ${v.line}: ${p.name} has no ${v.transport} decoder`);
   return decode(frameBytes(v), ctx);
 }
 
-function checkPosition(t: ExecutionContext, m: DecodedMessage | undefined, e: Record<string, unknown>, where: string): void {
+function checkPosition(
+  t: ExecutionContext,
+  m: DecodedMessage | undefined,
+  e: Record<string, unknown>,
+  where: string,
+): void {
   t.truthy(m?.location, `${where}: a message with a location`);
   if (!m?.location) return;
   const l = m.location;
@@ -67,13 +90,17 @@ function checkPosition(t: ExecutionContext, m: DecodedMessage | undefined, e: Re
     t.true(m.fixTime.getTime() < Date.now() + MAX_AHEAD_MS, `${where}: fix time under now + 25 h`);
   }
   t.true(Math.abs(l.latitudeDeg) <= 90 && Math.abs(l.longitudeDeg) <= 180, `${where}: lat/lon in range`);
-  if (l.speedKmh !== undefined) t.true(l.speedKmh >= 0 && l.speedKmh / 1.852 <= MAX_SPEED_KNOTS, `${where}: speed 0-869 kn`);
+  if (l.speedKmh !== undefined)
+    t.true(l.speedKmh >= 0 && l.speedKmh / 1.852 <= MAX_SPEED_KNOTS, `${where}: speed 0-869 kn`);
   if (l.courseDeg !== undefined) t.true(l.courseDeg >= 0 && l.courseDeg <= 360, `${where}: course 0-360`);
-  if (l.altitudeM !== undefined) t.true(l.altitudeM >= ALTITUDE_M[0] && l.altitudeM <= ALTITUDE_M[1], `${where}: altitude in range`);
+  if (l.altitudeM !== undefined)
+    t.true(l.altitudeM >= ALTITUDE_M[0] && l.altitudeM <= ALTITUDE_M[1], `${where}: altitude in range`);
   if (typeof e.time === 'string') t.is(m.fixTime && vectorTime(m.fixTime), e.time, `${where}: time`);
   if (typeof e.valid === 'boolean') t.is(l.valid, e.valid, `${where}: valid`);
-  if (typeof e.lat === 'number') t.true(Math.abs(l.latitudeDeg - e.lat) <= DEGREES_TOLERANCE, `${where}: lat ${l.latitudeDeg} vs ${e.lat}`);
-  if (typeof e.lon === 'number') t.true(Math.abs(l.longitudeDeg - e.lon) <= DEGREES_TOLERANCE, `${where}: lon ${l.longitudeDeg} vs ${e.lon}`);
+  if (typeof e.lat === 'number')
+    t.true(Math.abs(l.latitudeDeg - e.lat) <= DEGREES_TOLERANCE, `${where}: lat ${l.latitudeDeg} vs ${e.lat}`);
+  if (typeof e.lon === 'number')
+    t.true(Math.abs(l.longitudeDeg - e.lon) <= DEGREES_TOLERANCE, `${where}: lon ${l.longitudeDeg} vs ${e.lon}`);
 }
 
 /** The bytes an `ack` names; an HTTP ack names a status instead. */
@@ -90,14 +117,25 @@ export function checkVector(t: ExecutionContext, v: Vector, r: DecodeResult | Ht
   const where = `line ${v.line}`;
   switch (e.assert) {
     case 'position':
-      checkPosition(t, r.messages.find((m) => m.location), e, where);
+      checkPosition(
+        t,
+        r.messages.find((m) => m.location),
+        e,
+        where,
+      );
       break;
     case 'positions':
       t.true(r.messages.length > 0, `${where}: positions`);
-      if (e.checkLocation !== false) r.messages.forEach((m, i) => checkPosition(t, m, (e.appliesTo as Record<string, unknown>) ?? {}, `${where} #${i}`));
+      if (e.checkLocation !== false)
+        r.messages.forEach((m, i) =>
+          checkPosition(t, m, (e.appliesTo as Record<string, unknown>) ?? {}, `${where} #${i}`),
+        );
       break;
     case 'attributes':
-      t.true(r.messages.some((m) => Object.keys(m.attributes).length > 0), `${where}: a message with attributes`);
+      t.true(
+        r.messages.some((m) => Object.keys(m.attributes).length > 0),
+        `${where}: a message with attributes`,
+      );
       break;
     case 'attribute': {
       const first = r.messages[0];
@@ -105,7 +143,8 @@ export function checkVector(t: ExecutionContext, v: Vector, r: DecodeResult | Ht
       if (!first) break;
       const actual = vectorValue(first, String(e.key));
       if (e.value === null) t.is(actual, undefined, `${where}: no ${String(e.key)}`);
-      else if (typeof e.value === 'number' && typeof actual === 'number') t.true(closeTo(actual, e.value), `${where}: ${String(e.key)} ${actual} vs ${e.value}`);
+      else if (typeof e.value === 'number' && typeof actual === 'number')
+        t.true(closeTo(actual, e.value), `${where}: ${String(e.key)} ${actual} vs ${e.value}`);
       else t.deepEqual(actual, e.value, `${where}: ${String(e.key)}`);
       break;
     }
@@ -124,7 +163,11 @@ export function checkVector(t: ExecutionContext, v: Vector, r: DecodeResult | Ht
     t.truthy(status, `${where}: the ack names an HTTP status`);
     t.is((r as HttpDecodeResult).status, Number(status?.[1]), `${where}: ack status`);
   } else {
-    t.is(Buffer.concat(r.replies).toString('hex'), ackBytes(v.ack).toString('hex'), `${where}: ack (every reply, joined)`);
+    t.is(
+      Buffer.concat(r.replies).toString('hex'),
+      ackBytes(v.ack).toString('hex'),
+      `${where}: ack (every reply, joined)`,
+    );
   }
 }
 
@@ -199,7 +242,8 @@ export function runVectors(protocol: ProtocolModule, o: VectorRunOptions = {}): 
   const differences = o.differences ?? {};
   const vectors = loadVectors(protocol.name).filter((v) => v.test_kind !== 'encoder');
   for (const line of Object.keys(differences)) {
-    if (!vectors.some((v) => v.line === Number(line))) throw new Error(`${protocol.name}: the difference of line ${line} names no decoder vector`);
+    if (!vectors.some((v) => v.line === Number(line)))
+      throw new Error(`${protocol.name}: the difference of line ${line} names no decoder vector`);
   }
   for (const v of vectors) {
     const title = `${protocol.name}.decoder: vector line ${v.line} (${v.msg_type ?? v.kind}, ${v.test_kind}, ${v.expect.assert}, ${v.transport})`;
@@ -209,13 +253,18 @@ export function runVectors(protocol: ProtocolModule, o: VectorRunOptions = {}): 
         return;
       }
       const unsupported = setupOf(v).unsupported.filter((line) => !o.detectedSetup?.test(line));
-      if (unsupported.length) t.fail(`line ${v.line}: setup ${unsupported.join('; ')} has no trackgate counterpart; list the vector's difference`);
+      if (unsupported.length)
+        t.fail(
+          `line ${v.line}: setup ${unsupported.join('; ')} has no trackgate counterpart; list the vector's difference`,
+        );
       const result = decodeOrNothing(protocol, v, now);
       if (o.everyFrameNamesItsDevice) t.truthy(result.identity, `line ${v.line}: identity`);
       checkVector(t, v, result);
     };
     const difference = differences[v.line];
-    if (difference) test(`${title}: differs from Traccar: ${difference.reason}`, (t) => difference.instead(t, () => decodeVector(protocol, v, now)));
+    if (difference)
+      test(`${title}: differs from Traccar: ${difference.reason}`, (t) =>
+        difference.instead(t, () => decodeVector(protocol, v, now)));
     else test(title, run);
   }
 }
@@ -242,7 +291,8 @@ export interface EncoderCase {
 export function runEncoderVectors(protocol: ProtocolModule, cases: Readonly<Record<number, EncoderCase>>): void {
   const vectors = loadVectors(protocol.name).filter((v) => v.test_kind === 'encoder');
   for (const line of Object.keys(cases)) {
-    if (!vectors.some((v) => v.line === Number(line))) throw new Error(`${protocol.name}: encoder case line ${line} is no encoder vector`);
+    if (!vectors.some((v) => v.line === Number(line)))
+      throw new Error(`${protocol.name}: encoder case line ${line} is no encoder vector`);
   }
   for (const v of vectors) {
     const c = cases[v.line];
@@ -265,7 +315,11 @@ export function runEncoderVectors(protocol: ProtocolModule, cases: Readonly<Reco
         } catch {
           /* a refusal: `instead` says which */
         }
-        t.not(written, frameBytes(v).toString('hex'), `line ${v.line}: trackgate writes the vector's bytes now: drop its difference`);
+        t.not(
+          written,
+          frameBytes(v).toString('hex'),
+          `line ${v.line}: trackgate writes the vector's bytes now: drop its difference`,
+        );
         differs.instead(t, encode);
       });
     }

@@ -11,7 +11,12 @@
 export const PATIENCE_MS = 300_000;
 
 /** Polls `check` every `everyMs` until it holds; throws naming `what` after `timeoutMs`. */
-export async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = PATIENCE_MS, everyMs = 50): Promise<void> {
+export async function until(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = PATIENCE_MS,
+  everyMs = 50,
+): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (Date.now() < end) {
     if (await check()) return;
@@ -24,7 +29,12 @@ export async function until(what: string, check: () => boolean | Promise<boolean
 export async function timed<T>(ms: number, what: string, run: () => Promise<T>): Promise<{ value: T; took: number }> {
   const started = Date.now();
   let timer: NodeJS.Timeout | undefined;
-  const value = await Promise.race([run(), new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms)))]).finally(() => clearTimeout(timer));
+  const value = await Promise.race([
+    run(),
+    new Promise<never>(
+      (_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms)),
+    ),
+  ]).finally(() => clearTimeout(timer));
   return { value, took: Date.now() - started };
 }
 

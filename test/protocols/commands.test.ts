@@ -7,7 +7,19 @@ const CTX: CommandContext = { deviceId: '123456789012345', now: NOW, serial: 1 }
 const encoders = Object.values(protocols).filter((p) => p.encodeCommand);
 
 test('protocols: every tracker protocol but OsmAnd encodes commands', (t) => {
-  t.deepEqual(encoders.map((p) => p.name).sort(), ['gl200', 'gps103', 'gt06', 'h02', 'jt808', 'meitrack', 'ruptela', 'suntech', 'teltonika', 'tk103', 'watch']);
+  t.deepEqual(encoders.map((p) => p.name).sort(), [
+    'gl200',
+    'gps103',
+    'gt06',
+    'h02',
+    'jt808',
+    'meitrack',
+    'ruptela',
+    'suntech',
+    'teltonika',
+    'tk103',
+    'watch',
+  ]);
   t.is(protocols.osmand.encodeCommand, undefined, 'the API answers COMMAND_UNSUPPORTED for it');
 });
 
@@ -19,7 +31,11 @@ for (const p of encoders) {
   });
 
   test(`${p.name}.encoder: an empty or non-ASCII command is a CommandError naming the protocol and the reason`, (t) => {
-    for (const [text, reason] of [['', 'EMPTY'], ['STATUS\u0000', 'CHARSET'], ['STATUS €', 'CHARSET']] as const) {
+    for (const [text, reason] of [
+      ['', 'EMPTY'],
+      ['STATUS\u0000', 'CHARSET'],
+      ['STATUS €', 'CHARSET'],
+    ] as const) {
       const e = t.throws(() => encode(text, CTX), { instanceOf: CommandError }, JSON.stringify(text));
       t.is(e?.reason, reason);
       t.is(e?.protocol, p.name);

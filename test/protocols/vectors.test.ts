@@ -18,6 +18,9 @@ test('vectors: every protocol with a decoder has captured frames', (t) => {
   for (const name of Object.keys(protocols)) {
     const vectors = loadVectors(name);
     t.true(vectors.length > 0, name);
-    t.true(vectors.every((v) => v.protocol === name), `${name}: every line names its protocol`);
+    t.true(
+      vectors.every((v) => v.protocol === name),
+      `${name}: every line names its protocol`,
+    );
   }
 });

@@ -78,7 +78,8 @@ for (const folder of [...edges.keys()].sort()) {
 if (process.argv.includes('--layers')) {
   // each folder one layer above the highest it imports (the layer order in docs/ARCHITECTURE.md)
   const layer = new Map();
-  for (const folder of order) layer.set(folder, Math.max(-1, ...[...edges.get(folder).keys()].map((d) => layer.get(d))) + 1);
+  for (const folder of order)
+    layer.set(folder, Math.max(-1, ...[...edges.get(folder).keys()].map((d) => layer.get(d))) + 1);
   const layers = [];
   for (const [folder, n] of layer) (layers[n] ??= []).push(folder);
   layers.forEach((folders, n) => console.log(`${n}: ${folders.sort().join(', ')}`));

@@ -101,7 +101,17 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
-  for (const table of ['alerts', 'last_locations', 'locations', 'group_devices', 'groups', 'devices', 'users', 'accounts', 'settings']) {
+  for (const table of [
+    'alerts',
+    'last_locations',
+    'locations',
+    'group_devices',
+    'groups',
+    'devices',
+    'users',
+    'accounts',
+    'settings',
+  ]) {
     await knex.schema.dropTableIfExists(table);
   }
 }

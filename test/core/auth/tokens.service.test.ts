@@ -25,10 +25,18 @@ for (const backend of await backends()) {
     });
     await migrate(db);
     const clock = new ManualClock(Date.now());
-    const admin = await createAccountsService(db, clock).create({ name: 'A', licenses: 1, adminUser: 'alice', adminApiKey: KEY });
+    const admin = await createAccountsService(db, clock).create({
+      name: 'A',
+      licenses: 1,
+      adminUser: 'alice',
+      adminApiKey: KEY,
+    });
     const checked: string[] = [];
     const tokens = createTokensService({
-      db, clock, secret: 'a-secret-of-at-least-thirty-two-characters', ttlSeconds: 3600,
+      db,
+      clock,
+      secret: 'a-secret-of-at-least-thirty-two-characters',
+      ttlSeconds: 3600,
       failedLogins: createMemoryLimiters({ perMinute: 0, failedTokenLimit: 10 }).failedLogins,
       // The real check, counted: each call is one digest and one constant-time comparison.
       keyMatches: (key, storedHash) => {
@@ -42,7 +50,7 @@ for (const backend of await backends()) {
     await t.throwsAsync(tokens.issue('nobody', KEY, '192.0.2.1'), { message: /Invalid userName or apiKey/ });
     t.is(checked.length, 2, 'an unknown user: one check as well');
     t.regex(checked[1], /^[0-9a-f]{64}$/, 'against a digest of the same shape');
-    t.not(checked[1], real, 'which is not any user\'s');
+    t.not(checked[1], real, "which is not any user's");
     t.is(await tokens.principalForApiKey('nobody', KEY), null);
     t.is(checked.length, 3, 'MQTT logins with an API key do the same');
     t.is(checked[2], checked[1]);
@@ -66,9 +74,17 @@ async function setUp(t: ExecutionContext, backend: Backend) {
   });
   await migrate(db);
   const clock = new ManualClock(Date.UTC(2026, 2, 1, 12));
-  const admin = await createAccountsService(db, clock).create({ name: 'A', licenses: 1, adminUser: 'alice', adminApiKey: KEY });
+  const admin = await createAccountsService(db, clock).create({
+    name: 'A',
+    licenses: 1,
+    adminUser: 'alice',
+    adminApiKey: KEY,
+  });
   const tokens = createTokensService({
-    db, clock, secret: SECRET, ttlSeconds: 3600,
+    db,
+    clock,
+    secret: SECRET,
+    ttlSeconds: 3600,
     failedLogins: createMemoryLimiters({ perMinute: 0, failedTokenLimit: 10 }).failedLogins,
   });
   const close = async () => {
@@ -95,11 +111,19 @@ for (const backend of await backends()) {
       'alg none': jwt.sign(claims, '', { algorithm: 'none' as jwt.Algorithm }),
       'HS512 with our secret': jwt.sign(claims, SECRET, { algorithm: 'HS512' }),
       'another secret': jwt.sign(claims, 'another-secret-another-secret-another', { algorithm: 'HS256' }),
-      'a payload changed under our signature': [h, Buffer.from(JSON.stringify({ ...claims, acc: 'other' })).toString('base64url'), sig].join('.'),
-      'our signature on claims we never issue': jwt.sign({ sub: userId, exp: claims.exp }, SECRET, { algorithm: 'HS256', noTimestamp: true }),
+      'a payload changed under our signature': [
+        h,
+        Buffer.from(JSON.stringify({ ...claims, acc: 'other' })).toString('base64url'),
+        sig,
+      ].join('.'),
+      'our signature on claims we never issue': jwt.sign({ sub: userId, exp: claims.exp }, SECRET, {
+        algorithm: 'HS256',
+        noTimestamp: true,
+      }),
       'not a JWT': 'garbage',
     };
-    for (const [what, forged] of Object.entries(cases)) t.deepEqual(await tokens.verify(forged), { ok: false, reason: 'invalid' }, what);
+    for (const [what, forged] of Object.entries(cases))
+      t.deepEqual(await tokens.verify(forged), { ok: false, reason: 'invalid' }, what);
     t.deepEqual(await tokens.verify(''), { ok: false, reason: 'missing' });
     t.true((await tokens.verify(token)).ok, 'the genuine token still passes after the forged ones');
   });
@@ -114,9 +138,21 @@ for (const backend of await backends()) {
     clock.set(new Date(expires).getTime() - 1001);
     t.true((await tokens.verify(token)).ok, 'valid up to its last second');
     clock.set(expires);
-    t.deepEqual(await tokens.verify(token), { ok: false, reason: 'expired' }, 'a token verified before expires from the second exp names');
-    t.deepEqual(await tokens.verify(unseen), { ok: false, reason: 'expired' }, 'a token never seen expires the same way');
-    t.deepEqual(await tokens.verify(forged), { ok: false, reason: 'invalid' }, 'an expired token with a bad signature is invalid, not expired');
+    t.deepEqual(
+      await tokens.verify(token),
+      { ok: false, reason: 'expired' },
+      'a token verified before expires from the second exp names',
+    );
+    t.deepEqual(
+      await tokens.verify(unseen),
+      { ok: false, reason: 'expired' },
+      'a token never seen expires the same way',
+    );
+    t.deepEqual(
+      await tokens.verify(forged),
+      { ok: false, reason: 'invalid' },
+      'an expired token with a bad signature is invalid, not expired',
+    );
     t.is(await tokens.principalForToken(token), null, 'MQTT logins with it end too');
   });
 
@@ -162,7 +198,11 @@ for (const backend of await backends()) {
     clock.advance(2000); // past the 1 s user cache: the next check reads the database
     await close();
     await t.throwsAsync(tokens.verify(token));
-    await t.throwsAsync(tokens.principalForToken(token), undefined, 'an MQTT token login is not refused as bad credentials');
+    await t.throwsAsync(
+      tokens.principalForToken(token),
+      undefined,
+      'an MQTT token login is not refused as bad credentials',
+    );
   });
 }
 
@@ -176,10 +216,14 @@ test('tokens.verify: a secret another instance stored a moment after this one re
   await migrate(db);
   const clock = new ManualClock(Date.UTC(2026, 2, 1, 12));
   await createAccountsService(db, clock).create({ name: 'A', licenses: 1, adminUser: 'alice', adminApiKey: KEY });
-  const service = async (configured?: string) => createTokensService({
-    db, clock, ttlSeconds: 3600, secret: await openTokenSecrets({ db, clock, logger: silentLogger, configured, ttlSeconds: 3600 }),
-    failedLogins: createMemoryLimiters({ perMinute: 0, failedTokenLimit: 10 }).failedLogins,
-  });
+  const service = async (configured?: string) =>
+    createTokensService({
+      db,
+      clock,
+      ttlSeconds: 3600,
+      secret: await openTokenSecrets({ db, clock, logger: silentLogger, configured, ttlSeconds: 3600 }),
+      failedLogins: createMemoryLimiters({ perMinute: 0, failedTokenLimit: 10 }).failedLogins,
+    });
   // A reads the generated secret; B, at once (within A's one read a second), stores its own
   const a = await service();
   const before = (await a.issue('alice', KEY, '192.0.2.1')).token;
@@ -188,10 +232,25 @@ test('tokens.verify: a secret another instance stored a moment after this one re
   t.true((await a.verify(fromB)).ok, "A takes B's token at once");
   t.true((await b.verify(before)).ok, 'B takes the token A signed with the secret B replaced');
   // once every token of the replaced secret has expired, a token signed with it is refused
-  const [replaced] = JSON.parse((await settings.get(db, 'jwt_secret_previous'))!) as { secret: string; until: number }[];
+  const [replaced] = JSON.parse((await settings.get(db, 'jwt_secret_previous'))!) as {
+    secret: string;
+    until: number;
+  }[];
   clock.set(replaced.until);
   const claims = jwt.decode(fromB) as Record<string, number>;
-  const resigned = jwt.sign({ ...claims, exp: Math.floor(replaced.until / 1000) + 3600 }, replaced.secret, { algorithm: 'HS256', noTimestamp: true });
+  const resigned = jwt.sign({ ...claims, exp: Math.floor(replaced.until / 1000) + 3600 }, replaced.secret, {
+    algorithm: 'HS256',
+    noTimestamp: true,
+  });
   t.deepEqual(await b.verify(resigned), { ok: false, reason: 'invalid' });
-  t.true((await b.verify(jwt.sign({ ...claims, exp: Math.floor(replaced.until / 1000) + 3600 }, SECRET, { algorithm: 'HS256', noTimestamp: true }))).ok);
+  t.true(
+    (
+      await b.verify(
+        jwt.sign({ ...claims, exp: Math.floor(replaced.until / 1000) + 3600 }, SECRET, {
+          algorithm: 'HS256',
+          noTimestamp: true,
+        }),
+      )
+    ).ok,
+  );
 });

@@ -8,13 +8,24 @@ for (const backend of await backends()) {
   test(`commands.service (${backend}): every status change is told, in order, with the command as that change left it, however fast the next one follows`, async (t) => {
     const s = await startServer(backend);
     t.teardown(() => s.stop());
-    t.is((await s.request('POST', '/api/devices', { token: s.adminToken, body: { id: 'd1', name: 'd1' } })).status, 201);
+    t.is(
+      (await s.request('POST', '/api/devices', { token: s.adminToken, body: { id: 'd1', name: 'd1' } })).status,
+      201,
+    );
     const told: ChangedCommand[] = [];
     const off = s.running.services.events.onCommandChanged((c) => told.push(c));
     t.teardown(off);
     const commands = s.running.services.commands;
     const ids: number[] = [];
-    for (let i = 0; i < 20; i++) ids.push((await s.request('POST', '/api/devices/d1/sendCommand', { token: s.adminToken, body: { command: `probe ${i}` } })).body.command.id);
+    for (let i = 0; i < 20; i++)
+      ids.push(
+        (
+          await s.request('POST', '/api/devices/d1/sendCommand', {
+            token: s.adminToken,
+            body: { command: `probe ${i}` },
+          })
+        ).body.command.id,
+      );
     // many devices answering the moment their command is written, all at once
     await Promise.all(
       ids.map(async (id, i) => {
@@ -37,7 +48,10 @@ for (const backend of await backends()) {
   test(`commands.service (${backend}): a tracker logging in with no command waiting costs one indexed read and no write`, async (t) => {
     const s = await startServer(backend);
     t.teardown(() => s.stop());
-    t.is((await s.request('POST', '/api/devices', { token: s.adminToken, body: { id: 'd1', name: 'd1' } })).status, 201);
+    t.is(
+      (await s.request('POST', '/api/devices', { token: s.adminToken, body: { id: 'd1', name: 'd1' } })).status,
+      201,
+    );
     const commands = s.running.services.commands;
     const statements: string[] = [];
     const count = (q: { sql: string }) => statements.push(q.sql);
@@ -46,10 +60,15 @@ for (const backend of await backends()) {
     t.is(await commands.next('d1'), undefined);
     s.running.db.off('query', count);
     // on SQLite the read goes through the read-only connection (not seen here); on PostgreSQL through the pool
-    t.deepEqual(statements.filter((sql) => !/^select 1 as x from commands where device_id = /.test(sql)), []);
+    t.deepEqual(
+      statements.filter((sql) => !/^select 1 as x from commands where device_id = /.test(sql)),
+      [],
+    );
 
     // with a command queued, the same calls find it
-    const id = (await s.request('POST', '/api/devices/d1/sendCommand', { token: s.adminToken, body: { command: 'getinfo' } })).body.command.id;
+    const id = (
+      await s.request('POST', '/api/devices/d1/sendCommand', { token: s.adminToken, body: { command: 'getinfo' } })
+    ).body.command.id;
     await commands.recover('d1');
     t.is((await commands.next('d1'))?.id, id);
   });

@@ -18,10 +18,15 @@ for (const backend of covered) {
   test(`db (${backend}): hot reads see every committed write and end with the database`, async (t) => {
     const db = await open(t, backend);
     t.is(await db.read.first('select id from accounts where id = ?', 'a1'), undefined);
-    await db.transaction((trx) => trx('accounts').insert({ id: 'a1', name: 'A', licenses: 1, time_zone: 'UTC', created_at: 1 }));
+    await db.transaction((trx) =>
+      trx('accounts').insert({ id: 'a1', name: 'A', licenses: 1, time_zone: 'UTC', created_at: 1 }),
+    );
     t.deepEqual(await db.read.first('select id, licenses from accounts where id = ?', 'a1'), { id: 'a1', licenses: 1 });
     await db('accounts').insert({ id: 'a2', name: 'B', licenses: 2, time_zone: 'UTC', created_at: 2 });
-    t.deepEqual(await db.read.all('select id, licenses from accounts where licenses >= ? order by id', 1), [{ id: 'a1', licenses: 1 }, { id: 'a2', licenses: 2 }]);
+    t.deepEqual(await db.read.all('select id, licenses from accounts where licenses >= ? order by id', 1), [
+      { id: 'a1', licenses: 1 },
+      { id: 'a2', licenses: 2 },
+    ]);
     t.deepEqual(await db.read.all('select id from accounts where id = ?', 'none'), []);
     await closeDb(db);
     await t.throwsAsync(db.read.first('select id from accounts where id = ?', 'a1'));

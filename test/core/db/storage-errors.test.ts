@@ -30,7 +30,10 @@ test('storage-errors: a PostgreSQL that refuses connections is unavailable; a ba
     await storage.cleanup();
   });
   t.false(isStorageUnavailable(await failure(() => up.raw('select * from no_such_table'))));
-  t.false(isStorageUnavailable(await failure(() => up.raw("select 'a\u0000b'"))), 'a NUL in text is the request\'s fault');
+  t.false(
+    isStorageUnavailable(await failure(() => up.raw("select 'a\u0000b'"))),
+    "a NUL in text is the request's fault",
+  );
 });
 
 test('storage-errors: a locked SQLite database is unavailable; a constraint violation is not', async (t) => {

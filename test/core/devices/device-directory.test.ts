@@ -18,8 +18,23 @@ const N = 300;
 
 function record(id: string): DeviceRecord {
   return {
-    id, accountId: 'acc-dir', name: id, description: null, min: null, tags: {}, expiresAt: null, dailyEmailLimit: 10, dailySmsLimit: 10,
-    alertEmails: [], alertPhones: [], protocol: null, lastConnection: null, model: null, mqttPasswordHash: null, creation: 1, modification: 1,
+    id,
+    accountId: 'acc-dir',
+    name: id,
+    description: null,
+    min: null,
+    tags: {},
+    expiresAt: null,
+    dailyEmailLimit: 10,
+    dailySmsLimit: 10,
+    alertEmails: [],
+    alertPhones: [],
+    protocol: null,
+    lastConnection: null,
+    model: null,
+    mqttPasswordHash: null,
+    creation: 1,
+    modification: 1,
   };
 }
 
@@ -41,7 +56,12 @@ for (const backend of await backends()) {
     const db = openDb({ databaseUrl: storage.env.TRACKGATE_DATABASE_URL, dataDir: storage.env.TRACKGATE_DATA_DIR });
     t.teardown(() => closeDb(db));
     const ids = await seed(db, 'dir-');
-    const directory = createDeviceDirectory({ db, clock: systemClock, logger: capturingLogger(), events: new EventBus() });
+    const directory = createDeviceDirectory({
+      db,
+      clock: systemClock,
+      logger: capturingLogger(),
+      events: new EventBus(),
+    });
     t.teardown(() => directory.close());
     const found = await Promise.all(ids.map((id) => directory.find(id)));
 
@@ -52,7 +72,10 @@ for (const backend of await backends()) {
     await Promise.all(found.map((d, i) => directory.touch(d!, i % 2 ? 'teltonika' : 'gt06')));
     db.off('query', count);
 
-    t.true(statements.length <= 6, `${statements.length} statements for ${N} logins: ${statements.slice(0, 3).join(' | ')}`);
+    t.true(
+      statements.length <= 6,
+      `${statements.length} statements for ${N} logins: ${statements.slice(0, 3).join(' | ')}`,
+    );
     const rows = await db('devices').whereIn('id', ids).select('id', 'protocol', 'last_connection');
     t.is(rows.length, N);
     for (const r of rows) {
@@ -67,7 +90,14 @@ test('device-directory: records and last connections no lookup may use any more 
   t.teardown(() => closeDb(db));
   const ids = await seed(db, 'sweep-');
   const clock = new ManualClock(Date.now());
-  const directory = createDeviceDirectory({ db, clock, logger: capturingLogger(), events: new EventBus(), cacheMs: 5000, flushMs: 20 });
+  const directory = createDeviceDirectory({
+    db,
+    clock,
+    logger: capturingLogger(),
+    events: new EventBus(),
+    cacheMs: 5000,
+    flushMs: 20,
+  });
   t.teardown(() => directory.close());
   const found = await Promise.all(ids.map((id) => directory.resolve(id, 'teltonika', null)));
   t.true(found.every((r) => r.status === 'ok'));
@@ -78,7 +108,11 @@ test('device-directory: records and last connections no lookup may use any more 
 
   clock.advance(LAST_CONNECTION_EVERY_MS);
   await until('the sweep ran', () => directory.held().records === 0 && directory.held().touched === 0);
-  t.deepEqual(directory.held(), { records: 0, touched: 0 }, 'records past the cache time are gone, and last connections written LAST_CONNECTION_EVERY_MS ago');
+  t.deepEqual(
+    directory.held(),
+    { records: 0, touched: 0 },
+    'records past the cache time are gone, and last connections written LAST_CONNECTION_EVERY_MS ago',
+  );
 
   // a device looked up again is read and cached again, and its next touch is written
   const again = await directory.resolve(ids[0], 'teltonika', null);

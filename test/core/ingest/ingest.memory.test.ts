@@ -50,7 +50,10 @@ interface Setup {
 }
 
 /** A real trackgate on SQLite with two devices, and an ingest on its database whose transactions wait in the after-write hook while `hold` is set. */
-async function setup(t: { teardown(fn: () => unknown): void }, options: { hold: boolean; maxBatchRows?: number; imeis?: boolean }): Promise<Setup> {
+async function setup(
+  t: { teardown(fn: () => unknown): void },
+  options: { hold: boolean; maxBatchRows?: number; imeis?: boolean },
+): Promise<Setup> {
   const s = await startServer('sqlite');
   t.teardown(() => s.stop());
   const account = await s.running.services.accounts.create({ name: 'a', licenses: 5, adminUser: 'a-admin' });
@@ -70,7 +73,12 @@ async function setup(t: { teardown(fn: () => unknown): void }, options: { hold: 
   let arrival = new Promise<void>((r) => (arrived = r));
   const services = s.running.services;
   const ingest = createIngestService({
-    db: s.running.db, clock: systemClock, events: services.events, alerts: services.alertRecorder, logger: services.logger, maxBatchRows: options.maxBatchRows,
+    db: s.running.db,
+    clock: systemClock,
+    events: services.events,
+    alerts: services.alertRecorder,
+    logger: services.logger,
+    maxBatchRows: options.maxBatchRows,
     afterWrite: async () => {
       writes++;
       arrived();
@@ -84,7 +92,10 @@ async function setup(t: { teardown(fn: () => unknown): void }, options: { hold: 
   // teardowns run last first: a held transaction is let go before the server stops
   t.teardown(release);
   return {
-    s, devices, ingest, release,
+    s,
+    devices,
+    ingest,
+    release,
     reached: () => arrival.then(() => void (arrival = new Promise<void>((r) => (arrived = r)))),
     writes: () => writes,
   };
@@ -94,7 +105,12 @@ async function setup(t: { teardown(fn: () => unknown): void }, options: { hold: 
  * The tracker listeners (Teltonika over TCP and UDP) on `ingest`, with the real decoder: the test
  * keeps only a weak reference to each report it decodes.
  */
-async function watchedGateway(t: { teardown(fn: () => unknown): void }, s: TestServer, ingest: IngestService, frames?: FrameTap): Promise<{ gateway: { ports: Record<string, number> }; decodedReports: WeakRef<object>[] }> {
+async function watchedGateway(
+  t: { teardown(fn: () => unknown): void },
+  s: TestServer,
+  ingest: IngestService,
+  frames?: FrameTap,
+): Promise<{ gateway: { ports: Record<string, number> }; decodedReports: WeakRef<object>[] }> {
   const decodedReports: WeakRef<object>[] = [];
   const watch = (r: DecodeResult): DecodeResult => {
     for (const m of r.messages) decodedReports.push(new WeakRef(m));
@@ -107,8 +123,18 @@ async function watchedGateway(t: { teardown(fn: () => unknown): void }, s: TestS
   };
   const services = s.running.services;
   const gateway = await startTrackerGateway({
-    host: '127.0.0.1', protocols: { teltonika: watched }, ports: { teltonika: 0 }, clock: systemClock, checksum: 'strict', idleTimeoutSeconds: 60,
-    directory: services.directory, ingest, commands: services.commands, commandWaitMs: 1000, logger: services.logger, frames,
+    host: '127.0.0.1',
+    protocols: { teltonika: watched },
+    ports: { teltonika: 0 },
+    clock: systemClock,
+    checksum: 'strict',
+    idleTimeoutSeconds: 60,
+    directory: services.directory,
+    ingest,
+    commands: services.commands,
+    commandWaitMs: 1000,
+    logger: services.logger,
+    frames,
   });
   t.teardown(() => gateway.stop());
   return { gateway, decodedReports };
@@ -128,7 +154,10 @@ async function collectedNow(ref: WeakRef<object>): Promise<boolean> {
  * where a reference on its way out (a socket callback not yet run) still held it then.
  */
 async function collected(ref: WeakRef<object>): Promise<boolean> {
-  return until('collected', () => collectedNow(ref)).then(() => true, () => false);
+  return until('collected', () => collectedNow(ref)).then(
+    () => true,
+    () => false,
+  );
 }
 
 test('ingest: a submission waiting for its commit no longer holds its reports, only the rows made of them', async (t) => {
@@ -147,7 +176,10 @@ test('ingest: a submission waiting for its commit no longer holds its reports, o
   release();
   await first;
   t.is((await second).locations.length, 2);
-  t.deepEqual(await s.running.db('locations').where('device_id', 'dev-b').orderBy('date_time').pluck('date_time'), [Date.UTC(2026, 2, 1, 10, 2), Date.UTC(2026, 2, 1, 10, 3)]);
+  t.deepEqual(await s.running.db('locations').where('device_id', 'dev-b').orderBy('date_time').pluck('date_time'), [
+    Date.UTC(2026, 2, 1, 10, 2),
+    Date.UTC(2026, 2, 1, 10, 3),
+  ]);
 });
 
 test('frame handler: a frame waiting for its commit no longer holds the decoded frame; its replies follow the commit', async (t) => {
@@ -166,7 +198,9 @@ test('frame handler: a frame waiting for its commit no longer holds the decoded 
   const o = await outcome;
   t.is(o.kind, 'ok');
   t.deepEqual(o.kind === 'ok' && o.replies, [Buffer.from([1])], 'the reply, once stored');
-  t.deepEqual(await s.running.db('locations').where('device_id', 'dev-b').pluck('date_time'), [Date.UTC(2026, 2, 1, 10, 4)]);
+  t.deepEqual(await s.running.db('locations').where('device_id', 'dev-b').pluck('date_time'), [
+    Date.UTC(2026, 2, 1, 10, 4),
+  ]);
 });
 
 test('ingest: a full batch is written at once, not at the end of the turn that filled it', async (t) => {
@@ -190,15 +224,26 @@ test('TCP tracker connection: a frame waiting for its commit no longer holds wha
   const first = ingest.submit(devices[0], 'test', [report(1)]);
   await reached();
   const tracker = await teltonikaSession(t, gateway.ports.teltonika, devices[1].id);
-  tracker.socket.write(teltonikaAvl([{ time: new Date(Date.UTC(2026, 2, 1, 10, 5)), lat: 40.05, lon: -3 }, { time: new Date(Date.UTC(2026, 2, 1, 10, 6)), lat: 40.06, lon: -3 }]));
+  tracker.socket.write(
+    teltonikaAvl([
+      { time: new Date(Date.UTC(2026, 2, 1, 10, 5)), lat: 40.05, lon: -3 },
+      { time: new Date(Date.UTC(2026, 2, 1, 10, 6)), lat: 40.06, lon: -3 },
+    ]),
+  );
   await until('the frame decoded', () => decodedReports.length >= 2);
   t.is(decodedReports.length, 2, 'the frame was decoded');
   t.true(await tracker.nothingFor(100), 'no acknowledgement before the commit');
-  t.true(await collected(decodedReports[0]) && decodedReports[1].deref() === undefined, 'what was decoded is garbage while the frame waits for its commit');
+  t.true(
+    (await collected(decodedReports[0])) && decodedReports[1].deref() === undefined,
+    'what was decoded is garbage while the frame waits for its commit',
+  );
   release();
   await first;
   t.deepEqual(await tracker.read(4), Buffer.from([0, 0, 0, 2]), 'two records acknowledged once stored');
-  t.deepEqual(await s.running.db('locations').where('device_id', devices[1].id).orderBy('date_time').pluck('date_time'), [Date.UTC(2026, 2, 1, 10, 5), Date.UTC(2026, 2, 1, 10, 6)]);
+  t.deepEqual(
+    await s.running.db('locations').where('device_id', devices[1].id).orderBy('date_time').pluck('date_time'),
+    [Date.UTC(2026, 2, 1, 10, 5), Date.UTC(2026, 2, 1, 10, 6)],
+  );
 });
 
 /** A raw-frame feed with one listener, of `accountId`'s frames: what it was offered. */
@@ -227,7 +272,7 @@ test('TCP tracker connection with the raw-frame feed attached: a frame nobody li
   t.is(feed.offered.length, 0, 'nothing shown to a listener of another account');
 });
 
-test('TCP tracker connection with someone listening to its account\'s frames: the frame is kept for the feed and shown once stored', async (t) => {
+test("TCP tracker connection with someone listening to its account's frames: the frame is kept for the feed and shown once stored", async (t) => {
   const { s, devices, ingest, reached, release } = await setup(t, { hold: true, imeis: true });
   const feed = feedOf(devices[1].accountId);
   const { gateway, decodedReports } = await watchedGateway(t, s, ingest, feed.tap);
@@ -260,15 +305,35 @@ test('MQTT publish: a message waiting for its commit no longer holds its reports
       return ingest.submit(device, protocol, reports, options);
     },
   };
-  const handler = createPublishHandler({ directory: services.directory, ingest: watching, logger: services.logger, pending: new Semaphore(100) });
+  const handler = createPublishHandler({
+    directory: services.directory,
+    ingest: watching,
+    logger: services.logger,
+    pending: new Semaphore(100),
+  });
   const device = devices[1];
   // what aedes hands authorizePublish for a logged-in device (mqtt.sessions.ts makes the session)
   const session: Session = {
-    identity: { kind: 'device', deviceId: device.id, accountId: device.accountId, passwordHash: device.mqttPasswordHash as string },
-    bucket: new PublishBucket(DEFAULT_RATE, systemClock), tail: Promise.resolve(), remoteAddress: null,
+    identity: {
+      kind: 'device',
+      deviceId: device.id,
+      accountId: device.accountId,
+      passwordHash: device.mqttPasswordHash as string,
+    },
+    bucket: new PublishBucket(DEFAULT_RATE, systemClock),
+    tail: Promise.resolve(),
+    remoteAddress: null,
   };
   const client = { id: 'c1', closed: false } as unknown as Client;
-  const packet = { cmd: 'publish', qos: 1, dup: false, retain: false, messageId: 1, topic: `devices/${device.id}/locations`, payload: Buffer.from('{"dateTime":"2026-03-01T10:07:00Z","latitude":40.07,"longitude":-3}') } as PublishPacket;
+  const packet = {
+    cmd: 'publish',
+    qos: 1,
+    dup: false,
+    retain: false,
+    messageId: 1,
+    topic: `devices/${device.id}/locations`,
+    payload: Buffer.from('{"dateTime":"2026-03-01T10:07:00Z","latitude":40.07,"longitude":-3}'),
+  } as PublishPacket;
   const first = ingest.submit(devices[0], 'test', [report(1)]);
   await reached();
   const acked: (Error | null | undefined)[] = [];
@@ -281,7 +346,9 @@ test('MQTT publish: a message waiting for its commit no longer holds its reports
   await first;
   await until('the PUBACK', () => acked.length > 0);
   t.deepEqual(acked, [null], 'acknowledged once stored');
-  t.deepEqual(await s.running.db('locations').where('device_id', device.id).pluck('date_time'), [Date.UTC(2026, 2, 1, 10, 7)]);
+  t.deepEqual(await s.running.db('locations').where('device_id', device.id).pluck('date_time'), [
+    Date.UTC(2026, 2, 1, 10, 7),
+  ]);
 });
 
 test('UDP datagram: while it waits for its commit, what was decoded of it is garbage; the acknowledgement follows the commit', async (t) => {
@@ -289,12 +356,18 @@ test('UDP datagram: while it waits for its commit, what was decoded of it is gar
   const { gateway, decodedReports } = await watchedGateway(t, s, ingest);
   const first = ingest.submit(devices[0], 'test', [report(1)]);
   await reached();
-  const answer = udpExchange(gateway.ports['teltonika/udp'], teltonikaDatagram(devices[1].id, 7, [{ time: new Date(Date.UTC(2026, 2, 1, 10, 8)), lat: 40.08, lon: -3 }]), 10_000);
+  const answer = udpExchange(
+    gateway.ports['teltonika/udp'],
+    teltonikaDatagram(devices[1].id, 7, [{ time: new Date(Date.UTC(2026, 2, 1, 10, 8)), lat: 40.08, lon: -3 }]),
+    10_000,
+  );
   await until('the datagram decoded', () => decodedReports.length >= 1);
   t.is(decodedReports.length, 1, 'the datagram was decoded');
   t.true(await collected(decodedReports[0]), 'what was decoded is garbage while the datagram waits for its commit');
   release();
   await first;
   t.truthy(await answer, 'acknowledged once stored');
-  t.deepEqual(await s.running.db('locations').where('device_id', devices[1].id).pluck('date_time'), [Date.UTC(2026, 2, 1, 10, 8)]);
+  t.deepEqual(await s.running.db('locations').where('device_id', devices[1].id).pluck('date_time'), [
+    Date.UTC(2026, 2, 1, 10, 8),
+  ]);
 });

@@ -11,7 +11,10 @@ import { PATIENCE_MS, until } from '../../helpers/wait.js';
  * Three accounts, one device each, on a real trackgate; the database refuses any location row
  * holding the word "poison" (a trigger, as a constraint the row breaks would).
  */
-async function setup(t: { teardown(fn: () => unknown): void }, backend: Backend): Promise<{ s: TestServer; devices: DeviceRecord[] }> {
+async function setup(
+  t: { teardown(fn: () => unknown): void },
+  backend: Backend,
+): Promise<{ s: TestServer; devices: DeviceRecord[] }> {
   const s = await startServer(backend);
   t.teardown(() => s.stop());
   const devices: DeviceRecord[] = [];
@@ -28,9 +31,13 @@ async function setup(t: { teardown(fn: () => unknown): void }, backend: Backend)
   if (backend === 'postgres') {
     await db.raw(`create function refuse_poison() returns trigger language plpgsql as $$
       begin if new.data like '%poison%' then raise exception 'poisoned row' using errcode = 'check_violation'; end if; return new; end $$`);
-    await db.raw('create trigger refuse_poison before insert or update on locations for each row execute function refuse_poison()');
+    await db.raw(
+      'create trigger refuse_poison before insert or update on locations for each row execute function refuse_poison()',
+    );
   } else {
-    await db.raw(`create trigger refuse_poison before insert on locations when new.data like '%poison%' begin select raise(abort, 'poisoned row'); end`);
+    await db.raw(
+      `create trigger refuse_poison before insert on locations when new.data like '%poison%' begin select raise(abort, 'poisoned row'); end`,
+    );
   }
   return { s, devices };
 }
@@ -51,10 +58,21 @@ for (const backend of await backends()) {
       ingest.submit(devices[0], 'test', [report(1, 'fine')]),
       ingest.submit(devices[1], 'test', [report(2, 'poison')]),
       ingest.submit(devices[2], 'test', [report(3, 'fine'), report(4, 'fine')]),
-      ingest.submit(devices[0], 'mqtt', [locationReport({ dateTime: '2026-03-01T10:05:00Z', latitude: 40.05, longitude: -3 })], { allOrNothing: true }),
+      ingest.submit(
+        devices[0],
+        'mqtt',
+        [locationReport({ dateTime: '2026-03-01T10:05:00Z', latitude: 40.05, longitude: -3 })],
+        { allOrNothing: true },
+      ),
     ]);
-    t.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
-    const stored = async (deviceId: string) => (await s.running.db('locations').where('device_id', deviceId).orderBy('date_time').select('data')).map((r: { data: string }) => JSON.parse(r.data).latitude);
+    t.deepEqual(
+      results.map((r) => r.status),
+      ['fulfilled', 'rejected', 'fulfilled', 'fulfilled'],
+    );
+    const stored = async (deviceId: string) =>
+      (await s.running.db('locations').where('device_id', deviceId).orderBy('date_time').select('data')).map(
+        (r: { data: string }) => JSON.parse(r.data).latitude,
+      );
     t.deepEqual(await stored('dev-a'), [40.01, 40.05]);
     t.deepEqual(await stored('dev-b'), [], "nothing of the refused sender's rows");
     t.deepEqual(await stored('dev-c'), [40.03, 40.04]);
@@ -72,10 +90,23 @@ for (const backend of await backends()) {
     for (let i = 0; i < 6000; i++) cursor = (cursor.a = {}) as Record<string, unknown>;
     const results = await Promise.allSettled([
       ingest.submit(devices[0], 'test', [report(1, 'fine')]),
-      ingest.submit(devices[1], 'mqtt', [locationReport({ dateTime: '2026-03-01T10:02:00Z', latitude: 1, longitude: 2, attributes: deep })], { allOrNothing: true }),
-      ingest.submit(devices[2], 'mqtt', [locationReport({ dateTime: '2026-03-01T10:03:00Z', latitude: 3, longitude: 4 })], { allOrNothing: true }),
+      ingest.submit(
+        devices[1],
+        'mqtt',
+        [locationReport({ dateTime: '2026-03-01T10:02:00Z', latitude: 1, longitude: 2, attributes: deep })],
+        { allOrNothing: true },
+      ),
+      ingest.submit(
+        devices[2],
+        'mqtt',
+        [locationReport({ dateTime: '2026-03-01T10:03:00Z', latitude: 3, longitude: 4 })],
+        { allOrNothing: true },
+      ),
     ]);
-    t.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
+    t.deepEqual(
+      results.map((r) => r.status),
+      ['fulfilled', 'rejected', 'fulfilled'],
+    );
     t.deepEqual(await s.running.db('last_locations').orderBy('device_id').pluck('device_id'), ['dev-a', 'dev-c']);
   });
 }
@@ -100,18 +131,32 @@ if ((await backends()).includes('postgres')) {
     const watcher = new pg.Client({ connectionString: s.storageEnv.TRACKGATE_DATABASE_URL });
     await watcher.connect();
     t.teardown(() => watcher.end());
-    const waiting = async () => (await watcher.query("select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'")).rows[0].n as number;
+    const waiting = async () =>
+      (
+        await watcher.query(
+          "select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'",
+        )
+      ).rows[0].n as number;
     await until("x's batch waits for the lock", async () => (await waiting()) >= 1);
     const xAgain = ingest.submit(x, 'test', [report(2, 'corrected')]);
     void Promise.allSettled([xAgain]).then(() => (xSettled = true));
-    const yDone = await Promise.race([ingest.submit(y, 'test', [report(3, 'free')]).then(() => true), new Promise<false>((r) => setTimeout(() => r(false), PATIENCE_MS))]);
+    const yDone = await Promise.race([
+      ingest.submit(y, 'test', [report(3, 'free')]).then(() => true),
+      new Promise<false>((r) => setTimeout(() => r(false), PATIENCE_MS)),
+    ]);
     t.true(yDone, "another device's rows are committed while x's batch waits");
     t.false(xSettled, "x's rows wait for the lock");
     await holder.query('commit');
     await Promise.all([xFirst, xAgain]);
-    const stored = await s.running.db('locations').where({ device_id: x.id, date_time: report(2, '').fixTime!.getTime() }).first('data');
+    const stored = await s.running
+      .db('locations')
+      .where({ device_id: x.id, date_time: report(2, '').fixTime!.getTime() })
+      .first('data');
     t.is(JSON.parse(stored.data).attributes.note, 'corrected', "x's later submission is written after its earlier one");
-    t.is(JSON.parse((await s.running.db('last_locations').where({ device_id: x.id }).first('data')).data).attributes.note, 'corrected');
+    t.is(
+      JSON.parse((await s.running.db('last_locations').where({ device_id: x.id }).first('data')).data).attributes.note,
+      'corrected',
+    );
   });
 }
 

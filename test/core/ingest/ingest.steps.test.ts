@@ -26,7 +26,15 @@ test('ingest.steps: plain attributes are stored as decoded, the very object (not
   const a = { priority: 0, sat: 9, event: 0, ignition: true, power: 12.5, note: 'ok', io999: 'x'.repeat(100) };
   const d = runSteps(report(a), 'test', RECEIVED);
   t.is(d.location!.attributes, a);
-  t.deepEqual(d.location!.attributes, { priority: 0, sat: 9, event: 0, ignition: true, power: 12.5, note: 'ok', io999: 'x'.repeat(100) });
+  t.deepEqual(d.location!.attributes, {
+    priority: 0,
+    sat: 9,
+    event: 0,
+    ignition: true,
+    power: 12.5,
+    note: 'ok',
+    io999: 'x'.repeat(100),
+  });
 });
 
 test('ingest.steps: NUL characters are taken out of attribute keys and values', (t) => {
@@ -34,7 +42,10 @@ test('ingest.steps: NUL characters are taken out of attribute keys and values', 
 });
 
 test('ingest.steps: attribute values JSON cannot hold (NaN, Infinity, objects, null) are left out', (t) => {
-  t.deepEqual(attributesOf({ a: NaN, b: Infinity, c: -Infinity, d: { x: 1 }, e: null, f: [1], g: 2, h: false }), { g: 2, h: false });
+  t.deepEqual(attributesOf({ a: NaN, b: Infinity, c: -Infinity, d: { x: 1 }, e: null, f: [1], g: 2, h: false }), {
+    g: 2,
+    h: false,
+  });
 });
 
 test('ingest.steps: past MAX_ATTRIBUTES_JSON characters of JSON, the remaining attributes are left out', (t) => {
@@ -57,7 +68,11 @@ test('ingest.steps: numbers count with their exact JSON length near the bound (n
   t.deepEqual(Object.keys(attributesOf({ s: `${filler}f`, big: value })!), ['s'], 'one character more: left out');
   const many: Record<string, number> = {};
   for (let i = 0; i < 1000; i++) many[`n${i}`] = i;
-  t.is(Object.keys(attributesOf(many)!).length, 1000, 'a thousand small numbers fit (an estimate of 25 characters each would not)');
+  t.is(
+    Object.keys(attributesOf(many)!).length,
+    1000,
+    'a thousand small numbers fit (an estimate of 25 characters each would not)',
+  );
 });
 
 test('ingest.steps: a tracker location has this exact stored shape, in this key order', (t) => {
@@ -65,7 +80,15 @@ test('ingest.steps: a tracker location has this exact stored shape, in this key 
     report(
       { sat: 7, batteryLevel: 80, fuel1: 12, temp1: 21.5, rpm: 900, odometer: 123_456, ignition: false, io1: 'x' },
       {
-        location: { latitudeDeg: 40.5, longitudeDeg: -3.25, valid: true, speedKmh: 50, courseDeg: 90, altitudeM: 650, accuracyM: 5 },
+        location: {
+          latitudeDeg: 40.5,
+          longitudeDeg: -3.25,
+          valid: true,
+          speedKmh: 50,
+          courseDeg: 90,
+          altitudeM: 650,
+          accuracyM: 5,
+        },
         alarms: ['sos', 'overspeed'],
       },
     ),

@@ -53,7 +53,10 @@ for (const [name, make] of Object.entries(implementations)) {
     t.is(await s.used('acc', NOW + HOUR), 0, 'expired at its expiry instant, as model/device isExpired');
     t.false(await s.claim('acc', 'd2', null, 1, NOW + HOUR - 1));
     t.true(await s.claim('acc', 'd2', null, 1, NOW + HOUR));
-    t.false(await s.claim('acc', 'd1', NOW + 5 * HOUR, 1, NOW + 2 * HOUR), 'an expired device needs a free licence like a new one');
+    t.false(
+      await s.claim('acc', 'd1', NOW + 5 * HOUR, 1, NOW + 2 * HOUR),
+      'an expired device needs a free licence like a new one',
+    );
   });
 
   test(`license-store (${name}): set records an expiry without checking the total`, async (t) => {
@@ -100,7 +103,11 @@ for (const [name, make] of Object.entries(implementations)) {
 
   test(`license-store (${name}): 20 concurrent claims for one free licence let exactly one through`, async (t) => {
     const s = storeFor(t);
-    await s.load('acc', [{ id: 'held1', expiresAt: null }, { id: 'held2', expiresAt: NOW + HOUR }, { id: 'gone', expiresAt: NOW - 1 }]);
+    await s.load('acc', [
+      { id: 'held1', expiresAt: null },
+      { id: 'held2', expiresAt: NOW + HOUR },
+      { id: 'gone', expiresAt: NOW - 1 },
+    ]);
     const results = await Promise.all(Array.from({ length: 20 }, (_, i) => s.claim('acc', `new${i}`, null, 3, NOW)));
     t.is(results.filter(Boolean).length, 1);
     t.is(await s.used('acc', NOW), 3);
@@ -114,7 +121,9 @@ if (implementations.redis) {
     const a = createRedisLicenseStore(r.client(), r.prefix);
     const b = createRedisLicenseStore(r.client(), r.prefix);
     await a.load('acc', [{ id: 'held', expiresAt: null }]);
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).claim('acc', `new${i}`, NOW + HOUR, 2, NOW)));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).claim('acc', `new${i}`, NOW + HOUR, 2, NOW)),
+    );
     t.is(results.filter(Boolean).length, 1);
     t.is(await b.used('acc', NOW), 2);
     t.is(await a.used('acc', NOW + HOUR), 1, 'the winner expires by time alone');
@@ -128,7 +137,10 @@ if (implementations.redis) {
     client.on('error', () => {});
     t.teardown(() => closeRedis(client));
     const s = createRedisLicenseStore(client, 'tg:');
-    await s.load('acc', [{ id: 'held', expiresAt: NOW + HOUR }, { id: 'expired', expiresAt: NOW - HOUR }]);
+    await s.load('acc', [
+      { id: 'held', expiresAt: NOW + HOUR },
+      { id: 'expired', expiresAt: NOW - HOUR },
+    ]);
     own.freeze();
     await t.throwsAsync(s.claim('acc', 'new', null, 3, NOW), { message: /timed out/i });
     await t.throwsAsync(s.claim('acc', 'expired', null, 3, NOW), { message: /timed out/i });

@@ -1,5 +1,11 @@
 import test from 'ava';
-import { formatAlertEmail, formatAlertSms, mapLink, SMS_MAX, type AlertNotice } from '../../../core/notify/message.format.js';
+import {
+  formatAlertEmail,
+  formatAlertSms,
+  mapLink,
+  SMS_MAX,
+  type AlertNotice,
+} from '../../../core/notify/message.format.js';
 
 const notice: AlertNotice = {
   deviceName: 'Truck 1',
@@ -41,7 +47,13 @@ test('message.format: local time follows the account zone through daylight savin
 });
 
 test('message.format: HTML escapes what the user typed; a missing position and text are said plainly', (t) => {
-  const mail = formatAlertEmail({ ...notice, deviceName: '<b>Van</b> & "Co"', text: null, latitude: null, longitude: null });
+  const mail = formatAlertEmail({
+    ...notice,
+    deviceName: '<b>Van</b> & "Co"',
+    text: null,
+    latitude: null,
+    longitude: null,
+  });
   t.true(mail.html.includes('&lt;b&gt;Van&lt;/b&gt; &amp; &quot;Co&quot;'));
   t.false(mail.html.includes('<b>Van'));
   t.true(mail.text.includes('Position: unknown'));
@@ -50,12 +62,18 @@ test('message.format: HTML escapes what the user typed; a missing position and t
 });
 
 test('message.format: the subject stays on one line', (t) => {
-  t.is(formatAlertEmail({ ...notice, deviceName: 'Truck\r\nBcc: x@example.com' }).subject, 'SOSButton: Truck Bcc: x@example.com - SOS button pressed');
+  t.is(
+    formatAlertEmail({ ...notice, deviceName: 'Truck\r\nBcc: x@example.com' }).subject,
+    'SOSButton: Truck Bcc: x@example.com - SOS button pressed',
+  );
 });
 
 test('message.format: the SMS carries alert, device, text, local time and position in 160 characters', (t) => {
   const sms = formatAlertSms(notice);
-  t.is(sms, 'SOSButton Truck 1: SOS button pressed 2026-03-01 13:30 https://www.openstreetmap.org/?mlat=40.41680&mlon=-3.70380');
+  t.is(
+    sms,
+    'SOSButton Truck 1: SOS button pressed 2026-03-01 13:30 https://www.openstreetmap.org/?mlat=40.41680&mlon=-3.70380',
+  );
   t.true(sms.length <= SMS_MAX);
 });
 
@@ -71,20 +89,31 @@ test('message.format: a long SMS shortens the text first, then the device name, 
   t.true(longName.startsWith('SOSButton A very long'));
   t.true(longName.endsWith('2026-03-01 13:30 https://www.openstreetmap.org/?mlat=40.41680&mlon=-3.70380'));
 
-  t.is(formatAlertSms({ ...notice, latitude: null, longitude: null, text: null }), 'SOSButton Truck 1 2026-03-01 13:30');
+  t.is(
+    formatAlertSms({ ...notice, latitude: null, longitude: null, text: null }),
+    'SOSButton Truck 1 2026-03-01 13:30',
+  );
 });
 
-test('message.format: a rule\'s alert names the rule in the subject, the text, the HTML and the SMS', (t) => {
+test("message.format: a rule's alert names the rule in the subject, the text, the HTML and the SMS", (t) => {
   const entered = { ...notice, alertName: 'CheckArea', ruleName: 'Depot watch', text: 'Entered the zone "Depot"' };
   const mail = formatAlertEmail(entered);
   t.is(mail.subject, 'CheckArea "Depot watch": Truck 1 - Entered the zone "Depot"');
   t.true(mail.text.includes('Rule: "Depot watch" (CheckArea)'));
   t.true(mail.html.includes('<th align="left">Rule</th><td>Depot watch (CheckArea)</td>'));
-  t.is(formatAlertSms(entered), 'CheckArea "Depot watch" Truck 1: Entered the zone "Depot" 2026-03-01 13:30 https://www.openstreetmap.org/?mlat=40.41680&mlon=-3.70380');
+  t.is(
+    formatAlertSms(entered),
+    'CheckArea "Depot watch" Truck 1: Entered the zone "Depot" 2026-03-01 13:30 https://www.openstreetmap.org/?mlat=40.41680&mlon=-3.70380',
+  );
 });
 
 test('message.format: a long rule name is shortened first in the SMS, then dropped; what happened stays', (t) => {
-  const sms = formatAlertSms({ ...notice, alertName: 'CheckArea', ruleName: 'The rule with a very long name '.repeat(3), text: 'Left the zone "North warehouse"' });
+  const sms = formatAlertSms({
+    ...notice,
+    alertName: 'CheckArea',
+    ruleName: 'The rule with a very long name '.repeat(3),
+    text: 'Left the zone "North warehouse"',
+  });
   t.true(sms.length <= SMS_MAX, sms);
   t.true(sms.includes('Truck 1: Left the zone "North warehouse" 2026-03-01 13:30'), sms);
   t.regex(sms, /^CheckArea ("The rule with[^"]*\.\.\." )?Truck 1/);

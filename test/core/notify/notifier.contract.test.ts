@@ -57,13 +57,23 @@ const implementations: Record<string, Implementation> = {
         message: { ...base, channel: 'Email', to: 'ops@example.com', subject: 'SOSButton: Truck 1' },
         delivered: () => rx.mails.flatMap((m) => m.recipients),
         refused: () => [...rx.rejected],
-        close: async () => { await notifier.close(); await rx.close(); },
+        close: async () => {
+          await notifier.close();
+          await rx.close();
+        },
       };
     },
     async silent() {
       const rx = await silentReceiver('tcp');
       const notifier = createSmtpNotifier({ url: rx.url, from: 'alerts@example.com', timeoutMs: TIMEOUT_MS });
-      return { notifier, message: { ...base, channel: 'Email', to: 'ops@example.com' }, close: async () => { await notifier.close(); await rx.close(); } };
+      return {
+        notifier,
+        message: { ...base, channel: 'Email', to: 'ops@example.com' },
+        close: async () => {
+          await notifier.close();
+          await rx.close();
+        },
+      };
     },
   },
   'sms-http': {
@@ -75,13 +85,23 @@ const implementations: Record<string, Implementation> = {
         message: { ...base, channel: 'SMS', to: '+34600111222' },
         delivered: () => rx.requests.filter((r) => r.status < 300).map((r) => (r.body as { to: string }).to),
         refused: () => rx.requests.filter((r) => r.status >= 300).map((r) => (r.body as { to: string }).to),
-        close: async () => { await notifier.close(); await rx.close(); },
+        close: async () => {
+          await notifier.close();
+          await rx.close();
+        },
       };
     },
     async silent() {
       const rx = await silentReceiver('http');
       const notifier = createSmsHttpNotifier({ url: rx.url, timeoutMs: TIMEOUT_MS });
-      return { notifier, message: { ...base, channel: 'SMS', to: '+34600111222' }, close: async () => { await notifier.close(); await rx.close(); } };
+      return {
+        notifier,
+        message: { ...base, channel: 'SMS', to: '+34600111222' },
+        close: async () => {
+          await notifier.close();
+          await rx.close();
+        },
+      };
     },
   },
 };

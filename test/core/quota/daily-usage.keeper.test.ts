@@ -29,7 +29,8 @@ test('daily-usage.keeper: counts are saved every interval without a stop, and a 
   const keeper = await keepDailyUsage({ db, clock, logger: silentLogger, limiters: first, everyMs: 50 });
   for (let i = 0; i < 3; i++) await first.requests.hit('u1', clock.now());
   await first.requests.hit('u2', clock.now());
-  const saved = async () => JSON.parse((await settings.get(db, 'api_daily_usage')) ?? '{}').users as Record<string, number> | undefined;
+  const saved = async () =>
+    JSON.parse((await settings.get(db, 'api_daily_usage')) ?? '{}').users as Record<string, number> | undefined;
   await until('saved by the timer', async () => (await saved())?.u2 === 1);
   t.deepEqual(await saved(), { u1: 3, u2: 1 }, 'saved by the timer alone, as before a crash');
 

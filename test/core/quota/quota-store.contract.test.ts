@@ -23,13 +23,23 @@ const implementations: Record<string, () => Fixture> = {
   memory() {
     const clock = new ManualClock(Date.UTC(2026, 2, 1, 12));
     const store = createMemoryQuotaStore({ clock });
-    return { store, nowMs: () => clock.now().getTime(), elapse: async (ms) => clock.advance(ms), close: async () => store.close() };
+    return {
+      store,
+      nowMs: () => clock.now().getTime(),
+      elapse: async (ms) => clock.advance(ms),
+      close: async () => store.close(),
+    };
   },
 };
 if (await useRedis('quota-store (redis)')) {
   implementations.redis = () => {
     const r = testRedis();
-    return { store: createRedisQuotaStore(r.client(), r.prefix), nowMs: () => Date.now(), elapse: sleep, close: () => r.cleanup() };
+    return {
+      store: createRedisQuotaStore(r.client(), r.prefix),
+      nowMs: () => Date.now(),
+      elapse: sleep,
+      close: () => r.cleanup(),
+    };
   };
 }
 
@@ -44,9 +54,17 @@ for (const [name, make] of Object.entries(implementations)) {
 
   test(`quota-store (${name}): 200 concurrent reserves with limit 10 let exactly 10 through`, async (t) => {
     const fx = fixture(t);
-    const results = await Promise.all(Array.from({ length: 200 }, () => fx.store.reserve('sent:email:d1:2026-03-01', 10, endOfDay(fx))));
+    const results = await Promise.all(
+      Array.from({ length: 200 }, () => fx.store.reserve('sent:email:d1:2026-03-01', 10, endOfDay(fx))),
+    );
     t.is(results.filter((r) => r.ok).length, 10);
-    t.deepEqual(results.filter((r) => r.ok).map((r) => r.count).sort((a, b) => a - b), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    t.deepEqual(
+      results
+        .filter((r) => r.ok)
+        .map((r) => r.count)
+        .sort((a, b) => a - b),
+      [1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+    );
     t.true(results.filter((r) => !r.ok).every((r) => r.count === 10));
     t.deepEqual(await fx.store.get(['sent:email:d1:2026-03-01']), [10]);
   });
@@ -95,14 +113,17 @@ for (const [name, make] of Object.entries(implementations)) {
       await sleep(20);
       return 3;
     };
-    const results = await Promise.all(Array.from({ length: 10 }, () => fx.store.reserve(key, 5, endOfDay(fx), initial)));
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () => fx.store.reserve(key, 5, endOfDay(fx), initial)),
+    );
     t.is(results.filter((r) => r.ok).length, 2, 'three already sent today, limit five');
     t.deepEqual(await fx.store.get([key]), [5]);
     t.is(asked, 1, 'concurrent reserves of one missing counter ask once');
     await fx.store.reserve(key, 5, endOfDay(fx), initial);
     t.is(asked, 1, 'not asked again once the counter is held');
     let zeroAsked = 0;
-    for (let i = 0; i < 3; i++) t.false((await fx.store.reserve('sent:sms:d4:2026-03-01', 0, endOfDay(fx), async () => (zeroAsked++, 0))).ok);
+    for (let i = 0; i < 3; i++)
+      t.false((await fx.store.reserve('sent:sms:d4:2026-03-01', 0, endOfDay(fx), async () => (zeroAsked++, 0))).ok);
     t.is(zeroAsked, 1, 'a counter started at 0 is held too (a limit of 0 asks once)');
   });
 
@@ -139,7 +160,9 @@ if (implementations.redis) {
     const a = createRedisQuotaStore(r.client(), r.prefix);
     const b = createRedisQuotaStore(r.client(), r.prefix);
     const expiresAt = new Date(Date.now() + 60_000);
-    const results = await Promise.all(Array.from({ length: 200 }, (_, i) => (i % 2 ? a : b).reserve('sent:sms:shared:2026-03-01', 10, expiresAt)));
+    const results = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => (i % 2 ? a : b).reserve('sent:sms:shared:2026-03-01', 10, expiresAt)),
+    );
     t.is(results.filter((x) => x.ok).length, 10);
     t.deepEqual(await a.get(['sent:sms:shared:2026-03-01']), [10]);
     await b.release('sent:sms:shared:2026-03-01');
@@ -173,7 +196,10 @@ if (implementations.redis) {
     t.like(await store.reserve(key, 3, end), { ok: true, count: 1 });
     own.freeze();
     await t.throwsAsync(store.reserve(key, 3, end), { message: /timed out/i });
-    await t.throwsAsync(store.reserve(key, 3, end, async () => 0), { message: /timed out/i });
+    await t.throwsAsync(
+      store.reserve(key, 3, end, async () => 0),
+      { message: /timed out/i },
+    );
     own.thaw();
     await new Promise((r) => setTimeout(r, 200));
     t.deepEqual(await store.get([key]), [1], 'only the reservation that was answered counts');

@@ -1,14 +1,28 @@
 import test from 'ava';
 import { cpuMsSince } from '../../helpers/wait.js';
-import { compileZone, distanceM, findSelfIntersection, validateZone, MAX_POLYGON_POINTS } from '../../../core/rules/geometry.js';
+import {
+  compileZone,
+  distanceM,
+  findSelfIntersection,
+  validateZone,
+  MAX_POLYGON_POINTS,
+} from '../../../core/rules/geometry.js';
 
-const square: [number, number][] = [[0, 0], [10, 0], [10, 10], [0, 10], [0, 0]];
-const polygonZone = (polygon: [number, number][]) => compileZone({ id: 'z', type: 'polygon', center: null, radius: null, polygon });
+const square: [number, number][] = [
+  [0, 0],
+  [10, 0],
+  [10, 10],
+  [0, 10],
+  [0, 0],
+];
+const polygonZone = (polygon: [number, number][]) =>
+  compileZone({ id: 'z', type: 'polygon', center: null, radius: null, polygon });
 
 /** A regular n-gon around (lon, lat), closed. */
 function ngon(n: number, lon: number, lat: number, r: number): [number, number][] {
   const ring: [number, number][] = [];
-  for (let i = 0; i < n; i++) ring.push([lon + r * Math.cos((2 * Math.PI * i) / n), lat + r * Math.sin((2 * Math.PI * i) / n)]);
+  for (let i = 0; i < n; i++)
+    ring.push([lon + r * Math.cos((2 * Math.PI * i) / n), lat + r * Math.sin((2 * Math.PI * i) / n)]);
   ring.push([...ring[0]]);
   return ring;
 }
@@ -34,7 +48,19 @@ test('geometry.validateZone: a circle names the field that is wrong', (t) => {
 test('geometry.validateZone: a closed, simple ring is accepted in either direction', (t) => {
   t.is(validateZone({ type: 'polygon', polygon: square }), null);
   t.is(validateZone({ type: 'polygon', polygon: [...square].reverse() }), null);
-  t.is(validateZone({ type: 'polygon', polygon: [[0, 0], [1, 0], [0, 1], [0, 0]] }), null, 'a triangle');
+  t.is(
+    validateZone({
+      type: 'polygon',
+      polygon: [
+        [0, 0],
+        [1, 0],
+        [0, 1],
+        [0, 0],
+      ],
+    }),
+    null,
+    'a triangle',
+  );
   t.is(validateZone({ type: 'polygon', polygon: ngon(50, -3.7, 40.4, 0.01) }), null);
 });
 
@@ -46,33 +72,135 @@ test('geometry.validateZone: an unclosed ring is refused with a message that say
 });
 
 test('geometry.validateZone: too few or too many points, bad pairs and out-of-range coordinates are refused', (t) => {
-  t.regex(validateZone({ type: 'polygon', polygon: [[0, 0], [1, 1], [0, 0]] })!.message, /at least 4 points/);
+  t.regex(
+    validateZone({
+      type: 'polygon',
+      polygon: [
+        [0, 0],
+        [1, 1],
+        [0, 0],
+      ],
+    })!.message,
+    /at least 4 points/,
+  );
   const huge = ngon(MAX_POLYGON_POINTS, 0, 0, 1);
   t.regex(validateZone({ type: 'polygon', polygon: huge })!.message, /at most 10,000/);
-  t.is(validateZone({ type: 'polygon', polygon: [[0, 0], [1, 0, 5], [0, 1], [0, 0]] })?.field, 'polygon[1]');
-  t.is(validateZone({ type: 'polygon', polygon: [[0, 0], [181, 0], [0, 1], [0, 0]] })?.field, 'polygon[1][0]');
-  t.is(validateZone({ type: 'polygon', polygon: [[0, 0], [1, 0], [0, -91], [0, 0]] })?.field, 'polygon[2][1]');
+  t.is(
+    validateZone({
+      type: 'polygon',
+      polygon: [
+        [0, 0],
+        [1, 0, 5],
+        [0, 1],
+        [0, 0],
+      ],
+    })?.field,
+    'polygon[1]',
+  );
+  t.is(
+    validateZone({
+      type: 'polygon',
+      polygon: [
+        [0, 0],
+        [181, 0],
+        [0, 1],
+        [0, 0],
+      ],
+    })?.field,
+    'polygon[1][0]',
+  );
+  t.is(
+    validateZone({
+      type: 'polygon',
+      polygon: [
+        [0, 0],
+        [1, 0],
+        [0, -91],
+        [0, 0],
+      ],
+    })?.field,
+    'polygon[2][1]',
+  );
   t.is(validateZone({ type: 'polygon' })?.field, 'polygon');
   t.is(validateZone({ type: 'polygon', polygon: square, radius: 5 })?.field, 'radius');
   t.is(validateZone({ type: 'polygon', polygon: square, center: { latitude: 0, longitude: 0 } })?.field, 'center');
 });
 
 test('geometry.validateZone: a repeated point and a ring without area are refused', (t) => {
-  t.is(validateZone({ type: 'polygon', polygon: [[0, 0], [10, 0], [10, 0], [10, 10], [0, 0]] })?.field, 'polygon[2]');
-  t.regex(validateZone({ type: 'polygon', polygon: [[0, 0], [1, 0], [2, 0], [0, 0]] })!.message, /no area|crosses itself/);
+  t.is(
+    validateZone({
+      type: 'polygon',
+      polygon: [
+        [0, 0],
+        [10, 0],
+        [10, 0],
+        [10, 10],
+        [0, 0],
+      ],
+    })?.field,
+    'polygon[2]',
+  );
+  t.regex(
+    validateZone({
+      type: 'polygon',
+      polygon: [
+        [0, 0],
+        [1, 0],
+        [2, 0],
+        [0, 0],
+      ],
+    })!.message,
+    /no area|crosses itself/,
+  );
 });
 
 test('geometry.validateZone: a ring that crosses or touches itself is refused, naming the edges', (t) => {
-  const bowtie: [number, number][] = [[0, 0], [10, 10], [10, 0], [0, 10], [0, 0]];
+  const bowtie: [number, number][] = [
+    [0, 0],
+    [10, 10],
+    [10, 0],
+    [0, 10],
+    [0, 0],
+  ];
   const problem = validateZone({ type: 'polygon', polygon: bowtie });
   t.is(problem?.field, 'polygon');
   t.regex(problem!.message, /crosses itself: its edge from point 0 to 1 meets the edge from point 2 to 3/);
   // a vertex touching another edge (a pinch)
-  t.truthy(findSelfIntersection([[0, 0], [10, 0], [10, 10], [5, 0], [0, 10], [0, 0]]));
+  t.truthy(
+    findSelfIntersection([
+      [0, 0],
+      [10, 0],
+      [10, 10],
+      [5, 0],
+      [0, 10],
+      [0, 0],
+    ]),
+  );
   // an edge folding back along its neighbour
-  t.truthy(findSelfIntersection([[0, 0], [10, 0], [5, 0], [5, 5], [0, 0]]));
+  t.truthy(
+    findSelfIntersection([
+      [0, 0],
+      [10, 0],
+      [5, 0],
+      [5, 5],
+      [0, 0],
+    ]),
+  );
   // collinear but disjoint edges do not meet
-  t.is(findSelfIntersection([[0, 0], [3, 0], [3, 1], [6, 1], [6, 0], [9, 0], [9, 5], [0, 5], [0, 0]]), null);
+  t.is(
+    findSelfIntersection([
+      [0, 0],
+      [3, 0],
+      [3, 1],
+      [6, 1],
+      [6, 0],
+      [9, 0],
+      [9, 5],
+      [0, 5],
+      [0, 0],
+    ]),
+    null,
+  );
   t.is(findSelfIntersection(ngon(1000, 0, 0, 1)), null);
 });
 
@@ -93,12 +221,32 @@ test('geometry.compileZone: a polygon contains points inside, not outside, and i
   t.false(z.contains(-1, 5), 'south');
   t.false(z.contains(5, 10.0001), 'east');
   t.false(z.contains(11, 11));
-  for (const [lat, lon] of [[0, 5], [10, 5], [5, 0], [5, 10], [0, 0], [10, 10], [0, 10], [10, 0]]) t.true(z.contains(lat, lon), `boundary ${lat},${lon}`);
+  for (const [lat, lon] of [
+    [0, 5],
+    [10, 5],
+    [5, 0],
+    [5, 10],
+    [0, 0],
+    [10, 10],
+    [0, 10],
+    [10, 0],
+  ])
+    t.true(z.contains(lat, lon), `boundary ${lat},${lon}`);
 });
 
 test('geometry.compileZone: a concave polygon leaves its notch out, whichever way the ring turns', (t) => {
   // a U: the notch between x 3..7 above y 3
-  const u: [number, number][] = [[0, 0], [10, 0], [10, 10], [7, 10], [7, 3], [3, 3], [3, 10], [0, 10], [0, 0]];
+  const u: [number, number][] = [
+    [0, 0],
+    [10, 0],
+    [10, 10],
+    [7, 10],
+    [7, 3],
+    [3, 3],
+    [3, 10],
+    [0, 10],
+    [0, 0],
+  ];
   for (const ring of [u, [...u].reverse()]) {
     const z = polygonZone(ring);
     t.true(z.contains(5, 1), 'the base');
@@ -112,7 +260,13 @@ test('geometry.compileZone: a concave polygon leaves its notch out, whichever wa
 });
 
 test('geometry.compileZone: a ray through a vertex counts once', (t) => {
-  const diamond: [number, number][] = [[0, 5], [5, 0], [10, 5], [5, 10], [0, 5]];
+  const diamond: [number, number][] = [
+    [0, 5],
+    [5, 0],
+    [10, 5],
+    [5, 10],
+    [0, 5],
+  ];
   const z = polygonZone(diamond);
   t.true(z.contains(5, 5));
   t.true(z.contains(5, 1), 'level with the east and west vertices');
@@ -132,7 +286,13 @@ test('geometry.compileZone: a circle is a great-circle distance, its edge includ
   t.false(z.contains(madrid.latitude, madrid.longitude + east * 1.03));
   t.false(z.contains(-madrid.latitude, madrid.longitude));
   // across the antimeridian a circle still works (polygons do not: documented)
-  const date = compileZone({ id: 'c2', type: 'circle', center: { latitude: 0, longitude: 179.999 }, radius: 1000, polygon: null });
+  const date = compileZone({
+    id: 'c2',
+    type: 'circle',
+    center: { latitude: 0, longitude: 179.999 },
+    radius: 1000,
+    polygon: null,
+  });
   t.true(date.contains(0, -179.9995));
   t.false(date.contains(0, -179.98));
 });
@@ -149,7 +309,8 @@ test('geometry.compileZone: a 50-point polygon answers in about a microsecond or
   let inside = 0;
   const n = 200_000;
   const started = process.cpuUsage();
-  for (let i = 0; i < n; i++) if (z.contains(40.4 + ((i % 200) - 100) * 0.0006, -3.7 + ((i % 173) - 86) * 0.0006)) inside++;
+  for (let i = 0; i < n; i++)
+    if (z.contains(40.4 + ((i % 200) - 100) * 0.0006, -3.7 + ((i % 173) - 86) * 0.0006)) inside++;
   const perCallUs = (cpuMsSince(started) * 1000) / n;
   t.true(inside > 0 && inside < n, 'points on both sides');
   t.true(perCallUs < 5, `${perCallUs.toFixed(3)} µs per check (about 0.2 when the machine is idle)`);
@@ -164,17 +325,24 @@ function allPairsIntersection(ring: number[][]): [number, number] | null {
 
 function edgesMeet(ring: number[][], lo: number, hi: number): boolean {
   const n = ring.length - 1;
-  const orient = (a: number[], b: number[], c: number[]) => Math.sign((b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]));
+  const orient = (a: number[], b: number[], c: number[]) =>
+    Math.sign((b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]));
   if (hi === lo + 1 || (lo === 0 && hi === n - 1)) {
     // neighbours: only folding back along each other
     const [s, u, v] = hi === lo + 1 ? [ring[hi], ring[lo], ring[hi + 1]] : [ring[0], ring[1], ring[n - 1]];
     return orient(u, s, v) === 0 && (u[0] - s[0]) * (v[0] - s[0]) + (u[1] - s[1]) * (v[1] - s[1]) > 0;
   }
   const [a, b, c, d] = [ring[lo], ring[lo + 1], ring[hi], ring[hi + 1]];
-  const on = (p: number[], q: number[], r: number[]) => Math.min(p[0], q[0]) <= r[0] && r[0] <= Math.max(p[0], q[0]) && Math.min(p[1], q[1]) <= r[1] && r[1] <= Math.max(p[1], q[1]);
+  const on = (p: number[], q: number[], r: number[]) =>
+    Math.min(p[0], q[0]) <= r[0] &&
+    r[0] <= Math.max(p[0], q[0]) &&
+    Math.min(p[1], q[1]) <= r[1] &&
+    r[1] <= Math.max(p[1], q[1]);
   const [o1, o2, o3, o4] = [orient(a, b, c), orient(a, b, d), orient(c, d, a), orient(c, d, b)];
   if (o1 !== o2 && o3 !== o4) return true;
-  return (o1 === 0 && on(a, b, c)) || (o2 === 0 && on(a, b, d)) || (o3 === 0 && on(c, d, a)) || (o4 === 0 && on(c, d, b));
+  return (
+    (o1 === 0 && on(a, b, c)) || (o2 === 0 && on(a, b, d)) || (o3 === 0 && on(c, d, a)) || (o4 === 0 && on(c, d, b))
+  );
 }
 
 /** Ray casting over every edge: the polygon test before the latitude bands, as the reference. */
@@ -234,8 +402,12 @@ test('geometry.findSelfIntersection: the sweep finds two edges that meet exactly
   for (const ring of randomRings(20_000, 36)) {
     const expected = allPairsIntersection(ring);
     const found = findSelfIntersection(ring);
-    if (!!found !== !!expected) return t.fail(`${JSON.stringify(ring)}: the sweep says ${JSON.stringify(found)}, every pair ${JSON.stringify(expected)}`);
-    if (found && !(found[0] < found[1] && edgesMeet(ring, found[0], found[1]))) return t.fail(`${JSON.stringify(ring)}: ${JSON.stringify(found)} do not meet`);
+    if (!!found !== !!expected)
+      return t.fail(
+        `${JSON.stringify(ring)}: the sweep says ${JSON.stringify(found)}, every pair ${JSON.stringify(expected)}`,
+      );
+    if (found && !(found[0] < found[1] && edgesMeet(ring, found[0], found[1])))
+      return t.fail(`${JSON.stringify(ring)}: ${JSON.stringify(found)} do not meet`);
     if (found) crossing++;
   }
   t.true(crossing > 5_000 && crossing < 15_000, `${crossing} of 20,000 cross: both kinds are checked`);
@@ -274,7 +446,8 @@ test('geometry.compileZone: a polygon answers as ray casting over every edge doe
       // half-grid points: on vertices, on edges, level with vertices, and between
       const [lat, lon] = [rnd(21) / 2 - 0.5, rnd(21) / 2 - 0.5];
       const expected = allEdgesContains(ring, lat, lon);
-      if (z.contains(lat, lon) !== expected) return t.fail(`${JSON.stringify(ring)} at ${lat},${lon}: expected ${expected}`);
+      if (z.contains(lat, lon) !== expected)
+        return t.fail(`${JSON.stringify(ring)} at ${lat},${lon}: expected ${expected}`);
       checked++;
       if (expected) inside++;
     }
@@ -292,5 +465,10 @@ test('geometry.compileZone: a 9,998-point zig-zag answers as every edge does, fo
     t.is(z.contains(lat, lon), expected, `${lat},${lon}`);
     t.is(z.contains(lat, lon), expected, `${lat},${lon} again`);
   }
-  for (const [lat, lon] of [[40.6, -3.7], [40.395, -3.695], [40.6, -3.7]]) t.is(z.contains(lat, lon), allEdgesContains(ring, lat, lon));
+  for (const [lat, lon] of [
+    [40.6, -3.7],
+    [40.395, -3.695],
+    [40.6, -3.7],
+  ])
+    t.is(z.contains(lat, lon), allEdgesContains(ring, lat, lon));
 });

@@ -10,11 +10,22 @@ for (const backend of await backends()) {
     const s = await startServer(backend);
     t.teardown(() => s.stop());
     const db = s.running.db;
-    const rows = Array.from({ length: 250 }, (_, i) => ({ ruleId: 'r1', deviceId: `d${i}`, state: state(true), version: 0, commandDue: null }));
+    const rows = Array.from({ length: 250 }, (_, i) => ({
+      ruleId: 'r1',
+      deviceId: `d${i}`,
+      state: state(true),
+      version: 0,
+      commandDue: null,
+    }));
     const inserted = await store.insertStates(db, rows, 1);
     t.is(inserted.size, 250);
     t.is((await store.insertStates(db, rows.slice(0, 3), 2)).size, 0, 'a second insert of the same keys takes none');
-    const next = rows.map((r, i) => ({ ...r, state: state(false), version: i === 7 ? 5 : 1, commandDue: i === 0 ? 99 : null }));
+    const next = rows.map((r, i) => ({
+      ...r,
+      state: state(false),
+      version: i === 7 ? 5 : 1,
+      commandDue: i === 0 ? 99 : null,
+    }));
     const written = await store.updateStates(db, next, 3);
     t.is(written.size, 249);
     t.false(written.has('r1|d7'), 'the stale version is not written');
@@ -22,7 +33,14 @@ for (const backend of await backends()) {
     t.like(d0, { version: 2, commandDue: 99 });
     t.deepEqual(d0!.state, state(false));
     t.is((await store.stateOf(db, 'r1', 'd7'))!.version, 1);
-    t.deepEqual((await store.pendingOf(db, ['r1'])).map((x) => x.deviceId), ['d7'], 'pending: on and not fired');
-    t.deepEqual((await store.commandsDue(db, 100)).map((x) => x.deviceId), ['d0']);
+    t.deepEqual(
+      (await store.pendingOf(db, ['r1'])).map((x) => x.deviceId),
+      ['d7'],
+      'pending: on and not fired',
+    );
+    t.deepEqual(
+      (await store.commandsDue(db, 100)).map((x) => x.deviceId),
+      ['d0'],
+    );
   });
 }

@@ -13,7 +13,8 @@ const ids = Array.from({ length: 200 }, (_, i) => String(356307042400000 + i));
 test('gateway.ipc link: what a gateway process asks in one turn leaves as one message; each request gets its own answer, and a slow one holds back no other', async (t) => {
   const s = await startServer('sqlite', { env: { TRACKGATE_LICENSES: '1000' } });
   t.teardown(() => s.stop());
-  for (const id of ids.slice(0, 100)) t.is((await s.request('POST', '/api/devices', { token: s.adminToken, body: { id, name: id } })).status, 201);
+  for (const id of ids.slice(0, 100))
+    t.is((await s.request('POST', '/api/devices', { token: s.adminToken, body: { id, name: id } })).status, 201);
 
   // the command queue's `next` of one device hangs until the test lets it go
   let release!: () => void;
@@ -30,8 +31,13 @@ test('gateway.ipc link: what a gateway process asks in one turn leaves as one me
   const link = await startCoreLink({ path: socketPath, secret, ...s.running.services, commands, logger: silentLogger });
   t.teardown(() => link.close());
   const client = connectCoreLink({
-    path: socketPath, secret, clock: systemClock, logger: silentLogger,
-    hello: () => ({ ports: null, online: [] }), onDeliver: () => undefined, onDrop: () => undefined,
+    path: socketPath,
+    secret,
+    clock: systemClock,
+    logger: silentLogger,
+    hello: () => ({ ports: null, online: [] }),
+    onDeliver: () => undefined,
+    onDrop: () => undefined,
   });
   t.teardown(() => client.close());
   await client.ready();
@@ -75,15 +81,22 @@ test('gateway.ipc link: what a gateway process asks in one turn leaves as one me
 test('gateway.ipc link: device records and notes no lookup may use any more are forgotten (15,000 idle trackers held their records, read once at login)', async (t) => {
   const s = await startServer('sqlite', { env: { TRACKGATE_LICENSES: '1000' } });
   t.teardown(() => s.stop());
-  for (const id of ids.slice(0, 50)) t.is((await s.request('POST', '/api/devices', { token: s.adminToken, body: { id, name: id } })).status, 201);
+  for (const id of ids.slice(0, 50))
+    t.is((await s.request('POST', '/api/devices', { token: s.adminToken, body: { id, name: id } })).status, 201);
   const socketPath = path.join(os.tmpdir(), `trackgate-test-${process.pid}-${Date.now()}-f.sock`);
   const secret = 'a-secret-of-this-test-0123456789';
   const link = await startCoreLink({ path: socketPath, secret, ...s.running.services, logger: silentLogger });
   t.teardown(() => link.close());
   const clock = new ManualClock(Date.now());
   const client = connectCoreLink({
-    path: socketPath, secret, clock, logger: silentLogger, forgetEveryMs: 20,
-    hello: () => ({ ports: null, online: [] }), onDeliver: () => undefined, onDrop: () => undefined,
+    path: socketPath,
+    secret,
+    clock,
+    logger: silentLogger,
+    forgetEveryMs: 20,
+    hello: () => ({ ports: null, online: [] }),
+    onDeliver: () => undefined,
+    onDrop: () => undefined,
   });
   t.teardown(() => client.close());
   await client.ready();
@@ -96,7 +109,11 @@ test('gateway.ipc link: device records and notes no lookup may use any more are 
   t.deepEqual(client.held(), { records: 50, touched: 50, heard: 50 });
   clock.advance(CACHE_MS);
   await until('the sweep ran', () => client.held().records === 0 && client.held().touched === 0);
-  t.deepEqual(client.held(), { records: 0, touched: 0, heard: 0 }, 'records, touch notes and datagram notes past their time are gone');
+  t.deepEqual(
+    client.held(),
+    { records: 0, touched: 0, heard: 0 },
+    'records, touch notes and datagram notes past their time are gone',
+  );
   clock.advance(60_000);
   await until('the sweep ran again', () => client.held().touched === 0);
   t.deepEqual(client.held(), { records: 0, touched: 0, heard: 0 });

@@ -16,14 +16,35 @@ async function certificate(name: string, ip = name === 'localhost'): Promise<{ c
   const pems = await generate([{ name: 'commonName', value: name }], {
     keySize: 2048,
     algorithm: 'sha256',
-    extensions: [{ name: 'subjectAltName', altNames: ip ? [{ type: 2, value: name }, { type: 7, ip: '127.0.0.1' }] : [{ type: 2, value: name }] }],
+    extensions: [
+      {
+        name: 'subjectAltName',
+        altNames: ip
+          ? [
+              { type: 2, value: name },
+              { type: 7, ip: '127.0.0.1' },
+            ]
+          : [{ type: 2, value: name }],
+      },
+    ],
   });
   return { cert: pems.cert, key: pems.private };
 }
 
-async function core(t: T, s: TestServer, tls?: { cert: string; key: string }): Promise<{ link: CoreLink; logger: CapturingLogger }> {
+async function core(
+  t: T,
+  s: TestServer,
+  tls?: { cert: string; key: string },
+): Promise<{ link: CoreLink; logger: CapturingLogger }> {
   const logger = capturingLogger();
-  const link = await startCoreLink({ host: '127.0.0.1', port: 0, secret, ...s.running.services, logger, ...(tls && { tls: { cert: Buffer.from(tls.cert), key: Buffer.from(tls.key) } }) });
+  const link = await startCoreLink({
+    host: '127.0.0.1',
+    port: 0,
+    secret,
+    ...s.running.services,
+    logger,
+    ...(tls && { tls: { cert: Buffer.from(tls.cert), key: Buffer.from(tls.key) } }),
+  });
   t.teardown(() => link.close());
   return { link, logger };
 }
@@ -32,8 +53,14 @@ async function core(t: T, s: TestServer, tls?: { cert: string; key: string }): P
 function gateway(t: T, port: number, more: Partial<CoreLinkClientOptions> = {}) {
   const logger = capturingLogger();
   const client = connectCoreLink({
-    host: '127.0.0.1', port, secret, clock: systemClock, logger,
-    hello: () => ({ ports: null, online: [] }), onDeliver: () => undefined, onDrop: () => undefined,
+    host: '127.0.0.1',
+    port,
+    secret,
+    clock: systemClock,
+    logger,
+    hello: () => ({ ports: null, online: [] }),
+    onDeliver: () => undefined,
+    onDrop: () => undefined,
     ...more,
   });
   t.teardown(() => client.close());
@@ -51,24 +78,50 @@ test('gateway.ipc link: a TLS mistake on an edge gateway is said once, at error 
 
   // without TLS against the core's TLS link
   const plain = gateway(t, tlsCore.link.port!);
-  await until('the plain gateway says what to set', () => errors(plain.logger, /closed the connection without answering: if its link uses TLS .*start this gateway with --tls or TRACKGATE_GATEWAY_TLS_CA/) === 1);
-  await until('the core logs the failed handshake', () => tlsCore.logger.at('warn', /TLS handshake failed/).length >= 1);
+  await until(
+    'the plain gateway says what to set',
+    () =>
+      errors(
+        plain.logger,
+        /closed the connection without answering: if its link uses TLS .*start this gateway with --tls or TRACKGATE_GATEWAY_TLS_CA/,
+      ) === 1,
+  );
+  await until(
+    'the core logs the failed handshake',
+    () => tlsCore.logger.at('warn', /TLS handshake failed/).length >= 1,
+  );
   // with TLS, trusting the system's authorities only, against a self-signed certificate
   const untrusting = gateway(t, tlsCore.link.port!, { tls: {} });
-  await until('the gateway names the CA setting', () => errors(untrusting.logger, /does not trust the core's TLS certificate \(DEPTH_ZERO_SELF_SIGNED_CERT.*set TRACKGATE_GATEWAY_TLS_CA/) === 1);
+  await until(
+    'the gateway names the CA setting',
+    () =>
+      errors(
+        untrusting.logger,
+        /does not trust the core's TLS certificate \(DEPTH_ZERO_SELF_SIGNED_CERT.*set TRACKGATE_GATEWAY_TLS_CA/,
+      ) === 1,
+  );
   // with TLS against a link without it
   const tlsToPlain = gateway(t, plainCore.link.port!, { tls: { ca: pair.cert } });
-  await until('the gateway says the core has no TLS', () => errors(tlsToPlain.logger, /does not answer TLS on its link port/) === 1);
+  await until(
+    'the gateway says the core has no TLS',
+    () => errors(tlsToPlain.logger, /does not answer TLS on its link port/) === 1,
+  );
   // a certificate for another name
   const other = await certificate('core.example.com');
   const otherCore = await core(t, s, other);
   const wrongName = gateway(t, otherCore.link.port!, { tls: { ca: other.cert } });
-  await until('the gateway says the certificate does not name its host', () => errors(wrongName.logger, /does not name 127\.0\.0\.1/) === 1);
+  await until(
+    'the gateway says the certificate does not name its host',
+    () => errors(wrongName.logger, /does not name 127\.0\.0\.1/) === 1,
+  );
   // a certificate for localhost only: a link to 127.0.0.1 sends no ServerName, and the certificate is still checked against the address
   const hostOnly = await certificate('localhost', false);
   const hostOnlyCore = await core(t, s, hostOnly);
   const byAddress = gateway(t, hostOnlyCore.link.port!, { tls: { ca: hostOnly.cert } });
-  await until('the gateway says the certificate does not name the address', () => errors(byAddress.logger, /does not name 127\.0\.0\.1/) === 1);
+  await until(
+    'the gateway says the certificate does not name the address',
+    () => errors(byAddress.logger, /does not name 127\.0\.0\.1/) === 1,
+  );
 
   // each retried several times meanwhile, and said it once
   await new Promise((r) => setTimeout(r, RECONNECT_MS * 4));
@@ -89,7 +142,10 @@ test('gateway.ipc link: a gateway that cannot reach the core says so once, not a
   const port = link.port!;
   await link.close();
   const g = gateway(t, port);
-  await until('it says the core cannot be reached', () => g.logger.at('warn', /core link: cannot reach the core \(.*ECONNREFUSED/).length === 1);
+  await until(
+    'it says the core cannot be reached',
+    () => g.logger.at('warn', /core link: cannot reach the core \(.*ECONNREFUSED/).length === 1,
+  );
   await new Promise((r) => setTimeout(r, RECONNECT_MS * 4));
   t.is(g.logger.at('warn', /cannot reach the core/).length, 1);
 });

@@ -30,14 +30,24 @@ async function sendAndWait(port: number, bytes: Buffer): Promise<'closed' | 'ope
 test('gateway.ipc link guard: what anyone can send to the link port before the secret (an announced message of over 1 GiB, of 100 MB, an HTTP request) closes that connection only; the core and its gateways go on', async (t) => {
   const s = await startServer('sqlite');
   t.teardown(() => s.stop());
-  t.is((await s.request('POST', '/api/devices', { token: s.adminToken, body: { id: '356307042441013', name: 'x' } })).status, 201);
+  t.is(
+    (await s.request('POST', '/api/devices', { token: s.adminToken, body: { id: '356307042441013', name: 'x' } }))
+      .status,
+    201,
+  );
   const logger = capturingLogger();
   const link = await startCoreLink({ host: '127.0.0.1', port: 0, secret, ...s.running.services, logger });
   t.teardown(() => link.close());
   const port = link.port!;
   const client = connectCoreLink({
-    host: '127.0.0.1', port, secret, clock: systemClock, logger: silentLogger,
-    hello: () => ({ ports: null, online: [] }), onDeliver: () => undefined, onDrop: () => undefined,
+    host: '127.0.0.1',
+    port,
+    secret,
+    clock: systemClock,
+    logger: silentLogger,
+    hello: () => ({ ports: null, online: [] }),
+    onDeliver: () => undefined,
+    onDrop: () => undefined,
   });
   t.teardown(() => client.close());
   await client.ready();
@@ -51,13 +61,22 @@ test('gateway.ipc link guard: what anyone can send to the link port before the s
   for (const [what, bytes] of attacks) {
     t.is(await sendAndWait(port, bytes), 'closed', `${what}: the connection is closed`);
   }
-  await until('every refused connection logged', () => logger.at('warn', 'gateway link connection closed').length >= attacks.length);
+  await until(
+    'every refused connection logged',
+    () => logger.at('warn', 'gateway link connection closed').length >= attacks.length,
+  );
   // the link still serves its gateway process, and a new one
   const answer = await client.directory.resolve('356307042441013', 'teltonika', null);
   t.is(answer.status, 'ok');
   const second = connectCoreLink({
-    host: '127.0.0.1', port, secret, clock: systemClock, logger: silentLogger,
-    hello: () => ({ ports: null, online: [] }), onDeliver: () => undefined, onDrop: () => undefined,
+    host: '127.0.0.1',
+    port,
+    secret,
+    clock: systemClock,
+    logger: silentLogger,
+    hello: () => ({ ports: null, online: [] }),
+    onDeliver: () => undefined,
+    onDrop: () => undefined,
   });
   t.teardown(() => second.close());
   await second.ready();
@@ -74,8 +93,14 @@ test('gateway.ipc link guard: connections with a wrong secret are refused and th
   const tries: ReturnType<typeof connectCoreLink>[] = [];
   for (let i = 0; i < 40; i++) {
     const bad = connectCoreLink({
-      host: '127.0.0.1', port: link.port!, secret: `wrong-${secret}`, clock: systemClock, logger: silentLogger,
-      hello: () => ({ ports: null, online: [] }), onDeliver: () => undefined, onDrop: () => undefined,
+      host: '127.0.0.1',
+      port: link.port!,
+      secret: `wrong-${secret}`,
+      clock: systemClock,
+      logger: silentLogger,
+      hello: () => ({ ports: null, online: [] }),
+      onDeliver: () => undefined,
+      onDrop: () => undefined,
     });
     tries.push(bad);
   }
@@ -93,14 +118,23 @@ test('gateway.ipc link: a gateway whose secret the core refuses says so once, na
   t.teardown(() => link.close());
   const logger = capturingLogger();
   const bad = connectCoreLink({
-    host: '127.0.0.1', port: link.port!, secret: `wrong-${secret}`, clock: systemClock, logger,
-    hello: () => ({ ports: null, online: [] }), onDeliver: () => undefined, onDrop: () => undefined,
+    host: '127.0.0.1',
+    port: link.port!,
+    secret: `wrong-${secret}`,
+    clock: systemClock,
+    logger,
+    hello: () => ({ ports: null, online: [] }),
+    onDeliver: () => undefined,
+    onDrop: () => undefined,
   });
   t.teardown(() => bad.close());
   await until('the refusal said', () => logger.at('error', /TRACKGATE_GATEWAY_SECRET/).length > 0);
   await new Promise((r) => setTimeout(r, 2500));
   t.is(logger.at('error', /TRACKGATE_GATEWAY_SECRET/).length, 1, 'said once');
-  t.true(logger.at('warn', /hello refused/).length <= 1, `${logger.at('warn', /hello refused/).length} "hello refused" lines in 2.5 s of retries`);
+  t.true(
+    logger.at('warn', /hello refused/).length <= 1,
+    `${logger.at('warn', /hello refused/).length} "hello refused" lines in 2.5 s of retries`,
+  );
   t.is(link.connections(), 0);
 });
 
@@ -119,7 +153,10 @@ async function peerWithSecret(port: number, ask: { compress?: boolean; messagepa
     async send(bytes: Buffer): Promise<'closed' | 'open'> {
       if (!socket.destroyed) socket.write(bytes);
       let timer: NodeJS.Timeout | undefined;
-      const outcome = await Promise.race([closed.then(() => 'closed' as const), new Promise<'open'>((r) => (timer = setTimeout(() => r('open'), 5000)))]);
+      const outcome = await Promise.race([
+        closed.then(() => 'closed' as const),
+        new Promise<'open'>((r) => (timer = setTimeout(() => r('open'), 5000))),
+      ]);
       clearTimeout(timer);
       socket.destroy();
       return outcome;
@@ -130,21 +167,43 @@ async function peerWithSecret(port: number, ask: { compress?: boolean; messagepa
 test('gateway.ipc link guard: a peer with the secret is held to the limits too: compression and JSON are refused, and a MessagePack message of too many values, nested too deep, announcing more than it holds or using an extension no gateway sends closes its connection before it is decoded; the core and its gateways go on', async (t) => {
   const s = await startServer('sqlite');
   t.teardown(() => s.stop());
-  t.is((await s.request('POST', '/api/devices', { token: s.adminToken, body: { id: '356307042441013', name: 'x' } })).status, 201);
+  t.is(
+    (await s.request('POST', '/api/devices', { token: s.adminToken, body: { id: '356307042441013', name: 'x' } }))
+      .status,
+    201,
+  );
   const logger = capturingLogger();
   const link = await startCoreLink({ host: '127.0.0.1', port: 0, secret, ...s.running.services, logger });
   t.teardown(() => link.close());
   const port = link.port!;
   const client = connectCoreLink({
-    host: '127.0.0.1', port, secret, clock: systemClock, logger: silentLogger,
-    hello: () => ({ ports: null, online: [] }), onDeliver: () => undefined, onDrop: () => undefined,
+    host: '127.0.0.1',
+    port,
+    secret,
+    clock: systemClock,
+    logger: silentLogger,
+    hello: () => ({ ports: null, online: [] }),
+    onDeliver: () => undefined,
+    onDrop: () => undefined,
   });
   t.teardown(() => client.close());
   await client.ready();
 
   // asked in the hello: refused once the secret is checked, before any message after it is read
-  t.is(await (await peerWithSecret(port, { compress: true, messagepack: true })).send(netIpcMessage(deflatedZeroArray(1000))), 'closed', 'compression');
-  t.is(await (await peerWithSecret(port, { messagepack: false })).send(netIpcMessage(Buffer.from(`[${'0,'.repeat(1000)}0]`))), 'closed', 'JSON');
+  t.is(
+    await (await peerWithSecret(port, { compress: true, messagepack: true })).send(
+      netIpcMessage(deflatedZeroArray(1000)),
+    ),
+    'closed',
+    'compression',
+  );
+  t.is(
+    await (await peerWithSecret(port, { messagepack: false })).send(
+      netIpcMessage(Buffer.from(`[${'0,'.repeat(1000)}0]`)),
+    ),
+    'closed',
+    'JSON',
+  );
 
   let deep: unknown = 1;
   for (let i = 0; i < 70; i++) deep = [deep];
@@ -162,9 +221,18 @@ test('gateway.ipc link guard: a peer with the secret is held to the limits too: 
     const peer = await peerWithSecret(port, { messagepack: true });
     t.is(await peer.send(netIpcMessage(bytes)), 'closed', what);
   }
-  await until('every refusal logged with why', () => logger.at('warn', 'gateway link connection closed').length >= 2 + messages.length, 5000);
-  const reasons = logger.at('warn', 'gateway link connection closed').map((l) => String((l as { reason?: unknown }).reason));
-  t.true(reasons.some((r) => r.includes('compression')), reasons.join('; '));
+  await until(
+    'every refusal logged with why',
+    () => logger.at('warn', 'gateway link connection closed').length >= 2 + messages.length,
+    5000,
+  );
+  const reasons = logger
+    .at('warn', 'gateway link connection closed')
+    .map((l) => String((l as { reason?: unknown }).reason));
+  t.true(
+    reasons.some((r) => r.includes('compression')),
+    reasons.join('; '),
+  );
   t.true(reasons.some((r) => r.includes('MessagePack')));
   t.true(reasons.some((r) => r.includes(`more than ${LINK_MESSAGE_VALUES} values`)));
   t.true(reasons.some((r) => r.includes('nests deeper than')));
@@ -174,5 +242,9 @@ test('gateway.ipc link guard: a peer with the secret is held to the limits too: 
   // the gateway with the secret still works, and the same peer is taken when it keeps to the limits
   t.is((await client.directory.resolve('356307042441013', 'teltonika', null)).status, 'ok');
   const fine = await peerWithSecret(port, { messagepack: true });
-  t.is(await fine.send(netIpcMessage(pack({ t: 1, d: { t: 'counts', source: 'x', trackers: {} } }))), 'open', 'a message within the limits is taken');
+  t.is(
+    await fine.send(netIpcMessage(pack({ t: 1, d: { t: 'counts', source: 'x', trackers: {} } }))),
+    'open',
+    'a message within the limits is taken',
+  );
 });

@@ -27,7 +27,7 @@ const REPORTS = 10;
 /** attributes of about 15,000 characters of JSON per report: 15 MB in all */
 const attributes = Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`note${i}`, String(i).repeat(1500)]));
 
-test('gateway.ipc link: a submission waiting for the core\'s answer keeps nothing of its rows (their JSON) once they are sent', async (t) => {
+test("gateway.ipc link: a submission waiting for the core's answer keeps nothing of its rows (their JSON) once they are sent", async (t) => {
   const socketPath = path.join(os.tmpdir(), `trackgate-test-${process.pid}-${Date.now()}-m.sock`);
   const core = new Server({ path: socketPath });
   let items = 0;
@@ -38,8 +38,13 @@ test('gateway.ipc link: a submission waiting for the core\'s answer keeps nothin
   await core.start();
   t.teardown(() => core.close());
   const client = connectCoreLink({
-    path: socketPath, secret: 'any', clock: systemClock, logger: silentLogger,
-    hello: () => ({ ports: null, online: [] }), onDeliver: () => undefined, onDrop: () => undefined,
+    path: socketPath,
+    secret: 'any',
+    clock: systemClock,
+    logger: silentLogger,
+    hello: () => ({ ports: null, online: [] }),
+    onDeliver: () => undefined,
+    onDrop: () => undefined,
   });
   t.teardown(() => client.close());
   await client.ready();
@@ -56,12 +61,16 @@ test('gateway.ipc link: a submission waiting for the core\'s answer keeps nothin
   gc();
   const before = process.memoryUsage().heapUsed;
   const waiting: Promise<unknown>[] = [];
-  for (let k = 0; k < SUBMISSIONS; k++) waiting.push(client.ingest.submit(device, 'teltonika', reports(k)).catch(() => undefined));
+  for (let k = 0; k < SUBMISSIONS; k++)
+    waiting.push(client.ingest.submit(device, 'teltonika', reports(k)).catch(() => undefined));
   await until('every submission reached the core', () => items >= SUBMISSIONS);
   gc();
   const held = process.memoryUsage().heapUsed - before;
   const sent = SUBMISSIONS * REPORTS * JSON.stringify(attributes).length;
   t.log(`${(held / 1e6).toFixed(1)} MB held of ${(sent / 1e6).toFixed(1)} MB sent`);
-  t.true(held < sent / 5, `${(held / 1e6).toFixed(1)} MB held while ${SUBMISSIONS} submissions wait, of ${(sent / 1e6).toFixed(1)} MB of JSON sent`);
+  t.true(
+    held < sent / 5,
+    `${(held / 1e6).toFixed(1)} MB held while ${SUBMISSIONS} submissions wait, of ${(sent / 1e6).toFixed(1)} MB of JSON sent`,
+  );
   t.is(waiting.length, SUBMISSIONS);
 });

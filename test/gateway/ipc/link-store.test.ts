@@ -20,7 +20,15 @@ const sockets = (tag: string) => path.join(os.tmpdir(), `trackgate-test-${proces
 function report(fixMs: number): Report {
   return {
     fixTime: new Date(fixMs),
-    location: { latitudeDeg: 52.1, longitudeDeg: 4.3, valid: true, speedKmh: 42.5, courseDeg: 181, altitudeM: 12, satellites: 9 },
+    location: {
+      latitudeDeg: 52.1,
+      longitudeDeg: 4.3,
+      valid: true,
+      speedKmh: 42.5,
+      courseDeg: 181,
+      altitudeM: 12,
+      satellites: 9,
+    },
     alarms: ['sos'],
     attributes: { io239: 1, power: 12.61, batteryLevel: 80, odometer: 123_456, ignition: true, note: 'a\u0000b' },
   };
@@ -29,7 +37,8 @@ function report(fixMs: number): Report {
 async function setup(t: import('ava').ExecutionContext, ids: string[], logger: Logger = silentLogger) {
   const s = await startServer('sqlite', { env: { TRACKGATE_LICENSES: '10' } });
   t.teardown(() => s.stop());
-  for (const id of ids) t.is((await s.request('POST', '/api/devices', { token: s.adminToken, body: { id, name: id } })).status, 201);
+  for (const id of ids)
+    t.is((await s.request('POST', '/api/devices', { token: s.adminToken, body: { id, name: id } })).status, 201);
   const socketPath = sockets('s');
   const link = await startCoreLink({ path: socketPath, secret, ...s.running.services, logger });
   t.teardown(() => link.close());
@@ -37,7 +46,10 @@ async function setup(t: import('ava').ExecutionContext, ids: string[], logger: L
 }
 
 /** A gateway of its own making that holds the secret: sends any request in a batch, as a gateway process does, and resolves with its answer. */
-async function rawGateway(t: import('ava').ExecutionContext, socketPath: string): Promise<(request: GatewayRequest) => Promise<Answer>> {
+async function rawGateway(
+  t: import('ava').ExecutionContext,
+  socketPath: string,
+): Promise<(request: GatewayRequest) => Promise<Answer>> {
   const client = new Client({ path: socketPath, messagepack: true, reconnect: false });
   await client.connect({ secret, pid: process.pid });
   t.teardown(() => client.close());
@@ -55,7 +67,9 @@ async function rawGateway(t: import('ava').ExecutionContext, socketPath: string)
 }
 
 const storedData = async (s: Awaited<ReturnType<typeof startServer>>, id: string) =>
-  ((await s.running.db('locations').where('device_id', id).orderBy('date_time').pluck('data')) as string[]).map((d) => JSON.parse(d) as Location);
+  ((await s.running.db('locations').where('device_id', id).orderBy('date_time').pluck('data')) as string[]).map(
+    (d) => JSON.parse(d) as Location,
+  );
 
 test('gateway.ipc store: a gateway process runs the steps and sends each position as its stored JSON: the core stores what it would have made itself, raises the alarm, and its listeners get the location', async (t) => {
   const [viaLink, inCore] = ['356307042441031', '356307042441032'];
@@ -63,8 +77,13 @@ test('gateway.ipc store: a gateway process runs the steps and sends each positio
   const seen: StoredLocation[] = [];
   t.teardown(s.running.services.events.onLocations((items) => seen.push(...items)));
   const client = connectCoreLink({
-    path: socketPath, secret, clock: systemClock, logger: silentLogger,
-    hello: () => ({ ports: null, online: [] }), onDeliver: () => undefined, onDrop: () => undefined,
+    path: socketPath,
+    secret,
+    clock: systemClock,
+    logger: silentLogger,
+    hello: () => ({ ports: null, online: [] }),
+    onDeliver: () => undefined,
+    onDrop: () => undefined,
   });
   t.teardown(() => client.close());
   await client.ready();
@@ -72,7 +91,10 @@ test('gateway.ipc store: a gateway process runs the steps and sends each positio
   const fix = Date.now() - 60_000;
   const directory = s.running.services.directory;
   await client.ingest.submit((await directory.find(viaLink))!, 'teltonika', [report(fix), report(fix + 1000)]);
-  await s.running.services.ingest.submit((await directory.find(inCore))!, 'teltonika', [report(fix), report(fix + 1000)]);
+  await s.running.services.ingest.submit((await directory.find(inCore))!, 'teltonika', [
+    report(fix),
+    report(fix + 1000),
+  ]);
 
   const withoutServerTime = (l: Location) => ({ ...l, serverTime: undefined });
   const [linked, direct] = [await storedData(s, viaLink), await storedData(s, inCore)];
@@ -80,12 +102,20 @@ test('gateway.ipc store: a gateway process runs the steps and sends each positio
   t.deepEqual(linked.map(withoutServerTime), direct.map(withoutServerTime), 'the same stored JSON either way');
   t.is(linked[0].attributes?.note, 'ab', 'the steps ran in the gateway process (NUL taken out)');
   t.true(typeof linked[0].serverTime === 'string' && Math.abs(Date.parse(linked[0].serverTime) - Date.now()) < 60_000);
-  const last = ((await s.request('GET', `/api/devices/${viaLink}/lastLocation`, { token: s.adminToken })).body as { lastLocation: Location }).lastLocation;
+  const last = (
+    (await s.request('GET', `/api/devices/${viaLink}/lastLocation`, { token: s.adminToken })).body as {
+      lastLocation: Location;
+    }
+  ).lastLocation;
   t.is(last.dateTime, new Date(fix + 1000).toISOString(), 'the last location moved forward');
   const alerts = await s.running.db('alerts').where('device_id', viaLink).count({ n: '*' });
-  t.is(Number((alerts as { n: number }[])[0].n), 2, 'each report\'s alarm raised an alert');
+  t.is(Number((alerts as { n: number }[])[0].n), 2, "each report's alarm raised an alert");
   const mine = seen.filter((i) => i.deviceId === viaLink);
-  t.deepEqual(mine.map((i) => i.location), linked, 'listeners read the location as stored');
+  t.deepEqual(
+    mine.map((i) => i.location),
+    linked,
+    'listeners read the location as stored',
+  );
 });
 
 test('gateway.ipc store: the core refuses a store request of another shape and stores nothing of it; it drops a fix time too far ahead of its own clock (or past any date) and stores the rest', async (t) => {
@@ -93,8 +123,18 @@ test('gateway.ipc store: the core refuses a store request of another shape and s
   const { s, socketPath } = await setup(t, [id]);
   const ask = await rawGateway(t, socketPath);
   const now = Date.now();
-  const json = (ms: number) => JSON.stringify({ dateTime: new Date(ms).toISOString(), latitude: 1, longitude: 2, protocol: 'teltonika' });
-  const store = (rows: unknown, extra: Record<string, unknown> = {}) => ask({ t: 'store', deviceId: id, protocol: 'teltonika', serverTime: now, rows, alerts: [], ...extra } as GatewayRequest);
+  const json = (ms: number) =>
+    JSON.stringify({ dateTime: new Date(ms).toISOString(), latitude: 1, longitude: 2, protocol: 'teltonika' });
+  const store = (rows: unknown, extra: Record<string, unknown> = {}) =>
+    ask({
+      t: 'store',
+      deviceId: id,
+      protocol: 'teltonika',
+      serverTime: now,
+      rows,
+      alerts: [],
+      ...extra,
+    } as GatewayRequest);
 
   const refused: [string, Answer][] = [
     ['a row whose location is not text', await store([[now - 5000, { latitude: 1 }]])],
@@ -109,9 +149,17 @@ test('gateway.ipc store: the core refuses a store request of another shape and s
 
   const ahead = now + 30 * 3600_000;
   // 9e15 ms: a whole number no date has (past year 275760)
-  const a = await store([[now - 1000, json(now - 1000)], [ahead, json(ahead)], [9e15, json(now)]]);
+  const a = await store([
+    [now - 1000, json(now - 1000)],
+    [ahead, json(ahead)],
+    [9e15, json(now)],
+  ]);
   t.true(a.ok, JSON.stringify(a));
-  t.deepEqual((await storedData(s, id)).map((l) => Date.parse(l.dateTime)), [now - 1000], 'the fixes 30 h ahead of the core and past any date are dropped, the other stored');
+  t.deepEqual(
+    (await storedData(s, id)).map((l) => Date.parse(l.dateTime)),
+    [now - 1000],
+    'the fixes 30 h ahead of the core and past any date are dropped, the other stored',
+  );
 });
 
 test('gateway.ipc store: a gateway with the secret cannot write what the ingest steps would not: a latitude of 999, a fix in 2099, text that is not JSON, a location dated other than its row, a field or attribute of another shape, an alert in 2099 are logged and not stored, the good rows beside them are, and what was stored before is unharmed', async (t) => {
@@ -121,9 +169,23 @@ test('gateway.ipc store: a gateway with the secret cannot write what the ingest 
   const ask = await rawGateway(t, socketPath);
   const now = Date.now();
   const at = (ms: number) => new Date(ms).toISOString();
-  const location = (ms: number, extra: Record<string, unknown> = {}) => ({ dateTime: at(ms), latitude: 52.1, longitude: 4.3, speed: 10, alerts: [], attributes: { io239: 1 }, serverTime: at(now), protocol: 'teltonika', ...extra });
-  const row = (ms: number, extra: Record<string, unknown> = {}): [number, string] => [ms, JSON.stringify(location(ms, extra))];
-  const store = (rows: [number, string][], alerts: unknown[] = [], extra: Record<string, unknown> = {}) => ask({ t: 'store', deviceId: id, protocol: 'teltonika', serverTime: now, rows, alerts, ...extra } as GatewayRequest);
+  const location = (ms: number, extra: Record<string, unknown> = {}) => ({
+    dateTime: at(ms),
+    latitude: 52.1,
+    longitude: 4.3,
+    speed: 10,
+    alerts: [],
+    attributes: { io239: 1 },
+    serverTime: at(now),
+    protocol: 'teltonika',
+    ...extra,
+  });
+  const row = (ms: number, extra: Record<string, unknown> = {}): [number, string] => [
+    ms,
+    JSON.stringify(location(ms, extra)),
+  ];
+  const store = (rows: [number, string][], alerts: unknown[] = [], extra: Record<string, unknown> = {}) =>
+    ask({ t: 'store', deviceId: id, protocol: 'teltonika', serverTime: now, rows, alerts, ...extra } as GatewayRequest);
 
   const before = now - 60_000;
   t.true((await store([row(before)])).ok, 'a good row is stored');
@@ -144,7 +206,14 @@ test('gateway.ipc store: a gateway with the secret cannot write what the ingest 
   ];
   const good = now - 1000;
   const alerts = [
-    { alertName: 'SOSButton', dateTime: at(good), latitude: 52.1, longitude: 4.3, text: 'SOSButton reported by the tracker (teltonika)', alerts: ['SOSButton'] },
+    {
+      alertName: 'SOSButton',
+      dateTime: at(good),
+      latitude: 52.1,
+      longitude: 4.3,
+      text: 'SOSButton reported by the tracker (teltonika)',
+      alerts: ['SOSButton'],
+    },
     { alertName: 'SOSButton', dateTime: at(y2099), latitude: 52.1, longitude: 4.3 },
     { alertName: 'Vibration', dateTime: at(good), latitude: 999, longitude: 4.3 },
   ];
@@ -152,27 +221,61 @@ test('gateway.ipc store: a gateway with the secret cannot write what the ingest 
   t.true(a.ok, JSON.stringify(a));
 
   const stored = await storedData(s, id);
-  t.deepEqual(stored.map((l) => Date.parse(l.dateTime)), [before, good], 'only the good rows are stored');
+  t.deepEqual(
+    stored.map((l) => Date.parse(l.dateTime)),
+    [before, good],
+    'only the good rows are stored',
+  );
   const lines = logger.at('warn', 'positions that fail the checks are not stored');
   t.is(lines.length, 1, 'one line for the request');
   t.is(lines[0].count, bad.length, JSON.stringify(lines[0]));
   const reasons = (lines[0].dropped as string[]).join('\n');
-  for (const needle of ['latitude must be a number from -90 to 90', 'fix time 2099-01-01T00:00:00.000Z', 'not JSON', "is not the row's fix time", 'latitude must be a number', 'evil is not a field', 'attributes must be an object of strings', 'speed must be a number of at least 0', 'protocol gt06', 'not a JSON object', 'NUL character', 'attributes must be at most 16384 characters']) {
+  for (const needle of [
+    'latitude must be a number from -90 to 90',
+    'fix time 2099-01-01T00:00:00.000Z',
+    'not JSON',
+    "is not the row's fix time",
+    'latitude must be a number',
+    'evil is not a field',
+    'attributes must be an object of strings',
+    'speed must be a number of at least 0',
+    'protocol gt06',
+    'not a JSON object',
+    'NUL character',
+    'attributes must be at most 16384 characters',
+  ]) {
     t.true(reasons.includes(needle), `${needle} in ${reasons}`);
   }
-  const raised = (await s.running.db('alerts').where('device_id', id).select('alert_name', 'date_time')) as { alert_name: string; date_time: number }[];
-  t.deepEqual(raised.map((r) => r.alert_name), ['SOSButton'], 'only the good alert is raised');
+  const raised = (await s.running.db('alerts').where('device_id', id).select('alert_name', 'date_time')) as {
+    alert_name: string;
+    date_time: number;
+  }[];
+  t.deepEqual(
+    raised.map((r) => r.alert_name),
+    ['SOSButton'],
+    'only the good alert is raised',
+  );
   t.is(logger.at('warn', 'alerts that fail the checks are not raised')[0]?.count, 2);
 
   // the request as a whole: received in 2099, or under a protocol no decoder has
   t.false((await store([row(good + 100)], [], { serverTime: y2099 })).ok, 'a receive time in 2099 is refused');
-  t.false((await store([row(good + 200)], [], { protocol: 'x'.repeat(1000) })).ok, 'a protocol of 1000 characters is refused');
+  t.false(
+    (await store([row(good + 200)], [], { protocol: 'x'.repeat(1000) })).ok,
+    'a protocol of 1000 characters is refused',
+  );
 
   // what the REST API answers for the device is whole
   const last = await s.request('GET', `/api/devices/${id}/lastLocation`, { token: s.adminToken });
   t.is(last.status, 200);
-  t.is((last.body as { lastLocation: Location }).lastLocation.dateTime, at(good), 'the last location is the good one, not 2099');
-  const history = await s.request('POST', `/api/devices/${id}/locations`, { token: s.adminToken, body: { from: at(now - 3600_000), to: at(now + 3600_000) } });
+  t.is(
+    (last.body as { lastLocation: Location }).lastLocation.dateTime,
+    at(good),
+    'the last location is the good one, not 2099',
+  );
+  const history = await s.request('POST', `/api/devices/${id}/locations`, {
+    token: s.adminToken,
+    body: { from: at(now - 3600_000), to: at(now + 3600_000) },
+  });
   t.is(history.status, 200, JSON.stringify(history.body));
   t.is((history.body as { locations: Location[] }).locations.length, 2);
 });
@@ -180,7 +283,16 @@ test('gateway.ipc store: a gateway with the secret cannot write what the ingest 
 test('gateway.ipc resolve: a gateway is told of a device only what its listeners use (id, account, model, expiry), not its name, tags, alert e-mails and phones, limits or MQTT password', async (t) => {
   const id = '356307042441035';
   const { s, socketPath } = await setup(t, []);
-  const created = await s.request('POST', '/api/devices', { token: s.adminToken, body: { id, name: 'Truck 1', alertEmails: ['owner@example.com'], alertPhones: ['+34600000000'], tags: { driver: 'Ana' } } });
+  const created = await s.request('POST', '/api/devices', {
+    token: s.adminToken,
+    body: {
+      id,
+      name: 'Truck 1',
+      alertEmails: ['owner@example.com'],
+      alertPhones: ['+34600000000'],
+      tags: { driver: 'Ana' },
+    },
+  });
   t.is(created.status, 201, JSON.stringify(created.body));
   const ask = await rawGateway(t, socketPath);
   const a = await ask({ t: 'resolve', identifier: id, protocol: 'teltonika', remote: null });
@@ -192,8 +304,13 @@ test('gateway.ipc resolve: a gateway is told of a device only what its listeners
   t.false(JSON.stringify(r).includes('owner@example.com'));
   // and the listeners work with it: a gateway process stores through the link
   const client = connectCoreLink({
-    path: socketPath, secret, clock: systemClock, logger: silentLogger,
-    hello: () => ({ ports: null, online: [] }), onDeliver: () => undefined, onDrop: () => undefined,
+    path: socketPath,
+    secret,
+    clock: systemClock,
+    logger: silentLogger,
+    hello: () => ({ ports: null, online: [] }),
+    onDeliver: () => undefined,
+    onDrop: () => undefined,
   });
   t.teardown(() => client.close());
   await client.ready();

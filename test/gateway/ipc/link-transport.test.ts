@@ -32,7 +32,15 @@ async function busyGateway(t: ExecutionContext, id: string, work: { reports: num
   t.teardown(() => link.close());
   const flag = new SharedArrayBuffer(4);
   const worker = new Worker(new URL('../../helpers/ts-worker.mjs', import.meta.url), {
-    workerData: { module: new URL('../../helpers/busy-gateway.worker.ts', import.meta.url).href, address, secret, device, ...work, busyMs: BUSY_MS, flag },
+    workerData: {
+      module: new URL('../../helpers/busy-gateway.worker.ts', import.meta.url).href,
+      address,
+      secret,
+      device,
+      ...work,
+      busyMs: BUSY_MS,
+      flag,
+    },
   });
   t.teardown(() => worker.terminate());
   t.is((await once(worker, 'message'))[0], 'ready');
@@ -46,7 +54,8 @@ async function busyGateway(t: ExecutionContext, id: string, work: { reports: num
       Atomics.store(new Int32Array(flag), 0, 1);
       Atomics.notify(new Int32Array(flag), 0);
     },
-    stored: async () => ((await s.running.db('locations').where('device_id', id).count({ n: '*' })) as { n: number }[])[0].n,
+    stored: async () =>
+      ((await s.running.db('locations').where('device_id', id).count({ n: '*' })) as { n: number }[])[0].n,
   };
 }
 
@@ -55,7 +64,9 @@ test("gateway.ipc link: a gateway process's batch of about 1 MB reaches the core
   const answered = gateway.go();
   // Waits longer than the gateway stays busy: if the batch arrives only once its loop turns again,
   // the rows come, and the worker reports that nobody let it go.
-  await until('the batch stored', async () => (await gateway.stored()) === REPORTS, BUSY_MS + 10_000, 200).catch(() => undefined);
+  await until('the batch stored', async () => (await gateway.stored()) === REPORTS, BUSY_MS + 10_000, 200).catch(
+    () => undefined,
+  );
   gateway.release();
   t.is(await answered, 'ok', 'the batch reached the core and was stored while the gateway process was busy');
   t.is(await gateway.stored(), REPORTS);
@@ -67,7 +78,12 @@ test("gateway.ipc link: a turn that reads 250 trackers' frames sends their submi
   const gateway = await busyGateway(t, '356307042441021', { reports: submissions, submissions });
   const answered = gateway.go();
   // within half of BUSY_MS the worker is still busy: what is stored by then left during the turn
-  await until('most of the turn stored during it', async () => (await gateway.stored()) >= submissions - (submissions % MAX_BATCH_ITEMS), BUSY_MS / 2, 200).catch(() => undefined);
+  await until(
+    'most of the turn stored during it',
+    async () => (await gateway.stored()) >= submissions - (submissions % MAX_BATCH_ITEMS),
+    BUSY_MS / 2,
+    200,
+  ).catch(() => undefined);
   const during = await gateway.stored();
   t.true(during >= 200, `${during} of ${submissions} stored while the turn went on`);
   t.is(during, submissions - (submissions % MAX_BATCH_ITEMS), 'every full batch, the rest not yet');

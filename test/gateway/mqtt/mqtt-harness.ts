@@ -24,7 +24,12 @@ export interface Harness {
   lastLocation(deviceId: string): Promise<{ status: number; body: any }>;
 }
 
-export async function startHarness(t: ExecutionContext, options: Partial<MqttGatewayOptions> = {}, env?: Record<string, string>, server: { logger?: Logger } = {}): Promise<Harness> {
+export async function startHarness(
+  t: ExecutionContext,
+  options: Partial<MqttGatewayOptions> = {},
+  env?: Record<string, string>,
+  server: { logger?: Logger } = {},
+): Promise<Harness> {
   const s = await startServer('sqlite', { env, ...server });
   const gw = await startMqttGateway({
     host: '127.0.0.1',
@@ -48,12 +53,19 @@ export async function startHarness(t: ExecutionContext, options: Partial<MqttGat
     gw,
     port,
     async device(id, extra = {}) {
-      const r = await s.request('POST', '/api/devices', { token: s.adminToken, body: { id, name: id, mqttPassword: PASSWORD, ...extra } });
+      const r = await s.request('POST', '/api/devices', {
+        token: s.adminToken,
+        body: { id, name: id, mqttPassword: PASSWORD, ...extra },
+      });
       if (r.status !== 201) throw new Error(`device ${id}: ${r.status} ${JSON.stringify(r.body)}`);
     },
     async connect(o) {
       const { url, ...rest } = o;
-      const client = await mqtt.connectAsync(url ?? `mqtt://127.0.0.1:${port}`, { reconnectPeriod: 0, connectTimeout: PATIENCE_MS, ...rest });
+      const client = await mqtt.connectAsync(url ?? `mqtt://127.0.0.1:${port}`, {
+        reconnectPeriod: 0,
+        connectTimeout: PATIENCE_MS,
+        ...rest,
+      });
       clients.push(client);
       return client;
     },
@@ -79,7 +91,11 @@ export interface Run {
 }
 
 /** Runs a mosquitto command-line client (never against 1883: that is the local Mosquitto). */
-export function mosquitto(command: 'mosquitto_pub' | 'mosquitto_sub', args: string[], timeoutMs = PATIENCE_MS): Promise<Run> {
+export function mosquitto(
+  command: 'mosquitto_pub' | 'mosquitto_sub',
+  args: string[],
+  timeoutMs = PATIENCE_MS,
+): Promise<Run> {
   return new Promise((resolve) => {
     execFile(`/usr/bin/${command}`, args, { timeout: timeoutMs }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
@@ -103,15 +119,29 @@ export function closed(client: MqttClient, ms = PATIENCE_MS): Promise<void> {
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** An API user made through REST (`read` unless told otherwise), with the API key it was given. */
-export async function apiUser(h: Harness, email: string, o: { privileges?: string[]; group?: string; token?: string } = {}): Promise<{ id: string; userName: string; apiKey: string }> {
-  const body = { name: email, email, country: 'ES', timeZone: 'UTC', privileges: o.privileges ?? ['read'], group: o.group };
+export async function apiUser(
+  h: Harness,
+  email: string,
+  o: { privileges?: string[]; group?: string; token?: string } = {},
+): Promise<{ id: string; userName: string; apiKey: string }> {
+  const body = {
+    name: email,
+    email,
+    country: 'ES',
+    timeZone: 'UTC',
+    privileges: o.privileges ?? ['read'],
+    group: o.group,
+  };
   const r = await h.s.request('POST', '/api/users', { token: o.token ?? h.s.adminToken, body });
   if (r.status !== 201) throw new Error(`user ${email}: ${r.status} ${JSON.stringify(r.body)}`);
   return { id: r.body.id as string, userName: r.body.userName as string, apiKey: r.body.apiKey as string };
 }
 
 /** The JSON messages a client receives, in order, and a way to wait for a condition on them. */
-export function messages(c: MqttClient): { seen: { topic: string; body: any }[]; until(pred: () => boolean, ms?: number): Promise<boolean> } {
+export function messages(c: MqttClient): {
+  seen: { topic: string; body: any }[];
+  until(pred: () => boolean, ms?: number): Promise<boolean>;
+} {
   const seen: { topic: string; body: any }[] = [];
   c.on('message', (topic, payload) => seen.push({ topic, body: JSON.parse(payload.toString()) }));
   return {

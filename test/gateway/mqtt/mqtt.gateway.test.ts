@@ -7,7 +7,14 @@ import type { MqttClient } from 'mqtt';
 import { startHarness, connackCode, mosquitto, closed, sleep, PASSWORD } from './mqtt-harness.js';
 import { PATIENCE_MS, until as waitUntil } from '../../helpers/wait.js';
 
-const location = { dateTime: '2026-03-01T10:00:00Z', latitude: 40.4168, longitude: -3.7038, speed: 42.5, course: 90, battery: 77 };
+const location = {
+  dateTime: '2026-03-01T10:00:00Z',
+  latitude: 40.4168,
+  longitude: -3.7038,
+  speed: 42.5,
+  course: 90,
+  battery: 77,
+};
 
 test('mqtt.gateway: a QoS 1 location is acknowledged only once stored, so REST lastLocation returns it right after the PUBACK', async (t) => {
   const h = await startHarness(t);
@@ -17,12 +24,33 @@ test('mqtt.gateway: a QoS 1 location is acknowledged only once stored, so REST l
   t.truthy(packet, 'a PUBACK arrived');
   const r = await h.lastLocation('dev1');
   t.is(r.status, 200);
-  t.like(r.body.lastLocation, { dateTime: '2026-03-01T10:00:00.000Z', latitude: 40.4168, longitude: -3.7038, speed: 42.5, course: 90, battery: 77, protocol: 'mqtt' });
+  t.like(r.body.lastLocation, {
+    dateTime: '2026-03-01T10:00:00.000Z',
+    latitude: 40.4168,
+    longitude: -3.7038,
+    speed: 42.5,
+    course: 90,
+    battery: 77,
+    protocol: 'mqtt',
+  });
 
   // an array of locations is stored in one message
-  await c.publishAsync('devices/dev1/locations', JSON.stringify([{ ...location, dateTime: '2026-03-01T10:01:00Z' }, { ...location, dateTime: '2026-03-01T10:02:00+02:00' }]), { qos: 1 });
-  const range = await h.s.request('POST', '/api/devices/dev1/locations', { token: h.s.adminToken, body: { from: '2026-03-01T00:00:00Z', to: '2026-03-02T00:00:00Z' } });
-  t.deepEqual(range.body.locations.map((l: { dateTime: string }) => l.dateTime), ['2026-03-01T08:02:00.000Z', '2026-03-01T10:00:00.000Z', '2026-03-01T10:01:00.000Z']);
+  await c.publishAsync(
+    'devices/dev1/locations',
+    JSON.stringify([
+      { ...location, dateTime: '2026-03-01T10:01:00Z' },
+      { ...location, dateTime: '2026-03-01T10:02:00+02:00' },
+    ]),
+    { qos: 1 },
+  );
+  const range = await h.s.request('POST', '/api/devices/dev1/locations', {
+    token: h.s.adminToken,
+    body: { from: '2026-03-01T00:00:00Z', to: '2026-03-02T00:00:00Z' },
+  });
+  t.deepEqual(
+    range.body.locations.map((l: { dateTime: string }) => l.dateTime),
+    ['2026-03-01T08:02:00.000Z', '2026-03-01T10:00:00.000Z', '2026-03-01T10:01:00.000Z'],
+  );
   t.is(h.gw.stats.accepted, 2);
 });
 
@@ -30,8 +58,21 @@ test('mqtt.gateway: an alert published to devices/{id}/alerts is stored like a R
   const h = await startHarness(t);
   await h.device('dev1');
   const c = await h.connect({ username: 'dev1', password: PASSWORD, clientId: 'dev1' });
-  await c.publishAsync('devices/dev1/alerts', JSON.stringify({ alertName: 'SOSButton', dateTime: '2026-03-01T10:00:00Z', latitude: 1, longitude: 2, text: 'help' }), { qos: 1 });
-  const r = await h.s.request('POST', '/api/devices/dev1/alerts', { token: h.s.adminToken, body: { from: '2026-03-01T00:00:00Z', to: '2026-03-02T00:00:00Z' } });
+  await c.publishAsync(
+    'devices/dev1/alerts',
+    JSON.stringify({
+      alertName: 'SOSButton',
+      dateTime: '2026-03-01T10:00:00Z',
+      latitude: 1,
+      longitude: 2,
+      text: 'help',
+    }),
+    { qos: 1 },
+  );
+  const r = await h.s.request('POST', '/api/devices/dev1/alerts', {
+    token: h.s.adminToken,
+    body: { from: '2026-03-01T00:00:00Z', to: '2026-03-02T00:00:00Z' },
+  });
   t.is(r.body.alerts.length, 1);
   t.like(r.body.alerts[0], { alertName: 'SOSButton', latitude: 1, longitude: 2, text: 'help', alerts: ['SOSButton'] });
 });
@@ -41,13 +82,56 @@ test('mqtt.gateway: an OwnTracks location from mosquitto_pub (MQTT 3.1, a 60-cha
   await h.device('861234567890123');
   const clientId = `861234567890123${'x'.repeat(45)}`;
   const tst = 1772359200; // 2026-03-01T10:00:00Z
-  const payload = { _type: 'location', lat: 52.5200066, lon: 13.404954, tst, acc: 12, alt: 34, vel: 18, cog: 270, batt: 64, tid: 'ph', t: 'u', bs: 1, conn: 'w' };
-  const run = await mosquitto('mosquitto_pub', ['-h', '127.0.0.1', '-p', String(h.port), '-V', 'mqttv31', '-i', clientId, '-u', '861234567890123', '-P', PASSWORD, '-q', '1', '-r', '-t', 'owntracks/861234567890123/phone', '-m', JSON.stringify(payload)]);
+  const payload = {
+    _type: 'location',
+    lat: 52.5200066,
+    lon: 13.404954,
+    tst,
+    acc: 12,
+    alt: 34,
+    vel: 18,
+    cog: 270,
+    batt: 64,
+    tid: 'ph',
+    t: 'u',
+    bs: 1,
+    conn: 'w',
+  };
+  const run = await mosquitto('mosquitto_pub', [
+    '-h',
+    '127.0.0.1',
+    '-p',
+    String(h.port),
+    '-V',
+    'mqttv31',
+    '-i',
+    clientId,
+    '-u',
+    '861234567890123',
+    '-P',
+    PASSWORD,
+    '-q',
+    '1',
+    '-r',
+    '-t',
+    'owntracks/861234567890123/phone',
+    '-m',
+    JSON.stringify(payload),
+  ]);
   t.is(run.code, 0, run.stderr);
   const r = await h.lastLocation('861234567890123');
   t.is(r.status, 200);
   t.like(r.body.lastLocation, {
-    dateTime: '2026-03-01T10:00:00.000Z', latitude: 52.5200066, longitude: 13.404954, accuracy: 12, altitude: 34, speed: 18, course: 270, battery: 64, valid: true, protocol: 'owntracks',
+    dateTime: '2026-03-01T10:00:00.000Z',
+    latitude: 52.5200066,
+    longitude: 13.404954,
+    accuracy: 12,
+    altitude: 34,
+    speed: 18,
+    course: 270,
+    battery: 64,
+    valid: true,
+    protocol: 'owntracks',
     attributes: { batteryLevel: 64, tid: 'ph', trigger: 'u', owntracksDevice: 'phone', batteryStatus: 1, conn: 'w' },
   });
 
@@ -57,14 +141,49 @@ test('mqtt.gateway: an OwnTracks location from mosquitto_pub (MQTT 3.1, a 60-cha
     ['owntracks/861234567890123/phone/event', { _type: 'transition', event: 'enter', lat: 1, lon: 1, tst: tst + 60 }],
     ['owntracks/861234567890123/phone/info', { _type: 'card', name: 'Jane', face: 'iVBORw0KGgo=' }],
   ] as const) {
-    const p = await mosquitto('mosquitto_pub', ['-h', '127.0.0.1', '-p', String(h.port), '-V', 'mqttv311', '-i', `861234567890123-${topic.length}`, '-u', '861234567890123', '-P', PASSWORD, '-q', '1', '-t', topic, '-m', JSON.stringify(body)]);
+    const p = await mosquitto('mosquitto_pub', [
+      '-h',
+      '127.0.0.1',
+      '-p',
+      String(h.port),
+      '-V',
+      'mqttv311',
+      '-i',
+      `861234567890123-${topic.length}`,
+      '-u',
+      '861234567890123',
+      '-P',
+      PASSWORD,
+      '-q',
+      '1',
+      '-t',
+      topic,
+      '-m',
+      JSON.stringify(body),
+    ]);
     t.is(p.code, 0, p.stderr);
   }
   t.is(h.gw.stats.ignored, 3);
   t.is((await h.lastLocation('861234567890123')).body.lastLocation.dateTime, '2026-03-01T10:00:00.000Z');
 
   // nothing was kept as a retained message: a fresh subscriber of its own topic gets nothing
-  const sub = await mosquitto('mosquitto_sub', ['-h', '127.0.0.1', '-p', String(h.port), '-i', '861234567890123-sub', '-u', '861234567890123', '-P', PASSWORD, '-t', 'owntracks/+/+', '-W', '1', '-v']);
+  const sub = await mosquitto('mosquitto_sub', [
+    '-h',
+    '127.0.0.1',
+    '-p',
+    String(h.port),
+    '-i',
+    '861234567890123-sub',
+    '-u',
+    '861234567890123',
+    '-P',
+    PASSWORD,
+    '-t',
+    'owntracks/+/+',
+    '-W',
+    '1',
+    '-v',
+  ]);
   t.is(sub.stdout, '');
 });
 
@@ -73,14 +192,30 @@ test('mqtt.gateway: OwnTracks Queclink triggers become alerts (! tow, 9 low batt
   await h.device('q1');
   const c = await h.connect({ username: 'q1', password: PASSWORD, clientId: 'q1', protocolVersion: 3 });
   const tst = 1772359200;
-  await c.publishAsync('owntracks/q1/car', JSON.stringify({ _type: 'location', lat: 1, lon: 2, tst, t: '!' }), { qos: 1 });
-  await c.publishAsync('owntracks/q1/car', JSON.stringify({ _type: 'location', lat: 1, lon: 2, tst: tst + 1, t: '9' }), { qos: 1 });
-  await c.publishAsync('owntracks/q1/car', JSON.stringify({ _type: 'location', lat: 1, lon: 2, tst: tst + 2, t: 'e' }), { qos: 1 });
-  const r = await h.s.request('POST', '/api/devices/q1/alerts', { token: h.s.adminToken, body: { from: '2026-03-01T00:00:00Z', to: '2026-03-02T00:00:00Z' } });
-  t.deepEqual(r.body.alerts.map((a: { alertName: string }) => a.alertName), ['Tow', 'LowBattery', 'PowerCut']);
+  await c.publishAsync('owntracks/q1/car', JSON.stringify({ _type: 'location', lat: 1, lon: 2, tst, t: '!' }), {
+    qos: 1,
+  });
+  await c.publishAsync(
+    'owntracks/q1/car',
+    JSON.stringify({ _type: 'location', lat: 1, lon: 2, tst: tst + 1, t: '9' }),
+    { qos: 1 },
+  );
+  await c.publishAsync(
+    'owntracks/q1/car',
+    JSON.stringify({ _type: 'location', lat: 1, lon: 2, tst: tst + 2, t: 'e' }),
+    { qos: 1 },
+  );
+  const r = await h.s.request('POST', '/api/devices/q1/alerts', {
+    token: h.s.adminToken,
+    body: { from: '2026-03-01T00:00:00Z', to: '2026-03-02T00:00:00Z' },
+  });
+  t.deepEqual(
+    r.body.alerts.map((a: { alertName: string }) => a.alertName),
+    ['Tow', 'LowBattery', 'PowerCut'],
+  );
 });
 
-test('mqtt.gateway: a device publishing to another device\'s topic is refused: the connection closes and nothing is stored', async (t) => {
+test("mqtt.gateway: a device publishing to another device's topic is refused: the connection closes and nothing is stored", async (t) => {
   const h = await startHarness(t);
   await h.device('dev1');
   await h.device('dev2');
@@ -92,12 +227,31 @@ test('mqtt.gateway: a device publishing to another device\'s topic is refused: t
 
   const other = await h.connect({ username: 'dev1', password: PASSWORD, clientId: 'dev1-b' });
   const gone2 = closed(other);
-  other.publish('owntracks/dev2/phone', JSON.stringify({ _type: 'location', lat: 1, lon: 1, tst: 1772359200 }), { qos: 0 });
+  other.publish('owntracks/dev2/phone', JSON.stringify({ _type: 'location', lat: 1, lon: 1, tst: 1772359200 }), {
+    qos: 0,
+  });
   await gone2;
   t.is((await h.lastLocation('dev2')).status, 404);
 
   // mosquitto_pub sees the refusal too (no PUBACK before the connection closes)
-  const run = await mosquitto('mosquitto_pub', ['-h', '127.0.0.1', '-p', String(h.port), '-i', 'dev1-c', '-u', 'dev1', '-P', PASSWORD, '-q', '1', '-t', 'devices/dev2/alerts', '-m', '{"alertName":"SOSButton"}']);
+  const run = await mosquitto('mosquitto_pub', [
+    '-h',
+    '127.0.0.1',
+    '-p',
+    String(h.port),
+    '-i',
+    'dev1-c',
+    '-u',
+    'dev1',
+    '-P',
+    PASSWORD,
+    '-q',
+    '1',
+    '-t',
+    'devices/dev2/alerts',
+    '-m',
+    '{"alertName":"SOSButton"}',
+  ]);
   t.not(run.code, 0);
   t.is(h.gw.stats.refused, 3);
   t.is(h.gw.stats.accepted, 0);
@@ -123,10 +277,44 @@ test('mqtt.gateway: wrong password and unknown device get CONNACK 4, an expired 
   t.is(await connackCode(url, { username: 'dev12', password: PASSWORD, clientId: 'dev12-x' }), 0);
   t.is(await connackCode(url, { username: 'dev1', password: PASSWORD, clientId: 'dev1-x' }), 0);
 
-  const v5 = await mosquitto('mosquitto_pub', ['-h', '127.0.0.1', '-p', String(h.port), '-V', 'mqttv5', '-i', 'dev1', '-u', 'dev1', '-P', PASSWORD, '-t', 'devices/dev1/locations', '-m', '{}']);
+  const v5 = await mosquitto('mosquitto_pub', [
+    '-h',
+    '127.0.0.1',
+    '-p',
+    String(h.port),
+    '-V',
+    'mqttv5',
+    '-i',
+    'dev1',
+    '-u',
+    'dev1',
+    '-P',
+    PASSWORD,
+    '-t',
+    'devices/dev1/locations',
+    '-m',
+    '{}',
+  ]);
   t.not(v5.code, 0);
   t.regex(v5.stderr, /protocol version/i);
-  const bad = await mosquitto('mosquitto_pub', ['-h', '127.0.0.1', '-p', String(h.port), '-V', 'mqttv311', '-i', 'dev1', '-u', 'dev1', '-P', 'nope-nope', '-t', 'devices/dev1/locations', '-m', '{}']);
+  const bad = await mosquitto('mosquitto_pub', [
+    '-h',
+    '127.0.0.1',
+    '-p',
+    String(h.port),
+    '-V',
+    'mqttv311',
+    '-i',
+    'dev1',
+    '-u',
+    'dev1',
+    '-P',
+    'nope-nope',
+    '-t',
+    'devices/dev1/locations',
+    '-m',
+    '{}',
+  ]);
   t.not(bad.code, 0);
   t.regex(bad.stderr, /bad user name or password/i);
 });
@@ -137,31 +325,51 @@ test('mqtt.gateway: malformed JSON and invalid fields are acknowledged, not stor
   const c = await h.connect({ username: 'dev1', password: PASSWORD, clientId: 'dev1' });
   t.truthy(await c.publishAsync('devices/dev1/locations', '{"dateTime": "2026-03-01T10:00:00Z", latitude', { qos: 1 }));
   t.truthy(await c.publishAsync('devices/dev1/locations', JSON.stringify({ ...location, latitude: 91 }), { qos: 1 }));
-  t.truthy(await c.publishAsync('devices/dev1/locations', JSON.stringify({ ...location, dateTime: '2026-03-01 10:00' }), { qos: 1 }));
+  t.truthy(
+    await c.publishAsync('devices/dev1/locations', JSON.stringify({ ...location, dateTime: '2026-03-01 10:00' }), {
+      qos: 1,
+    }),
+  );
   t.truthy(await c.publishAsync('devices/dev1/alerts', JSON.stringify({ text: 'no alertName' }), { qos: 1 }));
-  t.truthy(await c.publishAsync('owntracks/dev1/phone', JSON.stringify({ _type: 'location', lat: 'x', lon: 1, tst: 1 }), { qos: 1 }));
+  t.truthy(
+    await c.publishAsync('owntracks/dev1/phone', JSON.stringify({ _type: 'location', lat: 'x', lon: 1, tst: 1 }), {
+      qos: 1,
+    }),
+  );
   t.true(c.connected, 'the connection stays open');
   t.is(h.gw.stats.rejected, 5);
   t.is(h.gw.stats.accepted, 0);
   t.is((await h.lastLocation('dev1')).status, 404);
 });
 
-test('mqtt.gateway: the live feed delivers an account\'s locations and alerts to its users, never to another account or a user of another group', async (t) => {
+test("mqtt.gateway: the live feed delivers an account's locations and alerts to its users, never to another account or a user of another group", async (t) => {
   const h = await startHarness(t);
   const { s } = h;
   await h.device('dev1');
   await h.device('dev2');
-  const groupA = (await s.request('POST', '/api/groups', { token: s.adminToken, body: { name: 'A', devices: ['dev1'] } })).body.id as string;
-  const groupB = (await s.request('POST', '/api/groups', { token: s.adminToken, body: { name: 'B', devices: ['dev2'] } })).body.id as string;
+  const groupA = (
+    await s.request('POST', '/api/groups', { token: s.adminToken, body: { name: 'A', devices: ['dev1'] } })
+  ).body.id as string;
+  const groupB = (
+    await s.request('POST', '/api/groups', { token: s.adminToken, body: { name: 'B', devices: ['dev2'] } })
+  ).body.id as string;
   const mkUser = async (email: string, group?: string) => {
-    const r = await s.request('POST', '/api/users', { token: s.adminToken, body: { name: email, email, country: 'ES', timeZone: 'UTC', privileges: ['read'], group } });
+    const r = await s.request('POST', '/api/users', {
+      token: s.adminToken,
+      body: { name: email, email, country: 'ES', timeZone: 'UTC', privileges: ['read'], group },
+    });
     t.is(r.status, 201, JSON.stringify(r.body));
     return { userName: r.body.userName as string, apiKey: r.body.apiKey as string };
   };
   const reader = await mkUser('reader@example.com');
   const inA = await mkUser('a@example.com', groupA);
   const inB = await mkUser('b@example.com', groupB);
-  const foreign = await s.running.services.accounts.create({ name: 'Other', licenses: 5, adminUser: 'other-admin', adminApiKey: 'other-admin-key-0123456789' });
+  const foreign = await s.running.services.accounts.create({
+    name: 'Other',
+    licenses: 5,
+    adminUser: 'other-admin',
+    adminApiKey: 'other-admin-key-0123456789',
+  });
 
   const received = new Map<string, { topic: string; body: any }[]>();
   const watch = async (name: string, username: string, password: string, filter: string) => {
@@ -181,44 +389,79 @@ test('mqtt.gateway: the live feed delivers an account\'s locations and alerts to
 
   const device = await h.connect({ username: 'dev1', password: PASSWORD, clientId: 'dev1' });
   await device.publishAsync('devices/dev1/locations', JSON.stringify(location), { qos: 1 });
-  await device.publishAsync('devices/dev1/alerts', JSON.stringify({ alertName: 'SOSButton', dateTime: '2026-03-01T10:00:05Z' }), { qos: 1 });
+  await device.publishAsync(
+    'devices/dev1/alerts',
+    JSON.stringify({ alertName: 'SOSButton', dateTime: '2026-03-01T10:00:05Z' }),
+    { qos: 1 },
+  );
   // any source: a location stored through REST reaches the feed too
-  await s.request('POST', '/api/devices/dev1/locations', { token: s.adminToken, body: { location: { ...location, dateTime: '2026-03-01T10:00:10Z' } } });
+  await s.request('POST', '/api/devices/dev1/locations', {
+    token: s.adminToken,
+    body: { location: { ...location, dateTime: '2026-03-01T10:00:10Z' } },
+  });
 
   const until = Date.now() + PATIENCE_MS;
-  while (Date.now() < until && ((received.get('reader')?.length ?? 0) < 3 || (received.get('inA')?.length ?? 0) < 3 || (received.get('readerToken')?.length ?? 0) < 2)) await sleep(20);
+  while (
+    Date.now() < until &&
+    ((received.get('reader')?.length ?? 0) < 3 ||
+      (received.get('inA')?.length ?? 0) < 3 ||
+      (received.get('readerToken')?.length ?? 0) < 2)
+  )
+    await sleep(20);
   await sleep(300);
 
   const reader1 = received.get('reader')!;
-  t.deepEqual(reader1.map((m) => m.topic), ['live/dev1/locations', 'live/dev1/alerts', 'live/dev1/locations']);
-  t.like(reader1[0].body, { dateTime: '2026-03-01T10:00:00.000Z', latitude: 40.4168, longitude: -3.7038, speed: 42.5, protocol: 'mqtt' });
+  t.deepEqual(
+    reader1.map((m) => m.topic),
+    ['live/dev1/locations', 'live/dev1/alerts', 'live/dev1/locations'],
+  );
+  t.like(reader1[0].body, {
+    dateTime: '2026-03-01T10:00:00.000Z',
+    latitude: 40.4168,
+    longitude: -3.7038,
+    speed: 42.5,
+    protocol: 'mqtt',
+  });
   t.like(reader1[1].body, { alertName: 'SOSButton', dateTime: '2026-03-01T10:00:05.000Z' });
   t.like(reader1[2].body, { dateTime: '2026-03-01T10:00:10.000Z', protocol: 'rest' });
-  t.deepEqual(received.get('readerToken')!.map((m) => m.topic), ['live/dev1/locations', 'live/dev1/locations']);
+  t.deepEqual(
+    received.get('readerToken')!.map((m) => m.topic),
+    ['live/dev1/locations', 'live/dev1/locations'],
+  );
   t.is(received.get('inA')!.length, 3);
   t.deepEqual(received.get('inB'), [], 'a user of another group receives nothing of dev1');
   t.deepEqual(received.get('foreign'), [], 'another account receives nothing, whatever the wildcard');
   t.deepEqual(received.get('foreignExact'), []);
 });
 
-test('mqtt.gateway: devices may not subscribe to live/ nor to other devices; OwnTracks\' owntracks/+/+ is narrowed to its own topics', async (t) => {
+test("mqtt.gateway: devices may not subscribe to live/ nor to other devices; OwnTracks' owntracks/+/+ is narrowed to its own topics", async (t) => {
   const h = await startHarness(t);
   await h.device('dev1');
   await h.device('dev2');
   const c = await h.connect({ username: 'dev1', password: PASSWORD, clientId: 'dev1', protocolVersion: 3 });
   // MQTT.js rejects a SUBACK holding a refusal; the packet tells what was granted
-  const suback = await c.subscribeAsync(['live/#', 'devices/dev2/#', '#', '$SYS/#', 'owntracks/+/+', 'owntracks/+/+/cmd'], { qos: 1 }).then(
-    () => undefined,
-    (e: { packet?: { granted: number[] } }) => e.packet,
-  );
+  const suback = await c
+    .subscribeAsync(['live/#', 'devices/dev2/#', '#', '$SYS/#', 'owntracks/+/+', 'owntracks/+/+/cmd'], { qos: 1 })
+    .then(
+      () => undefined,
+      (e: { packet?: { granted: number[] } }) => e.packet,
+    );
   t.deepEqual(suback?.granted, [128, 128, 128, 128, 1, 1]);
   const got: string[] = [];
   c.on('message', (topic) => got.push(topic));
 
   const other = await h.connect({ username: 'dev2', password: PASSWORD, clientId: 'dev2' });
-  await other.publishAsync('owntracks/dev2/phone', JSON.stringify({ _type: 'location', lat: 1, lon: 1, tst: 1772359200 }), { qos: 1 });
+  await other.publishAsync(
+    'owntracks/dev2/phone',
+    JSON.stringify({ _type: 'location', lat: 1, lon: 1, tst: 1772359200 }),
+    { qos: 1 },
+  );
   const second = await h.connect({ username: 'dev1', password: PASSWORD, clientId: 'dev1-second' });
-  await second.publishAsync('owntracks/dev1/phone', JSON.stringify({ _type: 'location', lat: 1, lon: 1, tst: 1772359200 }), { qos: 1 });
+  await second.publishAsync(
+    'owntracks/dev1/phone',
+    JSON.stringify({ _type: 'location', lat: 1, lon: 1, tst: 1772359200 }),
+    { qos: 1 },
+  );
   // dev2's was acknowledged first: were it sent to dev1 at all, it would have come before dev1's own
   await waitUntil('its own topic delivered', () => got.length >= 1);
   t.deepEqual(got, ['owntracks/dev1/phone'], 'its own topic only');
@@ -240,9 +483,14 @@ test('mqtt.gateway: when storage fails the publish is not acknowledged and the c
   await h.s.running.db.schema.renameTable('locations', 'locations_away');
   let acked = false;
   const gone = closed(c);
-  c.publish('devices/dev1/locations', JSON.stringify({ ...location, dateTime: '2026-03-01T10:05:00Z' }), { qos: 1 }, (err) => {
-    if (!err) acked = true;
-  });
+  c.publish(
+    'devices/dev1/locations',
+    JSON.stringify({ ...location, dateTime: '2026-03-01T10:05:00Z' }),
+    { qos: 1 },
+    (err) => {
+      if (!err) acked = true;
+    },
+  );
   await gone;
   t.false(acked);
   t.is(h.gw.stats.failed, 1);
@@ -256,7 +504,12 @@ test('mqtt.gateway: a client flooding publishes is throttled, then disconnected,
   const flood = await h.connect({ username: 'dev1', password: PASSWORD, clientId: 'dev1' });
   const calm = await h.connect({ username: 'dev2', password: PASSWORD, clientId: 'dev2' });
   const gone = closed(flood);
-  for (let i = 0; i < 200; i++) flood.publish('devices/dev1/locations', JSON.stringify({ ...location, dateTime: new Date(Date.UTC(2026, 2, 1, 10, 0, i)).toISOString() }), { qos: 0 });
+  for (let i = 0; i < 200; i++)
+    flood.publish(
+      'devices/dev1/locations',
+      JSON.stringify({ ...location, dateTime: new Date(Date.UTC(2026, 2, 1, 10, 0, i)).toISOString() }),
+      { qos: 0 },
+    );
   const started = Date.now();
   await calm.publishAsync('devices/dev2/locations', JSON.stringify(location), { qos: 1 });
   // held up behind the flood it would wait for the 190 throttled publishes at 20 a second (9.5 s)
@@ -268,7 +521,12 @@ test('mqtt.gateway: a client flooding publishes is throttled, then disconnected,
 test('mqtt.gateway: MQTT over WebSocket connects and publishes', async (t) => {
   const h = await startHarness(t);
   await h.device('dev1');
-  const c = await h.connect({ url: `ws://127.0.0.1:${h.gw.ports['mqtt/ws']}/mqtt`, username: 'dev1', password: PASSWORD, clientId: 'dev1-ws' });
+  const c = await h.connect({
+    url: `ws://127.0.0.1:${h.gw.ports['mqtt/ws']}/mqtt`,
+    username: 'dev1',
+    password: PASSWORD,
+    clientId: 'dev1-ws',
+  });
   await c.publishAsync('devices/dev1/locations', JSON.stringify(location), { qos: 1 });
   t.is((await h.lastLocation('dev1')).body.lastLocation.latitude, 40.4168);
 });
@@ -279,7 +537,15 @@ test('mqtt.gateway: MQTT over TLS with a self-signed certificate', async (t) => 
   const pems = await generate([{ name: 'commonName', value: 'localhost' }], {
     keySize: 2048,
     algorithm: 'sha256',
-    extensions: [{ name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }, { type: 7, ip: '127.0.0.1' }] }],
+    extensions: [
+      {
+        name: 'subjectAltName',
+        altNames: [
+          { type: 2, value: 'localhost' },
+          { type: 7, ip: '127.0.0.1' },
+        ],
+      },
+    ],
   });
   const tlsCert = path.join(dir, 'cert.pem');
   const tlsKey = path.join(dir, 'key.pem');
@@ -288,16 +554,41 @@ test('mqtt.gateway: MQTT over TLS with a self-signed certificate', async (t) => 
   const h = await startHarness(t, { tlsPort: 0, tlsCert, tlsKey, wsPort: 'off' });
   t.deepEqual(Object.keys(h.gw.ports).sort(), ['mqtt', 'mqtt/tls']);
   await h.device('dev1');
-  const c: MqttClient = await h.connect({ url: `mqtts://127.0.0.1:${h.gw.ports['mqtt/tls']}`, ca: pems.cert, username: 'dev1', password: PASSWORD, clientId: 'dev1-tls' });
+  const c: MqttClient = await h.connect({
+    url: `mqtts://127.0.0.1:${h.gw.ports['mqtt/tls']}`,
+    ca: pems.cert,
+    username: 'dev1',
+    password: PASSWORD,
+    clientId: 'dev1-tls',
+  });
   await c.publishAsync('devices/dev1/locations', JSON.stringify(location), { qos: 1 });
   t.is((await h.lastLocation('dev1')).body.lastLocation.longitude, -3.7038);
 
-  const run = await mosquitto('mosquitto_pub', ['-h', '127.0.0.1', '-p', String(h.gw.ports['mqtt/tls']), '--cafile', tlsCert, '-i', 'dev1-mosq', '-u', 'dev1', '-P', PASSWORD, '-q', '1', '-t', 'devices/dev1/locations', '-m', JSON.stringify({ ...location, dateTime: '2026-03-01T11:00:00Z' })]);
+  const run = await mosquitto('mosquitto_pub', [
+    '-h',
+    '127.0.0.1',
+    '-p',
+    String(h.gw.ports['mqtt/tls']),
+    '--cafile',
+    tlsCert,
+    '-i',
+    'dev1-mosq',
+    '-u',
+    'dev1',
+    '-P',
+    PASSWORD,
+    '-q',
+    '1',
+    '-t',
+    'devices/dev1/locations',
+    '-m',
+    JSON.stringify({ ...location, dateTime: '2026-03-01T11:00:00Z' }),
+  ]);
   t.is(run.code, 0, run.stderr);
   t.is((await h.lastLocation('dev1')).body.lastLocation.dateTime, '2026-03-01T11:00:00.000Z');
 });
 
-test('mqtt.gateway: wills go through the same rules: OwnTracks lwt is ignored, a will on another device\'s topic is not published', async (t) => {
+test("mqtt.gateway: wills go through the same rules: OwnTracks lwt is ignored, a will on another device's topic is not published", async (t) => {
   const h = await startHarness(t);
   await h.device('dev1');
   await h.device('dev2');
@@ -306,9 +597,25 @@ test('mqtt.gateway: wills go through the same rules: OwnTracks lwt is ignored, a
   const seen: string[] = [];
   watcher.on('message', (topic) => seen.push(topic));
 
-  const phone = await h.connect({ username: 'dev1', password: PASSWORD, clientId: 'dev1-phone', protocolVersion: 3, will: { topic: 'owntracks/dev1/phone', payload: Buffer.from('{"_type":"lwt"}'), qos: 0, retain: false } });
-  const intruder = await h.connect({ username: 'dev1', password: PASSWORD, clientId: 'dev1-intruder', will: { topic: 'devices/dev2/locations', payload: Buffer.from(JSON.stringify(location)), qos: 1, retain: true } });
-  const tracker = await h.connect({ username: 'dev1', password: PASSWORD, clientId: 'dev1-tracker', will: { topic: 'devices/dev1/locations', payload: Buffer.from(JSON.stringify(location)), qos: 1, retain: false } });
+  const phone = await h.connect({
+    username: 'dev1',
+    password: PASSWORD,
+    clientId: 'dev1-phone',
+    protocolVersion: 3,
+    will: { topic: 'owntracks/dev1/phone', payload: Buffer.from('{"_type":"lwt"}'), qos: 0, retain: false },
+  });
+  const intruder = await h.connect({
+    username: 'dev1',
+    password: PASSWORD,
+    clientId: 'dev1-intruder',
+    will: { topic: 'devices/dev2/locations', payload: Buffer.from(JSON.stringify(location)), qos: 1, retain: true },
+  });
+  const tracker = await h.connect({
+    username: 'dev1',
+    password: PASSWORD,
+    clientId: 'dev1-tracker',
+    will: { topic: 'devices/dev1/locations', payload: Buffer.from(JSON.stringify(location)), qos: 1, retain: false },
+  });
   for (const c of [phone, intruder, tracker]) c.stream.destroy(); // no DISCONNECT: the will fires
   const until = Date.now() + PATIENCE_MS;
   while (Date.now() < until && h.gw.stats.ignored + h.gw.stats.refused + h.gw.stats.accepted < 3) await sleep(20);
@@ -323,7 +630,10 @@ test('mqtt.gateway: wills go through the same rules: OwnTracks lwt is ignored, a
 
 test('mqtt.gateway: an API user whose key is replaced loses its connection, and the old key is refused with CONNACK 4', async (t) => {
   const h = await startHarness(t, { recheckUsersMs: 100 });
-  const r = await h.s.request('POST', '/api/users', { token: h.s.adminToken, body: { name: 'W', email: 'w@example.com', country: 'ES', timeZone: 'UTC', privileges: ['read'] } });
+  const r = await h.s.request('POST', '/api/users', {
+    token: h.s.adminToken,
+    body: { name: 'W', email: 'w@example.com', country: 'ES', timeZone: 'UTC', privileges: ['read'] },
+  });
   const userName = r.body.userName as string;
   const c = await h.connect({ username: userName, password: r.body.apiKey, clientId: `${userName}-1` });
   await c.subscribeAsync('live/#');

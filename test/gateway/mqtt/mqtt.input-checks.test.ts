@@ -8,18 +8,32 @@ test('mqtt.input: locations over 25 h ahead, before 2000 or on an impossible dat
   const h = await startHarness(t);
   await h.device('dev1');
   const c = await h.connect({ username: 'dev1', password: PASSWORD, clientId: 'dev1' });
-  const publish = async (topic: string, payload: unknown) => t.truthy(await c.publishAsync(topic, JSON.stringify(payload), { qos: 1 }), `PUBACK for ${JSON.stringify(payload)}`);
+  const publish = async (topic: string, payload: unknown) =>
+    t.truthy(await c.publishAsync(topic, JSON.stringify(payload), { qos: 1 }), `PUBACK for ${JSON.stringify(payload)}`);
   await publish('devices/dev1/locations', { ...location, dateTime: '9999-12-31T23:59:59Z' });
   await publish('devices/dev1/locations', { ...location, dateTime: new Date(Date.now() + 26 * HOUR).toISOString() });
   await publish('devices/dev1/locations', [location, { ...location, dateTime: '1999-12-31T00:00:00Z' }]);
   await publish('devices/dev1/locations', { ...location, dateTime: '2026-02-30T10:00:00Z' });
   await publish('devices/dev1/locations', { ...location, dateTime: '2026-03-01T25:00:00Z' });
-  await publish('owntracks/dev1/phone', { _type: 'location', lat: 40.4, lon: -3.7, tst: Math.floor(Date.UTC(9999, 0, 1) / 1000) });
-  await publish('owntracks/dev1/phone', { _type: 'location', lat: 40.4, lon: -3.7, tst: Math.floor(Date.UTC(1999, 0, 1) / 1000) });
+  await publish('owntracks/dev1/phone', {
+    _type: 'location',
+    lat: 40.4,
+    lon: -3.7,
+    tst: Math.floor(Date.UTC(9999, 0, 1) / 1000),
+  });
+  await publish('owntracks/dev1/phone', {
+    _type: 'location',
+    lat: 40.4,
+    lon: -3.7,
+    tst: Math.floor(Date.UTC(1999, 0, 1) / 1000),
+  });
   t.true(c.connected, 'the connection stays open');
   t.is((await h.lastLocation('dev1')).status, 404, 'nothing of them was stored');
   t.is(h.gw.stats.rejected, 2, 'the impossible dates are malformed payloads');
-  await publish('devices/dev1/locations', { ...location, dateTime: new Date(Date.now() + 24 * HOUR).toISOString().replace(/\.\d+Z$/, 'Z') });
+  await publish('devices/dev1/locations', {
+    ...location,
+    dateTime: new Date(Date.now() + 24 * HOUR).toISOString().replace(/\.\d+Z$/, 'Z'),
+  });
   t.is((await h.lastLocation('dev1')).status, 200, 'within 25 h ahead is stored');
 });
 
@@ -32,7 +46,9 @@ test('mqtt.input: a payload nested deeper than 32 levels or holding NUL is refus
   const deep = `{"dateTime":"2026-03-01T10:00:00Z","latitude":1,"longitude":2,"attributes":${'{"a":'.repeat(6000)}1${'}'.repeat(6000)}}`;
   const [a, b, c] = await Promise.all([
     c1.publishAsync('devices/dev1/locations', deep, { qos: 1 }),
-    c1.publishAsync('devices/dev1/locations', JSON.stringify({ ...location, attributes: { note: 'a\u0000b' } }), { qos: 1 }),
+    c1.publishAsync('devices/dev1/locations', JSON.stringify({ ...location, attributes: { note: 'a\u0000b' } }), {
+      qos: 1,
+    }),
     c2.publishAsync('devices/dev2/locations', JSON.stringify(location), { qos: 1 }),
   ]);
   t.truthy(a && b && c, 'all acknowledged');

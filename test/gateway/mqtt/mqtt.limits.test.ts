@@ -6,7 +6,13 @@ import { PacketSizeMeter, PacketTooLarge, guardPacketSize } from '../../../gatew
 import { startHarness, closed, PASSWORD } from './mqtt-harness.js';
 import { rawConnect, socketClosed } from './raw-mqtt.js';
 import { PATIENCE_MS } from '../../helpers/wait.js';
-import { CONNACK_TYPE, connectPacket, publishQos1Packet, pubackPacket, remainingLength } from '../../helpers/mqtt-packets.js';
+import {
+  CONNACK_TYPE,
+  connectPacket,
+  publishQos1Packet,
+  pubackPacket,
+  remainingLength,
+} from '../../helpers/mqtt-packets.js';
 
 const MiB = 1024 * 1024;
 /** a CONNECT fixed header declaring the largest Remaining Length MQTT allows (268,435,455 bytes) */
@@ -29,7 +35,11 @@ test('packet-size.guard: the meter follows packets across chunks and stops at th
 test('packet-size.guard: guards the stream in place: what is read passes unchanged until a packet over the limit, which destroys the stream unread', async (t) => {
   const stream = new PassThrough();
   const refused: number[] = [];
-  t.is(guardPacketSize(stream, 100, (e) => refused.push(e.declaredBytes)), stream, 'no stream in front of it');
+  t.is(
+    guardPacketSize(stream, 100, (e) => refused.push(e.declaredBytes)),
+    stream,
+    'no stream in front of it',
+  );
   // a PINGREQ and a 98-byte PUBLISH, read the way aedes reads
   const publish = Buffer.concat([Buffer.from([0x30, 96]), Buffer.alloc(96, 7)]);
   stream.write(Buffer.from([0xc0, 0x00]));
@@ -60,7 +70,11 @@ test('mqtt.gateway: a CONNECT declaring 268 MB is refused from its header: four 
     socket.write(hugeConnectHeader);
     // then up to 32 MiB of its body, as fast as the server takes it
     for (let sent = 0; sent < 32 && !socket.destroyed; sent++) {
-      if (!socket.write(junk)) await new Promise((r) => { socket.once('drain', r); socket.once('close', r); });
+      if (!socket.write(junk))
+        await new Promise((r) => {
+          socket.once('drain', r);
+          socket.once('close', r);
+        });
     }
     return gone;
   };
@@ -97,7 +111,8 @@ test('mqtt.gateway: over WebSocket a packet declared over the limit closes the c
 test('mqtt.gateway: after login a PUBLISH over TRACKGATE_MQTT_MAX_PACKET closes the connection and stores nothing; one under it is stored', async (t) => {
   const h = await startHarness(t, { maxPacketBytes: 4096 });
   await h.device('dev1');
-  const location = (n: number) => JSON.stringify({ dateTime: '2026-03-01T10:00:00Z', latitude: 1, longitude: 2, attributes: { pad: 'x'.repeat(n) } });
+  const location = (n: number) =>
+    JSON.stringify({ dateTime: '2026-03-01T10:00:00Z', latitude: 1, longitude: 2, attributes: { pad: 'x'.repeat(n) } });
   const c = await h.connect({ username: 'dev1', password: PASSWORD, clientId: 'dev1' });
   await c.publishAsync('devices/dev1/locations', location(3500), { qos: 1 });
   t.is((await h.lastLocation('dev1')).body.lastLocation.attributes.pad.length, 3500);
@@ -108,7 +123,12 @@ test('mqtt.gateway: after login a PUBLISH over TRACKGATE_MQTT_MAX_PACKET closes 
   t.is((await h.lastLocation('dev1')).body.lastLocation.dateTime, '2026-03-01T10:00:00.000Z');
 
   // the same over WebSocket
-  const w = await h.connect({ url: `ws://127.0.0.1:${h.gw.ports['mqtt/ws']}/mqtt`, username: 'dev1', password: PASSWORD, clientId: 'dev1-ws' });
+  const w = await h.connect({
+    url: `ws://127.0.0.1:${h.gw.ports['mqtt/ws']}/mqtt`,
+    username: 'dev1',
+    password: PASSWORD,
+    clientId: 'dev1-ws',
+  });
   const wsGone = closed(w);
   w.publish('devices/dev1/locations', location(5000).replace('10:00:00', '12:00:00'), { qos: 1 });
   await wsGone;
@@ -127,11 +147,18 @@ test('mqtt.gateway: over WebSocket each packet aedes writes (in pieces, corked) 
     ws.once('error', reject);
   });
   const until = async (n: number) => {
-    for (const end = Date.now() + PATIENCE_MS; Date.now() < end && messages.length < n; ) await new Promise((r) => setTimeout(r, 10));
+    for (const end = Date.now() + PATIENCE_MS; Date.now() < end && messages.length < n; )
+      await new Promise((r) => setTimeout(r, 10));
   };
   ws.send(connectPacket({ clientId: 'dev1-ws', username: 'dev1', password: PASSWORD }));
   await until(1);
-  ws.send(publishQos1Packet('devices/dev1/locations', 7, Buffer.from(JSON.stringify({ dateTime: '2026-03-01T10:00:00Z', latitude: 1, longitude: 2 }))));
+  ws.send(
+    publishQos1Packet(
+      'devices/dev1/locations',
+      7,
+      Buffer.from(JSON.stringify({ dateTime: '2026-03-01T10:00:00Z', latitude: 1, longitude: 2 })),
+    ),
+  );
   await until(2);
   await new Promise((r) => setTimeout(r, 100));
   t.deepEqual(messages, [Buffer.from([CONNACK_TYPE, 0x02, 0x00, 0x00]), pubackPacket(7)]);

@@ -13,13 +13,21 @@ test('mqtt.live: a subscriber of live/<id>/commands sees a Teltonika command que
   const c = await h.connect({ username: user.userName, password: user.apiKey, clientId: `${user.userName}-cmd` });
   await c.subscribeAsync(`live/${IMEI}/commands`);
   const feed = messages(c);
-  const foreign = await h.s.running.services.accounts.create({ name: 'Other', licenses: 5, adminUser: 'other-admin', adminApiKey: 'other-admin-key-0123456789' });
+  const foreign = await h.s.running.services.accounts.create({
+    name: 'Other',
+    licenses: 5,
+    adminUser: 'other-admin',
+    adminApiKey: 'other-admin-key-0123456789',
+  });
   const other = await h.connect({ username: 'other-admin', password: foreign.apiKey, clientId: 'other-admin-cmd' });
   await other.subscribeAsync(`live/${IMEI}/commands`);
   const otherFeed = messages(other);
 
   // queued while offline
-  const queued = await h.s.request('POST', `/api/devices/${IMEI}/sendCommand`, { token: h.s.adminToken, body: { command: 'getinfo' } });
+  const queued = await h.s.request('POST', `/api/devices/${IMEI}/sendCommand`, {
+    token: h.s.adminToken,
+    body: { command: 'getinfo' },
+  });
   t.is(queued.status, 200, JSON.stringify(queued.body));
   t.true(await feed.until(() => feed.seen.length >= 1), 'queued is announced');
 
@@ -32,9 +40,16 @@ test('mqtt.live: a subscriber of live/<id>/commands sees a Teltonika command que
   tracker.write(F.teltonikaAnswer('RTC ok'));
 
   t.true(await feed.until(() => feed.seen.some((m) => m.body.status === 'answered')), JSON.stringify(feed.seen));
-  t.deepEqual(feed.seen.map((m) => m.topic), [`live/${IMEI}/commands`, `live/${IMEI}/commands`, `live/${IMEI}/commands`]);
-  t.deepEqual(feed.seen.map((m) => m.body.status), ['queued', 'sent', 'answered']);
-  const listed = (await h.s.request('GET', `/api/devices/${IMEI}/commands`, { token: h.s.adminToken })).body.commands[0];
+  t.deepEqual(
+    feed.seen.map((m) => m.topic),
+    [`live/${IMEI}/commands`, `live/${IMEI}/commands`, `live/${IMEI}/commands`],
+  );
+  t.deepEqual(
+    feed.seen.map((m) => m.body.status),
+    ['queued', 'sent', 'answered'],
+  );
+  const listed = (await h.s.request('GET', `/api/devices/${IMEI}/commands`, { token: h.s.adminToken })).body
+    .commands[0];
   t.deepEqual(feed.seen[2].body, listed, 'the last message is the REST command object');
   t.like(feed.seen[0].body, { id: queued.body.command.id, command: 'getinfo', attempts: 0 });
   t.deepEqual(otherFeed.seen, [], 'another account receives nothing of the device');
@@ -47,10 +62,16 @@ test('mqtt.live: a queued command whose ttl runs out is announced expired on liv
   const c = await h.connect({ username: user.userName, password: user.apiKey, clientId: `${user.userName}-exp` });
   await c.subscribeAsync(`live/${IMEI}/commands`);
   const feed = messages(c);
-  const queued = await h.s.request('POST', `/api/devices/${IMEI}/sendCommand`, { token: h.s.adminToken, body: { command: 'setdigout 1', ttl: 1 } });
+  const queued = await h.s.request('POST', `/api/devices/${IMEI}/sendCommand`, {
+    token: h.s.adminToken,
+    body: { command: 'setdigout 1', ttl: 1 },
+  });
   t.is(queued.body.command.status, 'queued');
   // the background upkeep (every 2 s) expires it; nobody lists or delivers the device's commands
   t.true(await feed.until(() => feed.seen.some((m) => m.body.status === 'expired')), JSON.stringify(feed.seen));
-  t.deepEqual(feed.seen.map((m) => m.body.status), ['queued', 'expired']);
+  t.deepEqual(
+    feed.seen.map((m) => m.body.status),
+    ['queued', 'expired'],
+  );
   t.like(feed.seen[1].body, { id: queued.body.command.id, command: 'setdigout 1', sent: null });
 });

@@ -18,10 +18,19 @@ test('mqtt.live: a technician on live/<imei>/frames sees the login and a positio
   const h = await startHarness(t, {}, ENV);
   await h.device(IMEI);
   const tech = await apiUser(h, 'tech@example.com');
-  const techClient = await h.connect({ username: tech.userName, password: tech.apiKey, clientId: `${tech.userName}-f` });
+  const techClient = await h.connect({
+    username: tech.userName,
+    password: tech.apiKey,
+    clientId: `${tech.userName}-f`,
+  });
   t.is((await techClient.subscribeAsync(`live/${IMEI}/frames`))[0].qos, 0);
   const seen = messages(techClient);
-  const foreign = await h.s.running.services.accounts.create({ name: 'Other', licenses: 5, adminUser: 'other-admin', adminApiKey: 'other-admin-key-0123456789' });
+  const foreign = await h.s.running.services.accounts.create({
+    name: 'Other',
+    licenses: 5,
+    adminUser: 'other-admin',
+    adminApiKey: 'other-admin-key-0123456789',
+  });
   const other = await h.connect({ username: 'other-admin', password: foreign.apiKey, clientId: 'other-admin-f' });
   await other.subscribeAsync('live/#');
   const otherSeen = messages(other);
@@ -38,17 +47,35 @@ test('mqtt.live: a technician on live/<imei>/frames sees the login and a positio
   t.true(await seen.until(() => seen.seen.length >= 2), JSON.stringify(seen.seen));
   const [first, second] = seen.seen;
   t.is(first.topic, `live/${IMEI}/frames`);
-  t.like(first.body, { protocol: 'teltonika', remote: '127.0.0.1', hex: login.toString('hex'), reply: '01', truncated: false, length: login.length });
+  t.like(first.body, {
+    protocol: 'teltonika',
+    remote: '127.0.0.1',
+    hex: login.toString('hex'),
+    reply: '01',
+    truncated: false,
+    length: login.length,
+  });
   t.is(first.body.decoded.identity, IMEI);
   t.truthy(Date.parse(first.body.receivedAt));
   t.like(second.body, { protocol: 'teltonika', hex: avl.toString('hex'), reply: ack.toString('hex') });
   t.is(second.body.decoded.messageCount, 1);
   t.is(second.body.decoded.messages.length, 1);
   // the position under the names REST shows it by, to compare side by side
-  t.like(second.body.decoded.messages[0], { dateTime: '2026-03-01T10:00:00.000Z', latitude: 40.4168, longitude: -3.7038, speed: 50 });
+  t.like(second.body.decoded.messages[0], {
+    dateTime: '2026-03-01T10:00:00.000Z',
+    latitude: 40.4168,
+    longitude: -3.7038,
+    speed: 50,
+  });
   t.is(second.body.decoded.messages[0].location, undefined);
-  const [stored] = (await h.s.request('POST', `/api/devices/${IMEI}/locations`, { token: h.s.adminToken, body: { from: '2026-01-01T00:00:00Z', to: '2027-01-01T00:00:00Z' } })).body.locations;
-  for (const key of ['dateTime', 'latitude', 'longitude', 'speed']) t.is(second.body.decoded.messages[0][key], stored[key], key);
+  const [stored] = (
+    await h.s.request('POST', `/api/devices/${IMEI}/locations`, {
+      token: h.s.adminToken,
+      body: { from: '2026-01-01T00:00:00Z', to: '2027-01-01T00:00:00Z' },
+    })
+  ).body.locations;
+  for (const key of ['dateTime', 'latitude', 'longitude', 'speed'])
+    t.is(second.body.decoded.messages[0][key], stored[key], key);
   await sleep(200);
   t.deepEqual(otherSeen.seen, [], 'another account receives no frame of the device');
 });
@@ -61,13 +88,22 @@ test('mqtt.live: frames the decoder cannot read (GPS103, Queclink) are logged wi
   await h.device(GPS);
   await h.device(QL);
   const tech = await apiUser(h, 'tech@example.com');
-  const techClient = await h.connect({ username: tech.userName, password: tech.apiKey, clientId: `${tech.userName}-m` });
+  const techClient = await h.connect({
+    username: tech.userName,
+    password: tech.apiKey,
+    clientId: `${tech.userName}-m`,
+  });
   await techClient.subscribeAsync('live/+/frames');
   const seen = messages(techClient);
-  const malformedOf = (protocol: string) => seen.seen.filter((m) => m.body.protocol === protocol && m.body.outcome === 'malformed');
+  const malformedOf = (protocol: string) =>
+    seen.seen.filter((m) => m.body.protocol === protocol && m.body.outcome === 'malformed');
   const metric = async (protocol: string, outcome: string) => {
     const text = await (await fetch(`${h.s.base}/metrics`)).text();
-    return Number(new RegExp(`^trackgate_tracker_frames_total\\{protocol="${protocol}",outcome="${outcome}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+    return Number(
+      new RegExp(`^trackgate_tracker_frames_total\\{protocol="${protocol}",outcome="${outcome}"\\} (\\d+)$`, 'm').exec(
+        text,
+      )?.[1] ?? 0,
+    );
   };
 
   // GPS103: a login identifies the connection; then a tracker sentence of no known layout
@@ -95,7 +131,9 @@ test('mqtt.live: frames the decoder cannot read (GPS103, Queclink) are logged wi
   const ql = await TrackerClient.connect(h.s.running.ports.gl200!);
   t.teardown(() => ql.end());
   const stamp = '20260301100000';
-  ql.write(`+RESP:GTFRI,060100,${QL},,0,0,1,1,4.3,92,70.0,-3.703800,40.416800,${stamp},0214,0007,18d8,6141,00,,${stamp},0001$`);
+  ql.write(
+    `+RESP:GTFRI,060100,${QL},,0,0,1,1,4.3,92,70.0,-3.703800,40.416800,${stamp},0214,0007,18d8,6141,00,,${stamp},0001$`,
+  );
   t.is((await ql.read(11)).toString(), '+SACK:0001$');
   ql.write('+RESP:GTFRI,garbage$');
   t.true(await seen.until(() => malformedOf('gl200').length === 1), JSON.stringify(seen.seen));
@@ -106,10 +144,19 @@ test('mqtt.live: frames the decoder cannot read (GPS103, Queclink) are logged wi
   t.true(await ql.nothingFor(300), 'no acknowledgement');
 
   const logged = log.at('warn', 'malformed frame');
-  t.like(logged.find((e) => e.protocol === 'gps103' && e.transport === undefined), { device: GPS });
+  t.like(
+    logged.find((e) => e.protocol === 'gps103' && e.transport === undefined),
+    { device: GPS },
+  );
   t.regex(String(logged.find((e) => e.protocol === 'gps103')?.reason), /unrecognised gps103 sentence/);
-  t.true(logged.some((e) => e.protocol === 'gps103' && e.transport === 'udp'), 'the datagram too');
-  t.like(logged.find((e) => e.protocol === 'gl200'), { device: QL });
+  t.true(
+    logged.some((e) => e.protocol === 'gps103' && e.transport === 'udp'),
+    'the datagram too',
+  );
+  t.like(
+    logged.find((e) => e.protocol === 'gl200'),
+    { device: QL },
+  );
   t.regex(String(logged.find((e) => e.protocol === 'gl200')?.reason), /unrecognised GTFRI report/);
   t.is(await metric('gps103', 'malformed'), 2);
   t.is(await metric('gl200', 'malformed'), 1);
@@ -122,7 +169,11 @@ test('mqtt.live: an admin sees live/unknown/frames for an unknown IMEI; a non-ad
   t.is((await admin.subscribeAsync('live/unknown/frames'))[0].qos, 0);
   const adminSeen = messages(admin);
   const reader = await apiUser(h, 'reader@example.com');
-  const readerClient = await h.connect({ username: reader.userName, password: reader.apiKey, clientId: `${reader.userName}-u` });
+  const readerClient = await h.connect({
+    username: reader.userName,
+    password: reader.apiKey,
+    clientId: `${reader.userName}-u`,
+  });
   const refused = await readerClient.subscribeAsync('live/unknown/frames').then(
     (g) => g[0].qos,
     (e: { packet?: { granted?: number[] } }) => e.packet?.granted?.[0],
@@ -138,7 +189,12 @@ test('mqtt.live: an admin sees live/unknown/frames for an unknown IMEI; a non-ad
 
   t.true(await adminSeen.until(() => adminSeen.seen.length >= 1));
   t.is(adminSeen.seen[0].topic, 'live/unknown/frames');
-  t.like(adminSeen.seen[0].body, { protocol: 'teltonika', hex: F.teltonikaLogin(UNKNOWN_IMEI).toString('hex'), reply: '00', outcome: 'unknown' });
+  t.like(adminSeen.seen[0].body, {
+    protocol: 'teltonika',
+    hex: F.teltonikaLogin(UNKNOWN_IMEI).toString('hex'),
+    reply: '00',
+    outcome: 'unknown',
+  });
   t.is(adminSeen.seen[0].body.decoded.identity, UNKNOWN_IMEI);
   await sleep(200);
   t.deepEqual(readerSeen.seen, []);
@@ -162,10 +218,30 @@ test('mqtt.live: frames are built only while an API user of the account listens 
 });
 
 test('frame-tap: a large frame is cut to MAX_FRAME_BYTES and says so; text protocols are shown as text', (t) => {
-  const big = liveFrame('gt06', { bytes: Buffer.alloc(MAX_FRAME_BYTES + 100, 0xab), text: false, receivedAt: new Date(0) }, '10.0.0.1', null, [Buffer.from([1, 2])], 'ok');
+  const big = liveFrame(
+    'gt06',
+    { bytes: Buffer.alloc(MAX_FRAME_BYTES + 100, 0xab), text: false, receivedAt: new Date(0) },
+    '10.0.0.1',
+    null,
+    [Buffer.from([1, 2])],
+    'ok',
+  );
   t.is(big.hex!.length, MAX_FRAME_BYTES * 2);
-  t.like(big, { truncated: true, length: MAX_FRAME_BYTES + 100, reply: '0102', decoded: null, receivedAt: '1970-01-01T00:00:00.000Z' });
-  const text = liveFrame('h02', { bytes: Buffer.from('*HQ,123,V1#'), text: true, receivedAt: new Date(0) }, null, { identity: '123', messages: [], replies: [] }, [], 'ok');
+  t.like(big, {
+    truncated: true,
+    length: MAX_FRAME_BYTES + 100,
+    reply: '0102',
+    decoded: null,
+    receivedAt: '1970-01-01T00:00:00.000Z',
+  });
+  const text = liveFrame(
+    'h02',
+    { bytes: Buffer.from('*HQ,123,V1#'), text: true, receivedAt: new Date(0) },
+    null,
+    { identity: '123', messages: [], replies: [] },
+    [],
+    'ok',
+  );
   t.like(text, { text: '*HQ,123,V1#', truncated: false, hex: undefined });
   t.deepEqual(text.decoded, { identity: '123', messages: [], messageCount: 0 });
 });
@@ -178,14 +254,17 @@ test('mqtt.live: an OsmAnd request is shown on live/<id>/frames as text, with wh
   await c.subscribeAsync('live/+/frames');
   const seen = messages(c);
   const path = `/?id=phone-1&lat=40.5&lon=-3.5&timestamp=${Date.UTC(2026, 2, 1) / 1000}`;
-  t.is((await fetch(`http://127.0.0.1:${h.s.running.ports.osmand}${path}`, { signal: AbortSignal.timeout(5000) })).status, 200);
+  t.is(
+    (await fetch(`http://127.0.0.1:${h.s.running.ports.osmand}${path}`, { signal: AbortSignal.timeout(5000) })).status,
+    200,
+  );
   t.true(await seen.until(() => seen.seen.length >= 1));
   t.is(seen.seen[0].topic, 'live/phone-1/frames');
   t.like(seen.seen[0].body, { protocol: 'osmand', text: `GET ${path}\n`, hex: undefined, outcome: 'ok' });
   t.is(seen.seen[0].body.decoded.messageCount, 1);
 });
 
-test('mqtt.live: a device reply that answers no command is shown in the frame\'s decoded.commandResults', async (t) => {
+test("mqtt.live: a device reply that answers no command is shown in the frame's decoded.commandResults", async (t) => {
   const h = await startHarness(t, {}, ENV);
   await h.device(IMEI);
   const tech = await apiUser(h, 'tech@example.com');
@@ -216,11 +295,19 @@ test('mqtt.live: a datagram over UDP is shown on live/<id>/frames with its reply
   t.teardown(() => sock.close());
   const acks: Buffer[] = [];
   sock.on('message', (m) => acks.push(m));
-  const datagram = F.teltonikaDatagram(IMEI, 7, [{ time: new Date(Date.UTC(2026, 2, 1, 10)), lat: 40.4168, lon: -3.7038 }]);
+  const datagram = F.teltonikaDatagram(IMEI, 7, [
+    { time: new Date(Date.UTC(2026, 2, 1, 10)), lat: 40.4168, lon: -3.7038 },
+  ]);
   sock.send(datagram, h.s.running.ports['teltonika/udp']!, '127.0.0.1');
   t.true(await seen.until(() => seen.seen.length >= 1), 'the datagram is shown');
   t.is(seen.seen[0].topic, `live/${IMEI}/frames`);
-  t.like(seen.seen[0].body, { protocol: 'teltonika', remote: '127.0.0.1', hex: datagram.toString('hex'), reply: '00050000010701', outcome: 'ok' });
+  t.like(seen.seen[0].body, {
+    protocol: 'teltonika',
+    remote: '127.0.0.1',
+    hex: datagram.toString('hex'),
+    reply: '00050000010701',
+    outcome: 'ok',
+  });
   t.is(seen.seen[0].body.decoded.messageCount, 1);
   t.deepEqual(acks[0], Buffer.from('00050000010701', 'hex'));
 });
@@ -233,7 +320,12 @@ test('mqtt.live: with Redis, a technician subscribed on instance A sees the fram
   const tap = b.running.services.frames;
   const accountId = (await a.request('GET', '/api/account', { token: a.adminToken })).body.account.id as string;
   t.false(tap.wants(accountId), 'nobody listens: B builds no frame');
-  const tech = await mqtt.connectAsync(`mqtt://127.0.0.1:${a.running.ports.mqtt}`, { username: 'admin', password: a.adminToken, clientId: 'admin-frames-a', reconnectPeriod: 0 });
+  const tech = await mqtt.connectAsync(`mqtt://127.0.0.1:${a.running.ports.mqtt}`, {
+    username: 'admin',
+    password: a.adminToken,
+    clientId: 'admin-frames-a',
+    reconnectPeriod: 0,
+  });
   t.teardown(() => tech.endAsync(true));
   await tech.subscribeAsync(`live/${IMEI}/frames`);
   const seen = messages(tech);

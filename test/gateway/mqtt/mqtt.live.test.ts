@@ -58,7 +58,14 @@ test('live.outbox: a full queue drops its oldest packets; no more than inFlightB
     { maxMessages: 3, maxBytes: 1000, inFlightBytes: 20 },
     (dropped) => overflows.push(dropped),
   );
-  const packet = (n: number): PublishPacket => ({ cmd: 'publish', topic: `live/d/${n}`, payload: Buffer.alloc(10), qos: 0, retain: false, dup: false });
+  const packet = (n: number): PublishPacket => ({
+    cmd: 'publish',
+    topic: `live/d/${n}`,
+    payload: Buffer.alloc(10),
+    qos: 0,
+    retain: false,
+    dup: false,
+  });
   for (let n = 1; n <= 8; n++) outbox.push(packet(n));
   t.deepEqual(handed, ['live/d/1', 'live/d/2'], 'two packets of 10 bytes fill 20 bytes in flight');
   t.is(outbox.waiting, 3);
@@ -87,7 +94,12 @@ test('mqtt.live: a subscriber that never reads holds up nobody, costs a bounded 
   // CONNECT and SUBSCRIBE live/#, read the CONNACK and SUBACK, then never read again
   const slow = await rawConnect(h.port);
   slow.on('error', () => {});
-  slow.write(Buffer.concat([connectPacket({ clientId: `${user.userName}-slow`, username: user.userName, password: user.apiKey }), subscribePacket(1, 'live/#', 0)]));
+  slow.write(
+    Buffer.concat([
+      connectPacket({ clientId: `${user.userName}-slow`, username: user.userName, password: user.apiKey }),
+      subscribePacket(1, 'live/#', 0),
+    ]),
+  );
   await new Promise<void>((resolve) => {
     let n = 0;
     slow.on('data', (d) => {
@@ -98,11 +110,17 @@ test('mqtt.live: a subscriber that never reads holds up nobody, costs a bounded 
   slow.removeAllListeners('data');
   slow.pause();
 
-  const all = counter(await h.connect({ username: user.userName, password: user.apiKey, clientId: `${user.userName}-all` }));
+  const all = counter(
+    await h.connect({ username: user.userName, password: user.apiKey, clientId: `${user.userName}-all` }),
+  );
   const other = await h.connect({ username: user.userName, password: user.apiKey, clientId: `${user.userName}-dev2` });
   await other.subscribeAsync('live/dev2/#');
   const dev2 = counter(other);
-  const allClient = await h.connect({ username: user.userName, password: user.apiKey, clientId: `${user.userName}-every` });
+  const allClient = await h.connect({
+    username: user.userName,
+    password: user.apiKey,
+    clientId: `${user.userName}-every`,
+  });
   await allClient.subscribeAsync('live/#');
   const every = counter(allClient);
 
@@ -111,13 +129,28 @@ test('mqtt.live: a subscriber that never reads holds up nobody, costs a bounded 
   const pad = 'x'.repeat(900);
   const batches = 24;
   for (let b = 0; b < batches; b++) {
-    const locations = Array.from({ length: 1000 }, (_, i) => ({ dateTime: new Date(Date.UTC(2026, 2, 1) + (b * 1000 + i) * 1000).toISOString(), latitude: 1, longitude: 2, attributes: { pad } }));
-    t.is((await h.s.request('POST', '/api/devices/dev1/locations', { token: h.s.adminToken, body: { locations } })).status, 201);
+    const locations = Array.from({ length: 1000 }, (_, i) => ({
+      dateTime: new Date(Date.UTC(2026, 2, 1) + (b * 1000 + i) * 1000).toISOString(),
+      latitude: 1,
+      longitude: 2,
+      attributes: { pad },
+    }));
+    t.is(
+      (await h.s.request('POST', '/api/devices/dev1/locations', { token: h.s.adminToken, body: { locations } })).status,
+      201,
+    );
     // a reading subscriber keeps up batch by batch (each batch fits its own bounded queue), while
     // the slow one falls 24 MB behind in all
-    t.true(await every.reaches('dev1', (b + 1) * 1000), `a reading subscriber got ${every.of('dev1')} of ${(b + 1) * 1000}`);
+    t.true(
+      await every.reaches('dev1', (b + 1) * 1000),
+      `a reading subscriber got ${every.of('dev1')} of ${(b + 1) * 1000}`,
+    );
   }
-  const storeDev2 = (minute: number) => h.s.request('POST', '/api/devices/dev2/locations', { token: h.s.adminToken, body: { location: { dateTime: `2026-03-02T10:${minute}:00Z`, latitude: 1, longitude: 2 } } });
+  const storeDev2 = (minute: number) =>
+    h.s.request('POST', '/api/devices/dev2/locations', {
+      token: h.s.adminToken,
+      body: { location: { dateTime: `2026-03-02T10:${minute}:00Z`, latitude: 1, longitude: 2 } },
+    });
   await storeDev2(10);
 
   // a subscriber of another device is not held up by the burst or by the slow one
@@ -145,7 +178,9 @@ test('mqtt.live: an API user deleted, given a new key or moved to a group throug
   const { s } = h;
   await h.device('dev1');
   await h.device('dev2');
-  const groupOf2 = (await s.request('POST', '/api/groups', { token: s.adminToken, body: { name: 'only dev2', devices: ['dev2'] } })).body.id as string;
+  const groupOf2 = (
+    await s.request('POST', '/api/groups', { token: s.adminToken, body: { name: 'only dev2', devices: ['dev2'] } })
+  ).body.id as string;
   const deleted = await apiUser(h, 'deleted@example.com');
   const rekeyed = await apiUser(h, 'rekeyed@example.com');
   const byToken = await apiUser(h, 'token@example.com');
@@ -176,14 +211,47 @@ test('mqtt.live: an API user deleted, given a new key or moved to a group throug
   await Promise.all([gone2, gone3]);
   // they were closed because their credentials no longer log in: logging in again with them is refused
   const url = `mqtt://127.0.0.1:${h.port}`;
-  t.is(await connackCode(url, { username: deleted.userName, password: deleted.apiKey, clientId: `${deleted.userName}-again` }), 4);
-  t.is(await connackCode(url, { username: rekeyed.userName, password: rekeyed.apiKey, clientId: `${rekeyed.userName}-again` }), 4);
-  t.is(await connackCode(url, { username: byToken.userName, password: tokenOfOldKey, clientId: `${byToken.userName}-again` }), 4);
+  t.is(
+    await connackCode(url, {
+      username: deleted.userName,
+      password: deleted.apiKey,
+      clientId: `${deleted.userName}-again`,
+    }),
+    4,
+  );
+  t.is(
+    await connackCode(url, {
+      username: rekeyed.userName,
+      password: rekeyed.apiKey,
+      clientId: `${rekeyed.userName}-again`,
+    }),
+    4,
+  );
+  t.is(
+    await connackCode(url, {
+      username: byToken.userName,
+      password: tokenOfOldKey,
+      clientId: `${byToken.userName}-again`,
+    }),
+    4,
+  );
 
-  const store = (device: string, minute: number) => s.request('POST', `/api/devices/${device}/locations`, { token: s.adminToken, body: { location: { dateTime: `2026-03-02T10:${minute}:00Z`, latitude: 1, longitude: 2 } } });
+  const store = (device: string, minute: number) =>
+    s.request('POST', `/api/devices/${device}/locations`, {
+      token: s.adminToken,
+      body: { location: { dateTime: `2026-03-02T10:${minute}:00Z`, latitude: 1, longitude: 2 } },
+    });
   await store('dev1', 10);
   t.true(await movedSeen.reaches('dev1', 1), 'before the change it sees every device');
-  t.is((await s.request('PATCH', `/api/users/${moved.id}`, { token: s.adminToken, body: [{ op: 'replace', path: '/group', value: groupOf2 }] })).status, 200);
+  t.is(
+    (
+      await s.request('PATCH', `/api/users/${moved.id}`, {
+        token: s.adminToken,
+        body: [{ op: 'replace', path: '/group', value: groupOf2 }],
+      })
+    ).status,
+    200,
+  );
   // the change reaches the gateway after the PATCH (a recheck of the user): a position of each
   // device, dev1's first, until one of its group's comes without the other's before it (one client's
   // messages keep their order)
@@ -193,7 +261,7 @@ test('mqtt.live: an API user deleted, given a new key or moved to a group throug
     const dev2Before = movedSeen.of('dev2');
     await store('dev1', minute++);
     await store('dev2', minute++);
-    t.true(await movedSeen.reaches('dev2', dev2Before + 1), 'it still receives its group\'s device');
+    t.true(await movedSeen.reaches('dev2', dev2Before + 1), "it still receives its group's device");
     return movedSeen.of('dev1') === dev1Before;
   });
   const [dev1Seen, dev2Seen] = [movedSeen.of('dev1'), movedSeen.of('dev2')];
@@ -203,20 +271,27 @@ test('mqtt.live: an API user deleted, given a new key or moved to a group throug
   t.is(movedSeen.of('dev1'), dev1Seen, 'and no longer the device outside its group');
 });
 
-test('mqtt.live: a device that joins or leaves a restricted user\'s group is in or out of its feed at once', async (t) => {
+test("mqtt.live: a device that joins or leaves a restricted user's group is in or out of its feed at once", async (t) => {
   // the gateway's clock does not move: only the group change itself can clear what it remembered
   const h = await startHarness(t, { clock: new ManualClock(Date.now()) });
   const { s } = h;
   await h.device('dev1');
   await h.device('dev2');
-  const group = (await s.request('POST', '/api/groups', { token: s.adminToken, body: { name: 'yard', devices: ['dev1'] } })).body.id as string;
+  const group = (
+    await s.request('POST', '/api/groups', { token: s.adminToken, body: { name: 'yard', devices: ['dev1'] } })
+  ).body.id as string;
   const user = await apiUser(h, 'yard@example.com', { group });
   const c = await h.connect({ username: user.userName, password: user.apiKey, clientId: `${user.userName}-live` });
   await c.subscribeAsync('live/#');
   const seen = counter(c);
   let minute = 10;
-  const store = (device: string) => s.request('POST', `/api/devices/${device}/locations`, { token: s.adminToken, body: { location: { dateTime: `2026-03-02T10:${minute++}:00Z`, latitude: 1, longitude: 2 } } });
-  const setMembers = (devices: string[]) => s.request('PUT', `/api/groups/${group}`, { token: s.adminToken, body: { name: 'yard', devices } });
+  const store = (device: string) =>
+    s.request('POST', `/api/devices/${device}/locations`, {
+      token: s.adminToken,
+      body: { location: { dateTime: `2026-03-02T10:${minute++}:00Z`, latitude: 1, longitude: 2 } },
+    });
+  const setMembers = (devices: string[]) =>
+    s.request('PUT', `/api/groups/${group}`, { token: s.adminToken, body: { name: 'yard', devices } });
 
   await store('dev2');
   await store('dev1');

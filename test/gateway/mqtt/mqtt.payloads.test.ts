@@ -11,7 +11,17 @@ test('mqtt.payloads: one location or an array, REST bounds, unknown fields dropp
   t.deepEqual(one, { ok: true, value: [{ ...loc, speed: 3 }] });
   const many = parseLocations(json([loc, loc]));
   t.true(many.ok && many.value.length === 2);
-  for (const bad of [{ ...loc, latitude: 90.1 }, { ...loc, longitude: -181 }, { ...loc, dateTime: '2026-03-01T10:00:00' }, { ...loc, speed: -1 }, { ...loc, battery: 'x' }, [], [loc, { latitude: 1 }], 'x', null]) {
+  for (const bad of [
+    { ...loc, latitude: 90.1 },
+    { ...loc, longitude: -181 },
+    { ...loc, dateTime: '2026-03-01T10:00:00' },
+    { ...loc, speed: -1 },
+    { ...loc, battery: 'x' },
+    [],
+    [loc, { latitude: 1 }],
+    'x',
+    null,
+  ]) {
     const r = parseLocations(json(bad));
     t.false(r.ok, JSON.stringify(bad));
   }
@@ -22,7 +32,10 @@ test('mqtt.payloads: one location or an array, REST bounds, unknown fields dropp
 });
 
 test('mqtt.payloads: alerts need an alertName', (t) => {
-  t.deepEqual(parseAlerts(json({ alertName: ' SOSButton ', text: 'x' })), { ok: true, value: [{ alertName: 'SOSButton', text: 'x' }] });
+  t.deepEqual(parseAlerts(json({ alertName: ' SOSButton ', text: 'x' })), {
+    ok: true,
+    value: [{ alertName: 'SOSButton', text: 'x' }],
+  });
   t.false(parseAlerts(json({ text: 'x' })).ok);
   t.false(parseAlerts(json({ alertName: 'x', latitude: 100 })).ok);
   t.is(excerpt(Buffer.from('a\nb'.repeat(100)), 5), 'a.ba.…');

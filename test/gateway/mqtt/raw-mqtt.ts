@@ -16,7 +16,10 @@ export function rawConnect(port: number): Promise<net.Socket> {
 }
 
 /** Resolves with the milliseconds it took the peer to close the socket, or rejects after `ms`. */
-export function socketClosed(socket: net.Socket | { once(e: 'close', f: () => void): unknown }, ms: number): Promise<number> {
+export function socketClosed(
+  socket: net.Socket | { once(e: 'close', f: () => void): unknown },
+  ms: number,
+): Promise<number> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`the connection stayed open for ${ms} ms`)), ms);

@@ -42,7 +42,10 @@ function osmandEvery200ms(raw: Raw, id: string, target = '/'): { statuses: numbe
   });
   let n = 0;
   const send = () => {
-    if (!raw.closed) raw.socket.write(`GET ${target}?id=${id}&lat=40.5&lon=-3.5&timestamp=${T0 / 1000 + n++} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    if (!raw.closed)
+      raw.socket.write(
+        `GET ${target}?id=${id}&lat=40.5&lon=-3.5&timestamp=${T0 / 1000 + n++} HTTP/1.1\r\nHost: x\r\n\r\n`,
+      );
   };
   send();
   const timer = setInterval(send, 200);
@@ -58,7 +61,12 @@ const metric = (text: string, line: string): number => {
 async function start(t: ExecutionContext, logger: CapturingLogger, gatewayProcesses: string): Promise<TestServer> {
   const s = await startServer('sqlite', {
     logger,
-    env: { TRACKGATE_GATEWAY_PROCESSES: gatewayProcesses, TRACKGATE_IDENTIFY_TIMEOUT: '1', TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_OSMAND_PORT: '0' },
+    env: {
+      TRACKGATE_GATEWAY_PROCESSES: gatewayProcesses,
+      TRACKGATE_IDENTIFY_TIMEOUT: '1',
+      TRACKGATE_TELTONIKA_PORT: '0',
+      TRACKGATE_OSMAND_PORT: '0',
+    },
   });
   t.teardown(() => s.stop());
   for (const id of [IMEI, PHONE]) {
@@ -86,8 +94,15 @@ async function unidentifiedAreClosed(t: ExecutionContext, gatewayProcesses: stri
   const strangerConnection = await connect(osmand);
   const stranger = osmandEvery200ms(strangerConnection, 'nobody-at-all');
   t.teardown(() => stranger.stop());
-  await until('the unidentified connections are closed', () => idle.closed && half.closed && idleHttp.closed && strangerConnection.closed, 20_000);
-  t.true(stranger.statuses.length > 0 && stranger.statuses.every((code) => code === 404), 'the stranger was answered 404 until closed');
+  await until(
+    'the unidentified connections are closed',
+    () => idle.closed && half.closed && idleHttp.closed && strangerConnection.closed,
+    20_000,
+  );
+  t.true(
+    stranger.statuses.length > 0 && stranger.statuses.every((code) => code === 404),
+    'the stranger was answered 404 until closed',
+  );
 
   // the connections that identified earlier are still open and served
   t.false(device.closed);
@@ -99,45 +114,77 @@ async function unidentifiedAreClosed(t: ExecutionContext, gatewayProcesses: stri
 
   await until('the timeouts are counted in /metrics', async () => {
     const text = (await s.request('GET', '/metrics')).body as string;
-    return metric(text, 'trackgate_tracker_identify_timeouts_total{protocol="teltonika"}') === 2 && metric(text, 'trackgate_tracker_identify_timeouts_total{protocol="osmand"}') === 2;
+    return (
+      metric(text, 'trackgate_tracker_identify_timeouts_total{protocol="teltonika"}') === 2 &&
+      metric(text, 'trackgate_tracker_identify_timeouts_total{protocol="osmand"}') === 2
+    );
   });
   return logger;
 }
 
-test.serial('identify-timeout: TCP and OsmAnd connections that name no known device within TRACKGATE_IDENTIFY_TIMEOUT are closed, logged once and counted', async (t) => {
-  const logger = await unidentifiedAreClosed(t, '0');
-  const warned = logger.at('warn', 'closing a tracker connection that did not identify a known device in time (TRACKGATE_IDENTIFY_TIMEOUT)');
-  t.is(warned.length, 1, 'one line in full; the others are counted');
-  t.is(warned[0]!.seconds, 1);
-  const reasons = logger.at('info', 'tracker disconnected').map((e) => e.reason);
-  t.deepEqual(reasons, ['not identified within 1 s', 'not identified within 1 s']);
-});
+test.serial(
+  'identify-timeout: TCP and OsmAnd connections that name no known device within TRACKGATE_IDENTIFY_TIMEOUT are closed, logged once and counted',
+  async (t) => {
+    const logger = await unidentifiedAreClosed(t, '0');
+    const warned = logger.at(
+      'warn',
+      'closing a tracker connection that did not identify a known device in time (TRACKGATE_IDENTIFY_TIMEOUT)',
+    );
+    t.is(warned.length, 1, 'one line in full; the others are counted');
+    t.is(warned[0]!.seconds, 1);
+    const reasons = logger.at('info', 'tracker disconnected').map((e) => e.reason);
+    t.deepEqual(reasons, ['not identified within 1 s', 'not identified within 1 s']);
+  },
+);
 
 test.serial('identify-timeout: the same in a gateway process', async (t) => {
   await unidentifiedAreClosed(t, '1');
 });
 
-test.serial('identify-timeout: an edge gateway closes an unidentified connection too, and the core counts it', async (t) => {
-  const s = await startServer('sqlite', { env: { TRACKGATE_GATEWAY_LINK_PORT: '0', TRACKGATE_GATEWAY_SECRET: SECRET } });
-  t.teardown(() => s.stop());
-  const env = testEnv({ TRACKGATE_LOG_LEVEL: 'info', TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_GATEWAY_SECRET: SECRET, TRACKGATE_IDENTIFY_TIMEOUT: '1' });
-  const edge = spawn(process.execPath, ['--import=tsx', 'cli.ts', 'gateway', '--core', `127.0.0.1:${s.running.ports.gatewayLink}`], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-  t.teardown(() => edge.kill('SIGKILL'));
-  const lines: { msg?: string; ports?: Record<string, number>; reason?: string }[] = [];
-  createInterface({ input: edge.stdout! }).on('line', (line) => {
-    try {
-      lines.push(JSON.parse(line));
-    } catch {
-      /* not a log line */
-    }
-  });
-  await until('the edge listens', () => lines.some((l) => l.msg === 'listening'), 60_000);
-  const idle = await connect(lines.find((l) => l.msg === 'listening')!.ports!.teltonika);
-  await until('the idle connection is closed', () => idle.closed, 20_000);
-  await until('the edge logs why', () => lines.some((l) => l.msg === 'tracker disconnected' && l.reason === 'not identified within 1 s'));
-  await until('the core counts it', async () => metric((await s.request('GET', '/metrics')).body as string, 'trackgate_tracker_identify_timeouts_total{protocol="teltonika"}') === 1);
-  t.pass('closed by the edge, logged there and counted by the core');
-});
+test.serial(
+  'identify-timeout: an edge gateway closes an unidentified connection too, and the core counts it',
+  async (t) => {
+    const s = await startServer('sqlite', {
+      env: { TRACKGATE_GATEWAY_LINK_PORT: '0', TRACKGATE_GATEWAY_SECRET: SECRET },
+    });
+    t.teardown(() => s.stop());
+    const env = testEnv({
+      TRACKGATE_LOG_LEVEL: 'info',
+      TRACKGATE_TELTONIKA_PORT: '0',
+      TRACKGATE_GATEWAY_SECRET: SECRET,
+      TRACKGATE_IDENTIFY_TIMEOUT: '1',
+    });
+    const edge = spawn(
+      process.execPath,
+      ['--import=tsx', 'cli.ts', 'gateway', '--core', `127.0.0.1:${s.running.ports.gatewayLink}`],
+      { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    t.teardown(() => edge.kill('SIGKILL'));
+    const lines: { msg?: string; ports?: Record<string, number>; reason?: string }[] = [];
+    createInterface({ input: edge.stdout! }).on('line', (line) => {
+      try {
+        lines.push(JSON.parse(line));
+      } catch {
+        /* not a log line */
+      }
+    });
+    await until('the edge listens', () => lines.some((l) => l.msg === 'listening'), 60_000);
+    const idle = await connect(lines.find((l) => l.msg === 'listening')!.ports!.teltonika);
+    await until('the idle connection is closed', () => idle.closed, 20_000);
+    await until('the edge logs why', () =>
+      lines.some((l) => l.msg === 'tracker disconnected' && l.reason === 'not identified within 1 s'),
+    );
+    await until(
+      'the core counts it',
+      async () =>
+        metric(
+          (await s.request('GET', '/metrics')).body as string,
+          'trackgate_tracker_identify_timeouts_total{protocol="teltonika"}',
+        ) === 1,
+    );
+    t.pass('closed by the edge, logged there and counted by the core');
+  },
+);
 
 test('identify-timeout: an OsmAnd phone whose request targets lack the leading slash stays connected once identified', async (t) => {
   const logger = capturingLogger();
@@ -154,6 +201,9 @@ test('identify-timeout: an OsmAnd phone whose request targets lack the leading s
   const answered = phone.statuses.length;
   await until('the phone is answered again after the timeout', () => phone.statuses.length > answered || raw.closed);
   t.false(raw.closed, 'the phone is not closed as unidentified');
-  t.false(phone.statuses.some((st) => st !== 200), phone.statuses.join(','));
+  t.false(
+    phone.statuses.some((st) => st !== 200),
+    phone.statuses.join(','),
+  );
   phone.stop();
 });

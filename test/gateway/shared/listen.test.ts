@@ -17,8 +17,14 @@ const connect = (port: number) =>
   });
 
 test('gateway/shared/listen: port 0 binds a free port and reports it, for TCP, HTTP and UDP', async (t) => {
-  const tcp = await listen(net.createServer((s) => s.end('hi')), { port: 0, host });
-  const web = await listen(http.createServer((_req, res) => res.end('ok')), { port: 0, host });
+  const tcp = await listen(
+    net.createServer((s) => s.end('hi')),
+    { port: 0, host },
+  );
+  const web = await listen(
+    http.createServer((_req, res) => res.end('ok')),
+    { port: 0, host },
+  );
   const udp = await listen(dgram.createSocket('udp4'), { port: 0, host });
   t.teardown(() => Promise.all([tcp.close(), web.close(), udp.close()]));
   for (const l of [tcp, web, udp]) t.true(l.port > 0);
@@ -60,9 +66,11 @@ function sources(dir: string): string[] {
 
 test('gateway/shared/listen: the one place that listens and reads the bound port', (t) => {
   const files = [...['config', 'protocols', 'core', 'gateway', 'api'].flatMap(sources), 'main.ts', 'cli.ts'];
-  const others = files.filter((f) => f !== path.join('gateway', 'shared', 'listen.ts')).filter((f) => {
-    const text = readFileSync(path.join(ROOT, f), 'utf8');
-    return /\.listen\(|\.bind\(\w+, |\.address\(\)/.test(text);
-  });
+  const others = files
+    .filter((f) => f !== path.join('gateway', 'shared', 'listen.ts'))
+    .filter((f) => {
+      const text = readFileSync(path.join(ROOT, f), 'utf8');
+      return /\.listen\(|\.bind\(\w+, |\.address\(\)/.test(text);
+    });
   t.deepEqual(others, []);
 });

@@ -3,7 +3,12 @@ import { gl200Protocol } from '../../../protocols/gl200/gl200.protocol.js';
 import { CommandError, type CommandContext } from '../../../protocols/types.js';
 
 const encode = gl200Protocol.encodeCommand!;
-const ctx = (o: Partial<CommandContext> = {}): CommandContext => ({ deviceId: '135790246811220', now: new Date(Date.UTC(2026, 0, 2)), serial: 7, ...o });
+const ctx = (o: Partial<CommandContext> = {}): CommandContext => ({
+  deviceId: '135790246811220',
+  now: new Date(Date.UTC(2026, 0, 2)),
+  serial: 7,
+  ...o,
+});
 
 test('gl200.encoder: a command goes as written with $ added, matched by its command word and serial', (t) => {
   const { bytes, match } = encode('AT+GTOUT=gv300,1,,,0,0,0,0,0,0,0,,,,,,,001F', ctx());
@@ -16,9 +21,14 @@ test('gl200.encoder: a trailing $ in the text is its end, not doubled', (t) => {
   t.deepEqual(encode('AT+GTRTO=gl300,1,,,,,,FFFF$', ctx()).match, { command: 'GTRTO', replySerial: 0xffff });
 });
 
-test('gl200.encoder: the encoded command answers to the decoder\'s result for its +ACK', (t) => {
+test("gl200.encoder: the encoded command answers to the decoder's result for its +ACK", (t) => {
   const { match } = encode('at+gtout=gv300,1,,,0,0,0,0,0,0,0,,,,,,,001F', ctx());
-  const r = gl200Protocol.decode!(Buffer.from('+ACK:GTOUT,1A0401,135790246811220,,001F,20100214093254,11F2'), { now: new Date(), transport: 'tcp', checksum: 'accept', session: {} });
+  const r = gl200Protocol.decode!(Buffer.from('+ACK:GTOUT,1A0401,135790246811220,,001F,20100214093254,11F2'), {
+    now: new Date(),
+    transport: 'tcp',
+    checksum: 'accept',
+    session: {},
+  });
   const answer = r.commandResults![0];
   t.true((Object.keys(match) as (keyof typeof match)[]).every((k) => answer[k] === match[k]));
 });

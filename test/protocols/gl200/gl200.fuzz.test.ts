@@ -5,7 +5,9 @@ import type { DecodeContext } from '../../../protocols/types.js';
 import { loadVectors, frameBytes } from '../../helpers/vectors.js';
 import { fuzzSplitter, onlyProtocolErrors, prng } from '../../helpers/fuzz.js';
 
-const real = loadVectors('gl200').filter((v) => v.test_kind === 'decoder').map(frameBytes);
+const real = loadVectors('gl200')
+  .filter((v) => v.test_kind === 'decoder')
+  .map(frameBytes);
 const ALPHABET = Buffer.from('0123456789ABCDEFabcdef,.:+-$RESPBUFFACKGT \0\r\n');
 
 function mutate(rand: () => number, src: Buffer): Buffer {
@@ -22,7 +24,8 @@ function mutate(rand: () => number, src: Buffer): Buffer {
       return b;
     case 3: // a real frame spliced into another
       return Buffer.concat([b.subarray(0, int(b.length)), real[int(real.length)]]);
-    case 4: { // a field dropped or doubled
+    case 4: {
+      // a field dropped or doubled
       const fields = b.toString('latin1').split(',');
       const at = int(fields.length);
       if (int(2)) fields.splice(at, 1);
@@ -68,7 +71,9 @@ test('gl200.fuzz: the splitter stays bounded and its frames decode or throw Prot
   const rand = prng(13);
   const started = process.cpuUsage();
   fuzzSplitter(t, {
-    protocol: gl200Protocol, rand, rounds: 4000,
+    protocol: gl200Protocol,
+    rand,
+    rounds: 4000,
     input: (i) => {
       const m = mutate(rand, real[i % real.length]);
       return m[0] === 0x2b && m.includes(0x2c) ? Buffer.concat([m, Buffer.from('$')]) : m;

@@ -7,7 +7,13 @@ const NOW = new Date();
 
 runVectors(gps103Protocol, { now: NOW });
 
-const ctx = (over: Partial<DecodeContext> = {}): DecodeContext => ({ now: NOW, transport: 'tcp', checksum: 'accept', session: {}, ...over });
+const ctx = (over: Partial<DecodeContext> = {}): DecodeContext => ({
+  now: NOW,
+  transport: 'tcp',
+  checksum: 'accept',
+  session: {},
+  ...over,
+});
 const decodeText = (s: string, c = ctx()): DecodeResult => gps103Protocol.decode!(Buffer.from(s, 'latin1'), c);
 const replies = (r: DecodeResult): string[] => r.replies.map((b) => b.toString('latin1'));
 
@@ -31,13 +37,17 @@ test('gps103.decoder: the local time is corrected to UTC by its offset from the 
 });
 
 test('gps103.decoder: speed is converted from knots to km/h', (t) => {
-  const r = decodeText('imei:863070010423167,tracker,1211060621,,F,062152.000,A,2220.6914,N,11407.5506,E,15.85,347.84,');
+  const r = decodeText(
+    'imei:863070010423167,tracker,1211060621,,F,062152.000,A,2220.6914,N,11407.5506,E,15.85,347.84,',
+  );
   t.true(Math.abs(r.messages[0].location!.speedKmh! - 15.85 * 1.852) < 1e-9);
   t.is(r.messages[0].location!.courseDeg, 347.84);
 });
 
 test('gps103.decoder: help me is an sos alarm and is answered with **,imei:<imei>,E;', (t) => {
-  const r = decodeText('imei:359586015829802,help me,0809231429,13554900601,F,062947.294,A,2234.4026,N,11354.3277,E,0.00,;');
+  const r = decodeText(
+    'imei:359586015829802,help me,0809231429,13554900601,F,062947.294,A,2234.4026,N,11354.3277,E,0.00,;',
+  );
   t.deepEqual(r.messages[0].alarms, ['sos']);
   t.deepEqual(replies(r), ['**,imei:359586015829802,E;']);
 });

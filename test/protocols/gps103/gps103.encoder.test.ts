@@ -5,7 +5,12 @@ import { runEncoderVectors } from '../../helpers/vector-runner.js';
 
 const IMEI = '123456789012345';
 const encode = gps103Protocol.encodeCommand!;
-const ctx = (o: Partial<CommandContext> = {}): CommandContext => ({ deviceId: IMEI, now: new Date(Date.UTC(2026, 0, 2)), serial: 0, ...o });
+const ctx = (o: Partial<CommandContext> = {}): CommandContext => ({
+  deviceId: IMEI,
+  now: new Date(Date.UTC(2026, 0, 2)),
+  serial: 0,
+  ...o,
+});
 
 runEncoderVectors(gps103Protocol, {
   58: { encode: () => encode('H,080', ctx()).bytes },

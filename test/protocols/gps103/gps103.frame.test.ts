@@ -3,7 +3,8 @@ import { gps103Protocol } from '../../../protocols/gps103/gps103.protocol.js';
 
 const login = '##,imei:359586015829802,A;';
 const report = 'imei:359710049092324,tracker,151027025958,,F,235957.000,A,2429.5156,N,04424.5828,E,0.01,27.91,,0,0,,,;';
-const alt = 'imei:861359038609986,Equipo 1,---,------,----,214812,241018,14,0,-33.42317,-70.61930,000,000,0000,99.9,00,0,1,---,*';
+const alt =
+  'imei:861359038609986,Equipo 1,---,------,----,214812,241018,14,0,-33.42317,-70.61930,000,000,0000,99.9,00,0,1,---,*';
 const split = () => gps103Protocol.createSplitter!();
 const text = (frames: Buffer[]): string[] => frames.map((f) => f.toString('latin1'));
 

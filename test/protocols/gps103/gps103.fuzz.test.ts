@@ -5,8 +5,9 @@ import type { DecodeContext } from '../../../protocols/types.js';
 import { loadVectors, frameBytes } from '../../helpers/vectors.js';
 import { fuzzSplitter, onlyProtocolErrors, prng } from '../../helpers/fuzz.js';
 
-
-const real = loadVectors('gps103').filter((v) => v.test_kind === 'decoder').map(frameBytes);
+const real = loadVectors('gps103')
+  .filter((v) => v.test_kind === 'decoder')
+  .map(frameBytes);
 const ALPHABET = Buffer.from('0123456789,.;*:ABEFLNSVWimeOBDvtr-+% \r\n');
 
 function mutate(rand: () => number, src: Buffer): Buffer {
@@ -54,7 +55,9 @@ test('gps103.fuzz: the splitter stays bounded and its frames decode or throw Pro
   const rand = prng(7);
   const started = process.cpuUsage();
   fuzzSplitter(t, {
-    protocol: gps103Protocol, rand, rounds: 4000,
+    protocol: gps103Protocol,
+    rand,
+    rounds: 4000,
     input: (i) => mutate(rand, real[i % real.length]),
     decode: (f) => gps103Protocol.decode!(f, ctx),
     show: (f) => JSON.stringify(f.toString('latin1')),

@@ -35,7 +35,10 @@ test('gt06.decoder: login names the device, stores no messages and answers with 
   const r = decode(Buffer.from('78780d01012345678901234500018cdd0d0a', 'hex'), ctx());
   t.is(r.identity, '123456789012345');
   t.deepEqual(r.messages, []);
-  t.deepEqual(r.replies.map((b) => b.toString('hex')), ['787805010001d9dc0d0a']);
+  t.deepEqual(
+    r.replies.map((b) => b.toString('hex')),
+    ['787805010001d9dc0d0a'],
+  );
   t.is(r.rejection, undefined);
 });
 
@@ -57,7 +60,10 @@ test('gt06.decoder: login time zone bits are kept in the session and shift later
 
 test('gt06.decoder: heartbeat 0x13 is acknowledged with its serial', (t) => {
   const r = decode(Buffer.from('7878131340b2fa000201040000000000011c00400e550d0a', 'hex'), ctx());
-  t.deepEqual(r.replies.map((b) => b.toString('hex')), ['787805130040ba7c0d0a']);
+  t.deepEqual(
+    r.replies.map((b) => b.toString('hex')),
+    ['787805130040ba7c0d0a'],
+  );
   t.is(r.messages.length, 1);
   t.is(r.messages[0].location, undefined);
 });
@@ -78,7 +84,9 @@ test('gt06.decoder: truncated and foreign frames throw ProtocolError', (t) => {
     t.throws(() => decode(truncated, ctx()), { instanceOf: ProtocolError }, `cut at ${cut}`);
   }
   // 0x70 module declaring 0x20 bytes where 2 remain
-  t.throws(() => decode(Buffer.from('7979000b70000300200102000100000d0a', 'hex'), ctx()), { instanceOf: ProtocolError });
+  t.throws(() => decode(Buffer.from('7979000b70000300200102000100000d0a', 'hex'), ctx()), {
+    instanceOf: ProtocolError,
+  });
   t.throws(() => decode(Buffer.from('24240d0a', 'hex'), ctx()), { instanceOf: ProtocolError });
   t.throws(() => decode(Buffer.from('7878', 'hex'), ctx()), { instanceOf: ProtocolError });
 });
@@ -98,7 +106,10 @@ test('gt06.decoder: AZ735 0x7979 packets are acknowledged in the 0x7979 form', (
 
 test('gt06.decoder: Wi-Fi packets are echoed with their BCD time', (t) => {
   const r = decode(Buffer.from('7878006919012105090303028f01007549e05a00bc9c5c5a007a8d1a5a0d0a', 'hex'), ctx());
-  t.deepEqual(r.replies.map((b) => b.toString('hex')), ['787800691901210509030d0a']);
+  t.deepEqual(
+    r.replies.map((b) => b.toString('hex')),
+    ['787800691901210509030d0a'],
+  );
   t.is(r.messages[0].fixTime?.toISOString(), '2019-01-21T05:09:03.000Z');
   t.true(String(r.messages[0].attributes.network).includes('"cellTowers"'));
 });

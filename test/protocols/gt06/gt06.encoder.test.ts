@@ -9,7 +9,12 @@ import * as F from '../../helpers/frames.js';
 
 const NOW = new Date(Date.UTC(2026, 0, 2, 3, 4, 5));
 const encode = gt06Protocol.encodeCommand!;
-const ctx = (o: Partial<CommandContext> = {}): CommandContext => ({ deviceId: '123456789012345', now: NOW, serial: 0, ...o });
+const ctx = (o: Partial<CommandContext> = {}): CommandContext => ({
+  deviceId: '123456789012345',
+  now: NOW,
+  serial: 0,
+  ...o,
+});
 const decodeCtx = (): DecodeContext => ({ now: NOW, transport: 'tcp', checksum: 'strict', session: {} });
 const decode = (frame: Buffer) => gt06Protocol.decode!(frame, decodeCtx());
 const vectorFrame = (line: number): Buffer => frameBytes(loadVectors('gt06').find((v) => v.line === line)!);
@@ -62,7 +67,12 @@ test('gt06.encoder: a text too long for a one-byte frame length goes as 0x7979 w
   t.is(long.readUInt16BE(long.length - 6), 9, 'serial');
   t.is(long.readUInt16BE(long.length - 4), crc16X25(long, 2, long.length - 4));
   // the gateway's own splitter cuts it as one frame
-  t.deepEqual(gt06Protocol.createSplitter!().push(long).map((f) => f.toString('hex')), [long.toString('hex')]);
+  t.deepEqual(
+    gt06Protocol.createSplitter!()
+      .push(long)
+      .map((f) => f.toString('hex')),
+    [long.toString('hex')],
+  );
 });
 
 test('gt06.encoder: a text beyond the one-byte command length (251 characters) is refused as too long', (t) => {
@@ -72,7 +82,7 @@ test('gt06.encoder: a text beyond the one-byte command length (251 characters) i
   t.is(e?.protocol, 'gt06');
 });
 
-test('gt06.encoder: an empty or non-ASCII text is refused, a serial out of range is the caller\'s error', (t) => {
+test("gt06.encoder: an empty or non-ASCII text is refused, a serial out of range is the caller's error", (t) => {
   t.is(t.throws(() => encode('', ctx()), { instanceOf: CommandError })?.reason, 'EMPTY');
   t.is(t.throws(() => encode('Relay,1#\r\n', ctx()), { instanceOf: CommandError })?.reason, 'CHARSET');
   t.is(t.throws(() => encode('Relé,1#', ctx()), { instanceOf: CommandError })?.reason, 'CHARSET');

@@ -57,7 +57,10 @@ test('gt06.frame: a frame and the start of the next are split where the first en
   const s = createGt06Splitter();
   t.deepEqual(hex(s.push(Buffer.concat([LOGIN, GPS.subarray(0, 20)]))), [LOGIN.toString('hex')]);
   t.is(s.buffered, 20);
-  t.deepEqual(hex(s.push(Buffer.concat([GPS.subarray(20), SERIAL_CRLF]))), [GPS.toString('hex'), SERIAL_CRLF.toString('hex')]);
+  t.deepEqual(hex(s.push(Buffer.concat([GPS.subarray(20), SERIAL_CRLF]))), [
+    GPS.toString('hex'),
+    SERIAL_CRLF.toString('hex'),
+  ]);
 });
 
 test('gt06.frame: leading garbage is skipped', (t) => {
@@ -81,7 +84,10 @@ test('gt06.frame: 0x7878 frames whose length byte is wrong end at their 0D 0A', 
   const wifi = Buffer.from('7878006919012105090303028f01007549e05a00bc9c5c5a007a8d1a5a0d0a', 'hex'); // length 0
   const longStatus = Buffer.from('787808134606020002044dc5050d0a', 'hex'); // stop bytes 2 past the length
   const s = createGt06Splitter();
-  t.deepEqual(hex(s.push(Buffer.concat([shortLogin, wifi, longStatus]))), [shortLogin, wifi, longStatus].map((b) => b.toString('hex')));
+  t.deepEqual(
+    hex(s.push(Buffer.concat([shortLogin, wifi, longStatus]))),
+    [shortLogin, wifi, longStatus].map((b) => b.toString('hex')),
+  );
 });
 
 test('gt06.frame: oversized input stays bounded and the stream recovers', (t) => {

@@ -9,7 +9,6 @@ import { prng } from '../../helpers/fuzz.js';
 const decode = gt06Protocol.decode!;
 const MODELS = [undefined, 'LW4G', 'SEEWORLD', 'XT40', 'NT20', 'VL103', 'G18', 'R11', 'QH302R'];
 
-
 const vectorFrames = loadVectors('gt06')
   .filter((v) => v.test_kind !== 'encoder' && typeof v.frame === 'string')
   .map(frameBytes);
@@ -28,8 +27,10 @@ function mutate(rand: () => number, src: Buffer): Buffer {
     const at = Math.floor(rand() * (b.length + 1));
     if (kind === 0 && b.length) b[Math.min(at, b.length - 1)] ^= 1 << Math.floor(rand() * 8);
     else if (kind === 1) b = b.subarray(0, at);
-    else if (kind === 2) b = Buffer.concat([b.subarray(0, at), randomBytes(rand, 1 + Math.floor(rand() * 8)), b.subarray(at)]);
-    else if (kind === 3 && b.length > 4) b[2 + Math.floor(rand() * 2)] = Math.floor(rand() * 256); // length field
+    else if (kind === 2)
+      b = Buffer.concat([b.subarray(0, at), randomBytes(rand, 1 + Math.floor(rand() * 8)), b.subarray(at)]);
+    else if (kind === 3 && b.length > 4)
+      b[2 + Math.floor(rand() * 2)] = Math.floor(rand() * 256); // length field
     else b = Buffer.concat([b.subarray(0, at), vectorFrames[Math.floor(rand() * vectorFrames.length)], b.subarray(at)]);
   }
   return b;
@@ -39,7 +40,13 @@ function ctxFor(rand: () => number): DecodeContext {
   const session: Record<string, unknown> = {};
   const model = MODELS[Math.floor(rand() * MODELS.length)];
   if (rand() < 0.3) session['gt06.tzOffsetMin'] = Math.floor(rand() * 1440) - 720;
-  return { now: new Date(Date.UTC(2026, 0, 1)), transport: 'tcp', checksum: rand() < 0.2 ? 'strict' : 'accept', session, ...(model && { model }) };
+  return {
+    now: new Date(Date.UTC(2026, 0, 1)),
+    transport: 'tcp',
+    checksum: rand() < 0.2 ? 'strict' : 'accept',
+    session,
+    ...(model && { model }),
+  };
 }
 
 function decodeOnlyProtocolErrors(frame: Buffer, ctx: DecodeContext): boolean {
@@ -87,9 +94,12 @@ test('gt06.fuzz: the splitter stays bounded on random and mutated streams and it
     const ctx = ctxFor(rand);
     for (let i = 0; i < 50; i++) {
       const r = rand();
-      const chunk = r < 0.3 ? randomBytes(rand, Math.floor(rand() * 600))
-        : r < 0.8 ? mutate(rand, vectorFrames[Math.floor(rand() * vectorFrames.length)])
-          : Buffer.alloc(Math.floor(rand() * 3000), rand() < 0.5 ? 0x78 : 0x79);
+      const chunk =
+        r < 0.3
+          ? randomBytes(rand, Math.floor(rand() * 600))
+          : r < 0.8
+            ? mutate(rand, vectorFrames[Math.floor(rand() * vectorFrames.length)])
+            : Buffer.alloc(Math.floor(rand() * 3000), rand() < 0.5 ? 0x78 : 0x79);
       for (const frame of s.push(chunk)) {
         t.true(frame.length <= GT06_MAX_FRAME_BYTES);
         decodeOnlyProtocolErrors(frame, ctx);

@@ -43,13 +43,16 @@ test('h02.decoder: a heartbeat echoes its header and reports nothing else', (t) 
 });
 
 test('h02.decoder: NBR is acked with V4,NBR and the UTC date-time', (t) => {
-  const r = decode(text('*HQ,7401004662,NBR,160453,234,10,0,2,21580,27766,-67,21580,27766,-67,291019,FFFFFBFF,6#'), ctx());
+  const r = decode(
+    text('*HQ,7401004662,NBR,160453,234,10,0,2,21580,27766,-67,21580,27766,-67,291019,FFFFFBFF,6#'),
+    ctx(),
+  );
   t.deepEqual(r.replies.map(String), ['*HQ,7401004662,V4,NBR,20260102030405#']);
   t.is(r.messages[0].location, undefined);
   t.is(r.messages[0].fixTime!.toISOString(), '2019-10-29T16:04:53.000Z');
 });
 
-test('h02.decoder: positions other than V1 get no reply (Traccar\'s optional R12 acknowledgement is not sent)', (t) => {
+test("h02.decoder: positions other than V1 get no reply (Traccar's optional R12 acknowledgement is not sent)", (t) => {
   const v2 = decode(text('*HQ,353505221264507,V2,100220,0,5238.26259,N,00507.33983,E,0.25,0,280917,FFFFFFFF#'), ctx());
   t.is(v2.messages.length, 1);
   t.deepEqual(v2.replies, []);
@@ -72,13 +75,17 @@ test('h02.decoder: status alarms are active when their bit is 0', (t) => {
 });
 
 test('h02.decoder: a binary frame decodes BCD coordinates, knots and flags', (t) => {
-  const r = decode(Buffer.from('24410600082621532131081504419390060740418306000000fffffbfdff0015060000002c02dc0c000000001f', 'hex'), ctx());
+  const r = decode(
+    Buffer.from('24410600082621532131081504419390060740418306000000fffffbfdff0015060000002c02dc0c000000001f', 'hex'),
+    ctx(),
+  );
   const m = r.messages[0];
   t.is(r.identity, '4106000826');
   t.true(Math.abs(m.location!.latitudeDeg - 4.69898) < 1e-5);
   t.true(Math.abs(m.location!.longitudeDeg + 74.06971) < 1e-5);
   t.deepEqual(m.alarms, ['sos']);
-  const fast = decode(Buffer.from('2410307310010503162209022212874500113466574C014028fffffbffff0000', 'hex'), ctx()).messages[0];
+  const fast = decode(Buffer.from('2410307310010503162209022212874500113466574C014028fffffbffff0000', 'hex'), ctx())
+    .messages[0];
   t.true(Math.abs(fast.location!.speedKmh! - 14 * 1.852) < 1e-9);
   t.is(fast.location!.courseDeg, 28);
   t.false(fast.location!.valid);
@@ -91,7 +98,10 @@ test('h02.decoder: an X frame has the binary layout and names its device', (t) =
 });
 
 test('h02.decoder: a UDP datagram decodes like a TCP frame', (t) => {
-  const r = h02Protocol.decodeDatagram!(text('*HQ,4210051415,V1,164549,A,0956.3869,N,08406.7068,W,000.00,000,221215,FFFFFBFF#'), ctx('udp'));
+  const r = h02Protocol.decodeDatagram!(
+    text('*HQ,4210051415,V1,164549,A,0956.3869,N,08406.7068,W,000.00,000,221215,FFFFFBFF#'),
+    ctx('udp'),
+  );
   t.true(Math.abs(r.messages[0].location!.longitudeDeg + 84.11178) < 1e-5);
 });
 
@@ -110,5 +120,6 @@ test('h02.decoder: malformed frames throw ProtocolError', (t) => {
     Buffer.from('24410601166012454313AA165035313006004318210e000000fffffbffff0024', 'hex'),
     text('hello'),
   ];
-  for (const frame of bad) t.throws(() => decode(frame, ctx()), { instanceOf: ProtocolError }, frame.toString('latin1'));
+  for (const frame of bad)
+    t.throws(() => decode(frame, ctx()), { instanceOf: ProtocolError }, frame.toString('latin1'));
 });

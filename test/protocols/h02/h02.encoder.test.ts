@@ -8,7 +8,13 @@ const IMEI = '123456789012345';
 const AT_010203 = new Date(Date.UTC(2026, 0, 2, 1, 2, 3));
 const encode = h02Protocol.encodeCommand!;
 const ctx = (o: Partial<CommandContext> = {}): CommandContext => ({ deviceId: IMEI, now: AT_010203, serial: 0, ...o });
-const decode = (text: string) => h02Protocol.decode!(Buffer.from(text, 'latin1'), { now: AT_010203, transport: 'tcp', checksum: 'accept', session: {} } satisfies DecodeContext);
+const decode = (text: string) =>
+  h02Protocol.decode!(Buffer.from(text, 'latin1'), {
+    now: AT_010203,
+    transport: 'tcp',
+    checksum: 'accept',
+    session: {},
+  } satisfies DecodeContext);
 
 runEncoderVectors(h02Protocol, {
   // alarmArm is `SCF,0,0` and engineResume `S20,1,0` (H02ProtocolEncoder, docs/protocols.md §5)
@@ -43,7 +49,10 @@ test('h02.encoder: an empty text or command word, a control character or a non-n
   t.is(t.throws(() => encode('', ctx()), { instanceOf: CommandError })?.reason, 'EMPTY');
   t.is(t.throws(() => encode(',1,1', ctx()), { instanceOf: CommandError })?.reason, 'EMPTY');
   t.is(t.throws(() => encode('S20,1\n', ctx()), { instanceOf: CommandError })?.reason, 'CHARSET');
-  t.is(t.throws(() => encode('S20,1,1', ctx({ deviceId: '12,34' })), { instanceOf: CommandError })?.reason, 'DEVICE_ID');
+  t.is(
+    t.throws(() => encode('S20,1,1', ctx({ deviceId: '12,34' })), { instanceOf: CommandError })?.reason,
+    'DEVICE_ID',
+  );
 });
 
 test('h02.decoder: a V4 confirmation echoes the command word and time the encoder matched on', (t) => {
@@ -56,10 +65,13 @@ test('h02.decoder: a V4 confirmation echoes the command word and time the encode
 });
 
 test('h02.decoder: a captured V4 without an answer word and one without a position give command results', (t) => {
-  t.deepEqual(decode('*TH,2020916012,V4,S17,130305,050316,A,2212.8745,N,11346.6574,E,14.28,028,220902,FFFFFBFF#').commandResults, [
-    { text: 'S17,130305', command: 'S17', commandTime: '130305' },
+  t.deepEqual(
+    decode('*TH,2020916012,V4,S17,130305,050316,A,2212.8745,N,11346.6574,E,14.28,028,220902,FFFFFBFF#').commandResults,
+    [{ text: 'S17,130305', command: 'S17', commandTime: '130305' }],
+  );
+  t.deepEqual(decode(`*HQ,${IMEI},V4,SCF,OK,010203#`).commandResults, [
+    { text: 'SCF,OK,010203', command: 'SCF', commandTime: '010203' },
   ]);
-  t.deepEqual(decode(`*HQ,${IMEI},V4,SCF,OK,010203#`).commandResults, [{ text: 'SCF,OK,010203', command: 'SCF', commandTime: '010203' }]);
 });
 
 test('h02.decoder: an SMS text reply is a command result; a position is not', (t) => {

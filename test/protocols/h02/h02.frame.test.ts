@@ -2,9 +2,15 @@ import test from 'ava';
 import { h02Protocol } from '../../../protocols/h02/h02.protocol.js';
 import { createH02Splitter } from '../../../protocols/h02/h02.frame.js';
 
-const TEXT = Buffer.from('*HQ,4210051415,V1,164549,A,0956.3869,N,08406.7068,W,000.00,000,221215,FFFFFBFF,712,01,0,0,6#', 'latin1');
+const TEXT = Buffer.from(
+  '*HQ,4210051415,V1,164549,A,0956.3869,N,08406.7068,W,000.00,000,221215,FFFFFBFF,712,01,0,0,6#',
+  'latin1',
+);
 const SHORT = Buffer.from('2441060116601245431311165035313006004318210e000000fffffbffff0024', 'hex');
-const LONG = Buffer.from('24410600082621532131081504419390060740418306000000fffffbfdff0015060000002c02dc0c000000001f', 'hex');
+const LONG = Buffer.from(
+  '24410600082621532131081504419390060740418306000000fffffbfdff0015060000002c02dc0c000000001f',
+  'hex',
+);
 const ALT = Buffer.from('5800009814991024031101175540227006012321670c000095fffffbffff0033', 'hex');
 
 const hex = (frames: Buffer[]): string[] => frames.map((f) => f.toString('hex'));
@@ -76,7 +82,10 @@ test('h02.frame: an X frame is 32 bytes', (t) => {
 });
 
 test('h02.frame: a configured message length (h02.messageLength) is used as is', (t) => {
-  const frame42 = Buffer.from('2435248308419329301047591808172627335900074412294E024138FEFFFFFFFF01120064BA73005ECC', 'hex');
+  const frame42 = Buffer.from(
+    '2435248308419329301047591808172627335900074412294E024138FEFFFFFFFF01120064BA73005ECC',
+    'hex',
+  );
   const s = createH02Splitter({ messageLength: 42 });
   t.deepEqual(hex(s.push(Buffer.concat([frame42, frame42.subarray(0, 41)]))), hex([frame42]));
   t.deepEqual(hex(s.push(frame42.subarray(41))), hex([frame42]));

@@ -5,12 +5,16 @@ import { ProtocolError, type DecodeContext } from '../../../protocols/types.js';
 import { loadVectors, frameBytes } from '../../helpers/vectors.js';
 import { prng } from '../../helpers/fuzz.js';
 
-
 const corpus = loadVectors('h02')
   .filter((v) => v.test_kind !== 'encoder')
   .map((v) => frameBytes(v));
 
-const ctx = (): DecodeContext => ({ now: new Date(Date.UTC(2026, 0, 1)), transport: 'tcp', checksum: 'accept', session: {} });
+const ctx = (): DecodeContext => ({
+  now: new Date(Date.UTC(2026, 0, 1)),
+  transport: 'tcp',
+  checksum: 'accept',
+  session: {},
+});
 
 function mutate(rand: () => number, input: Buffer): Buffer {
   const int = (n: number) => Math.floor(rand() * n);
@@ -25,7 +29,11 @@ function mutate(rand: () => number, input: Buffer): Buffer {
         b = b.subarray(0, int(b.length + 1));
         break;
       case 2: // insertion of a real frame
-        b = Buffer.concat([b.subarray(0, int(b.length + 1)), corpus[int(corpus.length)], b.subarray(int(b.length + 1))]);
+        b = Buffer.concat([
+          b.subarray(0, int(b.length + 1)),
+          corpus[int(corpus.length)],
+          b.subarray(int(b.length + 1)),
+        ]);
         break;
       case 3: // random bytes
         b = Buffer.concat([b, Buffer.from(Array.from({ length: int(64) }, () => int(256)))]);
@@ -48,7 +56,13 @@ function decodeOrProtocolError(frame: Buffer): void {
     const r = h02Protocol.decode!(frame, ctx());
     for (const m of r.messages) {
       const l = m.location;
-      if (l && (!Number.isFinite(l.latitudeDeg) || !Number.isFinite(l.longitudeDeg) || Math.abs(l.latitudeDeg) > 90 || Math.abs(l.longitudeDeg) > 180)) {
+      if (
+        l &&
+        (!Number.isFinite(l.latitudeDeg) ||
+          !Number.isFinite(l.longitudeDeg) ||
+          Math.abs(l.latitudeDeg) > 90 ||
+          Math.abs(l.longitudeDeg) > 180)
+      ) {
         throw new Error(`bad coordinates from ${frame.toString('hex')}`);
       }
       if (m.fixTime && Number.isNaN(m.fixTime.getTime())) throw new Error(`invalid date from ${frame.toString('hex')}`);
@@ -85,7 +99,12 @@ test('h02.fuzz: the splitter stays bounded on mutated streams and its frames dec
     const max = 64 + Math.floor(rand() * 1000);
     const splitter = h02Protocol.createSplitter!(max);
     const parts: Buffer[] = [];
-    for (let i = 0; i < 20; i++) parts.push(rand() < 0.5 ? corpus[Math.floor(rand() * corpus.length)] : mutate(rand, corpus[Math.floor(rand() * corpus.length)]));
+    for (let i = 0; i < 20; i++)
+      parts.push(
+        rand() < 0.5
+          ? corpus[Math.floor(rand() * corpus.length)]
+          : mutate(rand, corpus[Math.floor(rand() * corpus.length)]),
+      );
     const stream = Buffer.concat(parts);
     for (let at = 0; at < stream.length; ) {
       const size = 1 + Math.floor(rand() * 120);

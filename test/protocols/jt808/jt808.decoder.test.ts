@@ -7,7 +7,12 @@ import * as F from '../../helpers/frames.js';
 
 const NOW = new Date('2026-07-01T00:00:00Z');
 
-const ctx = (checksum: 'accept' | 'strict' = 'accept'): DecodeContext => ({ now: NOW, transport: 'tcp', checksum, session: {} });
+const ctx = (checksum: 'accept' | 'strict' = 'accept'): DecodeContext => ({
+  now: NOW,
+  transport: 'tcp',
+  checksum,
+  session: {},
+});
 
 const decode = (frame: Buffer, c: DecodeContext) => jt808Protocol.decode!(frame, c);
 
@@ -24,7 +29,10 @@ test('jt808.decoder: a heartbeat names its terminal and is acknowledged with 0x8
 });
 
 test('jt808.decoder: registration returns identity, no message, 0x8100 and a refusal for unknown terminals', (t) => {
-  const frame = Buffer.from('7e0100002d0141305678720024002c012f373031313142534a2d41362d424400000000000000000000003035363738373201d4c14238383838386d7e', 'hex');
+  const frame = Buffer.from(
+    '7e0100002d0141305678720024002c012f373031313142534a2d41362d424400000000000000000000003035363738373201d4c14238383838386d7e',
+    'hex',
+  );
   const c = ctx();
   const result = decode(frame, c);
   t.is(result.identity, '014130567872');
@@ -43,14 +51,21 @@ test('jt808.decoder: a 2019 frame carries the version byte and a 10-byte id into
   const frame = Buffer.concat([Buffer.from([0x7e]), content, Buffer.from([x, 0x7e])]);
   const result = decode(frame, ctx());
   t.is(result.identity, '00000000000141305678');
-  t.deepEqual(result.alternativeIdentities, ['000141305678', '141305678'], 'its 12 digits of the 2013 header, then without the zeros');
+  t.deepEqual(
+    result.alternativeIdentities,
+    ['000141305678', '141305678'],
+    'its 12 digits of the 2013 header, then without the zeros',
+  );
   const reply = result.replies[0].toString('hex');
   t.true(reply.startsWith('7e8001400501000000000001413056780000'), reply);
   t.true(reply.endsWith('0007000200' + reply.slice(-4)), reply);
 });
 
 test('jt808.decoder: a location report is read in Beijing time (GMT+8), the JT/T 808 device clock', (t) => {
-  const frame = Buffer.from('7e020000220014012499170007000000000000400e012af16f02cbd2ba000000000000150101194257010400000077a97e', 'hex');
+  const frame = Buffer.from(
+    '7e020000220014012499170007000000000000400e012af16f02cbd2ba000000000000150101194257010400000077a97e',
+    'hex',
+  );
   const beijing = decode(frame, ctx()).messages[0];
   t.is(vectorTime(beijing.fixTime!), '2015-01-01 11:42:57.000');
   // status 0x400e: fixed, south, west
@@ -59,7 +74,10 @@ test('jt808.decoder: a location report is read in Beijing time (GMT+8), the JT/T
 });
 
 test('jt808.decoder: a terminal id without leading zeros has no other form', (t) => {
-  const result = decode(F.jt808Location('123456789012', { time: new Date(Date.UTC(2026, 2, 1)), lat: 1, lon: 2 }, 1), ctx());
+  const result = decode(
+    F.jt808Location('123456789012', { time: new Date(Date.UTC(2026, 2, 1)), lat: 1, lon: 2 }, 1),
+    ctx(),
+  );
   t.is(result.identity, '123456789012');
   t.is(result.alternativeIdentities, undefined);
 });

@@ -1,5 +1,9 @@
 import test from 'ava';
-import { encodeJt808Command, encodeJt808TerminalControl, terminalIdBytes } from '../../../protocols/jt808/jt808.encoder.js';
+import {
+  encodeJt808Command,
+  encodeJt808TerminalControl,
+  terminalIdBytes,
+} from '../../../protocols/jt808/jt808.encoder.js';
 import { jt808Protocol } from '../../../protocols/jt808/jt808.protocol.js';
 import { formatMessage } from '../../../protocols/jt808/jt808.replies.js';
 import { xor8 } from '../../../protocols/shared/crc.js';
@@ -11,7 +15,12 @@ const NOW = new Date(Date.UTC(2026, 0, 2, 3, 4, 5));
 const IMEI = '123456789012345';
 const encode = jt808Protocol.encodeCommand!;
 const ctx = (o: Partial<CommandContext> = {}): CommandContext => ({ deviceId: IMEI, now: NOW, serial: 0, ...o });
-const decodeCtx = (session: Record<string, unknown> = {}): DecodeContext => ({ now: NOW, transport: 'tcp', checksum: 'strict', session });
+const decodeCtx = (session: Record<string, unknown> = {}): DecodeContext => ({
+  now: NOW,
+  transport: 'tcp',
+  checksum: 'strict',
+  session,
+});
 /** what the gateway does with the bytes: the splitter unescapes, the decoder reads the header */
 const unescaped = (bytes: Buffer): Buffer => {
   const frames = jt808Protocol.createSplitter!().push(bytes);
@@ -24,12 +33,17 @@ runEncoderVectors(jt808Protocol, {
   73: {
     encode: () => encode('7e830000140b3a73ce2ff2000001546573742c20436f6d6d616e642c2031323323a57e', ctx()).bytes,
     differs: {
-      reason: 'Traccar writes a custom command of hex digits as raw bytes; in trackgate raw bytes are the API\'s Hex format, '
-        + 'which bypasses encoders, and a Text command is always framed (here as 0x8300)',
+      reason:
+        "Traccar writes a custom command of hex digits as raw bytes; in trackgate raw bytes are the API's Hex format, " +
+        'which bypasses encoders, and a Text command is always framed (here as 0x8300)',
       instead(t, bytes) {
         const f = unescaped(bytes());
         t.is(f.readUInt16BE(1), 0x8300, 'a 0x8300 text message');
-        t.is(f.toString('latin1', 14, f.length - 2), '7e830000140b3a73ce2ff2000001546573742c20436f6d6d616e642c2031323323a57e', 'carrying the digits as text');
+        t.is(
+          f.toString('latin1', 14, f.length - 2),
+          '7e830000140b3a73ce2ff2000001546573742c20436f6d6d616e642c2031323323a57e',
+          'carrying the digits as text',
+        );
       },
     },
   },
@@ -48,7 +62,11 @@ test('jt808.encoder: a text command is 0x8300 with flag 0x01, the terminal id, t
   t.is(f.toString('latin1', 14, 21), 'STATUS#');
   t.is(f[21], xor8(f, 1, 21));
   t.deepEqual(match, { replySerial: 0x1234, replyMessageId: 0x8300 });
-  t.deepEqual(jt808Protocol.decode!(f, decodeCtx()).alternativeIdentities, ['13912345678'], 'the decoder reads the device id back (as the second form of the id)');
+  t.deepEqual(
+    jt808Protocol.decode!(f, decodeCtx()).alternativeIdentities,
+    ['13912345678'],
+    'the decoder reads the device id back (as the second form of the id)',
+  );
 });
 
 test('jt808.encoder: 0x7e and 0x7d anywhere in the frame are escaped as 7d02 and 7d01', (t) => {
@@ -72,7 +90,11 @@ test('jt808.encoder: an IMEI goes as the 6-byte number the decoder reads back, L
 
 test('jt808.encoder: a terminal that spoke 2019 gets the version bit, its version byte, a 20-digit id and a text type', (t) => {
   const session: Record<string, unknown> = {};
-  const frame2019 = formatMessage({ delimiter: 0x7e, version: 1, id: Buffer.from('00000000013912345678', 'hex') }, 0x0002, Buffer.alloc(0));
+  const frame2019 = formatMessage(
+    { delimiter: 0x7e, version: 1, id: Buffer.from('00000000013912345678', 'hex') },
+    0x0002,
+    Buffer.alloc(0),
+  );
   const heartbeat = jt808Protocol.decode!(unescaped(frame2019), decodeCtx(session));
   t.is(heartbeat.identity, '00000000013912345678');
   t.deepEqual(heartbeat.alternativeIdentities, ['013912345678', '13912345678']);
@@ -86,7 +108,10 @@ test('jt808.encoder: a terminal that spoke 2019 gets the version bit, its versio
   t.is(f.toString('latin1', 20, 27), 'STATUS#');
   t.is(jt808Protocol.decode!(f, decodeCtx()).identity, '00000000013912345678');
   // a later 2013 frame on the connection drops the version again
-  jt808Protocol.decode!(unescaped(formatMessage({ delimiter: 0x7e, id: Buffer.from('013912345678', 'hex') }, 0x0002, Buffer.alloc(0))), decodeCtx(session));
+  jt808Protocol.decode!(
+    unescaped(formatMessage({ delimiter: 0x7e, id: Buffer.from('013912345678', 'hex') }, 0x0002, Buffer.alloc(0))),
+    decodeCtx(session),
+  );
   t.false('jt808.version' in session);
 });
 
@@ -121,8 +146,16 @@ test('jt808.encoder: an empty text, GBK-only text or an id that is no terminal n
   t.is(t.throws(() => encode('', ctx()), { instanceOf: CommandError })?.reason, 'EMPTY');
   t.is(t.throws(() => encode('你好', ctx()), { instanceOf: CommandError })?.reason, 'CHARSET');
   t.is(t.throws(() => encode('X', ctx({ deviceId: 'abc' })), { instanceOf: CommandError })?.reason, 'DEVICE_ID');
-  t.is(t.throws(() => encode('X', ctx({ deviceId: '12345678901234567' })), { instanceOf: CommandError })?.reason, 'DEVICE_ID');
-  t.is(t.throws(() => encode('X', ctx({ deviceId: '1'.repeat(21), session: { 'jt808.version': 1 } })), { instanceOf: CommandError })?.reason, 'DEVICE_ID');
+  t.is(
+    t.throws(() => encode('X', ctx({ deviceId: '12345678901234567' })), { instanceOf: CommandError })?.reason,
+    'DEVICE_ID',
+  );
+  t.is(
+    t.throws(() => encode('X', ctx({ deviceId: '1'.repeat(21), session: { 'jt808.version': 1 } })), {
+      instanceOf: CommandError,
+    })?.reason,
+    'DEVICE_ID',
+  );
 });
 
 /** the terminal's 0x0001 general response: answered serial, answered id, result */
@@ -142,20 +175,27 @@ test('jt808.decoder: the 0x0001 general response answers the command whose seria
 });
 
 test('jt808.decoder: 0x0001 results 1-3 read failed, badMessage, unsupported', (t) => {
-  const status = (result: number) => jt808Protocol.decode!(terminalResponse('013912345678', 1, 0x8105, result), decodeCtx()).commandResults?.[0].status;
+  const status = (result: number) =>
+    jt808Protocol.decode!(terminalResponse('013912345678', 1, 0x8105, result), decodeCtx()).commandResults?.[0].status;
   t.deepEqual([status(1), status(2), status(3), status(9)], ['failed', 'badMessage', 'unsupported', undefined]);
 });
 
 test('jt808.decoder: text replies (0x6006, 0x1300, Jimi text) are command results; a location is not', (t) => {
   const id = Buffer.from('013912345678', 'hex');
-  const gbk = jt808Protocol.decode!(unescaped(formatMessage({ delimiter: 0x7e, id }, 0x6006, Buffer.from('\x01Relay OK', 'latin1'))), decodeCtx());
+  const gbk = jt808Protocol.decode!(
+    unescaped(formatMessage({ delimiter: 0x7e, id }, 0x6006, Buffer.from('\x01Relay OK', 'latin1'))),
+    decodeCtx(),
+  );
   t.deepEqual(gbk.commandResults, [{ text: 'Relay OK' }]);
   const utf16 = Buffer.concat([Buffer.from([0x00, 0x09]), Buffer.from('OK', 'utf16le').swap16()]);
   const reply = jt808Protocol.decode!(unescaped(formatMessage({ delimiter: 0x7e, id }, 0x1300, utf16)), decodeCtx());
   t.deepEqual(reply.commandResults, [{ text: 'OK', replySerial: 9 }]);
-  t.deepEqual(jt808Protocol.decode!(Buffer.from('(794104004140,1,001,STATUS,OK)', 'latin1'), decodeCtx()).commandResults, [
-    { text: '(794104004140,1,001,STATUS,OK)' },
-  ]);
-  const location = loadVectors('jt808').find((v) => typeof v.frame === 'string' && v.frame.toLowerCase().startsWith('7e0200') && v.expect.assert === 'position')!;
+  t.deepEqual(
+    jt808Protocol.decode!(Buffer.from('(794104004140,1,001,STATUS,OK)', 'latin1'), decodeCtx()).commandResults,
+    [{ text: '(794104004140,1,001,STATUS,OK)' }],
+  );
+  const location = loadVectors('jt808').find(
+    (v) => typeof v.frame === 'string' && v.frame.toLowerCase().startsWith('7e0200') && v.expect.assert === 'position',
+  )!;
   t.is(jt808Protocol.decode!(frameBytes(location), { ...decodeCtx(), checksum: 'accept' }).commandResults, undefined);
 });

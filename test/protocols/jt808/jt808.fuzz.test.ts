@@ -5,8 +5,9 @@ import { ProtocolError, type DecodeContext } from '../../../protocols/types.js';
 import { frameBytes, loadVectors } from '../../helpers/vectors.js';
 import { prng } from '../../helpers/fuzz.js';
 
-
-const REAL = loadVectors('jt808').filter((v) => v.test_kind === 'decoder').map(frameBytes);
+const REAL = loadVectors('jt808')
+  .filter((v) => v.test_kind === 'decoder')
+  .map(frameBytes);
 const MODELS = [undefined, 'GL100', 'JC371', 'MV710G', 'G-360P', 'VL300', 'C5', 'G1C Pro'];
 
 function mutate(frame: Buffer, rand: () => number): Buffer {
@@ -49,7 +50,13 @@ test('jt808.fuzz: mutated real frames decode or throw ProtocolError, quickly', (
   for (let i = 0; i < 20000; i++) {
     const base = REAL[Math.floor(rand() * REAL.length)];
     const model = MODELS[Math.floor(rand() * MODELS.length)];
-    const ctx: DecodeContext = { now: new Date(0), transport: 'tcp', checksum: rand() < 0.5 ? 'accept' : 'strict', session: {}, ...(model && { model }) };
+    const ctx: DecodeContext = {
+      now: new Date(0),
+      transport: 'tcp',
+      checksum: rand() < 0.5 ? 'accept' : 'strict',
+      session: {},
+      ...(model && { model }),
+    };
     decodeSafely(t, mutate(base, rand), ctx);
   }
   t.true(cpuMsSince(started) < 20_000, 'finishes in time');
@@ -63,7 +70,12 @@ test('jt808.fuzz: the splitter stays bounded on random and mutated streams, and 
   const started = process.cpuUsage();
   for (let i = 0; i < 5000; i++) {
     const pick = rand();
-    const chunk = pick < 0.4 ? REAL[Math.floor(rand() * REAL.length)] : pick < 0.8 ? mutate(REAL[Math.floor(rand() * REAL.length)], rand) : Buffer.from(Array.from({ length: Math.floor(rand() * 3000) }, () => Math.floor(rand() * 256)));
+    const chunk =
+      pick < 0.4
+        ? REAL[Math.floor(rand() * REAL.length)]
+        : pick < 0.8
+          ? mutate(REAL[Math.floor(rand() * REAL.length)], rand)
+          : Buffer.from(Array.from({ length: Math.floor(rand() * 3000) }, () => Math.floor(rand() * 256)));
     let offset = 0;
     while (offset < chunk.length) {
       const size = 1 + Math.floor(rand() * 64);

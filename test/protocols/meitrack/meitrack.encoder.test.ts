@@ -6,7 +6,12 @@ import { sum8 } from '../../helpers/meitrack-frames.js';
 
 const IMEI = '123456789012345';
 const encode = meitrackProtocol.encodeCommand!;
-const ctx = (o: Partial<CommandContext> = {}): CommandContext => ({ deviceId: IMEI, now: new Date(Date.UTC(2026, 0, 2)), serial: 0, ...o });
+const ctx = (o: Partial<CommandContext> = {}): CommandContext => ({
+  deviceId: IMEI,
+  now: new Date(Date.UTC(2026, 0, 2)),
+  serial: 0,
+  ...o,
+});
 
 // Traccar's requestPhoto and sendSms commands, as the Text they are sent as (serial 0 is data identifier `A`)
 runEncoderVectors(meitrackProtocol, {

@@ -46,7 +46,7 @@ test('meitrack.frame: a length past maxFrameBytes is skipped and the next frame 
   t.true(s.buffered <= 256);
 });
 
-test('meitrack.frame: the server\'s `@@` command frames are cut the same way', (t) => {
+test("meitrack.frame: the server's `@@` command frames are cut the same way", (t) => {
   const command = Buffer.from('@@A46,123456789012345,D03,1,camera_picture.jpg*1C\r\n', 'latin1');
   t.deepEqual(hex(split().push(command)), hex([command]));
 });

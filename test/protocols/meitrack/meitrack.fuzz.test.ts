@@ -5,7 +5,9 @@ import type { DecodeContext } from '../../../protocols/types.js';
 import { loadVectors, frameBytes } from '../../helpers/vectors.js';
 import { fuzzSplitter, onlyProtocolErrors, prng } from '../../helpers/fuzz.js';
 
-const real = loadVectors('meitrack').filter((v) => v.test_kind === 'decoder').map(frameBytes);
+const real = loadVectors('meitrack')
+  .filter((v) => v.test_kind === 'decoder')
+  .map(frameBytes);
 const ALPHABET = Buffer.from('0123456789ABCDEF,.|*-$AVC\r\n');
 
 function mutate(rand: () => number, src: Buffer): Buffer {
@@ -23,9 +25,15 @@ function mutate(rand: () => number, src: Buffer): Buffer {
     case 3: // a real frame spliced into another
       return Buffer.concat([b.subarray(0, int(b.length)), real[int(real.length)]]);
     case 4: // a header with random protocol characters
-      return Buffer.concat([Buffer.from('$$A99,356307042441013,'), Buffer.from(Array.from({ length: int(200) }, () => ALPHABET[int(ALPHABET.length)]))]);
+      return Buffer.concat([
+        Buffer.from('$$A99,356307042441013,'),
+        Buffer.from(Array.from({ length: int(200) }, () => ALPHABET[int(ALPHABET.length)])),
+      ]);
     default: // random bytes after a CCE/CCC header
-      return Buffer.concat([Buffer.from(int(2) ? '$$A300,356307042441013,CCE,' : '$$A300,356307042441013,CCC,'), Buffer.from(Array.from({ length: int(300) }, () => int(256)))]);
+      return Buffer.concat([
+        Buffer.from(int(2) ? '$$A300,356307042441013,CCE,' : '$$A300,356307042441013,CCC,'),
+        Buffer.from(Array.from({ length: int(300) }, () => int(256))),
+      ]);
   }
 }
 
@@ -44,7 +52,11 @@ test('meitrack.fuzz: the decoder throws nothing but ProtocolError on mutated and
 
 test('meitrack.fuzz: a hostile AAA report does not backtrack for long', (t) => {
   const started = process.cpuUsage();
-  const hostile = '$$A999,356307042441013,AAA,35,1.0,1.0,260301100000,A,1,1,1,1,1,1,1,1,1|1|1|1,0000,' + '1|'.repeat(400) + ','.repeat(400) + 'x';
+  const hostile =
+    '$$A999,356307042441013,AAA,35,1.0,1.0,260301100000,A,1,1,1,1,1,1,1,1,1|1|1|1,0000,' +
+    '1|'.repeat(400) +
+    ','.repeat(400) +
+    'x';
   onlyProtocolErrors(() => meitrackProtocol.decode!(Buffer.from(hostile), ctx));
   t.true(cpuMsSince(started) < 2_000);
 });
@@ -53,7 +65,9 @@ test('meitrack.fuzz: the splitter stays bounded and its frames decode or throw P
   const rand = prng(20);
   const started = process.cpuUsage();
   fuzzSplitter(t, {
-    protocol: meitrackProtocol, rand, rounds: 3000,
+    protocol: meitrackProtocol,
+    rand,
+    rounds: 3000,
     input: (i) => mutate(rand, real[i % real.length]),
     decode: (f) => meitrackProtocol.decode!(f, ctx),
     show: (f) => f.toString('hex'),

@@ -5,13 +5,18 @@ import { ProtocolError, type DecodeContext, type HttpRequestLike } from '../../.
 import { loadVectors } from '../../helpers/vectors.js';
 import { prng } from '../../helpers/fuzz.js';
 
-
-const REAL: HttpRequestLike[] = loadVectors('osmand').flatMap((v) => (typeof v.frame === 'string' ? [] : [{
-  method: v.frame.method,
-  url: v.frame.uri,
-  headers: Object.fromEntries(Object.entries(v.frame.headers ?? {}).map(([k, x]) => [k.toLowerCase(), x])),
-  body: Buffer.from(v.frame.body ?? ''),
-}]));
+const REAL: HttpRequestLike[] = loadVectors('osmand').flatMap((v) =>
+  typeof v.frame === 'string'
+    ? []
+    : [
+        {
+          method: v.frame.method,
+          url: v.frame.uri,
+          headers: Object.fromEntries(Object.entries(v.frame.headers ?? {}).map(([k, x]) => [k.toLowerCase(), x])),
+          body: Buffer.from(v.frame.body ?? ''),
+        },
+      ],
+);
 const ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789&=,.-+%:{}[]"_ TZ?/';
 const ctx: DecodeContext = { now: new Date(0), transport: 'http', checksum: 'accept', session: {} };
 
@@ -29,7 +34,11 @@ function mutateText(text: string, rand: () => number): string {
   return rand() < 0.2 ? chars.join('').slice(0, Math.floor(rand() * chars.length)) : chars.join('');
 }
 
-function checkResult(t: import('ava').ExecutionContext, status: number, messages: { location?: { latitudeDeg: number; longitudeDeg: number; speedKmh?: number; courseDeg?: number } }[]): void {
+function checkResult(
+  t: import('ava').ExecutionContext,
+  status: number,
+  messages: { location?: { latitudeDeg: number; longitudeDeg: number; speedKmh?: number; courseDeg?: number } }[],
+): void {
   t.true(status === 200 || status === 400);
   if (status === 400) t.is(messages.length, 0);
   for (const m of messages) {
@@ -45,9 +54,14 @@ test('osmand.fuzz: mutated requests answer 200 or 400 and never throw', (t) => {
   const started = process.cpuUsage();
   for (let i = 0; i < 10000; i++) {
     const base = REAL[Math.floor(rand() * REAL.length)];
-    const request: HttpRequestLike = base.body.length && rand() < 0.7
-      ? { ...base, body: Buffer.from(mutateText(base.body.toString('utf8'), rand)) }
-      : { ...base, url: mutateText(base.url, rand), headers: rand() < 0.2 ? { 'content-type': 'application/json' } : base.headers };
+    const request: HttpRequestLike =
+      base.body.length && rand() < 0.7
+        ? { ...base, body: Buffer.from(mutateText(base.body.toString('utf8'), rand)) }
+        : {
+            ...base,
+            url: mutateText(base.url, rand),
+            headers: rand() < 0.2 ? { 'content-type': 'application/json' } : base.headers,
+          };
     const result = osmandProtocol.decodeHttp!(request, ctx);
     checkResult(t, result.status, result.messages);
   }
@@ -58,9 +72,10 @@ test('osmand.fuzz: decode() on random and mutated frames returns or throws Proto
   const rand = prng(808);
   for (let i = 0; i < 10000; i++) {
     const base = REAL[Math.floor(rand() * REAL.length)];
-    const text = rand() < 0.3
-      ? Buffer.from(Array.from({ length: Math.floor(rand() * 300) }, () => Math.floor(rand() * 256)))
-      : Buffer.from(mutateText(base.body.length ? base.body.toString('utf8') : base.url, rand));
+    const text =
+      rand() < 0.3
+        ? Buffer.from(Array.from({ length: Math.floor(rand() * 300) }, () => Math.floor(rand() * 256)))
+        : Buffer.from(mutateText(base.body.length ? base.body.toString('utf8') : base.url, rand));
     try {
       const result = osmandProtocol.decode!(text, ctx);
       checkResult(t, 200, result.messages);

@@ -5,7 +5,12 @@ import { runVectors } from '../../helpers/vector-runner.js';
 
 const NOW = new Date(Date.UTC(2026, 0, 2, 3, 4, 5));
 const decode = ruptelaProtocol.decode!;
-const ctx = (checksum: DecodeContext['checksum'] = 'accept'): DecodeContext => ({ now: NOW, transport: 'tcp', checksum, session: {} });
+const ctx = (checksum: DecodeContext['checksum'] = 'accept'): DecodeContext => ({
+  now: NOW,
+  transport: 'tcp',
+  checksum,
+  session: {},
+});
 const hex = (s: string): Buffer => Buffer.from(s, 'hex');
 
 runVectors(ruptelaProtocol, { now: NOW, everyFrameNamesItsDevice: true });
@@ -46,26 +51,65 @@ function record(seconds: number, lat: number, lon: number, io: [number, number][
 }
 
 test('ruptela.decoder: records are positions in degrees, km/h and metres, answered 0002 6401 13bc', (t) => {
-  const r = decode(packet(1, Buffer.concat([Buffer.from([0, 2]), record(1772359200, 40.4168, -3.7038), record(1772359201, 40.4169, -3.7037)])), ctx('strict'));
+  const r = decode(
+    packet(
+      1,
+      Buffer.concat([Buffer.from([0, 2]), record(1772359200, 40.4168, -3.7038), record(1772359201, 40.4169, -3.7037)]),
+    ),
+    ctx('strict'),
+  );
   t.is(r.identity, '863591024076709');
-  t.deepEqual(r.replies.map((b) => b.toString('hex')), ['0002640113bc']);
+  t.deepEqual(
+    r.replies.map((b) => b.toString('hex')),
+    ['0002640113bc'],
+  );
   t.is(r.messages.length, 2);
   t.is(r.messages[0].fixTime!.toISOString(), '2026-03-01T10:00:00.000Z');
-  t.deepEqual(r.messages[0].location, { latitudeDeg: 40.4168, longitudeDeg: -3.7038, valid: true, altitudeM: 650, courseDeg: 90, satellites: 9, speedKmh: 42 });
+  t.deepEqual(r.messages[0].location, {
+    latitudeDeg: 40.4168,
+    longitudeDeg: -3.7038,
+    valid: true,
+    altitudeM: 650,
+    courseDeg: 90,
+    satellites: 9,
+    speedKmh: 42,
+  });
   t.like(r.messages[0].attributes, { hdop: 0.8, event: 5, sat: 9 });
 });
 
 test('ruptela.decoder: alarm IOs raise alarms; named IOs get their names', (t) => {
-  const at = (io: [number, number][]) => decode(packet(1, Buffer.concat([Buffer.from([0, 1]), record(1772359200, 1, 2, io)])), ctx()).messages[0];
+  const at = (io: [number, number][]) =>
+    decode(packet(1, Buffer.concat([Buffer.from([0, 1]), record(1772359200, 1, 2, io)])), ctx()).messages[0];
   t.deepEqual(at([[88, 1]]).alarms, ['jamming']);
-  t.deepEqual(at([[134, 1], [136, 1]]).alarms, ['hardBraking', 'hardAcceleration']);
-  t.deepEqual(at([[88, 0], [134, 0]]).alarms, []);
-  t.like(at([[251, 1], [2, 1]]).attributes, { ignition: true, in1: 1 });
+  t.deepEqual(
+    at([
+      [134, 1],
+      [136, 1],
+    ]).alarms,
+    ['hardBraking', 'hardAcceleration'],
+  );
+  t.deepEqual(
+    at([
+      [88, 0],
+      [134, 0],
+    ]).alarms,
+    [],
+  );
+  t.like(
+    at([
+      [251, 1],
+      [2, 1],
+    ]).attributes,
+    { ignition: true, in1: 1 },
+  );
   t.like(at([[200, 7]]).attributes, { io200: 7 });
 });
 
 test('ruptela.decoder: identification, heartbeat and DTCs get their answers', (t) => {
-  t.deepEqual(decode(packet(15, Buffer.from('0102', 'hex')), ctx()).replies.map((b) => b.toString('hex')), ['00027301cb25']);
+  t.deepEqual(
+    decode(packet(15, Buffer.from('0102', 'hex')), ctx()).replies.map((b) => b.toString('hex')),
+    ['00027301cb25'],
+  );
   const heartbeat = decode(packet(16, Buffer.alloc(0)), ctx());
   t.deepEqual(heartbeat.messages, []);
   t.is(heartbeat.replies.length, 1);
@@ -77,7 +121,10 @@ test('ruptela.decoder: identification, heartbeat and DTCs get their answers', (t
   dtc.writeInt32BE(404168000, 10);
   dtc.write('P0300', 15, 'latin1');
   const r = decode(packet(9, dtc), ctx());
-  t.deepEqual(r.replies.map((b) => b.toString('hex')), ['00026d01c4a4']);
+  t.deepEqual(
+    r.replies.map((b) => b.toString('hex')),
+    ['00026d01c4a4'],
+  );
   t.like(r.messages[0], { attributes: { dtcs: 'P0300' }, location: { latitudeDeg: 40.4168, longitudeDeg: -3.7038 } });
 });
 
@@ -88,7 +135,7 @@ test('ruptela.decoder: a CRC mismatch is a warning, or an error when strict', (t
   t.throws(() => decode(bad, ctx('strict')), { instanceOf: ProtocolError });
 });
 
-test('ruptela.decoder: the device\'s answer to a text command is a command result', (t) => {
+test("ruptela.decoder: the device's answer to a text command is a command result", (t) => {
   const r = decode(packet(7, Buffer.from('Ver:01.23 ')), ctx());
   t.deepEqual(r.commandResults, [{ text: 'Ver:01.23' }]);
   t.deepEqual(r.replies, []);
@@ -97,5 +144,7 @@ test('ruptela.decoder: the device\'s answer to a text command is a command resul
 test('ruptela.decoder: truncated packets and impossible coordinates throw ProtocolError', (t) => {
   t.throws(() => decode(hex('0005000000000001'), ctx()), { instanceOf: ProtocolError });
   t.throws(() => decode(packet(1, Buffer.from([0, 3, 1, 2])), ctx()), { instanceOf: ProtocolError });
-  t.throws(() => decode(packet(1, Buffer.concat([Buffer.from([0, 1]), record(1, 95, 2)])), ctx()), { instanceOf: ProtocolError });
+  t.throws(() => decode(packet(1, Buffer.concat([Buffer.from([0, 1]), record(1, 95, 2)])), ctx()), {
+    instanceOf: ProtocolError,
+  });
 });

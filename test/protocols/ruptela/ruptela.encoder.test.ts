@@ -17,7 +17,13 @@ runEncoderVectors(ruptelaProtocol, {
 
 test('ruptela.encoder: a text command is an SMS-via-GPRS packet 0x6C with its length and CRC-16/KERMIT', (t) => {
   const { bytes, match } = encode('getver', CTX);
-  t.is(bytes.toString('hex'), `0007 6c ${Buffer.from('getver').toString('hex')} ${crc16Kermit(bytes, 2, 9).toString(16).padStart(4, '0')}`.replace(/ /g, ''));
+  t.is(
+    bytes.toString('hex'),
+    `0007 6c ${Buffer.from('getver').toString('hex')} ${crc16Kermit(bytes, 2, 9).toString(16).padStart(4, '0')}`.replace(
+      / /g,
+      '',
+    ),
+  );
   t.is(bytes.readUInt16BE(0), 7, 'command byte and text');
   t.is(bytes[2], 0x6c);
   t.deepEqual(match, {}, 'the answer echoes nothing');
@@ -29,6 +35,9 @@ test('ruptela.encoder: the identification answer is 00027301cb25, as the CRC cat
 });
 
 test('ruptela.encoder: a bad device id and an over-long text are refused', (t) => {
-  t.is(t.throws(() => encode('getver', { ...CTX, deviceId: 'abc' }), { instanceOf: CommandError })?.reason, 'DEVICE_ID');
+  t.is(
+    t.throws(() => encode('getver', { ...CTX, deviceId: 'abc' }), { instanceOf: CommandError })?.reason,
+    'DEVICE_ID',
+  );
   t.is(t.throws(() => encode('x'.repeat(3000), CTX), { instanceOf: CommandError })?.reason, 'TOO_LONG');
 });

@@ -2,7 +2,10 @@ import test from 'ava';
 import { ruptelaProtocol } from '../../../protocols/ruptela/ruptela.protocol.js';
 import { frameBytes, loadVectors } from '../../helpers/vectors.js';
 
-const [A, B] = loadVectors('ruptela').filter((v) => v.test_kind === 'decoder' && v.msg_type?.startsWith('1 ')).slice(1).map(frameBytes);
+const [A, B] = loadVectors('ruptela')
+  .filter((v) => v.test_kind === 'decoder' && v.msg_type?.startsWith('1 '))
+  .slice(1)
+  .map(frameBytes);
 const hex = (frames: Buffer[]): string[] => frames.map((f) => f.toString('hex'));
 
 test('ruptela.frame: a packet split across chunks, byte by byte, yields one frame', (t) => {

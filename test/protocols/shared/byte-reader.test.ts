@@ -9,8 +9,26 @@ const u64Bytes = (v: bigint): Buffer => {
 };
 
 test('byte-reader: u64Number gives what Number(u64()) gives, exact to 2^53 and rounded alike beyond', (t) => {
-  const values = [0n, 1n, 0xffff_ffffn, 0x1_0000_0000n, 1735689600000n, 2n ** 53n - 1n, 2n ** 53n, 2n ** 53n + 1n, 2n ** 53n + 3n, 2n ** 63n + 1025n, 2n ** 64n - 1n];
-  for (let i = 0; i < 2000; i++) values.push(BigInt.asUintN(64, BigInt(Math.floor(Math.random() * 2 ** 32)) * 2n ** 32n + BigInt(Math.floor(Math.random() * 2 ** 32))));
+  const values = [
+    0n,
+    1n,
+    0xffff_ffffn,
+    0x1_0000_0000n,
+    1735689600000n,
+    2n ** 53n - 1n,
+    2n ** 53n,
+    2n ** 53n + 1n,
+    2n ** 53n + 3n,
+    2n ** 63n + 1025n,
+    2n ** 64n - 1n,
+  ];
+  for (let i = 0; i < 2000; i++)
+    values.push(
+      BigInt.asUintN(
+        64,
+        BigInt(Math.floor(Math.random() * 2 ** 32)) * 2n ** 32n + BigInt(Math.floor(Math.random() * 2 ** 32)),
+      ),
+    );
   for (const v of values) {
     const b = u64Bytes(v);
     const r = new ByteReader('test', b);

@@ -4,10 +4,18 @@ import type { DecodeContext } from '../../../protocols/types.js';
 import { loadVectors, frameBytes } from '../../helpers/vectors.js';
 import { decodesSanely, fuzzSplitter, mutateBytes, prng } from '../../helpers/fuzz.js';
 
-const corpus = loadVectors('suntech').filter((v) => v.test_kind === 'decoder').map((v) => frameBytes(v));
-const ctx = (): DecodeContext => ({ now: new Date(Date.UTC(2026, 0, 1)), transport: 'tcp', checksum: 'accept', session: {} });
+const corpus = loadVectors('suntech')
+  .filter((v) => v.test_kind === 'decoder')
+  .map((v) => frameBytes(v));
+const ctx = (): DecodeContext => ({
+  now: new Date(Date.UTC(2026, 0, 1)),
+  transport: 'tcp',
+  checksum: 'accept',
+  session: {},
+});
 
-const mutate = (rand: () => number, input: Buffer): Buffer => mutateBytes(rand, input, { ending: ';', specials: [0x3b, 0x0d, 0x0a, 0x00, 0x2d, 0x2e, 0x3a] });
+const mutate = (rand: () => number, input: Buffer): Buffer =>
+  mutateBytes(rand, input, { ending: ';', specials: [0x3b, 0x0d, 0x0a, 0x00, 0x2d, 0x2e, 0x3a] });
 
 const check = (frame: Buffer): string | undefined => decodesSanely(() => suntechProtocol.decode!(frame, ctx()));
 
@@ -26,7 +34,9 @@ test('suntech.fuzz: random fields after a report prefix, and random binary repor
   for (let i = 0; i < 10_000; i++) {
     const body = Buffer.from(Array.from({ length: Math.floor(rand() * 60) }, () => Math.floor(rand() * 256)));
     const prefix = ['ST300STT;1;', 'STT;1;', 'ST910;Alert;1;', 'ST410STT;1;', 'RES;', ''][Math.floor(rand() * 6)];
-    const frame = prefix ? Buffer.concat([Buffer.from(prefix), body]) : Buffer.concat([Buffer.from([0x81, 0x00, body.length]), body]);
+    const frame = prefix
+      ? Buffer.concat([Buffer.from(prefix), body])
+      : Buffer.concat([Buffer.from([0x81, 0x00, body.length]), body]);
     const problem = check(frame);
     if (problem) return t.fail(`${frame.toString('hex')}: ${problem}`);
   }

@@ -3,7 +3,10 @@ import { teltonikaProtocol } from '../../../protocols/teltonika/teltonika.protoc
 import { loadVectors, frameBytes } from '../../helpers/vectors.js';
 
 const avl = loadVectors('teltonika')
-  .filter((v) => v.test_kind === 'decoder' && v.transport === 'tcp' && v.crc_ok === true && String(v.frame).startsWith('00000000'))
+  .filter(
+    (v) =>
+      v.test_kind === 'decoder' && v.transport === 'tcp' && v.crc_ok === true && String(v.frame).startsWith('00000000'),
+  )
   .map(frameBytes);
 const login = Buffer.from('000f333536333037303432343431303133', 'hex');
 const ping = Buffer.from([0xff]);

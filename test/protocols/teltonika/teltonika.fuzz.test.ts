@@ -5,8 +5,9 @@ import type { DecodeContext } from '../../../protocols/types.js';
 import { loadVectors, frameBytes } from '../../helpers/vectors.js';
 import { fuzzSplitter, onlyProtocolErrors, prng } from '../../helpers/fuzz.js';
 
-
-const real = loadVectors('teltonika').filter((v) => v.test_kind === 'decoder').map((v) => ({ transport: v.transport, frame: frameBytes(v) }));
+const real = loadVectors('teltonika')
+  .filter((v) => v.test_kind === 'decoder')
+  .map((v) => ({ transport: v.transport, frame: frameBytes(v) }));
 const tcp = real.filter((r) => r.transport === 'tcp').map((r) => r.frame);
 const udp = real.filter((r) => r.transport === 'udp').map((r) => r.frame);
 
@@ -20,7 +21,11 @@ function mutate(rand: () => number, src: Buffer): Buffer {
     case 1: // truncation
       return b.subarray(0, int(b.length + 1));
     case 2: // insertion of random bytes
-      return Buffer.concat([b.subarray(0, int(b.length)), Buffer.from(Array.from({ length: 1 + int(16) }, () => int(256))), b]);
+      return Buffer.concat([
+        b.subarray(0, int(b.length)),
+        Buffer.from(Array.from({ length: 1 + int(16) }, () => int(256))),
+        b,
+      ]);
     case 3: // a real frame spliced into another
       return Buffer.concat([b.subarray(0, int(b.length)), tcp[int(tcp.length)]]);
     default: // random bytes
@@ -44,7 +49,9 @@ test('teltonika.fuzz: the decoder throws nothing but ProtocolError on mutated an
     const input = mutate(rand, useUdp ? udp[i % udp.length] : tcp[i % tcp.length]);
     const model = i % 2 ? 'FMB130' : i % 3 ? 'FMB640' : undefined;
     const problem = onlyProtocolErrors(() =>
-      useUdp ? teltonikaProtocol.decodeDatagram!(input, ctx('udp', model)) : teltonikaProtocol.decode!(input, ctx('tcp', model)),
+      useUdp
+        ? teltonikaProtocol.decodeDatagram!(input, ctx('udp', model))
+        : teltonikaProtocol.decode!(input, ctx('tcp', model)),
     );
     if (problem) return t.fail(`input ${input.toString('hex')}: ${problem}`);
   }
@@ -55,7 +62,9 @@ test('teltonika.fuzz: the splitter stays bounded and its frames decode or throw 
   const rand = prng(42);
   const started = process.cpuUsage();
   fuzzSplitter(t, {
-    protocol: teltonikaProtocol, rand, rounds: 3000,
+    protocol: teltonikaProtocol,
+    rand,
+    rounds: 3000,
     input: (i) => mutate(rand, tcp[i % tcp.length]),
     decode: (f) => teltonikaProtocol.decode!(f, ctx('tcp')),
     show: (f) => f.toString('hex'),

@@ -6,7 +6,13 @@ import { runVectors } from '../../helpers/vector-runner.js';
 const NOW = new Date();
 runVectors(tk103Protocol, { now: NOW, everyFrameNamesItsDevice: true });
 
-const ctx = (over: Partial<DecodeContext> = {}): DecodeContext => ({ now: NOW, transport: 'tcp', checksum: 'accept', session: {}, ...over });
+const ctx = (over: Partial<DecodeContext> = {}): DecodeContext => ({
+  now: NOW,
+  transport: 'tcp',
+  checksum: 'accept',
+  session: {},
+  ...over,
+});
 const decode = (s: string, c = ctx()): DecodeResult => tk103Protocol.decode!(Buffer.from(s, 'latin1'), c);
 const replies = (r: DecodeResult): string[] => r.replies.map((b) => b.toString('latin1'));
 
@@ -31,7 +37,9 @@ test('tk103.decoder: the BP00 handshake names the device and is answered (<id>AP
 });
 
 test('tk103.decoder: the BP05 login is a position answered (<id>AP05)', (t) => {
-  const r = decode('(088046338039BP05000088046338039160727A3354.7768N03540.7258E000.0140309065.1000000000L00BEB0D4+017.3)');
+  const r = decode(
+    '(088046338039BP05000088046338039160727A3354.7768N03540.7258E000.0140309065.1000000000L00BEB0D4+017.3)',
+  );
   t.deepEqual(replies(r), ['(088046338039AP05)']);
   t.is(r.messages.length, 1);
   t.is(r.messages[0].attributes.temp1, 17.3);
@@ -41,7 +49,9 @@ test('tk103.decoder: a BO01 alarm raises its alarm and is answered (<id>AS01<ala
   const r = decode('(013612345678BO012061830A2934.0133N10627.2544E040.0080331309.6200000000L000770AD)');
   t.deepEqual(r.messages[0].alarms, ['sos']);
   t.deepEqual(replies(r), ['(013612345678AS012)']);
-  const alarm = (digit: number) => decode(`(013612345678BO01${digit}061830A2934.0133N10627.2544E040.0080331309.6200000000L000770AD)`).messages[0].alarms;
+  const alarm = (digit: number) =>
+    decode(`(013612345678BO01${digit}061830A2934.0133N10627.2544E040.0080331309.6200000000L000770AD)`).messages[0]
+      .alarms;
   t.deepEqual([1, 3, 4, 5, 6].map(alarm), [['accident'], ['vibration'], ['lowspeed'], ['overspeed'], ['geofenceExit']]);
 });
 
@@ -50,9 +60,16 @@ test('tk103.decoder: the comma form takes ddMMyy, names the IMEI, and its ZC/DW 
   t.is(r.identity, '013632651491');
   t.is(r.messages[0].fixTime?.toISOString(), '2013-06-04T04:01:37.000Z');
   t.deepEqual(r.messages[0].alarms, ['powerCut']);
-  t.deepEqual(decode('(013632651491,ZC25,040613,A,2234.0297N,11405.9101E,000.0,040137,178.48)').messages[0].alarms, ['sos']);
-  t.deepEqual(decode('(013632651491,ZC17,040613,A,2234.0297N,11405.9101E,000.0,040137,178.48)').messages[0].alarms, ['removing']);
-  t.is(decode('(013632651491,ZC15,040613,A,2234.0297N,11405.9101E,000.0,040137,178.48)').messages[0].attributes.ignition, true);
+  t.deepEqual(decode('(013632651491,ZC25,040613,A,2234.0297N,11405.9101E,000.0,040137,178.48)').messages[0].alarms, [
+    'sos',
+  ]);
+  t.deepEqual(decode('(013632651491,ZC17,040613,A,2234.0297N,11405.9101E,000.0,040137,178.48)').messages[0].alarms, [
+    'removing',
+  ]);
+  t.is(
+    decode('(013632651491,ZC15,040613,A,2234.0297N,11405.9101E,000.0,040137,178.48)').messages[0].attributes.ignition,
+    true,
+  );
 });
 
 test('tk103.decoder: BQ81 ALARM codes are alarms', (t) => {
@@ -76,6 +93,10 @@ test('tk103.decoder: a datagram is decoded like a TCP sentence', (t) => {
 });
 
 test('tk103.decoder: text that is no (…) sentence, or impossible coordinates, throws ProtocolError', (t) => {
-  t.throws(() => decode('imei:359586015829802,tracker,151030080103,,F,000101.000,A,5443.3834,N,02512.9071,E,0.00,0;'), { instanceOf: ProtocolError });
-  t.throws(() => decode('(088047365460BR00151024A9555.3531S02855.3329E004.7055148276.1701000000L00009AA3)'), { instanceOf: ProtocolError });
+  t.throws(() => decode('imei:359586015829802,tracker,151030080103,,F,000101.000,A,5443.3834,N,02512.9071,E,0.00,0;'), {
+    instanceOf: ProtocolError,
+  });
+  t.throws(() => decode('(088047365460BR00151024A9555.3531S02855.3329E004.7055148276.1701000000L00009AA3)'), {
+    instanceOf: ProtocolError,
+  });
 });

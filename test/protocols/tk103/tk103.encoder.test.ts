@@ -5,10 +5,19 @@ import { runEncoderVectors } from '../../helpers/vector-runner.js';
 
 const IMEI = '123456789012345';
 const encode = tk103Protocol.encodeCommand!;
-const ctx = (o: Partial<CommandContext> = {}): CommandContext => ({ deviceId: IMEI, now: new Date(Date.UTC(2026, 0, 2)), serial: 0, ...o });
-const ALTERNATIVE = "Traccar's alternative `[begin]sms2,…,[end]` framing, chosen by its per-device `tk103.alternative` setting (the encoder built with forceAlternative); trackgate has no counterpart";
+const ctx = (o: Partial<CommandContext> = {}): CommandContext => ({
+  deviceId: IMEI,
+  now: new Date(Date.UTC(2026, 0, 2)),
+  serial: 0,
+  ...o,
+});
+const ALTERNATIVE =
+  "Traccar's alternative `[begin]sms2,…,[end]` framing, chosen by its per-device `tk103.alternative` setting (the encoder built with forceAlternative); trackgate has no counterpart";
 /** trackgate writes the text in the standard framing instead: `(<id><text>)` */
-const standard = (text: string) => ({ reason: ALTERNATIVE, instead: (t: ExecutionContext, bytes: () => Buffer) => t.is(bytes().toString('latin1'), `(${IMEI}${text})`) });
+const standard = (text: string) => ({
+  reason: ALTERNATIVE,
+  instead: (t: ExecutionContext, bytes: () => Buffer) => t.is(bytes().toString('latin1'), `(${IMEI}${text})`),
+});
 
 runEncoderVectors(tk103Protocol, {
   57: { encode: () => encode('AV001', ctx()).bytes },

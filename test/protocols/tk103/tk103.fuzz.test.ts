@@ -5,7 +5,9 @@ import type { DecodeContext } from '../../../protocols/types.js';
 import { loadVectors, frameBytes } from '../../helpers/vectors.js';
 import { fuzzSplitter, onlyProtocolErrors, prng } from '../../helpers/fuzz.js';
 
-const real = loadVectors('tk103').filter((v) => v.test_kind === 'decoder').map(frameBytes);
+const real = loadVectors('tk103')
+  .filter((v) => v.test_kind === 'decoder')
+  .map(frameBytes);
 const ALPHABET = Buffer.from('0123456789ABCDEF,.()$:*{}NSEWAVLBPRZCDW \r\n');
 
 function mutate(rand: () => number, src: Buffer): Buffer {
@@ -23,7 +25,11 @@ function mutate(rand: () => number, src: Buffer): Buffer {
     case 3:
       return Buffer.concat([b.subarray(0, int(b.length)), real[int(real.length)]]);
     case 4:
-      return Buffer.concat([Buffer.from('(013612345678BS50'), Buffer.from(Array.from({ length: int(200) }, () => ALPHABET[int(ALPHABET.length)])), Buffer.from(')')]);
+      return Buffer.concat([
+        Buffer.from('(013612345678BS50'),
+        Buffer.from(Array.from({ length: int(200) }, () => ALPHABET[int(ALPHABET.length)])),
+        Buffer.from(')'),
+      ]);
     default:
       return Buffer.from(Array.from({ length: int(300) }, () => int(256)));
   }
@@ -53,7 +59,9 @@ test('tk103.fuzz: the splitter stays bounded and its frames decode or throw Prot
   const rand = prng(103);
   const started = process.cpuUsage();
   fuzzSplitter(t, {
-    protocol: tk103Protocol, rand, rounds: 4000,
+    protocol: tk103Protocol,
+    rand,
+    rounds: 4000,
     input: (i) => mutate(rand, real[i % real.length]),
     decode: (f) => tk103Protocol.decode!(f, ctx),
     show: (f) => JSON.stringify(f.toString('latin1')),

@@ -5,7 +5,12 @@ import { runVectors } from '../../helpers/vector-runner.js';
 
 const NOW = new Date(Date.UTC(2026, 0, 2, 3, 4, 5));
 const decode = watchProtocol.decode!;
-const ctx = (session: Record<string, unknown> = {}): DecodeContext => ({ now: NOW, transport: 'tcp', checksum: 'accept', session });
+const ctx = (session: Record<string, unknown> = {}): DecodeContext => ({
+  now: NOW,
+  transport: 'tcp',
+  checksum: 'accept',
+  session,
+});
 const text = (s: string): Buffer => Buffer.from(s, 'latin1');
 
 runVectors(watchProtocol, { now: NOW, everyFrameNamesItsDevice: true });
@@ -30,31 +35,55 @@ test('watch.decoder: a frame with an index is answered with the same index; the 
 });
 
 test('watch.decoder: UD is a position in decimal degrees and km/h with cells and Wi-Fi, and is not answered', (t) => {
-  const r = decode(text('[3G*4700222306*011F*UD2,120316,140444,A,48.779045,N, 9.1574736,E,0.57,12.8,0.0,7,28,77,0,0,00000000,2,2,262,1,21041,9067,121,21041,5981,116,2,WG-Superlativ,34:31:c4:c8:a9:22,-67,EasyBox,18:83:bf:28:e8:f4,-70]'), ctx());
+  const r = decode(
+    text(
+      '[3G*4700222306*011F*UD2,120316,140444,A,48.779045,N, 9.1574736,E,0.57,12.8,0.0,7,28,77,0,0,00000000,2,2,262,1,21041,9067,121,21041,5981,116,2,WG-Superlativ,34:31:c4:c8:a9:22,-67,EasyBox,18:83:bf:28:e8:f4,-70]',
+    ),
+    ctx(),
+  );
   t.deepEqual(r.replies, []);
   const m = r.messages[0];
   t.is(m.fixTime!.toISOString(), '2016-03-12T14:04:44.000Z');
-  t.like(m.location, { latitudeDeg: 48.779045, longitudeDeg: 9.1574736, valid: true, speedKmh: 0.57, courseDeg: 12.8, altitudeM: 0, satellites: 7 });
+  t.like(m.location, {
+    latitudeDeg: 48.779045,
+    longitudeDeg: 9.1574736,
+    valid: true,
+    speedKmh: 0.57,
+    courseDeg: 12.8,
+    altitudeM: 0,
+    satellites: 7,
+  });
   t.like(m.attributes, { rssi: 28, batteryLevel: 77, steps: 0 });
   t.deepEqual(JSON.parse(String(m.attributes.network)), {
     cellTowers: [
       { mobileCountryCode: 262, mobileNetworkCode: 1, locationAreaCode: 21041, cellId: 9067, signalStrength: 121 },
       { mobileCountryCode: 262, mobileNetworkCode: 1, locationAreaCode: 21041, cellId: 5981, signalStrength: 116 },
     ],
-    wifiAccessPoints: [{ macAddress: '34:31:c4:c8:a9:22', signalStrength: -67 }, { macAddress: '18:83:bf:28:e8:f4', signalStrength: -70 }],
+    wifiAccessPoints: [
+      { macAddress: '34:31:c4:c8:a9:22', signalStrength: -67 },
+      { macAddress: '18:83:bf:28:e8:f4', signalStrength: -70 },
+    ],
   });
   t.deepEqual(m.alarms, []);
 });
 
 test('watch.decoder: S and W make a coordinate negative; a signed value with N/E keeps its sign', (t) => {
-  const at = (lat: string, lon: string) => decode(text(`[SG*1*0050*UD,010120,000000,A,${lat},${lon},0,0,0,0,0,0,0,0,00000000,0,0]`), ctx()).messages[0].location!;
+  const at = (lat: string, lon: string) =>
+    decode(text(`[SG*1*0050*UD,010120,000000,A,${lat},${lon},0,0,0,0,0,0,0,0,00000000,0,0]`), ctx()).messages[0]
+      .location!;
   t.like(at('22.5,S', '113.8,W'), { latitudeDeg: -22.5, longitudeDeg: -113.8 });
   t.like(at('-33.48,N', '-70.76,E'), { latitudeDeg: -33.48, longitudeDeg: -70.76 });
   t.like(at('0.5,', '0.25,'), { latitudeDeg: 0.5, longitudeDeg: 0.25 });
 });
 
 test('watch.decoder: AL is answered AL and maps its status bits to alarms; no mapped bit is a general alarm', (t) => {
-  const al = (status: string) => decode(text(`[SG*9051004074*0058*AL,120117,145602,V,40.058413,N,76.336618,W,11.519,188,99,00,01,80,0,50,${status},0,1,0,0,,10]`), ctx());
+  const al = (status: string) =>
+    decode(
+      text(
+        `[SG*9051004074*0058*AL,120117,145602,V,40.058413,N,76.336618,W,11.519,188,99,00,01,80,0,50,${status},0,1,0,0,,10]`,
+      ),
+      ctx(),
+    );
   t.deepEqual(al('00010000').replies.map(String), ['[SG*9051004074*0002*AL]']);
   t.deepEqual(al('00010000').messages[0].alarms, ['sos']);
   t.deepEqual(al('00000001').messages[0].alarms, ['lowBattery']);
@@ -83,10 +112,18 @@ test('watch.decoder: INIT, TKQ and JXTK get their answers', (t) => {
 });
 
 test('watch.decoder: health reports become attributes', (t) => {
-  t.deepEqual(decode(text('[3G*4700609403*0013*bphrt,120,79,73,,,,]'), ctx()).messages[0].attributes, { pressureHigh: 120, pressureLow: 79, heartRate: 73 });
+  t.deepEqual(decode(text('[3G*4700609403*0013*bphrt,120,79,73,,,,]'), ctx()).messages[0].attributes, {
+    pressureHigh: 120,
+    pressureLow: 79,
+    heartRate: 73,
+  });
   t.deepEqual(decode(text('[CS*1*0008*PULSE,72]'), ctx()).messages[0].attributes, { heartRate: 72 });
   t.deepEqual(decode(text('[3G*1*000B*oxygen,0,98]'), ctx()).messages[0].attributes, { bloodOxygen: 98 });
-  t.deepEqual(decode(text('[3G*1*000E*btemp2,0,35.29]'), ctx()).messages, [], 'btemp2 without its flag carries no temperature');
+  t.deepEqual(
+    decode(text('[3G*1*000E*btemp2,0,35.29]'), ctx()).messages,
+    [],
+    'btemp2 without its flag carries no temperature',
+  );
 });
 
 test('watch.decoder: a frame of no report type is the answer to a command, tied by its word', (t) => {
@@ -95,13 +132,29 @@ test('watch.decoder: a frame of no report type is the answer to a command, tied 
   t.deepEqual(r.messages, []);
   t.deepEqual(r.replies, []);
   t.deepEqual(decode(text('[SG*1*0006*SOS1,1]'), ctx()).commandResults, [{ text: 'SOS1,1', command: 'SOS1' }]);
-  t.deepEqual(decode(text('[SG*1*0004*TK,1]'), ctx()).commandResults, [{ text: 'TK,1', command: 'TK' }], 'TK,1 answers a voice message');
+  t.deepEqual(
+    decode(text('[SG*1*0004*TK,1]'), ctx()).commandResults,
+    [{ text: 'TK,1', command: 'TK' }],
+    'TK,1 answers a voice message',
+  );
   t.is(decode(text('[SG*1*0002*LK]'), ctx()).commandResults, undefined);
-  t.is(decode(text('[SG*1*0050*UD,010120,000000,A,1.0,N,2.0,E,0,0,0,0,0,0,0,0,0,0,0]'), ctx()).commandResults, undefined);
+  t.is(
+    decode(text('[SG*1*0050*UD,010120,000000,A,1.0,N,2.0,E,0,0,0,0,0,0,0,0,0,0,0]'), ctx()).commandResults,
+    undefined,
+  );
 });
 
 test('watch.decoder: malformed frames throw ProtocolError', (t) => {
-  for (const bad of ['[SG*1]', 'SG*1*0002*LK]', '[S*1*0002*LK]', '[SG*1*LK]', '[SG**0002*LK]', '[SG*1*0050*UD,010120,000000,A,91.0,N,2.0,E,0,0,0,0,0,0,0,0,0,0,0]', '[SG*1*0050*UD,011320,000000,A,1.0,N,2.0,E,0,0,0,0,0,0,0,0,0,0,0]', '[SG*1*0010*UD,010120,000000]']) {
+  for (const bad of [
+    '[SG*1]',
+    'SG*1*0002*LK]',
+    '[S*1*0002*LK]',
+    '[SG*1*LK]',
+    '[SG**0002*LK]',
+    '[SG*1*0050*UD,010120,000000,A,91.0,N,2.0,E,0,0,0,0,0,0,0,0,0,0,0]',
+    '[SG*1*0050*UD,011320,000000,A,1.0,N,2.0,E,0,0,0,0,0,0,0,0,0,0,0]',
+    '[SG*1*0010*UD,010120,000000]',
+  ]) {
     t.throws(() => decode(text(bad), ctx()), { instanceOf: ProtocolError }, bad);
   }
 });

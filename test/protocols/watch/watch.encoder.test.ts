@@ -14,11 +14,17 @@ runEncoderVectors(watchProtocol, {
   47: { encode: () => encode('SOS1,123456789', CTX).bytes },
   48: {
     encode: () => encode('TK,#!AMR\n%s', CTX).bytes,
-    differs: { reason: 'a voice message is binary AMR data; a Text command is printable ASCII', instead: (t, bytes) => t.is(t.throws(bytes, { instanceOf: CommandError })?.reason, 'CHARSET') },
+    differs: {
+      reason: 'a voice message is binary AMR data; a Text command is printable ASCII',
+      instead: (t, bytes) => t.is(t.throws(bytes, { instanceOf: CommandError })?.reason, 'CHARSET'),
+    },
   },
   49: {
     encode: () => encode('TK,}[],*', CTX).bytes,
-    differs: { reason: 'a voice message is binary AMR data, escaped; a Text command may not hold [ ] }', instead: (t, bytes) => t.is(t.throws(bytes, { instanceOf: CommandError })?.reason, 'DELIMITER') },
+    differs: {
+      reason: 'a voice message is binary AMR data, escaped; a Text command may not hold [ ] }',
+      instead: (t, bytes) => t.is(t.throws(bytes, { instanceOf: CommandError })?.reason, 'DELIMITER'),
+    },
   },
   50: { encode: () => encode('MESSAGE,0074006500780074', CTX).bytes },
   51: { encode: () => encode('WORK,6-9,11-13,13-15,17-19', CTX).bytes },
@@ -28,18 +34,32 @@ runEncoderVectors(watchProtocol, {
 });
 
 test('watch.encoder: the command goes with the maker the watch used, its length in 4 lowercase hex digits', (t) => {
-  const { bytes, match } = encode('CR', { ...CTX, deviceId: '8800000015', session: { 'watch.maker': 'SG', 'watch.indexed': false } });
+  const { bytes, match } = encode('CR', {
+    ...CTX,
+    deviceId: '8800000015',
+    session: { 'watch.maker': 'SG', 'watch.indexed': false },
+  });
   t.is(text(bytes), '[SG*8800000015*0002*CR]');
   t.deepEqual(match, { command: 'CR' });
-  t.is(text(encode('UPLOAD,600', { ...CTX, session: { 'watch.maker': '3G' } }).bytes), '[3G*123456789012345*000a*UPLOAD,600]');
-  t.deepEqual(encode('UPLOAD,600', CTX).match, { command: 'UPLOAD' }, 'the word before the first comma is what the watch echoes');
+  t.is(
+    text(encode('UPLOAD,600', { ...CTX, session: { 'watch.maker': '3G' } }).bytes),
+    '[3G*123456789012345*000a*UPLOAD,600]',
+  );
+  t.deepEqual(
+    encode('UPLOAD,600', CTX).match,
+    { command: 'UPLOAD' },
+    'the word before the first comma is what the watch echoes',
+  );
 });
 
 test('watch.encoder: a watch whose frames carry an index gets one (0001) in the command', (t) => {
-  t.is(text(encode('POWEROFF', { ...CTX, session: { 'watch.maker': 'ZJ', 'watch.indexed': true } }).bytes), '[ZJ*123456789012345*0001*0008*POWEROFF]');
+  t.is(
+    text(encode('POWEROFF', { ...CTX, session: { 'watch.maker': 'ZJ', 'watch.indexed': true } }).bytes),
+    '[ZJ*123456789012345*0001*0008*POWEROFF]',
+  );
 });
 
-test('watch.encoder: the watch\'s own splitter and decoder read the command back', (t) => {
+test("watch.encoder: the watch's own splitter and decoder read the command back", (t) => {
   const bytes = encode('FACTORY', { ...CTX, session: { 'watch.maker': 'SG' } }).bytes;
   const [frame] = watchProtocol.createSplitter!().push(bytes);
   const r = watchProtocol.decode!(frame, { now: NOW, transport: 'tcp', checksum: 'accept', session: {} });
@@ -47,7 +67,8 @@ test('watch.encoder: the watch\'s own splitter and decoder read the command back
 });
 
 test('watch.encoder: [ ] and } are refused, as are an empty command word and a bad device id', (t) => {
-  for (const bad of ['CR]', '[CR', 'TK,}1']) t.is(t.throws(() => encode(bad, CTX), { instanceOf: CommandError })?.reason, 'DELIMITER', bad);
+  for (const bad of ['CR]', '[CR', 'TK,}1'])
+    t.is(t.throws(() => encode(bad, CTX), { instanceOf: CommandError })?.reason, 'DELIMITER', bad);
   t.is(t.throws(() => encode(',1', CTX), { instanceOf: CommandError })?.reason, 'EMPTY');
   t.is(t.throws(() => encode('CR', { ...CTX, deviceId: 'a*b' }), { instanceOf: CommandError })?.reason, 'DEVICE_ID');
   t.is(t.throws(() => encode('x'.repeat(70_000), CTX), { instanceOf: CommandError })?.reason, 'TOO_LONG');

@@ -4,10 +4,18 @@ import type { DecodeContext } from '../../../protocols/types.js';
 import { loadVectors, frameBytes } from '../../helpers/vectors.js';
 import { decodesSanely, fuzzSplitter, mutateBytes, prng } from '../../helpers/fuzz.js';
 
-const corpus = loadVectors('watch').filter((v) => v.test_kind === 'decoder').map((v) => frameBytes(v));
-const ctx = (): DecodeContext => ({ now: new Date(Date.UTC(2026, 0, 1)), transport: 'tcp', checksum: 'accept', session: {} });
+const corpus = loadVectors('watch')
+  .filter((v) => v.test_kind === 'decoder')
+  .map((v) => frameBytes(v));
+const ctx = (): DecodeContext => ({
+  now: new Date(Date.UTC(2026, 0, 1)),
+  transport: 'tcp',
+  checksum: 'accept',
+  session: {},
+});
 
-const mutate = (rand: () => number, input: Buffer): Buffer => mutateBytes(rand, input, { ending: ']', specials: [0x2c, 0x2a, 0x5b, 0x5d, 0x7d, 0x2d, 0x2e] });
+const mutate = (rand: () => number, input: Buffer): Buffer =>
+  mutateBytes(rand, input, { ending: ']', specials: [0x2c, 0x2a, 0x5b, 0x5d, 0x7d, 0x2d, 0x2e] });
 
 const check = (frame: Buffer): string | undefined => decodesSanely(() => watchProtocol.decode!(frame, ctx()));
 
