@@ -39,6 +39,12 @@ export function deviceRoutes(api: RouteTable, s: DeviceServices): void {
 
 /** The device records: list, create, get, replace, patch, delete. */
 function deviceRecordRoutes(api: RouteTable, devices: DevicesService): void {
+  deviceCollectionRoutes(api, devices);
+  deviceItemRoutes(api, devices);
+}
+
+/** `/api/devices`: list and create. */
+function deviceCollectionRoutes(api: RouteTable, devices: DevicesService): void {
   const tags = [TAG];
   addRoute(api, {
     method: 'get',
@@ -69,6 +75,11 @@ function deviceRecordRoutes(api: RouteTable, devices: DevicesService): void {
       body: { success: true, device: await devices.create(principal, body) },
     }),
   });
+}
+
+/** One device: get, replace, patch, delete. */
+function deviceItemRoutes(api: RouteTable, devices: DevicesService): void {
+  const tags = [TAG];
   addRoute(api, {
     method: 'get',
     path: '/api/devices/{deviceId}',

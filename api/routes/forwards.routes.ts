@@ -26,6 +26,12 @@ const DELIVERY =
   'A new forward starts with what is stored from then on.';
 
 export function forwardRoutes(api: RouteTable, forwards: ForwardsService): void {
+  forwardCollectionRoutes(api, forwards);
+  forwardItemRoutes(api, forwards);
+}
+
+/** `/api/forwards`: list and create. */
+function forwardCollectionRoutes(api: RouteTable, forwards: ForwardsService): void {
   const tags = ['Forwards'];
   addRoute(api, {
     method: 'get',
@@ -58,6 +64,11 @@ export function forwardRoutes(api: RouteTable, forwards: ForwardsService): void 
       body: { success: true, forward: presentForward(await forwards.create(principal, body)) },
     }),
   });
+}
+
+/** One forward: get, replace, patch, delete. */
+function forwardItemRoutes(api: RouteTable, forwards: ForwardsService): void {
+  const tags = ['Forwards'];
   addRoute(api, {
     method: 'get',
     path: '/api/forwards/{forwardId}',

@@ -8,6 +8,12 @@ import type { GroupsService } from '../../core/groups/groups.service.js';
 const READ_ONLY = ['id', 'creation', 'lastModified'];
 
 export function groupRoutes(api: RouteTable, groups: GroupsService): void {
+  groupCollectionRoutes(api, groups);
+  groupItemRoutes(api, groups);
+}
+
+/** `/api/groups`: list and create. */
+function groupCollectionRoutes(api: RouteTable, groups: GroupsService): void {
   const tags = ['Groups'];
   addRoute(api, {
     method: 'get',
@@ -29,6 +35,11 @@ export function groupRoutes(api: RouteTable, groups: GroupsService): void {
       body: { success: true, ...(await groups.create(principal, body)) },
     }),
   });
+}
+
+/** One group: get, replace, patch, delete. */
+function groupItemRoutes(api: RouteTable, groups: GroupsService): void {
+  const tags = ['Groups'];
   addRoute(api, {
     method: 'get',
     path: '/api/groups/{groupId}',

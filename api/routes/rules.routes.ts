@@ -66,6 +66,12 @@ export function ruleRoutes(api: RouteTable, zones: ZonesService, alertRules: Ale
 }
 
 function zoneRoutes(api: RouteTable, zones: ZonesService): void {
+  zoneCollectionRoutes(api, zones);
+  zoneItemRoutes(api, zones);
+}
+
+/** `/api/zones`: list and create. */
+function zoneCollectionRoutes(api: RouteTable, zones: ZonesService): void {
   const tags = ['Zones'];
   addRoute(api, {
     method: 'get',
@@ -97,6 +103,11 @@ function zoneRoutes(api: RouteTable, zones: ZonesService): void {
       body: { success: true, zone: presentZone(await zones.create(principal, body)) },
     }),
   });
+}
+
+/** One zone: get, replace, patch, delete. */
+function zoneItemRoutes(api: RouteTable, zones: ZonesService): void {
+  const tags = ['Zones'];
   addRoute(api, {
     method: 'get',
     path: '/api/zones/{zoneId}',
@@ -160,6 +171,12 @@ function zoneRoutes(api: RouteTable, zones: ZonesService): void {
 }
 
 function alertRuleRoutes(api: RouteTable, alertRules: AlertRulesService): void {
+  alertRuleCollectionRoutes(api, alertRules);
+  alertRuleItemRoutes(api, alertRules);
+}
+
+/** `/api/alertRules`: list and create. */
+function alertRuleCollectionRoutes(api: RouteTable, alertRules: AlertRulesService): void {
   const tags = ['Alert rules'];
   addRoute(api, {
     method: 'get',
@@ -192,6 +209,11 @@ function alertRuleRoutes(api: RouteTable, alertRules: AlertRulesService): void {
       body: { success: true, alertRule: presentAlertRule(await alertRules.create(principal, body)) },
     }),
   });
+}
+
+/** One alert rule: get, replace, patch, delete. */
+function alertRuleItemRoutes(api: RouteTable, alertRules: AlertRulesService): void {
+  const tags = ['Alert rules'];
   addRoute(api, {
     method: 'get',
     path: '/api/alertRules/{ruleId}',

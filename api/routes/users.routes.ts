@@ -17,6 +17,13 @@ import { countryList, timeZoneList } from '../../core/reference/reference-data.j
 const READ_ONLY = ['id', 'creation', 'modification', 'lastLogin'];
 
 export function userRoutes(api: RouteTable, users: UsersService, clock: Clock): void {
+  userReferenceRoutes(api, clock);
+  userCollectionRoutes(api, users);
+  userItemRoutes(api, users);
+}
+
+/** Reference lists: countries and time zones. */
+function userReferenceRoutes(api: RouteTable, clock: Clock): void {
   const tags = ['Users'];
   addRoute(api, {
     method: 'get',
@@ -34,6 +41,11 @@ export function userRoutes(api: RouteTable, users: UsersService, clock: Clock): 
     responses: { 200: { description: 'Time zones.', schema: timeZonesResponse } },
     handler: async () => ({ body: { success: true, timeZones: timeZoneList(clock.now()) } }),
   });
+}
+
+/** `/api/users`: list and create. */
+function userCollectionRoutes(api: RouteTable, users: UsersService): void {
+  const tags = ['Users'];
   addRoute(api, {
     method: 'get',
     path: '/api/users',
@@ -56,6 +68,11 @@ export function userRoutes(api: RouteTable, users: UsersService, clock: Clock): 
       return { status: 201, body: { success: true, ...created.user, apiKey: created.apiKey } };
     },
   });
+}
+
+/** One user: get, replace, patch, delete, new API key. */
+function userItemRoutes(api: RouteTable, users: UsersService): void {
+  const tags = ['Users'];
   addRoute(api, {
     method: 'get',
     path: '/api/users/{userId}',
