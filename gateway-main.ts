@@ -1,17 +1,9 @@
 /**
- * The composition root of a gateway process (docs/scaling.md "Scaling"), in two forms:
- * - run as a file, a local gateway process: the core (main.ts) starts it as a cluster worker when
- *   TRACKGATE_GATEWAY_PROCESSES is above 0; it asks the core for its settings on the cluster
- *   channel, then runs the tracker listeners (gateway/ipc/gateway.process.ts). It loads only what
- *   that needs: no database, REST or MQTT code, so it starts fast and stays small. It exits with
- *   the core (cluster closes its channel), so no orphan keeps a tracker port.
- * - `runEdgeGateway` (`trackgate gateway --core host:port`): the same listeners on another host,
- *   over TCP (TLS when configured) with TRACKGATE_GATEWAY_SECRET; it outlives the core and
- *   connects again by itself.
- *
- * Process policy: as the core's (server/process-exit.ts), an unhandled rejection is logged and the process
- * carries on; an uncaught exception is logged and the process exits 1 (the core, or the edge's
- * supervisor, starts it again).
+ * The composition root of a gateway process (docs/scaling.md), in two forms: run as a file, a
+ * cluster worker of the core that asks it for its settings and runs the tracker listeners; and
+ * `runEdgeGateway` (`trackgate gateway --core host:port`), the same listeners on another host,
+ * which outlives the core and connects again by itself. It loads no database, REST or MQTT code,
+ * so it starts fast and stays small. Process policy is the core's (server/process-exit.ts).
  */
 import { readFileSync } from 'node:fs';
 import { X509Certificate } from 'node:crypto';

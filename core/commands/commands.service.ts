@@ -1,14 +1,9 @@
 /**
- * Commands to devices (docs/contract.md "Commands"): the durable queue, its states and the answers tied
- * back. REST creates, lists and cancels; the gateway that holds a device's connection asks for
- * the next queued command, reports it sent and reports the device's answers. core does not know
- * protocols: server/ passes `check` (the protocol's encoder run on the text) and `delivery` (the
- * tracker gateway's live connections).
- *
- * Rules: one command in flight per device, in the order they were created; a queued command
- * expires after its ttl; a command sent on a connection that dropped before the answer goes back
- * to the queue when the device next identifies itself, at most MAX_COMMAND_ATTEMPTS deliveries,
- * then it has `failed`.
+ * Commands to devices (docs/commands.md): the durable queue, its states and the answers tied back.
+ * One command in flight per device, oldest first; a queued command expires after its ttl; one
+ * sent on a connection that dropped goes back to the queue, up to MAX_COMMAND_ATTEMPTS deliveries.
+ * core does not know protocols: server/ passes `check` (the protocol's encoder run on the text) and
+ * `delivery` (the tracker gateway's live connections).
  */
 import type { Db } from '../db/db.js';
 import type { Clock } from '../clock.js';

@@ -1,35 +1,10 @@
 /**
- * Delivers every enabled forward: one loop per forward, each on its own (a target that hangs holds
- * back only its forward), under a lease so that one instance at a time delivers it and another
- * takes over within FORWARD_LEASE_MS when one dies.
- *
- * A loop reads its account's stream (forward_events, written with what it carries: see
- * forward.journal.ts) after its cursor, at most `batchSize` events at a time, keeps those of its
- * kinds and group, sends them (forwarder.*.ts) and only then moves its cursor, in the database,
- * past them: at least once, in stream order (so in order per device), nothing held in memory
- * beyond the batch in hand. A failed batch is sent again, whole, after a backoff (retryMinMs
- * doubling up to retryMaxMs); the first failure and the recovery are logged, and the status keeps
- * the last error. A webhook waits up to `webhookDelayMs` after the first message of a batch for
- * more to fill it.
- *
- * A forward whose stored settings the API would refuse (stored before a check existed, or written
- * in the database directly: `mqtt://` with no server, a port 0, which the clients took as
- * localhost or their default port) is checked with the service's own checks before anything is
- * opened, and not delivered: its loop records the problem as the status's last error, logs it once
- * (warn "forward not delivered…") and holds the lease without reading or sending; its messages wait
- * (retention aside) until a change (PUT, PATCH) corrects it and a new loop delivers them. So is a
- * forward to an address TRACKGATE_FORWARD_ALLOW does not (or no longer) name (forward.targets.ts);
- * one to a host name that resolves to such an address fails at each connect, saying why, and its
- * messages wait the same way.
- *
- * Retention (`sweep`, every `sweepMs`): events every enabled forward of the account has delivered
- * are deleted; undelivered events stored more than `retentionMs` ago, or beyond the newest
- * `maxPendingPerAccount` of the account, are dropped: each forward's cursor moves past them, the
- * number it lost is added to its `dropped` count and logged (warn "forward messages dropped by
- * retention").
- *
- * Here: the supervisor that starts and stops the loops (one ForwardLoop each, forward.loop.ts)
- * and the timers; retention is forward.retention.ts.
+ * Delivers every enabled forward (docs/forwards.md): one loop per forward (forward.loop.ts), so a
+ * target that hangs holds back only its own forward, each under a lease so that one instance at a
+ * time delivers it. A loop moves its cursor in the database only after the target took the batch:
+ * at least once, in stream order, nothing held in memory beyond the batch in hand. A forward whose
+ * stored settings the API would refuse is not delivered; it holds its lease and records why.
+ * Here: the supervisor that starts and stops the loops, and the timers; retention is forward.retention.ts.
  */
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/db.js';

@@ -1,18 +1,10 @@
 /**
- * Where forwards may connect (docs/contract.md §5 `TRACKGATE_FORWARD_ALLOW`). An account admin chooses
- * a forward's URL, and its target's answers reach `status.lastError`: without a limit a forward is
- * a port scanner and a reader of the services beside trackgate (Redis on 127.0.0.1:6379, a cloud's
- * metadata service on 169.254.169.254, the API itself). So loopback, unspecified, link-local,
- * private, shared (CGNAT) and multicast addresses are refused unless the operator's allow list names
- * the host, the address or a range holding it, and the service's own listeners always are.
- *
- * Checked on the address a connection goes to, not on how the URL spells it: a host name is
- * resolved and every address it gives is checked, at the API (400 naming `url`) and again at every
- * connect; the adapters connect to the addresses checked (`lookup`, or the address itself), so a
- * name that resolves elsewhere between the check and the connect (DNS rebinding) cannot slip by.
- * Decimal, octal and hex IPv4 (`2130706433`, `0x7f.1`, `0177.0.0.1`) are read as an IPv4 parser
- * reads them (the WHATWG URL one, as getaddrinfo's inet_aton does), and an IPv4-mapped IPv6
- * address (`::ffff:127.0.0.1`) is checked as the IPv4 address it carries.
+ * Where forwards may connect (TRACKGATE_FORWARD_ALLOW, docs/forwards.md). An account admin picks
+ * the URL and sees the target's answers in `status.lastError`, so without a limit a forward would
+ * probe the services beside trackgate (Redis, a cloud's metadata service, the API itself).
+ * The check is on the address a connection goes to, not on how the URL spells it: names are
+ * resolved at the API and again at every connect, and the adapters connect to the addresses
+ * checked, so DNS rebinding cannot slip by. IPv4 is read as the WHATWG URL parser reads it.
  */
 import dns from 'node:dns';
 import os from 'node:os';

@@ -1,17 +1,9 @@
 /**
- * AMQP 0-9-1 forwards (RabbitMQ or any such broker), with `amqplib`: each message is published
- * persistent (`deliveryMode` 2, `contentType` application/json, `messageId` the message id, `type`
- * location | alert) to the forward's `exchange` (default FORWARD_AMQP_EXCHANGE; "" is the default
- * exchange, where the routing key names a queue) with the routing key of its template
- * (`{deviceId}`, `{event}`; default FORWARD_AMQP_ROUTING_KEY), on a confirm channel: a batch counts
- * as delivered once the broker has confirmed every message. The exchange is not declared: it is the
- * operator's (a missing one fails the batch with the broker's NOT_FOUND). A message the exchange
- * routes to no queue is confirmed and dropped by the broker, as AMQP does: bind a queue first.
- * A failed connection or channel, a nack or no confirm within the timeout fails the batch and
- * drops the connection; the delivery loop connects again on its next attempt. The client connects
- * to the address forward.targets.ts checked (the host resolved at each connect: checkedTarget); a
- * broker's close keeps its reply code and name (`404 (NOT-FOUND)`), not the text the broker sent
- * with it (brokerError).
+ * AMQP 0-9-1 forwards with `amqplib` (docs/forwards.md): persistent messages on a confirm channel,
+ * so a batch counts as delivered only once the broker has confirmed every message. The exchange
+ * is the operator's and is not declared. Any failure fails the batch and drops the connection;
+ * the delivery loop connects again on its next attempt, to the address forward.targets.ts checked.
+ * A broker's close keeps only its reply code and name, not the text the broker sent with it.
  */
 import amqp, { type ChannelModel, type ConfirmChannel } from 'amqplib';
 import type { ForwardMessage } from '../model/forward.js';

@@ -1,15 +1,9 @@
 /**
- * Webhook forwards: each batch is `POST`ed as JSON arrays of messages (split so that no body
- * passes WEBHOOK_MAX_MESSAGES or WEBHOOK_MAX_BODY_BYTES of UTF-8, sent one after the other; a
- * single message larger than that goes alone), with `Content-Type: application/json`, `User-Agent:
- * trackgate/<version>`, `X-Trackgate-Forward: <forward id>` and, when the forward has a `secret`,
- * `X-Trackgate-Signature: sha256=<hex HMAC-SHA256 of the body with the secret>`. Any 2xx accepts
- * the batch; anything else (another status, no connection within the timeout, no complete answer
- * within the timeout) fails it, and the delivery loop sends it again after a backoff. Credentials
- * in the URL (`https://user:pass@host/path`) become Basic authentication. node:http rather than
- * fetch: the connection and the answer each get their own timeout, and connections are kept alive.
- * Each connection goes to addresses forward.targets.ts checked; a failure keeps the status code
- * and its standard name, never what the target wrote (redirects are not followed).
+ * Webhook forwards (docs/forwards.md): each batch is POSTed as JSON arrays, split by message count
+ * and UTF-8 body size, signed with the forward's `secret` when it has one; any 2xx accepts it.
+ * node:http rather than fetch: the connection and the answer each get their own timeout, and
+ * connections are kept alive. Each connection goes to addresses forward.targets.ts checked.
+ * A failure keeps only the status code and its standard name, never what the target wrote.
  */
 import http from 'node:http';
 import https from 'node:https';

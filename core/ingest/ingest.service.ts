@@ -1,20 +1,10 @@
 /**
- * The one path into the core for everything a device or a client reports (TCP, UDP, OsmAnd HTTP,
- * MQTT, OwnTracks and REST alike), in two steps with one seam between them:
- *
- *   prepare  reports → checked rows and the alerts they raise (ingest.steps.ts prepareReports:
- *            INGEST_STEPS, pure, no storage), or, for a client's message, the refusal;
- *   commit   checked rows → the group commit (group-commit.ts), which writes them, journals the
- *            forwards' events in the same transaction and announces them (the rules and the live
- *            feed listen), then the alerts recorded.
- *
- * `submit` is both, in this process (trackers when GATEWAY_PROCESSES=0, REST, MQTT). A gateway
- * process prepares itself and sends each row with its JSON made (gateway/ipc/core-link.client.ts);
- * the core holds what the link brings to the checks of prepared.checks.ts (the link is not trusted
- * to have run the steps) and calls `commit`, the same one; such rows' locations are parsed only
- * for a listener that reads them. What waits for the commit is the rows, not the reports. Both
- * resolve only once everything is committed, so a caller acknowledges only what is durable; they
- * reject when the write failed.
+ * The one path into the core for everything a device or a client reports, in two steps:
+ * `prepare` (ingest.steps.ts: checked rows and their alerts, pure, no storage) and `commit` (the
+ * group commit, group-commit.ts: write, journal the forwards' events, announce). `submit` does
+ * both in this process. A gateway process prepares itself; the core holds what the link brings to
+ * prepared.checks.ts (the link is not trusted to have run the steps) and then commits it.
+ * Both resolve once all is committed and reject if the write failed: callers acknowledge only what is durable.
  */
 import type { Db } from '../db/db.js';
 import { dbKind } from '../db/db.js';

@@ -1,17 +1,10 @@
 /**
- * The checks on what reaches the core already prepared: a gateway process runs INGEST_STEPS on
- * what it decoded and sends each position as its stored JSON, and the alerts they raise
- * (gateway/ipc/ `store`), which the core writes as they came. Holding the secret of the link is
- * no licence to write anything: a location whose JSON was only checked to start with `{` and end
- * with `}` was stored with latitude 999 in 2099, and `{not json at all}` made its device's
- * history answer 500 for good. So each location is held to what the steps make of any input:
- * JSON of an object of the stored location shape (model/location.ts), each field of its type,
- * dated at its row's fix time and received at the request's time, with the shared checks of
- * location.checks.ts (fix time, coordinates, speed, course), attributes as the attributes step
- * leaves them (flat, without NUL, at most MAX_ATTRIBUTES_JSON), and each alert to what a client's
- * alert may be (input.schemas.ts alertInput) and the fix-time check. What fails is not stored, and
- * said why. No zod here: api/ extends zod before it builds its schemas, and this module is loaded
- * by the link, earlier.
+ * The checks on rows that reach the core already prepared by a gateway process (gateway/ipc/
+ * `store`, docs/scaling.md). Holding the link's secret is no licence to write anything, so each
+ * location and alert is held to what the ingest steps make of any input: the stored location
+ * shape, each field of its type, the shared checks of location.checks.ts, flat attributes within
+ * MAX_ATTRIBUTES_JSON. What fails is not stored, and said why.
+ * No zod here: api/ extends zod before it builds its schemas, and the link loads this module earlier.
  */
 import { fixTimeProblem, positionProblem } from './location.checks.js';
 import { fixTimeDropped } from './ingest.steps.js';

@@ -1,15 +1,9 @@
 /**
- * OsmAnd / Traccar Client over HTTP (query string or JSON POST) on its own port. 200 only once
- * the position is stored; 400 for a request without a usable id or position, or with an id no
- * device can have; 404 for an unknown or expired device (nothing stored); 503 when storage
- * failed, so the app retries. Bad requests and unknown devices are logged, a few per minute and
- * then a summary count.
- *
- * Connections: the process's tracker connections share one descriptor gate (descriptor-gate.ts),
- * and one that has had no request of a known device answered within TRACKGATE_IDENTIFY_TIMEOUT is
- * closed (identify-timeout.ts): a phone app sends a position soon after it connects, and Node's
- * keep-alive would otherwise hold a connection open for as long as any request, even one of an
- * unknown device, comes every few seconds.
+ * OsmAnd / Traccar Client over HTTP on its own port (docs/tracker-gateway.md): 200 only once the
+ * position is stored, 503 when storage failed, so the app retries. A connection with no request
+ * of a known device answered within TRACKGATE_IDENTIFY_TIMEOUT is closed (identify-timeout.ts):
+ * otherwise Node's keep-alive would hold it open as long as any request, even of an unknown
+ * device, keeps coming.
  */
 import http from 'node:http';
 import type { Socket } from 'node:net';

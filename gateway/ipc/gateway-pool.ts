@@ -1,38 +1,10 @@
 /**
  * The core starts its gateway processes (TRACKGATE_GATEWAY_PROCESSES) as cluster workers of its
- * own entry, and starts a dead one again.
- *
- * How several processes share one port: every gateway process accepts on the port's one listening
- * socket itself (cluster SCHED_NONE: the core binds it and hands the handle out once), one
- * connection at a time (libuv's UV_TCP_SINGLE_ACCEPT, set in the gateway processes only): after
- * each accept a process yields, so the next connection goes to whichever process is ready first
- * and a busy process takes fewer. Measured with 90,000 trackers logging in to six processes, each
- * ended with 14,000 to 16,300. Accepting without that yield (plain SCHED_NONE) left one process
- * with 20,000 (its open-file limit: it dropped what it accepted next) and another with 5,000; the
- * core handing each connection over in turn (cluster round robin) spread them evenly but cost the
- * core an accept and a message to a gateway process and back for every connection, one connection
- * in flight per process, which bound a login storm to the core's one CPU (90,000 TCP logins: 73 s
- * handed over, 30-34 s accepted by the gateway processes themselves).
- *
- * The gateway processes run at a lower priority (nice GATEWAY_NICE) than the core: the core
- * answers every gateway process's device lookups and commits, and serves MQTT, so at the same
- * priority six busy gateway processes left it a seventh of the CPU, and MQTT clients connecting
- * during a TCP login storm waited over 30 s for their CONNACK.
- *
- * The gateway processes' V8 grows its old generation by 20 % over what the last full collection
- * left (GATEWAY_V8_FLAGS) instead of by its own factor, up to four times: a gateway process's heap
- * is mostly its trackers' connections, long-lived, and a login storm's garbage otherwise stayed
- * resident. Measured with 90,000 trackers in six processes: 166-180 MiB each instead of 175-203
- * MiB; TCP ingest through a gateway process ran as fast either way, within the run-to-run spread.
- *
- * A worker that dies takes nothing with it but its own connections: its trackers reconnect and are
- * accepted by the others. A worker exits when the core's process does (its channel to the primary
- * closes), so no orphan ever holds a port.
- *
- * Datagrams go to one gateway process only (the first; the one started in its place when it
- * dies): a UDP tracker's datagrams must meet the same state (the command it was sent and waits to
- * answer) and keep their order, which a kernel spreading them over processes would not keep. TCP
- * and HTTP are in every gateway process.
+ * own entry, and starts a dead one again (docs/scaling.md). Each accepts on the port's one socket
+ * itself (SCHED_NONE), one connection at a time (UV_TCP_SINGLE_ACCEPT), so a busy process takes
+ * fewer and the core does no work per connection. They run niced (GATEWAY_NICE) so the core keeps
+ * CPU for lookups, commits and MQTT, and with GATEWAY_V8_FLAGS so a login storm's garbage does not
+ * stay resident. Datagrams go to one process only: a UDP tracker's must keep their order.
  */
 import os from 'node:os';
 import cluster, { type Worker } from 'node:cluster';

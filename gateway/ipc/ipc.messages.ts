@@ -1,29 +1,10 @@
 /**
- * Every message between the core and its gateway processes (docs/scaling.md "Scaling"), over net-ipc with
- * MessagePack (Dates and Buffers cross as they are). A gateway process decodes; the core resolves
- * devices, stores, queues commands and shows frames. Requests are answered; notes are one-way.
- *
- * gateway -> core, requests (answered):
- *   hello    after each (re)connection: the gateway's ports and the devices connected to it
- *   resolve  DeviceDirectory.resolve (the core records unknown and expired sightings), answered with
- *            what the gateway's listeners use of the device (model/device.ts GatewayDevice)
- *   store    IngestService.commit (after the core checks the rows again): answered only once committed; the tracker's acknowledgement waits for it.
- *            The gateway process ran the ingest steps (ingest.steps.ts prepareReports) on what it
- *            decoded and sends each position as its fix time and stored JSON, received at its
- *            `serverTime`: the core holds each row and alert to what the steps make of any input
- *            (core/ingest/prepared.checks.ts), writes those that pass as they came, and drops and logs the others.
- *   command  one call of the command queue (ConnectionCommands: recover, next, markSent, ...)
- * gateway -> core, notes: touch (last connection), frame (raw-frame feed), online/offline (a device's TCP
- *   connection), heard (a device's datagram), counts (its listeners' counts, for GET /metrics)
- * core -> gateway, notes: deliver (a command is queued for a device connected there), drop (the device
- *   connected to another gateway process), deviceChanged (forget its cached record), interest (whose frames to send)
- *
- * Batched: what one side has to say in one turn of its event loop leaves as one message. A gateway
- * process sends `batch` (its notes and requests in the order made, each request with its own id)
- * and the core sends each request's answer as soon as it has it, gathered per turn in `answers`:
- * one write, one MessagePack value and no per-request timer or promise of net-ipc's, instead of one
- * of each per tracker frame, while a slow request (a command call, a commit) holds back no other.
- * Only `hello` goes as a net-ipc request of its own (the link is not up before its answer).
+ * Every message between the core and its gateway processes (docs/scaling.md), over net-ipc with
+ * MessagePack. A gateway process decodes and runs the ingest steps; the core resolves devices,
+ * checks and stores rows, queues commands and shows frames. Requests are answered; notes are one-way.
+ * Batched: what one side has to say in one turn of its event loop leaves as one `batch` (answers:
+ * `answers`), one write instead of one per tracker frame, while a slow request holds back no other.
+ * Only `hello` goes as a net-ipc request of its own: the link is not up before its answer.
  */
 import type { AlertInput } from '../../core/model/alert.js';
 import type { LiveFrame } from '../shared/frame-tap.js';

@@ -1,15 +1,10 @@
 /**
- * What happens to one decoded frame, whatever carried it (TCP stream, UDP datagram, HTTP
- * request): resolve the identity through core, store the messages through the one ingest path,
- * and only then hand back the replies that acknowledge them. It never rejects: every failure,
- * storage outages included, comes back as an outcome the caller answers (no acknowledgement).
- *
- * A frame is stored as decoded for its device's model (DecodeContext.model), as the device record
- * says when the frame arrives. The caller decodes with the model it expects (the one its channel's
- * device had at the last frame; none before the device is known, as for a datagram or an HTTP
- * request); when the resolved device's model differs (another device, or the operator changed
- * it), the frame is decoded again with that model before anything is stored. Decoders allow
- * this: what a frame writes to the session is the same however often it is decoded.
+ * What happens to one decoded frame, whatever carried it: resolve the device through core, store
+ * the messages through the one ingest path, and only then hand back the replies that acknowledge
+ * them. It never rejects: every failure comes back as an outcome the caller answers.
+ * A frame is stored as decoded for the model the device record names when it arrives, so when the
+ * resolved model differs from the one the caller decoded with, the frame is decoded again first
+ * (docs/tracker-gateway.md "Device model"); decoders allow this.
  */
 import { ProtocolError, type CommandResult, type DecodeResult } from '../../protocols/types.js';
 import type { GatewayDevice } from '../../core/model/device.js';

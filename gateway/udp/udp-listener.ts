@@ -1,14 +1,8 @@
 /**
- * Datagram trackers (Teltonika, H02, GPS103 over UDP): every datagram names its device; the
- * reply goes back to the sender only after what it acknowledges is stored. A datagram is decoded
- * before its device is known, and again with the device's model when the record names one.
- *
- * Commands (docs/contract.md "Commands"): a device is reachable at the address of its last datagram,
- * and only just after it (trackers listen briefly after sending). So its queued commands go right
- * after each of its datagrams is handled, and a new command goes at once only while its last
- * datagram is under UDP_LISTEN_MS old; otherwise it waits for the next one. The device's state
- * (what was sent, awaiting its answer) lasts while datagrams keep coming within the idle timeout;
- * after a longer silence it starts again, and what was sent unanswered is delivered again.
+ * Datagram trackers: every datagram names its device, and the reply goes back only after what it
+ * acknowledges is stored. A device is reachable at the address of its last datagram and only just
+ * after it (trackers listen briefly), so its queued commands go right after each of its datagrams,
+ * and a new one at once only within UDP_LISTEN_MS of the last (docs/commands.md "Over UDP").
  */
 import dgram from 'node:dgram';
 import type { DecodeResult, ProtocolModule } from '../../protocols/types.js';

@@ -4,11 +4,11 @@
  * every forward has delivered is deleted.
  */
 import test from 'ava';
-import { ManualClock } from '../../core/clock.js';
-import { ADMIN_KEY, startServer } from '../helpers/server.js';
-import { capturingLogger } from '../helpers/capture-logger.js';
-import { until } from '../helpers/wait.js';
-import { check, locationKey, startWebhookReceiver, ALLOW_RECEIVERS_ENV } from '../helpers/forward-receivers.js';
+import { ManualClock } from '../../../core/clock.js';
+import { ADMIN_KEY, startServer } from '../../helpers/server.js';
+import { capturingLogger } from '../../helpers/capture-logger.js';
+import { until } from '../../helpers/wait.js';
+import { check, locationKey, startWebhookReceiver, ALLOW_RECEIVERS_ENV } from '../../helpers/forward-receivers.js';
 
 const T0 = Date.UTC(2026, 2, 1);
 

@@ -6,11 +6,11 @@
 import test from 'ava';
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createStorage, postgresAvailable } from '../helpers/backends.js';
-import { ADMIN_KEY, startServer, testEnv } from '../helpers/server.js';
-import { TrackerClient } from '../helpers/tracker-client.js';
-import * as F from '../helpers/frames.js';
-import { until } from '../helpers/wait.js';
+import { createStorage, postgresAvailable } from '../../helpers/backends.js';
+import { ADMIN_KEY, startServer, testEnv } from '../../helpers/server.js';
+import { TrackerClient } from '../../helpers/tracker-client.js';
+import * as F from '../../helpers/frames.js';
+import { until } from '../../helpers/wait.js';
 import {
   check,
   locationKey,
@@ -20,8 +20,8 @@ import {
   ALLOW_RECEIVERS_ENV,
   RABBITMQ_URL,
   type ForwardedMessage,
-} from '../helpers/forward-receivers.js';
-import { spawnTrackgate } from '../helpers/spawn-trackgate.js';
+} from '../../helpers/forward-receivers.js';
+import { spawnTrackgate } from '../../helpers/spawn-trackgate.js';
 
 const T0 = Date.UTC(2026, 2, 1);
 

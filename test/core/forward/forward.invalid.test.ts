@@ -7,10 +7,10 @@
  * corrects it; the other forwards, of its account and of another, deliver meanwhile.
  */
 import test from 'ava';
-import { backends } from '../helpers/backends.js';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { capturingLogger } from '../helpers/capture-logger.js';
-import { PATIENCE_MS, until } from '../helpers/wait.js';
+import { backends } from '../../helpers/backends.js';
+import { startServer, type TestServer } from '../../helpers/server.js';
+import { capturingLogger } from '../../helpers/capture-logger.js';
+import { PATIENCE_MS, until } from '../../helpers/wait.js';
 import {
   check,
   locationKey,
@@ -20,7 +20,7 @@ import {
   uniqueName,
   ALLOW_RECEIVERS_ENV,
   MOSQUITTO_URL,
-} from '../helpers/forward-receivers.js';
+} from '../../helpers/forward-receivers.js';
 
 const T0 = Date.UTC(2026, 2, 1, 8);
 

@@ -8,11 +8,11 @@
  */
 import test from 'ava';
 import os from 'node:os';
-import { loadConfig, ConfigError } from '../../config/config.js';
-import { createStorage } from '../helpers/backends.js';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { until } from '../helpers/wait.js';
-import { redisUrl } from '../helpers/redis.js';
+import { loadConfig, ConfigError } from '../../../config/config.js';
+import { createStorage } from '../../helpers/backends.js';
+import { startServer, type TestServer } from '../../helpers/server.js';
+import { until } from '../../helpers/wait.js';
+import { redisUrl } from '../../helpers/redis.js';
 import {
   check,
   locationKey,
@@ -23,7 +23,7 @@ import {
   ALLOW_RECEIVERS_ENV,
   MOSQUITTO_URL,
   RABBITMQ_URL,
-} from '../helpers/forward-receivers.js';
+} from '../../helpers/forward-receivers.js';
 
 const T0 = Date.UTC(2026, 2, 1, 8);
 const REDIS_PORT = Number(new URL(redisUrl).port || 6379);

@@ -6,17 +6,17 @@
  */
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
-import { closeDb, migrate, openDb } from '../../core/db/db.js';
-import { EventBus } from '../../core/events/event-bus.js';
-import * as repo from '../../core/forward/forwards.repository.js';
-import { startForwardRunner } from '../../core/forward/forward.runner.js';
-import { openForwarder } from '../../core/forward/open-forwarder.js';
-import { createForwardTargets } from '../../core/forward/forward.targets.js';
-import { systemClock } from '../../core/clock.js';
-import { backends, createStorage } from '../helpers/backends.js';
-import { capturingLogger } from '../helpers/capture-logger.js';
-import { startWebhookReceiver, ALLOW_RECEIVERS } from '../helpers/forward-receivers.js';
-import { PATIENCE_MS, until } from '../helpers/wait.js';
+import { closeDb, migrate, openDb } from '../../../core/db/db.js';
+import { EventBus } from '../../../core/events/event-bus.js';
+import * as repo from '../../../core/forward/forwards.repository.js';
+import { startForwardRunner } from '../../../core/forward/forward.runner.js';
+import { openForwarder } from '../../../core/forward/open-forwarder.js';
+import { createForwardTargets } from '../../../core/forward/forward.targets.js';
+import { systemClock } from '../../../core/clock.js';
+import { backends, createStorage } from '../../helpers/backends.js';
+import { capturingLogger } from '../../helpers/capture-logger.js';
+import { startWebhookReceiver, ALLOW_RECEIVERS } from '../../helpers/forward-receivers.js';
+import { PATIENCE_MS, until } from '../../helpers/wait.js';
 
 for (const backend of await backends()) {
   test(`forward.reads (${backend}): committed events are sent while another transaction holds the writer`, async (t) => {

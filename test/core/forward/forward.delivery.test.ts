@@ -5,10 +5,10 @@
  * counted and few; another account's data never.
  */
 import test from 'ava';
-import { backends } from '../helpers/backends.js';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { capturingLogger } from '../helpers/capture-logger.js';
-import { PATIENCE_MS, until } from '../helpers/wait.js';
+import { backends } from '../../helpers/backends.js';
+import { startServer, type TestServer } from '../../helpers/server.js';
+import { capturingLogger } from '../../helpers/capture-logger.js';
+import { PATIENCE_MS, until } from '../../helpers/wait.js';
 import {
   alertKey,
   check,
@@ -22,7 +22,7 @@ import {
   MOSQUITTO_URL,
   RABBITMQ_URL,
   type ForwardedMessage,
-} from '../helpers/forward-receivers.js';
+} from '../../helpers/forward-receivers.js';
 
 const SECRET = 'the-webhook-secret-0123';
 const T0 = Date.UTC(2026, 2, 1, 8);
