@@ -107,29 +107,7 @@ const licensesOk = (n: number): boolean => Number.isInteger(n) && n >= 0 && n <=
 const LICENSES_RANGE = `licenses must be a whole number from 0 to ${MAX_LICENSES.toLocaleString('en')}.`;
 
 export function createAccountsService(db: Db, clock: Clock, hooks: AccountsHooks = {}): AccountsService {
-  async function create(input: CreateAccountInput): Promise<CreatedAccount> {
-    const timeZone = input.timeZone ?? 'UTC';
-    checkCreate(input, timeZone);
-    const apiKey = input.adminApiKey ?? generateApiKey();
-    const now = clock.now().getTime();
-    const accountId = randomUUID();
-    const userId = randomUUID();
-    await db.transaction(async (trx) => {
-      if (await users.findByUserName(trx, input.adminUser)) {
-        throw new DomainError('USER_EXISTS', `A user named "${input.adminUser}" already exists.`);
-      }
-      await accounts.insert(trx, {
-        id: accountId,
-        name: input.name,
-        licenses: input.licenses,
-        timeZone,
-        createdAt: now,
-      });
-      await users.insert(trx, adminRecord(input, { userId, accountId, timeZone, apiKey, now }));
-    });
-    await hooks.onCreated?.(accountId);
-    return { accountId, userId, userName: input.adminUser, apiKey };
-  }
+  const create = (input: CreateAccountInput) => createAccount(db, clock, hooks, input);
 
   /**
    * First start: with no account yet, create one with its admin. Returns the created account, or
@@ -187,23 +165,59 @@ export function createAccountsService(db: Db, clock: Clock, hooks: AccountsHooks
     return Promise.all(all.map(async (a) => operatorView(a, await accounts.countActiveDevices(db, a.id, nowMs))));
   }
 
-  /**
-   * The operator changes an account (`trackgate account update`): licences are the operator's to
-   * set, never an account admin's. Fewer licences than active devices is allowed: those devices
-   * keep working, and no device becomes active again until the count is below the new total.
-   */
-  async function update(accountId: string, input: UpdateAccountInput): Promise<OperatorAccountView> {
-    checkUpdate(input);
-    await db.transaction(async (trx) => {
-      if (!(await accounts.findForUpdate(trx, accountId)))
-        throw new DomainError('NOT_FOUND', `There is no account ${accountId}; see trackgate account list.`);
-      await accounts.update(trx, accountId, input);
-    });
-    const account = (await accounts.findById(db, accountId))!;
-    return operatorView(account, await accounts.countActiveDevices(db, accountId, clock.now().getTime()));
-  }
+  const update = (accountId: string, input: UpdateAccountInput) => updateAccount(db, clock, accountId, input);
 
   return { create, bootstrap, licenseUsage, get, setTimeZone, list, update };
+}
+
+/**
+ * The operator changes an account (`trackgate account update`): licences are the operator's to
+ * set, never an account admin's. Fewer licences than active devices is allowed: those devices
+ * keep working, and no device becomes active again until the count is below the new total.
+ */
+async function updateAccount(
+  db: Db,
+  clock: Clock,
+  accountId: string,
+  input: UpdateAccountInput,
+): Promise<OperatorAccountView> {
+  checkUpdate(input);
+  await db.transaction(async (trx) => {
+    if (!(await accounts.findForUpdate(trx, accountId)))
+      throw new DomainError('NOT_FOUND', `There is no account ${accountId}; see trackgate account list.`);
+    await accounts.update(trx, accountId, input);
+  });
+  const account = (await accounts.findById(db, accountId))!;
+  return operatorView(account, await accounts.countActiveDevices(db, accountId, clock.now().getTime()));
+}
+
+async function createAccount(
+  db: Db,
+  clock: Clock,
+  hooks: AccountsHooks,
+  input: CreateAccountInput,
+): Promise<CreatedAccount> {
+  const timeZone = input.timeZone ?? 'UTC';
+  checkCreate(input, timeZone);
+  const apiKey = input.adminApiKey ?? generateApiKey();
+  const now = clock.now().getTime();
+  const accountId = randomUUID();
+  const userId = randomUUID();
+  await db.transaction(async (trx) => {
+    if (await users.findByUserName(trx, input.adminUser)) {
+      throw new DomainError('USER_EXISTS', `A user named "${input.adminUser}" already exists.`);
+    }
+    await accounts.insert(trx, {
+      id: accountId,
+      name: input.name,
+      licenses: input.licenses,
+      timeZone,
+      createdAt: now,
+    });
+    await users.insert(trx, adminRecord(input, { userId, accountId, timeZone, apiKey, now }));
+  });
+  await hooks.onCreated?.(accountId);
+  return { accountId, userId, userName: input.adminUser, apiKey };
 }
 
 function checkCreate(input: CreateAccountInput, timeZone: string): void {

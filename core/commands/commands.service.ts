@@ -245,25 +245,7 @@ function restSide(
       return (await repo.listByDevice(db, deviceId, LIST_LIMIT)).map(present);
     },
 
-    async cancel(p, deviceId, commandId) {
-      await visibleDevice(db, p, deviceId);
-      requirePrivilege(p, 'execute');
-      await expire(deviceId);
-      const c = await repo.get(db, commandId);
-      if (!c || c.deviceId !== deviceId)
-        throw new DomainError('COMMAND_NOT_FOUND', `Command ${commandId} of device "${deviceId}" was not found.`);
-      const cancelled = await repo.transition(db, c.id, 'queued', 'cancelled');
-      if (!cancelled) {
-        const current = (await repo.get(db, c.id))!;
-        throw new DomainError(
-          'COMMAND_NOT_QUEUED',
-          `Command ${commandId} is ${current.status}; only a queued command can be cancelled.`,
-          { status: current.status },
-        );
-      }
-      changed(cancelled);
-      return present(cancelled);
-    },
+    cancel: (p, deviceId, commandId) => cancelCommand(ctx, p, deviceId, commandId),
 
     attach(d) {
       delivery = d;
@@ -281,6 +263,29 @@ function restSide(
       }));
     },
   };
+}
+
+/** Cancels a queued command of a device the caller may see. */
+async function cancelCommand(ctx: Context, p: Principal, deviceId: string, commandId: number): Promise<Command> {
+  const { deps, changed, expire } = ctx;
+  const { db } = deps;
+  await visibleDevice(db, p, deviceId);
+  requirePrivilege(p, 'execute');
+  await expire(deviceId);
+  const c = await repo.get(db, commandId);
+  if (!c || c.deviceId !== deviceId)
+    throw new DomainError('COMMAND_NOT_FOUND', `Command ${commandId} of device "${deviceId}" was not found.`);
+  const cancelled = await repo.transition(db, c.id, 'queued', 'cancelled');
+  if (!cancelled) {
+    const current = (await repo.get(db, c.id))!;
+    throw new DomainError(
+      'COMMAND_NOT_QUEUED',
+      `Command ${commandId} is ${current.status}; only a queued command can be cancelled.`,
+      { status: current.status },
+    );
+  }
+  changed(cancelled);
+  return present(cancelled);
 }
 
 /** The side of the gateway holding the device's connection: what to send next, sent, answered, failed. */

@@ -106,40 +106,7 @@ export function createDevicesService(deps: DevicesDeps): DevicesService {
   }
 
   async function update(p: Principal, id: string, input: DeviceInput): Promise<Device> {
-    await visibleDevice(db, p, id);
-    requirePrivilege(p, 'admin');
-    if (input.id !== undefined && input.id !== id) {
-      throw new DomainError('VALIDATION_FAILED', 'id: a device id cannot be changed; create a new device instead.', {
-        field: 'id',
-      });
-    }
-    const nowMs = clock.now().getTime();
-    // Whether this update activates an expired device: decided before the transaction for the
-    // licence store's claim, and again inside it, where the database check is the authority.
-    const before = await devices.findById(db, id);
-    const activates = (current: DeviceRecord) =>
-      isExpired(current, nowMs) && !isExpired({ ...current, expiresAt: expiresMs(input, null) }, nowMs);
-    const undo =
-      before && activates(before)
-        ? await licences.claimLicense(before.accountId, id, expiresMs(input, null), nowMs)
-        : undefined;
-    let claimedInStore = undo !== undefined;
-    let next: DeviceRecord | undefined;
-    await db
-      .transaction(async (trx) => {
-        const current = await devices.findById(trx, id);
-        if (!current) throw notFound('DEVICE_NOT_FOUND', `Device "${id}"`);
-        next = edited(current, input, nowMs);
-        if (activates(current)) await licences.checkLicense(trx, current.accountId, nowMs);
-        else claimedInStore = false;
-        await devices.update(trx, next);
-      })
-      .catch(async (e: unknown) => {
-        await undo?.();
-        throw e;
-      });
-    if (!claimedInStore && next) await licences.recordExpiry(next.accountId, id, next.expiresAt);
-    deps.onChange?.(id);
+    await updateDevice(deps, licences, p, id, input);
     return get(p, id);
   }
 
@@ -156,6 +123,51 @@ export function createDevicesService(deps: DevicesDeps): DevicesService {
   }
 
   return { list, get, create, update, remove };
+}
+
+/** Writes a device update (admin only); the caller reads the device back. */
+async function updateDevice(
+  deps: DevicesDeps,
+  licences: ReturnType<typeof licensing>,
+  p: Principal,
+  id: string,
+  input: DeviceInput,
+): Promise<void> {
+  const { db, clock } = deps;
+  await visibleDevice(db, p, id);
+  requirePrivilege(p, 'admin');
+  if (input.id !== undefined && input.id !== id) {
+    throw new DomainError('VALIDATION_FAILED', 'id: a device id cannot be changed; create a new device instead.', {
+      field: 'id',
+    });
+  }
+  const nowMs = clock.now().getTime();
+  // Whether this update activates an expired device: decided before the transaction for the
+  // licence store's claim, and again inside it, where the database check is the authority.
+  const before = await devices.findById(db, id);
+  const activates = (current: DeviceRecord) =>
+    isExpired(current, nowMs) && !isExpired({ ...current, expiresAt: expiresMs(input, null) }, nowMs);
+  const undo =
+    before && activates(before)
+      ? await licences.claimLicense(before.accountId, id, expiresMs(input, null), nowMs)
+      : undefined;
+  let claimedInStore = undo !== undefined;
+  let next: DeviceRecord | undefined;
+  await db
+    .transaction(async (trx) => {
+      const current = await devices.findById(trx, id);
+      if (!current) throw notFound('DEVICE_NOT_FOUND', `Device "${id}"`);
+      next = edited(current, input, nowMs);
+      if (activates(current)) await licences.checkLicense(trx, current.accountId, nowMs);
+      else claimedInStore = false;
+      await devices.update(trx, next);
+    })
+    .catch(async (e: unknown) => {
+      await undo?.();
+      throw e;
+    });
+  if (!claimedInStore && next) await licences.recordExpiry(next.accountId, id, next.expiresAt);
+  deps.onChange?.(id);
 }
 
 async function present(deps: DevicesDeps, records: DeviceRecord[]): Promise<Device[]> {

@@ -143,10 +143,11 @@ export interface ForwardTargetSettings {
 
 const allowHint = `forwards reach it only when ${FORWARD_ALLOW_SETTING} names it (or a range holding it)`;
 
-export function createForwardTargets(settings: ForwardTargetSettings): ForwardTargets {
+/** TRACKGATE_FORWARD_ALLOW's entries: host names as compared, and ranges (an address is a range of one). */
+function parseAllow(allow: readonly string[]): { allowedNames: Set<string>; allowedRanges: Range[] } {
   const allowedNames = new Set<string>();
   const allowedRanges: Range[] = [];
-  for (const entry of settings.allow) {
+  for (const entry of allow) {
     if (entry.includes('/')) allowedRanges.push(range(entry));
     else {
       const a = parseAddress(entry);
@@ -154,15 +155,20 @@ export function createForwardTargets(settings: ForwardTargetSettings): ForwardTa
       else allowedNames.add(normalName(entry));
     }
   }
-  let ownPorts = new Set<number>();
+  return { allowedNames, allowedRanges };
+}
 
-  /** This machine: its loopback and unspecified addresses, and those of its interfaces now (they change: DHCP, VPNs). */
-  function isThisMachine(a: Address): boolean {
-    if (REFUSED.some(([r, kind]) => inRange(a, r) && /loopback|unspecified/.test(kind))) return true;
-    return Object.values(os.networkInterfaces()).some((list) =>
-      list?.some((i) => parseAddress(i.address)?.bits === a.bits),
-    );
-  }
+/** This machine: its loopback and unspecified addresses, and those of its interfaces now (they change: DHCP, VPNs). */
+function isThisMachine(a: Address): boolean {
+  if (REFUSED.some(([r, kind]) => inRange(a, r) && /loopback|unspecified/.test(kind))) return true;
+  return Object.values(os.networkInterfaces()).some((list) =>
+    list?.some((i) => parseAddress(i.address)?.bits === a.bits),
+  );
+}
+
+export function createForwardTargets(settings: ForwardTargetSettings): ForwardTargets {
+  const { allowedNames, allowedRanges } = parseAllow(settings.allow);
+  let ownPorts = new Set<number>();
 
   /** Why `a` is refused for `port`; `named`: the host name that led to it, when one did. */
   function refusal(a: Address, port: number, named?: string): string | null {

@@ -31,6 +31,31 @@ export interface SmtpSettings {
   openSocket?: (host: string, port: number) => unknown;
 }
 
+/** A transport for `parsed` (its query holding the options); `openSocket` as in SmtpSettings. */
+function newTransport(parsed: URL, port: number, from: string, openSocket: SmtpSettings['openSocket']) {
+  // nodemailer reads options from the URL query only when given the URL as a string.
+  const transport = nodemailer.createTransport(parsed.toString(), { from });
+  if (openSocket) {
+    // nodemailer's hook for a socket of our own; it still does the TLS upgrade for smtps://. The
+    // socket is handed over while it connects: an error passed back through this callback
+    // would leave the pool slot taken for good (nodemailer 7 PoolResource.connect).
+    (
+      transport.transporter as unknown as {
+        getSocket: (o: unknown, cb: (e: Error | null, s?: { connection: unknown }) => void) => void;
+      }
+    ).getSocket = (_o, cb) => {
+      let connection: unknown;
+      try {
+        connection = openSocket(parsed.hostname, port);
+      } catch {
+        return cb(null, undefined); // nodemailer connects by itself instead
+      }
+      cb(null, { connection });
+    };
+  }
+  return transport;
+}
+
 export function createSmtpNotifier({ url, from, timeoutMs = 30_000, openSocket }: SmtpSettings): Notifier {
   const parsed = new URL(url);
   if (parsed.protocol !== 'smtp:' && parsed.protocol !== 'smtps:')
@@ -47,29 +72,7 @@ export function createSmtpNotifier({ url, from, timeoutMs = 30_000, openSocket }
   // Error messages name the server without its credentials.
   const where = `${parsed.hostname}:${port}`;
 
-  function makeTransport() {
-    // nodemailer reads options from the URL query only when given the URL as a string.
-    const transport = nodemailer.createTransport(parsed.toString(), { from });
-    if (openSocket) {
-      // nodemailer's hook for a socket of our own; it still does the TLS upgrade for smtps://. The
-      // socket is handed over while it connects: an error passed back through this callback
-      // would leave the pool slot taken for good (nodemailer 7 PoolResource.connect).
-      (
-        transport.transporter as unknown as {
-          getSocket: (o: unknown, cb: (e: Error | null, s?: { connection: unknown }) => void) => void;
-        }
-      ).getSocket = (_o, cb) => {
-        let connection: unknown;
-        try {
-          connection = openSocket(parsed.hostname, port);
-        } catch {
-          return cb(null, undefined); // nodemailer connects by itself instead
-        }
-        cb(null, { connection });
-      };
-    }
-    return transport;
-  }
+  const makeTransport = () => newTransport(parsed, port, from, openSocket);
 
   let transport = makeTransport();
   let closed = false;

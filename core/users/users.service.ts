@@ -91,87 +91,9 @@ export function createUsersService(deps: UsersDeps): UsersService {
     return present(await visible(db, p, id));
   }
 
-  async function create(p: Principal, raw: UserInput): Promise<{ user: User; apiKey: string }> {
-    requirePrivilege(p, 'admin');
-    const input = await validate(db, p, raw);
-    const userName = input.userName ?? input.email;
-    const apiKey = generateApiKey();
-    const now = clock.now().getTime();
-    const record: UserRecord = {
-      id: randomUUID(),
-      accountId: p.accountId,
-      userName,
-      name: input.name,
-      email: input.email,
-      country: input.country,
-      timeZone: input.timeZone,
-      description: input.description ?? null,
-      message: input.message ?? null,
-      disabled: input.disabled ?? false,
-      disabledMessage: input.disabledMessage ?? null,
-      tags: input.tags ?? {},
-      privileges: input.privileges ?? ['read'],
-      groupId: input.group ?? null,
-      fromAt: ms(input.from),
-      expiresAt: ms(input.expires),
-      passwordHash: input.password ? hashPassword(input.password) : null,
-      apiKeyHash: hashApiKey(apiKey),
-      keyVersion: 1,
-      creation: now,
-      modification: now,
-      lastLogin: null,
-    };
-    await db.transaction(async (trx) => {
-      if (await users.findByUserName(trx, userName))
-        throw new DomainError('USER_EXISTS', `A user named "${userName}" already exists; choose another userName.`, {
-          field: 'userName',
-        });
-      await users.insert(trx, record);
-    });
-    return { user: present(record), apiKey };
-  }
+  const create = (p: Principal, raw: UserInput) => createUser(deps, p, raw);
 
-  async function update(p: Principal, id: string, raw: UserInput): Promise<User> {
-    const current = await visible(db, p, id);
-    requirePrivilege(p, 'admin');
-    const input = await validate(db, p, raw);
-    const userName = input.userName ?? current.userName;
-    if (id === p.userId && !(input.privileges ?? current.privileges).includes('admin')) {
-      throw new DomainError('VALIDATION_FAILED', 'privileges: you cannot remove your own admin privilege.', {
-        field: 'privileges',
-      });
-    }
-    const next: UserRecord = {
-      ...current,
-      userName,
-      name: input.name,
-      email: input.email,
-      country: input.country,
-      timeZone: input.timeZone,
-      description: input.description ?? null,
-      message: input.message ?? null,
-      disabled: input.disabled ?? false,
-      disabledMessage: input.disabledMessage ?? null,
-      tags: input.tags ?? {},
-      privileges: input.privileges ?? current.privileges,
-      groupId: input.group === undefined ? current.groupId : input.group,
-      fromAt: ms(input.from),
-      expiresAt: ms(input.expires),
-      passwordHash:
-        input.password === undefined || input.password === null ? current.passwordHash : hashPassword(input.password),
-      modification: clock.now().getTime(),
-    };
-    await db.transaction(async (trx) => {
-      const other = await users.findByUserName(trx, userName);
-      if (other && other.id !== id)
-        throw new DomainError('USER_EXISTS', `A user named "${userName}" already exists; choose another userName.`, {
-          field: 'userName',
-        });
-      await users.update(trx, next);
-    });
-    deps.onChange?.(id);
-    return present(next);
-  }
+  const update = (p: Principal, id: string, raw: UserInput) => updateUser(deps, p, id, raw);
 
   async function remove(p: Principal, id: string): Promise<void> {
     await visible(db, p, id);
@@ -196,6 +118,90 @@ export function createUsersService(deps: UsersDeps): UsersService {
   }
 
   return { list, get, create, update, remove, newApiKey };
+}
+
+async function updateUser(deps: UsersDeps, p: Principal, id: string, raw: UserInput): Promise<User> {
+  const { db, clock } = deps;
+  const current = await visible(db, p, id);
+  requirePrivilege(p, 'admin');
+  const input = await validate(db, p, raw);
+  const userName = input.userName ?? current.userName;
+  if (id === p.userId && !(input.privileges ?? current.privileges).includes('admin')) {
+    throw new DomainError('VALIDATION_FAILED', 'privileges: you cannot remove your own admin privilege.', {
+      field: 'privileges',
+    });
+  }
+  const next: UserRecord = {
+    ...current,
+    userName,
+    name: input.name,
+    email: input.email,
+    country: input.country,
+    timeZone: input.timeZone,
+    description: input.description ?? null,
+    message: input.message ?? null,
+    disabled: input.disabled ?? false,
+    disabledMessage: input.disabledMessage ?? null,
+    tags: input.tags ?? {},
+    privileges: input.privileges ?? current.privileges,
+    groupId: input.group === undefined ? current.groupId : input.group,
+    fromAt: ms(input.from),
+    expiresAt: ms(input.expires),
+    passwordHash:
+      input.password === undefined || input.password === null ? current.passwordHash : hashPassword(input.password),
+    modification: clock.now().getTime(),
+  };
+  await db.transaction(async (trx) => {
+    const other = await users.findByUserName(trx, userName);
+    if (other && other.id !== id)
+      throw new DomainError('USER_EXISTS', `A user named "${userName}" already exists; choose another userName.`, {
+        field: 'userName',
+      });
+    await users.update(trx, next);
+  });
+  deps.onChange?.(id);
+  return present(next);
+}
+
+async function createUser(deps: UsersDeps, p: Principal, raw: UserInput): Promise<{ user: User; apiKey: string }> {
+  const { db, clock } = deps;
+  requirePrivilege(p, 'admin');
+  const input = await validate(db, p, raw);
+  const userName = input.userName ?? input.email;
+  const apiKey = generateApiKey();
+  const now = clock.now().getTime();
+  const record: UserRecord = {
+    id: randomUUID(),
+    accountId: p.accountId,
+    userName,
+    name: input.name,
+    email: input.email,
+    country: input.country,
+    timeZone: input.timeZone,
+    description: input.description ?? null,
+    message: input.message ?? null,
+    disabled: input.disabled ?? false,
+    disabledMessage: input.disabledMessage ?? null,
+    tags: input.tags ?? {},
+    privileges: input.privileges ?? ['read'],
+    groupId: input.group ?? null,
+    fromAt: ms(input.from),
+    expiresAt: ms(input.expires),
+    passwordHash: input.password ? hashPassword(input.password) : null,
+    apiKeyHash: hashApiKey(apiKey),
+    keyVersion: 1,
+    creation: now,
+    modification: now,
+    lastLogin: null,
+  };
+  await db.transaction(async (trx) => {
+    if (await users.findByUserName(trx, userName))
+      throw new DomainError('USER_EXISTS', `A user named "${userName}" already exists; choose another userName.`, {
+        field: 'userName',
+      });
+    await users.insert(trx, record);
+  });
+  return { user: present(record), apiKey };
 }
 
 async function visible(db: Db, p: Principal, id: string): Promise<UserRecord> {
