@@ -158,12 +158,12 @@ export class LogOutput {
   flushSync(): void {
     if (this.broken) return;
     let data = this.take();
-    const until = Date.now() + LOG_EXIT_WAIT_MS;
+    const until = performance.now() + LOG_EXIT_WAIT_MS;
     while (data?.length) {
       try {
         data = data.subarray(fs.writeSync(this.fd, data));
       } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'EAGAIN' || Date.now() >= until)
+        if ((e as NodeJS.ErrnoException).code !== 'EAGAIN' || performance.now() >= until)
           return this.failed(e as Error, undefined);
         Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
       }

@@ -470,17 +470,17 @@ function answerWaits(db: Db) {
     ms: number,
     poll?: { pickupMs: number; pollMs: number },
   ): Promise<CommandRecord> {
-    // a real wait (setTimeouts), timed by the wall clock: the injected clock is the domain's time, which tests may hold still
-    const started = Date.now();
+    // a real wait (setTimeouts), timed by the monotonic clock: the injected Clock is the domain's time, which tests may hold still
+    const started = performance.now();
     const deadline = started + ms;
     const set = waiters.get(id) ?? new Set();
     waiters.set(id, set);
     try {
       for (;;) {
         const c = (await repo.get(db, id))!;
-        const left = deadline - Date.now();
+        const left = deadline - performance.now();
         if ((c.status !== 'queued' && c.status !== 'sent') || left <= 0) return c;
-        if (poll && c.status === 'queued' && Date.now() - started >= poll.pickupMs) return c;
+        if (poll && c.status === 'queued' && performance.now() - started >= poll.pickupMs) return c;
         await new Promise<void>((resolve) => {
           const wake = () => {
             clearTimeout(timer);

@@ -60,7 +60,7 @@ export function createMemoryFailedLogins(limit: number, windowSeconds: number): 
 
   return {
     async blockedFor(keys) {
-      const nowMs = Date.now();
+      const nowMs = performance.now();
       let wait = 0;
       for (const key of keys) {
         const f = current(key, nowMs);
@@ -69,7 +69,7 @@ export function createMemoryFailedLogins(limit: number, windowSeconds: number): 
       return wait;
     },
     async recordFailure(keys) {
-      const nowMs = Date.now();
+      const nowMs = performance.now();
       if (failures.size > sweepAbove) {
         for (const [k, f] of failures) if (f.until <= nowMs) failures.delete(k);
         // The next sweep waits until the table has doubled: a full table costs no sweep per failure.

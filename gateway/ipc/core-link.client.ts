@@ -258,7 +258,7 @@ function keepConnected(s: LinkState): { connect(): void; stop(): void; first: Pr
   function connect(): void {
     if (s.closed) return;
     reached = false;
-    connectedAt = Date.now();
+    connectedAt = performance.now();
     // TLS to a core named by its IP address (--core 10.0.0.5:5100): no ServerName, which Node warns about
     const opened = o.tls ? withoutIpServername(() => client.connect(payload)) : client.connect(payload);
     opened.catch(() => undefined);
@@ -351,7 +351,7 @@ function watchLiveness(s: LinkState, connectedAt: () => number, say: Say): NodeJ
   const liveness = setInterval(() => {
     if (s.closed || client.status === 0 || client.status === 4) return;
     if (!s.up) {
-      if (Date.now() - connectedAt() >= LIVENESS_TIMEOUT_MS)
+      if (performance.now() - connectedAt() >= LIVENESS_TIMEOUT_MS)
         hung(
           `the core took the connection but has not answered in ${LIVENESS_TIMEOUT_MS / 1000} s (is it stopped or hung?)`,
         );
@@ -429,7 +429,7 @@ function request<T>(s: LinkState, m: GatewayRequest): Promise<T> {
   if (s.client.status !== READY || s.closed) return Promise.reject(new CoreUnreachable('not connected'));
   return new Promise<Answer>((resolve, reject) => {
     const id = s.nextId++;
-    s.waiting.set(id, { resolve, reject, at: Date.now() });
+    s.waiting.set(id, { resolve, reject, at: performance.now() });
     enqueue(s, { id, request: m });
   }).then(answered<T>);
 }
@@ -478,7 +478,7 @@ function sweepLate(s: LinkState): NodeJS.Timeout {
     () => {
       const now = s.o.clock.now().getTime();
       for (const [deviceId, protocol] of s.memory.touchesDue()) sendTouch(s, deviceId, protocol, now);
-      const late = Date.now() - REQUEST_TIMEOUT_MS;
+      const late = performance.now() - REQUEST_TIMEOUT_MS;
       for (const [id, w] of s.waiting) {
         if (w.at > late) continue;
         s.waiting.delete(id);

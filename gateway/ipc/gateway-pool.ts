@@ -151,7 +151,7 @@ function fork(p: PoolState, udp: boolean): { worker: Worker; listening: Promise<
       "a gateway process runs at the core's priority (cannot lower it here)",
     );
   }
-  p.workers.set(worker, { startedAt: Date.now(), udp });
+  p.workers.set(worker, { startedAt: performance.now(), udp });
   const ready = new Promise<Record<string, number>>((resolve, reject) => {
     p.listening.set(worker.id, (ports) => {
       p.listening.delete(worker.id);
@@ -170,7 +170,7 @@ function fork(p: PoolState, udp: boolean): { worker: Worker; listening: Promise<
 
 /** A worker exited: started again (later and later while it keeps dying soon), unless the pool stops or the start fails. */
 function onExit(p: PoolState, worker: Worker, udp: boolean, how: { code: number; signal: string }): void {
-  const ran = Date.now() - (p.workers.get(worker)?.startedAt ?? 0);
+  const ran = performance.now() - (p.workers.get(worker)?.startedAt ?? 0);
   const neverListened = p.listening.has(worker.id);
   p.workers.delete(worker);
   p.listening.delete(worker.id);

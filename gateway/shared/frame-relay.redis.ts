@@ -36,18 +36,18 @@ function remoteInterest(ttl: number) {
     wants(accountId: string | null): boolean {
       const until = wanted.get(key(accountId));
       if (until === undefined) return false;
-      if (until > Date.now()) return true;
+      if (until > performance.now()) return true;
       wanted.delete(key(accountId));
       return false;
     },
     interest(): { accounts: string[]; unknown: boolean } {
-      const now = Date.now();
+      const now = performance.now();
       const live = [...wanted].filter(([, until]) => until > now).map(([a]) => a);
       return { accounts: live.filter((a) => a !== ''), unknown: live.includes('') };
     },
     /** another instance's announcement */
     note(m: Interest): void {
-      const until = Date.now() + ttl;
+      const until = performance.now() + ttl;
       for (const a of m.a) wanted.set(a, until);
       if (m.u) wanted.set('', until);
     },
