@@ -2,7 +2,7 @@ import test from 'ava';
 import mqtt from 'mqtt';
 import { ManualClock } from '../../core/clock.js';
 import { backends, postgresAvailable } from '../helpers/backends.js';
-import { startServer, testEnv, type TestServer } from '../helpers/server.js';
+import { createDevice, startServer, testEnv, type TestServer } from '../helpers/server.js';
 import { loadConfig } from '../../config/config.js';
 import { openDb, closeDb } from '../../core/db/db.js';
 import { startPair } from '../helpers/instances.js';
@@ -38,11 +38,6 @@ async function start(
   const s = await startServer(backend, { env, clock });
   t.teardown(() => s.stop());
   return Object.assign(s, { clock });
-}
-
-async function device(s: TestServer, id = IMEI, extra: Record<string, unknown> = {}): Promise<void> {
-  const r = await s.request('POST', '/api/devices', { token: s.adminToken, body: { id, name: id, ...extra } });
-  if (r.status !== 201) throw new Error(JSON.stringify(r.body));
 }
 
 async function rule(s: TestServer, body: Record<string, unknown>): Promise<string> {
@@ -90,7 +85,7 @@ async function alertsOf(
 for (const backend of await backends()) {
   test(`rules (${backend}): speeding for 2 minutes over REST raises one SpeedLimit, with the speed and limit in its text, on the rule's channels only`, async (t) => {
     const s = await start(t, backend);
-    await device(s, IMEI, { alertEmails: ['ops@example.com'] });
+    await createDevice(s, IMEI, { alertEmails: ['ops@example.com'] });
     await rule(s, { alertName: 'SpeedLimit', params: { speed: 90 }, minDurationSeconds: 120 });
     await post(s, [loc(0, { speed: 50 }), loc(10, { speed: 104 }), loc(60, { speed: 110 }), loc(120, { speed: 100 })]);
     t.deepEqual(await alertsOf(s), [], 'speeding for 110 s: not yet');
@@ -114,7 +109,7 @@ for (const backend of await backends()) {
 
   test(`rules (${backend}): two rules of one alert name on a device each raise and notify their own alert for the same position (two speed limits, two overlapping zones)`, async (t) => {
     const s = await start(t, backend);
-    await device(s, IMEI, { alertEmails: ['ops@example.com'] });
+    await createDevice(s, IMEI, { alertEmails: ['ops@example.com'] });
     await rule(s, { alertName: 'SpeedLimit', params: { speed: 90 } });
     await rule(s, { alertName: 'SpeedLimit', params: { speed: 120 }, notify: { email: true, sms: false } });
     const depot = await zone(s);
@@ -145,8 +140,8 @@ for (const backend of await backends()) {
     const clock = new ManualClock(new Date(T0));
     const first = await startServer(backend, { clock });
     t.teardown(() => first.stop());
-    await device(first);
-    await device(first, 'quiet');
+    await createDevice(first, IMEI);
+    await createDevice(first, 'quiet');
     await post(first, [loc(5, { speed: 150 })], 'quiet');
     clock.advance(1000);
     await rule(first, { alertName: 'SpeedLimit', params: { speed: 90 }, devices: [IMEI, 'quiet'] });
@@ -180,7 +175,7 @@ for (const backend of await backends()) {
     const clock = new ManualClock(new Date(T0));
     const first = await startServer(backend, { clock });
     t.teardown(() => first.stop());
-    await device(first);
+    await createDevice(first, IMEI);
     await rule(first, { alertName: 'SpeedLimit', params: { speed: 90 } });
     await post(first, [
       loc(0, { speed: 50 }),
@@ -209,7 +204,7 @@ for (const backend of await backends()) {
 
   test(`rules (${backend}): a device silent for N minutes raises one Offline, as time passes with no position`, async (t) => {
     const s = await start(t, backend);
-    await device(s);
+    await createDevice(s, IMEI);
     await rule(s, { alertName: 'Offline', params: { minutes: 10 } });
     await post(s, [loc(0)]);
     s.clock.advance(9 * 60_000);
@@ -234,7 +229,7 @@ test('rules: an episode and the last fix evaluated survive a restart: still spee
   const clock = new ManualClock(new Date(T0));
   const first = await startServer('sqlite', { clock });
   t.teardown(() => first.stop());
-  await device(first);
+  await createDevice(first, IMEI);
   await rule(first, { alertName: 'SpeedLimit', params: { speed: 90 } });
   await post(first, [loc(0, { speed: 120 }), loc(60, { speed: 50 }), loc(120, { speed: 130 })]);
   t.is((await alertsOf(first)).length, 2);
@@ -251,7 +246,7 @@ test('rules: an episode and the last fix evaluated survive a restart: still spee
 
 test('rules: a Teltonika entering a forbidden zone raises one ForbiddenArea; a late position inside after leaving raises nothing', async (t) => {
   const s = await start(t, 'sqlite', { TRACKGATE_TELTONIKA_PORT: '0' });
-  await device(s);
+  await createDevice(s, IMEI);
   await rule(s, { alertName: 'ForbiddenArea', params: { zone: await zone(s) } });
   const { c } = await teltonikaSessionOf(t, s);
   const fix = (seconds: number, p: { latitude: number; longitude: number }): F.Fix => ({
@@ -279,8 +274,8 @@ test('rules: a Teltonika entering a forbidden zone raises one ForbiddenArea; a l
 
 test('rules: an MQTT device over the limit raises SpeedLimit, shown on the live feed like any alert; a schedule outside its hours raises nothing', async (t) => {
   const s = await start(t, 'sqlite', { TRACKGATE_MQTT_PORT: '0' });
-  await device(s, IMEI, { mqttPassword: 'device-secret-1' });
-  await device(s, 'night-van', { mqttPassword: 'device-secret-1' });
+  await createDevice(s, IMEI, { mqttPassword: 'device-secret-1' });
+  await createDevice(s, 'night-van', { mqttPassword: 'device-secret-1' });
   await rule(s, { alertName: 'SpeedLimit', params: { speed: 90 } });
   // Monday 10:00 UTC is outside a weekend-night schedule
   await rule(s, {
@@ -321,7 +316,7 @@ test('rules: an MQTT device over the limit raises SpeedLimit, shown on the live 
 
 test("rules: a rule's command goes to the device through the commands path when the rule fires", async (t) => {
   const s = await start(t, 'sqlite', { TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_COMMAND_WAIT: '1' });
-  await device(s);
+  await createDevice(s, IMEI);
   await rule(s, {
     alertName: 'ForbiddenArea',
     params: { zone: await zone(s) },
@@ -337,7 +332,7 @@ test("rules: a rule's command goes to the device through the commands path when 
 
 test("rules: a rule's command with a delay is sent when its time comes, by the time passing, once", async (t) => {
   const s = await start(t, 'sqlite', { TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_COMMAND_WAIT: '1' });
-  await device(s);
+  await createDevice(s, IMEI);
   await rule(s, {
     alertName: 'ForbiddenArea',
     params: { zone: await zone(s) },
@@ -365,7 +360,7 @@ if (await postgresAvailable()) {
   test('rules: two instances on PostgreSQL and Redis raise each alert once (the same positions through both, and the time passing on both)', async (t) => {
     const clock = new ManualClock(new Date(T0));
     const [a, b] = await startPair(t, {}, clock);
-    await device(a);
+    await createDevice(a, IMEI);
     await rule(a, { alertName: 'SpeedLimit', params: { speed: 90 } });
     await rule(a, { alertName: 'Offline', params: { minutes: 5 } });
     const batch = [loc(0, { speed: 50 }), loc(10, { speed: 120 }), loc(20, { speed: 130 })];

@@ -1,15 +1,10 @@
 import test from 'ava';
 import { ManualClock } from '../../core/clock.js';
 import { backends } from '../helpers/backends.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { createDevice, startServer, type TestServer } from '../helpers/server.js';
 import { startSmsReceiver } from '../helpers/receivers.js';
 
 const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
-
-async function device(s: TestServer, id: string, extra: Record<string, unknown> = {}): Promise<void> {
-  const r = await s.request('POST', '/api/devices', { token: s.adminToken, body: { id, name: id, ...extra } });
-  if (r.status !== 201) throw new Error(JSON.stringify(r.body));
-}
 
 /** What a tracker's connection leaves on its record: the protocol (as the gateway's touch writes it). */
 async function connectedWith(s: TestServer, id: string, protocol: string): Promise<void> {
@@ -22,7 +17,7 @@ for (const backend of await backends()) {
     const clock = new ManualClock(T0);
     const s = await startServer(backend, { clock });
     t.teardown(() => s.stop());
-    await device(s, 'd1');
+    await createDevice(s, 'd1');
     const a = await s.request('POST', '/api/devices/d1/sendCommand', {
       token: s.adminToken,
       body: { command: 'getinfo' },
@@ -85,7 +80,7 @@ for (const backend of await backends()) {
   test(`api.commands (${backend}): execute or admin may send; read and write users 403; another account 404`, async (t) => {
     const s = await startServer(backend);
     t.teardown(() => s.stop());
-    await device(s, 'd1');
+    await createDevice(s, 'd1');
     const mk = async (email: string, privileges: string[]) => {
       const r = await s.request('POST', '/api/users', {
         token: s.adminToken,
@@ -133,9 +128,9 @@ for (const backend of await backends()) {
   test(`api.commands (${backend}): bad input is a 400 naming the problem; OsmAnd and an expired device are 409; a deleted device's commands go with it`, async (t) => {
     const s = await startServer(backend);
     t.teardown(() => s.stop());
-    await device(s, 'd1');
-    await device(s, '356307042441013');
-    await device(s, 'phone');
+    await createDevice(s, 'd1');
+    await createDevice(s, '356307042441013');
+    await createDevice(s, 'phone');
     await connectedWith(s, '356307042441013', 'gps103');
     await connectedWith(s, 'phone', 'osmand');
     const send = (id: string, body: unknown) =>
@@ -171,7 +166,7 @@ for (const backend of await backends()) {
       'nothing refused is stored',
     );
     t.is((await send('d1', { command: 'AQID', format: 'Base64' })).status, 200);
-    await device(s, 'old', { expires: '2020-01-01T00:00:00Z' });
+    await createDevice(s, 'old', { expires: '2020-01-01T00:00:00Z' });
     t.is(
       (await send('old', { command: 'getinfo' })).body.code,
       'DEVICE_EXPIRED',
@@ -179,7 +174,7 @@ for (const backend of await backends()) {
     );
     // a deleted device takes its commands with it: a new device of the same id starts without any
     t.is((await s.request('DELETE', '/api/devices/d1', { token: s.adminToken })).status, 200);
-    await device(s, 'd1');
+    await createDevice(s, 'd1');
     t.deepEqual((await s.request('GET', '/api/devices/d1/commands', { token: s.adminToken })).body.commands, []);
     const doc = (await s.request('GET', '/api/openapi.json')).body;
     t.truthy(doc.paths['/api/devices/{deviceId}/sendCommand']?.post, 'sendCommand is in the OpenAPI document');
@@ -191,7 +186,7 @@ for (const backend of await backends()) {
 test('api.commands: sms needs TRACKGATE_SMS_URL and the device min (409 saying which); with both, the SMS gateway gets the text and the command is sent', async (t) => {
   const without = await startServer('sqlite');
   t.teardown(() => without.stop());
-  await device(without, 'd1', { min: '+34600111222' });
+  await createDevice(without, 'd1', { min: '+34600111222' });
   const r1 = await without.request('POST', '/api/devices/d1/sendCommand', {
     token: without.adminToken,
     body: { command: 'getinfo', sms: true },
@@ -204,8 +199,8 @@ test('api.commands: sms needs TRACKGATE_SMS_URL and the device min (409 saying w
   t.teardown(() => sms.close());
   const s = await startServer('sqlite', { env: { TRACKGATE_SMS_URL: sms.url } });
   t.teardown(() => s.stop());
-  await device(s, 'd1', { min: '+34600111222' });
-  await device(s, 'd2');
+  await createDevice(s, 'd1', { min: '+34600111222' });
+  await createDevice(s, 'd2');
   const noMin = await s.request('POST', '/api/devices/d2/sendCommand', {
     token: s.adminToken,
     body: { command: 'getinfo', sms: true },
@@ -227,7 +222,7 @@ test('api.commands: an SMS gateway that refuses the command is 502 SMS_FAILED an
   t.teardown(() => sms.close());
   const s = await startServer('sqlite', { env: { TRACKGATE_SMS_URL: sms.url } });
   t.teardown(() => s.stop());
-  await device(s, 'd1', { min: '+34600111222' });
+  await createDevice(s, 'd1', { min: '+34600111222' });
   const r = await s.request('POST', '/api/devices/d1/sendCommand', {
     token: s.adminToken,
     body: { command: 'getinfo', sms: true },

@@ -1,16 +1,11 @@
 import test from 'ava';
 import { backends } from '../helpers/backends.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { createDevice, startServer } from '../helpers/server.js';
 import { ManualClock } from '../../core/clock.js';
 import { TrackerClient } from '../helpers/tracker-client.js';
 import * as F from '../helpers/frames.js';
 
 const NOW = '2026-03-01T12:00:00Z';
-
-async function device(s: TestServer, id = 'dev1'): Promise<void> {
-  const r = await s.request('POST', '/api/devices', { token: s.adminToken, body: { id, name: id } });
-  if (r.status !== 201) throw new Error(JSON.stringify(r.body));
-}
 
 /** `{"a":{"a":…{}}}` nested `levels` deep, as JSON text (JSON.stringify itself gives up near 5,000 levels). */
 const nested = (levels: number): string => '{"a":'.repeat(levels - 1) + '{}' + '}'.repeat(levels - 1);
@@ -19,7 +14,7 @@ for (const backend of await backends()) {
   test(`api.input (${backend}): a location dated over 25 h ahead, before 2000 or with impossible values is a 400 naming the field; nothing of the request is stored`, async (t) => {
     const s = await startServer(backend, { clock: new ManualClock(NOW) });
     t.teardown(() => s.stop());
-    await device(s);
+    await createDevice(s, 'dev1');
     const token = s.adminToken;
     const post = (body: object) => s.request('POST', '/api/devices/dev1/locations', { token, body });
     const ok = { dateTime: '2026-03-02T12:59:59Z', latitude: 1, longitude: 2 };
@@ -63,7 +58,7 @@ for (const backend of await backends()) {
   test(`api.input (${backend}): an impossible calendar date is a 400 in every date-time field of the API`, async (t) => {
     const s = await startServer(backend);
     t.teardown(() => s.stop());
-    await device(s);
+    await createDevice(s, 'dev1');
     const token = s.adminToken;
     const user = { name: 'U', email: 'u@example.com', country: 'ES', timeZone: 'Europe/Madrid' };
     const where: [string, string, (d: string) => object, string][] = [
@@ -136,7 +131,7 @@ for (const backend of await backends()) {
   test(`api.input (${backend}): a NUL character in any string of a body is a 400 and changes nothing stored`, async (t) => {
     const s = await startServer(backend);
     t.teardown(() => s.stop());
-    await device(s);
+    await createDevice(s, 'dev1');
     const token = s.adminToken;
     await s.request('POST', '/api/devices/dev1/locations', {
       token,
@@ -207,7 +202,7 @@ for (const backend of await backends()) {
   test(`api.input (${backend}): a body nested deeper than 32 levels, or attributes over 16 KiB, is a 400; within the bounds it is stored`, async (t) => {
     const s = await startServer(backend);
     t.teardown(() => s.stop());
-    await device(s);
+    await createDevice(s, 'dev1');
     const token = s.adminToken;
     const post = (attributes: unknown, minute = 0) => {
       const location = JSON.stringify({
@@ -258,7 +253,7 @@ test('api.input: a tracker fix before 2000 or over 25 h ahead is acknowledged an
   const s = await startServer('sqlite', { env: { TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_GT06_PORT: '0' } });
   t.teardown(() => s.stop());
   const imei = '356307042441013';
-  await device(s, imei);
+  await createDevice(s, imei);
   const token = s.adminToken;
   const c = await TrackerClient.connect(s.running.ports.teltonika);
   t.teardown(() => c.end());

@@ -2,7 +2,7 @@ import test, { type ExecutionContext } from 'ava';
 import dgram from 'node:dgram';
 import { readFileSync } from 'node:fs';
 import mqtt from 'mqtt';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { createDevice, startServer, type TestServer } from '../helpers/server.js';
 import { backends, type Backend } from '../helpers/backends.js';
 import { TrackerClient } from '../helpers/tracker-client.js';
 import { until } from '../helpers/wait.js';
@@ -32,13 +32,8 @@ async function start(
   return s;
 }
 
-async function device(s: TestServer, body: Record<string, unknown>): Promise<void> {
-  const r = await s.request('POST', '/api/devices', {
-    token: s.adminToken,
-    body: { name: String(body.id), alertEmails: [], ...body },
-  });
-  if (r.status !== 201) throw new Error(JSON.stringify(r.body));
-}
+const device = (s: TestServer, body: Record<string, unknown>) =>
+  createDevice(s, String(body.id), { alertEmails: [], ...body });
 
 /** One scrape, parsed: `value(name, labels)` is the sample with exactly those labels (0 when there is none). */
 interface Scrape {

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { createDevice, startServer, type TestServer } from '../helpers/server.js';
 import {
   startSmtpReceiver,
   startSmsReceiver,
@@ -43,10 +43,8 @@ async function setup(
   return { s, smtp, sms, clock };
 }
 
-async function device(s: TestServer, body: Record<string, unknown>): Promise<void> {
-  const r = await s.request('POST', '/api/devices', { token: s.adminToken, body: { name: 'Truck 7', ...body } });
-  if (r.status !== 201) throw new Error(JSON.stringify(r.body));
-}
+const device = (s: TestServer, body: Record<string, unknown>) =>
+  createDevice(s, String(body.id), { name: 'Truck 7', ...body });
 
 const raise = (s: TestServer, id: string, alertName = 'SOSButton') =>
   s.request('POST', `/api/devices/${id}/alerts`, {

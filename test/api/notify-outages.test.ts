@@ -8,7 +8,7 @@ import test from 'ava';
 import http from 'node:http';
 import net from 'node:net';
 import { SMTPServer } from 'smtp-server';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { createDevice, startServer, type TestServer } from '../helpers/server.js';
 import { closedPort, startSmtpReceiver, type SmtpReceiver } from '../helpers/receivers.js';
 import { ManualClock } from '../../core/clock.js';
 import { capturingLogger } from '../helpers/capture-logger.js';
@@ -107,10 +107,7 @@ async function hangingSms(): Promise<{ url: string; received: string[]; hang: bo
   return gateway;
 }
 
-async function device(s: TestServer, body: Record<string, unknown>): Promise<void> {
-  const r = await s.request('POST', '/api/devices', { token: s.adminToken, body: { name: String(body.id), ...body } });
-  if (r.status !== 201) throw new Error(JSON.stringify(r.body));
-}
+const device = (s: TestServer, body: Record<string, unknown>) => createDevice(s, String(body.id), body);
 
 const raise = async (s: TestServer, id: string): Promise<number> => {
   const r = await s.request('POST', `/api/devices/${id}/alerts`, {

@@ -3,7 +3,7 @@ import mqtt from 'mqtt';
 import { ManualClock } from '../../core/clock.js';
 import { postgresAvailable } from '../helpers/backends.js';
 import { startPair } from '../helpers/instances.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { createDevice, startServer, type TestServer } from '../helpers/server.js';
 import { TrackerClient, readTeltonikaCommand, teltonikaSession } from '../helpers/tracker-client.js';
 import { until } from '../helpers/wait.js';
 import * as F from '../helpers/frames.js';
@@ -12,11 +12,6 @@ const IMEI = '356307042441013';
 // sendCommand waits for the answer as long as configuration allows: a busy machine may take seconds to answer
 const COMMAND_WAIT_S = 120;
 const ENV = { TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_COMMAND_WAIT: String(COMMAND_WAIT_S) };
-
-async function device(s: TestServer, id = IMEI): Promise<void> {
-  const r = await s.request('POST', '/api/devices', { token: s.adminToken, body: { id, name: id } });
-  if (r.status !== 201) throw new Error(JSON.stringify(r.body));
-}
 
 /** The device's connection is recorded (off the login's acknowledgement path): instances then know it is online. */
 async function connectionRecorded(s: TestServer, id = IMEI): Promise<void> {
@@ -32,7 +27,7 @@ const send = (s: TestServer, body: Record<string, unknown>, id = IMEI) =>
 
 /** A sends, the device is on B: delivered, answered on B, and A's POST answers with the reply. */
 async function acrossInstances(t: import('ava').ExecutionContext, a: TestServer, b: TestServer): Promise<void> {
-  await device(a);
+  await createDevice(a, IMEI);
   const c = await teltonikaSession(t, b.running.ports.teltonika, IMEI);
   await connectionRecorded(a);
   const pending = send(a, { command: 'getinfo' });
@@ -68,7 +63,7 @@ if (await postgresAvailable()) {
 
   test('gateway.commands: an API user on instance A sees on live/<id>/commands the status changes made on B, where the device is, each once', async (t) => {
     const [a, b] = await startPair(t, { ...ENV, TRACKGATE_MQTT_PORT: '0' });
-    await device(a);
+    await createDevice(a, IMEI);
     const watcher = await mqtt.connectAsync(`mqtt://127.0.0.1:${a.running.ports.mqtt}`, {
       username: 'admin',
       password: a.adminToken,
@@ -95,7 +90,7 @@ if (await postgresAvailable()) {
 
   test('gateway.commands: a command for a device connected to no instance answers queued at once, also with several instances', async (t) => {
     const [a] = await startPair(t, ENV);
-    await device(a);
+    await createDevice(a, IMEI);
     const started = Date.now();
     const r = await send(a, { command: 'getinfo' });
     t.is(r.status, 200, JSON.stringify(r.body));
@@ -108,7 +103,7 @@ test('gateway.commands: a queued command whose ttl passed becomes expired in the
   const clock = new ManualClock(new Date('2026-03-01T10:00:00Z'));
   const s = await startServer('sqlite', { env: ENV, clock });
   t.teardown(() => s.stop());
-  await device(s);
+  await createDevice(s, IMEI);
   const r = await send(s, { command: 'setdigout 1', ttl: 60 });
   t.is(r.body.command.status, 'queued');
   const status = async () => (await s.running.db('commands').where({ id: r.body.command.id }).first()).status as string;

@@ -1,6 +1,6 @@
 import test from 'ava';
 import dgram from 'node:dgram';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { createDevice, startTestServer, type Teardown, type TestServer } from '../helpers/server.js';
 import { until } from '../helpers/wait.js';
 import * as F from '../helpers/frames.js';
 
@@ -36,11 +36,9 @@ async function udpDevice(t: { teardown(fn: () => unknown): void }, s: TestServer
 const answerDatagram = (text: string, avlPacketId: number): Buffer =>
   F.teltonikaUdp(IMEI, avlPacketId, F.teltonikaAnswerData(text));
 
-async function start(t: { teardown(fn: () => unknown): void }): Promise<TestServer> {
-  const s = await startServer('sqlite', { env: ENV });
-  t.teardown(() => s.stop());
-  const r = await s.request('POST', '/api/devices', { token: s.adminToken, body: { id: IMEI, name: IMEI } });
-  if (r.status !== 201) throw new Error(JSON.stringify(r.body));
+async function start(t: Teardown): Promise<TestServer> {
+  const s = await startTestServer(t, { env: ENV });
+  await createDevice(s, IMEI);
   return s;
 }
 

@@ -2,7 +2,7 @@ import test from 'ava';
 import { ManualClock } from '../../core/clock.js';
 import { encodeCodec12 } from '../../protocols/teltonika/teltonika.encoder.js';
 import { backends } from '../helpers/backends.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { createDevice, startServer, type TestServer } from '../helpers/server.js';
 import { TrackerClient, readTeltonikaCommand, teltonikaSession } from '../helpers/tracker-client.js';
 import { until } from '../helpers/wait.js';
 import * as F from '../helpers/frames.js';
@@ -22,11 +22,6 @@ async function start(
   return s;
 }
 
-async function device(s: TestServer, id = IMEI): Promise<void> {
-  const r = await s.request('POST', '/api/devices', { token: s.adminToken, body: { id, name: id } });
-  if (r.status !== 201) throw new Error(JSON.stringify(r.body));
-}
-
 const send = (s: TestServer, body: Record<string, unknown>, id = IMEI) =>
   s.request('POST', `/api/devices/${id}/sendCommand`, { token: s.adminToken, body });
 const commands = async (
@@ -38,7 +33,7 @@ const commands = async (
 for (const backend of await backends()) {
   test(`gateway.commands (${backend}): a connected Teltonika gets the command at once and sendCommand answers with its reply`, async (t) => {
     const s = await start(t, backend);
-    await device(s);
+    await createDevice(s, IMEI);
     const c = await teltonikaSession(t, s.running.ports.teltonika, IMEI);
     const pending = send(s, { command: 'getinfo' });
     t.is(await readTeltonikaCommand(c), 'getinfo');
@@ -59,7 +54,7 @@ for (const backend of await backends()) {
   test(`gateway.commands (${backend}): queued while offline, delivered in order one at a time after login, and survives a restart`, async (t) => {
     const first = await startServer(backend, { env: ENV });
     t.teardown(() => first.stop());
-    await device(first);
+    await createDevice(first, IMEI);
     const a = await send(first, { command: 'getver' });
     const b = await send(first, { command: 'setdigout 1', ttl: 3600 });
     t.is(a.body.command.status, 'queued');
@@ -88,7 +83,7 @@ for (const backend of await backends()) {
 
 test('gateway.commands: no reply within TRACKGATE_COMMAND_WAIT leaves the command sent, says so, and a late reply is still recorded', async (t) => {
   const s = await start(t, 'sqlite', { env: { TRACKGATE_COMMAND_WAIT: '1' } });
-  await device(s);
+  await createDevice(s, IMEI);
   const c = await teltonikaSession(t, s.running.ports.teltonika, IMEI);
   const pending = send(s, { command: 'getgps' });
   t.is(await readTeltonikaCommand(c), 'getgps');
@@ -102,7 +97,7 @@ test('gateway.commands: no reply within TRACKGATE_COMMAND_WAIT leaves the comman
 
 test('gateway.commands: a device that drops before answering gets the command again on its next connection, at most 3 times, then it has failed', async (t) => {
   const s = await start(t);
-  await device(s);
+  await createDevice(s, IMEI);
   const queued = await send(s, { command: 'cpureset' });
   for (let attempt = 1; attempt <= 3; attempt++) {
     const c = await teltonikaSession(t, s.running.ports.teltonika, IMEI);
@@ -124,7 +119,7 @@ test('gateway.commands: a device that drops before answering gets the command ag
 test('gateway.commands: a cancelled command is never delivered; an expired one neither', async (t) => {
   const clock = new ManualClock(Date.now());
   const s = await start(t, 'sqlite', { clock });
-  await device(s);
+  await createDevice(s, IMEI);
   const a = await send(s, { command: 'getver' });
   const b = await send(s, { command: 'getinfo', ttl: 60 });
   await send(s, { command: 'getgps', ttl: 600 });
@@ -145,7 +140,7 @@ test('gateway.commands: a cancelled command is never delivered; an expired one n
 
 test('gateway.commands: Hex is written as it is, and its answer is the one in flight', async (t) => {
   const s = await start(t);
-  await device(s);
+  await createDevice(s, IMEI);
   const c = await teltonikaSession(t, s.running.ports.teltonika, IMEI);
   const raw = encodeCodec12(Buffer.from('getio', 'latin1'));
   const pending = send(s, { command: raw.toString('hex').replace(/(..)/g, '$1 ').trim(), format: 'Hex' });
@@ -166,7 +161,7 @@ async function readGt06Command(c: TrackerClient): Promise<{ flag: number; text: 
 
 test('gateway.commands: GT06 answers are tied to their command by the echoed server flag, whatever their order', async (t) => {
   const s = await start(t, 'sqlite', { env: { TRACKGATE_GT06_PORT: '0', TRACKGATE_COMMAND_WAIT: '1' } });
-  await device(s);
+  await createDevice(s, IMEI);
   const c = await TrackerClient.connect(s.running.ports.gt06);
   t.teardown(() => c.end());
   c.write(F.gt06Login(IMEI, 1));
@@ -203,7 +198,7 @@ async function readText(c: TrackerClient, end: string): Promise<string> {
 
 test('gateway.commands: an H02 command carries its send time, and the V4 confirmation echoing word and time answers it', async (t) => {
   const s = await start(t, 'sqlite', { env: { TRACKGATE_H02_PORT: '0' } });
-  await device(s);
+  await createDevice(s, IMEI);
   const c = await TrackerClient.connect(s.running.ports.h02);
   t.teardown(() => c.end());
   const queued = await send(s, { command: 'S20,1,1' });
@@ -254,7 +249,7 @@ async function readJt808(c: TrackerClient): Promise<{ id: number; serial: number
 test('gateway.jt808: a text command goes as 0x8300 and the 0x0001 general response with its serial answers it', async (t) => {
   const terminal = '13912345678';
   const s = await start(t, 'sqlite', { env: { TRACKGATE_JT808_PORT: '0' } });
-  await device(s, terminal);
+  await createDevice(s, terminal);
   const c = await TrackerClient.connect(s.running.ports.jt808);
   t.teardown(() => c.end());
   c.write(F.jt808Location(terminal, { time: new Date(Date.UTC(2026, 2, 1, 10)), lat: 40.4, lon: -3.7 }, 5));
@@ -278,7 +273,7 @@ test('gateway.jt808: a text command goes as 0x8300 and the 0x0001 general respon
 
 test('gateway.commands: a Text queued before the protocol was known, which the protocol cannot carry, fails with the reason and the next one goes', async (t) => {
   const s = await start(t);
-  await device(s);
+  await createDevice(s, IMEI);
   const long = await send(s, { command: 'x'.repeat(200) });
   t.is(long.body.command.status, 'queued', 'unchecked: the device never connected');
   await send(s, { command: 'getver' });
@@ -292,7 +287,7 @@ test('gateway.commands: a Text queued before the protocol was known, which the p
 
 test('gateway.commands: two commands sent at once to a connected device go one after the other, each POST with its own answer', async (t) => {
   const s = await start(t);
-  await device(s);
+  await createDevice(s, IMEI);
   const c = await teltonikaSession(t, s.running.ports.teltonika, IMEI);
   const first = send(s, { command: 'getver' });
   const second = send(s, { command: 'getinfo' });
@@ -309,7 +304,7 @@ test('gateway.commands: two commands sent at once to a connected device go one a
 
 test('gateway.commands: a reply that matches no command is kept in the device log (GET /api/devices/{id}/log), newest first; another account cannot read it', async (t) => {
   const s = await start(t, 'sqlite', { env: { TRACKGATE_GT06_PORT: '0' } });
-  await device(s);
+  await createDevice(s, IMEI);
   const c = await TrackerClient.connect(s.running.ports.gt06);
   t.teardown(() => c.end());
   c.write(F.gt06Login(IMEI, 1));

@@ -2,9 +2,9 @@
  * The device record's `model` reaches the decoders through real sockets: device record -> gateway
  * -> the decoder's model branch -> the stored location and alert.
  */
-import test, { type ExecutionContext } from 'ava';
+import test from 'ava';
 import dgram from 'node:dgram';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { createDevice, startTestServer, type Teardown, type TestServer } from '../helpers/server.js';
 import { TrackerClient } from '../helpers/tracker-client.js';
 import { capturingLogger, type CapturingLogger } from '../helpers/capture-logger.js';
 import { frameBytes, loadVectors } from '../helpers/vectors.js';
@@ -22,19 +22,7 @@ const fix = (i: number): F.Fix => ({
 /** Teltonika IO 247: a crash on FM models (Traccar's `accident`), something else on others */
 const CRASH = { 247: 1 };
 
-async function start(t: ExecutionContext, logger?: CapturingLogger): Promise<TestServer> {
-  const s = await startServer('sqlite', { env: PORTS, logger });
-  t.teardown(() => s.stop());
-  return s;
-}
-
-async function device(s: TestServer, id: string, model?: string): Promise<void> {
-  const r = await s.request('POST', '/api/devices', {
-    token: s.adminToken,
-    body: { id, name: id, ...(model !== undefined && { model }) },
-  });
-  if (r.status !== 201) throw new Error(JSON.stringify(r.body));
-}
+const start = (t: Teardown, logger?: CapturingLogger) => startTestServer(t, { env: PORTS, logger });
 
 const RANGE = { from: '2026-03-01T00:00:00Z', to: '2026-03-02T00:00:00Z' };
 
@@ -52,7 +40,7 @@ async function locations(
 
 test('devices: model is stored and shown, cleared by a PUT without it, and checked', async (t) => {
   const s = await start(t);
-  await device(s, '356307042441013', 'FMB920');
+  await createDevice(s, '356307042441013', { model: 'FMB920' });
   const path = '/api/devices/356307042441013';
   t.is((await s.request('GET', path, { token: s.adminToken })).body.device.model, 'FMB920');
   const patched = await s.request('PATCH', path, {
@@ -74,8 +62,8 @@ test('devices: model is stored and shown, cleared by a PUT without it, and check
 
 test("gateway.teltonika: an FM device's crash IO becomes an Accident alert; on a device without a model it stays io247", async (t) => {
   const s = await start(t);
-  await device(s, '356307042441013', 'FMB920');
-  await device(s, '356307042441014');
+  await createDevice(s, '356307042441013', { model: 'FMB920' });
+  await createDevice(s, '356307042441014');
   for (const imei of ['356307042441013', '356307042441014']) {
     const c = await TrackerClient.connect(s.running.ports.teltonika);
     t.teardown(() => c.end());
@@ -92,7 +80,7 @@ test("gateway.teltonika: an FM device's crash IO becomes an Accident alert; on a
 
 test("gateway.teltonika: a UDP datagram, decoded before its device is known, is stored as decoded for the device's model", async (t) => {
   const s = await start(t);
-  await device(s, '356307042441013', 'FMB920');
+  await createDevice(s, '356307042441013', { model: 'FMB920' });
   const sock = dgram.createSocket('udp4');
   t.teardown(() => sock.close());
   const reply = new Promise<Buffer>((r) => sock.once('message', (m) => r(m)));
@@ -104,7 +92,7 @@ test("gateway.teltonika: a UDP datagram, decoded before its device is known, is 
 test('gateway.gt06: alarm 0x09 is Tow on a VL103 and Vibration once the model is removed, from the next frame on', async (t) => {
   const s = await start(t);
   const imei = '356307042441013';
-  await device(s, imei, 'vl103');
+  await createDevice(s, imei, { model: 'vl103' });
   const c = await TrackerClient.connect(s.running.ports.gt06);
   t.teardown(() => c.end());
   c.write(F.gt06Login(imei, 1));
@@ -120,8 +108,8 @@ test('gateway.gt06: alarm 0x09 is Tow on a VL103 and Vibration once the model is
 
 test("gateway.jt808: a connection whose first frame is a position stores it as decoded for the device's model", async (t) => {
   const s = await start(t);
-  await device(s, '13912345678', 'G-360P');
-  await device(s, '13912345679');
+  await createDevice(s, '13912345678', { model: 'G-360P' });
+  await createDevice(s, '13912345679');
   for (const terminal of ['13912345678', '13912345679']) {
     const c = await TrackerClient.connect(s.running.ports.jt808);
     t.teardown(() => c.end());
@@ -138,7 +126,7 @@ test("gateway.gt06: a frame that cannot be read with the device's new model is l
   const logger = capturingLogger();
   const s = await start(t, logger);
   const imei = '356307042441013';
-  await device(s, imei);
+  await createDevice(s, imei);
   const c = await TrackerClient.connect(s.running.ports.gt06);
   t.teardown(() => c.end());
   c.write(F.gt06Login(imei, 1));

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import os from 'node:os';
 import path from 'node:path';
 import { generate } from 'selfsigned';
-import { ADMIN_KEY, startServer, testEnv, type TestServer } from '../../helpers/server.js';
+import { ADMIN_KEY, createDevice, startServer, testEnv, type TestServer } from '../../helpers/server.js';
 import { createStorage } from '../../helpers/backends.js';
 import { TrackerClient, readTeltonikaCommand, teltonikaSession } from '../../helpers/tracker-client.js';
 import { capturingLogger } from '../../helpers/capture-logger.js';
@@ -88,11 +88,6 @@ function spawnEdge(
   });
 }
 
-async function device(s: TestServer): Promise<void> {
-  const r = await s.request('POST', '/api/devices', { token: s.adminToken, body: { id: IMEI, name: 'edge' } });
-  if (r.status !== 201) throw new Error(JSON.stringify(r.body));
-}
-
 const stored = async (s: TestServer): Promise<string[]> =>
   (
     await s.request('POST', `/api/devices/${IMEI}/locations`, {
@@ -115,7 +110,7 @@ test('gateway.edge: an edge gateway over TLS with the shared secret stores throu
   const s = await startServer('sqlite', { storageEnv: storage.env, env: coreEnv });
   let stopped = false;
   t.teardown(() => (stopped ? undefined : s.running.stop()));
-  await device(s);
+  await createDevice(s, IMEI, { name: 'edge' });
   const linkPort = s.running.ports.gatewayLink;
   t.true(linkPort > 0);
 
@@ -175,7 +170,7 @@ test("gateway.edge: an edge gateway with --tls to the core's IP address links up
     },
   });
   t.teardown(() => s.stop());
-  await device(s);
+  await createDevice(s, IMEI, { name: 'edge' });
   // --tls trusts the system's authorities: Node's extra ones hold the core's self-signed certificate (IP SAN 127.0.0.1)
   const edge = await spawnEdge(
     t,
@@ -208,7 +203,7 @@ for (const processes of ['0', '1']) {
       },
     });
     t.teardown(() => s.stop());
-    await device(s);
+    await createDevice(s, IMEI, { name: 'edge' });
     const edge = await spawnEdge(t, `127.0.0.1:${s.running.ports.gatewayLink}`, { TRACKGATE_GATEWAY_SECRET: SECRET });
     const command = async (at: TrackerClient, text: string) => {
       const pending = s.request('POST', `/api/devices/${IMEI}/sendCommand`, {

@@ -7,7 +7,7 @@ import { INTEREST_EVERY_MS } from '../../../gateway/ipc/core-link.server.js';
 import { GATEWAY_NICE, GATEWAY_V8_FLAGS } from '../../../gateway/ipc/gateway-pool.js';
 import { messages, sleep, startHarness } from '../mqtt/mqtt-harness.js';
 import { postgresAvailable } from '../../helpers/backends.js';
-import { startServer, type TestServer } from '../../helpers/server.js';
+import { createDevice, startServer, startTestServer, type Teardown, type TestServer } from '../../helpers/server.js';
 import { TrackerClient, readTeltonikaCommand, teltonikaSession } from '../../helpers/tracker-client.js';
 import { PATIENCE_MS, until } from '../../helpers/wait.js';
 import * as F from '../../helpers/frames.js';
@@ -26,13 +26,9 @@ const ENV = {
   TRACKGATE_COMMAND_WAIT: '120',
 };
 
-async function start(t: { teardown(fn: () => unknown): void }): Promise<TestServer> {
-  const s = await startServer('sqlite', { env: ENV });
-  t.teardown(() => s.stop());
-  for (const id of [TELTONIKA, GT06]) {
-    const r = await s.request('POST', '/api/devices', { token: s.adminToken, body: { id, name: id } });
-    if (r.status !== 201) throw new Error(JSON.stringify(r.body));
-  }
+async function start(t: Teardown): Promise<TestServer> {
+  const s = await startTestServer(t, { env: ENV });
+  for (const id of [TELTONIKA, GT06]) await createDevice(s, id);
   return s;
 }
 

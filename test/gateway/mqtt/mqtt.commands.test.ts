@@ -1,6 +1,6 @@
 import test from 'ava';
 import mqtt, { type MqttClient } from 'mqtt';
-import { startServer, type TestServer } from '../../helpers/server.js';
+import { createDevice, startTestServer, type TestServer } from '../../helpers/server.js';
 import { until } from '../../helpers/wait.js';
 import { mosquitto } from './mqtt-harness.js';
 
@@ -10,13 +10,8 @@ const ENV = { TRACKGATE_MQTT_PORT: '0', TRACKGATE_COMMAND_WAIT: '120' };
 type T = { teardown(fn: () => unknown): void };
 
 async function start(t: T, env: Record<string, string> = {}): Promise<TestServer> {
-  const s = await startServer('sqlite', { env: { ...ENV, ...env } });
-  t.teardown(() => s.stop());
-  const r = await s.request('POST', '/api/devices', {
-    token: s.adminToken,
-    body: { id: DEVICE, name: DEVICE, mqttPassword: PASSWORD },
-  });
-  if (r.status !== 201) throw new Error(JSON.stringify(r.body));
+  const s = await startTestServer(t, { env: { ...ENV, ...env } });
+  await createDevice(s, DEVICE, { mqttPassword: PASSWORD });
   return s;
 }
 

@@ -4,7 +4,7 @@ import net from 'node:net';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
-import { startServer, testEnv, type TestServer } from '../../helpers/server.js';
+import { createDevice, startServer, startTestServer, testEnv, type TestServer } from '../../helpers/server.js';
 import { capturingLogger, type CapturingLogger } from '../../helpers/capture-logger.js';
 import { teltonikaSession } from '../../helpers/tracker-client.js';
 import { until } from '../../helpers/wait.js';
@@ -59,7 +59,7 @@ const metric = (text: string, line: string): number => {
 };
 
 async function start(t: ExecutionContext, logger: CapturingLogger, gatewayProcesses: string): Promise<TestServer> {
-  const s = await startServer('sqlite', {
+  const s = await startTestServer(t, {
     logger,
     env: {
       TRACKGATE_GATEWAY_PROCESSES: gatewayProcesses,
@@ -68,11 +68,7 @@ async function start(t: ExecutionContext, logger: CapturingLogger, gatewayProces
       TRACKGATE_OSMAND_PORT: '0',
     },
   });
-  t.teardown(() => s.stop());
-  for (const id of [IMEI, PHONE]) {
-    const r = await s.request('POST', '/api/devices', { token: s.adminToken, body: { id, name: id } });
-    if (r.status !== 201) throw new Error(JSON.stringify(r.body));
-  }
+  for (const id of [IMEI, PHONE]) await createDevice(s, id);
   return s;
 }
 
