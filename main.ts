@@ -23,10 +23,8 @@ import { protocols } from './protocols/index.js';
 import { openServerStorage, describeBackends } from './server/storage.js';
 import { createServices, describeNotifications, type Services } from './server/services.js';
 import { listenApi } from './server/api-server.js';
-import { startTrackers, startEdgeLink, type Trackers } from './server/trackers.js';
-import { startMqtt } from './server/mqtt.js';
-import { createDeviceLocator } from './server/device-locator.js';
-import { routeCommands } from './server/commands.js';
+import type { Trackers } from './server/trackers.js';
+import { startListeners } from './server/listeners.js';
 import { startForwarding, startRelays, startRules } from './server/background.js';
 import { firstStart, type Bootstrap } from './server/first-start.js';
 import { exitOnStartError, handleProcessExit } from './server/process-exit.js';
@@ -77,6 +75,11 @@ export function createLogger(config: Pick<Config, 'logLevel' | 'logFormat' | 'lo
   ) as unknown as Logger;
 }
 
+/** Closes what a start opened, the last opened first; a failure is logged and the rest still closed. */
+async function closeInReverse(closers: (() => Promise<void>)[], logger: Logger): Promise<void> {
+  while (closers.length) await closers.pop()!().catch((e: Error) => logger.warn({ err: e.message }, 'closing failed'));
+}
+
 export async function startTrackgate(config: Readonly<Config>, options: StartOptions = {}): Promise<Running> {
   const logger = options.logger ?? createLogger(config);
   const clock = options.clock ?? systemClock;
@@ -85,10 +88,7 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
   logger.info(describeBackends(config), 'storage ready');
   // What is open so far, closed in reverse order by stop() or by a start that fails half-way.
   const closers: (() => Promise<void>)[] = [storage.close];
-  const closeAll = async () => {
-    while (closers.length)
-      await closers.pop()!().catch((e: Error) => logger.warn({ err: e.message }, 'closing failed'));
-  };
+  const closeAll = () => closeInReverse(closers, logger);
   try {
     // a database that refuses writes (a full disk) is said at start, and a SQLite file deleted later
     const watch = await watchStorage({ db, clock, logger });
@@ -111,30 +111,11 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
       writesFailing: () => watch.problem() ?? services.ingest.writesFailing(),
     });
     closers.push(() => api.close());
-    const trackers = await startTrackers(config, services, clock, logger, metrics);
-    closers.push(() => trackers.gateway.stop());
-    // edge gateways (`trackgate gateway --core`) on their own link
-    const edge = await startEdgeLink(config, services, clock, logger);
-    if (edge) closers.push(() => edge.link.close());
-    // the gateway processes' (and edge gateways') listener counts, summed into this GET /metrics
-    metrics?.readAtScrape({
-      remoteTrackers: () => [...(trackers.link?.trackerCounts() ?? []), ...(edge?.link.trackerCounts() ?? [])],
-    });
-    const mqtt = await startMqtt(config, services, clock, metrics);
-    closers.push(() => mqtt.mqtt.stop());
-    // where each device is: commands, stale connections and the command upkeep all ask it
-    const locator = createDeviceLocator([trackers, ...(edge ? [edge] : []), mqtt.side], services.events);
-    closers.push(async () => locator.close());
-    closers.push(routeCommands({ commands: services.commands, events: services.events, locator, logger }));
-    const gateway: Running['gateway'] = {
-      ...locator.trackers,
-      ports: { ...trackers.gateway.ports, ...(edge && { gatewayLink: edge.port }) },
-      stop: () => trackers.gateway.stop(),
-    };
+    const { trackers, edge, mqtt, gateway } = await startListeners(config, services, clock, logger, metrics, closers);
 
     const rules = startRules(db, clock, services);
     closers.push(() => rules.stop());
-    const mqttPorts = mqtt.mqtt.ports as Record<string, number>;
+    const mqttPorts = mqtt.ports as Record<string, number>;
     const forwarding = startForwarding(config, db, clock, services, {
       ownPorts: [api.port, ...Object.values(gateway.ports), ...Object.values(mqttPorts)],
       userAgent: USER_AGENT,

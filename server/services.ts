@@ -224,6 +224,107 @@ function createCommands(config: Readonly<Config>, db: Db, clock: Clock, logger: 
   return { commands, close: async () => sms?.close() };
 }
 
+/** Notifications by email (TRACKGATE_SMTP_URL) and SMS (TRACKGATE_SMS_URL), within the accounts' quota. */
+function createNotifications(config: Readonly<Config>, db: Db, clock: Clock, logger: Logger, quota: QuotaStore) {
+  return createNotificationsService({
+    db,
+    clock,
+    logger,
+    quota,
+    sendTimeoutMs: config.notifyTimeoutMs,
+    channels: {
+      Email: config.smtpUrl
+        ? createSmtpNotifier({
+            url: config.smtpUrl,
+            from: config.mailFrom,
+            timeoutMs: config.notifyTimeoutMs,
+            openSocket: connectNoDelay,
+          })
+        : undefined,
+      SMS: config.smsUrl ? createSmsHttpNotifier({ url: config.smsUrl, timeoutMs: config.notifyTimeoutMs }) : undefined,
+    },
+  });
+}
+
+/** The one path of reports into storage: alerts recorded, and what a forward sends journaled, in the same transaction. */
+function createIngestPipeline(
+  db: Db,
+  clock: Clock,
+  logger: Logger,
+  events: EventBus,
+  notifications: NotificationsService,
+  metrics?: Metrics,
+  storage?: StorageWatch,
+) {
+  // what accounts with a forward store is journaled in the same transaction (core/forward/)
+  const journal = createForwardJournal({ db, clock, events });
+  const alertRecorder = createAlertRecorder({
+    db,
+    clock,
+    events,
+    notifier: notifications.notifier,
+    afterInsert: journal.alert,
+  });
+  const ingest = createIngestService({
+    db,
+    clock,
+    events,
+    alerts: alertRecorder,
+    logger,
+    afterWrite: journal.locations,
+    counts: metrics?.ingest,
+    fileLost: storage?.fileLost,
+  });
+  return { journal, alertRecorder, ingest };
+}
+
+/** What an account's users configure over REST: groups, users, zones, alert rules and forwards. */
+function createAccountResources(config: Readonly<Config>, db: Db, clock: Clock, events: EventBus) {
+  const groups = createGroupsService({
+    db,
+    clock,
+    onDevicesChanged: (ids) => ids.forEach((id) => events.deviceChanged(id)),
+  });
+  const users = createUsersService({ db, clock, onChange: (id) => events.userChanged(id) });
+  // a zone or rule changed: every instance's rule engine reads the account's rules again
+  const zones = createZonesService({ db, clock, onChanged: (accountId) => events.rulesChanged(accountId) });
+  const alertRules = createAlertRulesService({ db, clock, onChanged: (accountId) => events.rulesChanged(accountId) });
+  const forwardTargets = createForwardTargets({ allow: config.forwardAllow, timeoutMs: config.forwardTimeoutMs });
+  const forwards = createForwardsService({
+    db,
+    clock,
+    targets: forwardTargets,
+    onChanged: (accountId) => events.forwardsChanged(accountId),
+  });
+  return { groups, users, zones, alertRules, forwardTargets, forwards };
+}
+
+/** What createServices opened that its close closes, in this order. */
+interface Opened {
+  ingest: IngestService;
+  journal: { close(): void };
+  queue: { close(): Promise<unknown> };
+  notifications: NotificationsService;
+  counters: { close(): Promise<unknown> };
+  directory: DeviceDirectory;
+  redis: RedisClient | undefined;
+}
+
+async function closeServices(logger: Logger, o: Opened): Promise<void> {
+  // every listener is closed by now: what they submitted is committed before the database closes
+  if (!(await o.ingest.drain(INGEST_DRAIN_MS)))
+    logger.warn(
+      { waitedMs: INGEST_DRAIN_MS },
+      'stopping: locations still not committed; the database is closed under them (nothing of them was acknowledged)',
+    );
+  o.journal.close();
+  await o.queue.close();
+  await o.notifications.stop();
+  await o.counters.close();
+  await o.directory.close();
+  if (o.redis) await closeRedis(o.redis);
+}
+
 export async function createServices(
   config: Readonly<Config>,
   db: Db,
@@ -244,24 +345,7 @@ export async function createServices(
   const redis = await openRedis(config, logger);
   const counters = await openCounters(config, db, clock, logger, redis);
   const { limiters, quota, licenses } = counters;
-  const notifications = createNotificationsService({
-    db,
-    clock,
-    logger,
-    quota,
-    sendTimeoutMs: config.notifyTimeoutMs,
-    channels: {
-      Email: config.smtpUrl
-        ? createSmtpNotifier({
-            url: config.smtpUrl,
-            from: config.mailFrom,
-            timeoutMs: config.notifyTimeoutMs,
-            openSocket: connectNoDelay,
-          })
-        : undefined,
-      SMS: config.smsUrl ? createSmsHttpNotifier({ url: config.smsUrl, timeoutMs: config.notifyTimeoutMs }) : undefined,
-    },
-  });
+  const notifications = createNotifications(config, db, clock, logger, quota);
   const tokens = createTokensService({
     db,
     clock,
@@ -278,47 +362,16 @@ export async function createServices(
     counters: notifications.counters,
     onChange: (id) => events.deviceChanged(id),
   });
-  // what accounts with a forward store is journaled in the same transaction (core/forward/)
-  const journal = createForwardJournal({ db, clock, events });
-  const alertRecorder = createAlertRecorder({
-    db,
-    clock,
-    events,
-    notifier: notifications.notifier,
-    afterInsert: journal.alert,
-  });
-  const ingest = createIngestService({
-    db,
-    clock,
-    events,
-    alerts: alertRecorder,
-    logger,
-    afterWrite: journal.locations,
-    counts: metrics?.ingest,
-    fileLost: storage?.fileLost,
-  });
+  const pipeline = createIngestPipeline(db, clock, logger, events, notifications, metrics, storage);
+  const { journal, alertRecorder, ingest } = pipeline;
+
   // On SQLite this process is the only writer, so the REST read path may remember last locations.
   const locations = createLocationsService({ db, clock, events, ingest, cacheLastLocations: !config.databaseUrl });
   const alerts = createAlertsService({ db, ingest });
   // Every cache is cleared through the event bus (and so, with Redis, on every instance).
   events.onUserChanged((userId) => tokens.forget(userId));
   events.onAccountChanged((accountId) => notifications.forgetZone(accountId));
-  const groups = createGroupsService({
-    db,
-    clock,
-    onDevicesChanged: (ids) => ids.forEach((id) => events.deviceChanged(id)),
-  });
-  const users = createUsersService({ db, clock, onChange: (id) => events.userChanged(id) });
-  // a zone or rule changed: every instance's rule engine reads the account's rules again
-  const zones = createZonesService({ db, clock, onChanged: (accountId) => events.rulesChanged(accountId) });
-  const alertRules = createAlertRulesService({ db, clock, onChanged: (accountId) => events.rulesChanged(accountId) });
-  const forwardTargets = createForwardTargets({ allow: config.forwardAllow, timeoutMs: config.forwardTimeoutMs });
-  const forwards = createForwardsService({
-    db,
-    clock,
-    targets: forwardTargets,
-    onChanged: (accountId) => events.forwardsChanged(accountId),
-  });
+  const accountResources = createAccountResources(config, db, clock, events);
   const queue = createCommands(config, db, clock, logger, events);
   return {
     events,
@@ -329,12 +382,7 @@ export async function createServices(
     devices,
     locations,
     alerts,
-    groups,
-    users,
-    zones,
-    alertRules,
-    forwards,
-    forwardTargets,
+    ...accountResources,
     commands: queue.commands,
     notifications,
     quota,
@@ -345,19 +393,6 @@ export async function createServices(
     limiter: limiters.requests,
     mqttLogins: counters.mqttLogins,
     logger,
-    async close(): Promise<void> {
-      // every listener is closed by now: what they submitted is committed before the database closes
-      if (!(await ingest.drain(INGEST_DRAIN_MS)))
-        logger.warn(
-          { waitedMs: INGEST_DRAIN_MS },
-          'stopping: locations still not committed; the database is closed under them (nothing of them was acknowledged)',
-        );
-      journal.close();
-      await queue.close();
-      await notifications.stop();
-      await counters.close();
-      await directory.close();
-      if (redis) await closeRedis(redis);
-    },
+    close: () => closeServices(logger, { ingest, journal, queue, notifications, counters, directory, redis }),
   };
 }

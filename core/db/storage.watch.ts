@@ -50,6 +50,24 @@ function identity(file: string): Identity | undefined {
   return st && { dev: st.dev, ino: st.ino };
 }
 
+/** The error every write fails with once the SQLite file is gone; logs it and refuses writes to the file open. */
+function markFileLost(db: Db, logger: Logger, file: string, what: string): Error {
+  const lost = Object.assign(
+    new Error(
+      `the database file ${file} was ${what} while trackgate ran: what is written now would be lost at the next start, so writes are refused until trackgate is restarted`,
+    ),
+    { code: 'SQLITE_READONLY_DBMOVED' },
+  );
+  logger.error(
+    { file, err: lost.message },
+    'the database file is gone: writes are refused (trackers get no ack, REST writes 503), reads answer from the file still open; put the file back and restart trackgate (a start opens what is at the path: a new, empty database if nothing)',
+  );
+  refuseWrites(db).catch((e: Error) =>
+    logger.warn({ err: e.message }, 'refusing writes to the lost database file failed'),
+  );
+  return lost;
+}
+
 export async function watchStorage(deps: StorageWatchDeps): Promise<StorageWatch> {
   const { db, clock, logger } = deps;
   const probeMs = deps.probeMs ?? WRITE_PROBE_MS;
@@ -90,20 +108,7 @@ export async function watchStorage(deps: StorageWatchDeps): Promise<StorageWatch
     if (lost || !file || !opened) return lost;
     const now = identity(file);
     if (now && now.dev === opened.dev && now.ino === opened.ino) return undefined;
-    const what = now ? 'replaced by another file' : 'deleted (or moved)';
-    lost = Object.assign(
-      new Error(
-        `the database file ${file} was ${what} while trackgate ran: what is written now would be lost at the next start, so writes are refused until trackgate is restarted`,
-      ),
-      { code: 'SQLITE_READONLY_DBMOVED' },
-    );
-    logger.error(
-      { file, err: lost.message },
-      'the database file is gone: writes are refused (trackers get no ack, REST writes 503), reads answer from the file still open; put the file back and restart trackgate (a start opens what is at the path: a new, empty database if nothing)',
-    );
-    refuseWrites(db).catch((e: Error) =>
-      logger.warn({ err: e.message }, 'refusing writes to the lost database file failed'),
-    );
+    lost = markFileLost(db, logger, file, now ? 'replaced by another file' : 'deleted (or moved)');
     return lost;
   }
 

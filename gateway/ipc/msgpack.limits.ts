@@ -56,36 +56,6 @@ export function msgpackProblem(buf: Uint8Array, limits: MsgpackLimits): string |
       if (header < 0) return `holds a MessagePack type (0x${token.toString(16)}) the link does not take`;
       if (pos + header > end) return TRUNCATED;
       switch (token) {
-        case 0xc4:
-        case 0xd9:
-          pos += 1 + buf[pos];
-          break; // bin 8, str 8
-        case 0xc5:
-        case 0xda:
-          pos += 2 + uint16(buf, pos);
-          break; // bin 16, str 16
-        case 0xc6:
-        case 0xdb:
-          pos += 4 + uint32(buf, pos);
-          break; // bin 32, str 32
-        case 0xca:
-        case 0xce:
-        case 0xd2:
-          pos += 4;
-          break; // float 32, (u)int 32
-        case 0xcb:
-        case 0xcf:
-        case 0xd3:
-          pos += 8;
-          break; // float 64, (u)int 64
-        case 0xcc:
-        case 0xd0:
-          pos += 1;
-          break; // (u)int 8
-        case 0xcd:
-        case 0xd1:
-          pos += 2;
-          break; // (u)int 16
         case 0xdc:
           children = uint16(buf, pos);
           pos += 2;
@@ -103,14 +73,9 @@ export function msgpackProblem(buf: Uint8Array, limits: MsgpackLimits): string |
           pos += 4;
           break; // map 32
         default: {
-          // fixext 1, 4, 8; ext 8
-          const size = token === 0xd4 ? 1 : token === 0xd6 ? 4 : token === 0xd7 ? 8 : buf[pos++];
-          const type = buf[pos++];
-          const ok =
-            type === UNDEFINED ? token === 0xd4 : type === TIMESTAMP && (size === 4 || size === 8 || size === 12);
-          if (!ok)
-            return `holds a MessagePack extension (type ${type > 127 ? type - 256 : type}, ${size} bytes) the link does not take`;
-          pos += size;
+          const next = skipScalar(buf, pos, token);
+          if (typeof next === 'string') return next;
+          pos = next;
         }
       }
     }
@@ -129,6 +94,48 @@ export function msgpackProblem(buf: Uint8Array, limits: MsgpackLimits): string |
 }
 
 const TRUNCATED = 'ends inside a value';
+
+/**
+ * Where a string, binary, number or extension ends, its header's bytes at `pos` after `token`, or
+ * why the link does not take it: a number, not an object, as the walk allocates nothing per value.
+ */
+function skipScalar(buf: Uint8Array, pos: number, token: number): number | string {
+  switch (token) {
+    case 0xc4:
+    case 0xd9:
+      return pos + 1 + buf[pos]; // bin 8, str 8
+    case 0xc5:
+    case 0xda:
+      return pos + 2 + uint16(buf, pos); // bin 16, str 16
+    case 0xc6:
+    case 0xdb:
+      return pos + 4 + uint32(buf, pos); // bin 32, str 32
+    case 0xca:
+    case 0xce:
+    case 0xd2:
+      return pos + 4; // float 32, (u)int 32
+    case 0xcb:
+    case 0xcf:
+    case 0xd3:
+      return pos + 8; // float 64, (u)int 64
+    case 0xcc:
+    case 0xd0:
+      return pos + 1; // (u)int 8
+    case 0xcd:
+    case 0xd1:
+      return pos + 2; // (u)int 16
+    default: {
+      // fixext 1, 4, 8; ext 8
+      let at = pos;
+      const size = token === 0xd4 ? 1 : token === 0xd6 ? 4 : token === 0xd7 ? 8 : buf[at++];
+      const type = buf[at++];
+      const ok = type === UNDEFINED ? token === 0xd4 : type === TIMESTAMP && (size === 4 || size === 8 || size === 12);
+      if (!ok)
+        return `holds a MessagePack extension (type ${type > 127 ? type - 256 : type}, ${size} bytes) the link does not take`;
+      return at + size;
+    }
+  }
+}
 
 const uint16 = (b: Uint8Array, at: number): number => (b[at] << 8) | b[at + 1];
 const uint32 = (b: Uint8Array, at: number): number =>

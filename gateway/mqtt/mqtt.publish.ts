@@ -166,33 +166,36 @@ function inArrivalOrder<T>(session: Session, step: () => Promise<T>): Promise<T>
   return run;
 }
 
+/**
+ * Throttles, checks the device is still active, takes a slot and hands over; settles with the
+ * commit. Not an async function, and nothing that waits for the commit refers to `work`: its
+ * reports (held by `run`) are garbage once the ingest has made rows of them.
+ */
+function handOver(
+  deps: PublishDeps,
+  releaseSlot: () => void,
+  session: Session,
+  work: Exclude<Work, { kind: 'rejected' }>,
+  protocol: string,
+  waitMs: number,
+): Promise<unknown> {
+  const { directory, pending } = deps;
+  return inArrivalOrder(session, async () => {
+    if (waitMs > 0) await sleep(waitMs);
+    if (work.kind === 'ignored') return { committed: Promise.resolve(0) };
+    const device = await currentDevice(directory, session, protocol);
+    await pending.acquire();
+    const committed = work.run(device).finally(releaseSlot);
+    void directory.touch(device, protocol);
+    return { committed };
+  }).then(commitOf);
+}
+
 export function createPublishHandler(deps: PublishDeps): PublishHandler {
-  const { directory, logger, pending } = deps;
+  const { logger, pending } = deps;
   const stats: PublishStats = { accepted: 0, rejected: 0, ignored: 0, refused: 0, failed: 0 };
   /** made here, not in handOver: a closure made there would keep handOver's `work` until the commit */
   const releaseSlot = (): void => pending.release();
-
-  /**
-   * Throttles, checks the device is still active, takes a slot and hands over; settles with the
-   * commit. Not an async function, and nothing that waits for the commit refers to `work`: its
-   * reports (held by `run`) are garbage once the ingest has made rows of them.
-   */
-  function handOver(
-    session: Session,
-    work: Exclude<Work, { kind: 'rejected' }>,
-    protocol: string,
-    waitMs: number,
-  ): Promise<unknown> {
-    return inArrivalOrder(session, async () => {
-      if (waitMs > 0) await sleep(waitMs);
-      if (work.kind === 'ignored') return { committed: Promise.resolve(0) };
-      const device = await currentDevice(directory, session, protocol);
-      await pending.acquire();
-      const committed = work.run(device).finally(releaseSlot);
-      void directory.touch(device, protocol);
-      return { committed };
-    }).then(commitOf);
-  }
 
   function authorize(
     client: Client,
@@ -230,7 +233,7 @@ export function createPublishHandler(deps: PublishDeps): PublishHandler {
     }
     const protocol = route.kind === 'owntracks' ? OWNTRACKS_PROTOCOL : PROTOCOL;
     const ignored = work.kind === 'ignored';
-    handOver(session, work, protocol, waitMs).then(
+    handOver(deps, releaseSlot, session, work, protocol, waitMs).then(
       () => {
         if (ignored) stats.ignored++;
         else stats.accepted++;

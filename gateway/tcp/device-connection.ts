@@ -12,7 +12,13 @@ import type { Socket } from 'node:net';
 import { ProtocolError, type DecodeResult, type FrameSplitter, type ProtocolModule } from '../../protocols/types.js';
 import type { Clock } from '../../core/clock.js';
 import type { ConnectionRegistry } from './connection-registry.js';
-import { handleDecoded, logMalformed, showUndecodable, type GatewayDeps } from '../shared/frame-handler.js';
+import {
+  handleDecoded,
+  logMalformed,
+  showUndecodable,
+  type FrameOutcome,
+  type GatewayDeps,
+} from '../shared/frame-handler.js';
 import { CONNECTION_LOG, LogBudget } from '../shared/log-budget.js';
 import { logStorageFailure } from '../shared/storage-failures.js';
 import { ConnectionCommands, type CommandQueue } from '../shared/connection-commands.js';
@@ -352,48 +358,12 @@ export class DeviceConnection {
     const outcome = await stored;
     if (this.closed) return;
     switch (outcome.kind) {
-      case 'ok': {
-        const identified = this.identity !== outcome.device.id;
-        if (identified) {
-          this.forgetIdentity();
-          this.identity = outcome.device.id;
-          this.o.registry.claim(outcome.device.id, this);
-          this.stopAwaitingIdentity();
-          this.o.logger.info(this.where(), 'tracker identified');
-          this.commands = this.commandsOf(outcome.device.id);
-        }
-        this.model = outcome.device.model ?? undefined;
-        if (reportsOrAsks || outcome.commandResults) this.proven();
-        for (const reply of outcome.replies) this.socket.write(reply);
-        if (outcome.replies.length) this.o.counts?.acknowledged(arrivedAt);
-        if (outcome.commandResults) {
-          await this.commands?.answer(outcome.commandResults).catch((e: unknown) => {
-            if (!this.quiet)
-              this.o.logger.warn({ ...this.where(), err: (e as Error).message }, 'recording a command answer failed');
-          });
-        }
-        // after the login's reply: the queued commands follow it on the wire
-        if (identified) this.commands?.kick();
+      case 'ok':
+        await this.storedOk(outcome, reportsOrAsks, arrivedAt);
         return;
-      }
       case 'rejected':
       case 'invalid':
-        // Whatever this connection was before, it is not a known device now: a later frame
-        // without an identity of its own must not be stored under an earlier one.
-        this.forgetIdentity();
-        if ((this.refusedLog ??= this.budget('frames of unknown, expired or invalid identities')).take(this.now())) {
-          if (outcome.kind === 'rejected')
-            this.o.logger.info(
-              { ...this.where(), identifier: outcome.identity },
-              'frame of an unknown or expired device: not stored',
-            );
-          else
-            this.o.logger.warn(
-              { ...this.where(), identifier: outcome.identity.slice(0, 80), reason: outcome.reason },
-              'frame with an invalid identity: not stored',
-            );
-        }
-        if (outcome.rejection) this.socket.write(outcome.rejection);
+        this.refusedIdentity(outcome);
         return;
       case 'failed': {
         // Frames queued behind this one are not handled either: an acknowledgement of a later
@@ -414,5 +384,54 @@ export class DeviceConnection {
       case 'anonymous':
         return;
     }
+  }
+
+  /** A frame stored (or with nothing to store): the identity it proved, its replies, its command answers. */
+  private async storedOk(
+    outcome: Extract<FrameOutcome, { kind: 'ok' }>,
+    reportsOrAsks: boolean,
+    arrivedAt: number,
+  ): Promise<void> {
+    const identified = this.identity !== outcome.device.id;
+    if (identified) {
+      this.forgetIdentity();
+      this.identity = outcome.device.id;
+      this.o.registry.claim(outcome.device.id, this);
+      this.stopAwaitingIdentity();
+      this.o.logger.info(this.where(), 'tracker identified');
+      this.commands = this.commandsOf(outcome.device.id);
+    }
+    this.model = outcome.device.model ?? undefined;
+    if (reportsOrAsks || outcome.commandResults) this.proven();
+    for (const reply of outcome.replies) this.socket.write(reply);
+    if (outcome.replies.length) this.o.counts?.acknowledged(arrivedAt);
+    if (outcome.commandResults) {
+      await this.commands?.answer(outcome.commandResults).catch((e: unknown) => {
+        if (!this.quiet)
+          this.o.logger.warn({ ...this.where(), err: (e as Error).message }, 'recording a command answer failed');
+      });
+    }
+    // after the login's reply: the queued commands follow it on the wire
+    if (identified) this.commands?.kick();
+  }
+
+  /** A frame of an unknown, expired or invalid identity: nothing stored. */
+  private refusedIdentity(outcome: Extract<FrameOutcome, { kind: 'rejected' | 'invalid' }>): void {
+    // Whatever this connection was before, it is not a known device now: a later frame
+    // without an identity of its own must not be stored under an earlier one.
+    this.forgetIdentity();
+    if ((this.refusedLog ??= this.budget('frames of unknown, expired or invalid identities')).take(this.now())) {
+      if (outcome.kind === 'rejected')
+        this.o.logger.info(
+          { ...this.where(), identifier: outcome.identity },
+          'frame of an unknown or expired device: not stored',
+        );
+      else
+        this.o.logger.warn(
+          { ...this.where(), identifier: outcome.identity.slice(0, 80), reason: outcome.reason },
+          'frame with an invalid identity: not stored',
+        );
+    }
+    if (outcome.rejection) this.socket.write(outcome.rejection);
   }
 }

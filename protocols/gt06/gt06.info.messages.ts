@@ -186,6 +186,30 @@ export function decodeObd(r: ByteReader, env: Gt06Env): Outcome {
   return outcome(pos);
 }
 
+/** Module 0x33 of a 0x70 message: a GPS fix (an out-of-range one leaves the position as it was). */
+function decodeModularLocation(m: ByteReader, pos: Pos): void {
+  pos.fixTime = new Date(m.u32() * 1000);
+  const sat = m.u8();
+  pos.set('sat', sat);
+  const altitudeM = m.i16();
+  let lat = m.u32() / 60 / 30000;
+  let lon = m.u32() / 60 / 30000;
+  const speedKmh = m.u8();
+  const flags = m.u16();
+  if (!(flags & 0x0400)) lat = -lat;
+  if (flags & 0x0800) lon = -lon;
+  if (Math.abs(lat) > 90 || Math.abs(lon) > 180) return;
+  pos.location = {
+    latitudeDeg: lat,
+    longitudeDeg: lon,
+    valid: (flags & 0x1000) !== 0,
+    speedKmh,
+    altitudeM,
+    satellites: sat,
+  };
+  if ((flags & 0x3ff) <= 360) pos.location.courseDeg = flags & 0x3ff;
+}
+
 /** One 0x70 module, read from its own bytes (Traccar `MSG_GPS_MODULAR`). */
 function decodeModularModule(id: number, m: ByteReader, pos: Pos): void {
   switch (id) {
@@ -230,29 +254,9 @@ function decodeModularModule(id: number, m: ByteReader, pos: Pos): void {
     case 0x2e:
       pos.set('odometer', m.bytes(4).readUInt32LE(0));
       break;
-    case 0x33: {
-      pos.fixTime = new Date(m.u32() * 1000);
-      const sat = m.u8();
-      pos.set('sat', sat);
-      const altitudeM = m.i16();
-      let lat = m.u32() / 60 / 30000;
-      let lon = m.u32() / 60 / 30000;
-      const speedKmh = m.u8();
-      const flags = m.u16();
-      if (!(flags & 0x0400)) lat = -lat;
-      if (flags & 0x0800) lon = -lon;
-      if (Math.abs(lat) > 90 || Math.abs(lon) > 180) break;
-      pos.location = {
-        latitudeDeg: lat,
-        longitudeDeg: lon,
-        valid: (flags & 0x1000) !== 0,
-        speedKmh,
-        altitudeM,
-        satellites: sat,
-      };
-      if ((flags & 0x3ff) <= 360) pos.location.courseDeg = flags & 0x3ff;
+    case 0x33:
+      decodeModularLocation(m, pos);
       break;
-    }
     case 0x34: {
       const event = m.u8();
       pos.addAlarm(MODULAR_EVENTS[event]);
