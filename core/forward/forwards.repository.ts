@@ -102,13 +102,6 @@ export async function accountsWithEnabled(db: Q): Promise<string[]> {
   );
 }
 
-/** Names of the account's forwards that deliver only this group's devices. */
-export async function namesUsingGroup(db: Q, groupId: string): Promise<string[]> {
-  return (await db('forwards').where({ group_id: groupId }).orderBy(ORDER).select('name')).map(
-    (r: { name: string }) => r.name,
-  );
-}
-
 // --- the event stream ----------------------------------------------------------------------------
 
 /** What `forward_events` holds: a stored location or alert in its REST JSON. */

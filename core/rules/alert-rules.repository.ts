@@ -71,13 +71,6 @@ export async function namesUsingZone(db: Q, zoneId: string, limit = 5): Promise<
   );
 }
 
-/** The names of the rules that watch a group (at most `limit`), to refuse deleting it. */
-export async function namesUsingGroup(db: Q, groupId: string, limit = 5): Promise<string[]> {
-  return (await db('alert_rules').where({ group_id: groupId }).orderBy(ORDER).limit(limit).select('name')).map(
-    (r: { name: string }) => r.name,
-  );
-}
-
 /**
  * Takes a deleted device out of the `devices` lists of its account's rules (null once empty: a rule
  * left with neither devices nor a group watches nothing until it is given some). Returns how many
