@@ -12,7 +12,7 @@ import { systemClock } from './core/clock.js';
 import { adminApiKeyProblem, createAccountsService } from './core/accounts/accounts.service.js';
 import * as unknownDevices from './core/devices/unknown-devices.repository.js';
 import { DomainError } from './core/errors.js';
-import { decodeFrame } from './protocols/decode-frame.js';
+import { decodeFrame, decodeFrames } from './protocols/decode-frame.js';
 import { runEdgeGateway } from './gateway-main.js';
 
 function fail(message: string): never {
@@ -223,23 +223,50 @@ program
 
 program
   .command('decode')
-  .description('decode one captured frame without storing it (hex for binary protocols, text for text ones)')
+  .description(
+    'decode captured frames in order on one session, as one connection sends them, without storing them: one JSON line per frame (hex for binary protocols, text for text ones)',
+  )
   .requiredOption('--protocol <name>', 'protocol name, e.g. gt06, teltonika, h02')
-  .option('--udp', 'the frame is a UDP datagram')
+  .option('--udp', 'the frames are UDP datagrams of one peer')
   .option(
     '--hex',
-    'the frame is given as hex digits, whatever the protocol (binary frames of text protocols, e.g. Suntech binary reports)',
+    'the frames are given as hex digits, whatever the protocol (binary frames of text protocols, e.g. Suntech binary reports)',
   )
-  .argument('<frame>', 'the frame')
-  .action((frame: string, o: { protocol: string; udp?: boolean; hex?: boolean }) => {
-    try {
-      process.stdout.write(
-        `${JSON.stringify(decodeFrame(o.protocol, frame, { udp: o.udp ?? false, hex: o.hex ?? false, now: new Date() }))}\n`,
-      );
-    } catch (e) {
-      fail((e as Error).message.split('\n')[0]);
-    }
-  });
+  .option('--model <model>', "the device's model, as its record names it (decoders of some protocols depend on it)")
+  .option(
+    '--option <name=value>',
+    "a decoder setting of the device, as its record's protocolOptions holds it (repeatable), e.g. custom=true",
+    decoderOption,
+    {},
+  )
+  .argument('<frames...>', 'the frames, in the order the device sent them')
+  .action(
+    (
+      frames: string[],
+      o: { protocol: string; udp?: boolean; hex?: boolean; model?: string; option: Record<string, string> },
+    ) => {
+      const settings = { udp: o.udp ?? false, hex: o.hex ?? false, now: new Date(), model: o.model, options: o.option };
+      try {
+        if (frames.length === 1) {
+          process.stdout.write(`${JSON.stringify(decodeFrame(o.protocol, frames[0], settings))}\n`);
+          return;
+        }
+        const lines = decodeFrames(o.protocol, frames, settings);
+        process.stdout.write(lines.map((l) => `${JSON.stringify(l)}\n`).join(''));
+        const failed = lines.find((l) => 'error' in l);
+        if (failed && 'error' in failed) fail(failed.error);
+      } catch (e) {
+        fail((e as Error).message.split('\n')[0]);
+      }
+    },
+  );
+
+/** `--option NAME=VALUE`, gathered into one object (a later NAME wins). */
+function decoderOption(value: string, previous: Record<string, string>): Record<string, string> {
+  const at = value.indexOf('=');
+  if (at <= 0) throw new InvalidArgumentError('expected NAME=VALUE, e.g. custom=true');
+  return { ...previous, [value.slice(0, at)]: value.slice(at + 1) };
+}
 
 try {
   await program.parseAsync(process.argv);

@@ -91,6 +91,8 @@ export interface CommandContext {
   serverFlag?: number;
   /** the device record's model, as DecodeContext.model: JT808 Jimi models take text another way */
   model?: string;
+  /** the device record's decoder settings, as DecodeContext.options */
+  options?: Readonly<Record<string, string>>;
   /**
    * The connection's decoder session (DecodeContext.session), read only: what the decoder learned
    * that the frame must repeat (the JT808 protocol version).
@@ -121,6 +123,14 @@ export interface DecodeContext {
    * which alarm.
    */
   model?: string;
+  /**
+   * Decoder settings of the device that sent the frame, by name (*ext* `protocolOptions` of its
+   * record; `trackgate decode --option NAME=VALUE`): what Traccar deployments set per device in its
+   * configuration, named as Traccar's decoder setter without `set`, first letter lower case
+   * (`custom`, `form`, `longDate`, `flexDataSize`). Values are text; each decoder reads and checks
+   * only its own names (docs/protocols.md "Device settings"). Absent or `{}`: the protocol's defaults.
+   */
+  options?: Readonly<Record<string, string>>;
   /**
    * Per-connection state a decoder keeps between frames (e.g. a time zone from a login). Owned by
    * the connection; each decoder reads only keys it wrote itself (the gateway writes none).
@@ -158,6 +168,11 @@ export interface ProtocolModule {
   transports: Transport[];
   /** no frame is longer; a longer one means framing is lost */
   maxFrameBytes: number;
+  /**
+   * The device settings this protocol's decoder reads (DecodeContext.options), by name: the names
+   * `trackgate decode --option` and a device's *ext* `protocolOptions` may give it. Absent: none.
+   */
+  settings?: readonly string[];
   /** how `trackgate decode` reads a FRAME argument */
   frameEncoding: 'hex' | 'text' | 'http';
   createSplitter?(maxFrameBytes?: number): FrameSplitter;

@@ -38,42 +38,81 @@ const MAX_AHEAD_MS = 25 * 3600_000;
 
 /**
  * The decoder state a vector's `setup` asks for. `setModelOverride("X")` is the device record's
- * model (DecodeContext.model); any other setter has no counterpart in trackgate, and its vector
+ * model (DecodeContext.model); a setter a protocol names in `settings` (VectorRunOptions) is a
+ * device setting, `setCustom(true)` becoming the option `custom=true` (DecodeContext.options, as
+ * `trackgate decode --option`); any other setter has no counterpart in trackgate, and its vector
  * must be a known failure. Later setters win, as in the Traccar test.
  */
-export function setupOf(v: Vector): { model?: string; unsupported: string[] } {
-  const out: { model?: string; unsupported: string[] } = { unsupported: [] };
+export function setupOf(
+  v: Vector,
+  settings: readonly string[] = [],
+): { model?: string; options: Record<string, string>; unsupported: string[] } {
+  const out: { model?: string; options: Record<string, string>; unsupported: string[] } = {
+    options: {},
+    unsupported: [],
+  };
   const setter = v.test_kind === 'encoder' ? 'encoder' : 'decoder';
   for (const line of [v.setup ?? []].flat()) {
-    const model = new RegExp(`^${setter}\\.setModelOverride\\("([^"]*)"\\)$`).exec(line);
-    if (model) out.model = model[1];
+    const call = new RegExp(`^${setter}\\.set(\\w+)\\((.*)\\)$`).exec(line);
+    const name = call ? call[1][0].toLowerCase() + call[1].slice(1) : '';
+    const value = call ? call[2].replace(/^"(.*)"$/, '$1') : '';
+    if (name === 'modelOverride') out.model = value;
+    else if (call && settings.includes(name)) out.options[name] = value;
     else out.unsupported.push(line);
   }
   return out;
 }
 
-/** Decodes a vector's frame the way its transport is decoded: HTTP request, UDP datagram or TCP frame. */
-export function decodeVector(p: ProtocolModule, v: Vector, now: Date): DecodeResult | HttpDecodeResult {
-  const { model } = setupOf(v);
-  const ctx: DecodeContext = {
-    now,
-    transport: v.transport,
-    checksum: 'accept',
-    session: {},
-    ...(model !== undefined && { model }),
-  };
+/** One decode of a frame the way its transport is decoded: HTTP request, UDP datagram or TCP frame. */
+function decodeOne(
+  p: ProtocolModule,
+  v: Pick<Vector, 'frame' | 'encoding' | 'transport' | 'line'>,
+  ctx: DecodeContext,
+): DecodeResult | HttpDecodeResult {
   if (v.transport === 'http') {
     if (typeof v.frame === 'string' || !p.decodeHttp)
       throw new Error(`line ${v.line}: an HTTP vector needs a request and decodeHttp`);
     const headers = Object.fromEntries(Object.entries(v.frame.headers ?? {}).map(([k, x]) => [k.toLowerCase(), x]));
     return p.decodeHttp(
       { method: v.frame.method, url: v.frame.uri, headers, body: Buffer.from(v.frame.body ?? '') },
-      ctx,
+      { ...ctx, transport: 'http' },
     );
   }
   const decode = v.transport === 'udp' ? p.decodeDatagram : p.decode;
   if (!decode) throw new Error(`line ${v.line}: ${p.name} has no ${v.transport} decoder`);
   return decode(frameBytes(v), ctx);
+}
+
+/**
+ * Decodes a vector's frame on a session of its own, as one connection (or one UDP peer) would
+ * carry it: its `requires_prior` frames first, in `seq` order, each naming its device for those
+ * after it as a login does on a connection (DecodeContext.deviceId); then the frame itself.
+ */
+export function decodeVector(
+  p: ProtocolModule,
+  v: Vector,
+  now: Date,
+  settings: readonly string[] = p.settings ?? [],
+): DecodeResult | HttpDecodeResult {
+  const { model, options } = setupOf(v, settings);
+  const ctx: DecodeContext = {
+    now,
+    transport: v.transport,
+    checksum: 'accept',
+    session: {},
+    ...(model !== undefined && { model }),
+    ...(Object.keys(options).length > 0 && { options }),
+  };
+  const prior = [...(v.requires_prior ?? [])].sort((a, b) => a.seq - b.seq);
+  for (const f of prior) {
+    const r = decodeOne(
+      p,
+      { ...f, transport: f.transport ?? (v.transport === 'udp' ? 'udp' : 'tcp'), line: v.line },
+      ctx,
+    );
+    if (r.identity !== undefined) ctx.deviceId = r.identity;
+  }
+  return decodeOne(p, v, ctx);
 }
 
 function checkPosition(
@@ -220,6 +259,12 @@ export interface VectorRunOptions {
    * (Suntech's optional report fields): vectors with only such setters run as any other, and must pass.
    */
   detectedSetup?: RegExp;
+  /**
+   * The device settings this protocol reads (DecodeContext.options), by option name: a vector's
+   * `decoder.setCustom(true)` becomes `custom=true` when `custom` is listed here. Default: the
+   * protocol's own `settings`.
+   */
+  settings?: readonly string[];
 }
 
 /**
@@ -227,9 +272,14 @@ export interface VectorRunOptions {
  * (ProtocolError, which the gateway drops as malformed) is nothing too: no messages, no reply, so an
  * `ack` the vector names still fails.
  */
-function decodeOrNothing(protocol: ProtocolModule, v: Vector, now: Date): DecodeResult | HttpDecodeResult {
+function decodeOrNothing(
+  protocol: ProtocolModule,
+  v: Vector,
+  now: Date,
+  settings: readonly string[] = [],
+): DecodeResult | HttpDecodeResult {
   try {
-    return decodeVector(protocol, v, now);
+    return decodeVector(protocol, v, now, settings);
   } catch (e) {
     if (v.expect.assert !== 'null' || !(e instanceof ProtocolError)) throw e;
     return { ...(e.identity !== undefined && { identity: e.identity }), messages: [], replies: [] };
@@ -239,6 +289,7 @@ function decodeOrNothing(protocol: ProtocolModule, v: Vector, now: Date): Decode
 /** Registers one test per decoder and frame-decoder vector of `protocol`. */
 export function runVectors(protocol: ProtocolModule, o: VectorRunOptions = {}): void {
   const now = o.now ?? new Date();
+  o = { ...o, settings: o.settings ?? protocol.settings ?? [] };
   const differences = o.differences ?? {};
   const vectors = loadVectors(protocol.name).filter((v) => v.test_kind !== 'encoder');
   for (const line of Object.keys(differences)) {
@@ -252,19 +303,19 @@ export function runVectors(protocol: ProtocolModule, o: VectorRunOptions = {}): 
         checkFrames(t, v, o.splitterFor?.(v) ?? protocol.createSplitter!());
         return;
       }
-      const unsupported = setupOf(v).unsupported.filter((line) => !o.detectedSetup?.test(line));
+      const unsupported = setupOf(v, o.settings).unsupported.filter((line) => !o.detectedSetup?.test(line));
       if (unsupported.length)
         t.fail(
           `line ${v.line}: setup ${unsupported.join('; ')} has no trackgate counterpart; list the vector's difference`,
         );
-      const result = decodeOrNothing(protocol, v, now);
+      const result = decodeOrNothing(protocol, v, now, o.settings);
       if (o.everyFrameNamesItsDevice) t.truthy(result.identity, `line ${v.line}: identity`);
       checkVector(t, v, result);
     };
     const difference = differences[v.line];
     if (difference)
       test(`${title}: differs from Traccar: ${difference.reason}`, (t) =>
-        difference.instead(t, () => decodeVector(protocol, v, now)));
+        difference.instead(t, () => decodeVector(protocol, v, now, o.settings)));
     else test(title, run);
   }
 }

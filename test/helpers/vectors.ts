@@ -21,7 +21,20 @@ export interface Vector {
   checksum_ok?: boolean;
   /** e.g. `stateful: frame #2 decoded from the same input buffer` (a frame-decoder vector's later frame) */
   note?: string;
+  /** the frame's place among the frames one decoder instance was fed in its test method (0-based) */
+  seq?: number;
+  /** earlier frames the same session must decode first, in `seq` order (an identifying login, a FLEX negotiation) */
+  requires_prior?: PriorFrame[];
   line: number;
+}
+
+/** A frame a vector's session decodes before it (`requires_prior`). */
+export interface PriorFrame {
+  seq: number;
+  encoding: 'hex' | 'text';
+  frame: string;
+  transport?: 'tcp' | 'udp';
+  why?: string;
 }
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -42,8 +55,8 @@ export function loadVectors(protocol: string): Vector[] {
     .map((l, i) => ({ ...(JSON.parse(l) as Omit<Vector, 'line'>), line: i + 1 }));
 }
 
-/** The bytes of a frame as the vector stores them. */
-export function frameBytes(v: Vector): Buffer {
+/** The bytes of a frame as the vector stores them (a prior frame's too). */
+export function frameBytes(v: Pick<Vector, 'frame' | 'encoding'>): Buffer {
   if (typeof v.frame !== 'string') throw new Error('http vector has no byte frame');
   return v.encoding === 'hex' ? Buffer.from(v.frame, 'hex') : Buffer.from(v.frame, 'latin1');
 }
