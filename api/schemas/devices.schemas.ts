@@ -25,6 +25,29 @@ const modelSchema = z
       'VL103 and `Vibration` otherwise). No tracker reports its model, so it is set here.',
   });
 
+/** A decoder setting's name: Traccar's setter without `set`, first letter lower case (`custom`, `longDate`). */
+export const PROTOCOL_OPTION_NAME = /^[a-z][A-Za-z0-9]{0,39}$/;
+export const PROTOCOL_OPTIONS_MAX = 32;
+
+const protocolOptionsSchema = z
+  .record(
+    z.string().regex(PROTOCOL_OPTION_NAME, 'a setting name is a letter a-z, then up to 39 letters and digits'),
+    z.union([z.string().max(1000), z.number(), z.boolean()]).transform(String),
+  )
+  .refine((o) => Object.keys(o).length <= PROTOCOL_OPTIONS_MAX, {
+    message: `at most ${PROTOCOL_OPTIONS_MAX} settings`,
+  })
+  .openapi({
+    description:
+      'ext: decoder settings of the device, by name, as the reference platform reads them from its configuration ' +
+      "(its decoder setter without `set`, first letter lower case). The gateway decodes the device's frames with them. " +
+      "ATrack: `custom` (true/false: reports carry the custom form's fields), `form` (the `%XX` field codes of the " +
+      'custom form, e.g. `%AT%BV%MV`), `longDate` (true/false). Navtelecom: `flexDataSize`. Other names a protocol ' +
+      'reads are listed in docs/protocols.md "Device settings"; a protocol ignores names it does not read. ' +
+      'Numbers and booleans are kept as text. Absent on create or PUT: none.',
+    example: { custom: 'true', form: '%AT%BV%MV' },
+  });
+
 const deviceWritable = {
   name: z.string().trim().min(1).max(200),
   description: z.string().max(2000).nullable().optional(),
@@ -55,6 +78,7 @@ const deviceWritable = {
     .openapi({ description: "ext: addresses that receive this device's alert e-mails." }),
   alertPhones: z.array(phone).max(50).optional().openapi({ description: 'ext: numbers that receive its alert SMS.' }),
   model: modelSchema.nullable().optional(),
+  protocolOptions: protocolOptionsSchema.optional(),
   mqttPassword: z
     .string()
     .min(8)
@@ -85,6 +109,9 @@ export const deviceSchema = z
     protocol: z.string().nullable().openapi({ description: 'ext, read-only: protocol of the last connection.' }),
     lastConnection: z.string().nullable().openapi({ description: 'ext, read-only.' }),
     model: modelSchema.nullable(),
+    protocolOptions: z
+      .record(z.string(), z.string())
+      .openapi({ description: 'ext: the decoder settings (see DeviceCreate).' }),
     creation: z.string(),
     alertEmails: z.array(z.string()),
     alertPhones: z.array(z.string()),

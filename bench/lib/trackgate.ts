@@ -52,6 +52,7 @@ export function deviceRecord(id: string, accountId: string, nowMs: number): Devi
     protocol: null,
     lastConnection: null,
     model: null,
+    protocolOptions: {},
     mqttPasswordHash: null,
     creation: nowMs,
     modification: nowMs,

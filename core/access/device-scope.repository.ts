@@ -22,6 +22,7 @@ export const deviceFromRow = (r: Record<string, unknown>): DeviceRecord => ({
   protocol: (r.protocol as string | null) ?? null,
   lastConnection: toNum(r.last_connection),
   model: (r.model as string | null) ?? null,
+  protocolOptions: parseJson<Record<string, string>>(r.protocol_options, {}),
   mqttPasswordHash: (r.mqtt_password_hash as string | null) ?? null,
   creation: Number(r.creation),
   modification: Number(r.modification),

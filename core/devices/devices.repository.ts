@@ -24,6 +24,7 @@ const toRow = (d: DeviceRecord): Record<string, unknown> => ({
   protocol: d.protocol,
   last_connection: d.lastConnection,
   model: d.model,
+  protocol_options: Object.keys(d.protocolOptions).length ? toJson(d.protocolOptions) : null,
   mqtt_password_hash: d.mqttPasswordHash,
   creation: d.creation,
   modification: d.modification,

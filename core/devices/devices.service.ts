@@ -26,6 +26,8 @@ export interface DeviceInput {
   alertPhones?: string[];
   /** the tracker's model (absent or null: none) */
   model?: string | null;
+  /** decoder settings by name (absent: none) */
+  protocolOptions?: Record<string, string>;
   /** write-only; absent keeps the current one, null removes it */
   mqttPassword?: string | null;
 }
@@ -194,6 +196,7 @@ async function present(deps: DevicesDeps, records: DeviceRecord[]): Promise<Devi
     protocol: r.protocol,
     lastConnection: iso(r.lastConnection),
     model: r.model,
+    protocolOptions: r.protocolOptions,
     creation: isoRequired(r.creation),
     alertEmails: r.alertEmails,
     alertPhones: r.alertPhones,
@@ -294,6 +297,7 @@ function editable(input: DeviceInput) {
     alertEmails: input.alertEmails ?? [],
     alertPhones: input.alertPhones ?? [],
     model: input.model ?? null,
+    protocolOptions: input.protocolOptions ?? {},
   };
 }
 

@@ -22,6 +22,8 @@ export interface Device {
   lastConnection: string | null;
   /** the tracker's model as its maker names it (e.g. FMB920, VL103): decoders read some frames by it */
   model: string | null;
+  /** decoder settings by name (ATrack `form`, Navtelecom `flexDataSize`): decoders read them as Traccar reads its configuration */
+  protocolOptions: Record<string, string>;
   creation: string;
   alertEmails: string[];
   alertPhones: string[];
@@ -45,6 +47,8 @@ export interface DeviceRecord {
   lastConnection: number | null;
   /** set by the operator; the gateway decodes the device's frames with it (DecodeContext.model) */
   model: string | null;
+  /** set by the operator; the gateway decodes the device's frames with them (DecodeContext.options) */
+  protocolOptions: Record<string, string>;
   mqttPasswordHash: string | null;
   creation: number;
   modification: number;
@@ -57,12 +61,13 @@ export interface DeviceRecord {
  * device's name, tags, alert e-mails and phones, limits or MQTT password: an edge gateway holding
  * the link's secret must not read every account's devices by resolving their ids.
  */
-export type GatewayDevice = Pick<DeviceRecord, 'id' | 'accountId' | 'model' | 'expiresAt'>;
+export type GatewayDevice = Pick<DeviceRecord, 'id' | 'accountId' | 'model' | 'protocolOptions' | 'expiresAt'>;
 
 export const gatewayDevice = (d: DeviceRecord): GatewayDevice => ({
   id: d.id,
   accountId: d.accountId,
   model: d.model,
+  protocolOptions: d.protocolOptions,
   expiresAt: d.expiresAt,
 });
 

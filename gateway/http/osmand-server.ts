@@ -14,6 +14,7 @@ import {
   handleDecoded,
   logMalformed,
   showUndecodable,
+  type DecoderProfile,
   type FrameOutcome,
   type GatewayDeps,
 } from '../shared/frame-handler.js';
@@ -186,8 +187,14 @@ async function handleRequest(state: OsmandState, exchange: Exchange, body: Buffe
   for (const [k, v] of Object.entries(req.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : v;
   const request = { method: req.method ?? 'GET', url: req.url ?? '/', headers, body };
   const received = o.clock.now();
-  const decode = (model: string | undefined): HttpDecodeResult =>
-    o.protocol.decodeHttp!(request, { now: received, transport: 'http', model, checksum: o.checksum, session: {} });
+  const decode = (profile: DecoderProfile): HttpDecodeResult =>
+    o.protocol.decodeHttp!(request, {
+      now: received,
+      transport: 'http',
+      ...profile,
+      checksum: o.checksum,
+      session: {},
+    });
   // the request as the feed shows it: request line and body (headers left out)
   const raw = {
     bytes: Buffer.concat([Buffer.from(`${request.method} ${request.url}\n`, 'latin1'), body]),
@@ -211,7 +218,7 @@ async function handleRequest(state: OsmandState, exchange: Exchange, body: Buffe
   };
   let result: HttpDecodeResult;
   try {
-    result = decode(undefined);
+    result = decode({});
   } catch (e) {
     return malformed(e, 400, 'malformed request\n');
   }

@@ -33,7 +33,7 @@ export interface ConnectionCommandsOptions {
   waitMs: number;
   deviceId: string;
   /** the device's model and the decoder session, as the encoder reads them */
-  context?(): { model?: string; session: Record<string, unknown> };
+  context?(): { model?: string; options?: Readonly<Record<string, string>>; session: Record<string, unknown> };
   /** a reply that answers no command sent on this connection (default: kept in the device's log) */
   unmatched?(r: CommandResult): Promise<void>;
   /** writes to the connection; false when it is closed */
@@ -182,12 +182,13 @@ export class ConnectionCommands {
     const serial = this.serial;
     this.serial = (this.serial + 1) % SERIAL_MODULO;
     try {
-      const { model, session } = this.o.context?.() ?? { session: {} };
+      const { model, options, session } = this.o.context?.() ?? { session: {} };
       return protocol.encodeCommand(c.command, {
         deviceId: this.o.deviceId,
         now: this.o.clock.now(),
         serial,
         model,
+        ...(options && { options }),
         session,
       });
     } catch (e) {

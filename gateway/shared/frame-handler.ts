@@ -2,9 +2,9 @@
  * What happens to one decoded frame, whatever carried it: resolve the device through core, store
  * the messages through the one ingest path, and only then hand back the replies that acknowledge
  * them. It never rejects: every failure comes back as an outcome the caller answers.
- * A frame is stored as decoded for the model the device record names when it arrives, so when the
- * resolved model differs from the one the caller decoded with, the frame is decoded again first
- * (docs/tracker-gateway.md "Device model"); decoders allow this.
+ * A frame is stored as decoded for the model and settings the device record names when it arrives,
+ * so when the resolved ones differ from those the caller decoded with, the frame is decoded again
+ * first (docs/tracker-gateway.md "Device model and settings"); decoders allow this.
  */
 import { ProtocolError, type CommandResult, type DecodeResult } from '../../protocols/types.js';
 import type { GatewayDevice } from '../../core/model/device.js';
@@ -53,14 +53,37 @@ export type FrameOutcome =
   /** storage failed (looking the device up or writing): nothing acknowledged, the tracker resends */
   | { kind: 'failed'; error: unknown };
 
-/** The device already known on a channel, and the model the frame was decoded with. */
-export interface KnownDevice {
-  identity?: string;
+/** What a frame is decoded for: the device record's model and decoder settings (DecodeContext). */
+export interface DecoderProfile {
   model?: string;
+  options?: Readonly<Record<string, string>>;
 }
 
-/** Decodes the frame at hand again, for a device of `model`. */
-export type Redecode = (model: string | undefined) => DecodeResult;
+/** The device already known on a channel, and the model and settings the frame was decoded with. */
+export interface KnownDevice extends DecoderProfile {
+  identity?: string;
+}
+
+/** Decodes the frame at hand again, for a device of this model and settings. */
+export type Redecode = (profile: DecoderProfile) => DecodeResult;
+
+/** The model and settings a device's frames are decoded with (no settings: `options` absent). */
+export function profileOf(device: Pick<GatewayDevice, 'model' | 'protocolOptions'>): DecoderProfile {
+  const options = device.protocolOptions ?? {};
+  return {
+    ...(device.model != null && { model: device.model }),
+    ...(Object.keys(options).length > 0 && { options }),
+  };
+}
+
+function sameOptions(a: Readonly<Record<string, string>> = {}, b: Readonly<Record<string, string>> = {}): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && a[k] === b[k]);
+}
+
+/** Whether a frame decoded for `known` must be decoded again for `wanted`. */
+export const profileDiffers = (known: DecoderProfile, wanted: DecoderProfile): boolean =>
+  known.model !== wanted.model || !sameOptions(known.options, wanted.options);
 
 /**
  * Handles a decoded frame (see the top of this file); with `raw`, the frame and its outcome are
@@ -223,10 +246,10 @@ async function resolveAndStore(
   const device = resolution.device;
   // a frame nobody listens to must not wait for the commit in memory (most frames)
   keepShownFor(shown, device.accountId);
-  const model = device.model ?? undefined;
-  if (model !== known.model) {
+  const profile = profileOf(device);
+  if (profileDiffers(known, profile)) {
     try {
-      result = redecode(model);
+      result = redecode(profile);
     } catch (error) {
       return { kind: 'malformed', error, device };
     }

@@ -14,6 +14,9 @@ import type { Clock } from '../../core/clock.js';
 import type { ConnectionRegistry } from './connection-registry.js';
 import {
   handleDecoded,
+  profileOf,
+  type DecoderProfile,
+  type KnownDevice,
   logMalformed,
   showUndecodable,
   type FrameOutcome,
@@ -61,8 +64,8 @@ export class DeviceConnection {
   private readonly remote: string;
   private readonly openedAt: number;
   private identity?: string;
-  /** the identified device's model as its record said at the last frame: the next frame is decoded with it */
-  private model?: string;
+  /** the identified device's model and settings as its record said at the last frame: the next frame is decoded with them */
+  private profile: DecoderProfile = {};
   /** the identified device's commands on this connection */
   private commands?: ConnectionCommands;
   private pumping = false;
@@ -297,7 +300,7 @@ export class DeviceConnection {
     if (this.identity === undefined) return;
     this.o.registry.release(this.identity, this);
     this.identity = undefined;
-    this.model = undefined;
+    this.profile = {};
     if (!this.closed) this.awaitIdentity();
   }
 
@@ -310,7 +313,7 @@ export class DeviceConnection {
       logger: this.o.logger,
       waitMs: this.o.commandWaitMs,
       deviceId,
-      context: () => ({ model: this.model, session: this.session }),
+      context: () => ({ ...this.profile, session: this.session }),
       write: (bytes) => {
         if (this.closed) return false;
         this.socket.write(bytes);
@@ -322,20 +325,20 @@ export class DeviceConnection {
 
   private async handle(frame: Buffer, arrivedAt: number): Promise<void> {
     const now = this.o.clock.now();
-    const decode = (model: string | undefined): DecodeResult =>
+    const decode = (profile: DecoderProfile): DecodeResult =>
       this.o.protocol.decode!(frame, {
         now,
         transport: 'tcp',
         deviceId: this.identity,
-        model,
+        ...profile,
         checksum: this.o.checksum,
         session: this.session,
       });
-    const known = { identity: this.identity, model: this.model };
+    const known: KnownDevice = { identity: this.identity, ...this.profile };
     const raw = { bytes: frame, text: this.o.protocol.frameEncoding === 'text', receivedAt: now };
     let result: DecodeResult | undefined;
     try {
-      result = decode(known.model);
+      result = decode(this.profile);
     } catch (e) {
       this.undecodable(e, frame);
       await showUndecodable(this.o, this.o.protocol.name, e, known, this.socket.remoteAddress ?? null, raw);
@@ -401,7 +404,7 @@ export class DeviceConnection {
       this.o.logger.info(this.where(), 'tracker identified');
       this.commands = this.commandsOf(outcome.device.id);
     }
-    this.model = outcome.device.model ?? undefined;
+    this.profile = profileOf(outcome.device);
     if (reportsOrAsks || outcome.commandResults) this.proven();
     for (const reply of outcome.replies) this.socket.write(reply);
     if (outcome.replies.length) this.o.counts?.acknowledged(arrivedAt);

@@ -1,6 +1,8 @@
 /**
- * Datagram trackers: every datagram names its device, and the reply goes back only after what it
- * acknowledges is stored. A device is reachable at the address of its last datagram and only just
+ * Datagram trackers: a datagram names its device, or its sender (address and port) named it in an
+ * earlier one (a T55 `$PGID` line, then bare NMEA): each sender has a decoder session of its own,
+ * as a TCP connection has (UdpSession). The reply goes back only after what it acknowledges is
+ * stored. A device is reachable at the address of its last datagram and only just
  * after it (trackers listen briefly), so its queued commands go right after each of its datagrams,
  * and a new one at once only within UDP_LISTEN_MS of the last (docs/commands.md "Over UDP").
  */
@@ -10,9 +12,12 @@ import type { Clock } from '../../core/clock.js';
 import {
   handleDecoded,
   logMalformed,
+  profileOf,
   showUndecodable,
+  type DecoderProfile,
   type FrameOutcome,
   type GatewayDeps,
+  type KnownDevice,
 } from '../shared/frame-handler.js';
 import { listen, type Listener } from '../shared/listen.js';
 import { flushEveryWindow, LISTENER_LOG, LogBudget } from '../shared/log-budget.js';
@@ -28,10 +33,27 @@ export interface UdpPeer {
   address: string;
   port: number;
   lastSeen: number;
-  /** the device record's model, as the encoder reads it */
-  model?: string;
+  /** the device record's model and settings, as the encoder reads them */
+  profile: DecoderProfile;
+  /** the decoder session of the sender it was last heard from, as the encoder reads it */
+  session: Record<string, unknown>;
   commands: ConnectionCommands;
 }
+
+/**
+ * What one sender (address:port) has told the listener: the decoder's session, the device its
+ * datagrams proved, and that device's model and settings. Forgotten after the idle timeout, or
+ * when the listener holds MAX_UDP_SESSIONS and a new sender comes (the least recently heard goes).
+ */
+interface UdpSession {
+  session: Record<string, unknown>;
+  identity?: string;
+  profile: DecoderProfile;
+  lastSeen: number;
+}
+
+/** senders one listener remembers at most: a flood of forged source ports cannot grow it further */
+export const MAX_UDP_SESSIONS = 50_000;
 
 export interface UdpOptions extends GatewayDeps {
   protocol: ProtocolModule;
@@ -77,6 +99,8 @@ interface UdpListenerState {
   closed: boolean;
   /** the peers this listener made (closed with it) */
   mine: WeakSet<UdpPeer>;
+  /** each sender's session, by `address:port`, least recently heard first */
+  sessions: Map<string, UdpSession>;
 }
 
 export async function startUdpListener(o: UdpOptions, port: number, host: string): Promise<Listener> {
@@ -98,6 +122,7 @@ export async function startUdpListener(o: UdpOptions, port: number, host: string
     now: () => o.clock.now().getTime(),
     closed: false,
     mine: new WeakSet<UdpPeer>(),
+    sessions: new Map(),
   };
   const flushing = flushEveryWindow([state.malformedLog, state.checksumLog, state.refusedLog]);
 
@@ -145,17 +170,26 @@ async function handleDatagram(
   const { o, protocol } = state;
   const remote = `${rinfo.address}:${rinfo.port}`;
   const received = o.clock.now();
-  const decode = (model: string | undefined): DecodeResult =>
-    o.protocol.decodeDatagram!(msg, { now: received, transport: 'udp', model, checksum: o.checksum, session: {} });
+  const sender = senderSession(state, remote);
+  const decode = (profile: DecoderProfile): DecodeResult =>
+    o.protocol.decodeDatagram!(msg, {
+      now: received,
+      transport: 'udp',
+      deviceId: sender.identity,
+      ...profile,
+      checksum: o.checksum,
+      session: sender.session,
+    });
+  const known: KnownDevice = { identity: sender.identity, ...sender.profile };
   const malformed = (e: unknown): void =>
     logMalformed(o, state.malformedLog, state.now(), { protocol, transport: 'udp', remote }, e, msg);
   const raw = { bytes: msg, text: o.protocol.frameEncoding === 'text', receivedAt: received };
   let result: DecodeResult | undefined;
   try {
-    result = decode(undefined);
+    result = decode(sender.profile);
   } catch (e) {
     malformed(e);
-    await showUndecodable(o, protocol, e, {}, rinfo.address, raw);
+    await showUndecodable(o, protocol, e, known, rinfo.address, raw);
     return;
   }
   if (result.checksumError && state.checksumLog.take(state.now())) {
@@ -164,12 +198,43 @@ async function handleDatagram(
       'checksum mismatch: datagram accepted (TRACKGATE_CHECKSUM=accept)',
     );
   }
-  const stored = handleDecoded(o, protocol, result, {}, rinfo.address, decode, raw);
+  const stored = handleDecoded(o, protocol, result, known, rinfo.address, decode, raw);
   // the decoded datagram is let go while it waits for its commit (see device-connection.ts)
   result = undefined;
   const outcome = await stored;
   if (state.closed) return;
-  await answer(state, outcome, rinfo, arrivedAt, malformed);
+  remember(sender, outcome);
+  await answer(state, outcome, rinfo, sender, arrivedAt, malformed);
+}
+
+/** The sender's session, made if new; the least recently heard senders and the idle ones are let go. */
+function senderSession(state: UdpListenerState, remote: string): UdpSession {
+  const { sessions } = state;
+  const at = state.now();
+  const idleMs = state.o.idleTimeoutSeconds * 1000;
+  let s = sessions.get(remote);
+  if (s) sessions.delete(remote);
+  if (s && at - s.lastSeen > idleMs) s = undefined;
+  s ??= { session: {}, profile: {}, lastSeen: at };
+  s.lastSeen = at;
+  // least recently heard first: the idle ones are at the front
+  for (const [key, oldest] of sessions) {
+    if (sessions.size < MAX_UDP_SESSIONS && at - oldest.lastSeen <= idleMs) break;
+    sessions.delete(key);
+  }
+  sessions.set(remote, s);
+  return s;
+}
+
+/** What the datagram proved of its sender: the device it is, or that it is none the listener serves. */
+function remember(sender: UdpSession, outcome: FrameOutcome): void {
+  if (outcome.kind === 'ok') {
+    sender.identity = outcome.device.id;
+    sender.profile = profileOf(outcome.device);
+  } else if (outcome.kind === 'rejected' || outcome.kind === 'invalid') {
+    sender.identity = undefined;
+    sender.profile = {};
+  }
 }
 
 /** What the sender gets once its datagram is stored (or refused), and the device's commands after it. */
@@ -177,6 +242,7 @@ async function answer(
   state: UdpListenerState,
   outcome: FrameOutcome,
   rinfo: dgram.RemoteInfo,
+  sender: UdpSession,
   arrivedAt: number,
   malformed: (e: unknown) => void,
 ): Promise<void> {
@@ -188,7 +254,8 @@ async function answer(
       outcome.replies.forEach(send);
       if (outcome.replies.length) o.counts?.acknowledged(arrivedAt);
       const peer = peerOf(state, outcome.device.id, rinfo);
-      peer.model = outcome.device.model ?? undefined;
+      peer.profile = sender.profile;
+      peer.session = sender.session;
       o.onUdpHeard?.(outcome.device.id);
       if (outcome.commandResults) {
         await peer.commands
@@ -259,6 +326,8 @@ function newPeer(state: UdpListenerState, deviceId: string, rinfo: dgram.RemoteI
     address: rinfo.address,
     port: rinfo.port,
     lastSeen: at,
+    profile: {},
+    session: {},
     commands: new ConnectionCommands({
       commands: o.commands,
       protocol: o.protocol,
@@ -267,7 +336,7 @@ function newPeer(state: UdpListenerState, deviceId: string, rinfo: dgram.RemoteI
       logger: o.logger,
       waitMs: o.commandWaitMs,
       deviceId,
-      context: () => ({ model: created.model, session: {} }),
+      context: () => ({ ...created.profile, session: created.session }),
       write: (bytes) => {
         state.socket.send(bytes, created.port, created.address);
         return true;

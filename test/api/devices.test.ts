@@ -4,6 +4,61 @@ import { ADMIN_KEY, startServer } from '../helpers/server.js';
 import { ManualClock } from '../../core/clock.js';
 
 for (const backend of await backends()) {
+  test(`api.devices (${backend}): decoder settings (protocolOptions) are kept as text, replaced by PUT, patched, and checked`, async (t) => {
+    const s = await startServer(backend);
+    t.teardown(() => s.stop());
+    const token = s.adminToken;
+    const path = '/api/devices/352848025471234';
+    const created = await s.request('POST', '/api/devices', {
+      token,
+      body: {
+        id: '352848025471234',
+        name: 'AX7',
+        protocolOptions: { custom: true, form: '%AT%BV%MV', flexDataSize: 73 },
+      },
+    });
+    t.is(created.status, 201);
+    t.deepEqual(created.body.device.protocolOptions, { custom: 'true', form: '%AT%BV%MV', flexDataSize: '73' });
+    t.deepEqual(
+      (await s.request('GET', path, { token })).body.device.protocolOptions,
+      created.body.device.protocolOptions,
+    );
+    const patched = await s.request('PATCH', path, {
+      token,
+      body: [
+        { op: 'replace', path: '/protocolOptions/custom', value: 'false' },
+        { op: 'remove', path: '/protocolOptions/flexDataSize' },
+      ],
+    });
+    t.is(patched.status, 200, JSON.stringify(patched.body));
+    t.deepEqual(patched.body.device.protocolOptions, { custom: 'false', form: '%AT%BV%MV' });
+    const put = await s.request('PUT', path, { token, body: { name: 'AX7' } });
+    t.deepEqual(put.body.device.protocolOptions, {}, 'PUT without them: none');
+    for (const bad of [
+      { 'no-dash': '1' },
+      { Upper: '1' },
+      { form: 'x'.repeat(1001) },
+      { nested: { a: 1 } },
+      ['custom'],
+    ])
+      t.is(
+        (await s.request('PUT', path, { token, body: { name: 'AX7', protocolOptions: bad } })).status,
+        400,
+        JSON.stringify(bad).slice(0, 40),
+      );
+    const many = Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`o${i}`, '1']));
+    t.is(
+      (await s.request('PUT', path, { token, body: { name: 'AX7', protocolOptions: many } })).status,
+      400,
+      '33 settings',
+    );
+    t.deepEqual(
+      (await s.request('GET', path, { token })).body.device.protocolOptions,
+      {},
+      'a refused write changes nothing',
+    );
+  });
+
   test(`api.devices (${backend}): create, get, list, PUT, JSON Patch and delete`, async (t) => {
     const s = await startServer(backend);
     t.teardown(() => s.stop());

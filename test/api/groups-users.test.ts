@@ -124,6 +124,7 @@ for (const backend of await backends()) {
           protocol: null,
           lastConnection: null,
           model: null,
+          protocolOptions: {},
           mqttPasswordHash: null,
           creation: now,
           modification: now,

@@ -44,6 +44,7 @@ const dev = (id: string, expiresAt: number | null = null): DeviceRecord => ({
   protocol: null,
   lastConnection: null,
   model: null,
+  protocolOptions: {},
   mqttPasswordHash: null,
   creation: 0,
   modification: 0,

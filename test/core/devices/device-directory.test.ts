@@ -32,6 +32,7 @@ function record(id: string): DeviceRecord {
     protocol: null,
     lastConnection: null,
     model: null,
+    protocolOptions: {},
     mqttPasswordHash: null,
     creation: 1,
     modification: 1,
