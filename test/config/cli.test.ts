@@ -76,6 +76,34 @@ test('cli: decode prints identity, messages and hex replies; a malformed frame e
   t.is((await cli(['decode', '--protocol', 'nope', '00'])).status, 1);
 });
 
+test('cli: decode takes several frames and decodes them in order on one session, a line each; a bad one gets its reason', async (t) => {
+  const login = '78780d01012345678901234500018cdd0d0a';
+  const position = '787821121303120b2524c70138e363085b549003d43301940057d200cd52c000006aa1ca0d0a';
+  const r = await cli(['decode', '--protocol', 'gt06', login, 'zz', position]);
+  t.is(r.status, 1, 'a frame could not be read');
+  const lines = r.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  t.is(lines.length, 3);
+  t.is(lines[0].identity, '123456789012345');
+  t.deepEqual(lines[0].replies, ['787805010001d9dc0d0a']);
+  t.deepEqual(lines[1], { messages: [], replies: [], error: 'gt06: the frame must be hex digits (two per byte)' });
+  t.like(lines[2].messages[0], { latitude: 11.3919128, longitude: 77.89064, dateTime: '2019-03-18T11:37:36.000Z' });
+  t.deepEqual(lines[2].replies, ['78780512006a6ef80d0a']);
+  t.is(r.stderr.trim().split('\n').length, 1);
+  const both = await cli(['decode', '--protocol', 'gt06', login, position]);
+  t.is(both.status, 0, both.stderr);
+  t.is(both.stdout.trim().split('\n').length, 2);
+  const unknown = await cli(['decode', '--protocol', 'gt06', '--option', 'custom=true', login]);
+  t.is(unknown.status, 1);
+  t.regex(unknown.stderr, /gt06 has no setting "custom"/);
+  t.is(unknown.stdout, '', 'nothing decoded');
+  const malformed = await cli(['decode', '--protocol', 'gt06', '--option', 'custom', login]);
+  t.not(malformed.status, 0);
+  t.regex(malformed.stderr, /NAME=VALUE/);
+});
+
 test('cli: decode --hex reads the binary frame of a text protocol (a Suntech universal binary report) as hex', async (t) => {
   const frame =
     '81004e05200013383fffff3401000301130a0512080400000000000000000000000047f9d5846a06810072225214010100020300a8002604c1000004b000000470000025a100000000000025c4000000a6';
