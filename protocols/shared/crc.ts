@@ -28,6 +28,11 @@ export function crc16Arc(buf: Buffer, start = 0, end = buf.length): number {
   return reflectedCrc(ARC, 0, buf, start, end) & 0xffff;
 }
 
+/** CRC-16/MODBUS: poly 0x8005 reflected, init 0xFFFF. Galileosky. */
+export function crc16Modbus(buf: Buffer, start = 0, end = buf.length): number {
+  return reflectedCrc(ARC, 0xffff, buf, start, end) & 0xffff;
+}
+
 /** CRC-16/X-25 (CRC-ITU): poly 0x1021 reflected, init 0xFFFF, xorout 0xFFFF. GT06. */
 export function crc16X25(buf: Buffer, start = 0, end = buf.length): number {
   return ~reflectedCrc(CCITT_REFLECTED, 0xffff, buf, start, end) & 0xffff;

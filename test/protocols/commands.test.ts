@@ -8,6 +8,7 @@ const encoders = Object.values(protocols).filter((p) => p.encodeCommand);
 
 test('protocols: every tracker protocol but OsmAnd encodes commands', (t) => {
   t.deepEqual(encoders.map((p) => p.name).sort(), [
+    'galileo',
     'gl200',
     'gps103',
     'gt06',
