@@ -17,7 +17,7 @@ export const atrackProtocol: ProtocolModule = {
   transports: ['tcp', 'udp'],
   maxFrameBytes: MAX_FRAME_BYTES,
   settings: SETTINGS,
-  frameEncoding: 'hex',
+  frameEncoding: 'text',
   createSplitter: (maxFrameBytes = MAX_FRAME_BYTES) => createAtrackSplitter(maxFrameBytes),
   decode,
   decodeDatagram: decode,
