@@ -40,8 +40,8 @@ function textMessage(s: RecordState, message: string | undefined, o: AtrackOptio
   const fuel = FUEL_MESSAGE.exec(message);
   if (!fuel) put(s, 'message', message);
   else {
-    const value = Number.parseInt(fuel[3], o.decimalFuel ? 10 : 16);
-    if (Number.isFinite(value)) put(s, 'fuel', value / 10);
+    // decimal counts with hex letters are no reading (the reference fails on them)
+    if (!o.decimalFuel || /^\d+$/.test(fuel[3])) put(s, 'fuel', Number.parseInt(fuel[3], o.decimalFuel ? 10 : 16) / 10);
   }
 }
 

@@ -1,3 +1,4 @@
+/** The device settings of atrack devices (DecodeContext.options), with the reference's defaults. */
 import type { Alarm } from '../../core/model/alarm.js';
 import { isAlarm } from '../shared/alarms.js';
 import type { DecodeContext } from '../types.js';

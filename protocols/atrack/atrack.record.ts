@@ -1,3 +1,7 @@
+/**
+ * What binary and text records share: the message being built, the cell a custom form reports
+ * piece by piece, and the NUL-ended texts of binary records.
+ */
 import type { Alarm } from '../../core/model/alarm.js';
 import { NetworkInfo } from '../shared/network.js';
 import type { ByteReader } from '../shared/byte-reader.js';

@@ -78,6 +78,17 @@ function customPart(s: ReturnType<typeof newRecord>, data: string | undefined, o
   if (form.length > 1) readTextCustom(s, values, form, o.frameMask);
 }
 
+/** FE 02, the length field (3rd) as u64, the sequence (4th) as u16: what the reference writes */
+function textAck(header: string[], frame: Buffer, identity: string): Buffer {
+  const id = Buffer.alloc(8);
+  try {
+    id.writeBigUInt64BE(BigInt.asUintN(64, BigInt(javaInt(header[2] ?? '', true))));
+    return reportAck(id, javaInt(header[3] ?? ''));
+  } catch {
+    throw new ProtocolError(PROTOCOL, 'text report length or sequence is not a number', frame, { identity });
+  }
+}
+
 /**
  * A text report: the header names the device (5th field) and the sequence (4th); the ack is FE 02,
  * then as u64 the value of the 3rd field (the length field, as the reference writes it), then the
@@ -97,15 +108,7 @@ export function decodeTextReport(frame: Buffer, o: AtrackOptions): DecodeResult 
       `unit id "${(identity ?? '').slice(0, 24)}" is not 1-20 letters or digits`,
       frame,
     );
-  const ackId = Buffer.alloc(8);
-  const sequence = ((): number => {
-    try {
-      ackId.writeBigUInt64BE(BigInt.asUintN(64, BigInt(javaInt(header[2], true))));
-      return javaInt(header[3]);
-    } catch {
-      throw new ProtocolError(PROTOCOL, 'text report length or sequence is not a number', frame, { identity });
-    }
-  })();
+  const ack = textAck(header, frame, identity);
   const messages: DecodedMessage[] = [];
   const warnings: string[] = [];
   for (const line of javaSplit(sentence.slice(at + 1), '\r\n')) {
@@ -120,7 +123,7 @@ export function decodeTextReport(frame: Buffer, o: AtrackOptions): DecodeResult 
   return {
     identity,
     messages,
-    replies: [reportAck(ackId, sequence)],
+    replies: [ack],
     ...(warnings.length > 0 && { warnings }),
   };
 }
