@@ -13,6 +13,7 @@ import { watchProtocol } from './watch/watch.protocol.js';
 import { suntechProtocol } from './suntech/suntech.protocol.js';
 import { ruptelaProtocol } from './ruptela/ruptela.protocol.js';
 import { galileoProtocol } from './galileo/galileo.protocol.js';
+import { atrackProtocol } from './atrack/atrack.protocol.js';
 
 /**
  * Every protocol trackgate speaks, by name, its decoded positions rounded as they leave protocols/
@@ -32,6 +33,7 @@ export const protocols: Record<string, ProtocolModule> = rounding({
   suntech: suntechProtocol,
   ruptela: ruptelaProtocol,
   galileo: galileoProtocol,
+  atrack: atrackProtocol,
 });
 
 function rounding(modules: Record<string, ProtocolModule>): Record<string, ProtocolModule> {
