@@ -6,23 +6,25 @@ const NOW = new Date(Date.UTC(2026, 0, 2, 3, 4, 5));
 const CTX: CommandContext = { deviceId: '123456789012345', now: NOW, serial: 1 };
 const encoders = Object.values(protocols).filter((p) => p.encodeCommand);
 
-test('protocols: every tracker protocol but OsmAnd encodes commands', (t) => {
-  t.deepEqual(encoders.map((p) => p.name).sort(), [
-    'galileo',
-    'gl200',
-    'gps103',
-    'gt06',
-    'h02',
-    'jt808',
-    'meitrack',
-    'ruptela',
-    'suntech',
-    'teltonika',
-    'tk103',
-    'watch',
-  ]);
-  t.is(protocols.osmand.encodeCommand, undefined, 'the API answers COMMAND_UNSUPPORTED for it');
+/** Protocols whose trackers take no command over their connection, and why. */
+const NO_COMMANDS: Record<string, string> = {
+  osmand: 'an HTTP client (a phone app) that is never connected to: the API answers COMMAND_UNSUPPORTED',
+};
+
+test('protocols: every tracker protocol encodes commands, but those listed with a reason', (t) => {
+  const without = Object.values(protocols)
+    .filter((p) => !p.encodeCommand)
+    .map((p) => p.name)
+    .sort();
+  t.deepEqual(without, Object.keys(NO_COMMANDS).sort());
 });
+
+/**
+ * Downlinks that are not the protocol's own uplink framing, so the protocol's splitter cannot cut
+ * them: GPS103 device frames start at `*`, which starts every server command too; ATrack takes a
+ * bare text line, while its device frames start `@P`, `FE 02` or `$`.
+ */
+const DOWNLINK_NOT_UPLINK = new Set(['gps103', 'atrack']);
 
 for (const p of encoders) {
   const encode = p.encodeCommand!;
@@ -44,8 +46,7 @@ for (const p of encoders) {
     }
   });
 
-  // GPS103's splitter cuts device frames at `*`, which starts every server command: nothing to check there
-  if (p.name !== 'gps103') {
+  if (!DOWNLINK_NOT_UPLINK.has(p.name)) {
     test(`${p.name}.encoder: the protocol's own splitter cuts a command as exactly one frame`, (t) => {
       const bytes = encode('STATUS,1', CTX).bytes;
       const splitter = p.createSplitter!();
