@@ -19,6 +19,7 @@ test('protocols: every tracker protocol but OsmAnd encodes commands', (t) => {
     'teltonika',
     'tk103',
     'watch',
+    'wialon',
   ]);
   t.is(protocols.osmand.encodeCommand, undefined, 'the API answers COMMAND_UNSUPPORTED for it');
 });
