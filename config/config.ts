@@ -20,6 +20,7 @@ export const PROTOCOL_DEFAULT_PORTS: Readonly<Record<string, number>> = Object.f
   ruptela: 5046,
   osmand: 5055,
   wialon: 5039,
+  laipac: 5048,
 });
 
 export interface Config {

@@ -13,6 +13,7 @@ import { watchProtocol } from './watch/watch.protocol.js';
 import { suntechProtocol } from './suntech/suntech.protocol.js';
 import { ruptelaProtocol } from './ruptela/ruptela.protocol.js';
 import { wialonProtocol } from './wialon/wialon.protocol.js';
+import { laipacProtocol } from './laipac/laipac.protocol.js';
 
 /**
  * Every protocol trackgate speaks, by name, its decoded positions rounded as they leave protocols/
@@ -32,6 +33,7 @@ export const protocols: Record<string, ProtocolModule> = rounding({
   suntech: suntechProtocol,
   ruptela: ruptelaProtocol,
   wialon: wialonProtocol,
+  laipac: laipacProtocol,
 });
 
 function rounding(modules: Record<string, ProtocolModule>): Record<string, ProtocolModule> {

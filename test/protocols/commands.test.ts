@@ -13,6 +13,7 @@ test('protocols: every tracker protocol but OsmAnd encodes commands', (t) => {
     'gt06',
     'h02',
     'jt808',
+    'laipac',
     'meitrack',
     'ruptela',
     'suntech',
