@@ -53,13 +53,16 @@ function cellTower(g: RegExpExecArray, a: Record<string, AttributeValue>): void 
   network.applyTo(a);
 }
 
-/** An `$AVRMC` sentence's fields, or undefined when it does not read. */
+/** An `$AVRMC` sentence's fields, or undefined when it does not read (or names no place on Earth). */
 export function readAvrmc(
   text: string,
   model: string | undefined,
 ): { identity: string; message: DecodedMessage; status: string; event: string; checksum: string } | undefined {
   const g = AVRMC.exec(text);
   if (!g) return undefined;
+  const latitudeDeg = coordinate(g[6], g[7], g[8], 'S');
+  const longitudeDeg = coordinate(g[9], g[10], g[11], 'W');
+  if (Math.abs(latitudeDeg) > 90 || Math.abs(longitudeDeg) > 180) return undefined;
   const status = g[5];
   const event = g[17];
   const a: Record<string, AttributeValue> = { status };
@@ -75,8 +78,8 @@ export function readAvrmc(
   const message: DecodedMessage = {
     fixTime: new Date(Date.UTC(2000 + int(g[16]), int(g[15]) - 1, int(g[14]), int(g[2]), int(g[3]), int(g[4]))),
     location: {
-      latitudeDeg: coordinate(g[6], g[7], g[8], 'S'),
-      longitudeDeg: coordinate(g[9], g[10], g[11], 'W'),
+      latitudeDeg,
+      longitudeDeg,
       valid: ['A', 'R', 'P'].includes(status.toUpperCase()),
       speedKmh: knotsToKmh(float(g[12])),
       courseDeg: float(g[13]),

@@ -119,11 +119,12 @@ function extended(g: RegExpExecArray, m: DecodedMessage): void {
   if (g[22]) decodeParams(g[22], m);
 }
 
-/** One SD/D message or black-box record; undefined when its fields do not read. */
+/** One SD/D message or black-box record; undefined when its fields do not read or its place cannot be. */
 export function decodeDataFields(text: string, now: Date): DecodedMessage | undefined {
   const g = DATA_FIELDS.exec(text);
   if (!g) return undefined;
   const { fixTime, location } = fix(g, now);
+  if (location && !(Math.abs(location.latitudeDeg) <= 90 && Math.abs(location.longitudeDeg) <= 180)) return undefined;
   const m: DecodedMessage = { fixTime, alarms: [], attributes: {}, ...(location && { location }) };
   if (g[16]) m.attributes.sat = int(g[16]);
   extended(g, m);
