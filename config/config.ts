@@ -21,6 +21,8 @@ export const PROTOCOL_DEFAULT_PORTS: Readonly<Record<string, number>> = Object.f
   galileo: 5034,
   osmand: 5055,
   atrack: 5044,
+  wialon: 5039,
+  laipac: 5048,
 });
 
 export interface Config {

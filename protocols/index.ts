@@ -14,6 +14,8 @@ import { suntechProtocol } from './suntech/suntech.protocol.js';
 import { ruptelaProtocol } from './ruptela/ruptela.protocol.js';
 import { galileoProtocol } from './galileo/galileo.protocol.js';
 import { atrackProtocol } from './atrack/atrack.protocol.js';
+import { wialonProtocol } from './wialon/wialon.protocol.js';
+import { laipacProtocol } from './laipac/laipac.protocol.js';
 
 /**
  * Every protocol trackgate speaks, by name, its decoded positions rounded as they leave protocols/
@@ -34,6 +36,8 @@ export const protocols: Record<string, ProtocolModule> = rounding({
   ruptela: ruptelaProtocol,
   galileo: galileoProtocol,
   atrack: atrackProtocol,
+  wialon: wialonProtocol,
+  laipac: laipacProtocol,
 });
 
 function rounding(modules: Record<string, ProtocolModule>): Record<string, ProtocolModule> {
