@@ -64,10 +64,25 @@ export function frameBytes(v: Pick<Vector, 'frame' | 'encoding'>): Buffer {
 /** A time as the vectors write it: UTC `yyyy-MM-dd HH:mm:ss.SSS`. */
 export const vectorTime = (d: Date): string => d.toISOString().replace('T', ' ').slice(0, 23);
 
+/** The `network` attribute (JSON text, Traccar's Network model names) in the vectors' short form `{cellTowers: [{mcc, mnc, lac, cid}]}`. */
+function shortNetwork(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  const n = JSON.parse(value) as { cellTowers?: Record<string, number>[] };
+  return {
+    cellTowers: (n.cellTowers ?? []).map((c) => ({
+      mcc: c.mobileCountryCode,
+      mnc: c.mobileNetworkCode,
+      lac: c.locationAreaCode,
+      cid: c.cellId,
+    })),
+  };
+}
+
 /**
  * What a vector's `attribute` key names on a decoded message: `speed` (in knots, as Traccar keeps
  * it), `course` and `altitude` are location fields, `alarm` is the comma-joined alarm list (or an
- * `alarm` attribute, which OsmAnd passes through), anything else an attribute.
+ * `alarm` attribute, which OsmAnd passes through), `network` the cell towers in the vectors' short
+ * names, anything else an attribute.
  */
 export function vectorValue(m: DecodedMessage, key: string): unknown {
   switch (key) {
@@ -79,6 +94,8 @@ export function vectorValue(m: DecodedMessage, key: string): unknown {
       return m.location?.altitudeM;
     case 'alarm':
       return m.alarms.length ? m.alarms.join(',') : m.attributes.alarm;
+    case 'network':
+      return shortNetwork(m.attributes.network);
     default:
       return m.attributes[key];
   }
