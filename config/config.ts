@@ -20,6 +20,7 @@ export const PROTOCOL_DEFAULT_PORTS: Readonly<Record<string, number>> = Object.f
   ruptela: 5046,
   osmand: 5055,
   startek: 5222,
+  t55: 5005,
 });
 
 export interface Config {

@@ -13,6 +13,7 @@ import { watchProtocol } from './watch/watch.protocol.js';
 import { suntechProtocol } from './suntech/suntech.protocol.js';
 import { ruptelaProtocol } from './ruptela/ruptela.protocol.js';
 import { startekProtocol } from './startek/startek.protocol.js';
+import { t55Protocol } from './t55/t55.protocol.js';
 
 /**
  * Every protocol trackgate speaks, by name, its decoded positions rounded as they leave protocols/
@@ -32,6 +33,7 @@ export const protocols: Record<string, ProtocolModule> = rounding({
   suntech: suntechProtocol,
   ruptela: ruptelaProtocol,
   startek: startekProtocol,
+  t55: t55Protocol,
 });
 
 function rounding(modules: Record<string, ProtocolModule>): Record<string, ProtocolModule> {
