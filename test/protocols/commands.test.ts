@@ -15,6 +15,7 @@ test('protocols: every tracker protocol but OsmAnd encodes commands', (t) => {
     'jt808',
     'meitrack',
     'ruptela',
+    'startek',
     'suntech',
     'teltonika',
     'tk103',

@@ -43,3 +43,8 @@ test('startek.frame: a frame longer than the limit is skipped and the next is fo
     'six length digits are no header',
   );
 });
+
+test('startek.frame: a server command ($$:<length>,...) is cut by the same length rule', (t) => {
+  const command = '$$:24,123456789012345,900,1,19F\r\n';
+  t.deepEqual(strings(startekProtocol.createSplitter!().push(Buffer.from(`x${command}${B}`))), [command, B]);
+});
