@@ -23,6 +23,8 @@ export const PROTOCOL_DEFAULT_PORTS: Readonly<Record<string, number>> = Object.f
   atrack: 5044,
   wialon: 5039,
   laipac: 5048,
+  startek: 5222,
+  t55: 5005,
 });
 
 export interface Config {

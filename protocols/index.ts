@@ -16,6 +16,8 @@ import { galileoProtocol } from './galileo/galileo.protocol.js';
 import { atrackProtocol } from './atrack/atrack.protocol.js';
 import { wialonProtocol } from './wialon/wialon.protocol.js';
 import { laipacProtocol } from './laipac/laipac.protocol.js';
+import { startekProtocol } from './startek/startek.protocol.js';
+import { t55Protocol } from './t55/t55.protocol.js';
 
 /**
  * Every protocol trackgate speaks, by name, its decoded positions rounded as they leave protocols/
@@ -38,6 +40,8 @@ export const protocols: Record<string, ProtocolModule> = rounding({
   atrack: atrackProtocol,
   wialon: wialonProtocol,
   laipac: laipacProtocol,
+  startek: startekProtocol,
+  t55: t55Protocol,
 });
 
 function rounding(modules: Record<string, ProtocolModule>): Record<string, ProtocolModule> {
