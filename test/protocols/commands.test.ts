@@ -14,6 +14,7 @@ test('protocols: every tracker protocol but OsmAnd encodes commands', (t) => {
     'h02',
     'jt808',
     'meitrack',
+    'navis',
     'ruptela',
     'suntech',
     'teltonika',
