@@ -1,8 +1,17 @@
-import type { ProtocolModule } from '../types.js';
+import type { FrameSplitter, ProtocolModule } from '../types.js';
 import { MAX_FRAME_BYTES, OPTION_FLEX_DATA_SIZE, PROTOCOL } from './navis.constants.js';
 import { decode } from './navis.decoder.js';
 import { encodeNavisCommand } from './navis.encoder.js';
 import { createNavisSplitter } from './navis.frame.js';
+
+/** The splitter, given the device's settings when they are known (`flexDataSize`). */
+export function navisSplitter(
+  maxFrameBytes = MAX_FRAME_BYTES,
+  options: Readonly<Record<string, string>> = {},
+): FrameSplitter {
+  const size = Number(options[OPTION_FLEX_DATA_SIZE] ?? 0);
+  return createNavisSplitter({ maxFrameBytes, flexDataSize: Number.isInteger(size) && size > 0 ? size : 0 });
+}
 
 /**
  * Navtelecom trackers (Navis, Signal, Smart) over TCP, NTCB and FLEX on one port;
@@ -10,7 +19,7 @@ import { createNavisSplitter } from './navis.frame.js';
  * `navis.imei`, `navis.flex`); every telemetry packet is answered once stored.
  *
  * Setting `flexDataSize`: the FLEX record size in bytes, for the splitter of a stream whose
- * negotiation it does not see (`createSplitter(max, {flexDataSize})`); the decoder warns when it
+ * negotiation it does not see (`navisSplitter(max, {flexDataSize})`); the decoder warns when it
  * differs from the negotiated one. Commands: NTCB-wrapped text.
  */
 export const navisProtocol: ProtocolModule = {
@@ -19,10 +28,7 @@ export const navisProtocol: ProtocolModule = {
   maxFrameBytes: MAX_FRAME_BYTES,
   frameEncoding: 'hex',
   settings: [OPTION_FLEX_DATA_SIZE],
-  createSplitter: (maxFrameBytes = MAX_FRAME_BYTES, options: Readonly<Record<string, string>> = {}) => {
-    const size = Number(options[OPTION_FLEX_DATA_SIZE] ?? 0);
-    return createNavisSplitter({ maxFrameBytes, flexDataSize: Number.isInteger(size) && size > 0 ? size : 0 });
-  },
+  createSplitter: navisSplitter,
   decode,
   encodeCommand: encodeNavisCommand,
 };

@@ -312,7 +312,7 @@ test('navis.decoder: flexDataSize is checked against the negotiated record size'
   t.regex(decode(packet, { ...c, options: { flexDataSize: 'x' } }).warnings?.join() ?? '', /no record size/);
 });
 
-test('navis.decoder: a *>FLEX for another protocol or with too many fields is not answered', (t) => {
+test('navis.decoder: a *>FLEX for another protocol is neither answered nor stored', (t) => {
   const c = ctx({ deviceId: '866795031410689' });
   const other = negotiation(BASIC_FIELDS);
   other[16 + 6] = 0xb1;

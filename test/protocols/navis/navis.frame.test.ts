@@ -1,5 +1,5 @@
 import test from 'ava';
-import { navisProtocol } from '../../../protocols/navis/navis.protocol.js';
+import { navisProtocol, navisSplitter } from '../../../protocols/navis/navis.protocol.js';
 import { createNavisSplitter } from '../../../protocols/navis/navis.frame.js';
 import { BASIC_FIELDS, basicRecord, flex, handshake, negotiation, ntcb } from '../../helpers/navis-frames.js';
 
@@ -44,7 +44,7 @@ test('navis.frame: the splitter reads the *>FLEX it passes and then cuts FLEX pa
 test('navis.frame: flexDataSize (Traccar setFlexDataSize) cuts FLEX packets without a negotiation', (t) => {
   const s = createNavisSplitter({ flexDataSize: 73 });
   t.deepEqual(hex(s.push(Buffer.concat([FLEX10_T, FLEX10_A]))), hex([FLEX10_T, FLEX10_A]));
-  const viaOption = navisProtocol.createSplitter!(undefined, { flexDataSize: '73' } as never);
+  const viaOption = navisSplitter(undefined, { flexDataSize: '73' });
   t.deepEqual(hex(viaOption.push(FLEX10_A)), hex([FLEX10_A]));
 });
 
