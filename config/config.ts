@@ -19,6 +19,7 @@ export const PROTOCOL_DEFAULT_PORTS: Readonly<Record<string, number>> = Object.f
   watch: 5093,
   ruptela: 5046,
   galileo: 5034,
+  navis: 5019,
   osmand: 5055,
   atrack: 5044,
   wialon: 5039,

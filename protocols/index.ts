@@ -18,6 +18,7 @@ import { wialonProtocol } from './wialon/wialon.protocol.js';
 import { laipacProtocol } from './laipac/laipac.protocol.js';
 import { startekProtocol } from './startek/startek.protocol.js';
 import { t55Protocol } from './t55/t55.protocol.js';
+import { navisProtocol } from './navis/navis.protocol.js';
 
 /**
  * Every protocol trackgate speaks, by name, its decoded positions rounded as they leave protocols/
@@ -42,6 +43,7 @@ export const protocols: Record<string, ProtocolModule> = rounding({
   laipac: laipacProtocol,
   startek: startekProtocol,
   t55: t55Protocol,
+  navis: navisProtocol,
 });
 
 function rounding(modules: Record<string, ProtocolModule>): Record<string, ProtocolModule> {

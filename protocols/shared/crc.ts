@@ -56,3 +56,23 @@ export function sum8(buf: Buffer, start = 0, end = buf.length): number {
   for (let i = start; i < end; i++) s = (s + buf[i]) & 0xff;
   return s;
 }
+
+/** CRC-8 table of a non-reflected polynomial: the CRC of each byte value. */
+function normalTable8(poly: number): Uint8Array {
+  const table = new Uint8Array(256);
+  for (let n = 0; n < 256; n++) {
+    let crc = n;
+    for (let b = 0; b < 8; b++) crc = crc & 0x80 ? ((crc << 1) ^ poly) & 0xff : (crc << 1) & 0xff;
+    table[n] = crc;
+  }
+  return table;
+}
+
+const EGTS8 = normalTable8(0x31);
+
+/** CRC-8 as EGTS and Navtelecom FLEX use it: poly 0x31, init 0xFF, not reflected, no final xor. */
+export function crc8Egts(buf: Buffer, start = 0, end = buf.length): number {
+  let crc = 0xff;
+  for (let i = start; i < end; i++) crc = EGTS8[crc ^ buf[i]];
+  return crc;
+}
