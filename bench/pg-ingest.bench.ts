@@ -43,8 +43,8 @@ const DURATION_MS = QUICK ? 4_000 : 15_000;
 /** pre-encoded frames per connection: far more than a connection gets acknowledged in the window */
 const FRAMES: Record<BenchProtocol, number> = framesPerConnection(
   QUICK
-    ? { teltonika: 60, gt06: 300, gl200: 300, ruptela: 60 }
-    : { teltonika: 300, gt06: 500, gl200: 500, ruptela: 300 },
+    ? { teltonika: 60, gt06: 300, gl200: 300, ruptela: 60, wialon: 300, navis: 60 }
+    : { teltonika: 300, gt06: 500, gl200: 500, ruptela: 300, wialon: 500, navis: 300 },
 );
 /** the baseline's rows: this many frames of every connection (5,950 rows per frame round) */
 const BASELINE_FRAMES = QUICK ? 10 : 60;

@@ -1,5 +1,5 @@
 /**
- * TCP ingest (BENCHMARKS.md "tcp-ingest"): 1,000 trackers (BENCH_TRACKERS) of four protocols stream
+ * TCP ingest (BENCHMARKS.md "tcp-ingest"): 1,000 trackers (BENCH_TRACKERS) of six protocols stream
  * pre-encoded frames, one in flight per connection. Measured: positions stored AND acknowledged per
  * second; the rows in `locations` must equal them. Baselines: the same rows inserted by
  * better-sqlite3 with the writer's settings, and inserted raw in trackgate's commit shape (to tell
@@ -42,8 +42,8 @@ const ECHO_DURATION_MS = QUICK ? 3_000 : 10_000;
 /** pre-encoded frames per connection: far more than a connection gets acknowledged in the window */
 const FRAMES: Record<BenchProtocol, number> = framesPerConnection(
   QUICK
-    ? { teltonika: 60, gt06: 300, gl200: 300, ruptela: 60 }
-    : { teltonika: 400, gt06: 600, gl200: 600, ruptela: 400 },
+    ? { teltonika: 60, gt06: 300, gl200: 300, ruptela: 60, wialon: 300, navis: 60 }
+    : { teltonika: 400, gt06: 600, gl200: 600, ruptela: 400, wialon: 600, navis: 400 },
 );
 /** the raw baseline's rows per transaction */
 const TX_ROWS = 10_000;
@@ -456,7 +456,7 @@ export async function run(): Promise<IngestResult> {
 export function printIngest(r: IngestResult): void {
   const i = r.ingest;
   printTable(
-    `TCP ingest (${r.settings.connections} connections: ${r.settings.mix.teltonika} Teltonika and ${r.settings.mix.ruptela} Ruptela x ${r.settings.recordsPerFrame} records/frame, ${r.settings.mix.gt06} GT06 and ${r.settings.mix.gl200} gl200 x 1; ${r.settings.windowSeconds} s after ${r.settings.warmupSeconds} s warm-up; best of ${r.settings.rounds} alternating round(s) each; CPUs: trackgate ${r.settings.serverCpus}, generator ${r.settings.generatorCpus})`,
+    `TCP ingest (${r.settings.connections} connections: ${r.settings.mix.teltonika} Teltonika, ${r.settings.mix.ruptela} Ruptela and ${r.settings.mix.navis} Navtelecom FLEX x ${r.settings.recordsPerFrame} records/frame, ${r.settings.mix.gt06} GT06, ${r.settings.mix.gl200} gl200 and ${r.settings.mix.wialon} Wialon IPS x 1; ${r.settings.windowSeconds} s after ${r.settings.warmupSeconds} s warm-up; best of ${r.settings.rounds} alternating round(s) each; CPUs: trackgate ${r.settings.serverCpus}, generator ${r.settings.generatorCpus})`,
     ['measure', 'positions/s', 'ratio', 'goal', 'met', 'per CPU-second', 'ratio (CPU)'],
     [
       [
@@ -503,7 +503,7 @@ export function printIngest(r: IngestResult): void {
   );
   const by = i.ackedByProtocol;
   console.log(
-    `best trackgate round: acknowledged ${fmt(i.ackedPositions)} positions (Teltonika ${fmt(by.teltonika)}, GT06 ${fmt(by.gt06)}, gl200 ${fmt(by.gl200)}, Ruptela ${fmt(by.ruptela)}); rows in locations: ${fmt(i.storedRows)} -> ${i.rowsMatchAcks ? 'equal' : 'MISMATCH'}`,
+    `best trackgate round: acknowledged ${fmt(i.ackedPositions)} positions (Teltonika ${fmt(by.teltonika)}, GT06 ${fmt(by.gt06)}, gl200 ${fmt(by.gl200)}, Ruptela ${fmt(by.ruptela)}, Wialon ${fmt(by.wialon)}, Navtelecom ${fmt(by.navis)}); rows in locations: ${fmt(i.storedRows)} -> ${i.rowsMatchAcks ? 'equal' : 'MISMATCH'}`,
   );
   console.log(
     `CPU during the window: trackgate ${i.serverCpuPct?.toFixed(0)} % of a core, generator ${i.generatorCpuPct.toFixed(0)} % (against the ack-only server: ${r.generatorCheck.generatorCpuPctAckOnly.toFixed(0)} %, ${pct(r.generatorCheck.trackgateShareOfAckOnly)} of its rate used by trackgate)`,

@@ -1,12 +1,14 @@
 /**
  * A trivial tracker server for the generator check: cuts Teltonika, GT06 and Ruptela frames by
- * their length fields and Queclink (gl200) text at its `$`, and acknowledges each at once with
+ * their length fields, Queclink (gl200) text at its `$`, Wialon lines at LF and Navtelecom NTCB
+ * and FLEX frames by their lengths (FLEX: the bench's 37-byte records), and acknowledges each at once with
  * what trackgate answers (no decoding, no storage). If the generator pushes frames much faster here
  * than to trackgate, the generator is not what limits the ingest figure.
  */
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { crc16X25 } from '../../protocols/shared/crc.js';
+import { type BenchProtocol, NAVIS_LOGIN_ACK, WIALON_DATA_ACK, WIALON_LOGIN_ACK, navisArrayAck } from './frames.js';
 import { serveCommands } from './child.js';
 
 type Cut = (buf: Buffer, pos: number) => { length: number; ack: Buffer } | undefined;
@@ -55,6 +57,33 @@ const ruptela: Cut = (b, p) => {
   return { length, ack: RUPTELA_ACKS[b[p + 10]] ?? Buffer.alloc(0) };
 };
 
+/** `#L#…` -> `#AL#1`, `#D#…` -> `#AD#1`, each line ended by CR LF */
+const wialon: Cut = (b, p) => {
+  const end = b.indexOf(0x0a, p);
+  if (end < 0) return undefined;
+  const type = b.toString('latin1', p, p + 3);
+  return { length: end + 1 - p, ack: type === '#L#' ? WIALON_LOGIN_ACK : WIALON_DATA_ACK };
+};
+
+/** the bench's FLEX record: the first 14 fields (bench/lib/frames.ts navisArray) */
+const NAVIS_RECORD = 37;
+const NAVIS_ACKS = NAVIS_LOGIN_ACK;
+
+/** NTCB `*>S` and `*>FLEX` answered together after the second; FLEX `~A` arrays answered `~A n crc` */
+const navis: Cut = (b, p) => {
+  if (b.length - p < 3) return undefined;
+  if (b[p] === 0x40) {
+    if (b.length - p < 16) return undefined;
+    const length = 16 + b.readUInt16LE(p + 12);
+    if (b.length - p < length) return undefined;
+    const flex = b.toString('latin1', p + 16, p + 22) === '*>FLEX';
+    return { length, ack: flex ? NAVIS_ACKS : Buffer.alloc(0) };
+  }
+  const length = 3 + b[p + 2] * NAVIS_RECORD + 1;
+  if (b.length - p < length) return undefined;
+  return { length, ack: navisArrayAck(b[p + 2]) };
+};
+
 function listen(cut: Cut): Promise<number> {
   const server = net.createServer((socket) => {
     socket.setNoDelay(true);
@@ -76,12 +105,14 @@ function listen(cut: Cut): Promise<number> {
 }
 
 serveCommands({
-  async start(): Promise<{ teltonika: number; gt06: number; gl200: number; ruptela: number }> {
+  async start(): Promise<Record<BenchProtocol, number>> {
     return {
       teltonika: await listen(teltonika),
       gt06: await listen(gt06),
       gl200: await listen(gl200),
       ruptela: await listen(ruptela),
+      wialon: await listen(wialon),
+      navis: await listen(navis),
     };
   },
 });

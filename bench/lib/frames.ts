@@ -1,12 +1,12 @@
 /**
  * Pre-encoded tracker frames for the load generators: Teltonika Codec 8, GT06 0x22, Queclink
- * (gl200) +RESP:GTFRI text and Ruptela records, each with a correct checksum and a unique fix time
+ * (gl200) +RESP:GTFRI text, Ruptela records, Wialon IPS `#D#` text and Navtelecom FLEX `~A` arrays, each with a correct checksum and a unique fix time
  * per record, so every record becomes one stored row (rows are keyed by device + fix time). Frames
  * of one protocol all have the same length, so one Buffer per connection holds all of them back to
  * back. Every frame is acknowledged by the server with an ack the generator knows in advance
  * (`expectedAck`).
  */
-import { crc16Arc, crc16Kermit, crc16X25 } from '../../protocols/shared/crc.js';
+import { crc16Arc, crc16Kermit, crc16X25, crc8Egts } from '../../protocols/shared/crc.js';
 
 /** Fix times start here (well in the past: the ingest path refuses fixes > 25 h ahead). */
 export const BASE_FIX_MS = Date.UTC(2025, 0, 1);
@@ -17,18 +17,23 @@ export const gt06Imei = (i: number): string => `86${String(i).padStart(13, '0')}
 /** Queclink devices 87…, Ruptela devices 88… */
 export const gl200Imei = (i: number): string => `87${String(i).padStart(13, '0')}`;
 export const ruptelaImei = (i: number): string => `88${String(i).padStart(13, '0')}`;
+/** Wialon IPS devices 89…, Navtelecom devices 84… */
+export const wialonImei = (i: number): string => `89${String(i).padStart(13, '0')}`;
+export const navisImei = (i: number): string => `84${String(i).padStart(13, '0')}`;
 
-export type BenchProtocol = 'teltonika' | 'gt06' | 'gl200' | 'ruptela';
-export const BENCH_PROTOCOLS: readonly BenchProtocol[] = ['teltonika', 'gt06', 'gl200', 'ruptela'];
+export type BenchProtocol = 'teltonika' | 'gt06' | 'gl200' | 'ruptela' | 'wialon' | 'navis';
+export const BENCH_PROTOCOLS: readonly BenchProtocol[] = ['teltonika', 'gt06', 'gl200', 'ruptela', 'wialon', 'navis'];
 
+const IMEI_PREFIX: Record<BenchProtocol, string> = {
+  teltonika: '35',
+  gt06: '86',
+  gl200: '87',
+  ruptela: '88',
+  wialon: '89',
+  navis: '84',
+};
 export const imeiOf = (protocol: BenchProtocol, index: number): string =>
-  protocol === 'teltonika'
-    ? teltonikaImei(index)
-    : protocol === 'gt06'
-      ? gt06Imei(index)
-      : protocol === 'gl200'
-        ? gl200Imei(index)
-        : ruptelaImei(index);
+  `${IMEI_PREFIX[protocol]}${String(index).padStart(13, '0')}`;
 
 /** Teltonika TCP login: `00 0F` + 15 ASCII digits; the server answers `01`. */
 export function teltonikaLogin(imei: string): Buffer {
@@ -224,6 +229,110 @@ export function ruptelaRecords(
   return ruptelaPacket(imei, 1, payload);
 }
 
+// --- Wialon IPS ------------------------------------------------------------------------------
+
+/** IPS 1.1 login `#L#<imei>;NA`, answered `#AL#1`. */
+export const wialonLogin = (imei: string): Buffer => Buffer.from(`#L#${imei};NA\r\n`, 'latin1');
+export const WIALON_LOGIN_ACK = Buffer.from('#AL#1\r\n', 'latin1');
+export const WIALON_DATA_ACK = Buffer.from('#AD#1\r\n', 'latin1');
+
+const two = (n: number): string => String(n).padStart(2, '0');
+
+/**
+ * Extended data `#D#` with fix time `fixMs` (UTC, whole seconds), as a tracker sends it at its
+ * default settings: fields of fixed width, so every frame has the same length; answered `#AD#1`.
+ */
+export function wialonData(fixMs: number, seed: number): Buffer {
+  const t = new Date(fixMs);
+  const date = `${two(t.getUTCDate())}${two(t.getUTCMonth() + 1)}${two(t.getUTCFullYear() % 100)}`;
+  const time = `${two(t.getUTCHours())}${two(t.getUTCMinutes())}${two(t.getUTCSeconds())}`;
+  const lat = `40${(25 + (seed % 1000) * 0.006).toFixed(4).padStart(7, '0')}`;
+  const lon = `003${(42 + ((seed * 7) % 1000) * 0.006).toFixed(4).padStart(7, '0')}`;
+  const speed = String(30 + (seed % 60)).padStart(3, '0');
+  const course = String((seed * 13) % 360).padStart(3, '0');
+  return Buffer.from(
+    `#D#${date};${time};${lat};N;${lon};W;${speed};${course};650;9;1.0;0;0;;NA;pwr_ext:2:12.50,gsm:1:4\r\n`,
+    'latin1',
+  );
+}
+
+// --- Navtelecom FLEX --------------------------------------------------------------------------
+
+/** NTCB envelope: `@NTC`, receiver, sender (u32 LE), body length (u16 LE), XOR of the body, XOR of the header. */
+function ntcb(receiver: number, sender: number, body: Buffer): Buffer {
+  const f = Buffer.alloc(16 + body.length);
+  f.write('@NTC', 0, 'latin1');
+  f.writeUInt32LE(receiver, 4);
+  f.writeUInt32LE(sender, 8);
+  f.writeUInt16LE(body.length, 12);
+  f[14] = xor(body, 0, body.length);
+  f[15] = xor(f, 0, 15);
+  body.copy(f, 16);
+  return f;
+}
+const xor = (b: Buffer, start: number, end: number): number => {
+  let x = 0;
+  for (let i = start; i < end; i++) x ^= b[i];
+  return x;
+};
+
+/** FLEX 1.0 with the first 14 fields: index, event, device time, status x3, GSM, navigation, fix time, lat, lon, altitude, speed, course. */
+const NAVIS_FIELDS = 14;
+const NAVIS_BITFIELD = Buffer.from([0xff, 0xfc]);
+const NAVIS_RECORD_BYTES = 4 + 2 + 4 + 1 + 1 + 1 + 1 + 1 + 4 + 4 + 4 + 4 + 4 + 2;
+const NAVIS_SERVER = 1;
+const NAVIS_DEVICE = 0;
+
+/** `*>S:<imei>` then the `*>FLEX` negotiation, answered `*<S` and `*<FLEX` (NTCB, ids swapped). */
+export function navisLogin(imei: string): Buffer {
+  const flex = Buffer.concat([
+    Buffer.from('*>FLEX', 'latin1'),
+    Buffer.from([0xb0, 10, 10, NAVIS_FIELDS]),
+    NAVIS_BITFIELD,
+  ]);
+  return Buffer.concat([
+    ntcb(NAVIS_SERVER, NAVIS_DEVICE, Buffer.from(`*>S:${imei}`, 'latin1')),
+    ntcb(NAVIS_SERVER, NAVIS_DEVICE, flex),
+  ]);
+}
+export const NAVIS_LOGIN_ACK = Buffer.concat([
+  ntcb(NAVIS_DEVICE, NAVIS_SERVER, Buffer.from('*<S', 'latin1')),
+  ntcb(NAVIS_DEVICE, NAVIS_SERVER, Buffer.concat([Buffer.from('*<FLEX', 'latin1'), Buffer.from([0xb0, 10, 10])])),
+]);
+
+/** A `~A` array of `records` FLEX records at `firstFixMs + k * stepMs` (whole seconds), ended by CRC-8/EGTS. */
+export function navisArray(records: number, firstFixMs: number, stepMs: number, seed: number): Buffer {
+  const f = Buffer.alloc(3 + records * NAVIS_RECORD_BYTES + 1);
+  f.write('~A', 0, 'latin1');
+  f[2] = records;
+  for (let k = 0; k < records; k++) {
+    let o = 3 + k * NAVIS_RECORD_BYTES;
+    const s = Math.floor((firstFixMs + k * stepMs) / 1000);
+    const r = seed + k;
+    o = f.writeUInt32LE(s & 0xffffffff, o); // index
+    o = f.writeUInt16LE(0, o); // event
+    o = f.writeUInt32LE(s, o); // device time
+    o += 3; // armed, status, status 2
+    f[o++] = 20; // GSM level
+    f[o++] = (9 << 2) | 0x02; // 9 satellites, valid
+    o = f.writeUInt32LE(s, o); // fix time
+    o = f.writeInt32LE(Math.round((40.4168 + (r % 1000) * 1e-4) * 600_000), o);
+    o = f.writeInt32LE(Math.round((-3.7038 + ((r * 7) % 1000) * 1e-4) * 600_000), o);
+    o = f.writeInt32LE(6500, o); // 650.0 m
+    o = f.writeFloatLE(30 + (r % 60), o); // km/h
+    f.writeUInt16LE((r * 13) % 360, o);
+  }
+  f[f.length - 1] = crc8Egts(f, 0, f.length - 1);
+  return f;
+}
+
+/** `~A` + the record count + CRC-8/EGTS. */
+export function navisArrayAck(records: number): Buffer {
+  const ack = Buffer.from([0x7e, 0x41, records, 0]);
+  ack[3] = crc8Egts(ack, 0, 3);
+  return ack;
+}
+
 // --- all protocols ---------------------------------------------------------------------------
 
 /** The login frame of a device (Teltonika IMEI, GT06 0x01, gl200 heartbeat, Ruptela identification). */
@@ -232,12 +341,14 @@ export function loginFrame(protocol: BenchProtocol, index: number): Buffer {
   if (protocol === 'teltonika') return teltonikaLogin(imei);
   if (protocol === 'gt06') return gt06Login(imei);
   if (protocol === 'gl200') return gl200Login(imei);
+  if (protocol === 'wialon') return wialonLogin(imei);
+  if (protocol === 'navis') return navisLogin(imei);
   return ruptelaLogin(imei);
 }
 
 /** Positions in one frame of `protocol` (Teltonika and Ruptela: `recordsPerFrame`; GT06 and gl200: 1). */
 export const positionsPerFrame = (protocol: BenchProtocol, recordsPerFrame: number): number =>
-  protocol === 'teltonika' || protocol === 'ruptela' ? recordsPerFrame : 1;
+  protocol === 'teltonika' || protocol === 'ruptela' || protocol === 'navis' ? recordsPerFrame : 1;
 
 export interface FramePlan {
   protocol: BenchProtocol;
@@ -264,6 +375,9 @@ export function encodeFrame(p: FramePlan, i: number): Buffer {
       ruptelaImei(p.index),
     );
   if (p.protocol === 'gl200') return gl200Fri(BASE_FIX_MS + i * 1000, i, p.index + i, gl200Imei(p.index));
+  if (p.protocol === 'wialon') return wialonData(BASE_FIX_MS + i * 1000, p.index + i);
+  if (p.protocol === 'navis')
+    return navisArray(p.recordsPerFrame, BASE_FIX_MS + i * p.recordsPerFrame * 1000, 1000, p.index + i);
   return gt06Position(BASE_FIX_MS + i * 1000, i + 2, p.index + i);
 }
 
@@ -276,6 +390,8 @@ export function expectedAck(p: FramePlan, i: number): Buffer {
   }
   if (p.protocol === 'ruptela') return RUPTELA_RECORDS_ACK;
   if (p.protocol === 'gl200') return Buffer.from(`+SACK:${hex4(i)}$`, 'latin1');
+  if (p.protocol === 'wialon') return WIALON_DATA_ACK;
+  if (p.protocol === 'navis') return navisArrayAck(p.recordsPerFrame);
   const ack = Buffer.from([0x78, 0x78, 0x05, 0x22, ((i + 2) >> 8) & 0xff, (i + 2) & 0xff, 0, 0, 0x0d, 0x0a]);
   ack.writeUInt16BE(crc16X25(ack, 2, 6), 6);
   return ack;

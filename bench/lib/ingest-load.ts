@@ -12,11 +12,13 @@ import { teltonikaProtocol } from '../../protocols/teltonika/teltonika.protocol.
 import { gt06Protocol } from '../../protocols/gt06/gt06.protocol.js';
 import { gl200Protocol } from '../../protocols/gl200/gl200.protocol.js';
 import { ruptelaProtocol } from '../../protocols/ruptela/ruptela.protocol.js';
+import { wialonProtocol } from '../../protocols/wialon/wialon.protocol.js';
+import { navisProtocol } from '../../protocols/navis/navis.protocol.js';
 import type { DecodeContext, ProtocolModule } from '../../protocols/types.js';
 import { autoGatewayProcesses } from '../../config/config.js';
 import { childPids, type Child } from './child.js';
 import { log } from './report.js';
-import { BENCH_PROTOCOLS, encodeFrame, imeiOf, positionsPerFrame, type BenchProtocol } from './frames.js';
+import { BENCH_PROTOCOLS, encodeFrame, imeiOf, loginFrame, positionsPerFrame, type BenchProtocol } from './frames.js';
 import type { ConnectResult, StreamResult } from './tracker-generator.js';
 
 /**
@@ -27,12 +29,18 @@ import type { ConnectResult, StreamResult } from './tracker-generator.js';
 export const TRACKERS = Number(process.env.BENCH_TRACKERS ?? 1000);
 if (!Number.isInteger(TRACKERS) || TRACKERS < 100 || TRACKERS > 20_000)
   throw new Error(`BENCH_TRACKERS must be 100-20000, not ${process.env.BENCH_TRACKERS}`);
-/** connections per protocol: the mix of issue 13 (Teltonika and GT06 were 500 each before it), 400/300/150/150 per 1,000 */
+/**
+ * connections per protocol, per 1,000: Teltonika 300, GT06 250, gl200 100, Ruptela 100, Wialon IPS
+ * 100, Navtelecom FLEX 150 (issue 39 added the last two: before, 400/300/150/150 of the first four).
+ * Frames of several records (Teltonika, Ruptela, FLEX) stay 55 % of the connections, as before.
+ */
 export const MIX: Record<BenchProtocol, number> = {
-  teltonika: (TRACKERS * 2) / 5,
-  gt06: (TRACKERS * 3) / 10,
-  gl200: (TRACKERS * 3) / 20,
-  ruptela: (TRACKERS * 3) / 20,
+  teltonika: (TRACKERS * 3) / 10,
+  gt06: TRACKERS / 4,
+  gl200: TRACKERS / 10,
+  ruptela: TRACKERS / 10,
+  wialon: TRACKERS / 10,
+  navis: (TRACKERS * 3) / 20,
 };
 for (const p of BENCH_PROTOCOLS) MIX[p] = Math.round(MIX[p]);
 /**
@@ -58,6 +66,8 @@ const PROTOCOL_MODULES: Record<BenchProtocol, ProtocolModule> = {
   gt06: gt06Protocol,
   gl200: gl200Protocol,
   ruptela: ruptelaProtocol,
+  wialon: wialonProtocol,
+  navis: navisProtocol,
 };
 
 /** Pins this process (and what it starts later) to `cpus`; `undefined`: every CPU again. */
@@ -120,7 +130,8 @@ export async function connectAll(gen: Child, ports: Record<BenchProtocol, number
 
 /** The rows trackgate stores for the acknowledged frames, in arrival-like order (frame by frame across connections). */
 export function* rowsOf(framesAcked: StreamResult['framesAcked']): Generator<LocationRow> {
-  const sessions = framesAcked.map(() => ({}));
+  // each connection's session as its login left it (a FLEX negotiation sets the record layout)
+  const sessions = framesAcked.map((c) => loggedInSession(c.protocol, c.index));
   const rounds = Math.max(...framesAcked.map((c) => c.frames));
   for (let i = 0; i < rounds; i++) {
     for (let j = 0; j < framesAcked.length; j++) {
@@ -156,6 +167,15 @@ export function* rowsOf(framesAcked: StreamResult['framesAcked']): Generator<Loc
       }
     }
   }
+}
+
+/** The decoder session of a connection once its login frames are decoded. */
+function loggedInSession(protocol: BenchProtocol, index: number): Record<string, unknown> {
+  const p = PROTOCOL_MODULES[protocol];
+  const session: Record<string, unknown> = {};
+  const frames = p.createSplitter!().push(loginFrame(protocol, index));
+  for (const frame of frames) p.decode!(frame, { now: new Date(), transport: 'tcp', checksum: 'accept', session });
+  return session;
 }
 
 /** `frames` frames of every connection of the mix, as a generator's `framesAcked` would list them. */

@@ -2,7 +2,8 @@
  * Simulated trackers, in their own process: raw `net` sockets, frames encoded before the clock
  * starts. Each connection logs in, then sends one frame at a time and waits for its ack, as real
  * devices do, and checks that ack byte for byte (Teltonika: AVL frame of N records -> u32 N; GT06:
- * 0x22 frame -> 10-byte ack; gl200: +RESP:GTFRI -> +SACK:<count>$; Ruptela: records -> 0002640113bc).
+ * 0x22 frame -> 10-byte ack; gl200: +RESP:GTFRI -> +SACK:<count>$; Ruptela: records -> 0002640113bc;
+ * Wialon: #D# -> #AD#1; Navtelecom: FLEX ~A of N records -> ~A N CRC-8).
  */
 import net from 'node:net';
 import { childPids, cpuMsOfNamed, cpuMsOfSync, machineBusyMs, serveCommands } from './child.js';
@@ -10,6 +11,8 @@ import {
   BENCH_PROTOCOLS,
   GL200_LOGIN_ACK,
   RUPTELA_LOGIN_ACK,
+  NAVIS_LOGIN_ACK,
+  WIALON_LOGIN_ACK,
   encodeFrames,
   expectedAck,
   loginFrame,
@@ -34,6 +37,8 @@ export interface ConnectArgs {
   gt06?: { first: number; count: number };
   gl200?: { first: number; count: number };
   ruptela?: { first: number; count: number };
+  wialon?: { first: number; count: number };
+  navis?: { first: number; count: number };
   /** connections opened (and logged in) at a time */
   batch: number;
 }
@@ -140,7 +145,7 @@ function ackLength(c: Conn, loggedIn: boolean, pending: Buffer): number | undefi
       const end = pending.indexOf(0x24); // `$`
       return end < 0 ? undefined : end + 1;
     }
-    need = c.protocol === 'teltonika' ? 1 : c.protocol === 'gt06' ? 10 : RUPTELA_LOGIN_ACK.length;
+    need = LOGIN_ACK_BYTES[c.protocol];
   } else {
     if (!c.acks)
       throw new Error(`${c.protocol} ${c.index}: unexpected bytes after the login ack: ${pending.toString('hex')}`);
@@ -149,10 +154,21 @@ function ackLength(c: Conn, loggedIn: boolean, pending: Buffer): number | undefi
   return pending.length >= need ? need : undefined;
 }
 
+/** the length of each protocol's login acknowledgement (gl200's ends at its `$`) */
+const LOGIN_ACK_BYTES: Record<Exclude<Protocol, 'gl200'>, number> = {
+  teltonika: 1,
+  gt06: 10,
+  ruptela: RUPTELA_LOGIN_ACK.length,
+  wialon: WIALON_LOGIN_ACK.length,
+  navis: NAVIS_LOGIN_ACK.length,
+};
+
 function loginAccepted(protocol: Protocol, ack: Buffer): boolean {
   if (protocol === 'teltonika') return ack[0] === 0x01;
   if (protocol === 'gt06') return ack[3] === 0x01;
   if (protocol === 'gl200') return ack.equals(GL200_LOGIN_ACK);
+  if (protocol === 'wialon') return ack.equals(WIALON_LOGIN_ACK);
+  if (protocol === 'navis') return ack.equals(NAVIS_LOGIN_ACK);
   return ack.equals(RUPTELA_LOGIN_ACK);
 }
 
@@ -271,7 +287,7 @@ serveCommands({
 
   stream(a: StreamArgs): Promise<StreamResult> {
     return new Promise((resolve) => {
-      const acked: Record<Protocol, number> = { teltonika: 0, gt06: 0, gl200: 0, ruptela: 0 };
+      const acked = Object.fromEntries(BENCH_PROTOCOLS.map((p) => [p, 0])) as Record<Protocol, number>;
       const perSecond: number[] = [];
       let windowPositions = 0;
       let errors = 0;
@@ -325,7 +341,7 @@ serveCommands({
         resolve({
           windowPositionsPerSec: windowPositions / windowSeconds,
           windowPositions,
-          ackedPositions: acked.teltonika + acked.gt06 + acked.gl200 + acked.ruptela,
+          ackedPositions: BENCH_PROTOCOLS.reduce((n, p) => n + acked[p], 0),
           ackedByProtocol: acked,
           framesAcked: conns.map((c) => ({ protocol: c.protocol, index: c.index, frames: c.acked })),
           warmupSeconds: a.warmupMs / 1000,
