@@ -19,6 +19,7 @@ export const PROTOCOL_DEFAULT_PORTS: Readonly<Record<string, number>> = Object.f
   watch: 5093,
   ruptela: 5046,
   osmand: 5055,
+  castel: 5086,
 });
 
 export interface Config {
