@@ -1,8 +1,9 @@
 import type { Alarm } from '../../core/model/alarm.js';
-import type { DecodedMessage } from '../types.js';
+import { ProtocolError, type DecodedMessage } from '../types.js';
 import {
   KMH_PER_CMS,
   MS_PER_DEGREE,
+  PROTOCOL,
   SC_ALARM_IGNITION_OFF,
   SC_ALARM_IGNITION_ON,
   SC_ALARMS,
@@ -29,6 +30,8 @@ export function readFix(r: LeReader): DecodedMessage {
   const courseDeg = r.u16le() / 10;
   const flags = r.u8();
   const satellites = flags >> 4;
+  // Traccar's Position refuses these, and the frame with them
+  if (lat > 90 || lon > 180) throw new ProtocolError(PROTOCOL, `coordinates out of range (${lat}, ${lon})`, r.buf);
   return {
     // out-of-range fields roll over, as Java's lenient calendar does
     fixTime: new Date(Date.UTC(year < 100 ? 2000 + year : year, month - 1, day, hour, minute, second)),

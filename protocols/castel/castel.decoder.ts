@@ -10,19 +10,19 @@ import {
   SC_VERSIONS,
   TRAILER_BYTES,
 } from './castel.constants.js';
-import { LeReader } from './castel.reader.js';
+import { isDeviceId, LeReader } from './castel.reader.js';
 import type { Envelope, MessageHandler } from './castel.replies.js';
 import { SC_HANDLERS } from './castel.sc.messages.js';
 
-/** The device id as Traccar reads it: the 20 bytes as ASCII with control characters and spaces trimmed. */
+/**
+ * The device id as Traccar reads it: the 20 bytes as ASCII, NUL padding and spaces trimmed. Bytes
+ * other than ASCII and NUL mean the frame is not what it seems (the splitter skips such frames too).
+ */
 function identityOf(id: Buffer, frame: Buffer): string {
-  let start = 0;
-  let end = id.length;
-  while (start < end && id[start] <= 0x20) start++;
-  while (end > start && id[end - 1] <= 0x20) end--;
-  const text = id.toString('latin1', start, end);
-  if (!/^[\x21-\x7e][\x20-\x7e]*$/.test(text))
-    throw new ProtocolError(PROTOCOL, 'device id is empty or not printable ASCII', frame);
+  if (!isDeviceId(id, 0)) throw new ProtocolError(PROTOCOL, 'device id is not ASCII', frame);
+  const text = id.toString('latin1').replace(/^[\0 ]+|[\0 ]+$/g, '');
+  if (text.length === 0 || text.includes('\0'))
+    throw new ProtocolError(PROTOCOL, 'device id is empty or has NUL inside', frame);
   return text;
 }
 

@@ -383,6 +383,11 @@ test('castel.decoder: a frame without a header, too short or with an unprintable
   t.throws(() => decode(Buffer.from('40401f00', 'hex'), ctx()), { instanceOf: ProtocolError });
   t.throws(() => decode(frame(4, '', 0x1003, ''), ctx()), { instanceOf: ProtocolError });
   t.throws(() => decode(frame(4, 'ab\x01cd', 0x1003, ''), ctx()), { instanceOf: ProtocolError });
+  t.throws(() => decode(frame(4, 'ab\0cd', 0x1003, ''), ctx()), { instanceOf: ProtocolError });
+  const farNorth = decode(frame(4, ID, 0x5101, fix(1, 0, 0, 90, 180)), ctx()).messages[0].location;
+  t.like(farNorth, { latitudeDeg: 90, longitudeDeg: 180 });
+  const e = t.throws(() => decode(frame(4, ID, 0x5101, fix(1, 0, 0, 90.5, 2)), ctx()), { instanceOf: ProtocolError });
+  t.regex(e?.message ?? '', /coordinates out of range/);
   t.throws(() => decode(frame(4, ID, 0x4001, '01' + stats(0, 0, 0, 0) + '01'), ctx()), { instanceOf: ProtocolError });
 });
 
