@@ -1,9 +1,9 @@
 import test from 'ava';
 import { castelProtocol } from '../../../protocols/castel/castel.protocol.js';
-import { crc16X25 } from '../../../protocols/shared/crc.js';
 import { ProtocolError, type DecodeContext } from '../../../protocols/types.js';
 import { frameBytes, loadVectors } from '../../helpers/vectors.js';
 import { runVectors } from '../../helpers/vector-runner.js';
+import { castelFix, castelFrame, castelStats, u16le, u32le } from '../../helpers/castel-frames.js';
 
 const NOW = new Date(Date.UTC(2026, 11, 2, 5, 0, 0));
 
@@ -22,38 +22,13 @@ const hex = (frames: Buffer[]): string[] => frames.map((f) => f.toString('hex'))
 const vector = (type: string): Buffer =>
   frameBytes(loadVectors('castel').find((v) => v.msg_type?.includes(type) && v.test_kind === 'decoder')!);
 
-/** an `@@` frame (or `$$` when `version` is undefined) around a body, with a correct CRC */
-function frame(version: number | undefined, id: string, type: number, body: string): Buffer {
-  const head = Buffer.alloc(version === undefined ? 26 : 27);
-  head.write(version === undefined ? '$$' : '@@', 0, 'latin1');
-  let at = 4;
-  if (version !== undefined) head[at++] = version;
-  head.write(id, at, 'latin1');
-  head.writeUInt16BE(type, at + 20);
-  const f = Buffer.concat([head, Buffer.from(body, 'hex'), Buffer.alloc(4)]);
-  f.writeUInt16LE(f.length, 2);
-  f.writeUInt16LE(crc16X25(f, 0, f.length - 4), f.length - 4);
-  f.write('\r\n', f.length - 2, 'latin1');
-  return f;
-}
-
-const u16 = (v: number): string => Buffer.from([v & 0xff, v >> 8]).toString('hex');
-const u32 = (v: number): string => {
-  const b = Buffer.alloc(4);
-  b.writeUInt32LE(v >>> 0);
-  return b.toString('hex');
-};
-/** the 34-byte statistics block: odometer, trip, total fuel, state */
-const stats = (odometer: number, trip: number, fuel: number, state: number): string =>
-  u32(0) + u32(0) + u32(odometer) + u32(trip) + u32(fuel) + u16(0) + u32(state) + '00'.repeat(8);
-/** a GPS block at 2026-12-01 hh:mm:ss, north-east, valid, 9 satellites unless `flags` says otherwise */
+const frame = castelFrame;
+const u16 = u16le;
+const u32 = u32le;
+const stats = castelStats;
+/** a GPS block at 2026-12-01 hh:mm:ss; `flags` 0x97 is north-east, valid, 9 satellites */
 const fix = (hh: number, mm: number, ss: number, lat: number, lon: number, cms = 0, course = 0, flags = 0x97) =>
-  Buffer.from([1, 12, 26, hh, mm, ss]).toString('hex') +
-  u32(Math.round(lat * 3_600_000)) +
-  u32(Math.round(lon * 3_600_000)) +
-  u16(cms) +
-  u16(course) +
-  flags.toString(16).padStart(2, '0');
+  castelFix(new Date(Date.UTC(2026, 11, 1, hh, mm, ss)), lat, lon, cms, course, flags & ~0x03);
 
 const ID = '213GDS2021000052';
 
@@ -178,7 +153,7 @@ test('castel.decoder: a fix has exact time, coordinates, speed, course, satellit
   t.is(m.location?.satellites, 8);
   t.true(m.location?.valid);
   t.deepEqual(hex(r.replies), [frame(5, '603150003512', 0x8001, '').toString('hex')], 'CC login answered 0x8001');
-  const south = decode(frame(4, ID, 0x4009, u32(0) + fix(0, 0, 0, 33.5, 151.25, 0, 0, 0x30)), ctx()).messages[0];
+  const south = decode(frame(4, ID, 0x4009, u32(0) + fix(0, 0, 0, -33.5, -151.25, 0, 0, 0x30)), ctx()).messages[0];
   t.is(south.location?.latitudeDeg, -33.5);
   t.is(south.location?.longitudeDeg, -151.25);
   t.false(south.location?.valid, 'bits 2-3 clear: no fix');
