@@ -18,8 +18,8 @@ export const PROTOCOL_DEFAULT_PORTS: Readonly<Record<string, number>> = Object.f
   suntech: 5011,
   watch: 5093,
   ruptela: 5046,
-  osmand: 5055,
   castel: 5086,
+  osmand: 5055,
 });
 
 export interface Config {
