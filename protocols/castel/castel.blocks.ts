@@ -1,7 +1,7 @@
 import type { Alarm } from '../../core/model/alarm.js';
+import { cmsToKmh } from '../shared/units.js';
 import { ProtocolError, type DecodedMessage } from '../types.js';
 import {
-  KMH_PER_CMS,
   MS_PER_DEGREE,
   PROTOCOL,
   SC_ALARM_IGNITION_OFF,
@@ -26,7 +26,7 @@ export function readFix(r: LeReader): DecodedMessage {
   const [day, month, year, hour, minute, second] = r.bytes(6);
   const lat = r.u32le() / MS_PER_DEGREE;
   const lon = r.u32le() / MS_PER_DEGREE;
-  const speedKmh = r.u16le() * KMH_PER_CMS;
+  const speedKmh = cmsToKmh(r.u16le());
   const courseDeg = r.u16le() / 10;
   const flags = r.u8();
   const satellites = flags >> 4;

@@ -113,7 +113,5 @@ export const TAG_BATTERY = 0x0021;
 
 /** g-sensor samples are in 1/64 g */
 export const G_PER_UNIT = 0.015625;
-/** speed is in cm/s: 0.036 km/h each */
-export const KMH_PER_CMS = 0.036;
 /** coordinates are in milliseconds of arc */
 export const MS_PER_DEGREE = 3_600_000;
