@@ -20,6 +20,7 @@ export const PROTOCOL_DEFAULT_PORTS: Readonly<Record<string, number>> = Object.f
   ruptela: 5046,
   galileo: 5034,
   navis: 5019,
+  castel: 5086,
   osmand: 5055,
   atrack: 5044,
   wialon: 5039,

@@ -19,6 +19,7 @@ import { laipacProtocol } from './laipac/laipac.protocol.js';
 import { startekProtocol } from './startek/startek.protocol.js';
 import { t55Protocol } from './t55/t55.protocol.js';
 import { navisProtocol } from './navis/navis.protocol.js';
+import { castelProtocol } from './castel/castel.protocol.js';
 
 /**
  * Every protocol trackgate speaks, by name, its decoded positions rounded as they leave protocols/
@@ -44,6 +45,7 @@ export const protocols: Record<string, ProtocolModule> = rounding({
   startek: startekProtocol,
   t55: t55Protocol,
   navis: navisProtocol,
+  castel: castelProtocol,
 });
 
 function rounding(modules: Record<string, ProtocolModule>): Record<string, ProtocolModule> {

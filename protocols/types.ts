@@ -201,7 +201,9 @@ export type CommandErrorReason =
   /** a character the protocol's text cannot carry (control characters; non-ASCII where the protocol is ASCII) */
   | 'CHARSET'
   /** the device id cannot be written in the frame (not digits, too long) */
-  | 'DEVICE_ID';
+  | 'DEVICE_ID'
+  /** the protocol carries only named commands, and this is none of them (Castel: engineStop, engineResume) */
+  | 'UNKNOWN_COMMAND';
 
 /** A command text the protocol cannot carry, with the problem named. */
 export class CommandError extends Error {
