@@ -19,6 +19,8 @@ const COMMANDS: Readonly<Record<string, number>> = {
 export function encodeCastelCommand(text: string, ctx: CommandContext): EncodedCommand {
   const word = text.trim();
   if (word.length === 0) throw new CommandError(PROTOCOL, 'EMPTY', 'the command is empty');
+  if (!/^[\x20-\x7e]+$/.test(word))
+    throw new CommandError(PROTOCOL, 'CHARSET', 'the command holds a control or non-ASCII character');
   const value = COMMANDS[word.toLowerCase()];
   if (value === undefined) {
     throw new CommandError(

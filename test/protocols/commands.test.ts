@@ -11,12 +11,6 @@ const encoders = Object.values(protocols).filter((p) => p.encodeCommand);
  */
 const SAMPLE_COMMAND: Readonly<Record<string, string>> = { castel: 'engineStop' };
 const sampleFor = (name: string): string => SAMPLE_COMMAND[name] ?? 'STATUS,1';
-/**
- * A command each encoder takes. Most carry any text; Castel carries only the two commands its
- * reference encoder writes (docs/protocols/castel.md), so it is checked with one of them.
- */
-const SAMPLE_COMMAND: Readonly<Record<string, string>> = { castel: 'engineStop' };
-const sampleFor = (name: string): string => SAMPLE_COMMAND[name] ?? 'STATUS,1';
 
 /** Protocols whose trackers take no command over their connection, and why. */
 const NO_COMMANDS: Record<string, string> = {
