@@ -104,6 +104,23 @@ test('cli: decode takes several frames and decodes them in order on one session,
   t.regex(malformed.stderr, /NAME=VALUE/);
 });
 
+test("cli: decode keeps a session across frames: a Wialon #SD# after #L# is the login's device, alone it is nothing", async (t) => {
+  const login = '#L#2.0;42001300083;;CE45';
+  const data = '#SD#300924;154245;5554.350052;N;3644.670410;E;2.92;NA;NA;NA;7A01';
+  const both = await cli(['decode', '--protocol', 'wialon', login, data]);
+  t.is(both.status, 0, both.stderr);
+  const [first, second] = both.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  t.deepEqual(first.replies, [Buffer.from('#AL#1\r\n').toString('hex')]);
+  t.like(second.messages[0], { latitude: 55.9058342, longitude: 36.7445068, dateTime: '2024-09-30T15:42:45.000Z' });
+  t.deepEqual(second.replies, [Buffer.from('#AD#1\r\n').toString('hex')]);
+  const alone = JSON.parse((await cli(['decode', '--protocol', 'wialon', data])).stdout);
+  t.deepEqual(alone.messages, [], 'no login: nothing to tie it to');
+  t.deepEqual(alone.replies, []);
+});
+
 test('cli: decode --hex reads the binary frame of a text protocol (a Suntech universal binary report) as hex', async (t) => {
   const frame =
     '81004e05200013383fffff3401000301130a0512080400000000000000000000000047f9d5846a06810072225214010100020300a8002604c1000004b000000470000025a100000000000025c4000000a6';

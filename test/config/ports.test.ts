@@ -29,6 +29,13 @@ test('config.PROTOCOL_DEFAULT_PORTS: docs/tracker-gateway.md gives each protocol
   t.deepEqual(readme, { ...PROTOCOL_DEFAULT_PORTS });
 });
 
+test("config.PROTOCOL_DEFAULT_PORTS: the README's protocol table has a row for each, with its port", (t) => {
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  const rows: Record<string, number> = {};
+  for (const [, name, port] of readme.matchAll(/^\| `([a-z0-9]+)` \| (\d+) \|/gm)) rows[name] = Number(port);
+  t.deepEqual(rows, { ...PROTOCOL_DEFAULT_PORTS });
+});
+
 test('config.PROTOCOL_DEFAULT_PORTS: every protocol with a decoder has its usual port there', (t) => {
   const missing = Object.keys(protocols).filter((name) => !Object.hasOwn(PROTOCOL_DEFAULT_PORTS, name));
   t.deepEqual(missing, []);
