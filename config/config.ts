@@ -19,6 +19,8 @@ export const PROTOCOL_DEFAULT_PORTS: Readonly<Record<string, number>> = Object.f
   watch: 5093,
   ruptela: 5046,
   galileo: 5034,
+  trv: 5010,
+  tlt2h: 5030,
   osmand: 5055,
   atrack: 5044,
   wialon: 5039,

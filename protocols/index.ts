@@ -18,6 +18,8 @@ import { wialonProtocol } from './wialon/wialon.protocol.js';
 import { laipacProtocol } from './laipac/laipac.protocol.js';
 import { startekProtocol } from './startek/startek.protocol.js';
 import { t55Protocol } from './t55/t55.protocol.js';
+import { trvProtocol } from './trv/trv.protocol.js';
+import { tlt2hProtocol } from './tlt2h/tlt2h.protocol.js';
 
 /**
  * Every protocol trackgate speaks, by name, its decoded positions rounded as they leave protocols/
@@ -42,6 +44,8 @@ export const protocols: Record<string, ProtocolModule> = rounding({
   laipac: laipacProtocol,
   startek: startekProtocol,
   t55: t55Protocol,
+  trv: trvProtocol,
+  tlt2h: tlt2hProtocol,
 });
 
 function rounding(modules: Record<string, ProtocolModule>): Record<string, ProtocolModule> {
