@@ -21,6 +21,8 @@ export const PROTOCOL_DEFAULT_PORTS: Readonly<Record<string, number>> = Object.f
   galileo: 5034,
   navis: 5019,
   castel: 5086,
+  trv: 5010,
+  tlt2h: 5030,
   osmand: 5055,
   atrack: 5044,
   wialon: 5039,

@@ -20,6 +20,8 @@ import { startekProtocol } from './startek/startek.protocol.js';
 import { t55Protocol } from './t55/t55.protocol.js';
 import { navisProtocol } from './navis/navis.protocol.js';
 import { castelProtocol } from './castel/castel.protocol.js';
+import { trvProtocol } from './trv/trv.protocol.js';
+import { tlt2hProtocol } from './tlt2h/tlt2h.protocol.js';
 
 /**
  * Every protocol trackgate speaks, by name, its decoded positions rounded as they leave protocols/
@@ -46,6 +48,8 @@ export const protocols: Record<string, ProtocolModule> = rounding({
   t55: t55Protocol,
   navis: navisProtocol,
   castel: castelProtocol,
+  trv: trvProtocol,
+  tlt2h: tlt2hProtocol,
 });
 
 function rounding(modules: Record<string, ProtocolModule>): Record<string, ProtocolModule> {

@@ -15,6 +15,7 @@ const sampleFor = (name: string): string => SAMPLE_COMMAND[name] ?? 'STATUS,1';
 /** Protocols whose trackers take no command over their connection, and why. */
 const NO_COMMANDS: Record<string, string> = {
   osmand: 'an HTTP client (a phone app) that is never connected to: the API answers COMMAND_UNSUPPORTED',
+  tlt2h: 'no command syntax over its TCP or UDP link is known (the reference has no encoder)',
   t55: 'plain NMEA sentences from many makers: no command syntax is common to them (the reference has no encoder)',
 };
 
