@@ -18,6 +18,7 @@ export const PROTOCOL_DEFAULT_PORTS: Readonly<Record<string, number>> = Object.f
   suntech: 5011,
   watch: 5093,
   ruptela: 5046,
+  meiligao: 5009,
   osmand: 5055,
 });
 

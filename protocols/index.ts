@@ -12,6 +12,7 @@ import { gl200Protocol } from './gl200/gl200.protocol.js';
 import { watchProtocol } from './watch/watch.protocol.js';
 import { suntechProtocol } from './suntech/suntech.protocol.js';
 import { ruptelaProtocol } from './ruptela/ruptela.protocol.js';
+import { meiligaoProtocol } from './meiligao/meiligao.protocol.js';
 
 /**
  * Every protocol trackgate speaks, by name, its decoded positions rounded as they leave protocols/
@@ -30,6 +31,7 @@ export const protocols: Record<string, ProtocolModule> = rounding({
   watch: watchProtocol,
   suntech: suntechProtocol,
   ruptela: ruptelaProtocol,
+  meiligao: meiligaoProtocol,
 });
 
 function rounding(modules: Record<string, ProtocolModule>): Record<string, ProtocolModule> {
