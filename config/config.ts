@@ -19,6 +19,7 @@ export const PROTOCOL_DEFAULT_PORTS: Readonly<Record<string, number>> = Object.f
   watch: 5093,
   ruptela: 5046,
   meiligao: 5009,
+  eelink: 5064,
   osmand: 5055,
 });
 

@@ -13,6 +13,7 @@ import { watchProtocol } from './watch/watch.protocol.js';
 import { suntechProtocol } from './suntech/suntech.protocol.js';
 import { ruptelaProtocol } from './ruptela/ruptela.protocol.js';
 import { meiligaoProtocol } from './meiligao/meiligao.protocol.js';
+import { eelinkProtocol } from './eelink/eelink.protocol.js';
 
 /**
  * Every protocol trackgate speaks, by name, its decoded positions rounded as they leave protocols/
@@ -32,6 +33,7 @@ export const protocols: Record<string, ProtocolModule> = rounding({
   suntech: suntechProtocol,
   ruptela: ruptelaProtocol,
   meiligao: meiligaoProtocol,
+  eelink: eelinkProtocol,
 });
 
 function rounding(modules: Record<string, ProtocolModule>): Record<string, ProtocolModule> {
