@@ -4,9 +4,9 @@ import { DEVICE_MARK, MAX_FRAME_BYTES, MIN_FRAME_BYTES } from './meiligao.consta
 
 /**
  * Cuts a Meiligao stream as Traccar's MeiligaoFrameDecoder does: bytes before a `$` are dropped,
- * then the frame is as long as its u16 length field (offset 2). A length shorter than the smallest
- * frame, or over the limit, cannot be a frame start: that `$` is dropped and the search goes on
- * (Traccar would stall on it).
+ * then the frame is as long as its u16 length field (offset 2). A `$` not followed by another, or
+ * with a length shorter than the smallest frame or over the limit, cannot be a frame start: that
+ * `$` is dropped and the search goes on (Traccar takes any `$`, and stalls on a length of 0).
  */
 export function createMeiligaoSplitter(maxFrameBytes = MAX_FRAME_BYTES): FrameSplitter {
   let buf: Buffer = EMPTY;
@@ -22,7 +22,7 @@ export function createMeiligaoSplitter(maxFrameBytes = MAX_FRAME_BYTES): FrameSp
         while (start < buf.length && buf[start] !== DEVICE_MARK) start++;
         if (buf.length - start < 4) break;
         const length = buf.readUInt16BE(start + 2);
-        if (length < MIN_FRAME_BYTES || length > maxFrameBytes) {
+        if (buf[start + 1] !== DEVICE_MARK || length < MIN_FRAME_BYTES || length > maxFrameBytes) {
           start++;
           continue;
         }

@@ -2,7 +2,8 @@
  * The ASCII sentences Meiligao frames carry: the RMC-like position with its `|`-separated extras
  * (manual §4.1.3), the RFID variant and the OBD lines, read as Traccar's patterns read them.
  */
-import type { DecodedMessage } from '../types.js';
+import { type DecodedMessage, ProtocolError } from '../types.js';
+import { PROTOCOL } from './meiligao.constants.js';
 import { knotsToKmh } from '../shared/units.js';
 
 const HEX4 = '([0-9a-fA-F]{4})';
@@ -72,9 +73,13 @@ const OBD_A_KEYS = [
   'totalHarshBrake',
 ];
 
-/** `ddmm.mmmm` (degrees, then minutes) with its hemisphere */
-function coordinate(degrees: string, minutes: string, hemisphere: string): number {
+/**
+ * `ddmm.mmmm` (degrees, then minutes) with its hemisphere, at most `limit` degrees: beyond it the
+ * sentence is unreadable (Traccar's Position refuses it, and the frame yields nothing).
+ */
+function coordinate(degrees: string, minutes: string, hemisphere: string, limit: number): number {
   const value = Number(degrees) + Number(minutes) / 60;
+  if (!(value <= limit)) throw new ProtocolError(PROTOCOL, `coordinate ${degrees}${minutes} is out of range`);
   return hemisphere === 'S' || hemisphere === 'W' ? -value : value;
 }
 
@@ -89,7 +94,9 @@ function put(m: DecodedMessage, key: string, value: string | number | boolean | 
 
 /** date `dd mm yy` and time of day (Traccar DateBuilder: out-of-range fields roll over) */
 function utc(yy: string, mo: string, dd: string, hh: string, mi: string, ss: string): Date {
-  return new Date(Date.UTC(2000 + Number(yy), Number(mo) - 1, Number(dd), Number(hh), Number(mi), Number(ss)));
+  const time = Date.UTC(2000 + Number(yy), Number(mo) - 1, Number(dd), Number(hh), Number(mi), Number(ss));
+  if (Number.isNaN(time) || hh.length > 9) throw new ProtocolError(PROTOCOL, `time ${hh}${mi}${ss} is unreadable`);
+  return new Date(time);
 }
 
 /** The position sentence into `m`; false when it is not one (Traccar returns no position). */
@@ -100,8 +107,8 @@ export function readPosition(m: DecodedMessage, sentence: string): boolean {
   const course = num(g[12]);
   m.fixTime = utc(g[15], g[14], g[13], g[1], g[2], g[3]);
   m.location = {
-    latitudeDeg: coordinate(g[5], g[6], g[7]),
-    longitudeDeg: coordinate(g[8], g[9], g[10]),
+    latitudeDeg: coordinate(g[5], g[6], g[7], 90),
+    longitudeDeg: coordinate(g[8], g[9], g[10], 180),
     valid: g[4] === 'A',
     speedKmh: knotsToKmh(speed ?? 0),
     courseDeg: course ?? 0,
@@ -130,8 +137,8 @@ export function readRfidPosition(m: DecodedMessage, sentence: string): boolean {
   if (!g) return false;
   m.fixTime = utc(g[6], g[5], g[4], g[1], g[2], g[3]);
   m.location = {
-    latitudeDeg: coordinate(g[7], g[8], g[9]),
-    longitudeDeg: coordinate(g[10], g[11], g[12]),
+    latitudeDeg: coordinate(g[7], g[8], g[9], 90),
+    longitudeDeg: coordinate(g[10], g[11], g[12], 180),
     valid: true,
   };
   return true;
