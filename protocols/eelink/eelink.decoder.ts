@@ -11,8 +11,8 @@ const imeiOf = (b: Buffer): string => b.toString('hex').substring(1);
 /** What one frame has learned while its packets are read. */
 interface FrameState {
   ctx: DecodeContext;
-  /** the IMEI of the "EL" envelope, which every UDP answer repeats */
-  envelopeImei?: string;
+  /** the IMEI bytes of the "EL" envelope, which every UDP answer repeats */
+  envelopeImei?: Buffer;
   /** the device the packets are from: the envelope, an earlier login, or the connection */
   identity?: string;
   /** the device the frame itself names (its envelope or a login packet) */
@@ -54,7 +54,7 @@ function decodePacket(r: ByteReader, s: FrameState): void {
       content[6] = C.LOGIN_ACTION_MASK;
     }
     const answer = eelinkPacket(type, index, content);
-    const imei = s.envelopeImei ?? s.identity;
+    const imei = s.envelopeImei ?? (s.identity !== undefined && /^\d{1,15}$/.test(s.identity) ? s.identity : undefined);
     s.replies.push(s.ctx.transport === 'udp' && imei !== undefined ? envelope(imei, answer) : answer);
   }
   if (type === C.MSG_LOGIN) {
@@ -82,7 +82,7 @@ function readEnvelope(frame: Buffer, s: FrameState, warnings: string[]): string 
     if (s.ctx.checksum === 'strict') throw new ProtocolError(C.PROTOCOL, checksumError, frame, { identity: imei });
     warnings.push(checksumError);
   }
-  s.envelopeImei = imei;
+  s.envelopeImei = frame.subarray(6, 6 + C.IMEI_BYTES);
   s.identity = imei;
   s.named = imei;
   if (s.ctx.transport === 'udp') s.ctx.session[C.SESSION_ENVELOPE_IMEI] = imei;

@@ -28,9 +28,12 @@ function imeiBytes(imei: string): Buffer {
   return Buffer.from(imei.padStart(16, '0'), 'hex');
 }
 
-/** A UDP datagram: `"EL" | u16 length | u16 checksum | IMEI | packet`, the checksum over the IMEI and the packet. */
-export function envelope(imei: string, packet: Buffer): Buffer {
-  const body = Buffer.concat([imeiBytes(imei), packet]);
+/**
+ * A UDP datagram: `"EL" | u16 length | u16 checksum | IMEI | packet`, the checksum over the IMEI and
+ * the packet. The IMEI as digits, or as the 8 bytes a device's envelope held (its answers repeat them).
+ */
+export function envelope(imei: string | Buffer, packet: Buffer): Buffer {
+  const body = Buffer.concat([typeof imei === 'string' ? imeiBytes(imei) : imei, packet]);
   const head = Buffer.alloc(6);
   head.write('EL', 0, 'latin1');
   head.writeUInt16BE(2 + body.length, 2);

@@ -6,7 +6,7 @@
 import type { Alarm } from '../../core/model/alarm.js';
 import type { ByteReader } from '../shared/byte-reader.js';
 import { NetworkInfo } from '../shared/network.js';
-import type { CommandResult, DecodedMessage } from '../types.js';
+import { type CommandResult, type DecodedMessage, ProtocolError } from '../types.js';
 import * as C from './eelink.constants.js';
 
 export interface PacketOutcome {
@@ -16,6 +16,12 @@ export interface PacketOutcome {
 
 /** degrees x 1,800,000 */
 const DEGREES = 1_800_000;
+
+/** Degrees beyond ±90 / ±180 make the packet unreadable (Traccar's Position refuses them). */
+function inRange(latitudeDeg: number, longitudeDeg: number): void {
+  if (!(Math.abs(latitudeDeg) <= 90 && Math.abs(longitudeDeg) <= 180))
+    throw new ProtocolError(C.PROTOCOL, `coordinates ${latitudeDeg}, ${longitudeDeg} are out of range`);
+}
 
 const blank = (index?: number): DecodedMessage => ({
   alarms: [],
@@ -67,6 +73,7 @@ export function decodeOld(r: ByteReader, type: number, index: number): PacketOut
   m.fixTime = new Date(r.u32() * 1000);
   const latitudeDeg = r.i32() / DEGREES;
   const longitudeDeg = r.i32() / DEGREES;
+  inRange(latitudeDeg, longitudeDeg);
   const speedKmh = r.u8();
   const courseDeg = r.u16();
   const network = new NetworkInfo();
@@ -183,6 +190,7 @@ export function decodeNew(r: ByteReader, type: number, index: number): PacketOut
     m.fixTime = time;
     const latitudeDeg = r.i32() / DEGREES;
     const longitudeDeg = r.i32() / DEGREES;
+    inRange(latitudeDeg, longitudeDeg);
     const altitudeM = r.i16();
     const speedKmh = r.u16();
     const courseDeg = r.u16();
@@ -234,6 +242,7 @@ export function decodeResult(r: ByteReader, index: number): PacketOutcome {
       courseDeg: Number(g[5]),
       speedKmh: Number(g[6]),
     };
+    inRange(m.location.latitudeDeg, m.location.longitudeDeg);
   } else m.attributes.result = text;
   return { message: m, commandResult: { text } };
 }
