@@ -35,3 +35,11 @@ test('meiligao.frame: the buffer never holds more than the largest frame', (t) =
   t.true(s.buffered <= meiligaoProtocol.maxFrameBytes);
   t.true(s.buffered < 4, 'cut at its length; the spaces after it are not a frame start and are dropped');
 });
+
+test('meiligao.frame: "@@" frames (some devices send OBD data so) are cut too', (t) => {
+  const obd = Buffer.from(
+    '4040005066104020094432990131302E312C302C3135362C302E30302C31392E36312C2D33342C33342E32362C32312E38332C372E39312C313033332C322E36392C362E35352C302C302C309DBF0D0A',
+    'hex',
+  );
+  t.deepEqual(hex(meiligaoProtocol.createSplitter!().push(Buffer.concat([Buffer.from('@x'), obd, A]))), hex([obd, A]));
+});
