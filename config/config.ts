@@ -23,6 +23,8 @@ export const PROTOCOL_DEFAULT_PORTS: Readonly<Record<string, number>> = Object.f
   castel: 5086,
   trv: 5010,
   tlt2h: 5030,
+  meiligao: 5009,
+  eelink: 5064,
   osmand: 5055,
   atrack: 5044,
   wialon: 5039,

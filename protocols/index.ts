@@ -22,6 +22,8 @@ import { navisProtocol } from './navis/navis.protocol.js';
 import { castelProtocol } from './castel/castel.protocol.js';
 import { trvProtocol } from './trv/trv.protocol.js';
 import { tlt2hProtocol } from './tlt2h/tlt2h.protocol.js';
+import { meiligaoProtocol } from './meiligao/meiligao.protocol.js';
+import { eelinkProtocol } from './eelink/eelink.protocol.js';
 
 /**
  * Every protocol trackgate speaks, by name, its decoded positions rounded as they leave protocols/
@@ -50,6 +52,8 @@ export const protocols: Record<string, ProtocolModule> = rounding({
   castel: castelProtocol,
   trv: trvProtocol,
   tlt2h: tlt2hProtocol,
+  meiligao: meiligaoProtocol,
+  eelink: eelinkProtocol,
 });
 
 function rounding(modules: Record<string, ProtocolModule>): Record<string, ProtocolModule> {

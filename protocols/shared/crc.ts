@@ -14,7 +14,19 @@ function reflectedTable(poly: number): Uint16Array {
   return table;
 }
 
+/** Table of a CRC-16 shifted left (MSB first), `poly` as written. */
+function msbFirstTable(poly: number): Uint16Array {
+  const table = new Uint16Array(256);
+  for (let n = 0; n < 256; n++) {
+    let crc = n << 8;
+    for (let b = 0; b < 8; b++) crc = crc & 0x8000 ? ((crc << 1) ^ poly) & 0xffff : (crc << 1) & 0xffff;
+    table[n] = crc;
+  }
+  return table;
+}
+
 const ARC = reflectedTable(0xa001);
+const CCITT = msbFirstTable(0x1021);
 const CCITT_REFLECTED = reflectedTable(0x8408);
 
 function reflectedCrc(table: Uint16Array, init: number, buf: Buffer, start: number, end: number): number {
@@ -41,6 +53,13 @@ export function crc16X25(buf: Buffer, start = 0, end = buf.length): number {
 /** CRC-16/KERMIT: poly 0x1021 reflected, init 0. Ruptela. */
 export function crc16Kermit(buf: Buffer, start = 0, end = buf.length): number {
   return reflectedCrc(CCITT_REFLECTED, 0, buf, start, end) & 0xffff;
+}
+
+/** CRC-16/CCITT-FALSE (CRC-16/IBM-3740): poly 0x1021 MSB first, init 0xFFFF, no xorout. Meiligao. */
+export function crc16CcittFalse(buf: Buffer, start = 0, end = buf.length): number {
+  let crc = 0xffff;
+  for (let i = start; i < end; i++) crc = ((crc << 8) & 0xffff) ^ CCITT[((crc >>> 8) ^ buf[i]) & 0xff];
+  return crc;
 }
 
 /** XOR of every byte. JT/T 808. */

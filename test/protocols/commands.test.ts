@@ -7,9 +7,10 @@ const CTX: CommandContext = { deviceId: '123456789012345', now: NOW, serial: 1 }
 const encoders = Object.values(protocols).filter((p) => p.encodeCommand);
 /**
  * A command each encoder takes. Most carry any text; Castel carries only the two commands its
- * reference encoder writes (docs/protocols/castel.md), so it is checked with one of them.
+ * reference encoder writes (docs/protocols/castel.md), so it is checked with one of them, and
+ * Meiligao's Text is a hex command word (docs/protocols/meiligao.md).
  */
-const SAMPLE_COMMAND: Readonly<Record<string, string>> = { castel: 'engineStop' };
+const SAMPLE_COMMAND: Readonly<Record<string, string>> = { castel: 'engineStop', meiligao: '4101' };
 const sampleFor = (name: string): string => SAMPLE_COMMAND[name] ?? 'STATUS,1';
 
 /** Protocols whose trackers take no command over their connection, and why. */
