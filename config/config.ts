@@ -19,6 +19,8 @@ export const PROTOCOL_DEFAULT_PORTS: Readonly<Record<string, number>> = Object.f
   watch: 5093,
   ruptela: 5046,
   osmand: 5055,
+  xexun: 5006,
+  totem: 5007,
 });
 
 export interface Config {

@@ -12,6 +12,8 @@ import { gl200Protocol } from './gl200/gl200.protocol.js';
 import { watchProtocol } from './watch/watch.protocol.js';
 import { suntechProtocol } from './suntech/suntech.protocol.js';
 import { ruptelaProtocol } from './ruptela/ruptela.protocol.js';
+import { xexunProtocol } from './xexun/xexun.protocol.js';
+import { totemProtocol } from './totem/totem.protocol.js';
 
 /**
  * Every protocol trackgate speaks, by name, its decoded positions rounded as they leave protocols/
@@ -30,6 +32,8 @@ export const protocols: Record<string, ProtocolModule> = rounding({
   watch: watchProtocol,
   suntech: suntechProtocol,
   ruptela: ruptelaProtocol,
+  xexun: xexunProtocol,
+  totem: totemProtocol,
 });
 
 function rounding(modules: Record<string, ProtocolModule>): Record<string, ProtocolModule> {

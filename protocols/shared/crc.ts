@@ -51,3 +51,8 @@ export function sum8(buf: Buffer, start = 0, end = buf.length): number {
   for (let i = start; i < end; i++) s = (s + buf[i]) & 0xff;
   return s;
 }
+
+/** CRC-16/MODBUS: poly 0x8005 reflected, init 0xFFFF. Totem's old format. */
+export function crc16Modbus(buf: Buffer, start = 0, end = buf.length): number {
+  return reflectedCrc(ARC, 0xffff, buf, start, end) & 0xffff;
+}
