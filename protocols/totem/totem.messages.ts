@@ -29,6 +29,12 @@ const num = (s: string | undefined): number => (s ? Number(s) : 0);
 const bit = (value: number, n: number): boolean => Math.floor(value / 2 ** n) % 2 === 1;
 const Y2K = 2000;
 
+/** The io field, bits as `0`/`1` digits; other digits make the frame unreadable, as for the reference. */
+function bits(field: string): number {
+  if (!/^[01]+$/.test(field)) throw new ProtocolError(PROTOCOL, `io field ${field} is not binary`);
+  return parseInt(field, 2);
+}
+
 /** `ddmm.mmmm`; S and W are negative. Out of range, the frame is refused as the reference refuses it. */
 function coordinate(deg: string, min: string, hemisphere: string): number {
   const value = int(deg) + Number(min) / 60;
@@ -65,7 +71,7 @@ export function decodeRmc(text: string): Decoded | undefined {
   if (!g) return undefined;
   const [hh, mi, ss, dd, mo, yy] = [3, 4, 5, 15, 16, 17].map((i) => int(g[i]));
   if (yy === 0) return { imei: g[1] }; // the reference drops a report without a date
-  const io = parseInt(g[21], 2);
+  const io = bits(g[21]);
   const alarms: Alarm[] = [];
   addAlarm(alarms, oldAlarm(g[2]));
   if (bit(io, 0)) addAlarm(alarms, 'sos');
@@ -109,7 +115,7 @@ export function decodePipes(text: string): Decoded | undefined {
   if (!g) return undefined;
   const [dd, mo, yy, hh, mi, ss] = [3, 4, 5, 6, 7, 8].map((i) => int(g[i]));
   if (yy === 0) return { imei: g[1] };
-  const io = parseInt(g[19], 2);
+  const io = bits(g[19]);
   const alarms: Alarm[] = [];
   addAlarm(alarms, oldAlarm(g[2]));
   const a: Record<string, AttributeValue> = { hdop: num(g[18]), status: io };
