@@ -5,7 +5,7 @@ import { protocols } from '../../protocols/index.js';
 
 /** docs/contract.md §1 "Usual protocol ports", as written there. */
 const CONTRACT_PORTS = `teltonika 5027, gt06 5023, h02 5013, gps103 5001, tk103 5002, jt808 5015, gl200 5004,
-meitrack 5020, suntech 5011, watch 5093, ruptela 5046, osmand 5055 (HTTP).`;
+meitrack 5020, suntech 5011, watch 5093, ruptela 5046, xexun 5006, totem 5007, osmand 5055 (HTTP).`;
 
 const GATEWAY_PAGE = readFileSync(new URL('../../docs/tracker-gateway.md', import.meta.url), 'utf8');
 
@@ -13,7 +13,7 @@ test('config.PROTOCOL_DEFAULT_PORTS: every usual port of docs/contract.md §1, a
   const contract = Object.fromEntries(
     [...CONTRACT_PORTS.matchAll(/([a-z0-9]+) (\d+)/g)].map(([, name, port]) => [name, Number(port)]),
   );
-  t.is(Object.keys(contract).length, 12);
+  t.is(Object.keys(contract).length, 14);
   t.deepEqual({ ...PROTOCOL_DEFAULT_PORTS }, contract);
 });
 

@@ -44,7 +44,7 @@ test('xexun.decoder: a full line with extended=true: serial, phone, satellites, 
 test('xexun.decoder: the same line without the setting is read as its basic record only', (t) => {
   const m = decode(text(FULL), ctx()).messages[0];
   t.is(m.location?.altitudeM, undefined);
-  t.is(m.attributes.power, undefined);
+  t.false('power' in m.attributes);
   t.deepEqual(m.alarms, ['sos']);
 });
 
