@@ -60,18 +60,24 @@ function checksumError(text: string): string | undefined {
  * its acknowledgement and names its device when its header does.
  */
 export function decode(frame: Buffer, ctx: DecodeContext): DecodeResult {
-  const text = frame.toString('latin1');
-  if (!text.startsWith('$$') || text.length < 8) throw new ProtocolError(PROTOCOL, 'not a $$ frame', frame);
+  const raw = frame.toString('latin1');
+  // bytes before `$$` (a CR LF given to `trackgate decode`) are skipped, as the splitter skips them
+  const start = raw.indexOf('$$');
+  const text = start > 0 ? raw.substring(start) : raw;
+  if (start < 0 || text.length < 8) throw new ProtocolError(PROTOCOL, 'not a $$ frame', frame);
+  const skipped = start > 0 ? [`skipped ${start} bytes before $$`] : [];
   const headIdentity = (isNew(text) ? NEW_HEAD.exec(text)?.[2] : OLD_HEAD.exec(text)?.[1]) ?? undefined;
   const error = checksumError(text);
   if (error && ctx.checksum === 'strict')
     throw new ProtocolError(PROTOCOL, error, frame, { ...(headIdentity && { identity: headIdentity }) });
   const decoded = decodeBody(text);
   const identity = decoded?.imei ?? headIdentity;
+  const warnings = error ? [...skipped, error] : skipped;
   return {
     ...(identity && { identity }),
     messages: decoded?.message ? [decoded.message] : [],
     replies: [ackOf(text)],
-    ...(error && { checksumError: error, warnings: [error] }),
+    ...(error && { checksumError: error }),
+    ...(warnings.length > 0 && { warnings }),
   };
 }

@@ -110,3 +110,10 @@ test('totem.decoder: E5 (OBD) reads longitude before latitude, as E2 does; OBD v
     fuel: 255,
   });
 });
+
+test('totem.decoder: bytes before $$ (a CR LF left by the previous frame) are skipped with a warning', (t) => {
+  const r = decode(text(`\r\n${NEW_AA}`), ctx());
+  t.is(r.messages.length, 1);
+  t.is(Buffer.concat(r.replies).toString('latin1'), '$$0014AA116407');
+  t.deepEqual(r.warnings, ['skipped 2 bytes before $$']);
+});
