@@ -31,6 +31,8 @@ export const PROTOCOL_DEFAULT_PORTS: Readonly<Record<string, number>> = Object.f
   laipac: 5048,
   startek: 5222,
   t55: 5005,
+  xexun: 5006,
+  totem: 5007,
 });
 
 export interface Config {

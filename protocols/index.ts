@@ -24,6 +24,8 @@ import { trvProtocol } from './trv/trv.protocol.js';
 import { tlt2hProtocol } from './tlt2h/tlt2h.protocol.js';
 import { meiligaoProtocol } from './meiligao/meiligao.protocol.js';
 import { eelinkProtocol } from './eelink/eelink.protocol.js';
+import { xexunProtocol } from './xexun/xexun.protocol.js';
+import { totemProtocol } from './totem/totem.protocol.js';
 
 /**
  * Every protocol trackgate speaks, by name, its decoded positions rounded as they leave protocols/
@@ -54,6 +56,8 @@ export const protocols: Record<string, ProtocolModule> = rounding({
   tlt2h: tlt2hProtocol,
   meiligao: meiligaoProtocol,
   eelink: eelinkProtocol,
+  xexun: xexunProtocol,
+  totem: totemProtocol,
 });
 
 function rounding(modules: Record<string, ProtocolModule>): Record<string, ProtocolModule> {

@@ -40,7 +40,7 @@ export function crc16Arc(buf: Buffer, start = 0, end = buf.length): number {
   return reflectedCrc(ARC, 0, buf, start, end) & 0xffff;
 }
 
-/** CRC-16/MODBUS: poly 0x8005 reflected, init 0xFFFF. Galileosky. */
+/** CRC-16/MODBUS: poly 0x8005 reflected, init 0xFFFF. Galileosky, Totem's old format. */
 export function crc16Modbus(buf: Buffer, start = 0, end = buf.length): number {
   return reflectedCrc(ARC, 0xffff, buf, start, end) & 0xffff;
 }

@@ -40,7 +40,8 @@ const MAX_AHEAD_MS = 25 * 3600_000;
  * The decoder state a vector's `setup` asks for. `setModelOverride("X")` is the device record's
  * model (DecodeContext.model); a setter a protocol names in `settings` (VectorRunOptions) is a
  * device setting, `setCustom(true)` becoming the option `custom=true` (DecodeContext.options, as
- * `trackgate decode --option`); any other setter has no counterpart in trackgate, and its vector
+ * `trackgate decode --option`); so is a `config` key `<protocol>.<name>` (`xexun.extended: true`
+ * becoming `extended=true`); any other setter or key has no counterpart in trackgate, and its vector
  * must be a known failure. Later setters win, as in the Traccar test.
  */
 export function setupOf(
@@ -59,6 +60,12 @@ export function setupOf(
     if (name === 'modelOverride') out.model = value;
     else if (call && settings.includes(name)) out.options[name] = value;
     else out.unsupported.push(line);
+  }
+  // `config` keys `<protocol>.<name>` are Traccar configuration the decoder was built with: a setting too
+  for (const [key, value] of Object.entries(v.config ?? {})) {
+    const name = key.startsWith(`${v.protocol}.`) ? key.slice(v.protocol.length + 1) : '';
+    if (settings.includes(name)) out.options[name] = String(value);
+    else out.unsupported.push(`config ${key}=${String(value)}`);
   }
   return out;
 }

@@ -15,6 +15,8 @@ export interface Vector {
   test_kind: 'decoder' | 'frame_decoder' | 'encoder';
   test_ctor?: string;
   setup?: string | string[];
+  /** Traccar configuration keys the test's decoder was built with (`{"xexun.extended": true}`) */
+  config?: Record<string, string | number | boolean>;
   msg_type?: string;
   ack?: { encoding: string; data: string };
   crc_ok?: boolean;

@@ -31,9 +31,10 @@ test('protocols: every tracker protocol encodes commands, but those listed with 
 /**
  * Downlinks that are not the protocol's own uplink framing, so the protocol's splitter cannot cut
  * them: GPS103 device frames start at `*`, which starts every server command too; ATrack takes a
- * bare text line, while its device frames start `@P`, `FE 02` or `$`.
+ * bare text line, while its device frames start `@P`, `FE 02` or `$`; Xexun takes bare text, while
+ * its device sends RMC records.
  */
-const DOWNLINK_NOT_UPLINK = new Set(['gps103', 'atrack']);
+const DOWNLINK_NOT_UPLINK = new Set(['gps103', 'atrack', 'xexun']);
 
 for (const p of encoders) {
   const encode = p.encodeCommand!;
