@@ -1,4 +1,5 @@
 import test from 'ava';
+import { migrationSource } from '../../core/db/migrations/index.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
@@ -19,7 +20,7 @@ test('cli: migrate, then account create prints {accountId, userId, userName, api
   const env = { TRACKGATE_DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'tg-cli-')) };
   const m = await cli(['migrate'], env);
   t.is(m.status, 0, m.stderr);
-  t.regex(m.stdout, /applied 11 migration/);
+  t.regex(m.stdout, new RegExp(`applied ${(await migrationSource.getMigrations([])).length} migration`));
   t.regex((await cli(['migrate'], env)).stdout, /up to date/);
   const r = await cli(
     [
