@@ -25,6 +25,8 @@ export const PROTOCOL_DEFAULT_PORTS: Readonly<Record<string, number>> = Object.f
   laipac: 5048,
   startek: 5222,
   t55: 5005,
+  minifinder2: 5187,
+  flespi: 5149,
 });
 
 export interface Config {

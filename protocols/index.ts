@@ -18,6 +18,8 @@ import { wialonProtocol } from './wialon/wialon.protocol.js';
 import { laipacProtocol } from './laipac/laipac.protocol.js';
 import { startekProtocol } from './startek/startek.protocol.js';
 import { t55Protocol } from './t55/t55.protocol.js';
+import { minifinder2Protocol } from './minifinder2/minifinder2.protocol.js';
+import { flespiProtocol } from './flespi/flespi.protocol.js';
 
 /**
  * Every protocol trackgate speaks, by name, its decoded positions rounded as they leave protocols/
@@ -42,6 +44,8 @@ export const protocols: Record<string, ProtocolModule> = rounding({
   laipac: laipacProtocol,
   startek: startekProtocol,
   t55: t55Protocol,
+  minifinder2: minifinder2Protocol,
+  flespi: flespiProtocol,
 });
 
 function rounding(modules: Record<string, ProtocolModule>): Record<string, ProtocolModule> {

@@ -17,6 +17,17 @@ function reflectedTable(poly: number): Uint16Array {
 const ARC = reflectedTable(0xa001);
 const CCITT_REFLECTED = reflectedTable(0x8408);
 
+/** Table of the CCITT CRC-16 (poly 0x1021) taken most significant bit first. */
+const XMODEM = (() => {
+  const table = new Uint16Array(256);
+  for (let n = 0; n < 256; n++) {
+    let crc = n << 8;
+    for (let b = 0; b < 8; b++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
+    table[n] = crc;
+  }
+  return table;
+})();
+
 function reflectedCrc(table: Uint16Array, init: number, buf: Buffer, start: number, end: number): number {
   let crc = init;
   for (let i = start; i < end; i++) crc = (crc >>> 8) ^ table[(crc ^ buf[i]) & 0xff];
@@ -41,6 +52,13 @@ export function crc16X25(buf: Buffer, start = 0, end = buf.length): number {
 /** CRC-16/KERMIT: poly 0x1021 reflected, init 0. Ruptela. */
 export function crc16Kermit(buf: Buffer, start = 0, end = buf.length): number {
   return reflectedCrc(CCITT_REFLECTED, 0, buf, start, end) & 0xffff;
+}
+
+/** CRC-16/XMODEM: poly 0x1021 not reflected, init 0. MiniFinder2. */
+export function crc16Xmodem(buf: Buffer, start = 0, end = buf.length): number {
+  let crc = 0;
+  for (let i = start; i < end; i++) crc = ((crc << 8) ^ XMODEM[((crc >>> 8) ^ buf[i]) & 0xff]) & 0xffff;
+  return crc;
 }
 
 /** XOR of every byte. JT/T 808. */
