@@ -158,6 +158,11 @@ export interface HttpRequestLike {
 export interface DeviceMessages {
   identity: string;
   messages: DecodedMessage[];
+  /**
+   * The device's own part of the request (its messages as the request wrote them), which its
+   * raw-frame feed shows instead of the whole request: that holds other devices' messages too.
+   */
+  part?: () => Buffer;
 }
 
 export interface HttpDecodeResult extends DecodeResult {

@@ -72,7 +72,7 @@ const bad = (warning: string): HttpDecodeResult => ({
 
 /** the messages of a body, grouped by their `ident` in the order each first appears */
 function groupMessages(items: unknown[], warnings: string[]): DeviceMessages[] {
-  const groups = new Map<string, DecodedMessage[]>();
+  const groups = new Map<string, { messages: DecodedMessage[]; objects: unknown[] }>();
   let skipped = 0;
   for (const item of items.slice(0, MAX_MESSAGES)) {
     const object =
@@ -82,13 +82,18 @@ function groupMessages(items: unknown[], warnings: string[]): DeviceMessages[] {
       skipped++;
       continue;
     }
-    const list = groups.get(ident) ?? [];
-    list.push(decodeMessage(object));
-    groups.set(ident, list);
+    const group = groups.get(ident) ?? { messages: [], objects: [] };
+    group.messages.push(decodeMessage(object));
+    group.objects.push(object);
+    groups.set(ident, group);
   }
   if (skipped) warnings.push(`${skipped} message(s) without an ident string skipped`);
   if (items.length > MAX_MESSAGES) warnings.push(`messages beyond ${MAX_MESSAGES} left out`);
-  return [...groups].map(([identity, messages]) => ({ identity, messages }));
+  return [...groups].map(([identity, g]) => ({
+    identity,
+    messages: g.messages,
+    part: () => Buffer.from(JSON.stringify(g.objects)),
+  }));
 }
 
 /**
