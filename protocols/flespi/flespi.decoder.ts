@@ -57,7 +57,7 @@ export function decodeMessage(object: Record<string, unknown>): DecodedMessage {
   if ((d.latitudeDeg !== 0 || d.longitudeDeg !== 0) && inRange) {
     m.location = { latitudeDeg: d.latitudeDeg, longitudeDeg: d.longitudeDeg, valid: d.valid };
     if (d.speedKmh !== undefined && d.speedKmh >= 0) m.location.speedKmh = d.speedKmh;
-    if (d.courseDeg !== undefined) m.location.courseDeg = d.courseDeg;
+    if (d.courseDeg !== undefined && d.courseDeg >= 0 && d.courseDeg <= 360) m.location.courseDeg = d.courseDeg;
     if (d.altitudeM !== undefined) m.location.altitudeM = d.altitudeM;
   }
   return m;

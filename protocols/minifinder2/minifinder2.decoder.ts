@@ -47,14 +47,15 @@ function toMessage(f: Fix): DecodedMessage {
   if (time) m.fixTime = time;
   // the reference takes the last known place for a position with neither a fix nor an HDOP
   const located = f.valid || f.attributes.hdop !== undefined;
-  if (located && f.latitudeDeg !== undefined && f.longitudeDeg !== undefined) {
-    m.location = { latitudeDeg: f.latitudeDeg, longitudeDeg: f.longitudeDeg, valid: f.valid };
+  const lat = f.latitudeDeg;
+  const lon = f.longitudeDeg;
+  // coordinates no place has are left out (the rest of the report stands), as a course past 360°
+  if (located && lat !== undefined && lon !== undefined && Math.abs(lat) <= 90 && Math.abs(lon) <= 180) {
+    m.location = { latitudeDeg: lat, longitudeDeg: lon, valid: f.valid };
     if (f.speedKmh !== undefined) m.location.speedKmh = f.speedKmh;
-    if (f.courseDeg !== undefined) m.location.courseDeg = f.courseDeg;
+    if (f.courseDeg !== undefined && f.courseDeg <= 360) m.location.courseDeg = f.courseDeg;
     if (f.altitudeM !== undefined) m.location.altitudeM = f.altitudeM;
   }
-  if (Math.abs(m.location?.latitudeDeg ?? 0) > 90 || Math.abs(m.location?.longitudeDeg ?? 0) > 180)
-    throw new ProtocolError(K.PROTOCOL, `coordinates out of range (${f.latitudeDeg}, ${f.longitudeDeg})`);
   f.network.applyTo(m.attributes);
   return m;
 }

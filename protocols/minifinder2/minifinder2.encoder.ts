@@ -19,7 +19,7 @@ const USAGE = 'a minifinder2 command is "firmwareUpdate URL", "configuration" or
  * and sequence id 1:
  * - `firmwareUpdate URL`: system control (0x04), record 0x30 holding the URL;
  * - `configuration`: a configuration message (0x02) asking for every setting (record F0);
- * - `configuration HEX`: a configuration message whose records are the given bytes.
+ * - `configuration HEX`: a configuration message whose records are the given bytes (spaces allowed).
  * The device answers with a response (0x7F) or a system control 0x1F record, which echo nothing.
  */
 export function encodeMinifinder2Command(text: string, _ctx: CommandContext): EncodedCommand {
@@ -34,8 +34,9 @@ export function encodeMinifinder2Command(text: string, _ctx: CommandContext): En
     const content = Buffer.from([MSG_CONFIGURATION, 1, KEY_CONFIG_REQUEST_ALL]);
     return { bytes: minifinder2Frame(COMMAND_SEQUENCE, content), match: {} };
   }
-  if (word === 'configuration' && /^(?:[0-9a-fA-F]{2})+$/.test(argument)) {
-    const content = Buffer.concat([Buffer.from([MSG_CONFIGURATION]), Buffer.from(argument, 'hex')]);
+  const records = argument.replace(/\s+/g, '');
+  if (word === 'configuration' && /^(?:[0-9a-fA-F]{2})+$/.test(records)) {
+    const content = Buffer.concat([Buffer.from([MSG_CONFIGURATION]), Buffer.from(records, 'hex')]);
     if (content.length > 0xffff) throw new CommandError(PROTOCOL, 'TOO_LONG', 'the configuration is over 65535 bytes');
     return { bytes: minifinder2Frame(COMMAND_SEQUENCE, content), match: {} };
   }
