@@ -1,8 +1,8 @@
 /**
- * OsmAnd / Traccar Client (and every protocol over HTTP: flespi) on its own port
+ * OsmAnd / Traccar Client, and every other protocol over HTTP (flespi), each on its own port
  * (docs/tracker-gateway.md): 200 only once the position is stored, 503 when storage failed, so the
- * app retries. A request of several devices (flespi) is answered once each known device's
- * messages are stored (device-groups.ts). A connection with no request
+ * app retries; a request of several devices (flespi) only once every known device's messages are
+ * stored (device-groups.ts). A connection with no request
  * of a known device answered within TRACKGATE_IDENTIFY_TIMEOUT is closed (identify-timeout.ts):
  * otherwise Node's keep-alive would hold it open as long as any request, even of an unknown
  * device, keeps coming.
