@@ -33,6 +33,8 @@ export const PROTOCOL_DEFAULT_PORTS: Readonly<Record<string, number>> = Object.f
   t55: 5005,
   xexun: 5006,
   totem: 5007,
+  minifinder2: 5187,
+  flespi: 5149,
 });
 
 export interface Config {

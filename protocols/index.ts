@@ -26,6 +26,8 @@ import { meiligaoProtocol } from './meiligao/meiligao.protocol.js';
 import { eelinkProtocol } from './eelink/eelink.protocol.js';
 import { xexunProtocol } from './xexun/xexun.protocol.js';
 import { totemProtocol } from './totem/totem.protocol.js';
+import { minifinder2Protocol } from './minifinder2/minifinder2.protocol.js';
+import { flespiProtocol } from './flespi/flespi.protocol.js';
 
 /**
  * Every protocol trackgate speaks, by name, its decoded positions rounded as they leave protocols/
@@ -58,6 +60,8 @@ export const protocols: Record<string, ProtocolModule> = rounding({
   eelink: eelinkProtocol,
   xexun: xexunProtocol,
   totem: totemProtocol,
+  minifinder2: minifinder2Protocol,
+  flespi: flespiProtocol,
 });
 
 function rounding(modules: Record<string, ProtocolModule>): Record<string, ProtocolModule> {

@@ -154,9 +154,29 @@ export interface HttpRequestLike {
   body: Buffer;
 }
 
+/** One device's part of a request that carries several devices' messages. */
+export interface DeviceMessages {
+  identity: string;
+  messages: DecodedMessage[];
+  /**
+   * The device's own part of the request (its messages as the request wrote them), which its
+   * raw-frame feed shows instead of the whole request: that holds other devices' messages too.
+   */
+  part?: () => Buffer;
+}
+
 export interface HttpDecodeResult extends DecodeResult {
   /** the HTTP status to answer with once stored (200), or an error status for a bad request */
   status: number;
+  /**
+   * Set when one request carries messages of several devices, each naming its own (flespi: every
+   * message has its `ident`): one group per device, in the order each first appears. The HTTP
+   * endpoint then resolves and stores every group and answers `status` only once every known
+   * device's messages are stored; an empty list is a request with nothing to store. `identity` and
+   * `messages` then hold the first group's identity and all groups' messages, for the tools that
+   * read one result (`trackgate decode`, the vector runner).
+   */
+  devices?: DeviceMessages[];
 }
 
 /**

@@ -1,6 +1,8 @@
 /**
- * OsmAnd / Traccar Client over HTTP on its own port (docs/tracker-gateway.md): 200 only once the
- * position is stored, 503 when storage failed, so the app retries. A connection with no request
+ * OsmAnd / Traccar Client, and every other protocol over HTTP (flespi), each on its own port
+ * (docs/tracker-gateway.md): 200 only once the position is stored, 503 when storage failed, so the
+ * app retries; a request of several devices (flespi) only once every known device's messages are
+ * stored (device-groups.ts). A connection with no request
  * of a known device answered within TRACKGATE_IDENTIFY_TIMEOUT is closed (identify-timeout.ts):
  * otherwise Node's keep-alive would hold it open as long as any request, even of an unknown
  * device, keeps coming.
@@ -19,6 +21,7 @@ import {
   type GatewayDeps,
 } from '../shared/frame-handler.js';
 import { fixedTargetStream, startsWithoutSlash } from './request-target.fix.js';
+import { storeDeviceGroups } from './device-groups.js';
 import { listen, type Listener } from '../shared/listen.js';
 import { flushEveryWindow, LISTENER_LOG, LogBudget } from '../shared/log-budget.js';
 import { logStorageFailure } from '../shared/storage-failures.js';
@@ -229,6 +232,11 @@ async function handleRequest(state: OsmandState, exchange: Exchange, body: Buffe
     });
     return malformed(error, result.status, 'missing or invalid id or position\n');
   }
+  if (result.devices) {
+    const outcomes = await storeDeviceGroups(o, protocol, result, remote, decode, raw);
+    if (!state.closed) answerGroups(state, exchange, result.status, outcomes, logMalformedRequest);
+    return;
+  }
   const outcome = await handleDecoded(o, protocol, result, {}, remote, decode, raw);
   // a planned stop closed the listener and its connections: nobody to answer, nothing to log
   if (state.closed) return;
@@ -267,6 +275,41 @@ function answerOutcome(
       logMalformedRequest(outcome.error);
       return exchange.answer(400, 'malformed request\n');
   }
+}
+
+/**
+ * The answer to a request of several devices (flespi): 503 when storing any of them failed, so the
+ * whole request comes again; otherwise `status` (200). Unknown devices' messages are skipped, as
+ * the reference skips them (their identifiers are listed as unknown, as on every port), and so is
+ * a group that cannot be decoded for its device's model.
+ */
+function answerGroups(
+  state: OsmandState,
+  exchange: Exchange,
+  status: number,
+  outcomes: readonly FrameOutcome[],
+  logMalformedRequest: (error: unknown) => void,
+): void {
+  const { o, protocol } = state;
+  const { remote } = exchange;
+  const failed = outcomes.find((x) => x.kind === 'failed');
+  if (failed) {
+    logStorageFailure(o.storageFailures, o.logger, state.now(), failed.error, { protocol, remote });
+    return exchange.answer(503, 'storage unavailable, retry\n');
+  }
+  for (const outcome of outcomes) {
+    if (outcome.kind === 'malformed') logMalformedRequest(outcome.error);
+    else if (outcome.kind === 'invalid') exchange.bad(outcome.reason, { identifier: outcome.identity.slice(0, 80) });
+    else if (outcome.kind === 'rejected' && state.unknownLog.take(state.now()))
+      o.logger.info(
+        { protocol, remote, identifier: outcome.identity },
+        'messages of an unknown or expired device: not stored',
+      );
+  }
+  if (outcomes.some((x) => x.kind === 'ok'))
+    identified(state, rawSocketOf.get(exchange.req.socket) ?? exchange.req.socket);
+  exchange.answer(status);
+  o.counts?.acknowledged(exchange.arrivedAt);
 }
 
 /** how long a connection may take to send its first request line */

@@ -62,6 +62,13 @@ export function crc16CcittFalse(buf: Buffer, start = 0, end = buf.length): numbe
   return crc;
 }
 
+/** CRC-16/XMODEM: poly 0x1021 not reflected, init 0. MiniFinder2. */
+export function crc16Xmodem(buf: Buffer, start = 0, end = buf.length): number {
+  let crc = 0;
+  for (let i = start; i < end; i++) crc = ((crc << 8) & 0xffff) ^ CCITT[((crc >>> 8) ^ buf[i]) & 0xff];
+  return crc;
+}
+
 /** XOR of every byte. JT/T 808. */
 export function xor8(buf: Buffer, start = 0, end = buf.length): number {
   let x = 0;

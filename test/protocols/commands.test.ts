@@ -6,11 +6,15 @@ const NOW = new Date(Date.UTC(2026, 0, 2, 3, 4, 5));
 const CTX: CommandContext = { deviceId: '123456789012345', now: NOW, serial: 1 };
 const encoders = Object.values(protocols).filter((p) => p.encodeCommand);
 /**
- * A command each encoder takes. Most carry any text; Castel carries only the two commands its
- * reference encoder writes (docs/protocols/castel.md), so it is checked with one of them, and
+ * A command each encoder takes. Most carry any text; Castel and MiniFinder2 carry only a few fixed
+ * commands (docs/protocols/castel.md, minifinder2.md), so each is checked with one of them, and
  * Meiligao's Text is a hex command word (docs/protocols/meiligao.md).
  */
-const SAMPLE_COMMAND: Readonly<Record<string, string>> = { castel: 'engineStop', meiligao: '4101' };
+const SAMPLE_COMMAND: Readonly<Record<string, string>> = {
+  castel: 'engineStop',
+  meiligao: '4101',
+  minifinder2: 'configuration',
+};
 const sampleFor = (name: string): string => SAMPLE_COMMAND[name] ?? 'STATUS,1';
 
 /** Protocols whose trackers take no command over their connection, and why. */
@@ -18,6 +22,7 @@ const NO_COMMANDS: Record<string, string> = {
   osmand: 'an HTTP client (a phone app) that is never connected to: the API answers COMMAND_UNSUPPORTED',
   tlt2h: 'no command syntax over its TCP or UDP link is known (the reference has no encoder)',
   t55: 'plain NMEA sentences from many makers: no command syntax is common to them (the reference has no encoder)',
+  flespi: 'an HTTP stream from the flespi platform, never connected to: commands go through flespi itself',
 };
 
 test('protocols: every tracker protocol encodes commands, but those listed with a reason', (t) => {

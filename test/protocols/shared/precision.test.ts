@@ -22,8 +22,8 @@ test('precision: every registered protocol rounds what it decodes: speed to 0.01
   t.is(l.latitudeDeg, 40.4101333);
   t.is(l.longitudeDeg, -3.7038);
   t.is(l.courseDeg, 90);
-  // OsmAnd, T55 and TLT-2H carry no commands; every other module keeps its encoder through the wrapper
-  const withoutCommands = ['osmand', 't55', 'tlt2h'];
+  // OsmAnd, flespi, T55 and TLT-2H carry no commands; every other module keeps its encoder through the wrapper
+  const withoutCommands = ['osmand', 'flespi', 't55', 'tlt2h'];
   for (const p of Object.values(protocols)) {
     t.is(
       typeof p.encodeCommand === 'function',
