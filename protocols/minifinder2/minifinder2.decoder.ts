@@ -55,6 +55,10 @@ function toMessage(f: Fix): DecodedMessage {
     if (f.speedKmh !== undefined) m.location.speedKmh = f.speedKmh;
     if (f.courseDeg !== undefined && f.courseDeg <= 360) m.location.courseDeg = f.courseDeg;
     if (f.altitudeM !== undefined) m.location.altitudeM = f.altitudeM;
+  } else if (!located) {
+    // no fix: (0, 0) without a fix, as the reference's position before any last known place;
+    // the ingest stores the message without a location, so the device's last location stands
+    m.location = { latitudeDeg: 0, longitudeDeg: 0, valid: false };
   }
   f.network.applyTo(m.attributes);
   return m;

@@ -110,7 +110,11 @@ test('minifinder2.decoder: GPS, status, battery and steps records; a repeated ke
   });
   t.like(a.attributes, { batteryLevel: 75, battery: 4, steps: 1000, motion: true, charge: true, rssi: 21, hdop: 1.2 });
   t.deepEqual(b.alarms, ['lowBattery', 'sos']);
-  t.is(b.location, undefined, 'no fix and no HDOP: the last known place (none here)');
+  t.deepEqual(
+    b.location,
+    { latitudeDeg: 0, longitudeDeg: 0, valid: false },
+    'no fix and no HDOP: (0, 0) without a fix, as the reference before a last known place',
+  );
   t.is(b.attributes.event, 0x1001);
 });
 
