@@ -56,7 +56,7 @@ export interface DeviceRecord {
 
 /**
  * What a gateway process is told of a device (gateway/ipc/ `resolve`): what its listeners use to
- * decode the device's frames (its model), show them on its account's raw-frame feed, store and
+ * decode the device's frames (its model and settings), show them on its account's raw-frame feed, store and
  * acknowledge them, and keep the record cached while the device is not expired. Nothing of the
  * device's name, tags, alert e-mails and phones, limits or MQTT password: an edge gateway holding
  * the link's secret must not read every account's devices by resolving their ids.

@@ -280,7 +280,7 @@ test('gateway.ipc store: a gateway with the secret cannot write what the ingest 
   t.is((history.body as { locations: Location[] }).locations.length, 2);
 });
 
-test('gateway.ipc resolve: a gateway is told of a device only what its listeners use (id, account, model, expiry), not its name, tags, alert e-mails and phones, limits or MQTT password', async (t) => {
+test('gateway.ipc resolve: a gateway is told of a device only what its listeners use (id, account, model, decoder settings, expiry), not its name, tags, alert e-mails and phones, limits or MQTT password', async (t) => {
   const id = '356307042441035';
   const { s, socketPath } = await setup(t, []);
   const created = await s.request('POST', '/api/devices', {
@@ -299,7 +299,7 @@ test('gateway.ipc resolve: a gateway is told of a device only what its listeners
   if (!a.ok) return t.fail(JSON.stringify(a));
   const r = a.value as { status: string; device: Record<string, unknown> };
   t.is(r.status, 'ok');
-  t.deepEqual(Object.keys(r.device).sort(), ['accountId', 'expiresAt', 'id', 'model']);
+  t.deepEqual(Object.keys(r.device).sort(), ['accountId', 'expiresAt', 'id', 'model', 'protocolOptions']);
   t.is(r.device.id, id);
   t.false(JSON.stringify(r).includes('owner@example.com'));
   // and the listeners work with it: a gateway process stores through the link
