@@ -10,6 +10,7 @@ import {
   type DecodedMessage,
 } from '../types.js';
 import { DOOR_MODELS } from './jt808.constants.js';
+import { luhnDigit } from '../shared/luhn.js';
 
 /** What one frame's handlers share: the header, the decode context, and what they answer. */
 export interface Jt808Header {
@@ -58,28 +59,12 @@ export function addAlarm(m: DecodedMessage, alarm: Alarm | undefined): void {
   if (alarm && !m.alarms.includes(alarm)) m.alarms.push(alarm);
 }
 
-/** Luhn check digit of `value` (Traccar `Checksum.luhn`) */
-export function luhn(value: number): number {
-  let sum = 0;
-  let remain = value;
-  for (let i = 0; remain > 0; i++) {
-    let digit = remain % 10;
-    if (i % 2 === 0) {
-      digit *= 2;
-      if (digit >= 10) digit = 1 + (digit % 10);
-    }
-    sum += digit;
-    remain = Math.floor(remain / 10);
-  }
-  return (10 - (sum % 10)) % 10;
-}
-
 /** 4.4 terminal id: BCD digits; ids that are not BCD carry a 14-digit IMEI in 6 binary bytes (Traccar `decodeId`) */
 export function decodeTerminalId(id: Buffer): string {
   const hex = id.toString('hex');
   if (/^[0-9]+$/.test(hex)) return hex;
   const imei = id.readUIntBE(0, 6);
-  return `${imei}${luhn(imei)}`;
+  return `${imei}${luhnDigit(imei)}`;
 }
 
 /** 4.5 BCD[6] time YYMMDDhhmmss in the device's zone; undefined when the digits are not a date */
