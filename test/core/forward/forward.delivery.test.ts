@@ -185,8 +185,9 @@ for (const backend of await backends()) {
         all(sub.messages) &&
         all(rabbit.messages) &&
         check(otherHook.messages, expectedOther).missing.length === 0,
-      60_000,
-    );
+      // the webhook's backoff reaches its 60 s ceiling when the failing phases last a minute (a busy machine)
+      PATIENCE_MS,
+    ).catch(() => {});
 
     for (const [name, got] of [
       ['webhook', hook.messages],

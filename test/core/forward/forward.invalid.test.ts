@@ -207,8 +207,11 @@ for (const backend of await backends()) {
     await until(
       'the corrected forwards delivered their messages',
       () =>
-        check(sub.messages, expected).missing.length === 0 && check(laterHook.messages, expected).missing.length === 0,
-    );
+        check(sub.messages, expected).missing.length === 0 &&
+        check(laterHook.messages, expected).missing.length === 0 &&
+        // the valid forward too: its webhook batch may still be filling when the corrected ones have delivered
+        check(hook.messages, expected).missing.length === 0,
+    ).catch(() => {});
     for (const [name, got] of [
       ['mqtt', sub.messages],
       ['webhook', laterHook.messages],
