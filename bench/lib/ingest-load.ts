@@ -33,15 +33,23 @@ if (!Number.isInteger(TRACKERS) || TRACKERS < 100 || TRACKERS > 20_000)
  * connections per protocol, per 1,000: Teltonika 300, GT06 250, gl200 100, Ruptela 100, Wialon IPS
  * 100, Navtelecom FLEX 150 (issue 39 added the last two: before, 400/300/150/150 of the first four).
  * Frames of several records (Teltonika, Ruptela, FLEX) stay 55 % of the connections, as before.
+ * BENCH_MIX=wave2 runs the mix before them.
  */
-export const MIX: Record<BenchProtocol, number> = {
-  teltonika: (TRACKERS * 3) / 10,
-  gt06: TRACKERS / 4,
-  gl200: TRACKERS / 10,
-  ruptela: TRACKERS / 10,
-  wialon: TRACKERS / 10,
-  navis: (TRACKERS * 3) / 20,
-};
+const MIXES = {
+  current: { teltonika: 0.3, gt06: 0.25, gl200: 0.1, ruptela: 0.1, wialon: 0.1, navis: 0.15 },
+  /** BENCH_MIX=wave2: the mix before issue 39, to compare both in one session */
+  wave2: { teltonika: 0.4, gt06: 0.3, gl200: 0.15, ruptela: 0.15, wialon: 0, navis: 0 },
+} satisfies Record<string, Record<BenchProtocol, number>>;
+/** BENCH_MIX=only:<protocol>: every tracker of one protocol (to tell what one family costs) */
+function mixNamed(name: string): Record<BenchProtocol, number> {
+  const only = /^only:(.+)$/.exec(name)?.[1] as BenchProtocol | undefined;
+  if (only && BENCH_PROTOCOLS.includes(only))
+    return Object.fromEntries(BENCH_PROTOCOLS.map((p) => [p, p === only ? 1 : 0])) as Record<BenchProtocol, number>;
+  if (name in MIXES) return { ...MIXES[name as keyof typeof MIXES] };
+  throw new Error(`BENCH_MIX must be one of ${Object.keys(MIXES).join(', ')} or only:<protocol>`);
+}
+export const MIX = mixNamed(process.env.BENCH_MIX ?? 'current');
+for (const p of BENCH_PROTOCOLS) MIX[p] *= TRACKERS;
 for (const p of BENCH_PROTOCOLS) MIX[p] = Math.round(MIX[p]);
 /**
  * Pre-encoded frames per connection for a load sized for 1,000 trackers: with more trackers each
