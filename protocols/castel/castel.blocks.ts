@@ -12,7 +12,7 @@ import {
   STATE_BIT_IDLE,
   STATE_BIT_IGNITION,
 } from './castel.constants.js';
-import type { LeReader } from './castel.reader.js';
+import type { ByteReader } from '../shared/byte-reader.js';
 
 /** A report without a fix of its own: the receive time, and the gateway fills in the last location. */
 export const reportWithoutFix = (): DecodedMessage => ({ alarms: [], attributes: {} });
@@ -22,7 +22,7 @@ export const reportWithoutFix = (): DecodedMessage => ({ alarms: [], attributes:
  * latitude and longitude u32 LE in ms of arc, speed u16 LE in cm/s, course u16 LE in 0.1°, then a
  * flags byte: bit 0 east, bit 1 north, bits 2-3 fixed (either set: valid), bits 4-7 satellites.
  */
-export function readFix(r: LeReader): DecodedMessage {
+export function readFix(r: ByteReader): DecodedMessage {
   const [day, month, year, hour, minute, second] = r.bytes(6);
   const lat = r.u32le() / MS_PER_DEGREE;
   const lon = r.u32le() / MS_PER_DEGREE;
@@ -60,7 +60,7 @@ export interface Statistics {
  * `ACC-on time u32 | UTC time u32 | odometer u32 (m) | trip odometer u32 (m) | total fuel u32 |
  * current fuel u16 | state u32 | 8 reserved bytes` (34 bytes, little-endian).
  */
-export function readStatistics(r: LeReader): Statistics {
+export function readStatistics(r: ByteReader): Statistics {
   r.skip(8); // ACC-on time, UTC time
   const odometer = r.u32le();
   const tripOdometer = r.u32le();
@@ -83,7 +83,7 @@ export function applyStatistics(m: DecodedMessage, s: Statistics): void {
  * A report without a fix that starts with the statistics block (decodeStat): the statistics, the
  * driving alarms of the state word and the ignition (bit 18).
  */
-export function statisticsReport(r: LeReader): DecodedMessage {
+export function statisticsReport(r: ByteReader): DecodedMessage {
   const m = reportWithoutFix();
   const s = readStatistics(r);
   applyStatistics(m, s);

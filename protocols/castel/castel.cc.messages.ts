@@ -16,14 +16,14 @@ import {
   MSG_MPIP_REGISTER,
   MSG_MPIP_REGISTER_RESPONSE,
 } from './castel.constants.js';
-import type { LeReader } from './castel.reader.js';
+import type { ByteReader } from '../shared/byte-reader.js';
 import { mpipRegisterReply, replyTo, type MessageHandler } from './castel.replies.js';
 
 /**
  * A CC fix: the GPS block, state u32, battery u8, odometer u32, then geofence id, geofence flags and
  * additional flags (not read).
  */
-function readCcFix(r: LeReader): DecodedMessage {
+function readCcFix(r: ByteReader): DecodedMessage {
   const m = readFix(r);
   m.attributes.status = r.u32le();
   m.attributes.battery = r.u8();

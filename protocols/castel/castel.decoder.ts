@@ -10,7 +10,8 @@ import {
   SC_VERSIONS,
   TRAILER_BYTES,
 } from './castel.constants.js';
-import { isDeviceId, LeReader } from './castel.reader.js';
+import { ByteReader } from '../shared/byte-reader.js';
+import { isDeviceId } from './castel.reader.js';
 import type { Envelope, MessageHandler } from './castel.replies.js';
 import { SC_HANDLERS } from './castel.sc.messages.js';
 
@@ -58,7 +59,7 @@ function handlersOf(version: number | undefined): Readonly<Record<number, Messag
 }
 
 /** runs the type's handler; a body it cannot read is a ProtocolError naming the device */
-function readBody(handler: MessageHandler, r: LeReader, env: Envelope, now: Date, identity: string) {
+function readBody(handler: MessageHandler, r: ByteReader, env: Envelope, now: Date, identity: string) {
   try {
     return handler(r, env, now);
   } catch (e) {
@@ -79,7 +80,7 @@ export function decode(frame: Buffer, ctx: DecodeContext): DecodeResult {
     throw new ProtocolError(PROTOCOL, 'frame does not start with @@ or $$', frame);
   const warnings: string[] = [];
   const end = bodyEnd(frame, warnings);
-  const r = new LeReader(PROTOCOL, frame, 4, end);
+  const r = new ByteReader(PROTOCOL, frame, 4, end);
   const version = header === HEADER_AT ? r.u8() : undefined;
   const id = Buffer.from(r.bytes(ID_BYTES, 'device id'));
   const identity = identityOf(id, frame);

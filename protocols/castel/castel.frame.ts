@@ -1,10 +1,7 @@
-import { EMPTY, restOf } from '../shared/empty.js';
+import { type Step, steppedSplitter } from '../shared/stepped-frames.js';
 import type { FrameSplitter } from '../types.js';
 import { HEADER_AT, HEADER_DOLLAR, ID_BYTES, MAX_FRAME_BYTES, MIN_FRAME_BYTES } from './castel.constants.js';
 import { isDeviceId } from './castel.reader.js';
-
-/** `n` bytes make a frame, skip `n` bytes of garbage, or wait for more */
-type Step = { frame: number } | { skip: number } | { wait: true };
 
 const isHeader = (buf: Buffer, pos: number): boolean => {
   const h = (buf[pos] << 8) | buf[pos + 1];
@@ -32,24 +29,5 @@ function nextStep(buf: Buffer, pos: number, maxFrameBytes: number): Step {
 }
 
 export function createCastelSplitter(maxFrameBytes = MAX_FRAME_BYTES): FrameSplitter {
-  let pending: Buffer = EMPTY;
-  return {
-    get buffered() {
-      return pending.length;
-    },
-    push(chunk: Buffer): Buffer[] {
-      const buf = pending.length > 0 ? Buffer.concat([pending, chunk]) : chunk;
-      const frames: Buffer[] = [];
-      let pos = 0;
-      while (pos < buf.length) {
-        const step = nextStep(buf, pos, maxFrameBytes);
-        if ('wait' in step) break;
-        if ('frame' in step) frames.push(Buffer.from(buf.subarray(pos, pos + step.frame)));
-        pos += 'frame' in step ? step.frame : step.skip;
-      }
-      pending = restOf(buf, pos);
-      if (pending.length > maxFrameBytes) pending = EMPTY;
-      return frames;
-    },
-  };
+  return steppedSplitter(nextStep, maxFrameBytes);
 }

@@ -1,6 +1,6 @@
 import { ProtocolError } from '../types.js';
 import { PROTOCOL } from './castel.constants.js';
-import type { LeReader } from './castel.reader.js';
+import type { ByteReader } from '../shared/byte-reader.js';
 
 /** Value width in bytes of each OBD-II PID the device reports (CastelProtocolDecoder PID_LENGTH_MAP). */
 const PID_BYTES = new Map<number, 1 | 2 | 4>();
@@ -50,7 +50,7 @@ const PID_KEYS: Readonly<Record<number, string>> = {
  * An OBD data block: `count u8 | count × PID u16 LE (low byte) | [group count u8, group size u8] |
  * one value per PID`. A PID of unknown width makes the rest unreadable, as in Traccar.
  */
-export function decodeObdValues(r: LeReader, attributes: Record<string, number>, groups: boolean): void {
+export function decodeObdValues(r: ByteReader, attributes: Record<string, number>, groups: boolean): void {
   const count = r.u8();
   const pids: number[] = [];
   for (let i = 0; i < count; i++) pids.push(r.u16le() & 0xff);

@@ -1,7 +1,7 @@
 import { crc16X25 } from '../shared/crc.js';
 import type { DecodedMessage } from '../types.js';
 import { ID_BYTES, MPIP_REPLY_VERSION } from './castel.constants.js';
-import type { LeReader } from './castel.reader.js';
+import type { ByteReader } from '../shared/byte-reader.js';
 
 /** What the frame's header says: its version (undefined for a `$$` MPIP frame), raw device id and type. */
 export interface Envelope {
@@ -18,7 +18,7 @@ export interface Outcome {
 }
 
 /** decodes one message type's body (the reader ends before the CRC); `now` dates the login answer */
-export type MessageHandler = (r: LeReader, env: Envelope, now: Date) => Outcome;
+export type MessageHandler = (r: ByteReader, env: Envelope, now: Date) => Outcome;
 
 /** closes a frame: CRC-16/X-25 (LE) over everything before it, then CR LF */
 function seal(frame: Buffer, crcAt: number): Buffer {

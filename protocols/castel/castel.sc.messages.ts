@@ -33,11 +33,11 @@ import {
 } from './castel.constants.js';
 import { decodeComprehensiveTags } from './castel.tags.js';
 import { decodeObdValues, troubleCode } from './castel.obd.js';
-import type { LeReader } from './castel.reader.js';
+import type { ByteReader } from '../shared/byte-reader.js';
 import { replyTo, type MessageHandler } from './castel.replies.js';
 
 /** `count u8 | count × GPS block`, each carrying the message's statistics */
-function readFixes(r: LeReader): DecodedMessage[] {
+function readFixes(r: ByteReader): DecodedMessage[] {
   const stats = readStatistics(r);
   const count = r.u8();
   const fixes: DecodedMessage[] = [];

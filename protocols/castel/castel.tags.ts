@@ -11,10 +11,10 @@ import {
   TAG_TEMP_LAST,
 } from './castel.constants.js';
 import { applyScAlarm } from './castel.blocks.js';
-import type { LeReader } from './castel.reader.js';
+import type { ByteReader } from '../shared/byte-reader.js';
 
 /** reads one tag's value (`length` is the tag's own length field) onto the report */
-type TagHandler = (r: LeReader, m: DecodedMessage, length: number) => void;
+type TagHandler = (r: ByteReader, m: DecodedMessage, length: number) => void;
 
 /** 0x0002: count u8, each PID tag u16, length u16, raw bytes (kept as hex under `pid<tag>`) */
 const pids: TagHandler = (r, m) => {
@@ -78,7 +78,7 @@ for (let tag = TAG_TEMP_FIRST; tag <= TAG_TEMP_LAST; tag++)
  * | value`. Known tags are read by their layout, as Traccar reads them; the others (0x0004 supported
  * data streams, 0x0005 snapshot, unknown ones) are skipped by their length.
  */
-export function decodeComprehensiveTags(r: LeReader, m: DecodedMessage): void {
+export function decodeComprehensiveTags(r: ByteReader, m: DecodedMessage): void {
   while (r.remaining > 0) {
     const tag = r.u16le();
     const length = r.u16le();

@@ -21,7 +21,7 @@ import {
   type PacketHandler,
   type PacketOutcome,
 } from './galileo.messages.js';
-import { GalileoReader } from './galileo.reader.js';
+import { ByteReader } from '../shared/byte-reader.js';
 
 /**
  * Packets by header byte (GalileoProtocolDecoder.decode), each with the header of its
@@ -64,7 +64,7 @@ export function decode(frame: Buffer, ctx: DecodeContext): DecodeResult {
     if (ctx.checksum === 'strict') throw new ProtocolError(PROTOCOL, checksumError, frame);
     warnings.push(checksumError);
   }
-  const out = packet.handler(new GalileoReader(frame, HEAD_BYTES, end), frame, ctx);
+  const out = packet.handler(new ByteReader(PROTOCOL, frame, HEAD_BYTES, end), frame, ctx);
   const known = out.identity !== undefined || ctx.deviceId !== undefined || frame[0] === HEADER_PHOTO;
   const replies = known ? [Buffer.concat([Buffer.from([packet.ack]), received])] : [];
   return {

@@ -8,7 +8,7 @@ import {
   TAG_COORDINATES,
   TAG_IMEI,
 } from './galileo.constants.js';
-import { GalileoReader } from './galileo.reader.js';
+import { ByteReader } from '../shared/byte-reader.js';
 import { decodeTag, type GalileoRecord, newRecord } from './galileo.tags.js';
 
 /** What one packet's data held. */
@@ -20,7 +20,7 @@ export interface PacketOutcome {
 }
 
 /** A decoder of a packet's data: `r` spans the data, between the length field and the checksum. */
-export type PacketHandler = (r: GalileoReader, frame: Buffer, ctx: DecodeContext) => PacketOutcome;
+export type PacketHandler = (r: ByteReader, frame: Buffer, ctx: DecodeContext) => PacketOutcome;
 
 /** A record with coordinates and a time as a position, or undefined. */
 function positionOf(rec: GalileoRecord): DecodedMessage | undefined {
@@ -46,13 +46,13 @@ function setCoordinates(rec: GalileoRecord, latitudeDeg: number, longitudeDeg: n
 }
 
 /** Tag 0x30: flags (high nibble 0 = valid fix), latitude and longitude in i32 LE millionths of a degree. */
-function readCoordinates(r: GalileoReader, rec: GalileoRecord, frame: Buffer): void {
+function readCoordinates(r: ByteReader, rec: GalileoRecord, frame: Buffer): void {
   rec.valid = (r.u8() & COORDINATES_INVALID_MASK) === 0;
-  const latitude = r.i32() / 1e6;
-  setCoordinates(rec, latitude, r.i32() / 1e6, frame);
+  const latitude = r.i32le() / 1e6;
+  setCoordinates(rec, latitude, r.i32le() / 1e6, frame);
 }
 
-function readImei(r: GalileoReader, n: number, frame: Buffer): string {
+function readImei(r: ByteReader, n: number, frame: Buffer): string {
   const imei = r.bytes(n).toString('latin1');
   if (!/^[\x21-\x7e]+$/.test(imei)) throw new ProtocolError(PROTOCOL, 'the IMEI is not printable ASCII', frame);
   return imei;
@@ -103,7 +103,7 @@ function bits(bytes: Buffer, at: number, n: number): number {
  * start of the current year (UTC), an invalid-fix bit, 22 bits of longitude and 21 of latitude
  * scaled over the whole range, and an alarm bit.
  */
-function readMinimalDataSet(r: GalileoReader, rec: GalileoRecord, ctx: DecodeContext, frame: Buffer): void {
+function readMinimalDataSet(r: ByteReader, rec: GalileoRecord, ctx: DecodeContext, frame: Buffer): void {
   const b = r.bytes(10);
   rec.fixTime = new Date(yearStart(ctx.now) + bits(b, 1, 25) * 1000);
   rec.valid = bits(b, 26, 1) === 0;
@@ -113,7 +113,7 @@ function readMinimalDataSet(r: GalileoReader, rec: GalileoRecord, ctx: DecodeCon
 }
 
 /** A compressed record: the minimal data set, a count of tags, the tag ids, then their values in that order. */
-function readCompressedRecord(r: GalileoReader, ctx: DecodeContext, frame: Buffer): GalileoRecord {
+function readCompressedRecord(r: ByteReader, ctx: DecodeContext, frame: Buffer): GalileoRecord {
   const rec = newRecord();
   readMinimalDataSet(r, rec, ctx, frame);
   const tags = [...r.bytes(r.u8())];
@@ -146,18 +146,18 @@ export const decodePhotoPacket: PacketHandler = (r) => {
  * set and its tags.
  */
 export function decodeIridium(frame: Buffer, ctx: DecodeContext): PacketOutcome {
-  const r = new GalileoReader(frame, 6, frame.length);
+  const r = new ByteReader(PROTOCOL, frame, 6, frame.length);
   r.skip(4); // CDR reference
   const identity = readImei(r, IRIDIUM_IMEI_BYTES, frame);
   r.skip(1 + 4); // session status, MOMSN and MTMSN
-  const time = new Date(r.u32BE() * 1000);
+  const time = new Date(r.u32() * 1000);
   r.skip(3); // location element id and length
   const flags = r.u8();
-  const latitude = r.u8() + r.u16BE() / 60000;
-  const longitude = r.u8() + r.u16BE() / 60000;
+  const latitude = r.u8() + r.u16() / 60000;
+  const longitude = r.u8() + r.u16() / 60000;
   r.skip(4); // CEP radius
   r.skip(1); // payload element id
-  const data = r.sub(r.u16BE());
+  const data = r.sub(r.u16());
   const rec = newRecord();
   rec.fixTime = time;
   setCoordinates(rec, flags & 2 ? -latitude : latitude, flags & 1 ? -longitude : longitude, frame);

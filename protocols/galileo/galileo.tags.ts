@@ -2,7 +2,7 @@ import type { Alarm } from '../../core/model/alarm.js';
 import type { AttributeValue } from '../types.js';
 import { ProtocolError } from '../types.js';
 import { PROTOCOL } from './galileo.constants.js';
-import type { GalileoReader } from './galileo.reader.js';
+import type { ByteReader } from '../shared/byte-reader.js';
 
 /**
  * One record as its tags fill it in: a position once it has coordinates and a time. Speed, course
@@ -21,10 +21,10 @@ export interface GalileoRecord {
 
 export const newRecord = (): GalileoRecord => ({ valid: false, alarms: [], attributes: {} });
 
-type TagHandler = (r: GalileoReader, rec: GalileoRecord) => void;
+type TagHandler = (r: ByteReader, rec: GalileoRecord) => void;
 
 const set =
-  (key: string, read: (r: GalileoReader) => AttributeValue): TagHandler =>
+  (key: string, read: (r: ByteReader) => AttributeValue): TagHandler =>
   (r, rec) => {
     rec.attributes[key] = read(r);
   };
@@ -75,59 +75,59 @@ const SIZES: ReadonlyArray<[number, readonly number[]]> = [
 ];
 
 /** Numbered tag ranges: `[first, last, key prefix, first number, reader]` (GalileoProtocolDecoder.decodeTag). */
-const RANGES: ReadonlyArray<[number, number, string, number, (r: GalileoReader) => number]> = [
-  [0x50, 0x57, 'adc', 0, (r) => r.u16()],
-  [0x60, 0x62, 'fuel', 0, (r) => r.u16()],
+const RANGES: ReadonlyArray<[number, number, string, number, (r: ByteReader) => number]> = [
+  [0x50, 0x57, 'adc', 0, (r) => r.u16le()],
+  [0x60, 0x62, 'fuel', 0, (r) => r.u16le()],
   [0xa0, 0xaf, 'can8BitR', 15, (r) => r.u8()],
-  [0xb0, 0xb9, 'can16BitR', 5, (r) => r.u16()],
+  [0xb0, 0xb9, 'can16BitR', 5, (r) => r.u16le()],
   [0xc4, 0xd2, 'can8BitR', 0, (r) => r.u8()],
-  [0xd6, 0xda, 'can16BitR', 0, (r) => r.u16()],
-  [0xdb, 0xdf, 'can32BitR', 0, (r) => r.u32()],
-  [0xe2, 0xe9, 'userData', 0, (r) => r.u32()],
-  [0xf0, 0xf9, 'can32BitR', 5, (r) => r.u32()],
+  [0xd6, 0xda, 'can16BitR', 0, (r) => r.u16le()],
+  [0xdb, 0xdf, 'can32BitR', 0, (r) => r.u32le()],
+  [0xe2, 0xe9, 'userData', 0, (r) => r.u32le()],
+  [0xf0, 0xf9, 'can32BitR', 5, (r) => r.u32le()],
 ];
 
 /** Tags with a meaning of their own, in Traccar's keys and units (volts, °C, metres, km/h). */
 const NAMED: Readonly<Record<number, TagHandler>> = {
   0x01: set('versionHw', (r) => r.u8()),
   0x02: set('versionFw', (r) => r.u8()),
-  0x04: set('deviceId', (r) => r.u16()),
-  0x10: set('index', (r) => r.u16()),
+  0x04: set('deviceId', (r) => r.u16le()),
+  0x10: set('index', (r) => r.u16le()),
   0x20: (r, rec) => {
-    rec.fixTime = new Date(r.u32() * 1000);
+    rec.fixTime = new Date(r.u32le() * 1000);
   },
   0x33: (r, rec) => {
-    rec.speedKmh = r.u16() / 10;
-    rec.courseDeg = r.u16() / 10;
+    rec.speedKmh = r.u16le() / 10;
+    rec.courseDeg = r.u16le() / 10;
   },
   0x34: (r, rec) => {
-    rec.altitudeM = r.i16();
+    rec.altitudeM = r.i16le();
   },
   0x35: set('hdop', (r) => r.u8() / 10),
-  0x40: set('status', (r) => r.u16()),
-  0x41: set('power', (r) => r.u16() / 1000), // mV
-  0x42: set('battery', (r) => r.u16() / 1000), // mV
+  0x40: set('status', (r) => r.u16le()),
+  0x41: set('power', (r) => r.u16le() / 1000), // mV
+  0x42: set('battery', (r) => r.u16le() / 1000), // mV
   0x43: set('deviceTemp', (r) => r.i8()),
-  0x44: set('acceleration', (r) => r.u32()),
-  0x45: set('output', (r) => r.u16()),
-  0x46: set('input', (r) => r.u16()),
-  0x48: set('statusExtended', (r) => r.u16()),
-  0x58: set('rs2320', (r) => r.u16()),
-  0x59: set('rs2321', (r) => r.u16()),
-  0x90: set('driverUniqueId', (r) => String(r.u32())),
-  0xc0: set('fuelTotal', (r) => r.u32() * 0.5), // 0.5 l
+  0x44: set('acceleration', (r) => r.u32le()),
+  0x45: set('output', (r) => r.u16le()),
+  0x46: set('input', (r) => r.u16le()),
+  0x48: set('statusExtended', (r) => r.u16le()),
+  0x58: set('rs2320', (r) => r.u16le()),
+  0x59: set('rs2321', (r) => r.u16le()),
+  0x90: set('driverUniqueId', (r) => String(r.u32le())),
+  0xc0: set('fuelTotal', (r) => r.u32le() * 0.5), // 0.5 l
   0xc1: (r, rec) => {
     rec.attributes.fuel = r.u8() * 0.4; // 0.4 %
     rec.attributes.temp1 = r.u8() - 40; // °C offset by 40
-    rec.attributes.rpm = r.u16() * 0.125;
+    rec.attributes.rpm = r.u16le() * 0.125;
   },
-  0xc2: set('canB0', (r) => r.u32()),
-  0xc3: set('canB1', (r) => r.u32()),
-  0xd4: set('odometer', (r) => r.u32()),
-  0xe0: set('index', (r) => r.u32()),
+  0xc2: set('canB0', (r) => r.u32le()),
+  0xc3: set('canB1', (r) => r.u32le()),
+  0xd4: set('odometer', (r) => r.u32le()),
+  0xe0: set('index', (r) => r.u32le()),
   0xe1: set('result', (r) => r.bytes(r.u8()).toString('latin1')),
   0xea: set('userDataArray', (r) => r.bytes(r.u8()).toString('hex')),
-  0xfe: (r) => r.skip(r.u16()),
+  0xfe: (r) => r.skip(r.u16le()),
 };
 
 /** every tag a record may hold but the IMEI and the coordinates, which the packet decoders read */
@@ -138,7 +138,7 @@ for (const [first, last, prefix, base, read] of RANGES)
   for (let tag = first; tag <= last; tag++) TAGS.set(tag, set(`${prefix}${tag - first + base}`, read));
 
 /** Reads one tag's value into `rec`; an unknown tag cannot be skipped, so the packet cannot be read on. */
-export function decodeTag(r: GalileoReader, rec: GalileoRecord, tag: number, frame: Buffer): void {
+export function decodeTag(r: ByteReader, rec: GalileoRecord, tag: number, frame: Buffer): void {
   const handler = TAGS.get(tag);
   if (!handler) throw new ProtocolError(PROTOCOL, `unknown tag 0x${tag.toString(16).padStart(2, '0')}`, frame);
   handler(r, rec);

@@ -1,45 +1,14 @@
 import type { AttributeValue, DecodedMessage } from '../types.js';
 import { ProtocolError } from '../types.js';
+import { ByteReader } from '../shared/byte-reader.js';
 import { NetworkInfo } from '../shared/network.js';
 import { EVENT_ALARMS, PROTOCOL } from './meitrack.constants.js';
 
 /** seconds from 1970 to 2000-01-01, the epoch of binary Meitrack times */
 const EPOCH_2000_S = 946_684_800;
 
-/** A bounds-checked little-endian cursor (Meitrack's binary batches are little-endian). */
-class LeReader {
-  constructor(
-    private readonly frame: Buffer,
-    public pos: number,
-    private readonly end: number,
-  ) {}
-
-  get remaining(): number {
-    return this.end - this.pos;
-  }
-
-  private need(n: number): number {
-    if (this.pos + n > this.end)
-      throw new ProtocolError(
-        PROTOCOL,
-        `truncated binary record at ${this.pos} (need ${n}, have ${this.remaining})`,
-        this.frame,
-      );
-    const at = this.pos;
-    this.pos += n;
-    return at;
-  }
-
-  u8 = (): number => this.frame[this.need(1)];
-  u16 = (): number => this.frame.readUInt16LE(this.need(2));
-  i16 = (): number => this.frame.readInt16LE(this.need(2));
-  u32 = (): number => this.frame.readUInt32LE(this.need(4));
-  i32 = (): number => this.frame.readInt32LE(this.need(4));
-  /** a parameter id: one byte, or two (big-endian) when the first is 0xFE */
-  id = (): number => (this.frame[this.pos] === 0xfe ? this.frame.readUInt16BE(this.need(2)) : this.u8());
-  bytes = (n: number): Buffer => this.frame.subarray(this.need(n), this.pos);
-  sub = (n: number): LeReader => new LeReader(this.frame, this.need(n), this.pos);
-}
+/** a parameter id: one byte, or two (big-endian) when the first is 0xFE */
+const paramId = (r: ByteReader): number => (r.peek() === 0xfe ? r.u16() : r.u8());
 
 function withEvent(m: DecodedMessage, event: number): void {
   m.attributes.event = event;
@@ -64,25 +33,25 @@ export interface BinaryBody {
  * u16 protocol version, u16 packet length, u32 remaining cache, then 52-byte little-endian packets.
  */
 export function decodeCcc(b: BinaryBody): DecodedMessage[] {
-  const r = new LeReader(b.frame, b.start, b.end);
-  r.u16(); // compression protocol version
-  r.u16(); // packet length
-  r.u32(); // remaining cache
+  const r = new ByteReader(PROTOCOL, b.frame, b.start, b.end);
+  r.u16le(); // compression protocol version
+  r.u16le(); // packet length
+  r.u32le(); // remaining cache
   const out: DecodedMessage[] = [];
   while (r.remaining >= 52) {
     const m: DecodedMessage = { alarms: [], attributes: {} };
     withEvent(m, r.u8());
-    const lat = r.i32() / 1e6;
-    const lon = r.i32() / 1e6;
+    const lat = r.i32le() / 1e6;
+    const lon = r.i32le() / 1e6;
     checkedCoordinates(lat, lon, b.frame);
-    m.fixTime = new Date((EPOCH_2000_S + r.u32()) * 1000);
+    m.fixTime = new Date((EPOCH_2000_S + r.u32le()) * 1000);
     const valid = r.u8() === 1;
     const satellites = r.u8();
     const rssi = r.u8();
-    const speedKmh = r.u16();
-    const courseDeg = r.u16();
-    m.attributes.hdop = r.u16() * 0.1;
-    const altitudeM = r.u16();
+    const speedKmh = r.u16le();
+    const courseDeg = r.u16le();
+    m.attributes.hdop = r.u16le() * 0.1;
+    const altitudeM = r.u16le();
     m.location = {
       latitudeDeg: lat,
       longitudeDeg: lon,
@@ -94,17 +63,17 @@ export function decodeCcc(b: BinaryBody): DecodedMessage[] {
     };
     m.attributes.sat = satellites;
     m.attributes.rssi = rssi;
-    m.attributes.odometer = r.u32();
-    m.attributes.runtime = r.u32();
+    m.attributes.odometer = r.u32le();
+    m.attributes.runtime = r.u32le();
     const network = new NetworkInfo();
-    const [mcc, mnc, lac, cid] = [r.u16(), r.u16(), r.u16(), r.u16()];
+    const [mcc, mnc, lac, cid] = [r.u16le(), r.u16le(), r.u16le(), r.u16le()];
     if (mcc || mnc || lac || cid) network.addCell(mcc, mnc, lac, cid, rssi);
     network.applyTo(m.attributes);
-    m.attributes.status = r.u16();
-    m.attributes.adc1 = r.u16();
-    m.attributes.battery = r.u16() * 0.01;
-    m.attributes.power = r.u16() * 0.01; // Traccar keeps the raw value; hundredths of a volt as the battery beside it
-    r.u32(); // geofence
+    m.attributes.status = r.u16le();
+    m.attributes.adc1 = r.u16le();
+    m.attributes.battery = r.u16le() * 0.01;
+    m.attributes.power = r.u16le() * 0.01; // Traccar keeps the raw value; hundredths of a volt as the battery beside it
+    r.u32le(); // geofence
     out.push(m);
   }
   return out;
@@ -121,9 +90,9 @@ interface Fix {
   altitudeM?: number;
 }
 
-type Setter = (m: DecodedMessage, r: LeReader, fix: Fix) => void;
+type Setter = (m: DecodedMessage, r: ByteReader, fix: Fix) => void;
 const set =
-  (key: string, read: (r: LeReader) => AttributeValue): Setter =>
+  (key: string, read: (r: ByteReader) => AttributeValue): Setter =>
   (m, r) => {
     m.attributes[key] = read(r);
   };
@@ -153,66 +122,66 @@ const CCE_U8: Readonly<Record<number, Setter>> = {
 /** CCE two-byte parameters */
 const CCE_U16: Readonly<Record<number, Setter>> = {
   0x08: (_m, r, fix) => {
-    fix.speedKmh = r.u16();
+    fix.speedKmh = r.u16le();
   },
   0x09: (_m, r, fix) => {
-    const course = r.u16();
+    const course = r.u16le();
     fix.courseDeg = course <= 360 ? course : course % 360;
   },
-  0x0a: set('hdop', (r) => r.u16()),
+  0x0a: set('hdop', (r) => r.u16le()),
   0x0b: (_m, r, fix) => {
-    fix.altitudeM = r.i16();
+    fix.altitudeM = r.i16le();
   },
-  0x16: set('adc1', (r) => r.u16() * 0.01),
-  0x17: set('adc2', (r) => r.u16() * 0.01),
-  0x19: set('battery', (r) => r.u16() * 0.01),
-  0x1a: set('power', (r) => r.u16() * 0.01),
-  0x29: set('fuel', (r) => r.u16() * 0.01),
-  0x40: (m, r) => withEvent(m, r.u16()),
-  0x91: set('obdSpeed', (r) => r.u16()),
-  0x92: set('obdSpeed', (r) => r.u16()),
-  0x98: set('fuelUsed', (r) => r.u16()),
-  0x99: set('rpm', (r) => r.u16()),
-  0x9c: set('coolantTemp', (r) => r.u16()),
-  0x9f: set('temp1', (r) => r.u16()),
-  0xc9: set('fuelConsumption', (r) => r.u16()),
+  0x16: set('adc1', (r) => r.u16le() * 0.01),
+  0x17: set('adc2', (r) => r.u16le() * 0.01),
+  0x19: set('battery', (r) => r.u16le() * 0.01),
+  0x1a: set('power', (r) => r.u16le() * 0.01),
+  0x29: set('fuel', (r) => r.u16le() * 0.01),
+  0x40: (m, r) => withEvent(m, r.u16le()),
+  0x91: set('obdSpeed', (r) => r.u16le()),
+  0x92: set('obdSpeed', (r) => r.u16le()),
+  0x98: set('fuelUsed', (r) => r.u16le()),
+  0x99: set('rpm', (r) => r.u16le()),
+  0x9c: set('coolantTemp', (r) => r.u16le()),
+  0x9f: set('temp1', (r) => r.u16le()),
+  0xc9: set('fuelConsumption', (r) => r.u16le()),
 };
 
 /** CCE four-byte parameters */
 const CCE_U32: Readonly<Record<number, Setter>> = {
   0x02: (_m, r, fix) => {
-    fix.lat = r.i32() / 1e6;
+    fix.lat = r.i32le() / 1e6;
   },
   0x03: (_m, r, fix) => {
-    fix.lon = r.i32() / 1e6;
+    fix.lon = r.i32le() / 1e6;
   },
   0x04: (m, r) => {
-    m.fixTime = new Date((EPOCH_2000_S + r.u32()) * 1000);
+    m.fixTime = new Date((EPOCH_2000_S + r.u32le()) * 1000);
   },
-  0x0c: set('odometer', (r) => r.u32()),
-  0x0d: set('runtime', (r) => r.u32()),
-  0x25: set('driverUniqueId', (r) => String(r.u32())),
-  0x9b: set('obdOdometer', (r) => r.u32()),
-  0xa0: set('fuelUsed', (r) => r.u32() * 0.001),
-  0xa2: set('fuelConsumption', (r) => r.u32() * 0.01),
+  0x0c: set('odometer', (r) => r.u32le()),
+  0x0d: set('runtime', (r) => r.u32le()),
+  0x25: set('driverUniqueId', (r) => String(r.u32le())),
+  0x9b: set('obdOdometer', (r) => r.u32le()),
+  0xa0: set('fuelUsed', (r) => r.u32le() * 0.001),
+  0xa2: set('fuelConsumption', (r) => r.u32le() * 0.01),
   /** engine hours in minutes; kept in ms as `hours` is elsewhere */
-  0xfef4: set('hours', (r) => r.u32() * 60_000),
+  0xfef4: set('hours', (r) => r.u32le() * 60_000),
 };
 
 const hex = (b: Buffer): string => b.toString('hex').toUpperCase();
 
 /** CCE variable-length parameters: `r` holds exactly the parameter's bytes */
-function cceVariable(id: number, m: DecodedMessage, r: LeReader, network: NetworkInfo): void {
+function cceVariable(id: number, m: DecodedMessage, r: ByteReader, network: NetworkInfo): void {
   if (id >= 0x2a && id <= 0x31) {
     r.u8(); // sensor label
-    m.attributes[`temp${id - 0x2a}`] = r.i16() * 0.01;
+    m.attributes[`temp${id - 0x2a}`] = r.i16le() * 0.01;
   } else if (id >= 0x1d && id <= 0x25) {
     const mac = [...r.bytes(6)].map((x) => x.toString(16).padStart(2, '0')).join(':');
-    network.addWifi(mac, r.i16());
+    network.addWifi(mac, r.i16le());
   } else if ([0x0e, 0x0f, 0x10, 0x12, 0x13].includes(id)) {
-    const [mcc, mnc, lac] = [r.u16(), r.u16(), r.u16()];
-    const cid = r.u32();
-    network.addCell(mcc, mnc, lac, cid, r.i16());
+    const [mcc, mnc, lac] = [r.u16le(), r.u16le(), r.u16le()];
+    const cid = r.u32le();
+    network.addCell(mcc, mnc, lac, cid, r.i16le());
   } else if (id === 0xfe31) {
     const alarmProtocol = r.u8();
     m.attributes.alarmType = r.u8();
@@ -227,8 +196,8 @@ function cceVariable(id: number, m: DecodedMessage, r: LeReader, network: Networ
     m.attributes.tagName = r.bytes(r.u8()).toString('latin1');
     m.attributes.tagMac = hex(r.bytes(6));
     m.attributes.tagBattery = r.u8();
-    m.attributes.tagTemp = r.i16() / 256;
-    m.attributes.tagHumidity = r.i16() / 256;
+    m.attributes.tagTemp = r.i16le() / 256;
+    m.attributes.tagHumidity = r.i16le() / 256;
   } else if (id === 0xfea8) {
     for (let k = 1; k <= 3; k++) {
       const present = r.u8() > 0;
@@ -246,18 +215,18 @@ function cceVariable(id: number, m: DecodedMessage, r: LeReader, network: Networ
  * AAA reports.
  */
 export function decodeCce(b: BinaryBody): DecodedMessage[] {
-  const r = new LeReader(b.frame, b.start, b.end);
-  const remainingCache = r.u32();
-  const count = r.u16();
+  const r = new ByteReader(PROTOCOL, b.frame, b.start, b.end);
+  const remainingCache = r.u32le();
+  const count = r.u16le();
   const out: DecodedMessage[] = [];
   for (let i = 0; i < count; i++) {
-    const p = r.sub(r.u16());
-    const m: DecodedMessage = { alarms: [], attributes: { index: p.u16(), cacheRemaining: remainingCache } };
+    const p = r.sub(r.u16le());
+    const m: DecodedMessage = { alarms: [], attributes: { index: p.u16le(), cacheRemaining: remainingCache } };
     const fix: Fix = {};
     for (const table of [CCE_U8, CCE_U16, CCE_U32]) {
       const size = table === CCE_U8 ? 1 : table === CCE_U16 ? 2 : 4;
       for (let n = p.u8(), j = 0; j < n; j++) {
-        const id = p.id();
+        const id = paramId(p);
         const setter = table[id];
         if (setter) setter(m, p.sub(size), fix);
         else p.sub(size);
@@ -265,7 +234,7 @@ export function decodeCce(b: BinaryBody): DecodedMessage[] {
     }
     const network = new NetworkInfo();
     for (let n = p.u8(), j = 0; j < n; j++) {
-      const id = p.id();
+      const id = paramId(p);
       cceVariable(id, m, p.sub(p.u8()), network);
     }
     network.applyTo(m.attributes);

@@ -13,11 +13,12 @@ import {
   FLEX_EXTRA_SINGLE,
   FLEX_HEADER_BYTES,
   FLEX_SINGLE,
+  PROTOCOL,
 } from './navis.constants.js';
 import { toMessage, type RecordState } from './navis.fields.js';
 import { readExtraRecord, readFlexRecord } from './navis.flex.js';
 import type { FlexLayout } from './navis.layout.js';
-import { LeReader } from './navis.reader.js';
+import { ByteReader } from '../shared/byte-reader.js';
 
 /** A FLEX packet, its type read; `end` is where its CRC byte is. */
 export interface FlexPacket {
@@ -27,7 +28,7 @@ export interface FlexPacket {
   layout: FlexLayout;
 }
 
-type RecordReader = (r: LeReader, layout: FlexLayout) => RecordState;
+type RecordReader = (r: ByteReader, layout: FlexLayout) => RecordState;
 
 const flexRecord: RecordReader = readFlexRecord;
 const extraRecord: RecordReader = (r) => readExtraRecord(r);
@@ -43,7 +44,7 @@ export function flexReply(type: string, data: Buffer): Buffer {
 const array =
   (read: RecordReader) =>
   (p: FlexPacket): DecodeResult => {
-    const r = new LeReader(p.frame, FLEX_HEADER_BYTES, p.end);
+    const r = new ByteReader(PROTOCOL, p.frame, FLEX_HEADER_BYTES, p.end);
     const count = r.u8();
     const messages: DecodedMessage[] = [];
     for (let i = 0; i < count; i++) {
@@ -60,7 +61,7 @@ const array =
 const single =
   (read: RecordReader, indexed: boolean) =>
   (p: FlexPacket): DecodeResult => {
-    const r = new LeReader(p.frame, FLEX_HEADER_BYTES, p.end);
+    const r = new ByteReader(PROTOCOL, p.frame, FLEX_HEADER_BYTES, p.end);
     const packetIndex = indexed ? r.u32le() : 0;
     const s = read(r, p.layout);
     const index = Buffer.alloc(4);

@@ -7,16 +7,16 @@
 import { FLEX_DEGREE_UNITS, FLEX_EXTRA_TAG, FLEX_FIELD_BYTES } from './navis.constants.js';
 import { newRecord, setBits, setFinite, setSatellites, toShort, type RecordState } from './navis.fields.js';
 import { hasField, type FlexLayout } from './navis.layout.js';
-import type { LeReader } from './navis.reader.js';
+import type { ByteReader } from '../shared/byte-reader.js';
 
-type FieldReader = (r: LeReader, s: RecordState, i: number) => void;
+type FieldReader = (r: ByteReader, s: RecordState, i: number) => void;
 
 /** `u16` values at or above this mean "no sensor" for the fuel fields */
 const FUEL_ABSENT = 65500;
 
 /** an unsigned value, left out when it is the field's "no data" value */
 const unless =
-  (read: (r: LeReader) => number, none: number, key: (i: number) => string, scale = 1): FieldReader =>
+  (read: (r: ByteReader) => number, none: number, key: (i: number) => string, scale = 1): FieldReader =>
   (r, s, i) => {
     const v = read(r);
     if (v !== none) s.attributes[key(i)] = v * scale;
@@ -32,8 +32,8 @@ const levelOrVolume =
     else s.attributes[volumeKey] = (v & 0x3fff) / 10;
   };
 
-const u8 = (r: LeReader) => r.u8();
-const u16 = (r: LeReader) => r.u16le();
+const u8 = (r: ByteReader) => r.u8();
+const u16 = (r: ByteReader) => r.u16le();
 
 const FIELDS: Record<number, FieldReader> = {
   0: (r, s) => (s.attributes.index = r.u32le()),
@@ -153,7 +153,7 @@ range(237, 251, (r, s, i) => (s.attributes[`user4Byte${i - 236}`] = r.u32le()));
 range(252, 254, (r, s, i) => (s.attributes[`user8Byte${i - 251}`] = r.i64le()));
 
 /** Reads one record of `layout` from `r`. */
-export function readFlexRecord(r: LeReader, layout: FlexLayout): RecordState {
+export function readFlexRecord(r: ByteReader, layout: FlexLayout): RecordState {
   const bits = Buffer.from(layout.bitfield, 'hex');
   const s = newRecord();
   for (let i = 0; i < layout.bitfieldSize; i++) {
@@ -171,9 +171,9 @@ export function readFlexRecord(r: LeReader, layout: FlexLayout): RecordState {
  * time, latitude, longitude, altitude, speed, course, odometer, then fields this decoder skips. A
  * record with another tag is skipped whole and gives no position.
  */
-export function readExtraRecord(r: LeReader): RecordState {
+export function readExtraRecord(r: ByteReader): RecordState {
   const length = r.u16();
-  const body = r.subLe(length, 'FLEX extra record');
+  const body = r.sub(length, 'FLEX extra record');
   const s = newRecord();
   if (length === 0 || body.u8() !== FLEX_EXTRA_TAG) return s;
   body.u8(); // length of the static part

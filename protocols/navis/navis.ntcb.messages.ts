@@ -21,7 +21,7 @@ import {
 import { toMessage } from './navis.fields.js';
 import { readFlexNegotiation } from './navis.layout.js';
 import { readNtcbRecord } from './navis.ntcb.js';
-import { LeReader } from './navis.reader.js';
+import { ByteReader } from '../shared/byte-reader.js';
 
 /** An NTCB frame, its header read. */
 export interface NtcbFrame {
@@ -82,7 +82,7 @@ function negotiation(f: NtcbFrame, ctx: DecodeContext): DecodeResult {
 
 /** *>T: one record; answered *<T and the record's index (u32 LE) */
 function single(f: NtcbFrame): DecodeResult {
-  const s = readNtcbRecord(new LeReader(f.body, 3));
+  const s = readNtcbRecord(new ByteReader(PROTOCOL, f.body, 3));
   const index = Buffer.alloc(4);
   index.writeUInt32LE(Number(s.attributes.index) >>> 0);
   const message = toMessage(s, f.frame);
@@ -91,7 +91,7 @@ function single(f: NtcbFrame): DecodeResult {
 
 /** *>A: a count, then that many records; answered *<A and the count */
 function array(f: NtcbFrame): DecodeResult {
-  const r = new LeReader(f.body, 3);
+  const r = new ByteReader(PROTOCOL, f.body, 3);
   const count = r.u8();
   const messages: DecodedMessage[] = [];
   for (let i = 0; i < count; i++) {

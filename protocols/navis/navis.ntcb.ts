@@ -5,12 +5,12 @@
  */
 import { F10, F20, F30, F40, F50, F51, F52, F60, FLEX_DEGREE_UNITS } from './navis.constants.js';
 import { newRecord, setBits, setFinite, setSatellites, type RecordState } from './navis.fields.js';
-import type { LeReader } from './navis.reader.js';
+import type { ByteReader } from '../shared/byte-reader.js';
 
 const is = (format: number, ...formats: number[]): boolean => formats.includes(format);
 
 /** armed state and alarm: F1.0-F5.2 armed in bits 0-6 and the alarm in bit 7, F6.0 bits 0 and 1 */
-function readArmed(r: LeReader, s: RecordState, format: number): void {
+function readArmed(r: ByteReader, s: RecordState, format: number): void {
   const armed = r.u8();
   if (is(format, F10, F20, F30, F40, F50, F51, F52)) {
     s.attributes.armed = armed & 0x7f;
@@ -21,7 +21,7 @@ function readArmed(r: LeReader, s: RecordState, format: number): void {
   }
 }
 
-function readOutputs(r: LeReader, s: RecordState, format: number): void {
+function readOutputs(r: ByteReader, s: RecordState, format: number): void {
   if (is(format, F10, F20, F30)) {
     const output = r.u16le();
     s.attributes.output = output;
@@ -39,7 +39,7 @@ function readOutputs(r: LeReader, s: RecordState, format: number): void {
   }
 }
 
-function readInputs(r: LeReader, s: RecordState, format: number): void {
+function readInputs(r: ByteReader, s: RecordState, format: number): void {
   if (is(format, F10, F20, F30)) {
     const input = r.u16le();
     s.attributes.input = input;
@@ -61,7 +61,7 @@ function readInputs(r: LeReader, s: RecordState, format: number): void {
 }
 
 /** F6.0: fuel sensors (skipped), four temperatures, axle weight, engine speed */
-function readF60Sensors(r: LeReader, s: RecordState): void {
+function readF60Sensors(r: ByteReader, s: RecordState): void {
   r.skip(2 + 2 + 1 + 2 + 1 + 2 + 6 * 3); // fuel levels and frequencies, temperatures of the fuel sensors
   for (let k = 1; k <= 4; k++) s.attributes[`temp${k}`] = r.i8();
   s.attributes.axleWeight = r.i32le();
@@ -69,7 +69,7 @@ function readF60Sensors(r: LeReader, s: RecordState): void {
 }
 
 /** navigation block: state, time (h m s, d m y), position, speed, course, mileage */
-function readNavigation(r: LeReader, s: RecordState, format: number): void {
+function readNavigation(r: ByteReader, s: RecordState, format: number): void {
   const nav = r.u8();
   s.valid = (nav & 2) !== 0;
   if (format === F60) setSatellites(s, nav >> 2);
@@ -92,7 +92,7 @@ function readNavigation(r: LeReader, s: RecordState, format: number): void {
 }
 
 /** Reads one record at `r`. */
-export function readNtcbRecord(r: LeReader): RecordState {
+export function readNtcbRecord(r: ByteReader): RecordState {
   const s = newRecord();
   const format = r.buf[r.offset] === 0 && r.remaining >= 2 ? r.u16le() : r.u8();
   s.attributes.format = format;

@@ -4,8 +4,10 @@ import { ProtocolError } from '../types.js';
 const TRANSIENT: Readonly<Record<number, Buffer>> = { 1: Buffer.alloc(1), 2: Buffer.alloc(2), 4: Buffer.alloc(4) };
 
 /**
- * A bounds-checked big-endian cursor over a Buffer. Reading past the end throws a ProtocolError
- * (never a RangeError), so a truncated frame fails the way the contract expects.
+ * A bounds-checked cursor over a Buffer: big-endian integers, and the little-endian ones (`u16le`
+ * …) that Galileosky tags, Meitrack binary batches, Castel and Navtelecom bodies are written in. Reading past
+ * the end throws a ProtocolError (never a RangeError), so a truncated frame fails the way the
+ * contract expects.
  */
 export class ByteReader {
   private pos: number;
@@ -81,6 +83,54 @@ export class ByteReader {
     const v = this.buf.readInt32BE(this.pos);
     this.pos += 4;
     return v;
+  }
+
+  u16le(): number {
+    this.need(2);
+    const v = this.buf.readUInt16LE(this.pos);
+    this.pos += 2;
+    return v;
+  }
+
+  i16le(): number {
+    this.need(2);
+    const v = this.buf.readInt16LE(this.pos);
+    this.pos += 2;
+    return v;
+  }
+
+  u32le(): number {
+    this.need(4);
+    const v = this.buf.readUInt32LE(this.pos);
+    this.pos += 4;
+    return v;
+  }
+
+  i32le(): number {
+    this.need(4);
+    const v = this.buf.readInt32LE(this.pos);
+    this.pos += 4;
+    return v;
+  }
+
+  f32le(): number {
+    this.need(4);
+    const v = this.buf.readFloatLE(this.pos);
+    this.pos += 4;
+    return v;
+  }
+
+  /** a signed little-endian 64-bit value as a number (exact up to 2^53) */
+  i64le(): number {
+    this.need(8);
+    const v = Number(this.buf.readBigInt64LE(this.pos));
+    this.pos += 8;
+    return v;
+  }
+
+  /** the next byte, not consumed (undefined at the end) */
+  peek(): number | undefined {
+    return this.pos < this.end ? this.buf[this.pos] : undefined;
   }
 
   u64(): bigint {

@@ -1,6 +1,6 @@
 import type { FrameSplitter } from '../types.js';
 import { CODEC_8, CODEC_8_EXT, CODEC_12, CODEC_13, CODEC_16, CODEC_GH3000 } from './teltonika.constants.js';
-import { EMPTY, restOf } from '../shared/empty.js';
+import { type Step, steppedSplitter } from '../shared/stepped-frames.js';
 
 /**
  * Teltonika sends nothing longer than a few kB (an FMB AVL packet is at most 1280 bytes, FM6x/FMC
@@ -12,9 +12,6 @@ export const TELTONIKA_MAX_FRAME_BYTES = 65536;
 const MIN_LOGIN_ID_BYTES = 8;
 const MAX_LOGIN_ID_BYTES = 32;
 const KNOWN_CODECS = new Set([CODEC_GH3000, CODEC_8, CODEC_8_EXT, CODEC_12, CODEC_13, CODEC_16]);
-
-/** `n` bytes make a frame, skip `n` bytes of garbage, or wait for more */
-type Step = { frame: number } | { skip: number } | { wait: true };
 
 const digits = (buf: Buffer, from: number, to: number): boolean => {
   for (let i = from; i < to; i++) if (buf[i] < 0x30 || buf[i] > 0x39) return false;
@@ -46,24 +43,5 @@ function nextStep(buf: Buffer, pos: number, maxFrameBytes: number): Step {
 }
 
 export function createTeltonikaSplitter(maxFrameBytes = TELTONIKA_MAX_FRAME_BYTES): FrameSplitter {
-  let pending: Buffer = EMPTY;
-  return {
-    get buffered() {
-      return pending.length;
-    },
-    push(chunk: Buffer): Buffer[] {
-      const buf = pending.length > 0 ? Buffer.concat([pending, chunk]) : chunk;
-      const frames: Buffer[] = [];
-      let pos = 0;
-      while (pos < buf.length) {
-        const step = nextStep(buf, pos, maxFrameBytes);
-        if ('wait' in step) break;
-        if ('frame' in step) frames.push(Buffer.from(buf.subarray(pos, pos + step.frame)));
-        pos += 'frame' in step ? step.frame : step.skip;
-      }
-      pending = restOf(buf, pos);
-      if (pending.length > maxFrameBytes) pending = EMPTY;
-      return frames;
-    },
-  };
+  return steppedSplitter(nextStep, maxFrameBytes);
 }

@@ -60,3 +60,23 @@ test('byte-reader: transient gives the next bytes, in one shared buffer per widt
   t.throws(() => short.transient(4), { instanceOf: ProtocolError });
   t.is(short.remaining, 2, 'nothing read when it throws');
 });
+
+test('byte-reader: little-endian reads, peek, and a truncated one is a ProtocolError at its offset', (t) => {
+  const buf = Buffer.from('0102fffe78563412feffffff0000803f0100000000000080', 'hex');
+  const r = new ByteReader('test', buf);
+  t.is(r.peek(), 0x01);
+  t.is(r.u16le(), 0x0201);
+  t.is(r.i16le(), -257);
+  t.is(r.u32le(), 0x12345678);
+  t.is(r.i32le(), -2);
+  t.is(r.f32le(), 1);
+  t.is(r.offset, 16);
+  t.is(r.i64le(), Number(-(2n ** 63n) + 1n));
+  t.is(r.peek(), undefined);
+  const short = new ByteReader('test', Buffer.from('0102', 'hex'), 1);
+  t.throws(() => short.u16le(), {
+    instanceOf: ProtocolError,
+    message: /truncated field at offset 1 \(need 2, have 1\)/,
+  });
+  t.is(short.u8(), 2, 'a failed read consumes nothing');
+});
