@@ -51,6 +51,9 @@ export function forwardMessage(e: repo.StreamEvent): ForwardMessage {
 /** the wait before try `n` + 1 of what failed `n` times: from retryMinMs, doubling, at most retryMaxMs */
 const retryMs = (t: LoopTiming, n: number) => backoffMs({ minMs: t.retryMinMs, maxMs: t.retryMaxMs }, n);
 
+/** how long a stop waits for the batch being sent (forward.loop.ts stop) */
+export const STOP_DRAIN_MS = 5_000;
+
 export class ForwardLoop {
   halted = false;
   private wakeUp: (() => void) | undefined;
@@ -65,6 +68,8 @@ export class ForwardLoop {
   private cursor: number;
   private failingSince: number | null;
   private attempts = 0;
+  /** a batch is with the target, not yet answered */
+  private sending = false;
   /** the first event of the webhook batch waited for already */
   private filling = -1;
 
@@ -94,17 +99,33 @@ export class ForwardLoop {
     this.wakeUp?.();
   }
 
+  /** Ends the loop at once: its target is closed, what it was sending is cut off (another holder sends it again). */
   halt(why?: string): void {
+    this.end(why);
+    void this.forwarder?.close();
+  }
+
+  /** No new batch is read; no further retry */
+  private end(why?: string): void {
     if (this.halted) return;
     this.halted = true;
     if (why) this.log.info({ why }, 'forward delivered elsewhere now');
     clearInterval(this.renew);
     this.wakeUp?.();
-    void this.forwarder?.close();
   }
 
-  async stop(): Promise<void> {
-    this.halt();
+  /**
+   * Ends the loop, letting the batch being sent finish and its progress be saved for up to
+   * `drainMs`: cutting it off when the target had taken it already made the next start send it
+   * once more. A target slower than that is cut off (and sent again: at least once).
+   */
+  async stop(drainMs = STOP_DRAIN_MS): Promise<void> {
+    this.end();
+    if (this.sending) this.log.info({ drainMs }, 'forward stopping once the batch being sent is answered');
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.done, new Promise((resolve) => (timer = setTimeout(resolve, drainMs)))]);
+    clearTimeout(timer);
+    await this.forwarder?.close();
     await this.done;
     await repo.releaseLease(this.ctx.db, this.f.id, this.ctx.holder).catch(() => {});
   }
@@ -239,11 +260,14 @@ export class ForwardLoop {
         wanted = wanted.filter((e) => inGroup.has(e.deviceId));
       }
       const messages = wanted.map(forwardMessage);
+      this.sending = messages.length > 0;
       if (messages.length) await forwarder.send(messages);
       return messages;
     } catch (e) {
       if (!this.halted) await this.failed((e as Error).message, batch.length);
       return undefined;
+    } finally {
+      this.sending = false;
     }
   }
 

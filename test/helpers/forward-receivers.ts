@@ -43,18 +43,25 @@ export interface WebhookReceiver {
   requests: { headers: http.IncomingHttpHeaders; body: string; bytes: number; answered: WebhookMode | 'too large' }[];
   /** the messages of the requests answered 2xx, in arrival order */
   messages: ForwardedMessage[];
+  /** answers 200 to the requests held in mode 'hang' that are still open, taking their messages; how many */
+  release(): number;
+  /** the requests held in mode 'hang' still open */
+  holding(): number;
   close(): Promise<void>;
 }
 
 /** An HTTP receiver answering per `mode`: 200, 500, or never (it holds the request open); 413 to a body over `maxBodyBytes`. */
 export async function startWebhookReceiver(path = '/hook'): Promise<WebhookReceiver> {
   const hanging = new Set<http.ServerResponse>();
+  const held = new Map<http.ServerResponse, string>();
   const r: WebhookReceiver = {
     url: '',
     mode: 'ok',
     maxBodyBytes: Infinity,
     requests: [],
     messages: [],
+    release: () => 0,
+    holding: () => hanging.size,
     close: async () => {},
   };
   const server = http.createServer((req, res) => {
@@ -73,6 +80,8 @@ export async function startWebhookReceiver(path = '/hook'): Promise<WebhookRecei
       r.requests.push({ headers: req.headers, body, bytes: raw.length, answered: mode });
       if (mode === 'hang') {
         hanging.add(res);
+        res.on('close', () => hanging.delete(res));
+        held.set(res, body);
         return;
       }
       if (mode === 'error') {
@@ -88,6 +97,18 @@ export async function startWebhookReceiver(path = '/hook'): Promise<WebhookRecei
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
   r.url = `http://127.0.0.1:${port}${path}`;
+  r.release = () => {
+    let n = 0;
+    for (const res of hanging) {
+      if (res.destroyed) continue;
+      r.messages.push(...(JSON.parse(held.get(res) ?? '[]') as ForwardedMessage[]));
+      res.writeHead(200);
+      res.end();
+      n++;
+    }
+    hanging.clear();
+    return n;
+  };
   r.close = () =>
     new Promise<void>((resolve) => {
       for (const res of hanging) res.destroy();

@@ -425,3 +425,37 @@ test('forward.delivery: a batch delivered whose progress the database refuses to
   );
   t.is(log.at('warn', /forward progress not saved/).length, 1, 'said once');
 });
+
+test('forward.delivery: a stop lets the batch being sent be answered and saves its progress: the next start does not send it again', async (t) => {
+  const log = capturingLogger();
+  const s = await startServer('sqlite', { env: ALLOW_RECEIVERS_ENV, logger: log });
+  t.teardown(() => s.stop());
+  const hook = await startWebhookReceiver();
+  t.teardown(() => hook.close());
+  const token = s.adminToken;
+  await device(s, token, 'fwd-stop');
+  const id = await forward(s, token, { name: 'ERP', type: 'webhook', url: hook.url, events: ['locations'] });
+  hook.mode = 'hang';
+  const r = await s.request('POST', '/api/devices/fwd-stop/locations', {
+    token,
+    body: { location: { dateTime: new Date(T0).toISOString(), latitude: 40, longitude: -3 } },
+  });
+  t.is(r.status, 201);
+  await until('the batch is with the receiver, unanswered', () => hook.requests.length === 1);
+
+  // the stop begins; the receiver answers only then (cut off before the fix, its answer never arrived)
+  const stopping = s.running.forwarding.stop();
+  await until(
+    'the stop waits for the answer, or cut the request off',
+    () =>
+      log.at('info', /^forward stopping once the batch being sent is answered/).length === 1 || hook.holding() === 0,
+  );
+  t.is(hook.release(), 1, 'the request was still open when the stop began');
+  await stopping;
+  t.is(hook.messages.length, 1);
+  t.is(
+    (await s.request('GET', `/api/forwards/${id}`, { token })).body.forward.status.pending,
+    0,
+    'its progress was saved before the stop ended: nothing is sent again',
+  );
+});
