@@ -116,6 +116,10 @@ export const deviceSchema = z
     alertEmails: z.array(z.string()),
     alertPhones: z.array(z.string()),
     groups: z.array(z.string()).openapi({ description: 'ext, read-only: ids of the groups holding the device.' }),
+    totalDistance: z.number().openapi({
+      description:
+        'ext, read-only: km the device travelled, computed by trackgate from its positions (invalid fixes, jumps and jitter while stopped not counted; see docs/rest.md "Distance"); 0 before its first position.',
+    }),
   })
   .openapi('Device');
 

@@ -29,6 +29,10 @@ export const locationSchema = z
       .string()
       .optional()
       .openapi({ description: 'ext: how it came: rest, mqtt, owntracks or the tracker protocol.' }),
+    totalDistance: z.number().optional().openapi({
+      description:
+        "ext, read-only: km the device travelled up to this fix, computed by trackgate (a tracker's own odometer is `milleage`); absent on locations stored before trackgate counted distance.",
+    }),
   })
   .openapi('Location', {
     description: 'A stored location. Fields without a value are left out (never null), whatever brought the location.',

@@ -7,6 +7,8 @@ import { iso, isoRequired } from '../model/time.js';
 import { DomainError, notFound } from '../errors.js';
 import { requirePrivilege, visibleDevice } from '../access/access.js';
 import * as devices from './devices.repository.js';
+import { totalsOf } from '../locations/distance.repository.js';
+import { shownKm } from '../locations/distance.js';
 import * as accounts from '../accounts/accounts.repository.js';
 import { hashDevicePassword } from '../secrets.js';
 import type { LicenseStore } from '../licenses/license-store.js';
@@ -174,12 +176,11 @@ async function updateDevice(
 
 async function present(deps: DevicesDeps, records: DeviceRecord[]): Promise<Device[]> {
   const nowMs = deps.clock.now().getTime();
-  const [groups, sent] = await Promise.all([
-    devices.groupsOf(
-      deps.db,
-      records.map((r) => r.id),
-    ),
+  const ids = records.map((r) => r.id);
+  const [groups, sent, distances] = await Promise.all([
+    devices.groupsOf(deps.db, ids),
     (deps.counters ?? noCounters).sentToday(records),
+    totalsOf(deps.db, ids),
   ]);
   return records.map((r) => ({
     id: r.id,
@@ -201,6 +202,7 @@ async function present(deps: DevicesDeps, records: DeviceRecord[]): Promise<Devi
     alertEmails: r.alertEmails,
     alertPhones: r.alertPhones,
     groups: groups.get(r.id) ?? [],
+    totalDistance: shownKm(distances.get(r.id) ?? 0),
   }));
 }
 

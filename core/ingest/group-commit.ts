@@ -17,6 +17,7 @@ import type { DeviceRecord } from '../model/device.js';
 import type { Location } from '../model/location.js';
 import type { IngestCounts } from '../metrics/counts.js';
 import * as locations from '../locations/locations.repository.js';
+import { addDistances } from '../locations/distance.ledger.js';
 import { storedJson } from '../model/location.js';
 import type { Knex } from 'knex';
 
@@ -153,10 +154,9 @@ export class GroupCommit {
     const accountOf = new Map(batch.map((p) => [p.device.id, p.device.accountId]));
     try {
       written = await db.transaction(async (trx) => {
-        const rows = await locations.insertMany(
-          trx,
-          batch.flatMap((p) => p.rows),
-        );
+        const all = batch.flatMap((p) => p.rows);
+        await addDistances(trx, all);
+        const rows = await locations.insertMany(trx, all);
         // the rows as they are: the hook maps only those it keeps (none while no account forwards)
         await afterWrite?.(trx, rows, (deviceId) => accountOf.get(deviceId)!);
         return rows;

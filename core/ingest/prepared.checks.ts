@@ -26,7 +26,7 @@ type Kind =
   | 'text';
 
 /** every field of the stored location shape (model/location.ts Location), by what its value must be */
-const FIELDS: Record<keyof Location, Kind> = {
+const FIELDS: Record<Exclude<keyof Location, 'totalDistance'>, Kind> = {
   dateTime: 'time',
   serverTime: 'time',
   latitude: 'coordinate',
@@ -116,10 +116,10 @@ const isTime = (text: string, ms: number): boolean =>
   text === isoUtc(ms) || (isRealDateTime(text) && Date.parse(text) === ms);
 
 /**
- * Why the stored JSON `json` of a position prepared elsewhere may not be stored as it is (a
- * message naming the field), or undefined when it may.
+ * The location the stored JSON `json` of a position prepared elsewhere holds, parsed once (the row
+ * keeps it), when it may be stored as it is; else why not (a message naming the field).
  */
-export function preparedLocationProblem(json: string, row: PreparedRow): string | undefined {
+export function preparedLocation(json: string, row: PreparedRow): Location | string {
   const late = fixTimeProblem(row.fixMs, row.nowMs);
   // as a tracker's fix time is logged (an edge's clock may differ from the core's)
   if (late) return fixTimeDropped(row.fixMs, late.message);
@@ -133,7 +133,8 @@ export function preparedLocationProblem(json: string, row: PreparedRow): string 
   // JSON text holds NUL only escaped (a false alarm needs an escaped backslash before "u0000": refused too)
   if (json.includes('\\u0000')) return `the location ${NUL_MESSAGE}`;
   for (const key in value) {
-    const kind = FIELDS[key as keyof Location] as Kind | undefined;
+    // totalDistance is the core's to compute (core/locations/distance.ts): a gateway's is refused
+    const kind = FIELDS[key as keyof typeof FIELDS] as Kind | undefined;
     if (kind === undefined) return `${key} is not a field of a location`;
     const problem = kindProblem(kind, value[key]);
     if (problem) return `${key} ${problem}`;
@@ -155,7 +156,7 @@ export function preparedLocationProblem(json: string, row: PreparedRow): string 
   if (l.protocol !== undefined && l.protocol !== row.protocol)
     return `protocol ${l.protocol} is not the request's (${row.protocol})`;
   const position = positionProblem({ latitude: l.latitude, longitude: l.longitude, speed: l.speed, course: l.course });
-  return position && `${position.field} ${position.message}`;
+  return position ? `${position.field} ${position.message}` : (l as Location);
 }
 
 /** the alert input's bounds (input.schemas.ts alertInput) */

@@ -23,12 +23,13 @@ const CHUNK = 500;
  * evaluate, a live-feed subscriber, a stored fix to compare a resend with).
  */
 export class SerialisedRow implements LocationRow {
-  private parsed?: Location;
   constructor(
     readonly deviceId: string,
     readonly dateTime: number,
     readonly serverTime: number,
-    readonly json: string,
+    public json: string,
+    /** the location `json` holds, when the caller parsed it already (its checks did) */
+    private parsed?: Location,
   ) {}
   get location(): Location {
     return (this.parsed ??= JSON.parse(this.json) as Location);
@@ -260,9 +261,10 @@ function lastPerKey(rows: LocationRow[]): LocationRow[] {
 }
 
 /** Same values, whatever the order of keys; `serverTime` (when it was received) is not a value. */
+/** the same fix, whatever trackgate added when it stored it (the time received, the distance so far) */
 function sameLocation(stored: Location, incoming: Location): boolean {
-  const { serverTime: _a, ...a } = stored;
-  const { serverTime: _b, ...b } = incoming;
+  const { serverTime: _a, totalDistance: _c, ...a } = stored;
+  const { serverTime: _b, totalDistance: _d, ...b } = incoming;
   return sameJson(a, b);
 }
 

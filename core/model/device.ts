@@ -28,6 +28,8 @@ export interface Device {
   alertEmails: string[];
   alertPhones: string[];
   groups: string[];
+  /** km travelled, computed by trackgate from the positions (core/locations/distance.ts); 0 before the first */
+  totalDistance: number;
 }
 
 /** A device as stored (epoch ms, account scope, secrets). */

@@ -35,11 +35,13 @@ export interface Location {
   valid?: boolean;
   serverTime?: string;
   protocol?: string;
+  /** km the device travelled up to this fix, computed by trackgate (core/locations/distance.ts); never taken from a client */
+  totalDistance?: number;
 }
 
 /** A location as a client may send it: any optional field may also be null (unknown, so not stored). */
 export type LocationInput = Pick<Location, 'dateTime' | 'latitude' | 'longitude'> & {
-  [K in Exclude<keyof Location, 'dateTime' | 'latitude' | 'longitude'>]?: Location[K] | null;
+  [K in Exclude<keyof Location, 'dateTime' | 'latitude' | 'longitude' | 'totalDistance'>]?: Location[K] | null;
 };
 
 /** `location` as the JSON text stored and answered; throws for a value JSON cannot hold. */

@@ -13,7 +13,7 @@ import { DEVICE_ID_MAX_LENGTH, gatewayDevice, type GatewayDevice } from '../../c
 import type { IngestService } from '../../core/ingest/ingest.service.js';
 import { systemClock, type Clock } from '../../core/clock.js';
 import { SerialisedRow } from '../../core/locations/locations.repository.js';
-import { preparedAlert, preparedLocationProblem, receivedTimeProblem } from '../../core/ingest/prepared.checks.js';
+import { preparedAlert, preparedLocation, receivedTimeProblem } from '../../core/ingest/prepared.checks.js';
 import type { AlertInput } from '../../core/model/alert.js';
 import type { CommandsService } from '../../core/commands/commands.service.js';
 import type { EventBus } from '../../core/events/event-bus.js';
@@ -452,9 +452,9 @@ function checkedContent(
   const rows: SerialisedRow[] = [];
   const dropped: string[] = [];
   for (const [fixMs, json] of m.rows) {
-    const problem = preparedLocationProblem(json, { fixMs, serverTimeMs: m.serverTime, protocol: m.protocol, nowMs });
-    if (problem) dropped.push(problem);
-    else rows.push(new SerialisedRow(deviceId, fixMs, m.serverTime, json));
+    const checked = preparedLocation(json, { fixMs, serverTimeMs: m.serverTime, protocol: m.protocol, nowMs });
+    if (typeof checked === 'string') dropped.push(checked);
+    else rows.push(new SerialisedRow(deviceId, fixMs, m.serverTime, json, checked));
   }
   const alerts: AlertInput[] = [];
   const refusedAlerts: string[] = [];

@@ -162,7 +162,7 @@ test('gateway.ipc store: the core refuses a store request of another shape and s
   );
 });
 
-test('gateway.ipc store: a gateway with the secret cannot write what the ingest steps would not: a latitude of 999, a fix in 2099, text that is not JSON, a location dated other than its row, a field or attribute of another shape, an alert in 2099 are logged and not stored, the good rows beside them are, and what was stored before is unharmed', async (t) => {
+test('gateway.ipc store: a gateway with the secret cannot write what the ingest steps would not: a latitude of 999, a fix in 2099, text that is not JSON, a location dated other than its row, a field or attribute of another shape, a totalDistance (the core counts it), an alert in 2099 are logged and not stored, the good rows beside them are, and what was stored before is unharmed', async (t) => {
   const id = '356307042441034';
   const logger = capturingLogger();
   const { s, socketPath } = await setup(t, [id], logger);
@@ -203,6 +203,7 @@ test('gateway.ipc store: a gateway with the secret cannot write what the ingest 
     ['a JSON array', [now - 1500, '[1,2]']],
     ['a NUL character', row(now - 1400, { attributes: { note: 'a\u0000b' } })],
     ['attributes too long', row(now - 1300, { attributes: { note: 'x'.repeat(17_000) } })],
+    ['a distance of its own', row(now - 1200, { totalDistance: 1e9 })],
   ];
   const good = now - 1000;
   const alerts = [
@@ -243,6 +244,7 @@ test('gateway.ipc store: a gateway with the secret cannot write what the ingest 
     'not a JSON object',
     'NUL character',
     'attributes must be at most 16384 characters',
+    'totalDistance is not a field',
   ]) {
     t.true(reasons.includes(needle), `${needle} in ${reasons}`);
   }
