@@ -54,7 +54,7 @@ export interface DiskWatch {
   freeBytes(): number | undefined;
   /** The database's size now. */
   databaseBytes(): Promise<number>;
-  /** Why health is degraded: free space below the error threshold at the last check; else undefined. */
+  /** Why health is degraded: free space below the error threshold now; else undefined. */
   problem(): string | undefined;
   /** The last check's reading (undefined before the first). */
   last(): DiskReading | undefined;
@@ -217,9 +217,18 @@ export async function watchDisk(deps: DiskWatchDeps): Promise<DiskWatch> {
     freeBytes: () => (dir ? statfs(dir).freeBytes : undefined),
     databaseBytes: () => databaseBytes(db),
     problem() {
-      if (last?.level !== 'error') return undefined;
-      const free = last.freeBytes ?? 0;
-      return `Free disk space is very low: ${formatBytes(free)} left (below TRACKGATE_DISK_ERROR, ${formatBytes(thresholdBytes(deps.error, last.totalBytes ?? 0))}), ${describeDays(daysLeft(free, last.growthBytesPerDay), last.growthBytesPerDay)}.`;
+      // free space read now (one statfs): health follows space freed or taken at once, not at the next check
+      if (!dir) return undefined;
+      let space: { freeBytes: number; totalBytes: number };
+      try {
+        space = statfs(dir);
+      } catch {
+        return undefined;
+      }
+      const limit = thresholdBytes(deps.error, space.totalBytes);
+      if (space.freeBytes >= limit) return undefined;
+      const growth = last?.growthBytesPerDay;
+      return `Free disk space is very low: ${formatBytes(space.freeBytes)} left (below TRACKGATE_DISK_ERROR, ${formatBytes(limit)}), ${describeDays(daysLeft(space.freeBytes, growth), growth)}.`;
     },
     last: () => last,
     async stop() {
