@@ -111,6 +111,32 @@ tmpfs(
   },
 );
 
+test('main (sqlite): on any disk, a TRACKGATE_DISK_ERROR of 100% says degraded STORAGE_LOW at once, with one error line at start; off says nothing', async (t) => {
+  const log = capturingLogger();
+  const s = await startServer('sqlite', { env: { TRACKGATE_DISK_ERROR: '100%' }, logger: log });
+  t.teardown(() => s.stop());
+  const health = await s.request('GET', '/api/health');
+  t.is(health.status, 503);
+  t.like(health.body, { success: false, status: 'degraded', code: 'STORAGE_LOW' });
+  t.regex(
+    health.body.reason,
+    /^Free disk space is very low: .* left \(below TRACKGATE_DISK_ERROR, .*\), days of ingest left unknown/,
+  );
+  t.is(log.at('error', /^free disk space is very low/).length, 1);
+
+  const quiet = capturingLogger();
+  const off = await startServer('sqlite', {
+    env: { TRACKGATE_DISK_ERROR: 'off', TRACKGATE_DISK_WARN: 'off' },
+    logger: quiet,
+  });
+  t.teardown(() => off.stop());
+  t.is((await off.request('GET', '/api/health')).status, 200);
+  t.deepEqual(
+    quiet.entries.filter((e) => /^free disk space/.test(e.msg)),
+    [],
+  );
+});
+
 if (covered.includes('postgres')) {
   test('main (postgres): the database size in /metrics is pg_database_size; free space that of the data directory here', async (t) => {
     const s = await startServer('postgres');
