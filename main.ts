@@ -17,10 +17,11 @@ import type { RulesEngine } from './core/rules/rules.engine.js';
 import type { ForwardRunner } from './core/forward/forward.runner.js';
 import { createMetrics } from './core/metrics/metrics.js';
 import { watchStorage } from './core/db/storage.watch.js';
+import { watchDisk } from './core/db/disk.watch.js';
 import type { GatewayPool } from './gateway/ipc/gateway-pool.js';
 import type { CoreLink } from './gateway/ipc/core-link.server.js';
 import { protocols } from './protocols/index.js';
-import { openServerStorage, describeBackends } from './server/storage.js';
+import { openServerStorage, describeBackends, databaseOnThisHost } from './server/storage.js';
 import { createServices, describeNotifications, type Services } from './server/services.js';
 import { listenApi } from './server/api-server.js';
 import type { Trackers } from './server/trackers.js';
@@ -96,6 +97,17 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
     // GET /metrics: one registry; each part counts its own (core/metrics/counts.ts), read at each scrape
     const metrics = config.metrics ? createMetrics(new Registry()) : undefined;
     metrics?.readAtScrape({ outboxPending: () => outboxRepo.countPending(db) });
+    // free space where the database lives: warned about before it runs out (docs/operations.md "Sizing the disk")
+    const disk = await watchDisk({
+      db,
+      logger,
+      warn: config.diskWarn,
+      error: config.diskError,
+      intervalMs: config.diskCheckSeconds * 1000,
+      databaseOnThisHost: databaseOnThisHost(config.databaseUrl),
+    });
+    closers.push(() => disk.stop());
+    metrics?.readAtScrape({ storageFreeBytes: disk.freeBytes, storageDatabaseBytes: disk.databaseBytes });
     const services = await createServices(config, db, clock, logger, metrics, watch);
     closers.push(() => services.close());
 
@@ -109,6 +121,7 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
       starting: () => !started,
       ping: () => ping(db),
       writesFailing: () => watch.problem() ?? services.ingest.writesFailing(),
+      storageLow: () => disk.problem(),
     });
     closers.push(() => api.close());
     const { trackers, edge, mqtt, gateway } = await startListeners(config, services, clock, logger, metrics, closers);

@@ -56,6 +56,8 @@ export interface ApiDeps {
   ping: () => Promise<void>;
   /** why storage refuses writes while it still answers reads (a full disk, a read-only file system), if it does */
   writesFailing?: () => string | undefined;
+  /** why free space where the database lives is too low (below TRACKGATE_DISK_ERROR), if it is */
+  storageLow?: () => string | undefined;
   /** true until start-up is done (every listener bound, the first account made): the API answers 503 STARTING meanwhile */
   starting?: () => boolean;
   /** recent sightings of trackers refused at the gateway; the API always passes the caller's scope */
@@ -254,7 +256,12 @@ function refuseWhileStarting(starting: () => boolean): Koa.Middleware {
 
 /** Every endpoint, on the one router; then /docs and the OpenAPI document made of their schemas (once, when first asked). */
 function registerRoutes(api: RouteTable, deps: ApiDeps): void {
-  systemRoutes(api, { ping: deps.ping, writesFailing: deps.writesFailing, starting: deps.starting });
+  systemRoutes(api, {
+    ping: deps.ping,
+    writesFailing: deps.writesFailing,
+    starting: deps.starting,
+    storageLow: deps.storageLow,
+  });
   if (deps.metrics) metricsRoute(api, deps.metrics.scrape);
   authRoutes(api, deps.tokens);
   deviceRoutes(api, deps);

@@ -36,6 +36,7 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   RATE_LIMITED: 429,
   STORAGE_UNAVAILABLE: 503,
   STARTING: 503,
+  STORAGE_LOW: 503,
   INTERNAL: 500,
 };
 

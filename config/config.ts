@@ -4,6 +4,7 @@
  */
 import os from 'node:os';
 import path from 'node:path';
+import { DISK_ERROR_DEFAULT, DISK_WARN_DEFAULT, type DiskThreshold, parseDiskThreshold } from './disk-threshold.js';
 
 /** The usual port of each tracker protocol (docs/contract.md §1): what deployed trackers are set to. */
 export const PROTOCOL_DEFAULT_PORTS: Readonly<Record<string, number>> = Object.freeze({
@@ -109,6 +110,12 @@ export interface Config {
   gatewayTlsKey?: string;
   /** edge gateway: connect over TLS, trusting this PEM file (the core's certificate or its CA) */
   gatewayTlsCa?: string;
+  /** free space on the database's file system below which a warn line is logged (config/disk-threshold.ts) */
+  diskWarn: DiskThreshold;
+  /** ... an error line is logged and health says degraded */
+  diskError: DiskThreshold;
+  /** how often free space and the database's size are checked */
+  diskCheckSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -246,6 +253,13 @@ function secret(env: Env, name: string, minLength: number): string | undefined {
   return value;
 }
 
+function diskThreshold(env: Env, name: string, fallback: string): DiskThreshold {
+  const raw = text(env, name) ?? fallback;
+  const t = parseDiskThreshold(raw);
+  if (typeof t === 'string') throw new ConfigError(name, t);
+  return Object.freeze(t);
+}
+
 function checksumPolicy(env: Env): 'accept' | 'strict' {
   const checksum = (text(env, 'TRACKGATE_CHECKSUM') ?? 'accept').toLowerCase();
   if (checksum !== 'accept' && checksum !== 'strict') {
@@ -340,6 +354,9 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonl
     gatewayTlsCert: text(env, 'TRACKGATE_GATEWAY_TLS_CERT'),
     gatewayTlsKey: text(env, 'TRACKGATE_GATEWAY_TLS_KEY'),
     gatewayTlsCa: text(env, 'TRACKGATE_GATEWAY_TLS_CA'),
+    diskWarn: diskThreshold(env, 'TRACKGATE_DISK_WARN', DISK_WARN_DEFAULT),
+    diskError: diskThreshold(env, 'TRACKGATE_DISK_ERROR', DISK_ERROR_DEFAULT),
+    diskCheckSeconds: integer(env, 'TRACKGATE_DISK_CHECK_INTERVAL', 30, 1, 3600),
   };
   checkTogether(config);
   return Object.freeze(config);

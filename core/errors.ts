@@ -36,6 +36,7 @@ export type ErrorCode =
   | 'RATE_LIMITED'
   | 'STORAGE_UNAVAILABLE'
   | 'STARTING'
+  | 'STORAGE_LOW'
   | 'INTERNAL';
 
 export class DomainError extends Error {

@@ -15,6 +15,8 @@ export interface ApiServerOptions {
   ping(): Promise<void>;
   /** why storage refuses writes now, if it does */
   writesFailing(): string | undefined;
+  /** why free space where the database lives is too low, if it is */
+  storageLow?(): string | undefined;
 }
 
 export async function listenApi(config: Readonly<Config>, services: Services, o: ApiServerOptions): Promise<Listener> {
@@ -26,6 +28,7 @@ export async function listenApi(config: Readonly<Config>, services: Services, o:
     starting: o.starting,
     ping: o.ping,
     writesFailing: o.writesFailing,
+    storageLow: o.storageLow,
     unknownDevices: services.directory.recentUnknown,
     onTimeZoneChanged: (accountId) => services.events.accountChanged(accountId),
     metrics: o.metrics,

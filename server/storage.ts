@@ -137,3 +137,20 @@ export function describeBackends(config: Pick<Config, 'databaseUrl' | 'dataDir' 
   }
   return { storage, redis };
 }
+
+/**
+ * Whether the PostgreSQL server of `databaseUrl` runs on this machine (a loopback address, or a
+ * Unix socket: no host, or a `host=/path` parameter), so that the file system of its data
+ * directory can be measured here (core/db/disk.watch.ts). A container's own loopback counts: the
+ * data directory path is then checked to exist here before it is measured.
+ */
+export function databaseOnThisHost(databaseUrl: string | undefined): boolean {
+  if (!databaseUrl) return false;
+  try {
+    const u = new URL(databaseUrl);
+    const host = u.searchParams.get('host') ?? u.hostname;
+    return host === '' || host.startsWith('/') || ['localhost', '127.0.0.1', '[::1]', '::1'].includes(host);
+  } catch {
+    return false;
+  }
+}

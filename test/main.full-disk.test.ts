@@ -88,7 +88,8 @@ tmpfs(
   async (t) => {
     const disk = smallDisk(t, 8192);
     const storageEnv = { TRACKGATE_DATA_DIR: path.join(disk.dir, 'data') };
-    const env = { TRACKGATE_TELTONIKA_PORT: '0' };
+    // thresholds for an 8 MiB disk: free space low says STORAGE_LOW, which would keep health from 200 once space is freed
+    const env = { TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_DISK_WARN: '2MiB', TRACKGATE_DISK_ERROR: '1MiB' };
     const first = await startServer('sqlite', { storageEnv, env });
     t.is(
       (await first.request('POST', '/api/devices', { token: first.adminToken, body: { id: IMEI, name: 'full' } }))
@@ -142,7 +143,8 @@ tmpfs(
   async (t) => {
     const disk = smallDisk(t, 8192);
     const storageEnv = { TRACKGATE_DATA_DIR: path.join(disk.dir, 'data') };
-    const env = { TRACKGATE_TELTONIKA_PORT: '0' };
+    // thresholds for an 8 MiB disk: free space low says STORAGE_LOW, which would keep health from 200 once space is freed
+    const env = { TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_DISK_WARN: '2MiB', TRACKGATE_DISK_ERROR: '1MiB' };
     const { child, ports } = await spawnTrackgate(testEnv({ ...storageEnv, ...env, TRACKGATE_LOG_LEVEL: 'info' }));
     t.teardown(() => child.kill('SIGKILL'));
     const token = (

@@ -5,6 +5,7 @@ import { usageFields } from '../schemas/common.schemas.js';
 import type { AccountsService } from '../../core/accounts/accounts.service.js';
 import type { SightingScope, UnknownDevice } from '../../core/devices/unknown-devices.repository.js';
 import { requirePrivilege } from '../../core/access/access.js';
+import type { ErrorCode } from '../../core/errors.js';
 
 /** What health, and every other endpoint, answer until start-up is done. */
 export const STARTING_MESSAGE =
@@ -12,7 +13,13 @@ export const STARTING_MESSAGE =
 
 export function systemRoutes(
   api: RouteTable,
-  deps: { ping: () => Promise<void>; writesFailing?: () => string | undefined; starting?: () => boolean },
+  deps: {
+    ping: () => Promise<void>;
+    writesFailing?: () => string | undefined;
+    starting?: () => boolean;
+    /** why free space is too low although writes still succeed (core/db/disk.watch.ts), if it is */
+    storageLow?: () => string | undefined;
+  },
 ): void {
   addRoute(api, {
     method: 'get',
@@ -28,7 +35,7 @@ export function systemRoutes(
       },
       503: {
         description:
-          'Start-up is not done yet (`status: "starting"`: the API listens before the tracker listeners, the gateway processes and the first account; every other endpoint answers 503 `STARTING` meanwhile, so a client waiting for 200 then gets a token at once). Storage does not answer (`status: "unavailable"`), or answers reads but refuses writes (`status: "degraded"`: a full disk, a read-only file system; trackers get no acknowledgement meanwhile; `error` says why, e.g. "Storage refuses writes: database or disk is full"). Said from the last write of locations within 60 s (it clears with the next write that succeeds, or 60 s after the last that failed), from a write tried at start and every 5 s after while refused (it clears with the first that succeeds), and from the SQLite database file deleted or replaced while trackgate runs (every write is refused then, until a restart).',
+          'Start-up is not done yet (`status: "starting"`: the API listens before the tracker listeners, the gateway processes and the first account; every other endpoint answers 503 `STARTING` meanwhile, so a client waiting for 200 then gets a token at once). Storage does not answer (`status: "unavailable"`), or answers reads but refuses writes (`status: "degraded"`, code `STORAGE_UNAVAILABLE`: a full disk, a read-only file system; trackers get no acknowledgement meanwhile; `reason` and `error` say why, e.g. "Storage refuses writes: database or disk is full"), or still takes writes but free space where the database lives is below TRACKGATE_DISK_ERROR (`status: "degraded"`, code `STORAGE_LOW`; `reason` names the space left and the days of ingest it holds at the current rate; checked every TRACKGATE_DISK_CHECK_INTERVAL seconds, docs/operations.md "Sizing the disk"). Said from the last write of locations within 60 s (it clears with the next write that succeeds, or 60 s after the last that failed), from a write tried at start and every 5 s after while refused (it clears with the first that succeeds), and from the SQLite database file deleted or replaced while trackgate runs (every write is refused then, until a restart).',
       },
     },
     handler: async (ctx) => {
@@ -53,15 +60,17 @@ export function systemRoutes(
       const failing = deps.writesFailing?.();
       if (failing) {
         ctx.set('Retry-After', '5');
+        const reason = `Storage refuses writes: ${failing}`;
         return {
           status: 503,
-          body: {
-            success: false,
-            status: 'degraded',
-            error: `Storage refuses writes: ${failing}`,
-            code: 'STORAGE_UNAVAILABLE',
-          },
+          body: { success: false, status: 'degraded', reason, error: reason, code: 'STORAGE_UNAVAILABLE' },
         };
+      }
+      const low = deps.storageLow?.();
+      if (low) {
+        // no Retry-After: free space comes back when someone frees it
+        const code: ErrorCode = 'STORAGE_LOW';
+        return { status: 503, body: { success: false, status: 'degraded', reason: low, error: low, code } };
       }
       return { body: { success: true, status: 'ok' } };
     },

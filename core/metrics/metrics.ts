@@ -29,6 +29,10 @@ export interface ScrapeSources {
   outboxPending?: () => Promise<number>;
   /** what the gateway processes (and edge gateways) last reported of their listeners, by protocol; `live: false` once one is gone */
   remoteTrackers?: () => Iterable<{ protocol: string; counts: TrackerSnapshot; live: boolean }>;
+  /** free bytes on the database's file system now; undefined where unknown (PostgreSQL on another machine) */
+  storageFreeBytes?: () => number | undefined;
+  /** the database's size now (SQLite: file and -wal; PostgreSQL: pg_database_size) */
+  storageDatabaseBytes?: () => Promise<number>;
 }
 
 export interface Metrics {
@@ -232,6 +236,27 @@ const DEFINITIONS: Definition[] = [
     help: 'Notifications (e-mail, SMS) waiting in the outbox to be sent or retried; NaN when storage does not answer.',
     read: async (c) => [[{}, c.sources.outboxPending ? await c.sources.outboxPending().catch(() => NaN) : 0]],
   },
+  {
+    type: 'gauge',
+    name: 'storage_free_bytes',
+    help: "Free bytes (for an unprivileged process) on the file system where the database lives: SQLite's directory, PostgreSQL's data directory when the server runs on this machine and its role may read where that is; no sample otherwise.",
+    read: (c) => {
+      let free: number | undefined;
+      try {
+        free = c.sources.storageFreeBytes?.();
+      } catch {
+        free = NaN;
+      }
+      return free === undefined ? [] : [[{}, free]];
+    },
+  },
+  {
+    type: 'gauge',
+    name: 'storage_database_bytes',
+    help: "The database's size in bytes: SQLite its file and its -wal file, PostgreSQL pg_database_size; NaN when storage does not answer.",
+    read: async (c) =>
+      c.sources.storageDatabaseBytes ? [[{}, await c.sources.storageDatabaseBytes().catch(() => NaN)]] : [],
+  },
 ];
 
 /** One definition in the registry: a labelled metric is read afresh at each scrape (reset first). */
@@ -244,8 +269,10 @@ function register(registry: Registry, d: Definition, counted: Counted): void {
   }
   const read = d.read;
   async function collect(this: Gauge | Counter): Promise<void> {
-    const samples = await read(counted);
+    const samples = [...(await read(counted))];
     if (labelNames.length) this.reset();
+    // a gauge without labels has a sample of 0 from the start: none when there is nothing to say
+    else if (!samples.length) (this as unknown as { hashMap: object }).hashMap = {};
     for (const [labels, value] of samples) {
       if (this instanceof Gauge) labelNames.length ? this.set(labels, value) : this.set(value);
       else this.inc(labels, value);
