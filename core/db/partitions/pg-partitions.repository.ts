@@ -117,6 +117,14 @@ export async function convertToPartitioned(trx: Knex.Transaction, table: Partiti
     await trx.raw(`drop table ${legacy}`);
     return;
   }
+  // the partition's primary key must be the parent's: alerts' (id) becomes (id, date_time), one index build
+  const key = PARTITIONED_TABLES[table].join(', ');
+  const primary = indexes.find((i) => i.primary);
+  if (primary && !primary.def.endsWith(`(${key})`)) {
+    const rest = primary.name.startsWith(`${table}_`) ? primary.name.slice(table.length + 1) : primary.name;
+    await trx.raw(`alter table ${legacy} drop constraint "${legacy}_${rest}"`);
+    await trx.raw(`alter table ${legacy} add primary key (${key})`);
+  }
   // DDL takes no bind parameters: the bounds are integers read above
   await trx.raw(
     `alter table ${table} attach partition ${legacy} for values from (${ms(range.min)}) to (${ms(range.max) + 1})`,
