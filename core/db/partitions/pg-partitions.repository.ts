@@ -208,10 +208,39 @@ export async function createPartition(
   });
 }
 
-/** Drops partition `name` (a whole table: no row by row delete); waits at most LOCK_TIMEOUT for its lock. */
-export async function dropPartition(db: Knex, name: string): Promise<void> {
+/**
+ * Detaches partition `name` from `table`, then drops it, in two transactions: the parent's lock is
+ * held for the detach (milliseconds, no file touched), not while PostgreSQL frees the dropped
+ * table's files at commit (about a second for 10 million rows), so writers of the parent never wait
+ * for that. Each waits at most LOCK_TIMEOUT for its lock.
+ */
+export async function detachAndDrop(db: Knex, table: string, name: string): Promise<void> {
+  await db.transaction(async (trx) => {
+    await trx.raw(`set local lock_timeout = '${LOCK_TIMEOUT}'`);
+    await trx.raw(`alter table ${table} detach partition ${name}`);
+  });
+  await dropTable(db, name);
+}
+
+/** Drops table `name`, waiting at most LOCK_TIMEOUT for its lock. */
+export async function dropTable(db: Knex, name: string): Promise<void> {
   await db.transaction(async (trx) => {
     await trx.raw(`set local lock_timeout = '${LOCK_TIMEOUT}'`);
     await trx.raw(`drop table ${name}`);
   });
+}
+
+/**
+ * Partitions of `table` detached but not dropped (a stop between detachAndDrop's two steps): plain
+ * tables named as partitions are (`<table>_p…`, `<table>_legacy`) that are no partition.
+ */
+export async function detachedLeftovers(db: Q, table: string): Promise<string[]> {
+  const found = await rows<{ name: string }>(
+    db,
+    `select relname as name from pg_class
+      where relkind = 'r' and not relispartition and relnamespace = (select oid from pg_namespace where nspname = current_schema())
+        and relname ~ ?`,
+    [`^${table}_(p[0-9]+(_[0-9]+)?|legacy)$`],
+  );
+  return found.map((r) => r.name);
 }

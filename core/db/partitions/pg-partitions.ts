@@ -10,8 +10,10 @@ import type { Clock } from '../../clock.js';
 import { dbKind } from '../db.js';
 import {
   createPartition,
-  dropPartition,
   defaultIntervals,
+  detachAndDrop,
+  detachedLeftovers,
+  dropTable,
   listPartitions,
   PARTITIONED_TABLES,
   tableKind,
@@ -117,18 +119,23 @@ export async function makePartitionsAhead(db: Knex, nowMs: number, interval: Par
 const LOCK_NOT_AVAILABLE = '55P03';
 
 /**
- * Drops the partitions of `table` whose upper bound is at or before `cutoffMs` (whole tables, in
- * milliseconds, however many rows), never the DEFAULT one; returns their names. A partition whose
- * lock is not had within LOCK_TIMEOUT (a long read of it) is left for the next call. Nothing on
- * SQLite or on a table that is not partitioned.
+ * Drops the partitions of `table` whose upper bound is at or before `cutoffMs` (whole tables: no
+ * row is deleted one by one), never the DEFAULT one; returns their names. Each is detached first,
+ * so the parent is locked for milliseconds whatever its size; one whose lock is not had within
+ * LOCK_TIMEOUT (a long read of it) is left for the next call, and one detached by a call that
+ * stopped before its drop is dropped by the next. Nothing on SQLite or on a table not partitioned.
  */
 export async function dropBefore(db: Knex, table: PartitionedTable, cutoffMs: number): Promise<string[]> {
   if (dbKind(db) !== 'postgres' || (await tableKind(db, table)) !== 'p') return [];
   const dropped: string[] = [];
+  for (const name of await detachedLeftovers(db, table)) {
+    await dropTable(db, name);
+    dropped.push(name);
+  }
   for (const p of await listPartitions(db, table)) {
     if (p.isDefault || p.toMs > cutoffMs) continue;
     try {
-      await dropPartition(db, p.name);
+      await detachAndDrop(db, table, p.name);
       dropped.push(p.name);
     } catch (e) {
       if ((e as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) throw e;
