@@ -292,6 +292,20 @@ if (await postgresAvailable()) {
     t.deepEqual(await dropBefore(pg, 'locations', Date.UTC(2026, 3, 1)), ['locations_legacy']);
     t.is((await rowsOf<{ n: number }>(pg, 'select count(*)::int as n from locations'))[0].n, 0);
   });
+  test('pg-partitions: the down migration makes plain tables again, every row kept', async (t) => {
+    const db = await open(t, await storage(t));
+    await migrate(db);
+    await makePartitionsAhead(db, NOW, 'month');
+    await insertMany(db, [location('dev1', NOW - DAY_MS), location('dev1', NOW - 400 * DAY_MS)]);
+    const { id } = await insertAlert(db, alertRow(NOW - DAY_MS));
+    await db.migrate.down({ migrationSource });
+    t.deepEqual(await children(db, 'locations'), []);
+    t.is((await rowsOf<{ n: number }>(db, 'select count(*)::int as n from locations'))[0].n, 2);
+    const next = await insertAlert(db, alertRow(NOW));
+    t.true(next.id > id);
+    await migrate(db);
+    t.deepEqual(await children(db, 'locations'), ['locations_default', 'locations_legacy']);
+  });
 } else {
   test('pg-partitions: PostgreSQL not reachable, skipped', (t) => t.pass());
 }
