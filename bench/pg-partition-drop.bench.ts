@@ -125,13 +125,7 @@ export async function run(): Promise<PartitionDropResult> {
       ['measure', 'ms', 'ratio', 'goal', 'met'],
       [
         ['dropBefore: the month partition dropped', fmt(dropMs, 1), pct(ratio), result.goal, result.met ? 'yes' : 'NO'],
-        [
-          `  meanwhile ${fmt(writer.inserts)} inserts into locations: the slowest`,
-          fmt(writer.maxMs, 1),
-          '',
-          '',
-          '',
-        ],
+        [`  meanwhile ${fmt(writer.inserts)} inserts into locations: the slowest`, fmt(writer.maxMs, 1), '', '', ''],
         ['baseline: DELETE of the same rows', fmt(deleteMs, 0), '100 %', '', ''],
       ],
     );
