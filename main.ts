@@ -26,7 +26,7 @@ import { createServices, describeNotifications, type Services } from './server/s
 import { listenApi } from './server/api-server.js';
 import type { Trackers } from './server/trackers.js';
 import { startListeners } from './server/listeners.js';
-import { startForwarding, startRelays, startRules } from './server/background.js';
+import { startForwarding, startPartitions, startRelays, startRules } from './server/background.js';
 import { firstStart, type Bootstrap } from './server/first-start.js';
 import { exitOnStartError, handleProcessExit } from './server/process-exit.js';
 
@@ -126,6 +126,8 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
     closers.push(() => api.close());
     const { trackers, edge, mqtt, gateway } = await startListeners(config, services, clock, logger, metrics, closers);
 
+    const partitions = startPartitions(config, db, clock, services);
+    closers.push(() => partitions.stop());
     const rules = startRules(db, clock, services);
     closers.push(() => rules.stop());
     const mqttPorts = mqtt.ports as Record<string, number>;

@@ -93,6 +93,8 @@ export interface Config {
    * private (TRACKGATE_FORWARD_ALLOW, normalized: lower case, IPv4 dotted, IPv6 without brackets)
    */
   forwardAllow: readonly string[];
+  /** PostgreSQL: the span of one partition of locations and alerts (TRACKGATE_PG_PARTITION_INTERVAL) */
+  pgPartitionInterval: 'month' | 'day';
   /** `GET /metrics` (Prometheus text format) and the counting behind it; false: neither */
   metrics: boolean;
   /**
@@ -297,6 +299,14 @@ function checkTogether(config: Config): void {
   }
 }
 
+/** TRACKGATE_PG_PARTITION_INTERVAL: `month` (default) or `day`. */
+function pgPartitionInterval(env: Env): 'month' | 'day' {
+  const raw = text(env, 'TRACKGATE_PG_PARTITION_INTERVAL')?.toLowerCase() ?? 'month';
+  if (raw !== 'month' && raw !== 'day')
+    throw new ConfigError('TRACKGATE_PG_PARTITION_INTERVAL', `"${raw}" is not one of month, day`);
+  return raw;
+}
+
 export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonly<Config> {
   // read in this order, so that of several bad settings the same one is named first
   const protocolPorts = protocolPortsOf(env);
@@ -357,6 +367,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonl
     diskWarn: diskThreshold(env, 'TRACKGATE_DISK_WARN', DISK_WARN_DEFAULT),
     diskError: diskThreshold(env, 'TRACKGATE_DISK_ERROR', DISK_ERROR_DEFAULT),
     diskCheckSeconds: integer(env, 'TRACKGATE_DISK_CHECK_INTERVAL', 30, 1, 3600),
+    pgPartitionInterval: pgPartitionInterval(env),
   };
   checkTogether(config);
   return Object.freeze(config);

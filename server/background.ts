@@ -13,6 +13,7 @@ import { openForwarder } from '../core/forward/open-forwarder.js';
 import { relayEvents } from '../core/events/event-relay.redis.js';
 import { relayFrames } from '../gateway/shared/frame-relay.redis.js';
 import type { Services } from './services.js';
+import { startPartitionMaintenance, type PartitionMaintenance } from '../core/db/partitions/pg-partitions.js';
 
 /** alert rules: positions stored here, and the time passing under a lease (one instance at a time) */
 export function startRules(db: Db, clock: Clock, services: Services): RulesEngine {
@@ -68,4 +69,14 @@ export async function startRelays(config: Readonly<Config>, services: Services):
     await relay.close();
     throw e;
   }
+}
+
+/** PostgreSQL: partitions of locations and alerts made ahead, at start and hourly, by one instance (an advisory lock); SQLite: nothing */
+export function startPartitions(
+  config: Readonly<Config>,
+  db: Db,
+  clock: Clock,
+  services: Services,
+): PartitionMaintenance {
+  return startPartitionMaintenance({ db, clock, logger: services.logger, interval: config.pgPartitionInterval });
 }
