@@ -1,0 +1,53 @@
+/**
+ * Which devices are online, for GET /api/lastLocations: the device locator's sides on this instance
+ * (tracker listeners, gateway processes and edge gateways: TCP; MQTT clients), and for a device
+ * without a connection here, its last connection (docs/rest.md "The fleet" says what each status means).
+ */
+import type { DevicePresence, Transport } from '../core/model/presence.js';
+import { PROTOCOL as MQTT_PROTOCOL } from '../gateway/mqtt/mqtt.auth.js';
+import { getProtocol } from '../protocols/index.js';
+import type { DeviceLocator } from './device-locator.js';
+
+export interface PresenceOptions {
+  /** TRACKGATE_IDLE_TIMEOUT: a connection silent this long is closed, so an older last connection is offline */
+  idleTimeoutMs: number;
+  /** PostgreSQL: other instances may hold devices' connections */
+  sharedStorage: boolean;
+  now: () => number;
+}
+
+/**
+ * A presence over `locator`. A device whose connection here ended after it was last heard is
+ * offline; the end is seen by comparing each answer's connections with the previous answer's, so a
+ * connection that opened and closed between two answers counts as heard until the idle timeout.
+ */
+export function locatorPresence(locator: Pick<DeviceLocator, 'connectedDevices' | 'trackers'>, o: PresenceOptions) {
+  let heldBefore = new Set<string>();
+  /** when a connection held here was seen gone (kept for the idle timeout, then it no longer matters) */
+  const endedHere = new Map<string, number>();
+
+  function connectedHere(): Map<string, Transport> {
+    const now = o.now();
+    const out = new Map<string, Transport>();
+    for (const id of locator.trackers.connectedDevices()) out.set(id, 'tcp');
+    for (const id of locator.connectedDevices()) if (!out.has(id)) out.set(id, 'mqtt');
+    for (const id of heldBefore) if (!out.has(id)) endedHere.set(id, now);
+    for (const [id, at] of endedHere) if (now - at > o.idleTimeoutMs || out.has(id)) endedHere.delete(id);
+    heldBefore = new Set(out.keys());
+    return out;
+  }
+
+  function heardTransport(deviceId: string, protocol: string | null, lastConnectionMs: number): Transport | undefined {
+    const ended = endedHere.get(deviceId);
+    if (ended !== undefined && ended >= lastConnectionMs) return undefined;
+    if (protocol === null) return undefined;
+    if (protocol === MQTT_PROTOCOL || protocol === 'owntracks') return o.sharedStorage ? 'mqtt' : undefined;
+    const transports = getProtocol(protocol)?.transports ?? [];
+    if (transports.includes('http') && !transports.includes('tcp')) return 'http';
+    if (o.sharedStorage && transports.includes('tcp')) return 'tcp';
+    if (transports.includes('udp')) return 'udp';
+    return undefined;
+  }
+
+  return { connectedHere, heardTransport, recentMs: o.idleTimeoutMs } satisfies DevicePresence;
+}
