@@ -380,7 +380,13 @@ export async function createServices(
   const accountResources = createAccountResources(config, db, clock, events);
   const queue = createCommands(config, db, clock, logger, events);
   let presence = noPresence;
-  const fleet = createFleetService({ db, clock, presence: () => presence });
+  const fleet = createFleetService({
+    db,
+    clock,
+    events,
+    presence: () => presence,
+    cacheLastLocations: !config.databaseUrl,
+  });
   return {
     fleet,
     attachPresence: (p) => {

@@ -12,13 +12,22 @@ import { isoUtc } from '../model/time.js';
 import { notFound } from '../errors.js';
 import { requirePrivilege } from '../access/access.js';
 import * as groups from '../groups/groups.repository.js';
-import { fleet, type FleetRow } from './fleet.repository.js';
+import type { EventBus } from '../events/event-bus.js';
+import { createLastLocationCache } from '../locations/last-location.cache.js';
+import { fleet, fleetDevices, lastTexts, type FleetRow } from './fleet.repository.js';
 
 export interface FleetDeps {
   db: Db;
   clock: Clock;
   /** read at each request: the listeners attach theirs once bound */
   presence: () => DevicePresence;
+  events: EventBus;
+  /**
+   * Remember last location texts in memory: only where this process is the database's only writer
+   * (SQLite), as LocationsService does. Each answer then reads only the devices' rows, and the
+   * locations of the devices whose last location changed since (forgotten after each commit).
+   */
+  cacheLastLocations?: boolean;
 }
 
 export interface FleetService {
@@ -27,6 +36,35 @@ export interface FleetService {
 }
 
 export function createFleetService(deps: FleetDeps): FleetService {
+  const cache = deps.cacheLastLocations ? createLastLocationCache(100_000) : undefined;
+  if (cache) {
+    deps.events.onLocations((items) => items.forEach((i) => cache.forget(i.deviceId)));
+    deps.events.onDeviceChanged((deviceId) => cache.forget(deviceId));
+  }
+
+  /** The rows with their locations: one join, or the devices' rows and the locations not remembered. */
+  async function read(accountId: string, groupId: string | undefined): Promise<FleetRow[]> {
+    if (!cache) return fleet(deps.db, accountId, groupId);
+    const epoch = cache.epoch();
+    const rows = await fleetDevices(deps.db, accountId, groupId);
+    const missing: FleetRow[] = [];
+    for (const r of rows) {
+      const hit = cache.get(r.id);
+      if (hit) r.data = hit.data;
+      else missing.push(r);
+    }
+    if (missing.length === 0) return rows;
+    const texts = await lastTexts(
+      deps.db,
+      missing.map((r) => r.id),
+    );
+    for (const r of missing) {
+      r.data = texts.get(r.id) ?? null;
+      cache.remember(r.id, { accountId, data: r.data }, epoch);
+    }
+    return rows;
+  }
+
   async function lastLocationsJson(p: Principal, groupId?: string): Promise<string> {
     requirePrivilege(p, 'read');
     if (groupId !== undefined) {
@@ -35,7 +73,7 @@ export function createFleetService(deps: FleetDeps): FleetService {
       if (!g || g.accountId !== p.accountId || (p.groupId && p.groupId !== groupId))
         throw notFound('GROUP_NOT_FOUND', `Group "${groupId}"`);
     }
-    const rows = await fleet(deps.db, p.accountId, groupId ?? p.groupId ?? undefined);
+    const rows = await read(p.accountId, groupId ?? p.groupId ?? undefined);
     return render(rows, deps.presence(), deps.clock.now().getTime());
   }
   return { lastLocationsJson };

@@ -62,6 +62,18 @@ for (const backend of await backends()) {
     t.deepEqual(a['old-3'], { deviceId: 'old-3', name: 'Old 3', status: 'expired', lastLocation: null });
     t.like(a['quiet-4'], { status: 'offline', lastSeen: null, lastLocation: null });
 
+    // a newer location, and a device renamed, show in the next answer (nothing remembered is stale)
+    const newer = { ...location, dateTime: '2026-03-01T11:00:00Z', latitude: 41.5 };
+    t.is(
+      (await s.request('POST', '/api/devices/phone-2/locations', { token: admin, body: { location: newer } })).status,
+      201,
+    );
+    t.is((await s.request('PUT', '/api/devices/quiet-4', { token: admin, body: { name: 'Renamed 4' } })).status, 200);
+    const after = byId((await fleet(s, admin)).body);
+    t.is(after['phone-2'].lastLocation.latitude, 41.5);
+    t.is(after['phone-2'].lastLocation.dateTime, '2026-03-01T11:00:00.000Z');
+    t.is(after['quiet-4'].name, 'Renamed 4');
+
     // disconnected: offline, last seen when it was heard
     tracker.end();
     await until('tracker disconnected', async () => byId((await fleet(s, admin)).body)[imei].status === 'offline');
