@@ -55,6 +55,7 @@ export async function startListeners(
       idleTimeoutMs: config.idleTimeoutSeconds * 1000,
       sharedStorage: config.databaseUrl !== undefined,
       now: () => clock.now().getTime(),
+      mqttDevices: () => mqtt.mqtt.onlineDevices(),
     }),
   );
   closers.push(routeCommands({ commands: services.commands, events: services.events, locator, logger }));

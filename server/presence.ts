@@ -14,23 +14,35 @@ export interface PresenceOptions {
   /** PostgreSQL: other instances may hold devices' connections */
   sharedStorage: boolean;
   now: () => number;
+  /** the MQTT devices with a client connected here (the locator's MQTT side holds only those that take commands) */
+  mqttDevices?: () => string[];
 }
 
 /**
  * A presence over `locator`. A device whose connection here ended after it was last heard is
- * offline; the end is seen by comparing each answer's connections with the previous answer's, so a
- * connection that opened and closed between two answers counts as heard until the idle timeout.
+ * offline: tracker sides (this process, gateway processes, edge gateways) say when a connection
+ * ends; for the others (MQTT, a gateway process lost with its connections) the end is seen by
+ * comparing each answer's connections with the previous answer's.
  */
-export function locatorPresence(locator: Pick<DeviceLocator, 'connectedDevices' | 'trackers'>, o: PresenceOptions) {
+export function locatorPresence(
+  locator: Pick<DeviceLocator, 'connectedDevices' | 'trackers' | 'onOffline'>,
+  o: PresenceOptions,
+) {
   let heldBefore = new Set<string>();
-  /** when a connection held here was seen gone (kept for the idle timeout, then it no longer matters) */
+  /** when a connection held here ended (kept for the idle timeout, then it no longer matters) */
   const endedHere = new Map<string, number>();
+  // tracker sides say so at once; the comparison below catches the rest (an MQTT client, a gateway process gone)
+  locator.onOffline((deviceId) => {
+    if (endedHere.size > 1_000_000) endedHere.clear();
+    endedHere.set(deviceId, o.now());
+  });
 
   function connectedHere(): Map<string, Transport> {
     const now = o.now();
     const out = new Map<string, Transport>();
     for (const id of locator.trackers.connectedDevices()) out.set(id, 'tcp');
     for (const id of locator.connectedDevices()) if (!out.has(id)) out.set(id, 'mqtt');
+    for (const id of o.mqttDevices?.() ?? []) if (!out.has(id)) out.set(id, 'mqtt');
     for (const id of heldBefore) if (!out.has(id)) endedHere.set(id, now);
     for (const [id, at] of endedHere) if (now - at > o.idleTimeoutMs || out.has(id)) endedHere.delete(id);
     heldBefore = new Set(out.keys());

@@ -1,6 +1,7 @@
 import test from 'ava';
+import mqtt from 'mqtt';
 import { backends } from '../helpers/backends.js';
-import { startServer, untilConnected, type TestServer } from '../helpers/server.js';
+import { GATEWAY_MODES, startServer, untilConnected, type TestServer } from '../helpers/server.js';
 import { teltonikaSession } from '../helpers/tracker-client.js';
 import { until } from '../helpers/wait.js';
 
@@ -17,8 +18,10 @@ const fleet = async (s: TestServer, token: string, query = '') => {
   const r = await s.request('GET', `/api/lastLocations${query}`, { token });
   return r;
 };
-const byId = (body: { lastLocations: { deviceId: string }[] }) =>
-  Object.fromEntries(body.lastLocations.map((e) => [e.deviceId, e])) as Record<string, any>;
+const byId = (body: { lastLocations: { deviceId: string }[] }) => {
+  if (!body.lastLocations) throw new Error(`not an answer: ${JSON.stringify(body)}`);
+  return Object.fromEntries(body.lastLocations.map((e) => [e.deviceId, e])) as Record<string, any>;
+};
 
 for (const backend of await backends()) {
   test(`api.lastLocations (${backend}): statuses, last locations as stored, scope and groups`, async (t) => {
@@ -120,5 +123,41 @@ for (const backend of await backends()) {
     t.is((await s.request('GET', '/api/lastLocations')).status, 401);
     const none = await user(s, 'n@example.com', { privileges: [] });
     t.is((await fleet(s, none)).status, 403, 'a user without any privilege');
+  });
+}
+
+for (const mode of GATEWAY_MODES) {
+  test(`api.lastLocations: a tracker's connection ending is offline at once, an MQTT device is online through mqtt [${mode.name}]`, async (t) => {
+    const s = await startServer('sqlite', {
+      env: { ...mode.env, TRACKGATE_TELTONIKA_PORT: '0', TRACKGATE_MQTT_PORT: '0', TRACKGATE_RATE_LIMIT: '0' },
+    });
+    t.teardown(() => s.stop());
+    const admin = s.adminToken;
+    const imei = '356307042441014';
+    for (const body of [
+      { id: imei, name: 'T' },
+      { id: 'mq-1', name: 'M', mqttPassword: 'device-secret-1' },
+    ])
+      t.is((await s.request('POST', '/api/devices', { token: admin, body })).status, 201);
+    const tracker = await teltonikaSession(t, s.running.ports.teltonika, imei);
+    await untilConnected(s, imei);
+    tracker.end();
+    await until('the core saw the connection end', () => !s.running.gateway.connectedDevices().includes(imei));
+    // no answer saw it connected: the end itself says it is offline (a Teltonika may also send datagrams)
+    const entry = byId((await fleet(s, admin)).body)[imei];
+    t.is(entry.status, 'offline', JSON.stringify(entry));
+    t.truthy(entry.lastSeen);
+
+    const client = await mqtt.connectAsync(`mqtt://127.0.0.1:${s.running.ports.mqtt}`, {
+      username: 'mq-1',
+      password: 'device-secret-1',
+      clientId: 'mq-1-client',
+      reconnectPeriod: 0,
+    });
+    t.teardown(() => client.endAsync(true).catch(() => {}));
+    await until('mqtt device online', async () => byId((await fleet(s, admin)).body)['mq-1'].status === 'online');
+    t.is(byId((await fleet(s, admin)).body)['mq-1'].transport, 'mqtt');
+    await client.endAsync(true);
+    await until('mqtt device offline', async () => byId((await fleet(s, admin)).body)['mq-1'].status === 'offline');
   });
 }
