@@ -100,12 +100,15 @@ export async function importDevices<I>(
         }
         out.push(c);
       }
-      await devices.insertAll(
+      const inserted = await devices.insertAll(
         trx,
         out.map((c) => c.record),
         out.flatMap((c) => c.row.groups.map((groupId) => ({ groupId, deviceId: c.record.id }))),
       );
-      return out;
+      for (const c of out)
+        if (!inserted.has(c.record.id))
+          refuse(c.row, 'DEVICE_EXISTS', `A device with id "${c.record.id}" already exists.`);
+      return out.filter((c) => inserted.has(c.record.id));
     });
   } finally {
     await syncLicenses(deps, p.accountId, claimed, new Set(created.map((c) => c.record.id)), nowMs);

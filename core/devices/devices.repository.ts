@@ -181,16 +181,28 @@ export async function existingIds(db: Q, ids: string[]): Promise<Set<string>> {
 /** rows per INSERT: SQLite takes at most 500 terms in the compound SELECT knex makes of a multi-row insert */
 const INSERT_CHUNK = 200;
 
-/** Inserts new devices (the caller checked that no id is taken, in its transaction) and their group memberships. */
+/**
+ * Inserts new devices and the group memberships of those inserted; returns the ids inserted. An id
+ * taken meanwhile (committed by another transaction after the caller looked) is skipped, as insert does.
+ */
 export async function insertAll(
   db: Q,
   records: DeviceRecord[],
   members: { groupId: string; deviceId: string }[],
-): Promise<void> {
-  for (let i = 0; i < records.length; i += INSERT_CHUNK)
-    await db('devices').insert(records.slice(i, i + INSERT_CHUNK).map(toRow));
-  for (let i = 0; i < members.length; i += INSERT_CHUNK)
+): Promise<Set<string>> {
+  const inserted = new Set<string>();
+  for (let i = 0; i < records.length; i += INSERT_CHUNK) {
+    const rows = await db('devices')
+      .insert(records.slice(i, i + INSERT_CHUNK).map(toRow))
+      .onConflict('id')
+      .ignore()
+      .returning('id');
+    for (const r of rows as ({ id: string } | string)[]) inserted.add(typeof r === 'string' ? r : String(r.id));
+  }
+  const kept = members.filter((m) => inserted.has(m.deviceId));
+  for (let i = 0; i < kept.length; i += INSERT_CHUNK)
     await db('group_devices').insert(
-      members.slice(i, i + INSERT_CHUNK).map((m) => ({ group_id: m.groupId, device_id: m.deviceId })),
+      kept.slice(i, i + INSERT_CHUNK).map((m) => ({ group_id: m.groupId, device_id: m.deviceId })),
     );
+  return inserted;
 }

@@ -143,4 +143,22 @@ for (const backend of await backends()) {
     t.is((await s.request('GET', '/api/devices/r1', { token })).status, 404, 'nothing was created');
     t.is((await s.request('POST', '/api/devices/import', { body: [] })).status, 401);
   });
+
+  test(`api.devices.import (${backend}): two imports of the same ids at once create each device once`, async (t) => {
+    const s = await startServer(backend, { env: { TRACKGATE_LICENSES: '1000' } });
+    t.teardown(() => s.stop());
+    const rows = Array.from({ length: 300 }, (_, i) => ({ id: `same-${i}`, name: `Same ${i}` }));
+    const answers = await Promise.all(
+      [rows, [...rows].reverse()].map((body) =>
+        s.request('POST', '/api/devices/import', { token: s.adminToken, body }),
+      ),
+    );
+    for (const a of answers) t.is(a.status, 200, JSON.stringify(a.body).slice(0, 300));
+    const created = answers.flatMap((a) => a.body.created as string[]);
+    t.is(created.length, 300);
+    t.is(new Set(created).size, 300);
+    for (const a of answers) t.true((a.body.refused as { code: string }[]).every((r) => r.code === 'DEVICE_EXISTS'));
+    const listed = (await s.request('GET', '/api/devices', { token: s.adminToken })).body.devices;
+    t.is(listed.length, 300);
+  });
 }
