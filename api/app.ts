@@ -13,6 +13,7 @@ import type { Logger } from '../core/logger.js';
 import type { RequestLimiter } from '../core/quota/rate-limiter.js';
 import type { TokenFailure, TokensService } from '../core/auth/tokens.service.js';
 import type { DevicesService } from '../core/devices/devices.service.js';
+import type { FleetService } from '../core/devices/fleet.service.js';
 import type { LocationsService } from '../core/locations/locations.service.js';
 import type { AlertsService } from '../core/alerts/alerts.service.js';
 import type { GroupsService } from '../core/groups/groups.service.js';
@@ -28,6 +29,7 @@ import { monotonicMs, UNMATCHED_ROUTE } from '../core/metrics/counts.js';
 import type { SightingScope, UnknownDevice } from '../core/devices/unknown-devices.repository.js';
 import { authRoutes } from './routes/auth.routes.js';
 import { deviceRoutes } from './routes/devices.routes.js';
+import { fleetRoutes } from './routes/fleet.routes.js';
 import { commandRoutes } from './routes/commands.routes.js';
 import { groupRoutes } from './routes/groups.routes.js';
 import { userRoutes } from './routes/users.routes.js';
@@ -44,6 +46,8 @@ export interface ApiDeps {
   limiter: RequestLimiter;
   tokens: TokensService;
   devices: DevicesService;
+  /** ext: GET /api/lastLocations */
+  fleet: FleetService;
   locations: LocationsService;
   alerts: AlertsService;
   groups: GroupsService;
@@ -264,6 +268,7 @@ function registerRoutes(api: RouteTable, deps: ApiDeps): void {
   });
   if (deps.metrics) metricsRoute(api, deps.metrics.scrape);
   authRoutes(api, deps.tokens);
+  fleetRoutes(api, deps);
   deviceRoutes(api, deps);
   commandRoutes(api, deps.commands);
   groupRoutes(api, deps.groups);

@@ -34,6 +34,14 @@ async function readLimited(ctx: Context, limit: number): Promise<Buffer> {
 const tooLarge = (limit: number): DomainError =>
   new DomainError('PAYLOAD_TOO_LARGE', `The request body is larger than ${limit} bytes; send fewer items per request.`);
 
+/** The body as text (UTF-8), at most `limitBytes` (413 beyond): for a route that takes more than JSON. */
+export async function readTextBody(ctx: Context, limitBytes: number): Promise<string> {
+  return (await readLimited(ctx, limitBytes)).toString('utf8');
+}
+
+/** Whether the request's Content-Type is one of the JSON types readJsonBody takes. */
+export const isJsonRequest = (ctx: Context): boolean => isJsonType(ctx.get('content-type'));
+
 /** The parsed JSON body of a POST/PUT/PATCH, or undefined when there is none. */
 export async function readJsonBody(ctx: Context, limitBytes: number): Promise<unknown> {
   const hasBody = ctx.request.length > 0 || ctx.get('transfer-encoding') !== '';

@@ -82,6 +82,8 @@ export interface RouteSpec<B extends z.ZodType | undefined, Q extends z.ZodType 
   /** needs a bearer token (default true) */
   auth?: boolean;
   body?: B;
+  /** the request body as the document shows it, for a route that reads its body itself (not JSON only) */
+  bodyDoc?: { content: Record<string, { schema: z.ZodType }>; description?: string };
   query?: Q;
   responses: Record<number, { description: string; schema?: z.ZodType }>;
   handler: (
@@ -121,8 +123,9 @@ export function addRoute<B extends z.ZodType | undefined, Q extends z.ZodType | 
       : { description: r.description };
   }
   const errors: Record<number, string> = { 500: 'Unexpected failure (no stack is ever returned).' };
-  if (spec.body || spec.query) errors[400] = 'Bad input: the message names the field.';
-  if (spec.body) Object.assign(errors, { 413: 'Body larger than the configured limit.', 415: 'Body is not JSON.' });
+  if (spec.body || spec.bodyDoc || spec.query) errors[400] = 'Bad input: the message names the field.';
+  if (spec.body || spec.bodyDoc)
+    Object.assign(errors, { 413: 'Body larger than the configured limit.', 415: 'Body is not JSON.' });
   if (spec.method === 'patch')
     errors[413] =
       'Body larger than the configured limit, or the patch would place more than that many bytes of JSON (see JsonPatch).';
@@ -146,7 +149,9 @@ export function addRoute<B extends z.ZodType | undefined, Q extends z.ZodType | 
     request: {
       params: paramNames.length ? z.object(Object.fromEntries(paramNames.map((n) => [n, z.string()]))) : undefined,
       query: spec.query as z.ZodObject | undefined,
-      body: spec.body ? { required: true, content: { 'application/json': { schema: spec.body } } } : undefined,
+      body: spec.body
+        ? { required: true, content: { 'application/json': { schema: spec.body } } }
+        : spec.bodyDoc && { required: true, ...spec.bodyDoc },
     },
     responses,
   });

@@ -63,7 +63,7 @@ export interface RestResult {
   largeVsSmall: number;
 }
 
-function location(i: number): Location {
+export function location(i: number): Location {
   const dateTime = new Date(FIRST_FIX_MS + i * 1000).toISOString();
   return {
     dateTime,

@@ -19,6 +19,8 @@ export interface DeviceSide {
   connectedDevices(): string[];
   /** Calls `fn` when a device gets a live connection on this side. */
   onOnline?(fn: (deviceId: string) => void): void;
+  /** Calls `fn` when a device's live connection on this side ends (it may be gone already or soon). */
+  onOffline?(fn: (deviceId: string) => void): void;
   /** Closes the device's connection on this side, if any: it is online on `elsewhere` now. */
   drop?(deviceId: string, elsewhere: 'edge' | 'instance'): void;
 }
@@ -30,6 +32,8 @@ export interface DeviceLocator {
   connectedDevices(): string[];
   /** the same, on tracker sides only (what Running.gateway shows) */
   trackers: Pick<DeviceSide, 'deliverCommands' | 'connectedDevices'>;
+  /** Calls `fn` when a device's connection on a side that says so ends (tracker sides). */
+  onOffline(fn: (deviceId: string) => void): void;
   /** Stops listening to other instances. */
   close(): void;
 }
@@ -57,6 +61,9 @@ export function createDeviceLocator(sides: DeviceSide[], events: EventBus): Devi
     trackers: {
       deliverCommands: (deviceId) => deliverOn(trackerSides, deviceId),
       connectedDevices: () => connectedOn(trackerSides),
+    },
+    onOffline: (fn) => {
+      for (const side of sides) side.onOffline?.(fn);
     },
     close: offTrackerOnline,
   };

@@ -11,6 +11,7 @@ import type { MqttGateway } from '../gateway/mqtt/mqtt.gateway.js';
 import { routeCommands } from './commands.js';
 import { createDeviceLocator } from './device-locator.js';
 import { startMqtt } from './mqtt.js';
+import { locatorPresence } from './presence.js';
 import type { Services } from './services.js';
 import { startEdgeLink, startTrackers, type EdgeLink, type Trackers } from './trackers.js';
 
@@ -48,6 +49,15 @@ export async function startListeners(
   // where each device is: commands, stale connections and the command upkeep all ask it
   const locator = createDeviceLocator([trackers, ...(edge ? [edge] : []), mqtt.side], services.events);
   closers.push(async () => locator.close());
+  // GET /api/lastLocations: who is online, through the same locator
+  services.attachPresence(
+    locatorPresence(locator, {
+      idleTimeoutMs: config.idleTimeoutSeconds * 1000,
+      sharedStorage: config.databaseUrl !== undefined,
+      now: () => clock.now().getTime(),
+      mqttDevices: () => mqtt.mqtt.onlineDevices(),
+    }),
+  );
   closers.push(routeCommands({ commands: services.commands, events: services.events, locator, logger }));
   const gateway: Trackers['gateway'] = {
     ...locator.trackers,

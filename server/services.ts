@@ -29,6 +29,8 @@ import { createTokensService, type TokensService } from '../core/auth/tokens.ser
 import { openTokenSecrets } from '../core/auth/token-secrets.js';
 import { createAccountsService, type AccountsService } from '../core/accounts/accounts.service.js';
 import { createDevicesService, type DevicesService } from '../core/devices/devices.service.js';
+import { createFleetService, type FleetService } from '../core/devices/fleet.service.js';
+import { noPresence, type DevicePresence } from '../core/model/presence.js';
 import { createLocationsService, type LocationsService } from '../core/locations/locations.service.js';
 import { createAlertsService, type AlertsService } from '../core/alerts/alerts.service.js';
 import { createAlertRecorder, type AlertRecorder } from '../core/alerts/alert.recorder.js';
@@ -72,6 +74,10 @@ export interface Services {
   ingest: IngestService;
   /** Devices over REST. */
   devices: DevicesService;
+  /** The fleet at once (GET /api/lastLocations), with each device's presence. */
+  fleet: FleetService;
+  /** Gives the fleet the listeners' presence, once they are bound. */
+  attachPresence(presence: DevicePresence): void;
   /** Locations over REST. */
   locations: LocationsService;
   /** Alerts over REST. */
@@ -373,7 +379,19 @@ export async function createServices(
   events.onAccountChanged((accountId) => notifications.forgetZone(accountId));
   const accountResources = createAccountResources(config, db, clock, events);
   const queue = createCommands(config, db, clock, logger, events);
+  let presence = noPresence;
+  const fleet = createFleetService({
+    db,
+    clock,
+    events,
+    presence: () => presence,
+    cacheLastLocations: !config.databaseUrl,
+  });
   return {
+    fleet,
+    attachPresence: (p) => {
+      presence = p;
+    },
     events,
     tokens,
     accounts,

@@ -59,6 +59,7 @@ async function startInProcess(
   metrics?: Metrics,
 ): Promise<Trackers> {
   const onlines: ((deviceId: string) => void)[] = [];
+  const offlines: ((deviceId: string) => void)[] = [];
   const gateway = await startTrackerGateway({
     host: config.host,
     protocols,
@@ -75,7 +76,7 @@ async function startInProcess(
     logger,
     metrics,
     onConnectionChange: (deviceId, connected) => {
-      if (connected) for (const fn of onlines) fn(deviceId);
+      for (const fn of connected ? onlines : offlines) fn(deviceId);
     },
   });
   return {
@@ -84,6 +85,7 @@ async function startInProcess(
     deliverCommands: (deviceId) => gateway.deliverCommands(deviceId),
     connectedDevices: () => gateway.connectedDevices(),
     onOnline: (fn) => onlines.push(fn),
+    onOffline: (fn) => offlines.push(fn),
     drop: (deviceId, elsewhere) => gateway.registry.get(deviceId)?.close(REPLACED[elsewhere]),
   };
 }
@@ -129,6 +131,7 @@ async function startInGatewayProcesses(
     deliverCommands: gateway.deliverCommands,
     connectedDevices: gateway.connectedDevices,
     onOnline: (fn) => link.onOnline(fn),
+    onOffline: (fn) => link.onOffline(fn),
     drop: (deviceId) => link.drop(deviceId),
   };
 }
@@ -193,6 +196,7 @@ export async function startEdgeLink(
     deliverCommands: (deviceId) => link.deliverCommands(deviceId),
     connectedDevices: () => link.connectedDevices(),
     onOnline: (fn) => link.onOnline(fn),
+    onOffline: (fn) => link.onOffline(fn),
     drop: (deviceId) => link.drop(deviceId),
   };
 }

@@ -166,3 +166,44 @@ export async function licenseHolders(db: Q, accountId: string): Promise<{ id: st
   const rows = await db('devices').where({ account_id: accountId }).select('id', 'expires_at');
   return rows.map((r: Record<string, unknown>) => ({ id: String(r.id), expiresAt: toNum(r.expires_at) }));
 }
+
+/** Which of these ids any device has (of any account: an id is unique across accounts). */
+export async function existingIds(db: Q, ids: string[]): Promise<Set<string>> {
+  const found = new Set<string>();
+  for (let i = 0; i < ids.length; i += 500) {
+    for (const r of await db('devices')
+      .whereIn('id', ids.slice(i, i + 500))
+      .select('id'))
+      found.add(String(r.id));
+  }
+  return found;
+}
+
+/** rows per INSERT: SQLite takes at most 500 terms in the compound SELECT knex makes of a multi-row insert */
+const INSERT_CHUNK = 200;
+
+/**
+ * Inserts new devices and the group memberships of those inserted; returns the ids inserted. An id
+ * taken meanwhile (committed by another transaction after the caller looked) is skipped, as insert does.
+ */
+export async function insertAll(
+  db: Q,
+  records: DeviceRecord[],
+  members: { groupId: string; deviceId: string }[],
+): Promise<Set<string>> {
+  const inserted = new Set<string>();
+  for (let i = 0; i < records.length; i += INSERT_CHUNK) {
+    const rows = await db('devices')
+      .insert(records.slice(i, i + INSERT_CHUNK).map(toRow))
+      .onConflict('id')
+      .ignore()
+      .returning('id');
+    for (const r of rows as ({ id: string } | string)[]) inserted.add(typeof r === 'string' ? r : String(r.id));
+  }
+  const kept = members.filter((m) => inserted.has(m.deviceId));
+  for (let i = 0; i < kept.length; i += INSERT_CHUNK)
+    await db('group_devices').insert(
+      kept.slice(i, i + INSERT_CHUNK).map((m) => ({ group_id: m.groupId, device_id: m.deviceId })),
+    );
+  return inserted;
+}

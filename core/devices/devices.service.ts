@@ -12,6 +12,7 @@ import { shownKm } from '../locations/distance.js';
 import * as accounts from '../accounts/accounts.repository.js';
 import { hashDevicePassword } from '../secrets.js';
 import type { LicenseStore } from '../licenses/license-store.js';
+import { importDevices, type ImportRow, type Refusal } from './devices.import.js';
 
 /** What an admin may write on a device (read-only fields are ignored by the API layer). */
 export interface DeviceInput {
@@ -68,6 +69,12 @@ export interface DevicesService {
   update(p: Principal, id: string, input: DeviceInput): Promise<Device>;
   /** Deletes a device (admin only) and frees its licence. */
   remove(p: Principal, id: string): Promise<void>;
+  /** Creates many devices in one transaction (admin only): each row created or refused with its reason (devices.import.ts). */
+  importMany(
+    p: Principal,
+    rows: ImportRow<DeviceInput>[],
+    refused: Refusal[],
+  ): Promise<{ created: string[]; refused: Refusal[] }>;
 }
 
 export function createDevicesService(deps: DevicesDeps): DevicesService {
@@ -126,7 +133,10 @@ export function createDevicesService(deps: DevicesDeps): DevicesService {
     deps.onChange?.(id);
   }
 
-  return { list, get, create, update, remove };
+  const importMany = (p: Principal, rows: ImportRow<DeviceInput>[], refused: Refusal[]) =>
+    importDevices(deps, newRecord, p, rows, refused);
+
+  return { list, get, create, update, remove, importMany };
 }
 
 /** Writes a device update (admin only); the caller reads the device back. */

@@ -73,6 +73,8 @@ export interface CoreLink {
   onHello(fn: (ports: Record<string, number>, payload: ConnectPayload) => void): void;
   /** Calls `fn` when a gateway process says a device connected to it (main.ts drops its connection on the core's other side). */
   onOnline(fn: (deviceId: string) => void): void;
+  /** Calls `fn` when a gateway process says a device's connection to it ended (GET /api/lastLocations: offline at once). */
+  onOffline(fn: (deviceId: string) => void): void;
   /** Has the gateway process holding the device's connection close it, and forgets its datagrams: the device connected elsewhere. */
   drop(deviceId: string): void;
   /** how many gateway processes are connected now */
@@ -136,6 +138,7 @@ interface LinkState {
   guards: WeakMap<object, LinkGuard>;
   hellos: ((ports: Record<string, number>, payload: ConnectPayload) => void)[];
   onlines: ((deviceId: string) => void)[];
+  offlines: ((deviceId: string) => void)[];
   /** each gateway process's last counts, by the source id it reports under (a process that reconnects replaces its own) */
   reported: Map<string, { c: Connection | undefined; trackers: Record<string, TrackerSnapshot> }>;
   /** the raw-frame feed's interest, as last pushed */
@@ -171,6 +174,7 @@ async function open(o: CoreLinkOptions): Promise<CoreLink> {
     }),
     hellos: [],
     onlines: [],
+    offlines: [],
     reported: new Map(),
     interest: o.frames.interest(),
     received: 0,
@@ -284,6 +288,7 @@ function onNote(s: LinkState, m: GatewayNote, c: Connection): void {
       return;
     case 'offline':
       s.holders.offline(m.deviceId, c);
+      for (const fn of s.offlines) fn(m.deviceId);
       return;
     case 'heard':
       s.holders.heardBy(m.deviceId, c, nowMs(s));
@@ -420,6 +425,7 @@ function linkOf(s: LinkState, server: Server, stopPushing: () => void): CoreLink
     },
     onHello: (fn) => void s.hellos.push(fn),
     onOnline: (fn) => void s.onlines.push(fn),
+    onOffline: (fn) => void s.offlines.push(fn),
     drop(deviceId) {
       const holder = s.holders.drop(deviceId);
       if (holder) send(holder, { t: 'drop', deviceId });

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import type { EventEmitter } from 'node:events';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { Aedes } from 'aedes';
+import { Aedes, type Client } from 'aedes';
 import type { DeviceDirectory } from '../../core/devices/device-directory.js';
 import type { IngestService } from '../../core/ingest/ingest.service.js';
 import type { TokensService } from '../../core/auth/tokens.service.js';
@@ -93,6 +93,8 @@ export interface MqttGateway {
   deliverCommands(deviceId: string): boolean;
   /** The MQTT devices with a client that takes commands here. */
   connectedDevices(): string[];
+  /** The MQTT devices with a client connected here now, whether it takes commands or not (GET /api/lastLocations). */
+  onlineDevices(): string[];
   stop(): Promise<void>;
 }
 
@@ -252,6 +254,16 @@ export async function startMqttGateway(o: MqttGatewayOptions): Promise<MqttGatew
     connectedClients: () => broker.connectedClients,
     deliverCommands: (deviceId) => commands?.deliver(deviceId) ?? false,
     connectedDevices: () => commands?.connectedDevices() ?? [],
+    onlineDevices() {
+      // aedes keeps its connected clients by client id (aedes.js `this.clients`), not in its types
+      const clients = (broker as unknown as { clients: Record<string, Client> }).clients;
+      const out: string[] = [];
+      for (const id in clients) {
+        const identity = gw.sessions.get(clients[id])?.identity;
+        if (identity?.kind === 'device') out.push(identity.deviceId);
+      }
+      return out;
+    },
     stop: () => (stopping ??= stopAll()),
   };
 }
