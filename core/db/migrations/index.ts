@@ -11,6 +11,7 @@ import * as m009 from './009-rule-states.js';
 import * as m010 from './010-forwards.js';
 import * as m011 from './011-alert-rule.js';
 import * as m012 from './012-device-protocol-options.js';
+import * as m013 from './013-account-retention.js';
 
 /** Every migration, in order. Adding one is a new file and one line here. */
 const migrations: Record<string, Knex.Migration> = {
@@ -26,6 +27,7 @@ const migrations: Record<string, Knex.Migration> = {
   '010-forwards': m010,
   '011-alert-rule': m011,
   '012-device-protocol-options': m012,
+  '013-account-retention': m013,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
