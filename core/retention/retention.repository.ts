@@ -88,9 +88,22 @@ export async function incrementalVacuumOn(db: Db): Promise<boolean> {
   return Number(rows[0]?.auto_vacuum) === 2;
 }
 
-/** SQLite: moves up to `pages` free pages to the end of the file and cuts them off. */
+/**
+ * SQLite: gives up to `pages` free pages back to the file system (the file is cut by that much).
+ * Through exec, which steps the statement to its end: each step frees one page, and knex's raw
+ * stepped it once.
+ */
 export async function incrementalVacuum(db: Db, pages: number): Promise<void> {
-  await db.raw(`PRAGMA incremental_vacuum(${Math.max(1, Math.floor(pages))})`);
+  const client = db.client as {
+    acquireConnection(): Promise<{ exec(sql: string): unknown }>;
+    releaseConnection(c: unknown): Promise<unknown>;
+  };
+  const conn = await client.acquireConnection();
+  try {
+    conn.exec(`PRAGMA incremental_vacuum(${Math.max(1, Math.floor(pages))})`);
+  } finally {
+    await client.releaseConnection(conn);
+  }
 }
 
 /** The advisory-lock key of the purge on PostgreSQL ("tgretent" in ASCII): one instance purges at a time. */
