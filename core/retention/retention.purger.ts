@@ -55,6 +55,9 @@ export interface PurgeReport {
   droppedPartitions: string[];
   /** SQLite pages given back to the file system */
   vacuumedPages: number;
+  /** deletes and vacuum steps that held the writer, and the longest of them */
+  batches: number;
+  longestBatchMs: number;
   tookMs: number;
   /** set when nothing was done: another instance is purging, or this one is stopping */
   skipped?: 'locked' | 'stopping';
@@ -113,10 +116,15 @@ export function startPurger(deps: PurgerDeps): Purger {
   let timer: NodeJS.Timeout | undefined;
   let wake: (() => void) | undefined;
   let last: Promise<unknown> = Promise.resolve();
+  let batches = 0;
+  let longestBatchMs = 0;
 
   /** Waits pauseFactor times what the step since `startedAt` took (cut short by stop). */
   async function pauseAfter(startedAt: number): Promise<void> {
-    const ms = Math.max(MIN_PAUSE_MS, (performance.now() - startedAt) * pauseFactor);
+    const tookMs = performance.now() - startedAt;
+    batches++;
+    longestBatchMs = Math.max(longestBatchMs, tookMs);
+    const ms = Math.max(MIN_PAUSE_MS, tookMs * pauseFactor);
     await new Promise<void>((resolve) => {
       const t = setTimeout(resolve, ms);
       wake = () => {
@@ -196,7 +204,9 @@ export function startPurger(deps: PurgerDeps): Purger {
 
   async function run(): Promise<PurgeReport> {
     const startedAt = performance.now();
-    const empty = { removed: [], droppedPartitions: [], vacuumedPages: 0 };
+    batches = 0;
+    longestBatchMs = 0;
+    const empty = { removed: [], droppedPartitions: [], vacuumedPages: 0, batches: 0, longestBatchMs: 0 };
     if (stopping) return { ...empty, tookMs: 0, skipped: 'stopping' };
     const done = await repo.whilePurgeLocked(db, async () => {
       const nowMs = clock.now().getTime();
@@ -218,7 +228,7 @@ export function startPurger(deps: PurgerDeps): Purger {
     });
     const tookMs = Math.round(performance.now() - startedAt);
     if (!done) return { ...empty, tookMs, skipped: 'locked' };
-    return { ...done, tookMs };
+    return { ...done, batches, longestBatchMs: Math.round(longestBatchMs), tookMs };
   }
 
   function purgeOnce(): Promise<PurgeReport> {

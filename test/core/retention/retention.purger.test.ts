@@ -3,10 +3,12 @@ import { statSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { ManualClock } from '../../../core/clock.js';
 import { dbKind, sqliteFile, type Db } from '../../../core/db/db.js';
-import { DAY_MS } from '../../../core/retention/retention.purger.js';
+import { DAY_MS, PURGE_BATCH_ROWS } from '../../../core/retention/retention.purger.js';
 import { backends } from '../../helpers/backends.js';
 import { capturingLogger } from '../../helpers/capture-logger.js';
 import { startServer, type TestServer } from '../../helpers/server.js';
+import { teltonikaSession } from '../../helpers/tracker-client.js';
+import * as F from '../../helpers/frames.js';
 
 const NOW = Date.UTC(2026, 5, 1, 12, 0, 0);
 const ago = (days: number) => new Date(NOW - days * DAY_MS).toISOString();
@@ -203,7 +205,10 @@ test('retention (sqlite): a new database has auto_vacuum = INCREMENTAL; once ret
   t.teardown(() => s.stop());
   const db = s.running.db;
   t.is(((await db.raw('PRAGMA auto_vacuum')) as { auto_vacuum: number }[])[0].auto_vacuum, 2);
-  t.is((await s.request('POST', '/api/devices', { token: s.adminToken, body: { id: 'big', name: 'big' } })).status, 201);
+  t.is(
+    (await s.request('POST', '/api/devices', { token: s.adminToken, body: { id: 'big', name: 'big' } })).status,
+    201,
+  );
   const file = sqliteFile(db)!;
   const size = async () => {
     await db.raw('PRAGMA wal_checkpoint(TRUNCATE)');
@@ -224,10 +229,78 @@ test('retention (sqlite): a new database has auto_vacuum = INCREMENTAL; once ret
       purged.removed.map((r) => [r.table, r.rows]),
       round < 1 ? [] : [['locations', 20_000]],
     );
-    t.log(`round ${round}: insert ${Math.round(t1 - t0)} ms, purge ${purged.tookMs} ms, ${purged.vacuumedPages} pages back`);
+    t.log(
+      `round ${round}: insert ${Math.round(t1 - t0)} ms, purge ${purged.tookMs} ms, ${purged.vacuumedPages} pages back`,
+    );
   }
   t.log(`file after each round (bytes): ${sizes.join(', ')}`);
   // once two rounds are held, the pages of each purge hold the next round's rows: no growth beyond 10 %
   for (const later of sizes.slice(2)) t.true(later <= sizes[1] * 1.1, `${later} > 1.1 × ${sizes[1]}`);
   t.is(((await db.raw('PRAGMA freelist_count')) as { freelist_count: number }[])[0].freelist_count, 0);
 });
+
+const quantile = (xs: number[], q: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
+
+for (const backend of await backends()) {
+  // PostgreSQL's deletes never lock out the inserts (MVCC): a smaller backlog keeps the test short
+  const backlog = backend === 'sqlite' ? 200_000 : 50_000;
+  test(`retention (${backend}): purging a backlog of ${backlog} rows while a tracker sends does not hold its acknowledgements back`, async (t) => {
+    const clock = new ManualClock(NOW);
+    const s = await startServer(backend, {
+      clock,
+      env: { TRACKGATE_RETENTION_DAYS: '30', TRACKGATE_TELTONIKA_PORT: '0' },
+    });
+    t.teardown(() => s.stop());
+    const imei = '356307042441013';
+    for (const id of [imei, 'old-1'])
+      t.is((await s.request('POST', '/api/devices', { token: s.adminToken, body: { id, name: id } })).status, 201);
+    await insertOldRows(s.running.db, 'old-1', backlog, NOW - 400 * DAY_MS);
+    const tracker = await teltonikaSession(t, s.running.ports.teltonika, imei);
+    let fixMs = NOW - 3_600_000;
+    /** one frame of one fix, and the time until its acknowledgement */
+    const sendOne = async (): Promise<number> => {
+      fixMs += 1000;
+      const started = performance.now();
+      tracker.write(F.teltonikaAvl([{ time: new Date(fixMs), lat: 40.4, lon: -3.7 }]));
+      const ack = await tracker.read(4);
+      if (ack.readUInt32BE(0) !== 1) throw new Error(`ack ${ack.toString('hex')}`);
+      return performance.now() - started;
+    };
+    const before: number[] = [];
+    for (let i = 0; i < 40; i++) before.push(await sendOne());
+
+    let purging = true;
+    const purge = s.running.retention.purgeOnce().finally(() => {
+      purging = false;
+    });
+    const during: number[] = [];
+    while (purging) during.push(await sendOne());
+    const purged = await purge;
+    t.deepEqual(
+      purged.removed.map((r) => [r.table, r.rows]),
+      [['locations', backlog]],
+    );
+    const calm = Math.max(...before);
+    const worst = Math.max(...during);
+    const stats = (xs: number[]) =>
+      `${[0.5, 0.95].map((q) => quantile(xs, q).toFixed(1)).join('/')}/${Math.max(...xs).toFixed(1)}`;
+    t.log(
+      `purge ${purged.tookMs} ms in ${purged.batches} batches (longest ${purged.longestBatchMs} ms); ack p50/p95/max before ${stats(before)} ms, during (${during.length}) ${stats(during)} ms`,
+    );
+    t.true(during.length >= 20, `only ${during.length} acknowledgements during the purge`);
+    // the backlog went in batches of PURGE_BATCH_ROWS, each a short hold of the writer
+    t.true(purged.batches >= backlog / PURGE_BATCH_ROWS, `${purged.batches} batches`);
+    // A group commit waits for at most one batch of the purge (milliseconds): the acknowledgements
+    // during the purge stay close to the calm ones (p99 against the calm p95, the many samples of
+    // the purge against the few before it), and none waits for anything like the whole backlog.
+    const p99 = quantile(during, 0.99);
+    const bound = Math.max(250, 4 * quantile(before, 0.95));
+    t.true(p99 <= bound, `p99 during the purge ${p99.toFixed(0)} ms > ${bound.toFixed(0)} ms`);
+    t.true(
+      worst <= Math.max(2000, 4 * calm),
+      `the slowest acknowledgement during the purge took ${worst.toFixed(0)} ms`,
+    );
+    t.deepEqual(await history(s, s.adminToken, 'old-1'), []);
+  });
+}
