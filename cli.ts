@@ -40,8 +40,9 @@ function wholeNumber(value: string): number {
 }
 
 /** `--retention-days`: days, 0 (keep everything), or `default` (follow TRACKGATE_RETENTION_DAYS again). */
-function retentionDays(value: string): number | null {
-  if (value === 'default') return null;
+function retentionDays(value: string): number | 'default' {
+  // not null: commander takes a null from a parser as the option given without a value
+  if (value === 'default') return 'default';
   if (!/^\d+$/.test(value) || Number(value) > RETENTION_DAYS_MAX)
     throw new InvalidArgumentError(
       `must be a whole number of days from 0 (keep everything) to ${RETENTION_DAYS_MAX}, or default`,
@@ -126,7 +127,13 @@ account
     retentionDays,
   )
   .action(
-    async (o: { id: string; licenses?: number; name?: string; timeZone?: string; retentionDays?: number | null }) => {
+    async (o: {
+      id: string;
+      licenses?: number;
+      name?: string;
+      timeZone?: string;
+      retentionDays?: number | 'default';
+    }) => {
       if (o.licenses === undefined && o.name === undefined && o.timeZone === undefined && o.retentionDays === undefined)
         fail('account update: say what to change (--licenses, --name, --time-zone or --retention-days)');
       const db = await openExisting(loadConfig());
@@ -135,7 +142,7 @@ account
           licenses: o.licenses,
           name: o.name,
           timeZone: o.timeZone,
-          retentionDays: o.retentionDays,
+          retentionDays: o.retentionDays === 'default' ? null : o.retentionDays,
         });
         process.stdout.write(`${JSON.stringify(updated)}\n`);
       } finally {
