@@ -1,6 +1,6 @@
 /**
  * `npm run bench` runs every benchmark; `npm run bench -- rest` (or tcp-ingest, idle-connections)
- * runs the ones named (rest, tcp-ingest, idle-connections, alerts, mqtt-ingest, soak, rules-ingest, forward-ingest, idle-100k, pg-ingest). Each prints its table; the figures are also written as JSON to
+ * runs the ones named (rest, tcp-ingest, idle-connections, alerts, mqtt-ingest, soak, rules-ingest, forward-ingest, idle-100k, pg-ingest, retention-ingest). Each prints its table; the figures are also written as JSON to
  * bench/results/<name>-<timestamp>.json (and <name>-latest.json), which git ignores.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -19,6 +19,7 @@ const BENCHMARKS: Record<string, () => Promise<{ run(): Promise<object> }>> = {
   'forward-ingest': () => import('./forward-ingest.bench.js'),
   'idle-100k': () => import('./idle-100k.bench.js'),
   'pg-ingest': () => import('./pg-ingest.bench.js'),
+  'retention-ingest': () => import('./retention-ingest.bench.js'),
 };
 
 async function main(): Promise<void> {

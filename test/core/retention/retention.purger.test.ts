@@ -2,13 +2,14 @@ import test from 'ava';
 import { statSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { ManualClock } from '../../../core/clock.js';
-import { dbKind, sqliteFile, type Db } from '../../../core/db/db.js';
+import { sqliteFile } from '../../../core/db/db.js';
 import { DAY_MS, PURGE_BATCH_ROWS } from '../../../core/retention/retention.purger.js';
 import { backends } from '../../helpers/backends.js';
 import { capturingLogger } from '../../helpers/capture-logger.js';
 import { startServer, type TestServer } from '../../helpers/server.js';
 import { teltonikaSession } from '../../helpers/tracker-client.js';
 import * as F from '../../helpers/frames.js';
+import { insertOldRows } from '../../helpers/old-rows.js';
 
 const NOW = Date.UTC(2026, 5, 1, 12, 0, 0);
 const ago = (days: number) => new Date(NOW - days * DAY_MS).toISOString();
@@ -179,24 +180,6 @@ for (const backend of await backends()) {
     );
     t.deepEqual(((await db('commands').orderBy('id').pluck('status')) as string[]).sort(), ['expired', 'queued']);
   });
-}
-
-/** Rows older than any retention, written straight into the table (a backlog, as a year of ingest leaves). */
-export async function insertOldRows(db: Db, deviceId: string, n: number, fromMs: number): Promise<void> {
-  const data = JSON.stringify({ latitude: 1, longitude: 1, dateTime: new Date(fromMs).toISOString() });
-  if (dbKind(db) === 'postgres') {
-    await db.raw(
-      'insert into locations (device_id, date_time, server_time, data) select ?, ?::bigint + i * 1000, ?, ? from generate_series(1, ?) i',
-      [deviceId, fromMs, fromMs, data, n],
-    );
-    return;
-  }
-  await db.raw(
-    `insert into locations (device_id, date_time, server_time, data)
-     with recursive n(i) as (select 1 union all select i + 1 from n where i < ?)
-     select ?, ? + i * 1000, ?, ? from n`,
-    [n, deviceId, fromMs, fromMs, data],
-  );
 }
 
 test('retention (sqlite): a new database has auto_vacuum = INCREMENTAL; once retention holds the file stops growing', async (t) => {
