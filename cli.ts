@@ -9,7 +9,7 @@ import { migrate, closeDb, sqlitePath } from './core/db/db.js';
 import { backupSqlite, refuseOwnFiles, restoreSqlite, BackupError } from './core/db/backup.js';
 import { lockDataDir } from './core/db/data-dir.lock.js';
 import { systemClock } from './core/clock.js';
-import { adminApiKeyProblem, createAccountsService } from './core/accounts/accounts.service.js';
+import { adminApiKeyProblem, createAccountsService, RETENTION_DAYS_MAX } from './core/accounts/accounts.service.js';
 import * as unknownDevices from './core/devices/unknown-devices.repository.js';
 import { DomainError } from './core/errors.js';
 import { decodeFrame, decodeFrames } from './protocols/decode-frame.js';
@@ -36,6 +36,17 @@ function adminApiKey(value: string): string {
 
 function wholeNumber(value: string): number {
   if (!/^\d+$/.test(value)) throw new InvalidArgumentError('must be a whole number ≥ 0');
+  return Number(value);
+}
+
+/** `--retention-days`: days, 0 (keep everything), or `default` (follow TRACKGATE_RETENTION_DAYS again). */
+function retentionDays(value: string): number | 'default' {
+  // not null: commander takes a null from a parser as the option given without a value
+  if (value === 'default') return 'default';
+  if (!/^\d+$/.test(value) || Number(value) > RETENTION_DAYS_MAX)
+    throw new InvalidArgumentError(
+      `must be a whole number of days from 0 (keep everything) to ${RETENTION_DAYS_MAX}, or default`,
+    );
   return Number(value);
 }
 
@@ -89,7 +100,9 @@ account
 
 account
   .command('list')
-  .description('list the accounts; prints a JSON array of {id, name, licenses, timeZone, licensesUsed, creation}')
+  .description(
+    'list the accounts; prints a JSON array of {id, name, licenses, timeZone, licensesUsed, creation, retentionDays}',
+  )
   .action(async () => {
     const db = await openExisting(loadConfig());
     try {
@@ -102,27 +115,41 @@ account
 account
   .command('update')
   .description(
-    "change an account's licences, name or time zone (a running trackgate sees licences at once, a new time zone within a minute); prints the account",
+    "change an account's licences, name, time zone or retention (a running trackgate sees licences at once, a new time zone within a minute); prints the account",
   )
   .requiredOption('--id <id>', 'account id (see trackgate account list)')
   .option('--licenses <n>', 'licences of the account', wholeNumber)
   .option('--name <name>', 'account name')
   .option('--time-zone <zone>', "the account's IANA time zone (its day for daily limits)")
-  .action(async (o: { id: string; licenses?: number; name?: string; timeZone?: string }) => {
-    if (o.licenses === undefined && o.name === undefined && o.timeZone === undefined)
-      fail('account update: say what to change (--licenses, --name or --time-zone)');
-    const db = await openExisting(loadConfig());
-    try {
-      const updated = await createAccountsService(db, systemClock).update(o.id, {
-        licenses: o.licenses,
-        name: o.name,
-        timeZone: o.timeZone,
-      });
-      process.stdout.write(`${JSON.stringify(updated)}\n`);
-    } finally {
-      await closeDb(db);
-    }
-  });
+  .option(
+    '--retention-days <n>',
+    'days of locations and alerts kept (0: everything; default: TRACKGATE_RETENTION_DAYS); the next purge applies it (docs/operations.md "Retention")',
+    retentionDays,
+  )
+  .action(
+    async (o: {
+      id: string;
+      licenses?: number;
+      name?: string;
+      timeZone?: string;
+      retentionDays?: number | 'default';
+    }) => {
+      if (o.licenses === undefined && o.name === undefined && o.timeZone === undefined && o.retentionDays === undefined)
+        fail('account update: say what to change (--licenses, --name, --time-zone or --retention-days)');
+      const db = await openExisting(loadConfig());
+      try {
+        const updated = await createAccountsService(db, systemClock).update(o.id, {
+          licenses: o.licenses,
+          name: o.name,
+          timeZone: o.timeZone,
+          retentionDays: o.retentionDays === 'default' ? null : o.retentionDays,
+        });
+        process.stdout.write(`${JSON.stringify(updated)}\n`);
+      } finally {
+        await closeDb(db);
+      }
+    },
+  );
 
 program
   .command('unknown-devices')

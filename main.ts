@@ -15,6 +15,7 @@ import { LogOutput } from './core/log-output.js';
 import * as outboxRepo from './core/notify/outbox.repository.js';
 import type { RulesEngine } from './core/rules/rules.engine.js';
 import type { ForwardRunner } from './core/forward/forward.runner.js';
+import type { Purger } from './core/retention/retention.purger.js';
 import { createMetrics } from './core/metrics/metrics.js';
 import { watchStorage } from './core/db/storage.watch.js';
 import { watchDisk } from './core/db/disk.watch.js';
@@ -26,7 +27,7 @@ import { createServices, describeNotifications, type Services } from './server/s
 import { listenApi } from './server/api-server.js';
 import type { Trackers } from './server/trackers.js';
 import { startListeners } from './server/listeners.js';
-import { startForwarding, startPartitions, startRelays, startRules } from './server/background.js';
+import { startForwarding, startPartitions, startRelays, startRetention, startRules } from './server/background.js';
 import { firstStart, type Bootstrap } from './server/first-start.js';
 import { exitOnStartError, handleProcessExit } from './server/process-exit.js';
 
@@ -57,6 +58,8 @@ export interface Running {
   rules: RulesEngine;
   /** the forwards' delivery loops (tests apply retention at once) */
   forwarding: ForwardRunner;
+  /** retention's purge (tests purge at once with purgeOnce) */
+  retention: Purger;
   /** set when this start created the first account */
   bootstrap?: Bootstrap;
   stop(): Promise<void>;
@@ -136,6 +139,8 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
       userAgent: USER_AGENT,
     });
     closers.push(() => forwarding.stop());
+    const retention = startRetention(config, db, clock, services);
+    closers.push(() => retention.stop());
     closers.push(...(await startRelays(config, services)));
     const bootstrap = await firstStart(config, db, services.accounts, logger);
 
@@ -156,6 +161,7 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
       services,
       rules,
       forwarding,
+      retention,
       bootstrap,
       async stop() {
         // a signal to the whole process group (Ctrl-C, systemd) stops the gateway processes too: not started again

@@ -89,6 +89,11 @@ export interface Config {
   /** forwards: undelivered messages beyond the newest this many of an account are dropped (logged, counted) */
   forwardMaxPending: number;
   /**
+   * days of locations and alerts kept (TRACKGATE_RETENTION_DAYS; an account's own retention wins);
+   * undefined or 0: everything is kept
+   */
+  retentionDays?: number;
+  /**
    * forwards: host names, addresses and CIDR ranges they may reach although loopback, link-local or
    * private (TRACKGATE_FORWARD_ALLOW, normalized: lower case, IPv4 dotted, IPv6 without brackets)
    */
@@ -356,6 +361,10 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonl
     forwardTimeoutMs: integer(env, 'TRACKGATE_FORWARD_TIMEOUT_MS', 10_000, 100, 600_000),
     forwardRetentionDays: integer(env, 'TRACKGATE_FORWARD_RETENTION_DAYS', 7, 1, 365),
     forwardMaxPending: integer(env, 'TRACKGATE_FORWARD_MAX_PENDING', 1_000_000, 1000, 100_000_000),
+    // unset keeps everything, as before retention existed; 36,500 days is the accounts' bound too
+    retentionDays: text(env, 'TRACKGATE_RETENTION_DAYS')
+      ? integer(env, 'TRACKGATE_RETENTION_DAYS', 0, 0, 36_500)
+      : undefined,
     forwardAllow: Object.freeze(forwardAllow(env)),
     metrics: onOff(env, 'TRACKGATE_METRICS', true),
     gatewayProcesses: gatewayProcesses(env),

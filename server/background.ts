@@ -1,6 +1,6 @@
 /**
  * What runs in the background once the listeners are bound: the alert rules, the forwards'
- * delivery loops, and the relays of events and raw frames to other instances (through Redis).
+ * delivery loops, retention's purge, and the relays of events and raw frames to other instances (through Redis).
  */
 import type { Config } from '../config/config.js';
 import type { Db } from '../core/db/db.js';
@@ -10,6 +10,7 @@ import { createRuleSource, timeZones } from '../core/rules/rule-source.js';
 import { findById as findDevice } from '../core/devices/devices.repository.js';
 import { startForwardRunner, type ForwardRunner } from '../core/forward/forward.runner.js';
 import { openForwarder } from '../core/forward/open-forwarder.js';
+import { startPurger, type Purger } from '../core/retention/retention.purger.js';
 import { relayEvents } from '../core/events/event-relay.redis.js';
 import { relayFrames } from '../gateway/shared/frame-relay.redis.js';
 import type { Services } from './services.js';
@@ -49,6 +50,11 @@ export function startForwarding(
     open: (f) => openForwarder(f, { timeoutMs: config.forwardTimeoutMs, userAgent: o.userAgent, targets }),
     settings: { retentionMs: config.forwardRetentionDays * 86_400_000, maxPendingPerAccount: config.forwardMaxPending },
   });
+}
+
+/** retention: old locations, alerts and commands deleted within a minute of start, then hourly (docs/operations.md "Retention") */
+export function startRetention(config: Readonly<Config>, db: Db, clock: Clock, services: Services): Purger {
+  return startPurger({ db, clock, logger: services.logger, settings: { retentionDays: config.retentionDays } });
 }
 
 /** With Redis, the event bus and (for accounts someone on another instance listens to) raw frames cross instances; returns what closes them. */

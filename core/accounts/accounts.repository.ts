@@ -9,6 +9,7 @@ const toAccount = (r: Record<string, unknown>): Account => ({
   licenses: Number(r.licenses),
   timeZone: String(r.time_zone),
   createdAt: Number(r.created_at),
+  retentionDays: r.retention_days === null || r.retention_days === undefined ? null : Number(r.retention_days),
 });
 
 export async function insert(db: Q, a: Account): Promise<void> {
@@ -67,11 +68,12 @@ export async function list(db: Q): Promise<Account[]> {
 export async function update(
   db: Q,
   id: string,
-  fields: Partial<Pick<Account, 'name' | 'licenses' | 'timeZone'>>,
+  fields: Partial<Pick<Account, 'name' | 'licenses' | 'timeZone' | 'retentionDays'>>,
 ): Promise<void> {
   const row: Record<string, unknown> = {};
   if (fields.name !== undefined) row.name = fields.name;
   if (fields.licenses !== undefined) row.licenses = fields.licenses;
   if (fields.timeZone !== undefined) row.time_zone = fields.timeZone;
+  if (fields.retentionDays !== undefined) row.retention_days = fields.retentionDays;
   if (Object.keys(row).length) await db('accounts').where({ id }).update(row);
 }

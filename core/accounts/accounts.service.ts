@@ -37,7 +37,12 @@ export interface UpdateAccountInput {
   name?: string;
   licenses?: number;
   timeZone?: string;
+  /** days of locations and alerts kept; 0 keeps everything, null follows TRACKGATE_RETENTION_DAYS */
+  retentionDays?: number | null;
 }
+
+/** The longest retention an account may have, in days (100 years; TRACKGATE_RETENTION_DAYS has the same bound). */
+export const RETENTION_DAYS_MAX = 36_500;
 
 export interface OperatorAccountView {
   id: string;
@@ -47,6 +52,8 @@ export interface OperatorAccountView {
   /** devices holding a licence now */
   licensesUsed: number;
   creation: string;
+  /** days of locations and alerts kept: null follows TRACKGATE_RETENTION_DAYS, 0 keeps everything */
+  retentionDays: number | null;
 }
 
 const operatorView = (a: Account, used: number): OperatorAccountView => ({
@@ -56,6 +63,7 @@ const operatorView = (a: Account, used: number): OperatorAccountView => ({
   timeZone: a.timeZone,
   licensesUsed: used,
   creation: new Date(a.createdAt).toISOString(),
+  retentionDays: a.retentionDays ?? null,
 });
 
 /** Accounts: the operator's (command line, first start) and an account's own view of itself. */
@@ -243,6 +251,13 @@ function checkUpdate(input: UpdateAccountInput): void {
     throw new DomainError('VALIDATION_FAILED', `timeZone "${input.timeZone}" is not an IANA time zone.`, {
       field: 'timeZone',
     });
+  const days = input.retentionDays;
+  if (days !== undefined && days !== null && !(Number.isInteger(days) && days >= 0 && days <= RETENTION_DAYS_MAX))
+    throw new DomainError(
+      'VALIDATION_FAILED',
+      `retentionDays must be a whole number of days from 0 (keep everything) to ${RETENTION_DAYS_MAX}.`,
+      { field: 'retentionDays' },
+    );
 }
 
 /** A new account's first user: its admin, with every privilege but `execute`, known by its API key. */

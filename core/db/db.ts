@@ -182,6 +182,9 @@ export function openDb(options: DbOptions): Db {
         try {
           // before the first access: SQLite then never opens the -shm file (sqlite.org/wal.html#noshm)
           if (options.sqliteExclusive) conn.pragma('locking_mode = EXCLUSIVE');
+          // a new database gives the pages retention frees back (incremental_vacuum, core/retention/);
+          // SQLite takes it only before the first table exists, and an older file keeps its mode
+          conn.pragma('auto_vacuum = INCREMENTAL');
           sqliteWriterPragmas(conn);
           conn.pragma('foreign_keys = ON');
           conn.pragma('busy_timeout = 5000');

@@ -4,4 +4,6 @@ export interface Account {
   licenses: number;
   timeZone: string;
   createdAt: number;
+  /** days of locations and alerts kept: null follows TRACKGATE_RETENTION_DAYS, 0 keeps everything */
+  retentionDays?: number | null;
 }

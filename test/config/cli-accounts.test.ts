@@ -124,3 +124,30 @@ test('cli: unknown-devices lists, for the operator, identifiers of every account
   const api = await s.request('GET', '/api/unknownDevices', { token: s.adminToken });
   t.false(JSON.stringify(api.body).includes('123456789012345'));
 });
+
+test('cli: account update --retention-days sets the account own retention, 0 keeps everything, default follows the variable; a bad value is refused', async (t) => {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'tg-cli-ret-'));
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const env = { TRACKGATE_DATA_DIR: dataDir };
+  const created = JSON.parse(
+    (await cli(['account', 'create', '--name', 'Acme', '--licenses', '5', '--admin-user', 'acme-admin'], env)).stdout,
+  ) as { accountId: string };
+  const update = (days: string) => cli(['account', 'update', '--id', created.accountId, '--retention-days', days], env);
+  for (const [given, stored] of [
+    ['90', 90],
+    ['0', 0],
+    ['default', null],
+  ] as const) {
+    const r = await update(given);
+    t.is(r.status, 0, r.stderr);
+    t.is(JSON.parse(r.stdout).retentionDays, stored);
+  }
+  await update('30');
+  const listed = JSON.parse((await cli(['account', 'list'], env)).stdout) as { retentionDays: number | null }[];
+  t.is(listed[0].retentionDays, 30);
+  for (const bad of ['-1', 'forever', '36501']) {
+    const r = await update(bad);
+    t.is(r.status, 1);
+    t.regex(r.stderr, /--retention-days.*must be a whole number of days/);
+  }
+});

@@ -157,3 +157,14 @@ test('config: TRACKGATE_DATABASE_POOL sets the PostgreSQL connections of an inst
     'TRACKGATE_DATABASE_POOL',
   );
 });
+
+test('config: TRACKGATE_RETENTION_DAYS is unset (keep everything) by default, whole days 0–36500 otherwise', (t) => {
+  t.is(loadConfig({}).retentionDays, undefined);
+  t.is(loadConfig({ TRACKGATE_RETENTION_DAYS: '365' }).retentionDays, 365);
+  t.is(loadConfig({ TRACKGATE_RETENTION_DAYS: '0' }).retentionDays, 0);
+  for (const bad of ['30d', '-1', '36501', '1.5']) {
+    const e = t.throws(() => loadConfig({ TRACKGATE_RETENTION_DAYS: bad }), { instanceOf: ConfigError });
+    t.is(e?.variable, 'TRACKGATE_RETENTION_DAYS', bad);
+    t.regex(e?.message ?? '', /^TRACKGATE_RETENTION_DAYS: /);
+  }
+});

@@ -11,6 +11,7 @@ import * as m009 from './009-rule-states.js';
 import * as m010 from './010-forwards.js';
 import * as m011 from './011-alert-rule.js';
 import * as m012 from './012-device-protocol-options.js';
+import * as m013 from './013-account-retention.js';
 import * as m014 from './014-pg-partitions.js';
 import * as m015 from './015-device-distance.js';
 
@@ -28,6 +29,7 @@ const migrations: Record<string, Knex.Migration> = {
   '010-forwards': m010,
   '011-alert-rule': m011,
   '012-device-protocol-options': m012,
+  '013-account-retention': m013,
   '014-pg-partitions': m014,
   '015-device-distance': m015,
 };
