@@ -15,6 +15,7 @@ import type { TokenFailure, TokensService } from '../core/auth/tokens.service.js
 import type { DevicesService } from '../core/devices/devices.service.js';
 import type { LocationsService } from '../core/locations/locations.service.js';
 import type { AlertsService } from '../core/alerts/alerts.service.js';
+import type { HistoryExportService } from '../core/export/history-export.service.js';
 import type { GroupsService } from '../core/groups/groups.service.js';
 import type { UsersService } from '../core/users/users.service.js';
 import type { AccountsService } from '../core/accounts/accounts.service.js';
@@ -45,6 +46,7 @@ export interface ApiDeps {
   tokens: TokensService;
   devices: DevicesService;
   locations: LocationsService;
+  historyExport: HistoryExportService;
   alerts: AlertsService;
   groups: GroupsService;
   users: UsersService;

@@ -30,6 +30,7 @@ import { openTokenSecrets } from '../core/auth/token-secrets.js';
 import { createAccountsService, type AccountsService } from '../core/accounts/accounts.service.js';
 import { createDevicesService, type DevicesService } from '../core/devices/devices.service.js';
 import { createLocationsService, type LocationsService } from '../core/locations/locations.service.js';
+import { createHistoryExport, type HistoryExportService } from '../core/export/history-export.service.js';
 import { createAlertsService, type AlertsService } from '../core/alerts/alerts.service.js';
 import { createAlertRecorder, type AlertRecorder } from '../core/alerts/alert.recorder.js';
 import { createGroupsService, type GroupsService } from '../core/groups/groups.service.js';
@@ -74,6 +75,7 @@ export interface Services {
   devices: DevicesService;
   /** Locations over REST. */
   locations: LocationsService;
+  historyExport: HistoryExportService;
   /** Alerts over REST. */
   alerts: AlertsService;
   /** Commands to devices: the queue REST fills and the tracker gateway delivers. */
@@ -381,6 +383,7 @@ export async function createServices(
     ingest,
     devices,
     locations,
+    historyExport: createHistoryExport({ db }),
     alerts,
     ...accountResources,
     commands: queue.commands,
