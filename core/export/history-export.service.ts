@@ -17,8 +17,12 @@ import * as accounts from '../accounts/accounts.repository.js';
 import { FORMAT_WRITERS, type ExportFile, type ExportFormat, type Fix, type FormatWriter } from './export.formats.js';
 import { localTimeWriter } from './local-time.js';
 
-/** Fixes per read: a page of text is at most a few hundred kB (KML, the largest per fix). */
-export const EXPORT_PAGE_ROWS = 1000;
+/**
+ * Fixes per read. Smaller pages leave less for the garbage collector to promote (a 1,000,000-row
+ * export grew the process by ~9 MiB at 250, ~40 MiB at 1,000) and cost nothing measurable in
+ * speed: a page is one indexed read.
+ */
+export const EXPORT_PAGE_ROWS = 250;
 
 export interface ExportRequest {
   from: string;
