@@ -16,6 +16,7 @@ import type { DevicesService } from '../core/devices/devices.service.js';
 import type { FleetService } from '../core/devices/fleet.service.js';
 import type { LocationsService } from '../core/locations/locations.service.js';
 import type { AlertsService } from '../core/alerts/alerts.service.js';
+import type { HistoryExportService } from '../core/export/history-export.service.js';
 import type { GroupsService } from '../core/groups/groups.service.js';
 import type { UsersService } from '../core/users/users.service.js';
 import type { AccountsService } from '../core/accounts/accounts.service.js';
@@ -49,6 +50,7 @@ export interface ApiDeps {
   /** ext: GET /api/lastLocations */
   fleet: FleetService;
   locations: LocationsService;
+  historyExport: HistoryExportService;
   alerts: AlertsService;
   groups: GroupsService;
   users: UsersService;
@@ -115,6 +117,9 @@ const API_DESCRIPTION = [
   '',
   'More (configuration, the tracker gateway, MQTT): the README of the trackgate repository.',
 ].join('\n');
+
+/** Error codes of a client that closed its connection before the answer ended. */
+const CLIENT_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE', 'ECONNABORTED']);
 
 /** Every request, errors included, by the route pattern that took it (the label stays bounded). */
 function countRequests(http: NonNullable<ApiDeps['metrics']>['http']): Koa.Middleware {
@@ -296,6 +301,17 @@ export function createApi(deps: ApiDeps): Koa {
   const registry = newRegistry();
   registry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
 
+  // What fails after an answer has begun (a streamed file): handleErrors cannot answer it any more, and Koa
+  // would print a stack to stderr. A client that went away is no failure of ours. Koa reports a
+  // stream's error twice (the stream's own event, then the pipe's end): logged once.
+  const reported = new WeakSet<Error>();
+  app.on('error', (err: Error & { code?: string }, ctx?: Context) => {
+    if (reported.has(err)) return;
+    reported.add(err);
+    const where = { method: ctx?.method, path: ctx?.path };
+    if (CLIENT_GONE.has(err.code ?? '')) deps.logger.debug(where, 'client left before the answer ended');
+    else deps.logger.warn({ ...where, err: err.message }, 'answer cut short');
+  });
   if (deps.metrics) app.use(countRequests(deps.metrics.http));
   app.use(handleErrors(deps));
   if (deps.starting) app.use(refuseWhileStarting(deps.starting));

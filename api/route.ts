@@ -3,6 +3,7 @@
  * OpenAPI document, so the document cannot drift from what the code accepts.
  */
 import type Router from '@koa/router';
+import { Readable } from 'node:stream';
 import type { Context } from 'koa';
 import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from './schemas/zod.js';
@@ -14,6 +15,21 @@ import type { Principal } from '../core/model/user.js';
 /** JSON text already serialised (a stored location), embedded in an answer as it is. */
 export class JsonText {
   constructor(readonly text: string) {}
+}
+
+/**
+ * A file answer (an export): its text streamed as the client reads it, with
+ * `Content-Disposition: attachment`. Whatever refuses the request must be thrown before it is
+ * made: once its first byte is sent the status is 200, and a failure later can only cut the
+ * answer short (the client sees the connection end before the last chunk).
+ */
+export class FileAnswer {
+  constructor(
+    readonly contentType: string,
+    /** ASCII without quotes or backslashes */
+    readonly fileName: string,
+    readonly chunks: AsyncIterable<string>,
+  ) {}
 }
 
 export interface Usage {
@@ -85,7 +101,8 @@ export interface RouteSpec<B extends z.ZodType | undefined, Q extends z.ZodType 
   /** the request body as the document shows it, for a route that reads its body itself (not JSON only) */
   bodyDoc?: { content: Record<string, { schema: z.ZodType }>; description?: string };
   query?: Q;
-  responses: Record<number, { description: string; schema?: z.ZodType }>;
+  /** `files`: the media types of a FileAnswer (a string each), instead of a JSON `schema` */
+  responses: Record<number, { description: string; schema?: z.ZodType; files?: string[] }>;
   handler: (
     ctx: Context,
     input: {
@@ -94,7 +111,7 @@ export interface RouteSpec<B extends z.ZodType | undefined, Q extends z.ZodType 
       params: Record<string, string>;
       principal: Principal;
     },
-  ) => Promise<{ status?: number; body: Record<string, unknown> }>;
+  ) => Promise<{ status?: number; body: Record<string, unknown> } | FileAnswer>;
 }
 
 /** "latitude: Too big: expected number to be <=90" for the first problem; all of them in details. */
@@ -118,9 +135,15 @@ export function addRoute<B extends z.ZodType | undefined, Q extends z.ZodType | 
   const paramNames = [...spec.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
   const responses: RouteConfig['responses'] = {};
   for (const [status, r] of Object.entries(spec.responses)) {
-    responses[status] = r.schema
-      ? { description: r.description, content: { 'application/json': { schema: r.schema } } }
-      : { description: r.description };
+    responses[status] = r.files
+      ? {
+          description: r.description,
+          headers: { 'Content-Disposition': { description: 'attachment; filename="…"', schema: { type: 'string' } } },
+          content: Object.fromEntries(r.files.map((type) => [type, { schema: z.string() }])),
+        }
+      : r.schema
+        ? { description: r.description, content: { 'application/json': { schema: r.schema } } }
+        : { description: r.description };
   }
   const errors: Record<number, string> = { 500: 'Unexpected failure (no stack is ever returned).' };
   if (spec.body || spec.bodyDoc || spec.query) errors[400] = 'Bad input: the message names the field.';
@@ -167,7 +190,25 @@ export function addRoute<B extends z.ZodType | undefined, Q extends z.ZodType | 
       params: ctx.params as Record<string, string>,
       principal: ctx.state.principal as Principal,
     });
+    if (out instanceof FileAnswer) {
+      answerFile(ctx, out);
+      return;
+    }
     ctx.status = out.status ?? 200;
     answerJson(ctx, out.body);
   });
+}
+
+/**
+ * Koa pipes the stream into the response: a chunk is asked for only when the socket has taken the
+ * ones before (backpressure), and a client that goes away destroys the stream, which ends the
+ * reading behind it.
+ */
+function answerFile(ctx: Context, file: FileAnswer): void {
+  ctx.status = 200;
+  ctx.set('Content-Type', file.contentType);
+  ctx.set('Content-Disposition', `attachment; filename="${file.fileName}"`);
+  ctx.set('Cache-Control', 'no-store');
+  ctx.set('X-Content-Type-Options', 'nosniff');
+  ctx.body = Readable.from(file.chunks, { objectMode: false });
 }

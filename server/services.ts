@@ -32,6 +32,7 @@ import { createDevicesService, type DevicesService } from '../core/devices/devic
 import { createFleetService, type FleetService } from '../core/devices/fleet.service.js';
 import { noPresence, type DevicePresence } from '../core/model/presence.js';
 import { createLocationsService, type LocationsService } from '../core/locations/locations.service.js';
+import { createHistoryExport, type HistoryExportService } from '../core/export/history-export.service.js';
 import { createAlertsService, type AlertsService } from '../core/alerts/alerts.service.js';
 import { createAlertRecorder, type AlertRecorder } from '../core/alerts/alert.recorder.js';
 import { createGroupsService, type GroupsService } from '../core/groups/groups.service.js';
@@ -80,6 +81,7 @@ export interface Services {
   attachPresence(presence: DevicePresence): void;
   /** Locations over REST. */
   locations: LocationsService;
+  historyExport: HistoryExportService;
   /** Alerts over REST. */
   alerts: AlertsService;
   /** Commands to devices: the queue REST fills and the tracker gateway delivers. */
@@ -399,6 +401,7 @@ export async function createServices(
     ingest,
     devices,
     locations,
+    historyExport: createHistoryExport({ db }),
     alerts,
     ...accountResources,
     commands: queue.commands,

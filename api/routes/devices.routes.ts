@@ -1,4 +1,4 @@
-import { addRoute, JsonText } from '../route.js';
+import { addRoute, FileAnswer, JsonText } from '../route.js';
 import type { RouteTable } from '../route.js';
 import { okSchema } from '../schemas/common.schemas.js';
 import { applyJsonPatch } from '../patch.js';
@@ -10,12 +10,19 @@ import {
   devicesResponse,
   deviceUpdateSchema,
 } from '../schemas/devices.schemas.js';
-import { lastLocationResponse, locationsBodySchema, locationsResponse } from '../schemas/locations.schemas.js';
+import {
+  exportMediaTypes,
+  lastLocationResponse,
+  locationsBodySchema,
+  locationsExportQuery,
+  locationsResponse,
+} from '../schemas/locations.schemas.js';
 import { alertsBodySchema, alertsResponse } from '../schemas/alerts.schemas.js';
 import { jsonPatchSchema } from '../schemas/groups-users.schemas.js';
 import type { DevicesService } from '../../core/devices/devices.service.js';
 import type { LocationsService } from '../../core/locations/locations.service.js';
 import type { AlertsService } from '../../core/alerts/alerts.service.js';
+import type { HistoryExportService } from '../../core/export/history-export.service.js';
 
 const READ_ONLY = [
   'emailsSentToday',
@@ -28,13 +35,19 @@ const READ_ONLY = [
   'id',
 ];
 
-type DeviceServices = { devices: DevicesService; locations: LocationsService; alerts: AlertsService };
+type DeviceServices = {
+  devices: DevicesService;
+  locations: LocationsService;
+  alerts: AlertsService;
+  historyExport: HistoryExportService;
+};
 /** the OpenAPI tag of every route here */
 const TAG = 'Devices';
 
 export function deviceRoutes(api: RouteTable, s: DeviceServices): void {
   deviceRecordRoutes(api, s.devices);
   deviceHistoryRoutes(api, s);
+  historyExportRoute(api, s.historyExport);
 }
 
 /** The device records: list, create, get, replace, patch, delete. */
@@ -215,6 +228,27 @@ function deviceHistoryRoutes(api: RouteTable, s: DeviceServices): void {
         cursor: body.cursor,
       });
       return { body: { success: true, alerts: page.alerts, nextCursor: page.nextCursor } };
+    },
+  });
+}
+
+/** The history as a file (docs/rest.md "History export"). */
+function historyExportRoute(api: RouteTable, historyExport: HistoryExportService): void {
+  addRoute(api, {
+    method: 'get',
+    path: '/api/devices/{deviceId}/locations/export',
+    tags: [TAG],
+    summary: 'ext: export the history as a file',
+    description:
+      "The locations with dateTime in [from, to], oldest first, as a file (`Content-Disposition: attachment`), streamed as it is read: any range, at the speed the client reads. `csv`: a header row, then one row per location (RFC 4180, CRLF), `dateTime` in UTC and `localTime` in the account's time zone, arrays and objects as JSON. `gpx`: GPX 1.1, one trk/trkseg, a trkpt per location with ele, time (UTC), sat, and speed (m/s) and course in Garmin's TrackPointExtension v2. `geojson`: a FeatureCollection of Point features, one per location ([longitude, latitude, altitude]), the other fields as properties, dateTime UTC. `kml`: KML 2.2, a folder of Placemarks, one per location with its TimeStamp (UTC) and a name and description in the account's time zone, then the track as one LineString. The same access as the range endpoint (404 for a device out of sight); an error before the first byte is the usual JSON envelope, one after it cuts the file short.",
+    query: locationsExportQuery,
+    responses: {
+      200: { description: 'The file.', files: exportMediaTypes },
+      404: { description: 'No such device in your sight.' },
+    },
+    handler: async (_ctx, { principal, params, query }) => {
+      const file = await historyExport.open(principal, params.deviceId, query);
+      return new FileAnswer(file.contentType, file.fileName, file.chunks);
     },
   });
 }

@@ -1,6 +1,7 @@
 import { z } from './zod.js';
 import { isoDateTime, nextCursor, pageQuery, usageFields } from './common.schemas.js';
 import { locationInput, MAX_LOCATIONS_PER_REQUEST } from '../../core/ingest/input.schemas.js';
+import { EXPORT_FORMATS, FORMAT_WRITERS } from '../../core/export/export.formats.js';
 
 export const locationInputSchema = locationInput.openapi('LocationInput');
 
@@ -76,3 +77,15 @@ export const lastLocationResponse = z.object({
   lastLocation: locationSchema,
   ...usageFields,
 });
+
+export const locationsExportQuery = z.object({
+  from: isoDateTime.openapi({ description: 'Locations with dateTime from this instant (inclusive)…' }),
+  to: isoDateTime.openapi({ description: '…to this instant (inclusive), oldest first.' }),
+  format: z
+    .enum(EXPORT_FORMATS)
+    .default('csv')
+    .openapi({ description: 'The file format (default csv); another value answers 400 VALIDATION_FAILED.' }),
+});
+
+/** The export's media types, one per format. */
+export const exportMediaTypes = EXPORT_FORMATS.map((f) => FORMAT_WRITERS[f].contentType.split(';')[0]);

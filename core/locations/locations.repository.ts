@@ -429,3 +429,31 @@ export function isRefusedRow(e: unknown): boolean {
   if (typeof code !== 'string') return e instanceof TypeError || e instanceof RangeError;
   return /^(22|23|54)[0-9A-Z]{3}$/.test(code) || /^SQLITE_(CONSTRAINT|TOOBIG|MISMATCH|RANGE)/.test(code);
 }
+
+export interface StoredText {
+  /** fix time, epoch ms */
+  dateTime: number;
+  /** the location as stored (JSON text) */
+  data: string;
+}
+
+const TEXTS_AFTER =
+  'select date_time, data from locations where device_id = ? and date_time > ? and date_time <= ? order by date_time limit ?';
+
+/**
+ * One keyset page of a device's history as stored: fix times after `afterMs` up to `toMs`
+ * (inclusive), oldest first, at most `limit`. A fix time is unique per device, so the last row's
+ * time is the next page's `afterMs` (the history export, core/export/). Each page is a short read
+ * that holds no connection or snapshot between pages; on SQLite it runs on the hot-read connection,
+ * beside the writer.
+ */
+export async function textsAfter(
+  db: Db,
+  deviceId: string,
+  afterMs: number,
+  toMs: number,
+  limit: number,
+): Promise<StoredText[]> {
+  const rows = await db.read.all(TEXTS_AFTER, deviceId, afterMs, toMs, limit);
+  return rows.map((r) => ({ dateTime: Number(r.date_time), data: String(r.data) }));
+}
