@@ -30,6 +30,7 @@ import { startListeners } from './server/listeners.js';
 import { startForwarding, startPartitions, startRelays, startRetention, startRules } from './server/background.js';
 import { firstStart, type Bootstrap } from './server/first-start.js';
 import { exitOnStartError, handleProcessExit } from './server/process-exit.js';
+import type { PartitionMaintenance } from './core/db/partitions/pg-partitions.js';
 
 // bench/ opens storage as the server does
 export { openStorage } from './server/storage.js';
@@ -60,6 +61,8 @@ export interface Running {
   forwarding: ForwardRunner;
   /** retention's purge (tests purge at once with purgeOnce) */
   retention: Purger;
+  /** PostgreSQL partitions' maintenance (tests wait for its run at start) */
+  partitions: PartitionMaintenance;
   /** set when this start created the first account */
   bootstrap?: Bootstrap;
   stop(): Promise<void>;
@@ -162,6 +165,7 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
       rules,
       forwarding,
       retention,
+      partitions,
       bootstrap,
       async stop() {
         // a signal to the whole process group (Ctrl-C, systemd) stops the gateway processes too: not started again

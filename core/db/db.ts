@@ -183,8 +183,15 @@ export function openDb(options: DbOptions): Db {
           // before the first access: SQLite then never opens the -shm file (sqlite.org/wal.html#noshm)
           if (options.sqliteExclusive) conn.pragma('locking_mode = EXCLUSIVE');
           // a new database gives the pages retention frees back (incremental_vacuum, core/retention/);
-          // SQLite takes it only before the first table exists, and an older file keeps its mode
-          conn.pragma('auto_vacuum = INCREMENTAL');
+          // SQLite takes it only before the first table exists (and before WAL), and an older file
+          // keeps its mode. Where the file cannot be read yet (a full disk with no room for the
+          // -shm file) it is left alone: the writer's pragmas below meet that and the start copes
+          // (server/storage.ts); thrown here, it failed the start instead.
+          try {
+            conn.pragma('auto_vacuum = INCREMENTAL');
+          } catch {
+            /* an existing file's mode stays; a new file cannot be made on a full disk anyway */
+          }
           sqliteWriterPragmas(conn);
           conn.pragma('foreign_keys = ON');
           conn.pragma('busy_timeout = 5000');
