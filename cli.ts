@@ -8,6 +8,7 @@ import { openStorage } from './server/storage.js';
 import { migrate, closeDb, sqlitePath } from './core/db/db.js';
 import { backupSqlite, refuseOwnFiles, restoreSqlite, BackupError } from './core/db/backup.js';
 import { lockDataDir } from './core/db/data-dir.lock.js';
+import { compactSqlite, CompactError } from './core/db/compact.js';
 import { systemClock } from './core/clock.js';
 import { adminApiKeyProblem, createAccountsService, RETENTION_DAYS_MAX } from './core/accounts/accounts.service.js';
 import * as unknownDevices from './core/devices/unknown-devices.repository.js';
@@ -235,6 +236,33 @@ program
   });
 
 program
+  .command('compact')
+  .description(
+    'rewrite the SQLite database so that it gives the pages retention frees back to the disk (auto_vacuum = incremental), trackgate stopped; docs/operations.md "Retention"',
+  )
+  .action(() => {
+    const config = loadConfig();
+    if (config.databaseUrl)
+      fail('compact: the database is PostgreSQL (TRACKGATE_DATABASE_URL): its autovacuum and partition drops do this');
+    const file = sqlitePath(config.dataDir);
+    if (!existsSync(file)) fail(`compact: there is no database at ${file}; nothing was changed`);
+    let unlock: () => void;
+    try {
+      unlock = lockDataDir(config.dataDir);
+    } catch (e) {
+      throw new ConfigError(
+        'TRACKGATE_DATA_DIR',
+        `${config.dataDir} ${(e as Error).message}; stop it before a compact`,
+      );
+    }
+    try {
+      process.stdout.write(`${JSON.stringify(compactSqlite(file))}\n`);
+    } finally {
+      unlock();
+    }
+  });
+
+program
   .command('gateway')
   .description(
     'an edge gateway: the tracker listeners on this host, storing through the core at --core (docs/scaling.md "Scaling")',
@@ -299,6 +327,6 @@ try {
   await program.parseAsync(process.argv);
 } catch (e) {
   if (e instanceof ConfigError) fail(`configuration error: ${e.message}`);
-  if (e instanceof DomainError || e instanceof BackupError) fail(e.message);
+  if (e instanceof DomainError || e instanceof BackupError || e instanceof CompactError) fail(e.message);
   fail((e as Error).message.split('\n')[0]);
 }
