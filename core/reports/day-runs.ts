@@ -16,7 +16,7 @@
  *   where they belong (the stored running totals give a late fix only its own leg).
  */
 import type { Location } from '../model/location.js';
-import { advance, haversineKm, legKm, type DistanceState, type Fix } from '../locations/distance.js';
+import { advance, haversineKm, type DistanceState, type Fix } from '../locations/distance.js';
 import type { ReportSettings } from './report.settings.js';
 
 /** A fix as a report reads it. */
@@ -84,43 +84,29 @@ const asFix = (f: ReportFix): Fix => ({
   valid: f.valid,
 });
 
-/** Each fix's km from the day's first fix, by the distance rules. */
-function kmOf(fixes: readonly ReportFix[]): Map<ReportFix, number> {
-  const out = new Map<ReportFix, number>();
+/**
+ * The fixes a report counts (valid ones that are not jumps) and each one's km from the day's first
+ * fix, in one pass of the distance rules (distance.ts `advance`): a fix is a jump when the rules
+ * hold it as the place jumped to.
+ */
+function placesOf(fixes: readonly ReportFix[]): { places: ReportFix[]; km: number[] } {
+  const places: ReportFix[] = [];
+  const km: number[] = [];
   let state: DistanceState | undefined;
   for (const f of fixes) {
-    state = advance(state, asFix(f));
-    out.set(f, state.totalKm);
+    const fix = asFix(f);
+    state = advance(state, fix);
+    if (f.valid === false || state.jumped === fix) continue;
+    places.push(f);
+    km.push(state.totalKm);
   }
-  return out;
-}
-
-/** The fixes a report counts: valid ones that are not jumps. */
-function placesOf(fixes: readonly ReportFix[]): ReportFix[] {
-  const out: ReportFix[] = [];
-  let anchor: ReportFix | undefined;
-  let jumped: ReportFix | undefined;
-  for (const f of fixes) {
-    if (f.valid === false) continue;
-    if (anchor && legKm(asFix(anchor), asFix(f)) === undefined) {
-      if (!(jumped && legKm(asFix(jumped), asFix(f)) !== undefined)) {
-        jumped = f;
-        continue;
-      }
-    }
-    jumped = undefined;
-    anchor = f;
-    out.push(f);
-  }
-  return out;
+  return { places, km };
 }
 
 /** Runs of one day's fixes (in time order); undefined when none counts. */
 export function dayRuns(fixes: readonly ReportFix[], s: ReportSettings): DayRuns | undefined {
-  const places = placesOf(fixes);
+  const { places, km } = placesOf(fixes);
   if (places.length === 0) return undefined;
-  const counted = kmOf(fixes);
-  const km = places.map((p) => counted.get(p)!);
 
   const runs: Run[] = [];
   const runKm: number[] = []; // km at each run's first place
