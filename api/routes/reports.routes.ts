@@ -69,7 +69,11 @@ export function reportRoutes(api: RouteTable, reports: ReportsService): void {
       description: `${description} With \`Accept: text/csv\` the same rows as CSV (RFC 4180, a header row naming the fields above, CRLF; an absent value is an empty field). Detection is the account's (GET /api/reports/settings); days are computed once and cached, so a month answers in well under a second (docs/rest.md "Trips, stops and summary").`,
       query: reportQuery,
       responses: {
-        200: { description: 'The report.', schema },
+        200: {
+          description: 'The report: JSON, or CSV with `Accept: text/csv` (`Content-Disposition: attachment`).',
+          schema,
+          files: ['text/csv'],
+        },
         404: { description: 'DEVICE_NOT_FOUND or GROUP_NOT_FOUND: not one the caller may see.' },
       },
       handler: async (ctx, { principal, query }) => {

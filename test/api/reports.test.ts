@@ -271,6 +271,38 @@ for (const backend of await backends()) {
     );
   });
 
+  test(`api.reports (${backend}): a cached day is read, not computed again, until its fixes change`, async (t) => {
+    const s = await startServer(backend);
+    t.teardown(() => s.stop());
+    await s.request('PUT', '/api/account', { token: s.adminToken, body: { timeZone: 'Europe/Madrid' } });
+    await createDevice(s, 'car-1');
+    await post(s, 'car-1', theDay());
+    const first = (await report(s, 'trips', `deviceId=car-1&${range}`)).body.trips;
+    t.is(first.length, 4);
+    // the cached day is what the next request reads: mark its first trip's start
+    const db = s.running.db;
+    const row = await db('report_days').where({ device_id: 'car-1' }).first();
+    t.truthy(row, 'the day is cached');
+    const runs = JSON.parse(row.data);
+    const moving = runs.runs.find((r: { moving: boolean }) => r.moving);
+    moving.latitude = 1;
+    await db('report_days')
+      .where({ device_id: 'car-1', day_start_ms: row.day_start_ms })
+      .update({ data: JSON.stringify(runs) });
+    t.is((await report(s, 'trips', `deviceId=car-1&${range}`)).body.trips[0].startLatitude, 1, 'read from the cache');
+    // a newer fix (no late mark): the day's last fix changed, so it is computed again
+    await post(s, 'car-1', [fix(local(13, 30), D, 0)]);
+    const again = (await report(s, 'trips', `deviceId=car-1&${range}`)).body.trips;
+    t.deepEqual(again, first, 'computed again from the fixes');
+    t.is((await report(s, 'stops', `deviceId=car-1&${range}`)).body.stops[4].endTime, text(13, 30));
+    // other settings: computed again with them
+    await db('report_days')
+      .where({ device_id: 'car-1' })
+      .update({ data: JSON.stringify(runs) });
+    await s.request('PUT', '/api/reports/settings', { token: s.adminToken, body: { movingSpeedKmh: 6 } });
+    t.deepEqual((await report(s, 'trips', `deviceId=car-1&${range}`)).body.trips, first);
+  });
+
   test(`api.reports (${backend}): bad input is a clear 4xx`, async (t) => {
     const s = await startServer(backend);
     t.teardown(() => s.stop());
@@ -289,6 +321,12 @@ for (const backend of await backends()) {
     await bad(`deviceId=car-1`, 400, 'VALIDATION_FAILED');
     await bad(`deviceId=nope&${range}`, 404, 'DEVICE_NOT_FOUND');
     await bad(`groupId=nope&${range}`, 404, 'GROUP_NOT_FOUND');
+    const doc = (await s.request('GET', '/api/openapi.json')).body;
+    for (const kind of ['trips', 'stops', 'summary']) {
+      const content = doc.paths[`/api/reports/${kind}`].get.responses['200'].content;
+      t.deepEqual(Object.keys(content), ['application/json', 'text/csv'], `${kind} in the OpenAPI document`);
+    }
+    t.truthy(doc.paths['/api/reports/settings'].put);
     const empty = await report(s, 'trips', `deviceId=car-1&${range}`);
     t.deepEqual(empty.body.trips, [], 'a device without fixes has no trips');
     t.deepEqual((await report(s, 'summary', `deviceId=car-1&${range}`)).body.summary[0].distance, 0);
