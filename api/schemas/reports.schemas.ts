@@ -96,7 +96,7 @@ const settingsShape = {
   minTripSeconds: bounded('minTripSeconds', 'a trip shorter than this (s) is part of the stop around it'),
   useIgnition: z.boolean().openapi({
     description:
-      'where a fix reports ignition (`attributes.ignition`), ignition off is stopped whatever the speed (default true)',
+      'where a fix reports ignition (`attributes.ignition`, else `inputs[0]`), ignition off is stopped whatever the speed (default true)',
   }),
 };
 

@@ -65,7 +65,9 @@ export interface DayRuns {
 /** The fields a report needs, from a stored location. */
 export function reportFix(t: number, l: Location): ReportFix {
   const a = l.attributes as Record<string, unknown> | undefined;
-  const ignition = typeof a?.ignition === 'boolean' ? a.ignition : undefined;
+  // as the alert rules read it (core/rules/position-queue.ts): the attribute, else the first input
+  const first = l.inputs?.[0];
+  const ignition = typeof a?.ignition === 'boolean' ? a.ignition : typeof first === 'boolean' ? first : undefined;
   return {
     t,
     latitude: l.latitude,

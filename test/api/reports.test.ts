@@ -46,7 +46,7 @@ const D = X + 100 * 60;
 /**
  * The day: parked at A (06:00, ignition off, a jitter spike at 06:30); drive 1 (07:00–07:30,
  * 36 km/h, a 60 s traffic light at 07:10, a jump at 07:20); stopped at B until 08:30 (ignition on
- * for 2 min); drive 2 (08:30–09:00, 54 km/h, an invalid fix); parked at C until 12:00 (no
+ * for 2 min); drive 2 (08:30–09:00, 54 km/h, ignition as the first input, an invalid fix); parked at C until 12:00 (no
  * ignition reported, a jitter spike at 10:00); drive 3 (12:00–12:09:50) then no fixes for 20 min,
  * drive 4 (12:30–12:40) from 2 km further on; parked at D until 13:00.
  */
@@ -67,7 +67,7 @@ function theDay(): Fix[] {
   for (let i = 0; i < 12; i++) out.push(fix(local(7, 30, i * 10), B, 0, ign(true)));
   for (let i = 2; i < 60; i++) out.push(fix(local(7, 30 + i), B, 0, ign(false)));
   for (let i = 0; i < 180; i++) {
-    out.push(fix(local(8, 30, i * 10), B + 150 * i, 54, ign(true)));
+    out.push(fix(local(8, 30, i * 10), B + 150 * i, 54, { inputs: [true] }));
     if (i === 90) out.push({ ...fix(local(8, 45, 5), 0, 0), latitude: 0, longitude: 0, valid: false });
   }
   for (let i = 0; i < 180; i++) {
