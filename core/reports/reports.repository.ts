@@ -4,7 +4,8 @@
  * a day. Every read here is a hot read (db.read): on SQLite the read-only connection beside the
  * writer, prepared once.
  */
-import type { Db } from '../db/db.js';
+import { dbKind, type Db } from '../db/db.js';
+import { pgInt8Array } from '../db/pg-arrays.js';
 import type { Location } from '../model/location.js';
 import { reportFix, type ReportFix } from './day-runs.js';
 
@@ -80,17 +81,39 @@ export async function marks(db: Db, deviceId: string, fromMs: number, toMs: numb
 const FIRST_LAST = `select
   (select min(date_time) from locations where device_id = ? and date_time >= ? and date_time < ?) as first_ms,
   (select max(date_time) from locations where device_id = ? and date_time >= ? and date_time < ?) as last_ms`;
+const FIRST_LAST_PG = `select b.s as day_start_ms,
+  (select min(date_time) from locations where device_id = ? and date_time >= b.s and date_time < b.e) as first_ms,
+  (select max(date_time) from locations where device_id = ? and date_time >= b.s and date_time < b.e) as last_ms
+  from unnest(?::int8[], ?::int8[]) as b(s, e)`;
 
-/** The first and last fix time stored in [fromMs, toMs): two index probes. */
+/**
+ * The first and last fix time stored in each day [start, end) that has fixes: two index probes a
+ * day; on PostgreSQL every day in one round trip.
+ */
 export async function firstAndLast(
   db: Db,
   deviceId: string,
-  fromMs: number,
-  toMs: number,
-): Promise<{ firstMs: number; lastMs: number } | undefined> {
-  const r = await db.read.first(FIRST_LAST, deviceId, fromMs, toMs, deviceId, fromMs, toMs);
-  if (!r || r.first_ms === null || r.first_ms === undefined) return undefined;
-  return { firstMs: Number(r.first_ms), lastMs: Number(r.last_ms) };
+  days: readonly [number, number][],
+): Promise<Map<number, { firstMs: number; lastMs: number }>> {
+  const out = new Map<number, { firstMs: number; lastMs: number }>();
+  const add = (start: number, r: Record<string, unknown> | undefined) => {
+    if (r && r.first_ms !== null && r.first_ms !== undefined)
+      out.set(start, { firstMs: Number(r.first_ms), lastMs: Number(r.last_ms) });
+  };
+  if (dbKind(db) === 'postgres') {
+    const rows = await db.read.all(
+      FIRST_LAST_PG,
+      deviceId,
+      deviceId,
+      pgInt8Array(days.map((d) => d[0])),
+      pgInt8Array(days.map((d) => d[1])),
+    );
+    for (const r of rows) add(Number(r.day_start_ms), r);
+    return out;
+  }
+  for (const [start, end] of days)
+    add(start, await db.read.first(FIRST_LAST, deviceId, start, end, deviceId, start, end));
+  return out;
 }
 
 const DAY_FIXES =

@@ -149,26 +149,31 @@ export function createReportsService(deps: { db: Db }): ReportsService {
     const params = settingsKey(s.settings, zone);
     const cached = await repo.cachedDays(db, deviceId, bounds[0][0], lastStart);
     const marks = await repo.marks(db, deviceId, bounds[0][0], bounds[bounds.length - 1][1]);
+    const stored = await repo.firstAndLast(db, deviceId, bounds);
     const out: DayRuns[] = [];
     for (const [startMs, endMs] of bounds) {
       let count = 0;
       for (let b = startMs; b < endMs; b += MARK_BUCKET_MS) count += marks.get(b) ?? 0;
-      const runs = await dayOf(deviceId, startMs, endMs, params, count, cached.get(startMs), s.settings);
+      const day = { deviceId, startMs, endMs, params, marks: count, stored: stored.get(startMs) };
+      const runs = await dayOf(day, cached.get(startMs), s.settings);
       if (runs) out.push(runs);
     }
     return out;
   }
 
   async function dayOf(
-    deviceId: string,
-    startMs: number,
-    endMs: number,
-    params: string,
-    marks: number,
+    day: {
+      deviceId: string;
+      startMs: number;
+      endMs: number;
+      params: string;
+      marks: number;
+      stored: { firstMs: number; lastMs: number } | undefined;
+    },
     row: repo.DayRow | undefined,
     settings: ReportSettings,
   ): Promise<DayRuns | undefined> {
-    const stored = await repo.firstAndLast(db, deviceId, startMs, endMs);
+    const { deviceId, startMs, endMs, params, marks, stored } = day;
     if (
       row &&
       stored &&
