@@ -24,6 +24,7 @@ import type { CommandsService } from '../core/commands/commands.service.js';
 import type { ZonesService } from '../core/rules/zones.service.js';
 import type { AlertRulesService } from '../core/rules/alert-rules.service.js';
 import type { ForwardsService } from '../core/forward/forwards.service.js';
+import type { ReportsService } from '../core/reports/reports.service.js';
 import type { Principal } from '../core/model/user.js';
 import type { Metrics } from '../core/metrics/metrics.js';
 import { monotonicMs, UNMATCHED_ROUTE } from '../core/metrics/counts.js';
@@ -36,6 +37,7 @@ import { groupRoutes } from './routes/groups.routes.js';
 import { userRoutes } from './routes/users.routes.js';
 import { ruleRoutes } from './routes/rules.routes.js';
 import { forwardRoutes } from './routes/forwards.routes.js';
+import { reportRoutes } from './routes/reports.routes.js';
 import { accountRoutes, metricsRoute, STARTING_MESSAGE, systemRoutes } from './routes/system.routes.js';
 import { docsRoutes } from './docs.js';
 import { answerJson, type RouteTable } from './route.js';
@@ -59,6 +61,8 @@ export interface ApiDeps {
   zones: ZonesService;
   alertRules: AlertRulesService;
   forwards: ForwardsService;
+  /** ext: GET /api/reports/trips, stops, summary */
+  reports: ReportsService;
   ping: () => Promise<void>;
   /** why storage refuses writes while it still answers reads (a full disk, a read-only file system), if it does */
   writesFailing?: () => string | undefined;
@@ -280,6 +284,7 @@ function registerRoutes(api: RouteTable, deps: ApiDeps): void {
   userRoutes(api, deps.users, deps.clock);
   ruleRoutes(api, deps.zones, deps.alertRules);
   forwardRoutes(api, deps.forwards);
+  reportRoutes(api, deps.reports);
   accountRoutes(api, deps.accounts, deps.unknownDevices, deps.onTimeZoneChanged);
 
   let document: object | undefined;

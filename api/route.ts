@@ -101,7 +101,7 @@ export interface RouteSpec<B extends z.ZodType | undefined, Q extends z.ZodType 
   /** the request body as the document shows it, for a route that reads its body itself (not JSON only) */
   bodyDoc?: { content: Record<string, { schema: z.ZodType }>; description?: string };
   query?: Q;
-  /** `files`: the media types of a FileAnswer (a string each), instead of a JSON `schema` */
+  /** `files`: the media types of a FileAnswer (a string each), instead of a JSON `schema` or beside it (chosen by Accept) */
   responses: Record<number, { description: string; schema?: z.ZodType; files?: string[] }>;
   handler: (
     ctx: Context,
@@ -139,7 +139,10 @@ export function addRoute<B extends z.ZodType | undefined, Q extends z.ZodType | 
       ? {
           description: r.description,
           headers: { 'Content-Disposition': { description: 'attachment; filename="…"', schema: { type: 'string' } } },
-          content: Object.fromEntries(r.files.map((type) => [type, { schema: z.string() }])),
+          content: {
+            ...(r.schema && { 'application/json': { schema: r.schema } }),
+            ...Object.fromEntries(r.files.map((type) => [type, { schema: z.string() }])),
+          },
         }
       : r.schema
         ? { description: r.description, content: { 'application/json': { schema: r.schema } } }

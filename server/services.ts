@@ -33,6 +33,7 @@ import { createFleetService, type FleetService } from '../core/devices/fleet.ser
 import { noPresence, type DevicePresence } from '../core/model/presence.js';
 import { createLocationsService, type LocationsService } from '../core/locations/locations.service.js';
 import { createHistoryExport, type HistoryExportService } from '../core/export/history-export.service.js';
+import { createReportsService, type ReportsService } from '../core/reports/reports.service.js';
 import { createAlertsService, type AlertsService } from '../core/alerts/alerts.service.js';
 import { createAlertRecorder, type AlertRecorder } from '../core/alerts/alert.recorder.js';
 import { createGroupsService, type GroupsService } from '../core/groups/groups.service.js';
@@ -82,6 +83,8 @@ export interface Services {
   /** Locations over REST. */
   locations: LocationsService;
   historyExport: HistoryExportService;
+  /** Trips, stops and summary reports (*ext*), from cached days. */
+  reports: ReportsService;
   /** Alerts over REST. */
   alerts: AlertsService;
   /** Commands to devices: the queue REST fills and the tracker gateway delivers. */
@@ -402,6 +405,7 @@ export async function createServices(
     devices,
     locations,
     historyExport: createHistoryExport({ db }),
+    reports: createReportsService({ db }),
     alerts,
     ...accountResources,
     commands: queue.commands,

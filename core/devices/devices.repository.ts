@@ -102,6 +102,8 @@ export async function remove(db: Q, id: string): Promise<void> {
   await db('locations').where({ device_id: id }).delete();
   await db('last_locations').where({ device_id: id }).delete();
   await db('device_distance').where({ device_id: id }).delete();
+  await db('report_days').where({ device_id: id }).delete();
+  await db('report_marks').where({ device_id: id }).delete();
   await db('alerts').where({ device_id: id }).delete();
   // its notifications still waiting for a retry: nobody is to hear of a device that is gone (kept as suppressed, their daily places held until the day ends)
   await db('outbox')

@@ -18,6 +18,7 @@ import type { Location } from '../model/location.js';
 import type { IngestCounts } from '../metrics/counts.js';
 import * as locations from '../locations/locations.repository.js';
 import { addDistances } from '../locations/distance.ledger.js';
+import { markChanged } from '../locations/fix-marks.repository.js';
 import { storedJson } from '../model/location.js';
 import type { Knex } from 'knex';
 
@@ -155,8 +156,10 @@ export class GroupCommit {
     try {
       written = await db.transaction(async (trx) => {
         const all = batch.flatMap((p) => p.rows);
-        await addDistances(trx, all);
+        const late = await addDistances(trx, all);
         const rows = await locations.insertMany(trx, all);
+        // the reports' cached days these fall in are computed again (core/reports/)
+        await markChanged(trx, late);
         // the rows as they are: the hook maps only those it keeps (none while no account forwards)
         await afterWrite?.(trx, rows, (deviceId) => accountOf.get(deviceId)!);
         return rows;

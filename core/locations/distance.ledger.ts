@@ -30,9 +30,14 @@ function setTotal(r: LocationRow, km: number): void {
   r.location.totalDistance = shown;
 }
 
-/** Gives every row its total, in the order given (a device's rows as they arrived), and saves the states. */
-export async function addDistances(trx: Knex.Transaction, rows: readonly LocationRow[]): Promise<void> {
-  if (rows.length === 0) return;
+/**
+ * Gives every row its total, in the order given (a device's rows as they arrived), and saves the
+ * states. Returns the rows not newer than their device's newest fix (late fixes, resends and
+ * corrections), which the reports' cache must hear of (fix-marks.repository.ts).
+ */
+export async function addDistances(trx: Knex.Transaction, rows: readonly LocationRow[]): Promise<LocationRow[]> {
+  const late: LocationRow[] = [];
+  if (rows.length === 0) return late;
   const ids = [...new Set(rows.map((r) => r.deviceId))];
   const states = await repo.statesOf(trx, ids);
   const changed = new Map<string, DistanceState>();
@@ -46,11 +51,14 @@ export async function addDistances(trx: Knex.Transaction, rows: readonly Locatio
     } else if (fix.dateTime === state.lastTime) {
       // the newest fix again (a resend or a correction): the total stands
       setTotal(r, state.totalKm);
+      late.push(r);
     } else {
       setTotal(r, await lateTotal(trx, r.deviceId, fix, state.totalKm));
+      late.push(r);
     }
   }
   await repo.saveStates(trx, changed);
+  return late;
 }
 
 /**

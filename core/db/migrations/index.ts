@@ -14,6 +14,7 @@ import * as m012 from './012-device-protocol-options.js';
 import * as m013 from './013-account-retention.js';
 import * as m014 from './014-pg-partitions.js';
 import * as m015 from './015-device-distance.js';
+import * as m016 from './016-reports.js';
 
 /** Every migration, in order. Adding one is a new file and one line here. */
 const migrations: Record<string, Knex.Migration> = {
@@ -32,6 +33,7 @@ const migrations: Record<string, Knex.Migration> = {
   '013-account-retention': m013,
   '014-pg-partitions': m014,
   '015-device-distance': m015,
+  '016-reports': m016,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
