@@ -182,6 +182,8 @@ export function startPurger(deps: PurgerDeps): Purger {
         `retention: removed ${rows} ${table} older than ${p.retentionDays} days`,
       );
     }
+    // the reports' cache of what was just removed (not counted: a cache, not history)
+    if (!stopping) await repo.deleteOldReportCache(db, p.accountId, p.cutoffMs);
     return removed;
   }
 

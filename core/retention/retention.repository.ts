@@ -7,6 +7,7 @@
  */
 
 import { dbKind, type Db } from '../db/db.js';
+import { MARK_BUCKET_MS } from '../locations/fix-marks.repository.js';
 
 /** The tables retention trims by fix time, each with the (device_id, date_time) index it walks. */
 export type TimedTable = 'locations' | 'alerts';
@@ -72,6 +73,23 @@ export async function deleteOldCommands(
     .andWhere('expires_at', '<', nowMs)
     .limit(batchRows);
   return db('commands').whereIn('id', ids).delete();
+}
+
+/**
+ * The trip and stop reports' cache (core/reports/, migration 016) of the account's devices before
+ * `cutoffMs`: cached days that end at or before it and late-fix marks of quarter hours before it.
+ * They describe locations retention removed; kept, they would answer a report over a range whose
+ * rows are gone. Small tables (a row per device-day, a row per quarter hour with late fixes): one
+ * statement each. Returns the rows removed.
+ */
+export async function deleteOldReportCache(db: Db, accountId: string, cutoffMs: number): Promise<number> {
+  const devices = db('devices').select('id').where('account_id', accountId);
+  const days = await db('report_days').whereIn('device_id', devices).andWhere('day_end_ms', '<=', cutoffMs).delete();
+  const marks = await db('report_marks')
+    .whereIn('device_id', db('devices').select('id').where('account_id', accountId))
+    .andWhere('bucket_ms', '<=', cutoffMs - MARK_BUCKET_MS)
+    .delete();
+  return days + marks;
 }
 
 /** SQLite: pages on the free list (0 on PostgreSQL). */

@@ -78,6 +78,22 @@ for (const backend of await backends()) {
       t.is(r.status, 201, JSON.stringify(r.body));
     }
     t.is((await history(s, admin, 'van')).length, 3);
+    // the reports' cache of a day 400 days ago and of yesterday, and late-fix marks of both
+    const db = s.running.db;
+    const dayOf = (d: number) => Math.floor((NOW - d * DAY_MS) / DAY_MS) * DAY_MS;
+    for (const d of [400, 1]) {
+      await db('report_days').insert({
+        device_id: 'van',
+        day_start_ms: dayOf(d),
+        day_end_ms: dayOf(d) + DAY_MS,
+        params: '{}',
+        first_ms: dayOf(d),
+        last_ms: dayOf(d),
+        marks: 0,
+        data: '{}',
+      });
+      await db('report_marks').insert({ device_id: 'van', bucket_ms: dayOf(d), n: 1 });
+    }
 
     const purged = await s.running.retention.purgeOnce();
     t.deepEqual(
@@ -88,6 +104,10 @@ for (const backend of await backends()) {
       ],
     );
     t.deepEqual(sameTimes(await history(s, admin, 'van')), [ago(1)]);
+    const cached = async (table: string, column: string) =>
+      (await db(table).where('device_id', 'van').orderBy(column).pluck(column)).map(Number);
+    t.deepEqual(await cached('report_days', 'day_start_ms'), [dayOf(1)], "the reports' cache of removed days goes");
+    t.deepEqual(await cached('report_marks', 'bucket_ms'), [dayOf(1)]);
     t.deepEqual(sameTimes(await alertTimes(s, admin, 'van')), [ago(1)]);
     t.deepEqual(await history(s, admin, 'silent'), []);
     t.is(new Date((await lastLocation(s, admin, 'silent'))!).toISOString(), ago(400));
