@@ -39,6 +39,7 @@ import { forwardRoutes } from './routes/forwards.routes.js';
 import { accountRoutes, metricsRoute, STARTING_MESSAGE, systemRoutes } from './routes/system.routes.js';
 import { docsRoutes } from './docs.js';
 import { answerJson, type RouteTable } from './route.js';
+import { clientAddress } from './client-address.js';
 
 export interface ApiDeps {
   clock: Clock;
@@ -72,6 +73,8 @@ export interface ApiDeps {
   version?: string;
   /** GET /metrics and the count of every request; absent (TRACKGATE_METRICS=off): neither */
   metrics?: Pick<Metrics, 'http' | 'scrape'>;
+  /** reverse proxies whose X-Forwarded-For names the client (TRACKGATE_TRUSTED_PROXIES; client-address.ts) */
+  trustedProxies?: readonly string[];
 }
 
 /** The 401 answer for each reason the token verifier (core/auth/tokens.service.ts) gives. */
@@ -141,7 +144,10 @@ function errorAnswer(ctx: Context, e: unknown, logger: Logger): ErrorBody {
   let body: ErrorBody;
   const outage = err instanceof DomainError ? undefined : storageUnavailableBody(err);
   if (outage) {
-    logger.warn({ err: err.message, method: ctx.method, path: ctx.path }, 'request failed: storage unavailable');
+    logger.warn(
+      { err: err.message, method: ctx.method, path: ctx.path, remoteAddress: ctx.ip },
+      'request failed: storage unavailable',
+    );
     ctx.status = 503;
     ctx.set('Retry-After', String(STORAGE_RETRY_AFTER_SECONDS));
     body = outage;
@@ -154,7 +160,7 @@ function errorAnswer(ctx: Context, e: unknown, logger: Logger): ErrorBody {
     ctx.status = err.status;
     body = { success: false, error: err.message, code: 'VALIDATION_FAILED' };
   } else {
-    logger.error({ err, method: ctx.method, path: ctx.path }, 'request failed');
+    logger.error({ err, method: ctx.method, path: ctx.path, remoteAddress: ctx.ip }, 'request failed');
     ctx.status = 500;
     body = {
       success: false,
@@ -312,6 +318,8 @@ export function createApi(deps: ApiDeps): Koa {
     if (CLIENT_GONE.has(err.code ?? '')) deps.logger.debug(where, 'client left before the answer ended');
     else deps.logger.warn({ ...where, err: err.message }, 'answer cut short');
   });
+  const proxied = clientAddress(deps.trustedProxies ?? []);
+  if (proxied) app.use(proxied);
   if (deps.metrics) app.use(countRequests(deps.metrics.http));
   app.use(handleErrors(deps));
   if (deps.starting) app.use(refuseWhileStarting(deps.starting));

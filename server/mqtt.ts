@@ -5,24 +5,27 @@ import type { Metrics } from '../core/metrics/metrics.js';
 import { startMqttGateway, type MqttGateway } from '../gateway/mqtt/mqtt.gateway.js';
 import type { DeviceSide } from './device-locator.js';
 import type { Services } from './services.js';
-import { readTlsPair } from './tls-files.js';
+import { readTlsPair, type WatchedTlsPair } from './tls-files.js';
 
 export async function startMqtt(
   config: Readonly<Config>,
   services: Services,
   clock: Clock,
   metrics?: Metrics,
+  boxTls?: WatchedTlsPair,
 ): Promise<{ mqtt: MqttGateway; side: DeviceSide }> {
-  // MQTT over TLS: its files said wrong at start (the MQTT gateway reads them again, by their paths)
-  if (config.mqttTlsCert && config.mqttTlsKey && config.mqttTlsPort !== 'off')
-    readTlsPair('TRACKGATE_MQTT_TLS', config.mqttTlsCert, config.mqttTlsKey);
+  // MQTT over TLS: its own pair, its files said wrong at start; else the box's certificate, renewed
+  const own =
+    config.mqttTlsCert && config.mqttTlsKey && config.mqttTlsPort !== 'off'
+      ? readTlsPair('TRACKGATE_MQTT_TLS', config.mqttTlsCert, config.mqttTlsKey)
+      : undefined;
+  const tls = own ?? (config.mqttTlsPort !== 'off' ? boxTls?.current() : undefined);
   const mqtt = await startMqttGateway({
     host: config.host,
     port: config.mqttPort,
     wsPort: config.mqttWsPort,
     tlsPort: config.mqttTlsPort,
-    tlsCert: config.mqttTlsCert,
-    tlsKey: config.mqttTlsKey,
+    tls,
     maxPacketBytes: config.mqttMaxPacketBytes,
     ...services,
     commandWaitMs: config.commandWaitSeconds * 1000,
@@ -30,6 +33,7 @@ export async function startMqtt(
     logger: services.logger,
     counts: metrics?.mqtt,
   });
+  if (!own && tls) boxTls?.onChange((pair) => mqtt.setTls(pair));
   metrics?.readAtScrape({ mqttClients: () => mqtt.connectedClients(), mqttOutcomes: () => ({ ...mqtt.stats }) });
   // an MQTT client holds its device too: commands go to it when no tracker connection does
   return {
