@@ -50,6 +50,8 @@ export async function listenStream(onSocket: (socket: net.Socket) => void, o: St
           key: o.tls.key,
           ...TLS_DEFAULTS,
           handshakeTimeout: o.tls.handshakeTimeoutMs ?? 30_000,
+          // on the raw socket at accept: a small ack must not wait for Nagle behind the handshake's records
+          noDelay: true,
         },
         onSocket,
       )
