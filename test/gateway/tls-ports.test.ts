@@ -250,3 +250,29 @@ test('tls ports: wrong files and missing certificates are configuration errors a
   t.throws(() => loadConfig(testEnv({ TRACKGATE_TLS_CERT: files.certFile })), { message: /^TRACKGATE_TLS_KEY: / });
   t.false('osmand' in loadConfig(testEnv()).protocolTlsPorts, 'HTTP protocols have none');
 });
+
+/** The fingerprint of the certificate a TLS port presents to a new connection. */
+function servedFingerprint(port: number, ca: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const c = tls.connect({ port, host: '127.0.0.1', ca, servername: 'localhost' }, () => {
+      resolve(c.getPeerCertificate().fingerprint256);
+      c.destroy();
+    });
+    c.once('error', reject);
+  });
+}
+
+test.serial('tls ports: MQTT over TLS serves the box certificate when its own is unset, and its renewal', async (t) => {
+  const files = certificateFiles(t, certA);
+  const s = await startTestServer(t, { env: tlsEnv(files, { TRACKGATE_MQTT_TLS_PORT: '0' }) });
+  const port = s.running.ports['mqtt/tls'];
+  t.true(port > 0);
+  t.is(await servedFingerprint(port, certA.cert), certA.fingerprint256);
+  replaceFile(files.certFile, certB.cert);
+  replaceFile(files.keyFile, certB.key);
+  await until(
+    'MQTT over TLS serves the renewed certificate',
+    async () => (await servedFingerprint(port, `${certA.cert}\n${certB.cert}`)) === certB.fingerprint256,
+  );
+  t.pass();
+});
