@@ -153,7 +153,11 @@ async function runWorker(): Promise<void> {
     if (renewed) running.setTls(renewed);
   } catch (e) {
     throw new Error(
-      bindProblem(e, { host: init.settings.host, protocolPorts: init.settings.ports }) ?? (e as Error).message,
+      bindProblem(e, {
+        host: init.settings.host,
+        protocolPorts: init.settings.ports,
+        protocolTlsPorts: init.settings.tlsPorts,
+      }) ?? (e as Error).message,
     );
   }
 }

@@ -2,7 +2,7 @@ import test from 'ava';
 import { writeFileSync } from 'node:fs';
 import net from 'node:net';
 import tls from 'node:tls';
-import { ConfigError, loadConfig } from '../../config/config.js';
+import { bindProblem, ConfigError, loadConfig } from '../../config/config.js';
 import { startTrackgate } from '../../main.js';
 import { silentLogger } from '../../core/logger.js';
 import { capturingLogger } from '../helpers/capture-logger.js';
@@ -249,6 +249,12 @@ test('tls ports: wrong files and missing certificates are configuration errors a
   });
   t.throws(() => loadConfig(testEnv({ TRACKGATE_TLS_CERT: files.certFile })), { message: /^TRACKGATE_TLS_KEY: / });
   t.false('osmand' in loadConfig(testEnv()).protocolTlsPorts, 'HTTP protocols have none');
+  const inUse = Object.assign(new Error('listen EADDRINUSE'), { code: 'EADDRINUSE', port: 5999 });
+  const config = loadConfig(testEnv(tlsEnv(files, { TRACKGATE_TELTONIKA_TLS_PORT: '5999' })));
+  t.regex(
+    bindProblem(inUse, config) ?? '',
+    /^TRACKGATE_TELTONIKA_TLS_PORT: port 5999 on 127\.0\.0\.1 is already in use/,
+  );
 });
 
 /** The fingerprint of the certificate a TLS port presents to a new connection. */
