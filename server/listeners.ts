@@ -47,7 +47,7 @@ export async function startListeners(
     remoteTrackers: () => [...(trackers.link?.trackerCounts() ?? []), ...(edge?.link.trackerCounts() ?? [])],
   });
   const mqtt = await startMqtt(config, services, clock, metrics, tls);
-  closers.push(() => mqtt.mqtt.stop());
+  closers.push(() => mqtt.stop());
   // where each device is: commands, stale connections and the command upkeep all ask it
   const locator = createDeviceLocator([trackers, ...(edge ? [edge] : []), mqtt.side], services.events);
   closers.push(async () => locator.close());

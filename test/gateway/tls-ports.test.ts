@@ -282,3 +282,24 @@ test.serial('tls ports: MQTT over TLS serves the box certificate when its own is
   );
   t.pass();
 });
+
+test.serial("tls ports: MQTT over TLS with its own pair takes that pair's renewal", async (t) => {
+  const box = certificateFiles(t, certA);
+  const own = certificateFiles(t, certB);
+  const s = await startTestServer(t, {
+    env: tlsEnv(box, {
+      TRACKGATE_MQTT_TLS_PORT: '0',
+      TRACKGATE_MQTT_TLS_CERT: own.certFile,
+      TRACKGATE_MQTT_TLS_KEY: own.keyFile,
+    }),
+  });
+  const port = s.running.ports['mqtt/tls'];
+  t.is(await servedFingerprint(port, certB.cert), certB.fingerprint256, 'its own pair, not the box one');
+  replaceFile(own.certFile, certA.cert);
+  replaceFile(own.keyFile, certA.key);
+  await until(
+    'MQTT over TLS serves its renewed pair',
+    async () => (await servedFingerprint(port, `${certA.cert}\n${certB.cert}`)) === certA.fingerprint256,
+  );
+  t.pass();
+});
