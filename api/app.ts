@@ -106,7 +106,7 @@ function bearerToken(header: string): string | undefined {
 const API_DESCRIPTION = [
   'Wire-compatible with the Plaspy REST API: a client written against it works by changing only the base address. Fields and endpoints marked *ext* are trackgate additions; a strict client ignores them.',
   '',
-  '**Authentication**: `POST /api/Auth/Token` with `{"userName", "apiKey"}` answers `{success, token, expires}`; send `Authorization: Bearer <token>` with every other request and ask for a new token before `expires`. Repeated failures from one address are answered 429 for a while. A request without a valid token gets 401 `INVALID_TOKEN` with `WWW-Authenticate: Bearer` and *ext* `details.reason`: `missing`, `invalid` (not a token of this service: bad signature, another algorithm than HS256, malformed), `expired`, or `revoked` (a new API key was issued, or the user was disabled, deleted or is outside its `from`..`expires` window).',
+  '**Authentication**: `POST /api/Auth/Token` with `{"userName", "apiKey"}` answers `{success, token, expires}`; send `Authorization: Bearer <token>` with every other request and ask for a new token before `expires`. Repeated failures from one address are answered 429 for a while (behind a reverse proxy the service is set to trust, the address is the client named by `X-Forwarded-For`). A request without a valid token gets 401 `INVALID_TOKEN` with `WWW-Authenticate: Bearer` and *ext* `details.reason`: `missing`, `invalid` (not a token of this service: bad signature, another algorithm than HS256, malformed), `expired`, or `revoked` (a new API key was issued, or the user was disabled, deleted or is outside its `from`..`expires` window).',
   '',
   "**Envelope**: every body is JSON with `success`. A failure adds `error` (a sentence a person can act on) and a stable machine `code`; 400 answers name the field in `details.field`. Every authenticated answer, errors included, carries `apiUsage` (this user's requests this minute) and `apiDailyUsage` (today, UTC).",
   '',
@@ -115,6 +115,8 @@ const API_DESCRIPTION = [
     .join(', ')}. A known path with another method answers 405 \`METHOD_NOT_ALLOWED\` with an \`Allow\` header.`,
   '',
   "**Privileges**: `admin` ⊇ `write` ⊇ `read`; a user without any privilege is refused (403) everywhere. A user with a `group` sees only that group's devices. Anything of another account answers 404.",
+  '',
+  '**Transport**: the same API over HTTPS (TLS 1.2 or later) when the service has a certificate, and over plain HTTP unless that is turned off; send API keys and tokens over HTTPS only.',
   '',
   '**PATCH** takes an RFC 6902 JSON Patch array, applied to the resource as GET shows it and then validated like PUT; read-only fields cannot change, whatever the path (a whole-document replace included).',
   '',
