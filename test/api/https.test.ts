@@ -223,3 +223,22 @@ test('https: X-Forwarded-For names the client for the failed-login limit only wh
     '::1',
   ]);
 });
+
+/** What the plain HTTP port answers to `raw`, up to its close. */
+function rawAnswer(port: number, raw: string): Promise<string> {
+  return new Promise((resolve) => {
+    const c = net.connect({ port, host: '127.0.0.1' }, () => c.write(raw));
+    let text = '';
+    c.on('data', (d: Buffer) => (text += d.toString('latin1')));
+    c.on('error', () => {});
+    c.on('close', () => resolve(text));
+  });
+}
+
+test('https: the plain HTTP port still answers a request it cannot parse as Node does (400, 431)', async (t) => {
+  const s = await startTestServer(t);
+  t.regex(await rawAnswer(s.running.ports.http, 'NOT HTTP AT ALL\r\n\r\n'), /^HTTP\/1\.1 400 Bad Request\r\n/);
+  const huge = `GET /api/health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`;
+  t.regex(await rawAnswer(s.running.ports.http, huge), /^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/);
+  t.is((await s.request('GET', '/api/health')).status, 200);
+});
