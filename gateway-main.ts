@@ -15,13 +15,14 @@ import { systemClock } from './core/clock.js';
 import type { Logger } from './core/logger.js';
 import { LogOutput } from './core/log-output.js';
 import { protocols } from './protocols/index.js';
-import { INIT_REQUEST, type GatewayInit } from './gateway/ipc/gateway-pool.js';
+import { INIT_REQUEST, type GatewayInit, type GatewayTls } from './gateway/ipc/gateway-pool.js';
 import {
   startGatewayProcess,
   type GatewayProcess,
   type GatewayProcessSettings,
 } from './gateway/ipc/gateway.process.js';
 import { handleProcessExit } from './server/process-exit.js';
+import { watchBoxTls } from './server/tls-files.js';
 
 /** JSON lines on standard output in blocks, as the core writes them (main.ts createLogger, core/log-output.ts). */
 function createLogger(
@@ -69,6 +70,8 @@ export async function runEdgeGateway(
     if (problem) throw new ConfigError('TRACKGATE_GATEWAY_TLS_CA', `${config.gatewayTlsCa} ${problem}`);
   }
   const logger = createLogger(config, { service: 'trackgate', role: 'edge-gateway' });
+  // its TLS tracker ports serve this box's certificate (TRACKGATE_TLS_CERT), renewed as the core's is
+  const tls = Object.values(config.protocolTlsPorts).some((p) => p !== 'off') ? watchBoxTls(config, logger) : undefined;
   let running: GatewayProcess | undefined;
   processPolicy(logger, () => running, ['SIGTERM', 'SIGINT', 'SIGHUP']);
   logger.info(
@@ -80,6 +83,8 @@ export async function runEdgeGateway(
     secret: config.gatewaySecret,
     host: config.host,
     ports: config.protocolPorts,
+    tlsPorts: config.protocolTlsPorts,
+    tls: tls?.current(),
     checksum: config.checksum,
     idleTimeoutSeconds: config.idleTimeoutSeconds,
     identifyTimeoutSeconds: config.identifyTimeoutSeconds,
@@ -89,6 +94,7 @@ export async function runEdgeGateway(
     clock: systemClock,
     logger,
   });
+  tls?.onChange((pair) => running?.setTls(pair));
   logger.info({ host: config.host, ports: running.ports }, 'listening');
 }
 
@@ -128,6 +134,13 @@ async function runWorker(): Promise<void> {
   // Ctrl-C reaches the whole process group, and a closed terminal hangs it up: the core stops its
   // gateway processes itself (SIGTERM) once its own work is done, so SIGINT and SIGHUP are ignored
   processPolicy(logger, () => running, ['SIGTERM']);
+  // the core's renewed certificate: this process's TLS ports serve it to their next connections
+  let renewed: GatewayTls['tls'] | undefined;
+  process.on('message', (m: unknown) => {
+    if ((m as GatewayTls | undefined)?.t !== 'trackgate-gateway-tls') return;
+    renewed = (m as GatewayTls).tls;
+    running?.setTls(renewed);
+  });
   try {
     running = await startGatewayProcess({
       ...init.settings,
@@ -136,9 +149,15 @@ async function runWorker(): Promise<void> {
       clock: systemClock,
       logger,
     });
+    // a renewal while the listeners were being bound
+    if (renewed) running.setTls(renewed);
   } catch (e) {
     throw new Error(
-      bindProblem(e, { host: init.settings.host, protocolPorts: init.settings.ports }) ?? (e as Error).message,
+      bindProblem(e, {
+        host: init.settings.host,
+        protocolPorts: init.settings.ports,
+        protocolTlsPorts: init.settings.tlsPorts,
+      }) ?? (e as Error).message,
     );
   }
 }

@@ -30,6 +30,7 @@ import { startListeners } from './server/listeners.js';
 import { startForwarding, startPartitions, startRelays, startRetention, startRules } from './server/background.js';
 import { firstStart, type Bootstrap } from './server/first-start.js';
 import { exitOnStartError, handleProcessExit } from './server/process-exit.js';
+import { watchBoxTls } from './server/tls-files.js';
 import type { PartitionMaintenance } from './core/db/partitions/pg-partitions.js';
 
 // bench/ opens storage as the server does
@@ -90,11 +91,19 @@ async function closeInReverse(closers: (() => Promise<void>)[], logger: Logger):
 export async function startTrackgate(config: Readonly<Config>, options: StartOptions = {}): Promise<Running> {
   const logger = options.logger ?? createLogger(config);
   const clock = options.clock ?? systemClock;
-  const storage = await openServerStorage(config, logger);
+  // the box's certificate: a file that cannot be read, or a key of another, fails the start before storage opens
+  const tls = watchBoxTls(config, logger);
+  let storage: Awaited<ReturnType<typeof openServerStorage>>;
+  try {
+    storage = await openServerStorage(config, logger);
+  } catch (e) {
+    tls?.stop();
+    throw e;
+  }
   const { db } = storage;
   logger.info(describeBackends(config), 'storage ready');
   // What is open so far, closed in reverse order by stop() or by a start that fails half-way.
-  const closers: (() => Promise<void>)[] = [storage.close];
+  const closers: (() => Promise<void>)[] = [async () => tls?.stop(), storage.close];
   const closeAll = () => closeInReverse(closers, logger);
   try {
     // a database that refuses writes (a full disk) is said at start, and a SQLite file deleted later
@@ -128,9 +137,18 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
       ping: () => ping(db),
       writesFailing: () => watch.problem() ?? services.ingest.writesFailing(),
       storageLow: () => disk.problem(),
+      tls,
     });
     closers.push(() => api.close());
-    const { trackers, edge, mqtt, gateway } = await startListeners(config, services, clock, logger, metrics, closers);
+    const { trackers, edge, mqtt, gateway } = await startListeners(
+      config,
+      services,
+      clock,
+      logger,
+      metrics,
+      closers,
+      tls,
+    );
 
     const partitions = startPartitions(config, db, clock, services);
     closers.push(() => partitions.stop());
@@ -138,7 +156,7 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
     closers.push(() => rules.stop());
     const mqttPorts = mqtt.ports as Record<string, number>;
     const forwarding = startForwarding(config, db, clock, services, {
-      ownPorts: [api.port, ...Object.values(gateway.ports), ...Object.values(mqttPorts)],
+      ownPorts: [...Object.values(api.ports), ...Object.values(gateway.ports), ...Object.values(mqttPorts)],
       userAgent: USER_AGENT,
     });
     closers.push(() => forwarding.stop());
@@ -147,7 +165,7 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
     closers.push(...(await startRelays(config, services)));
     const bootstrap = await firstStart(config, db, services.accounts, logger);
 
-    const ports: Record<string, number> = { http: api.port, ...gateway.ports, ...mqttPorts };
+    const ports: Record<string, number> = { ...api.ports, ...gateway.ports, ...mqttPorts };
     const withoutDecoder = Object.keys(PROTOCOL_DEFAULT_PORTS).filter((p) => !(p in protocols));
     if (withoutDecoder.length)
       logger.info({ protocols: withoutDecoder }, 'these protocols have no decoder in this version; no listener');

@@ -41,6 +41,7 @@ import { reportRoutes } from './routes/reports.routes.js';
 import { accountRoutes, metricsRoute, STARTING_MESSAGE, systemRoutes } from './routes/system.routes.js';
 import { docsRoutes } from './docs.js';
 import { answerJson, type RouteTable } from './route.js';
+import { clientAddress } from './client-address.js';
 
 export interface ApiDeps {
   clock: Clock;
@@ -76,6 +77,8 @@ export interface ApiDeps {
   version?: string;
   /** GET /metrics and the count of every request; absent (TRACKGATE_METRICS=off): neither */
   metrics?: Pick<Metrics, 'http' | 'scrape'>;
+  /** reverse proxies whose X-Forwarded-For names the client (TRACKGATE_TRUSTED_PROXIES; client-address.ts) */
+  trustedProxies?: readonly string[];
 }
 
 /** The 401 answer for each reason the token verifier (core/auth/tokens.service.ts) gives. */
@@ -107,7 +110,7 @@ function bearerToken(header: string): string | undefined {
 const API_DESCRIPTION = [
   'Wire-compatible with the Plaspy REST API: a client written against it works by changing only the base address. Fields and endpoints marked *ext* are trackgate additions; a strict client ignores them.',
   '',
-  '**Authentication**: `POST /api/Auth/Token` with `{"userName", "apiKey"}` answers `{success, token, expires}`; send `Authorization: Bearer <token>` with every other request and ask for a new token before `expires`. Repeated failures from one address are answered 429 for a while. A request without a valid token gets 401 `INVALID_TOKEN` with `WWW-Authenticate: Bearer` and *ext* `details.reason`: `missing`, `invalid` (not a token of this service: bad signature, another algorithm than HS256, malformed), `expired`, or `revoked` (a new API key was issued, or the user was disabled, deleted or is outside its `from`..`expires` window).',
+  '**Authentication**: `POST /api/Auth/Token` with `{"userName", "apiKey"}` answers `{success, token, expires}`; send `Authorization: Bearer <token>` with every other request and ask for a new token before `expires`. Repeated failures from one address are answered 429 for a while (behind a reverse proxy the service is set to trust, the address is the client named by `X-Forwarded-For`). A request without a valid token gets 401 `INVALID_TOKEN` with `WWW-Authenticate: Bearer` and *ext* `details.reason`: `missing`, `invalid` (not a token of this service: bad signature, another algorithm than HS256, malformed), `expired`, or `revoked` (a new API key was issued, or the user was disabled, deleted or is outside its `from`..`expires` window).',
   '',
   "**Envelope**: every body is JSON with `success`. A failure adds `error` (a sentence a person can act on) and a stable machine `code`; 400 answers name the field in `details.field`. Every authenticated answer, errors included, carries `apiUsage` (this user's requests this minute) and `apiDailyUsage` (today, UTC).",
   '',
@@ -116,6 +119,8 @@ const API_DESCRIPTION = [
     .join(', ')}. A known path with another method answers 405 \`METHOD_NOT_ALLOWED\` with an \`Allow\` header.`,
   '',
   "**Privileges**: `admin` ⊇ `write` ⊇ `read`; a user without any privilege is refused (403) everywhere. A user with a `group` sees only that group's devices. Anything of another account answers 404.",
+  '',
+  '**Transport**: the same API over HTTPS (TLS 1.2 or later) when the service has a certificate, and over plain HTTP unless that is turned off; send API keys and tokens over HTTPS only.',
   '',
   '**PATCH** takes an RFC 6902 JSON Patch array, applied to the resource as GET shows it and then validated like PUT; read-only fields cannot change, whatever the path (a whole-document replace included).',
   '',
@@ -145,7 +150,10 @@ function errorAnswer(ctx: Context, e: unknown, logger: Logger): ErrorBody {
   let body: ErrorBody;
   const outage = err instanceof DomainError ? undefined : storageUnavailableBody(err);
   if (outage) {
-    logger.warn({ err: err.message, method: ctx.method, path: ctx.path }, 'request failed: storage unavailable');
+    logger.warn(
+      { err: err.message, method: ctx.method, path: ctx.path, remoteAddress: ctx.ip },
+      'request failed: storage unavailable',
+    );
     ctx.status = 503;
     ctx.set('Retry-After', String(STORAGE_RETRY_AFTER_SECONDS));
     body = outage;
@@ -158,7 +166,7 @@ function errorAnswer(ctx: Context, e: unknown, logger: Logger): ErrorBody {
     ctx.status = err.status;
     body = { success: false, error: err.message, code: 'VALIDATION_FAILED' };
   } else {
-    logger.error({ err, method: ctx.method, path: ctx.path }, 'request failed');
+    logger.error({ err, method: ctx.method, path: ctx.path, remoteAddress: ctx.ip }, 'request failed');
     ctx.status = 500;
     body = {
       success: false,
@@ -317,6 +325,8 @@ export function createApi(deps: ApiDeps): Koa {
     if (CLIENT_GONE.has(err.code ?? '')) deps.logger.debug(where, 'client left before the answer ended');
     else deps.logger.warn({ ...where, err: err.message }, 'answer cut short');
   });
+  const proxied = clientAddress(deps.trustedProxies ?? []);
+  if (proxied) app.use(proxied);
   if (deps.metrics) app.use(countRequests(deps.metrics.http));
   app.use(handleErrors(deps));
   if (deps.starting) app.use(refuseWhileStarting(deps.starting));

@@ -53,7 +53,7 @@ const GOAL_PER_SEC = 60_000;
 /** trackgate and storage rounds each, alternating (BENCH_ROUNDS: another count); the best of each is reported */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 1 : 3));
 
-interface TrackgateRound {
+export interface TrackgateRound {
   variant: 'trackgate';
   login: ConnectResult;
   ingest: StreamResult & { storedRows: number; rowsMatchAcks: boolean };
@@ -260,15 +260,25 @@ async function countRows(dataDir: string): Promise<number> {
   }
 }
 
-/** One trackgate round: a fresh data directory and server, the trackers logged in, the window streamed. */
-async function trackgateRound(): Promise<TrackgateRound> {
+/**
+ * One trackgate round: a fresh data directory and server, the trackers logged in, the window
+ * streamed. `tls`: the box certificate's files; the trackers then connect to the TLS ports
+ * (bench/tls-ingest.bench.ts).
+ */
+export async function trackgateRound(tls?: { certFile: string; keyFile: string }): Promise<TrackgateRound> {
   const data = tempDir('ingest');
   try {
     await prepareDataDir(data.dir, deviceIds());
+    const suffix = tls ? '_TLS_PORT' : '_PORT';
     const server = await startServerProcess(
       data.dir,
       {
-        ...Object.fromEntries(BENCH_PROTOCOLS.map((p) => [`TRACKGATE_${p.toUpperCase()}_PORT`, '0'])),
+        ...Object.fromEntries(BENCH_PROTOCOLS.map((p) => [`TRACKGATE_${p.toUpperCase()}${suffix}`, '0'])),
+        ...(tls && {
+          TRACKGATE_TLS_CERT: tls.certFile,
+          TRACKGATE_TLS_KEY: tls.keyFile,
+          TRACKGATE_HTTPS_PORT: '0',
+        }),
         TRACKGATE_GATEWAY_PROCESSES: GATEWAY_PROCESSES,
       },
       SERVER_CPUS,
@@ -281,7 +291,11 @@ async function trackgateRound(): Promise<TrackgateRound> {
       try {
         login = await connectAll(
           gen,
-          Object.fromEntries(BENCH_PROTOCOLS.map((p) => [p, server.ports[p]])) as Record<BenchProtocol, number>,
+          Object.fromEntries(BENCH_PROTOCOLS.map((p) => [p, server.ports[tls ? `${p}/tls` : p]])) as Record<
+            BenchProtocol,
+            number
+          >,
+          tls !== undefined,
         );
         log(`${login.loggedIn} trackers logged in (${login.seconds.toFixed(1)} s); encoding frames`);
         const prepared = await gen.call<{ bytes: number; frames: number }>('prepare', {

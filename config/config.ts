@@ -38,9 +38,22 @@ export const PROTOCOL_DEFAULT_PORTS: Readonly<Record<string, number>> = Object.f
   flespi: 5149,
 });
 
+/** Tracker protocols served over HTTP (OsmAnd, flespi): no TLS tracker port of their own (TRACKGATE_<P>_TLS_PORT). */
+export const HTTP_TRACKER_PROTOCOLS: readonly string[] = Object.freeze(['osmand', 'flespi']);
+
 export interface Config {
   host: string;
-  httpPort: number;
+  /** the REST API over plain HTTP; off (only with HTTPS on) serves it over HTTPS only */
+  httpPort: number | 'off';
+  /** the REST API, console and docs over TLS (TRACKGATE_HTTPS_PORT): 8443 when a certificate is set, else off */
+  httpsPort: number | 'off';
+  /** the box's PEM certificate (chain allowed) and key files (TRACKGATE_TLS_CERT, TRACKGATE_TLS_KEY) */
+  tlsCert?: string;
+  tlsKey?: string;
+  /** how often the certificate and key files are checked for a renewal */
+  tlsCheckSeconds: number;
+  /** addresses and CIDR ranges of reverse proxies whose X-Forwarded-For is believed (TRACKGATE_TRUSTED_PROXIES) */
+  trustedProxies: readonly string[];
   mqttPort: number | 'off';
   mqttWsPort: number | 'off';
   mqttTlsPort: number | 'off';
@@ -50,6 +63,8 @@ export interface Config {
   mqttMaxPacketBytes: number;
   /** protocol name -> port; `off` disables the listener */
   protocolPorts: Readonly<Record<string, number | 'off'>>;
+  /** protocol name -> its decoder behind TLS (TRACKGATE_<P>_TLS_PORT), for every TCP protocol; off by default */
+  protocolTlsPorts: Readonly<Record<string, number | 'off'>>;
   dataDir: string;
   databaseUrl?: string;
   /** PostgreSQL: most connections this instance opens */
@@ -244,6 +259,33 @@ function url(env: Env, name: string, schemes: string[]): string | undefined {
   return raw;
 }
 
+function protocolTlsPortsOf(env: Env): Readonly<Record<string, number | 'off'>> {
+  const out: Record<string, number | 'off'> = {};
+  for (const name of Object.keys(PROTOCOL_DEFAULT_PORTS)) {
+    if (HTTP_TRACKER_PROTOCOLS.includes(name)) continue;
+    out[name] = port(env, `TRACKGATE_${name.toUpperCase()}_TLS_PORT`, 'off');
+  }
+  return Object.freeze(out);
+}
+
+/** TRACKGATE_TRUSTED_PROXIES: addresses and CIDR ranges only (a proxy is known by the address it connects from). */
+function trustedProxies(env: Env): string[] {
+  const name = 'TRACKGATE_TRUSTED_PROXIES';
+  const entries = (text(env, name) ?? '')
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
+  return entries.map((e) => {
+    const normal = allowEntry(e);
+    if (normal === undefined || !/^[0-9.]+(\/\d+)?$|:/.test(normal))
+      throw new ConfigError(
+        name,
+        `"${e}" is not an address or a CIDR range (such as 10.0.0.5, 10.0.0.0/8 or fd00::/8)`,
+      );
+    return normal;
+  });
+}
+
 function protocolPortsOf(env: Env): Readonly<Record<string, number | 'off'>> {
   const protocolPorts: Record<string, number | 'off'> = {};
   for (const [name, usual] of Object.entries(PROTOCOL_DEFAULT_PORTS)) {
@@ -275,8 +317,34 @@ function checksumPolicy(env: Env): 'accept' | 'strict' {
   return checksum;
 }
 
+/** The box's certificate and what needs it. */
+function checkTls(config: Config): void {
+  if ((config.tlsCert === undefined) !== (config.tlsKey === undefined)) {
+    throw new ConfigError(
+      config.tlsCert ? 'TRACKGATE_TLS_KEY' : 'TRACKGATE_TLS_CERT',
+      'TLS needs both a certificate and a key',
+    );
+  }
+  if (!config.tlsCert) {
+    if (config.httpsPort !== 'off')
+      throw new ConfigError(
+        'TRACKGATE_HTTPS_PORT',
+        'HTTPS needs a certificate: set TRACKGATE_TLS_CERT and TRACKGATE_TLS_KEY',
+      );
+    const tlsPort = Object.entries(config.protocolTlsPorts).find(([, p]) => p !== 'off');
+    if (tlsPort)
+      throw new ConfigError(
+        `TRACKGATE_${tlsPort[0].toUpperCase()}_TLS_PORT`,
+        'a TLS tracker port needs a certificate: set TRACKGATE_TLS_CERT and TRACKGATE_TLS_KEY',
+      );
+  }
+  if (config.httpPort === 'off' && config.httpsPort === 'off')
+    throw new ConfigError('TRACKGATE_HTTP_PORT', 'off needs HTTPS on (TRACKGATE_TLS_CERT and TRACKGATE_HTTPS_PORT)');
+}
+
 /** What only the settings together can say is wrong. */
 function checkTogether(config: Config): void {
+  checkTls(config);
   if ((config.mqttTlsCert === undefined) !== (config.mqttTlsKey === undefined)) {
     throw new ConfigError(
       config.mqttTlsCert ? 'TRACKGATE_MQTT_TLS_KEY' : 'TRACKGATE_MQTT_TLS_CERT',
@@ -315,13 +383,21 @@ function pgPartitionInterval(env: Env): 'month' | 'day' {
 export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonly<Config> {
   // read in this order, so that of several bad settings the same one is named first
   const protocolPorts = protocolPortsOf(env);
+  const protocolTlsPorts = protocolTlsPortsOf(env);
+  const tlsCert = text(env, 'TRACKGATE_TLS_CERT');
   const adminUser = text(env, 'TRACKGATE_ADMIN_USER') ?? 'admin';
   const adminApiKey = secret(env, 'TRACKGATE_ADMIN_API_KEY', 16);
   const jwtSecret = secret(env, 'TRACKGATE_JWT_SECRET', 32);
   const checksum = checksumPolicy(env);
   const config: Config = {
     host: text(env, 'TRACKGATE_HOST') ?? '0.0.0.0',
-    httpPort: integer(env, 'TRACKGATE_HTTP_PORT', 8080, 0, 65535),
+    httpPort: port(env, 'TRACKGATE_HTTP_PORT', 8080),
+    httpsPort: port(env, 'TRACKGATE_HTTPS_PORT', tlsCert ? 8443 : 'off'),
+    tlsCert,
+    tlsKey: text(env, 'TRACKGATE_TLS_KEY'),
+    // a renewal is taken once its files have stayed the same for one check: within two of them
+    tlsCheckSeconds: integer(env, 'TRACKGATE_TLS_CHECK_INTERVAL', 20, 1, 3600),
+    trustedProxies: Object.freeze(trustedProxies(env)),
     mqttPort: port(env, 'TRACKGATE_MQTT_PORT', 1883),
     mqttWsPort: port(env, 'TRACKGATE_MQTT_WS_PORT', 8083),
     mqttTlsPort: port(env, 'TRACKGATE_MQTT_TLS_PORT', 8883),
@@ -330,6 +406,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonl
     // 1 KiB holds any CONNECT we accept; MQTT 3.1.1 §2.2.3 caps a packet at 256 MiB + 5 bytes
     mqttMaxPacketBytes: integer(env, 'TRACKGATE_MQTT_MAX_PACKET', 256 * 1024, 1024, 268_435_460),
     protocolPorts,
+    protocolTlsPorts,
     dataDir: path.resolve(cwd, text(env, 'TRACKGATE_DATA_DIR') ?? './data'),
     databaseUrl: url(env, 'TRACKGATE_DATABASE_URL', ['postgres:', 'postgresql:']),
     // two group-commit writers, the forward, rule and outbox loops and REST share them
@@ -385,18 +462,26 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonl
 /** the variable that sets each listener's port, beside the port `config` gives it */
 function portSettings(
   config:
-    | Pick<Config, 'httpPort' | 'mqttPort' | 'mqttWsPort' | 'mqttTlsPort' | 'protocolPorts' | 'gatewayLinkPort'>
+    | Pick<
+        Config,
+        'httpPort' | 'httpsPort' | 'mqttPort' | 'mqttWsPort' | 'mqttTlsPort' | 'protocolPorts' | 'gatewayLinkPort'
+      >
     | Pick<Config, 'protocolPorts'>,
 ): [string, number | 'off'][] {
   const c = config as Partial<Config> & Pick<Config, 'protocolPorts'>;
   const all: [string, number | 'off' | undefined][] = [
     ['TRACKGATE_HTTP_PORT', c.httpPort],
+    ['TRACKGATE_HTTPS_PORT', c.httpsPort],
     ['TRACKGATE_MQTT_PORT', c.mqttPort],
     ['TRACKGATE_MQTT_WS_PORT', c.mqttWsPort],
-    ['TRACKGATE_MQTT_TLS_PORT', c.mqttTlsCert ? c.mqttTlsPort : 'off'],
+    ['TRACKGATE_MQTT_TLS_PORT', c.mqttTlsCert || c.tlsCert ? c.mqttTlsPort : 'off'],
     ['TRACKGATE_GATEWAY_LINK_PORT', c.gatewayLinkPort],
     ...Object.entries(c.protocolPorts).map(([p, port]): [string, number | 'off'] => [
       `TRACKGATE_${p.toUpperCase()}_PORT`,
+      port,
+    ]),
+    ...Object.entries(c.protocolTlsPorts ?? {}).map(([p, port]): [string, number | 'off'] => [
+      `TRACKGATE_${p.toUpperCase()}_TLS_PORT`,
       port,
     ]),
   ];

@@ -8,14 +8,16 @@ import type { ProtocolModule } from '../protocols/types.js';
 import type { Clock } from '../core/clock.js';
 import type { TrackerCounts } from '../core/metrics/counts.js';
 import { ConnectionRegistry } from './tcp/connection-registry.js';
-import { DeviceConnection } from './tcp/device-connection.js';
+import type { Socket } from 'node:net';
+import { DeviceConnection, type ConnectionOptions } from './tcp/device-connection.js';
 import { startUdpListener, UDP_LISTEN_MS, type UdpPeer } from './udp/udp-listener.js';
 import { startOsmandServer } from './http/osmand-server.js';
 import type { GatewayDeps } from './shared/frame-handler.js';
 import type { CommandQueue } from './shared/connection-commands.js';
 import { flushEveryWindow } from './shared/log-budget.js';
 import { storageFailureBudget } from './shared/storage-failures.js';
-import { listenStream } from './shared/stream-server.js';
+import { listenStream, TLS_HANDSHAKE_TIMEOUT_MS, type StreamListener, type TlsPair } from './shared/stream-server.js';
+import { RefusalLog } from './shared/tls-refusals.js';
 import { DescriptorGate } from './shared/descriptor-gate.js';
 import { identifyTimeout } from './shared/identify-timeout.js';
 
@@ -24,6 +26,10 @@ export interface TrackerGatewayOptions extends GatewayDeps {
   protocols: Record<string, ProtocolModule>;
   /** protocol name -> port or off, for every protocol (config.protocolPorts) */
   ports: Readonly<Record<string, number | 'off'>>;
+  /** protocol name -> its TLS port or off (config.protocolTlsPorts); a protocol not named has none */
+  tlsPorts?: Readonly<Record<string, number | 'off'>>;
+  /** the certificate and key the TLS ports serve (needed when one is on) */
+  tls?: TlsPair;
   clock: Clock;
   checksum: 'accept' | 'strict';
   idleTimeoutSeconds: number;
@@ -46,8 +52,10 @@ export interface TrackerGatewayOptions extends GatewayDeps {
 }
 
 export interface TrackerGateway {
-  /** e.g. { teltonika: 5027, 'teltonika/udp': 5027, osmand: 5055 } */
+  /** e.g. { teltonika: 5027, 'teltonika/udp': 5027, 'teltonika/tls': 5028, osmand: 5055 } */
   ports: Record<string, number>;
+  /** A renewed certificate and key: the TLS ports' next connections are served with it. */
+  setTls(pair: TlsPair): void;
   registry: ConnectionRegistry<DeviceConnection>;
   /**
    * Has the device's live TCP connection on this instance, or its UDP address while it still
@@ -73,14 +81,26 @@ export async function startTrackerGateway(o: TrackerGatewayOptions): Promise<Tra
   const identify = identifyTimeout(o.logger, o.identifyTimeoutSeconds ?? 60);
   const flushing = flushEveryWindow([storageFailures, identify.budget]);
   closers.push(async () => flushing.stop());
-  const shared: Shared = { storageFailures, gate, identifyTimeout: identify, registry, open, udpPeers };
+  const tlsListeners: StreamListener[] = [];
+  const shared: Shared = {
+    storageFailures,
+    gate,
+    identifyTimeout: identify,
+    registry,
+    open,
+    udpPeers,
+    refusals: new RefusalLog(o.logger),
+    tlsListeners,
+  };
   try {
     for (const [name, protocol] of Object.entries(o.protocols)) {
       const port = o.ports[name];
       // config/config.ts PROTOCOL_DEFAULT_PORTS names every protocol: a missing one is a bug, not "off"
       if (port === undefined) throw new Error(`no port configured for protocol ${name}`);
-      if (port === 'off') continue;
-      await listenFor(o, shared, name, protocol, port, { ports, closers });
+      if (port !== 'off') await listenFor(o, shared, name, protocol, port, { ports, closers });
+      const tlsPort = o.tlsPorts?.[name];
+      if (tlsPort !== undefined && tlsPort !== 'off')
+        await listenTlsFor(o, shared, name, protocol, tlsPort, { ports, closers });
     }
   } catch (e) {
     await Promise.all(closers.map((c) => c()));
@@ -92,9 +112,14 @@ export async function startTrackerGateway(o: TrackerGatewayOptions): Promise<Tra
     { capacity: gate.capacity, openFileLimit: gate.limit, reserve: gate.reserve },
     'tracker connections this process takes at most',
   );
+  let current = o.tls;
   return {
     ports,
     registry,
+    setTls(pair) {
+      current = pair;
+      for (const l of tlsListeners) l.setTls?.(current);
+    },
     deliverCommands(deviceId) {
       const connection = registry.get(deviceId);
       if (connection) {
@@ -133,6 +158,84 @@ interface Shared {
   registry: ConnectionRegistry<DeviceConnection>;
   open: Set<DeviceConnection>;
   udpPeers: Map<string, UdpPeer>;
+  /** TLS on a plain port, plain on a TLS port: logged once per address */
+  refusals: RefusalLog;
+  /** the TLS listeners, given each renewed certificate */
+  tlsListeners: StreamListener[];
+}
+
+/** Options every listener of a protocol shares. */
+function commonOf(
+  o: TrackerGatewayOptions,
+  shared: Shared,
+  protocol: ProtocolModule,
+  counts: TrackerCounts | undefined,
+) {
+  return {
+    ...o,
+    protocol,
+    storageFailures: shared.storageFailures,
+    counts,
+    gate: shared.gate,
+    identifyTimeout: shared.identifyTimeout,
+  };
+}
+
+/** Takes an accepted tracker socket (plain, or TLS once its handshake is done) as a DeviceConnection. */
+function acceptTracker(
+  o: TrackerGatewayOptions,
+  shared: Shared,
+  connection: ConnectionOptions,
+  counts: TrackerCounts | undefined,
+): (socket: Socket) => void {
+  return (socket) => {
+    if (o.admit && !o.admit()) {
+      counts?.refusedConnection('core_unreachable');
+      socket.destroy();
+      return;
+    }
+    if (!shared.gate.admit(socket, counts)) {
+      socket.destroy();
+      return;
+    }
+    const c = new DeviceConnection(socket, connection);
+    shared.open.add(c);
+    socket.once('close', () => shared.open.delete(c));
+  };
+}
+
+/**
+ * The protocol's decoder behind TLS on `port` (TRACKGATE_<P>_TLS_PORT): the same connection code
+ * as its plain port, on the socket TLS decrypts; acknowledgements still wait for the commit.
+ */
+async function listenTlsFor(
+  o: TrackerGatewayOptions,
+  shared: Shared,
+  name: string,
+  protocol: ProtocolModule,
+  port: number,
+  into: { ports: Record<string, number>; closers: (() => Promise<void>)[] },
+): Promise<void> {
+  if (!(protocol.transports.includes('tcp') && protocol.decode && protocol.createSplitter)) return;
+  if (!o.tls) throw new Error(`a TLS port for ${name} needs a certificate and key`);
+  const counts = o.metrics?.tracker(name);
+  const connection = {
+    ...commonOf(o, shared, protocol, counts),
+    registry: shared.registry,
+    idleTimeoutMs: o.idleTimeoutSeconds * 1000,
+  };
+  const t = await listenStream(acceptTracker(o, shared, connection, counts), {
+    port,
+    host: o.host,
+    tls: {
+      ...o.tls,
+      handshakeTimeoutMs: TLS_HANDSHAKE_TIMEOUT_MS,
+      onError: shared.refusals.handshakeFailed({ protocol: name, port: `${name}/tls` }),
+    },
+  });
+  shared.tlsListeners.push(t);
+  into.ports[`${name}/tls`] = t.port;
+  into.closers.push(t.close);
 }
 
 /** The protocol's listeners on `port` (HTTP; or TCP and, where it has it, UDP), their ports and closers added to `into`. */
@@ -144,16 +247,8 @@ async function listenFor(
   port: number,
   into: { ports: Record<string, number>; closers: (() => Promise<void>)[] },
 ): Promise<void> {
-  const { gate, registry, open } = shared;
   const counts = o.metrics?.tracker(name);
-  const common = {
-    ...o,
-    protocol,
-    storageFailures: shared.storageFailures,
-    counts,
-    gate,
-    identifyTimeout: shared.identifyTimeout,
-  };
+  const common = commonOf(o, shared, protocol, counts);
   if (protocol.transports.includes('http') && protocol.decodeHttp) {
     const s = await startOsmandServer(common, port, o.host);
     into.ports[name] = s.port;
@@ -161,24 +256,13 @@ async function listenFor(
     return;
   }
   if (protocol.transports.includes('tcp') && protocol.decode && protocol.createSplitter) {
-    const connection = { ...common, registry, idleTimeoutMs: o.idleTimeoutSeconds * 1000 };
-    const t = await listenStream(
-      (socket) => {
-        if (o.admit && !o.admit()) {
-          counts?.refusedConnection('core_unreachable');
-          socket.destroy();
-          return;
-        }
-        if (!gate.admit(socket, counts)) {
-          socket.destroy();
-          return;
-        }
-        const c = new DeviceConnection(socket, connection);
-        open.add(c);
-        socket.once('close', () => open.delete(c));
-      },
-      { port, host: o.host },
-    );
+    const connection = {
+      ...common,
+      registry: shared.registry,
+      idleTimeoutMs: o.idleTimeoutSeconds * 1000,
+      plainPort: { refusals: shared.refusals, tlsPortSetting: `TRACKGATE_${name.toUpperCase()}_TLS_PORT` },
+    };
+    const t = await listenStream(acceptTracker(o, shared, connection, counts), { port, host: o.host });
     into.ports[name] = t.port;
     into.closers.push(t.close);
   }

@@ -13,6 +13,7 @@ import { createDeviceLocator } from './device-locator.js';
 import { startMqtt } from './mqtt.js';
 import { locatorPresence } from './presence.js';
 import type { Services } from './services.js';
+import type { WatchedTlsPair } from './tls-files.js';
 import { startEdgeLink, startTrackers, type EdgeLink, type Trackers } from './trackers.js';
 
 export interface Listeners {
@@ -34,8 +35,9 @@ export async function startListeners(
   logger: Logger,
   metrics: Metrics | undefined,
   closers: (() => Promise<void>)[],
+  tls?: WatchedTlsPair,
 ): Promise<Listeners> {
-  const trackers = await startTrackers(config, services, clock, logger, metrics);
+  const trackers = await startTrackers(config, services, clock, logger, metrics, tls);
   closers.push(() => trackers.gateway.stop());
   // edge gateways (`trackgate gateway --core`) on their own link
   const edge = await startEdgeLink(config, services, clock, logger);
@@ -44,8 +46,8 @@ export async function startListeners(
   metrics?.readAtScrape({
     remoteTrackers: () => [...(trackers.link?.trackerCounts() ?? []), ...(edge?.link.trackerCounts() ?? [])],
   });
-  const mqtt = await startMqtt(config, services, clock, metrics);
-  closers.push(() => mqtt.mqtt.stop());
+  const mqtt = await startMqtt(config, services, clock, metrics, tls);
+  closers.push(() => mqtt.stop());
   // where each device is: commands, stale connections and the command upkeep all ask it
   const locator = createDeviceLocator([trackers, ...(edge ? [edge] : []), mqtt.side], services.events);
   closers.push(async () => locator.close());

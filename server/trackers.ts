@@ -17,7 +17,7 @@ import { concretePorts } from '../gateway/ipc/free-ports.js';
 import { protocols } from '../protocols/index.js';
 import type { DeviceSide } from './device-locator.js';
 import type { Services } from './services.js';
-import { readTlsPair } from './tls-files.js';
+import { readTlsPair, type WatchedTlsPair } from './tls-files.js';
 
 /** The core's own tracker listeners, as the core sees them. */
 export interface Trackers extends DeviceSide {
@@ -44,11 +44,18 @@ export async function startTrackers(
   clock: Clock,
   logger: Logger,
   metrics?: Metrics,
+  tls?: WatchedTlsPair,
 ): Promise<Trackers> {
   // no tracker port: nothing for gateway processes to do
-  if (config.gatewayProcesses === 0 || Object.values(config.protocolPorts).every((p) => p === 'off'))
-    return startInProcess(config, services, clock, logger, metrics);
-  return startInGatewayProcesses(config, services, clock, logger);
+  const ports = [...Object.values(config.protocolPorts), ...Object.values(config.protocolTlsPorts)];
+  if (config.gatewayProcesses === 0 || ports.every((p) => p === 'off'))
+    return startInProcess(config, services, clock, logger, metrics, tls);
+  return startInGatewayProcesses(config, services, clock, logger, tls);
+}
+
+/** The certificate the TLS tracker ports serve, when one is on (config/config.ts makes sure there is one then). */
+function trackerTls(config: Readonly<Config>, tls: WatchedTlsPair | undefined): WatchedTlsPair | undefined {
+  return Object.values(config.protocolTlsPorts).some((p) => p !== 'off') ? tls : undefined;
 }
 
 async function startInProcess(
@@ -57,13 +64,17 @@ async function startInProcess(
   clock: Clock,
   logger: Logger,
   metrics?: Metrics,
+  boxTls?: WatchedTlsPair,
 ): Promise<Trackers> {
+  const tls = trackerTls(config, boxTls);
   const onlines: ((deviceId: string) => void)[] = [];
   const offlines: ((deviceId: string) => void)[] = [];
   const gateway = await startTrackerGateway({
     host: config.host,
     protocols,
     ports: config.protocolPorts,
+    tlsPorts: config.protocolTlsPorts,
+    tls: tls?.current(),
     clock,
     checksum: config.checksum,
     idleTimeoutSeconds: config.idleTimeoutSeconds,
@@ -79,6 +90,7 @@ async function startInProcess(
       for (const fn of connected ? onlines : offlines) fn(deviceId);
     },
   });
+  tls?.onChange((pair) => gateway.setTls(pair));
   return {
     kind: 'tracker',
     gateway,
@@ -95,7 +107,9 @@ async function startInGatewayProcesses(
   services: Services,
   clock: Clock,
   logger: Logger,
+  boxTls?: WatchedTlsPair,
 ): Promise<Trackers> {
+  const tls = trackerTls(config, boxTls);
   const secret = randomSecret();
   const { link, address } = await startLocalCoreLink({ secret, ...services, clock, logger });
   let pool: GatewayPool;
@@ -107,12 +121,14 @@ async function startInGatewayProcesses(
       args: [],
       link,
       logger,
-      settings: { link: address, secret, ...(await gatewaySettings(config)) },
+      settings: { link: address, secret, ...(await gatewaySettings(config)), tls: pemText(tls?.current()) },
     });
   } catch (e) {
     await link.close();
     throw e;
   }
+  // a renewal reaches every gateway process, and one started later starts with it
+  tls?.onChange((pair) => pool.setTls(pemText(pair)!));
   logger.info({ processes: config.gatewayProcesses, pids: pool.pids() }, 'gateway processes listening');
   const gateway: Trackers['gateway'] = {
     ports: pool.ports,
@@ -136,11 +152,18 @@ async function startInGatewayProcesses(
   };
 }
 
+/** A pair as text, as it crosses the cluster channel (JSON, where a Buffer would not stay one). */
+function pemText(pair: { cert: Buffer; key: Buffer } | undefined): { cert: string; key: string } | undefined {
+  return pair && { cert: pair.cert.toString('utf8'), key: pair.key.toString('utf8') };
+}
+
 /** What the core's gateway processes run with, from the core's configuration. */
 async function gatewaySettings(config: Readonly<Config>): Promise<Omit<GatewayProcessSettings, 'link' | 'secret'>> {
+  const taken = new Set<number>();
   return {
     host: config.host,
-    ports: await concretePorts(config.protocolPorts, protocols, config.host),
+    ports: await concretePorts(config.protocolPorts, protocols, config.host, taken),
+    tlsPorts: await concretePorts(config.protocolTlsPorts, protocols, config.host, taken, 'tcp'),
     checksum: config.checksum,
     idleTimeoutSeconds: config.idleTimeoutSeconds,
     identifyTimeoutSeconds: config.identifyTimeoutSeconds,

@@ -129,9 +129,19 @@ export function deviceIds(): string[] {
   return ids;
 }
 
-export async function connectAll(gen: Child, ports: Record<BenchProtocol, number>): Promise<ConnectResult> {
+export async function connectAll(
+  gen: Child,
+  ports: Record<BenchProtocol, number>,
+  overTls = false,
+): Promise<ConnectResult> {
   const ranges = Object.fromEntries(BENCH_PROTOCOLS.map((p) => [p, { first: 0, count: MIX[p] }]));
-  const r = await gen.call<ConnectResult>('connect', { host: '127.0.0.1', ports, ...ranges, batch: 250 });
+  const r = await gen.call<ConnectResult>('connect', {
+    host: '127.0.0.1',
+    ports,
+    ...ranges,
+    batch: 250,
+    tls: overTls,
+  });
   if (r.failed > 0) throw new Error(`${r.failed} trackers could not log in: ${r.firstError}`);
   return r;
 }

@@ -6,6 +6,7 @@
  * Wialon: #D# -> #AD#1; Navtelecom: FLEX ~A of N records -> ~A N CRC-8).
  */
 import net from 'node:net';
+import tls from 'node:tls';
 import { childPids, cpuMsOfNamed, cpuMsOfSync, machineBusyMs, serveCommands } from './child.js';
 import {
   BENCH_PROTOCOLS,
@@ -41,6 +42,8 @@ export interface ConnectArgs {
   navis?: { first: number; count: number };
   /** connections opened (and logged in) at a time */
   batch: number;
+  /** connect over TLS (TRACKGATE_<P>_TLS_PORT), trusting any certificate: the benchmark's own */
+  tls?: boolean;
 }
 
 export interface ConnectResult {
@@ -172,9 +175,15 @@ function loginAccepted(protocol: Protocol, ack: Buffer): boolean {
   return ack.equals(RUPTELA_LOGIN_ACK);
 }
 
-function open(host: string, port: number, protocol: Protocol, index: number): Promise<Conn> {
+function open(host: string, port: number, protocol: Protocol, index: number, overTls = false): Promise<Conn> {
   return new Promise((resolve, reject) => {
-    const socket = net.connect({ host, port });
+    const socket: net.Socket = overTls
+      ? tls.connect({
+          socket: net.connect({ host, port, noDelay: true }),
+          rejectUnauthorized: false,
+          servername: 'localhost',
+        })
+      : net.connect({ host, port });
     socket.setNoDelay(true);
     const c: Conn = {
       protocol,
@@ -216,7 +225,7 @@ function open(host: string, port: number, protocol: Protocol, index: number): Pr
       }
     }, 60_000);
     timer.unref();
-    socket.once('connect', () => socket.write(loginFrame(protocol, index)));
+    socket.once(overTls ? 'secureConnect' : 'connect', () => socket.write(loginFrame(protocol, index)));
   });
 }
 
@@ -244,6 +253,7 @@ serveCommands({
             a.ports[t.protocol]!,
             t.protocol,
             t.index,
+            a.tls,
           );
         } catch (e) {
           failed++;

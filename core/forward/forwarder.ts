@@ -6,7 +6,8 @@
  */
 import type { ForwardMessage } from '../model/forward.js';
 import { DEVICE_ID_MAX_LENGTH } from '../model/device.js';
-import { ForwardTargetRefused, parseAddress, targetPort, type ForwardTargets } from './forward.targets.js';
+import { parseAddress } from '../addresses.js';
+import { ForwardTargetRefused, targetPort, type ForwardTargets } from './forward.targets.js';
 
 /** The default topic template of an mqtt forward. */
 export const FORWARD_MQTT_TOPIC = 'trackgate/{deviceId}/{event}';

@@ -13,12 +13,16 @@ export async function concretePorts(
   ports: Readonly<Record<string, number | 'off'>>,
   protocols: Record<string, ProtocolModule>,
   host: string,
+  /** numbers already picked (a protocol's plain and TLS ports both 0 get two) */
+  taken = new Set<number>(),
+  /** 'tcp': TLS ports, TCP only */
+  only?: 'tcp',
 ): Promise<Record<string, number | 'off'>> {
   const out: Record<string, number | 'off'> = { ...ports };
-  const taken = new Set<number>();
   for (const [name, port] of Object.entries(ports)) {
     if (port !== 0 || !protocols[name]) continue;
-    const udp = protocols[name].transports.includes('udp') && protocols[name].decodeDatagram !== undefined;
+    const udp =
+      only !== 'tcp' && protocols[name].transports.includes('udp') && protocols[name].decodeDatagram !== undefined;
     for (let attempt = 0; ; attempt++) {
       const candidate = await freeTcpPort(host);
       if (!taken.has(candidate) && (!udp || (await udpPortFree(candidate, host)))) {

@@ -23,6 +23,12 @@ export interface GatewayInit {
   settings: GatewayProcessSettings;
 }
 
+/** A renewed certificate and key for a running worker's TLS ports (a worker started later gets it in its settings). */
+export interface GatewayTls {
+  t: 'trackgate-gateway-tls';
+  tls: { cert: string; key: string };
+}
+
 export interface GatewayPoolOptions {
   processes: number;
   /** the entry the workers run, and its arguments (gateway-main.ts) */
@@ -50,6 +56,8 @@ export interface GatewayPool {
   pids(): number[];
   /** No gateway process is started again from now on (the core is stopping: they stop with it). */
   quiesce(): void;
+  /** A renewed certificate: sent to every running gateway process, and given to those started later. */
+  setTls(tls: { cert: string; key: string }): void;
   stop(): Promise<void>;
 }
 
@@ -65,6 +73,8 @@ const HEALTHY_MS = 10_000;
 /** What the pool keeps of its workers, shared by the functions below. */
 interface PoolState {
   o: GatewayPoolOptions;
+  /** what a worker started now gets (o.settings, with the latest certificate) */
+  settings: GatewayProcessSettings;
   workers: Map<Worker, { startedAt: number; udp: boolean }>;
   /** each worker not listening yet: what to call with its ports */
   listening: Map<number, (ports: Record<string, number>) => void>;
@@ -83,6 +93,7 @@ export async function startGatewayPool(o: GatewayPoolOptions): Promise<GatewayPo
   cluster.setupPrimary({ exec: o.exec, args: o.args, execArgv: [...process.execArgv, ...GATEWAY_V8_FLAGS] });
   const p: PoolState = {
     o,
+    settings: o.settings,
     workers: new Map(),
     listening: new Map(),
     stopping: false,
@@ -115,6 +126,11 @@ export async function startGatewayPool(o: GatewayPoolOptions): Promise<GatewayPo
     pids: () => [...p.workers.keys()].filter((w) => !w.isDead()).map((w) => w.process.pid!),
     quiesce() {
       p.stopping = true;
+    },
+    setTls(tls) {
+      p.settings = { ...p.settings, tls };
+      const m: GatewayTls = { t: 'trackgate-gateway-tls', tls };
+      for (const w of p.workers.keys()) if (!w.isDead() && w.isConnected()) w.send(m);
     },
     stop: () => stopPool(p),
   };
@@ -160,8 +176,8 @@ function fork(p: PoolState, udp: boolean): { worker: Worker; listening: Promise<
     worker.once('exit', () => reject(new Error(`gateway process ${worker.id} exited before listening`)));
   });
   ready.catch(() => undefined);
-  const init: GatewayInit = { t: 'trackgate-gateway-init', worker: worker.id, settings: { ...o.settings, udp } };
   worker.on('message', (m: unknown) => {
+    const init: GatewayInit = { t: 'trackgate-gateway-init', worker: worker.id, settings: { ...p.settings, udp } };
     if (m === INIT_REQUEST) worker.send(init);
   });
   worker.on('exit', (code, signal) => onExit(p, worker, udp, { code, signal }));

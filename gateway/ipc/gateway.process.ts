@@ -17,6 +17,7 @@ import { connectCoreLink, type CoreLinkClient } from './core-link.client.js';
 import { randomUUID } from 'node:crypto';
 import { TrackerCounts } from '../../core/metrics/counts.js';
 import { COUNTS_EVERY_MS } from './ipc.messages.js';
+import type { TlsPair } from '../shared/stream-server.js';
 
 /** What the core hands a gateway process when it starts it (gateway-pool.ts), and what an edge gateway is configured with. */
 export interface GatewayProcessSettings {
@@ -25,6 +26,10 @@ export interface GatewayProcessSettings {
   secret: string;
   host: string;
   ports: Readonly<Record<string, number | 'off'>>;
+  /** each protocol's TLS port, or off (TRACKGATE_<P>_TLS_PORT) */
+  tlsPorts?: Readonly<Record<string, number | 'off'>>;
+  /** the certificate and key the TLS ports serve, as PEM text (it crosses the cluster channel as JSON) */
+  tls?: TlsPair;
   checksum: 'accept' | 'strict';
   idleTimeoutSeconds: number;
   /** TRACKGATE_IDENTIFY_TIMEOUT (default 60) */
@@ -47,6 +52,8 @@ export interface GatewayProcessOptions extends GatewayProcessSettings {
 
 export interface GatewayProcess {
   ports: Record<string, number>;
+  /** A renewed certificate for the TLS ports' next connections. */
+  setTls(pair: TlsPair): void;
   link: CoreLinkClient;
   gateway: TrackerGateway;
   stop(): Promise<void>;
@@ -85,6 +92,8 @@ export async function startGatewayProcess(o: GatewayProcessOptions): Promise<Gat
       host: o.host,
       protocols: o.protocols,
       ports: o.ports,
+      tlsPorts: o.tlsPorts,
+      tls: o.tls,
       clock: o.clock,
       checksum: o.checksum,
       idleTimeoutSeconds: o.idleTimeoutSeconds,
@@ -112,8 +121,10 @@ export async function startGatewayProcess(o: GatewayProcessOptions): Promise<Gat
   const reporting = setInterval(report, COUNTS_EVERY_MS);
   reporting.unref();
   report();
+  const running = gateway;
   return {
     ports: gateway.ports,
+    setTls: (pair) => running.setTls(pair),
     link,
     gateway,
     async stop() {

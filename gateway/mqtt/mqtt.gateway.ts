@@ -24,7 +24,8 @@ import { startLiveFeed } from './live.feed.js';
 import type { OutboxLimits } from './live.outbox.js';
 import type { FrameTap } from '../shared/frame-tap.js';
 import { DEFAULT_RATE, Semaphore, type RateOptions } from './publish.limits.js';
-import { listenTcp, listenTls, listenWebSocket, type Listener } from './mqtt.listeners.js';
+import { listenTcp, listenTls, listenWebSocket } from './mqtt.listeners.js';
+import type { StreamListener, TlsPair } from '../shared/stream-server.js';
 import { guardPacketSize } from './packet-size.guard.js';
 import { Sessions } from './mqtt.sessions.js';
 import type { MqttContext } from './mqtt.context.js';
@@ -49,6 +50,8 @@ export interface MqttGatewayOptions {
   /** PEM file paths */
   tlsCert?: string;
   tlsKey?: string;
+  /** the certificate and key themselves (the box's, renewed through setTls); before tlsCert and tlsKey */
+  tls?: TlsPair;
   directory: DeviceDirectory;
   ingest: IngestService;
   tokens: TokensService;
@@ -89,6 +92,8 @@ export interface MqttGateway {
   stats: Readonly<PublishStats>;
   /** MQTT clients connected now (aedes' count: CONNECT accepted, not yet gone) */
   connectedClients(): number;
+  /** A renewed certificate for the TLS port's next connections. */
+  setTls(pair: TlsPair): void;
   /** Delivers an MQTT device's queued commands if a client of it takes commands here; whether one does. */
   deliverCommands(deviceId: string): boolean;
   /** The MQTT devices with a client that takes commands here. */
@@ -176,7 +181,7 @@ async function openListeners(
   o: MqttGatewayOptions,
   broker: Aedes,
   gw: MqttContext,
-  listeners: Listener[],
+  listeners: StreamListener[],
   ports: Record<string, number>,
 ): Promise<void> {
   const { logger } = gw;
@@ -202,15 +207,10 @@ async function openListeners(
     ports['mqtt/ws'] = l.port;
   }
   if (o.tlsPort !== 'off') {
-    if (o.tlsCert && o.tlsKey) {
-      const l = await listenTls(
-        handle,
-        o.tlsPort,
-        o.host,
-        readFileSync(o.tlsCert),
-        readFileSync(o.tlsKey),
-        socketError,
-      );
+    const pair =
+      o.tls ?? (o.tlsCert && o.tlsKey ? { cert: readFileSync(o.tlsCert), key: readFileSync(o.tlsKey) } : undefined);
+    if (pair) {
+      const l = await listenTls(handle, o.tlsPort, o.host, pair.cert, pair.key, socketError);
       listeners.push(l);
       ports['mqtt/tls'] = l.port;
     } else {
@@ -230,7 +230,7 @@ export async function startMqttGateway(o: MqttGatewayOptions): Promise<MqttGatew
   setHandlers(broker, gw);
   const stopWatchingUsers = watchUsers(gw, o.events, o.recheckUsersMs ?? 60_000);
 
-  const listeners: Listener[] = [];
+  const listeners: StreamListener[] = [];
   const ports: Record<string, number> = {};
   try {
     await openListeners(o, broker, gw, listeners, ports);
@@ -252,6 +252,9 @@ export async function startMqttGateway(o: MqttGatewayOptions): Promise<MqttGatew
     ports,
     stats: publisher.stats,
     connectedClients: () => broker.connectedClients,
+    setTls: (pair) => {
+      for (const l of listeners) l.setTls?.(pair);
+    },
     deliverCommands: (deviceId) => commands?.deliver(deviceId) ?? false,
     connectedDevices: () => commands?.connectedDevices() ?? [],
     onlineDevices() {

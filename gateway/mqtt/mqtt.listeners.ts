@@ -7,7 +7,7 @@ import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, createWebSocketStream } from 'ws';
 import { listen, type Listener } from '../shared/listen.js';
-import { listenStream } from '../shared/stream-server.js';
+import { listenStream, type StreamListener } from '../shared/stream-server.js';
 
 /** Takes one accepted connection: its stream, where it comes from, and for WebSocket the upgrade request. */
 export type Handle = (stream: Duplex, remoteAddress: string | null, req?: http.IncomingMessage) => unknown;
@@ -30,10 +30,10 @@ export function listenTls(
   handle: Handle,
   port: number,
   host: string,
-  cert: Buffer,
-  key: Buffer,
+  cert: Buffer | string,
+  key: Buffer | string,
   onError: (e: Error) => void,
-): Promise<Listener> {
+): Promise<StreamListener> {
   return listenStream(
     (socket) => {
       socket.setNoDelay(true);

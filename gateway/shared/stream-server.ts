@@ -7,12 +7,32 @@ import net from 'node:net';
 import tls from 'node:tls';
 import { listen, type Listener } from './listen.js';
 
+/** A PEM certificate (its chain after it) and its key. */
+export interface TlsPair {
+  cert: Buffer | string;
+  key: Buffer | string;
+}
+
+/**
+ * TLS 1.2 at least, Node's default cipher list (OpenSSL's recommended suites, no RC4, no export
+ * grades): what every listener serving TLS takes, at start and at each renewal.
+ */
+export const TLS_DEFAULTS = { minVersion: 'TLSv1.2' } as const;
+
+/** How long a TLS handshake may take (a mobile network is slow; an idle plain client is closed after this). */
+export const TLS_HANDSHAKE_TIMEOUT_MS = 15_000;
+
 export interface StreamOptions {
   port: number;
   host: string;
-  /** PEM certificate and key: serve TLS */
-  tls?: { cert: Buffer; key: Buffer; onError?: (e: Error) => void };
+  /** PEM certificate and key: serve TLS; onError hears every failed handshake (with the raw socket) */
+  tls?: TlsPair & { onError?: (e: Error, socket: net.Socket) => void; handshakeTimeoutMs?: number };
   maxConnections?: number;
+}
+
+/** A stream listener; one serving TLS takes a renewed certificate for its next connections. */
+export interface StreamListener extends Listener {
+  setTls?(pair: TlsPair): void;
 }
 
 /** A TCP port free now on `host` (the gateway processes need one number before any of them listens: gateway/ipc/free-ports.ts). */
@@ -22,19 +42,34 @@ export async function freeTcpPort(host: string): Promise<number> {
   return probe.port;
 }
 
-export function listenStream(onSocket: (socket: net.Socket) => void, o: StreamOptions): Promise<Listener> {
+export async function listenStream(onSocket: (socket: net.Socket) => void, o: StreamOptions): Promise<StreamListener> {
   const server = o.tls
-    ? tls.createServer({ cert: o.tls.cert, key: o.tls.key, handshakeTimeout: 30_000 }, onSocket)
+    ? tls.createServer(
+        {
+          cert: o.tls.cert,
+          key: o.tls.key,
+          ...TLS_DEFAULTS,
+          handshakeTimeout: o.tls.handshakeTimeoutMs ?? 30_000,
+          // on the raw socket at accept: a small ack must not wait for Nagle behind the handshake's records
+          noDelay: true,
+        },
+        onSocket,
+      )
     : net.createServer(onSocket);
   if (o.tls?.onError) server.on('tlsClientError', o.tls.onError);
   server.maxConnections = o.maxConnections ?? 200_000;
-  return listen(server, o);
+  const listener = await listen(server, o);
+  if (!(server instanceof tls.Server)) return listener;
+  return {
+    ...listener,
+    setTls: (pair) => server.setSecureContext({ cert: pair.cert, key: pair.key, ...TLS_DEFAULTS }),
+  };
 }
 
 /** Why a PEM certificate and key cannot serve TLS (not PEM, or a key of another certificate), or undefined. */
-export function tlsPairProblem(cert: Buffer, key: Buffer): string | undefined {
+export function tlsPairProblem(cert: Buffer | string, key: Buffer | string): string | undefined {
   try {
-    tls.createSecureContext({ cert, key });
+    tls.createSecureContext({ cert, key, ...TLS_DEFAULTS });
     return undefined;
   } catch (e) {
     return (e as Error).message;

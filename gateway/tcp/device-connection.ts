@@ -27,6 +27,7 @@ import { logStorageFailure } from '../shared/storage-failures.js';
 import { ConnectionCommands, type CommandQueue } from '../shared/connection-commands.js';
 import { monotonicMs } from '../../core/metrics/counts.js';
 import { identifyTimeoutReason, type IdentifyTimeout } from '../shared/identify-timeout.js';
+import { looksLikeTlsHello, type RefusalLog } from '../shared/tls-refusals.js';
 
 export interface ConnectionOptions extends GatewayDeps {
   protocol: ProtocolModule;
@@ -44,6 +45,8 @@ export interface ConnectionOptions extends GatewayDeps {
   commandWaitMs: number;
   /** gateway-wide: how long a connection may stay without naming a known device (absent: no limit) */
   identifyTimeout?: IdentifyTimeout;
+  /** a plain port: a TLS handshake on it is refused and logged once per address */
+  plainPort?: { refusals: RefusalLog; tlsPortSetting: string };
 }
 
 /** Malformed frames, without one good frame (see `proven`) between them, that close a connection. */
@@ -196,6 +199,15 @@ export class DeviceConnection {
 
   private onData(chunk: Buffer): void {
     if (this.closed) return;
+    if (this.unprovenBytes === 0 && this.frames === 0 && this.o.plainPort && looksLikeTlsHello(chunk)) {
+      this.o.plainPort.refusals.refused(
+        this.socket.remoteAddress,
+        `a TLS handshake on a plain port (TLS trackers connect to ${this.o.plainPort.tlsPortSetting})`,
+        { protocol: this.o.protocol.name },
+      );
+      this.close('TLS handshake on a plain port');
+      return;
+    }
     this.unprovenBytes += chunk.length;
     let frames: Buffer[];
     try {

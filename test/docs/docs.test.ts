@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import test from 'ava';
-import { loadConfig, PROTOCOL_DEFAULT_PORTS } from '../../config/config.js';
+import { HTTP_TRACKER_PROTOCOLS, loadConfig, PROTOCOL_DEFAULT_PORTS } from '../../config/config.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
@@ -79,10 +79,14 @@ test('docs/configuration.md: its table lists exactly the variables loadConfig re
   });
   loadConfig(env);
   const perProtocol = Object.keys(PROTOCOL_DEFAULT_PORTS).map((p) => `TRACKGATE_${p.toUpperCase()}_PORT`);
+  const perTcpProtocol = Object.keys(PROTOCOL_DEFAULT_PORTS)
+    .filter((p) => !HTTP_TRACKER_PROTOCOLS.includes(p))
+    .map((p) => `TRACKGATE_${p.toUpperCase()}_TLS_PORT`);
   const documented = new Set<string>();
   for (const [, first] of read('docs/configuration.md').matchAll(/^\| ([^|]+) \|/gm)) {
     for (const [, name] of first.matchAll(/`(TRACKGATE_[A-Z0-9_<>]+)`/g)) {
       if (name === 'TRACKGATE_<PROTOCOL>_PORT') perProtocol.forEach((n) => documented.add(n));
+      else if (name === 'TRACKGATE_<PROTOCOL>_TLS_PORT') perTcpProtocol.forEach((n) => documented.add(n));
       else documented.add(name);
     }
   }

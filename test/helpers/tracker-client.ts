@@ -1,5 +1,6 @@
 /** A raw TCP tracker for tests: writes bytes, waits for exact reply bytes. */
 import net from 'node:net';
+import tls from 'node:tls';
 import { teltonikaLogin } from './frames.js';
 import { PATIENCE_MS } from './wait.js';
 
@@ -25,6 +26,21 @@ export class TrackerClient {
       const s = net.connect({ port, host: '127.0.0.1' }, () => resolve(new TrackerClient(s)));
       s.once('error', reject);
     });
+  }
+
+  /** A tracker over TLS (TRACKGATE_<P>_TLS_PORT), trusting `ca`; resolves once the handshake is done. */
+  static connectTls(port: number, ca: string | Buffer): Promise<TrackerClient> {
+    return new Promise((resolve, reject) => {
+      const s = tls.connect({ port, host: '127.0.0.1', ca, servername: 'localhost' }, () =>
+        resolve(new TrackerClient(s)),
+      );
+      s.once('error', reject);
+    });
+  }
+
+  /** The SHA-256 fingerprint of the certificate a TLS server presented (undefined on plain TCP). */
+  peerFingerprint(): string | undefined {
+    return this.socket instanceof tls.TLSSocket ? this.socket.getPeerCertificate().fingerprint256 : undefined;
   }
 
   write(b: Buffer | string): void {

@@ -14,6 +14,7 @@ import { capturingLogger } from '../../helpers/capture-logger.js';
 import { PATIENCE_MS, until } from '../../helpers/wait.js';
 import * as F from '../../helpers/frames.js';
 import { runCli } from '../../helpers/run-cli.js';
+import { certificateFiles, makeCertificate, replaceFile } from '../../helpers/certificates.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const IMEI = '356307042441013';
@@ -427,4 +428,42 @@ test('gateway.edge: a core that hangs (SIGSTOP) counts as unreachable: the edge 
     times.locations.map((l) => l.dateTime),
     [0, 1].map((i) => new Date(T0 + i * 1000).toISOString()),
   );
+});
+
+test('gateway.edge: an edge gateway serves a TLS tracker port with its own certificate, stores through the core, and takes a renewal without a restart', async (t) => {
+  const s = await startServer('sqlite', {
+    env: { TRACKGATE_GATEWAY_LINK_PORT: '0', TRACKGATE_GATEWAY_SECRET: SECRET },
+  });
+  t.teardown(() => s.stop());
+  await createDevice(s, IMEI, { name: 'edge' });
+  const [a, b] = await Promise.all([makeCertificate('edge-a'), makeCertificate('edge-b')]);
+  const files = certificateFiles(t, a);
+  const edge = await spawnEdge(t, `127.0.0.1:${s.running.ports.gatewayLink}`, {
+    TRACKGATE_GATEWAY_SECRET: SECRET,
+    TRACKGATE_TLS_CERT: files.certFile,
+    TRACKGATE_TLS_KEY: files.keyFile,
+    TRACKGATE_HTTPS_PORT: 'off',
+    TRACKGATE_TELTONIKA_TLS_PORT: '0',
+    TRACKGATE_TLS_CHECK_INTERVAL: '1',
+  });
+  const port = edge.ports!['teltonika/tls'];
+  t.true(port > 0, 'the listening line names the TLS port');
+  const tracker = await TrackerClient.connectTls(port, a.cert);
+  t.teardown(() => tracker.end());
+  tracker.write(F.teltonikaLogin(IMEI));
+  t.deepEqual(await tracker.read(1), Buffer.from([1]));
+  tracker.write(avl(0));
+  t.deepEqual(await tracker.read(4), Buffer.from([0, 0, 0, 1]), 'acknowledged once the core stored it');
+  t.deepEqual(await stored(s), [new Date(T0).toISOString()]);
+
+  replaceFile(files.certFile, b.cert);
+  replaceFile(files.keyFile, b.key);
+  await until('a new connection gets the renewed certificate', async () => {
+    const c = await TrackerClient.connectTls(port, `${a.cert}\n${b.cert}`);
+    const fingerprint = c.peerFingerprint();
+    c.end();
+    return fingerprint === b.fingerprint256;
+  });
+  tracker.write(avl(1));
+  t.deepEqual(await tracker.read(4), Buffer.from([0, 0, 0, 1]), 'the tracker connected before goes on');
 });
