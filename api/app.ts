@@ -4,6 +4,7 @@
  */
 import Koa, { type Context, type Next } from 'koa';
 import Router from '@koa/router';
+import { indexRouter } from './router-index.js';
 import { OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { newRegistry } from './schemas/zod.js';
 import { STATUS_BY_CODE, STORAGE_RETRY_AFTER_SECONDS, storageUnavailableBody, type ErrorBody } from './errors.js';
@@ -339,6 +340,7 @@ export function createApi(deps: ApiDeps): Koa {
     bodyLimitBytes: deps.bodyLimitBytes,
   };
   registerRoutes(api, deps);
+  indexRouter(api.router);
 
   app.use(api.router.routes());
   // Not thrown: the router then sets `Allow`, which the error handler above turns into a 405.
