@@ -121,6 +121,7 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
     // before a generated API key is printed, so the key is never shown by a start that then dies.
     // Until then (seconds with gateway processes) health says "starting" and the rest of the API 503.
     let started = false;
+    let mqttWsPort: number | undefined;
     const api = await listenApi(config, services, {
       clock,
       metrics,
@@ -128,6 +129,7 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
       ping: () => ping(db),
       writesFailing: () => watch.problem() ?? services.ingest.writesFailing(),
       storageLow: () => disk.problem(),
+      mqttWsPort: () => mqttWsPort,
     });
     closers.push(() => api.close());
     const { trackers, edge, mqtt, gateway } = await startListeners(config, services, clock, logger, metrics, closers);
@@ -137,6 +139,7 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
     const rules = startRules(db, clock, services);
     closers.push(() => rules.stop());
     const mqttPorts = mqtt.ports as Record<string, number>;
+    mqttWsPort = mqttPorts['mqtt/ws'];
     const forwarding = startForwarding(config, db, clock, services, {
       ownPorts: [api.port, ...Object.values(gateway.ports), ...Object.values(mqttPorts)],
       userAgent: USER_AGENT,

@@ -38,6 +38,7 @@ import { ruleRoutes } from './routes/rules.routes.js';
 import { forwardRoutes } from './routes/forwards.routes.js';
 import { accountRoutes, metricsRoute, STARTING_MESSAGE, systemRoutes } from './routes/system.routes.js';
 import { docsRoutes } from './docs.js';
+import { consoleRoutes, type ConsoleSettings } from './console.js';
 import { answerJson, type RouteTable } from './route.js';
 
 export interface ApiDeps {
@@ -70,6 +71,8 @@ export interface ApiDeps {
   unknownDevices: (limit: number, scope: SightingScope) => Promise<UnknownDevice[]>;
   onTimeZoneChanged?: (accountId: string) => void;
   version?: string;
+  /** the web console at /console/ (docs/console.md); absent: not served */
+  console?: ConsoleSettings;
   /** GET /metrics and the count of every request; absent (TRACKGATE_METRICS=off): neither */
   metrics?: Pick<Metrics, 'http' | 'scrape'>;
 }
@@ -281,6 +284,7 @@ function registerRoutes(api: RouteTable, deps: ApiDeps): void {
   ruleRoutes(api, deps.zones, deps.alertRules);
   forwardRoutes(api, deps.forwards);
   accountRoutes(api, deps.accounts, deps.unknownDevices, deps.onTimeZoneChanged);
+  if (deps.console) consoleRoutes(api.router, deps.console);
 
   let document: object | undefined;
   docsRoutes(api.router, () => {

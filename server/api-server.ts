@@ -17,6 +17,8 @@ export interface ApiServerOptions {
   writesFailing(): string | undefined;
   /** why free space where the database lives is too low, if it is */
   storageLow?(): string | undefined;
+  /** the MQTT WebSocket port, once bound (the console's live feed) */
+  mqttWsPort(): number | undefined;
 }
 
 export async function listenApi(config: Readonly<Config>, services: Services, o: ApiServerOptions): Promise<Listener> {
@@ -32,6 +34,7 @@ export async function listenApi(config: Readonly<Config>, services: Services, o:
     unknownDevices: services.directory.recentUnknown,
     onTimeZoneChanged: (accountId) => services.events.accountChanged(accountId),
     metrics: o.metrics,
+    console: { tileUrl: config.consoleTileUrl, mqttWsPort: o.mqttWsPort },
   });
   const server = http.createServer(api.callback());
   server.keepAliveTimeout = 65_000;
