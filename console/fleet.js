@@ -16,7 +16,6 @@ export class Fleet {
     /** deviceId -> {deviceId, name, status, lastSeen?, lastLocation} */
     this.entries = new Map();
     this.sorted = [];
-    this.loaded = false;
     for (const id of ['fleet-search', 'fleet-status']) $(id).addEventListener('input', () => this.render());
     $('fleet-group').addEventListener('change', () => this.load());
     $('fleet-filters').addEventListener('submit', (e) => e.preventDefault());
@@ -61,8 +60,11 @@ export class Fleet {
         .sort((a, b) => a.name.localeCompare(b.name) || (a.deviceId < b.deviceId ? -1 : 1));
       for (const e of lastLocations) this.map.setDevice(e, this.onOpen);
       this.map.keepOnly(new Set(this.entries.keys()));
-      if (!this.loaded) this.map.fitFleet();
-      this.loaded = true;
+      // the map shows the fleet once, when it first has positions; later the operator's view is kept
+      if (!this.fitted && this.map.markers.size > 0) {
+        this.map.fitFleet();
+        this.fitted = true;
+      }
       $('fleet-count').classList.remove('error');
       this.render();
     } catch (e) {

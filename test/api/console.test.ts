@@ -79,7 +79,7 @@ test('console: paths outside its files are 404, however they are spelled', async
   for (const p of ['/console/nothing.js', '/console/vendor/leaflet-src.js', '/console/vendor/']) {
     const res = await fetch(server.base + p);
     t.is(res.status, 404, p);
-    t.is((await res.json()).code, 'NOT_FOUND', p);
+    t.is(((await res.json()) as { code?: string }).code, 'NOT_FOUND', p);
   }
   const port = server.running.ports.http;
   for (const target of [
