@@ -133,6 +133,17 @@ run('console: log in, a tracker appears, its track, a command answered, raw fram
   t.regex((await first.textContent()) ?? '', /Reply: 00 00 00 01/);
   await page.screenshot({ path: artefact('console', '5-device-frames') });
 
+  // settings: a write user changes the name and a limit
+  await page.click('[data-tab="settings"]');
+  await page.fill('#set-name', 'Van 7 (north)');
+  await page.fill('#set-sms-limit', '3');
+  await page.click('#settings-save');
+  await page.locator('#settings-status', { hasText: 'Saved.' }).waitFor();
+  const stored = (await server.request('GET', `/api/devices/${VAN}`, { token: server.adminToken })).body.device;
+  t.like(stored, { name: 'Van 7 (north)', dailySmsLimit: 3 });
+  await page.locator('#device-title', { hasText: 'Van 7 (north)' }).waitFor();
+  await page.screenshot({ path: artefact('console', '5b-device-settings') });
+
   // the list stays current while the feed is on: the newest speed
   await page.click('a[href="#/fleet"]');
   await page.locator(`#fleet-rows tr[data-device="${VAN}"] td`, { hasText: '60 km/h' }).waitFor();
@@ -145,6 +156,32 @@ run('console: log in, a tracker appears, its track, a command answered, raw fram
     urls.some((u) => u.includes(jwt)),
     'the token is never in a URL',
   );
+});
+
+run('console: a user with read only sees the settings but cannot change them', async (t) => {
+  const made = await server.request('POST', '/api/users', {
+    token: server.adminToken,
+    body: {
+      name: 'Reader',
+      email: 'reader@example.com',
+      country: 'ES',
+      timeZone: 'Europe/Madrid',
+      privileges: ['read'],
+    },
+  });
+  t.is(made.status, 201, JSON.stringify(made.body));
+  const context = await openBrowser(t);
+  const page = await context.newPage();
+  await page.goto(`${server.base}/console/`);
+  await page.fill('#login-user', 'reader@example.com');
+  await page.fill('#login-key', made.body.apiKey);
+  await page.click('#login-form button');
+  await page.locator(`#fleet-rows tr[data-device="${VAN}"]`).waitFor();
+  await page.goto(`${server.base}/console/#/device/${VAN}`);
+  await page.click('[data-tab="settings"]');
+  await page.locator('#settings-usage', { hasText: 'may read these settings but not change them' }).waitFor();
+  t.true(await page.locator('#set-name').evaluate((el) => (el as unknown as { readOnly: boolean }).readOnly));
+  t.false(await page.locator('#settings-save').isVisible());
 });
 
 run('console: a malformed frame is marked, with the reason', async (t) => {
