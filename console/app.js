@@ -61,7 +61,8 @@ async function startSession() {
   $('workspace').hidden = false;
   $('who').textContent = `Logged in as ${api.userName}`;
   state.map ??= new ConsoleMap($('map'), state.settings.tileUrl);
-  state.me = await api.me().catch(() => null);
+  // who the user is (privileges) is read beside the fleet, not before it
+  const me = api.me().catch(() => null);
   state.fleet = new Fleet({
     api,
     map: state.map,
@@ -79,8 +80,10 @@ async function startSession() {
   state.device ??= new DeviceView({ api, map: state.map });
   state.device.setFeed(state.feed);
   state.unknown ??= new UnknownView({ api });
+  const fleet = state.fleet.start();
+  state.me = await me;
   state.unknown.listen(state.feed, can('admin') && !state.me?.group);
-  await state.fleet.start();
+  await fleet;
   route();
 }
 
