@@ -63,7 +63,8 @@ async function startSession() {
   state.map ??= new ConsoleMap($('map'), state.settings.tileUrl);
   // who the user is (privileges) is read beside the fleet, not before it
   const me = api.me().catch(() => null);
-  state.fleet = new Fleet({
+  // made once: its listeners on the filters stay, a new session starts it again
+  state.fleet ??= new Fleet({
     api,
     map: state.map,
     onOpen: (id) => (location.hash = `#/device/${encodeURIComponent(id)}`),

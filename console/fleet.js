@@ -22,6 +22,12 @@ export class Fleet {
   }
 
   async start() {
+    // not the poll: the feed's state (set before the start) decides that
+    clearInterval(this.refresh);
+    this.entries = new Map();
+    this.sorted = [];
+    this.map.keepOnly(new Set());
+    $('fleet-group').replaceChildren(h('option', { value: '' }, 'All groups'));
     await Promise.all([this.loadGroups(), this.load()]);
     this.refresh = setInterval(() => this.load(), REFRESH_MS);
   }

@@ -245,3 +245,44 @@ run('console: at phone width everything fits one column, nothing scrolls sideway
   t.true(widths[0] <= widths[1], `page ${widths[0]} px wide in a ${widths[1]} px window`);
   await page.screenshot({ path: artefact('console', '8-phone-fleet'), fullPage: true });
 });
+
+run('console: without the WebSocket port the list is read again, and says so', async (t) => {
+  const plain = await startServer('sqlite', { env: { TRACKGATE_CONSOLE_TILE_URL: 'off' } });
+  t.teardown(() => plain.stop());
+  const context = await openBrowser(t);
+  const page = await context.newPage();
+  const problems = watchProblems(page);
+  await page.goto(`${plain.base}/console/`);
+  await page.fill('#login-user', 'admin');
+  await page.fill('#login-key', ADMIN_KEY);
+  await page.click('#login-form button');
+  await page.locator('#feed-status', { hasText: 'not offered by this server' }).waitFor();
+  await plain.request('POST', '/api/devices', { token: plain.adminToken, body: { id: 'rest-1', name: 'Courier' } });
+  const at = new Date(Date.now() - 60_000).toISOString();
+  const stored = await plain.request('POST', '/api/devices/rest-1/locations', {
+    token: plain.adminToken,
+    body: { location: { dateTime: at, latitude: 41.39, longitude: 2.17, speed: 18 } },
+  });
+  t.is(stored.status, 201);
+  await page.locator('#fleet-rows tr[data-device="rest-1"] td', { hasText: '18 km/h' }).waitFor();
+  await page.click('#fleet-rows tr[data-device="rest-1"] a');
+  await page.click('[data-tab="frames"]');
+  await page.locator('#frames-status', { hasText: 'need the live feed' }).waitFor();
+
+  // a second session in the same tab: one list, still read again
+  await page.click('#logout');
+  await page.locator('#login-user:focus').waitFor();
+  t.is(await page.evaluate("sessionStorage.getItem('trackgate.console.session')"), null, 'the token is gone');
+  await page.fill('#login-user', 'admin');
+  await page.fill('#login-key', ADMIN_KEY);
+  await page.click('#login-form button');
+  await page.click('#nav-fleet');
+  await page.locator('#fleet-count', { hasText: '1 of 1 devices' }).waitFor();
+  await plain.request('POST', '/api/devices/rest-1/locations', {
+    token: plain.adminToken,
+    body: { location: { dateTime: new Date().toISOString(), latitude: 41.4, longitude: 2.18, speed: 27 } },
+  });
+  await page.locator('#fleet-rows tr[data-device="rest-1"] td', { hasText: '27 km/h' }).waitFor();
+  t.is(await page.locator('#fleet-rows tr').count(), 1);
+  t.deepEqual(problems, []);
+});

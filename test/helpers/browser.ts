@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext } from 'playwright-core';
+import { PATIENCE_MS } from './wait.js';
 
 export const CHROMIUM = process.env.TRACKGATE_TEST_CHROMIUM ?? '/usr/bin/chromium';
 
@@ -46,6 +47,9 @@ export async function openBrowser(
     args: ARGS,
     viewport,
   });
+  // a busy machine: every wait as patient as the rest of the suite (test/helpers/wait.ts)
+  context.setDefaultTimeout(PATIENCE_MS);
+  context.setDefaultNavigationTimeout(PATIENCE_MS);
   t.teardown(async () => {
     await context.close().catch(() => {});
     rmSync(profile, { recursive: true, force: true });
