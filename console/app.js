@@ -134,6 +134,11 @@ async function main() {
     showLogin();
   });
   window.addEventListener('hashchange', route);
+  // the fragment names the view: the skip link moves the focus instead of changing it
+  document.querySelector('.skip').addEventListener('click', (e) => {
+    e.preventDefault();
+    $('main').focus();
+  });
   if (api.token) await startSession();
   else showLogin();
 }
