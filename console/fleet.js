@@ -131,7 +131,14 @@ export class Fleet {
   render() {
     const shown = this.visible();
     const rows = shown.slice(0, MAX_ROWS).map((e) => this.row(e));
+    // a live update redraws the rows: the keyboard's place in the list is kept
+    const focused = document.activeElement?.closest('#fleet-rows tr')?.dataset.device;
     $('fleet-rows').replaceChildren(...rows);
+    if (focused)
+      rows
+        .find((r) => r.dataset.device === focused)
+        ?.querySelector('a')
+        ?.focus();
     const more = shown.length > MAX_ROWS ? `; the first ${MAX_ROWS} are listed, search to narrow` : '';
     $('fleet-count').textContent = `${shown.length} of ${this.entries.size} devices${more}`;
   }

@@ -286,3 +286,52 @@ run('console: without the WebSocket port the list is read again, and says so', a
   t.is(await page.locator('#fleet-rows tr').count(), 1);
   t.deepEqual(problems, []);
 });
+
+run('console: every control has a label, and a device is reached and worked with the keyboard alone', async (t) => {
+  // made by the first test, or here when this one runs alone (409: it exists)
+  await server.request('POST', '/api/devices', { token: server.adminToken, body: { id: VAN, name: 'Van 7' } });
+  await server.request('POST', `/api/devices/${VAN}/locations`, {
+    token: server.adminToken,
+    body: { location: { dateTime: new Date(Date.now() - 60_000).toISOString(), latitude: 40.44, longitude: -3.67 } },
+  });
+  const context = await openBrowser(t);
+  const page = await context.newPage();
+  await logInWithKeyboard(page);
+  await page.locator(`#fleet-rows tr[data-device="${VAN}"]`).waitFor();
+  const unlabelled = (await page.evaluate(
+    `[...document.querySelectorAll('input, select, textarea')].filter((el) => el.labels.length === 0).map((el) => el.id)`,
+  )) as string[];
+  t.deepEqual(unlabelled, [], 'inputs without a label');
+
+  // Tab from the page's heading to the device's link, then Enter
+  await page.focus('#fleet-title');
+  let focused = '';
+  for (let i = 0; i < 30 && focused !== VAN; i++) {
+    await page.keyboard.press('Tab');
+    focused = (await page.evaluate(`document.activeElement?.closest('tr')?.dataset.device ?? ''`)) as string;
+  }
+  t.is(focused, VAN, 'the device link is reached with Tab');
+  // a live update redraws the list meanwhile: the focus stays on the device's link
+  await server.request('POST', `/api/devices/${VAN}/locations`, {
+    token: server.adminToken,
+    body: { location: { dateTime: new Date().toISOString(), latitude: 40.45, longitude: -3.66, speed: 77 } },
+  });
+  await page.locator(`#fleet-rows tr[data-device="${VAN}"] td`, { hasText: '77 km/h' }).waitFor();
+  t.is(
+    await page.evaluate(`document.activeElement?.closest('tr')?.dataset.device ?? document.activeElement?.tagName`),
+    VAN,
+  );
+  await page.keyboard.press('Enter');
+  await page.locator('#device-title:focus').waitFor();
+  t.regex((await page.locator('#device-title').textContent()) ?? '', /Van 7/);
+
+  // the Commands page by Tab and Enter: its panel shows, the pressed state says which
+  for (let i = 0; i < 30; i++) {
+    await page.keyboard.press('Tab');
+    if ((await page.evaluate(`document.activeElement?.dataset.tab ?? ''`)) === 'commands') break;
+  }
+  await page.keyboard.press('Enter');
+  await page.locator('[data-panel="commands"]').waitFor({ state: 'visible' });
+  t.is(await page.getAttribute('[data-tab="commands"]', 'aria-pressed'), 'true');
+  t.true(await page.locator('[data-panel="track"]').isHidden());
+});
