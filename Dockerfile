@@ -13,6 +13,7 @@ COPY gateway ./gateway
 COPY api ./api
 COPY server ./server
 COPY main.ts gateway-main.ts cli.ts ./
+COPY console ./console
 COPY bin ./bin
 RUN npm run build && npm prune --omit=dev
 
@@ -23,6 +24,7 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY bin ./bin
+COPY console ./console
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]

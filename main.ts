@@ -130,6 +130,7 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
     // before a generated API key is printed, so the key is never shown by a start that then dies.
     // Until then (seconds with gateway processes) health says "starting" and the rest of the API 503.
     let started = false;
+    let mqttWsPort: number | undefined;
     const api = await listenApi(config, services, {
       clock,
       metrics,
@@ -138,6 +139,7 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
       writesFailing: () => watch.problem() ?? services.ingest.writesFailing(),
       storageLow: () => disk.problem(),
       tls,
+      mqttWsPort: () => mqttWsPort,
     });
     closers.push(() => api.close());
     const { trackers, edge, mqtt, gateway } = await startListeners(
@@ -155,6 +157,7 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
     const rules = startRules(db, clock, services);
     closers.push(() => rules.stop());
     const mqttPorts = mqtt.ports as Record<string, number>;
+    mqttWsPort = mqttPorts['mqtt/ws'];
     const forwarding = startForwarding(config, db, clock, services, {
       ownPorts: [...Object.values(api.ports), ...Object.values(gateway.ports), ...Object.values(mqttPorts)],
       userAgent: USER_AGENT,

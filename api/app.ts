@@ -41,6 +41,7 @@ import { forwardRoutes } from './routes/forwards.routes.js';
 import { reportRoutes } from './routes/reports.routes.js';
 import { accountRoutes, metricsRoute, STARTING_MESSAGE, systemRoutes } from './routes/system.routes.js';
 import { docsRoutes } from './docs.js';
+import { consoleRoutes, type ConsoleSettings } from './console.js';
 import { answerJson, type RouteTable } from './route.js';
 import { clientAddress } from './client-address.js';
 
@@ -76,6 +77,8 @@ export interface ApiDeps {
   unknownDevices: (limit: number, scope: SightingScope) => Promise<UnknownDevice[]>;
   onTimeZoneChanged?: (accountId: string) => void;
   version?: string;
+  /** the web console at /console/ (docs/console.md); absent: not served */
+  console?: ConsoleSettings;
   /** GET /metrics and the count of every request; absent (TRACKGATE_METRICS=off): neither */
   metrics?: Pick<Metrics, 'http' | 'scrape'>;
   /** reverse proxies whose X-Forwarded-For names the client (TRACKGATE_TRUSTED_PROXIES; client-address.ts) */
@@ -295,6 +298,7 @@ function registerRoutes(api: RouteTable, deps: ApiDeps): void {
   forwardRoutes(api, deps.forwards);
   reportRoutes(api, deps.reports);
   accountRoutes(api, deps.accounts, deps.unknownDevices, deps.onTimeZoneChanged);
+  if (deps.console) consoleRoutes(api.router, deps.console);
 
   let document: object | undefined;
   docsRoutes(api.router, () => {

@@ -1,6 +1,6 @@
 /**
  * `npm run bench` runs every benchmark; `npm run bench -- rest` (or tcp-ingest, idle-connections)
- * runs the ones named (rest, tcp-ingest, idle-connections, alerts, mqtt-ingest, soak, rules-ingest, forward-ingest, idle-100k, pg-ingest, storage-size, pg-partition-drop, last-locations, retention-ingest, reports, tls-ingest). Each prints its table; the figures are also written as JSON to
+ * runs the ones named (rest, tcp-ingest, idle-connections, alerts, mqtt-ingest, soak, rules-ingest, forward-ingest, idle-100k, pg-ingest, storage-size, pg-partition-drop, last-locations, retention-ingest, reports, tls-ingest, console). Each prints its table; the figures are also written as JSON to
  * bench/results/<name>-<timestamp>.json (and <name>-latest.json), which git ignores.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -25,6 +25,7 @@ const BENCHMARKS: Record<string, () => Promise<{ run(): Promise<object> }>> = {
   'retention-ingest': () => import('./retention-ingest.bench.js'),
   reports: () => import('./reports.bench.js'),
   'tls-ingest': () => import('./tls-ingest.bench.js'),
+  console: () => import('./console.bench.js'),
 };
 
 async function main(): Promise<void> {

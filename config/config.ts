@@ -138,6 +138,8 @@ export interface Config {
   diskError: DiskThreshold;
   /** how often free space and the database's size are checked */
   diskCheckSeconds: number;
+  /** the console's map tiles (TRACKGATE_CONSOLE_TILE_URL, a Leaflet URL template); undefined: no tiles */
+  consoleTileUrl?: string;
 }
 
 export class ConfigError extends Error {
@@ -309,6 +311,19 @@ function diskThreshold(env: Env, name: string, fallback: string): DiskThreshold 
   return Object.freeze(t);
 }
 
+export const CONSOLE_TILE_URL_DEFAULT = 'https://tile.openstreetmap.org/{z}/{x}/{y}.png';
+
+/** TRACKGATE_CONSOLE_TILE_URL: an http(s) template with {z}, {x} and {y}; `off`: the console's map has no tiles. */
+function consoleTileUrl(env: Env): string | undefined {
+  const name = 'TRACKGATE_CONSOLE_TILE_URL';
+  const raw = text(env, name) ?? CONSOLE_TILE_URL_DEFAULT;
+  if (raw.toLowerCase() === 'off') return undefined;
+  url(env, name, ['http:', 'https:']);
+  if (!['{z}', '{x}', '{y}'].every((part) => raw.includes(part)))
+    throw new ConfigError(name, `"${raw}" must contain {z}, {x} and {y} (or be off)`);
+  return raw;
+}
+
 function checksumPolicy(env: Env): 'accept' | 'strict' {
   const checksum = (text(env, 'TRACKGATE_CHECKSUM') ?? 'accept').toLowerCase();
   if (checksum !== 'accept' && checksum !== 'strict') {
@@ -454,6 +469,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonl
     diskError: diskThreshold(env, 'TRACKGATE_DISK_ERROR', DISK_ERROR_DEFAULT),
     diskCheckSeconds: integer(env, 'TRACKGATE_DISK_CHECK_INTERVAL', 30, 1, 3600),
     pgPartitionInterval: pgPartitionInterval(env),
+    consoleTileUrl: consoleTileUrl(env),
   };
   checkTogether(config);
   return Object.freeze(config);

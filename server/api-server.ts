@@ -28,6 +28,8 @@ export interface ApiServerOptions {
   storageLow?(): string | undefined;
   /** the box's certificate: HTTPS is served with it (and each renewal) when TRACKGATE_HTTPS_PORT is on */
   tls?: WatchedTlsPair;
+  /** the MQTT WebSocket port, once bound (the console's live feed) */
+  mqttWsPort(): number | undefined;
 }
 
 export interface ApiServers {
@@ -82,6 +84,7 @@ export async function listenApi(
     onTimeZoneChanged: (accountId) => services.events.accountChanged(accountId),
     metrics: o.metrics,
     trustedProxies: config.trustedProxies,
+    console: { tileUrl: config.consoleTileUrl, mqttWsPort: o.mqttWsPort },
   });
   const refusals = new RefusalLog(services.logger);
   const listeners: Listener[] = [];

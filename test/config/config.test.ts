@@ -51,12 +51,21 @@ test('config: a bad value names the variable and what is wrong', (t) => {
     [{ TRACKGATE_ADMIN_API_KEY: 'short' }, 'TRACKGATE_ADMIN_API_KEY', /16/],
     [{ TRACKGATE_SMTP_URL: 'http://x' }, 'TRACKGATE_SMTP_URL', /scheme/],
     [{ TRACKGATE_METRICS: 'maybe' }, 'TRACKGATE_METRICS', /not one of on, off/],
+    [{ TRACKGATE_CONSOLE_TILE_URL: 'ftp://tiles/{z}/{x}/{y}.png' }, 'TRACKGATE_CONSOLE_TILE_URL', /scheme/],
+    [{ TRACKGATE_CONSOLE_TILE_URL: 'https://tiles.example/{z}.png' }, 'TRACKGATE_CONSOLE_TILE_URL', /\{x\}/],
   ];
   for (const [env, variable, reason] of cases) {
     const e = t.throws(() => loadConfig(env), { instanceOf: ConfigError });
     t.is(e?.variable, variable);
     t.regex(e?.message ?? '', reason);
   }
+});
+
+test('config: the console tiles are OpenStreetMap unless set, and off turns them off', (t) => {
+  t.is(loadConfig({}).consoleTileUrl, 'https://tile.openstreetmap.org/{z}/{x}/{y}.png');
+  t.is(loadConfig({ TRACKGATE_CONSOLE_TILE_URL: 'OFF' }).consoleTileUrl, undefined);
+  const own = 'http://tiles.internal:8081/{z}/{x}/{y}.png';
+  t.is(loadConfig({ TRACKGATE_CONSOLE_TILE_URL: own }).consoleTileUrl, own);
 });
 
 function serve(env: Record<string, string>) {
