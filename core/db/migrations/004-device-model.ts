@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { dropColumn } from './drop-column.js';
 
 /** A device's tracker model (*ext* `model`): the gateway decodes its frames with it. */
 export async function up(knex: Knex): Promise<void> {
@@ -8,7 +9,5 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
-  await knex.schema.alterTable('devices', (t) => {
-    t.dropColumn('model');
-  });
+  await dropColumn(knex, 'devices', 'model');
 }

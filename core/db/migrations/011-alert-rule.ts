@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { dropColumn } from './drop-column.js';
 
 /**
  * `alerts.rule_id`: the alert rule that raised an alert (null for a tracker's alarm and one raised
@@ -13,7 +14,5 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
-  await knex.schema.alterTable('alerts', (t) => {
-    t.dropColumn('rule_id');
-  });
+  await dropColumn(knex, 'alerts', 'rule_id');
 }

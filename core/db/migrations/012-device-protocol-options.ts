@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { dropColumn } from './drop-column.js';
 
 /** A device's decoder settings (*ext* `protocolOptions`, JSON text; null: none): the gateway decodes its frames with them. */
 export async function up(knex: Knex): Promise<void> {
@@ -8,7 +9,5 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
-  await knex.schema.alterTable('devices', (t) => {
-    t.dropColumn('protocol_options');
-  });
+  await dropColumn(knex, 'devices', 'protocol_options');
 }

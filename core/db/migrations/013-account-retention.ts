@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { dropColumn } from './drop-column.js';
 
 /**
  * An account's retention (`trackgate account update --retention-days N`, docs/operations.md
@@ -12,7 +13,5 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
-  await knex.schema.alterTable('accounts', (t) => {
-    t.dropColumn('retention_days');
-  });
+  await dropColumn(knex, 'accounts', 'retention_days');
 }

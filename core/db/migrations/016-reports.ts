@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { dropColumn } from './drop-column.js';
 
 /**
  * Trip and stop reports (docs/rest.md "Trips, stops and summary"):
@@ -35,7 +36,5 @@ export async function up(knex: Knex): Promise<void> {
 export async function down(knex: Knex): Promise<void> {
   await knex.schema.dropTableIfExists('report_marks');
   await knex.schema.dropTableIfExists('report_days');
-  await knex.schema.alterTable('accounts', (t) => {
-    t.dropColumn('report_settings');
-  });
+  await dropColumn(knex, 'accounts', 'report_settings');
 }
