@@ -1,11 +1,12 @@
-// One device: its track over a time range, its alerts, commands, raw frames live, settings.
+// One device: its track over a time range, its trips, stops and summary, its alerts, commands,
+// raw frames live, settings.
 
-import { $, h, hexLines, localInput, position, STATUS_TEXT, speed, when } from './dom.js';
+import { $, duration, h, hexLines, km, localInput, position, STATUS_TEXT, speed, when } from './dom.js';
 
 const TRACK_PAGES = 20;
 const PAGE = 1000;
 const MAX_FRAMES = 200;
-const TABS = ['track', 'alerts', 'commands', 'frames', 'settings'];
+const TABS = ['track', 'trips', 'alerts', 'commands', 'frames', 'settings'];
 const SETTINGS = [
   'name',
   'description',
@@ -62,8 +63,18 @@ export class DeviceView {
     this.canWrite = canWrite;
     this.frameCount = 0;
     this.commands.clear();
-    for (const id of ['track-rows', 'alerts-rows', 'command-rows', 'frames-list']) $(id).replaceChildren();
-    for (const id of ['track-status', 'alerts-status', 'command-status', 'settings-status']) $(id).textContent = '';
+    for (const id of [
+      'track-rows',
+      'trip-rows',
+      'stop-rows',
+      'trips-summary',
+      'alerts-rows',
+      'command-rows',
+      'frames-list',
+    ])
+      $(id).replaceChildren();
+    for (const id of ['track-status', 'trips-status', 'alerts-status', 'command-status', 'settings-status'])
+      $(id).textContent = '';
     const now = new Date();
     $('track-from').value = localInput(new Date(now.getTime() - 24 * 3600_000));
     $('track-to').value = localInput(new Date(now.getTime() + 3600_000));
@@ -122,7 +133,7 @@ export class DeviceView {
     return { from: from.toISOString(), to: to.toISOString() };
   }
 
-  /** The track and the alerts of the range in the form. */
+  /** The track, the trips and stops, and the alerts of the range in the form. */
   async loadRange() {
     let range;
     try {
@@ -131,7 +142,7 @@ export class DeviceView {
       $('track-status').textContent = 'Give a start and an end.';
       return;
     }
-    await Promise.all([this.loadTrack(range), this.loadAlerts(range)]);
+    await Promise.all([this.loadTrack(range), this.loadTrips(range), this.loadAlerts(range)]);
   }
 
   async loadTrack(range) {
@@ -170,6 +181,72 @@ export class DeviceView {
           ),
           h('td', {}, position(l)),
           h('td', {}, speed(l)),
+        ),
+      ),
+    );
+  }
+
+  /** The reports of the range: one summary, the trips and the stops (GET /api/reports/...). */
+  async loadTrips(range) {
+    const id = this.id;
+    $('trips-status').textContent = 'Loading…';
+    const query = new URLSearchParams({ deviceId: id, ...range }).toString();
+    let summary;
+    let trips;
+    let stops;
+    try {
+      [summary, trips, stops] = await Promise.all(
+        ['summary', 'trips', 'stops'].map((kind) => this.api.get(`/api/reports/${kind}?${query}`)),
+      );
+    } catch (e) {
+      if (id === this.id) $('trips-status').textContent = `The trips could not be loaded: ${e.message}`;
+      return;
+    }
+    if (id !== this.id) return;
+    trips = trips.trips;
+    stops = stops.stops;
+    const s = summary.summary[0];
+    $('trips-status').textContent = `${trips.length} trips, ${stops.length} stops`;
+    $('trips-summary').replaceChildren(
+      ...(s
+        ? [
+            ['Distance', km(s.distance)],
+            ['Driving', duration(s.drivingTime)],
+            ['Stopped', duration(s.stoppedTime)],
+            ['Maximum speed', `${Math.round(s.maxSpeed)} km/h`],
+            ['Average speed', `${Math.round(s.averageSpeed)} km/h`],
+            ...(s.engineHours !== undefined ? [['Engine hours', `${s.engineHours.toFixed(1)} h`]] : []),
+          ].flatMap(([term, value]) => [h('dt', {}, term), h('dd', {}, value)])
+        : []),
+    );
+    const at = (time, latitude, longitude) =>
+      h(
+        'button',
+        { type: 'button', class: 'link', onclick: () => this.map.select({ latitude, longitude }) },
+        when(time),
+      );
+    $('trip-rows').replaceChildren(
+      ...trips.map((x) =>
+        h(
+          'tr',
+          {},
+          h('td', {}, at(x.startTime, x.startLatitude, x.startLongitude)),
+          h('td', {}, at(x.endTime, x.endLatitude, x.endLongitude)),
+          h('td', {}, duration(x.duration)),
+          h('td', {}, km(x.distance)),
+          h('td', {}, `${Math.round(x.maxSpeed)} / ${Math.round(x.averageSpeed)} km/h`),
+        ),
+      ),
+    );
+    $('stop-rows').replaceChildren(
+      ...stops.map((x) =>
+        h(
+          'tr',
+          {},
+          h('td', {}, at(x.startTime, x.latitude, x.longitude)),
+          h('td', {}, when(x.endTime)),
+          h('td', {}, duration(x.duration)),
+          h('td', {}, position(x)),
         ),
       ),
     );

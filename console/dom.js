@@ -40,6 +40,19 @@ export const position = (l) => (l ? `${l.latitude.toFixed(5)}, ${l.longitude.toF
 /** "52 km/h"; '' without a speed */
 export const speed = (l) => (l && typeof l.speed === 'number' ? `${Math.round(l.speed)} km/h` : '');
 
+/** "12.35 km" */
+export const km = (n) => `${n.toFixed(2)} km`;
+
+/** Seconds as "1 h 05 min", "7 min 30 s", "45 s". */
+export function duration(seconds) {
+  const s = Math.round(seconds);
+  const hours = Math.floor(s / 3600);
+  const minutes = Math.floor((s % 3600) / 60);
+  if (hours > 0) return `${hours} h ${String(minutes).padStart(2, '0')} min`;
+  if (minutes > 0) return `${minutes} min ${String(s % 60).padStart(2, '0')} s`;
+  return `${s} s`;
+}
+
 /** Hex in groups of two, sixteen bytes a line. */
 export function hexLines(hex) {
   const pairs = hex.match(/../g) ?? [];

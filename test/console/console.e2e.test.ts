@@ -158,6 +158,77 @@ run('console: log in, a tracker appears, its track, a command answered, raw fram
   );
 });
 
+run("console: a device's trips, stops and summary over the track's range", async (t) => {
+  const TRUCK = 'truck-9';
+  t.is(
+    (await server.request('POST', '/api/devices', { token: server.adminToken, body: { id: TRUCK, name: 'Truck 9' } }))
+      .status,
+    201,
+  );
+  // parked 20 min, 10 min driving north at 50 km/h (0.0075° a minute), parked 15 min: one trip, two stops
+  const start = Date.now() - 60 * 60_000;
+  const fixes: { minute: number; lat: number; speed: number }[] = [];
+  for (let m = 0; m <= 20; m += 2) fixes.push({ minute: m, lat: 40.3, speed: 0 });
+  for (let m = 21; m <= 30; m++) fixes.push({ minute: m, lat: 40.3 + (m - 20) * 0.0075, speed: 50 });
+  for (let m = 32; m <= 45; m += 2) fixes.push({ minute: m, lat: 40.375, speed: 0 });
+  for (const f of fixes) {
+    const stored = await server.request('POST', `/api/devices/${TRUCK}/locations`, {
+      token: server.adminToken,
+      body: {
+        location: {
+          dateTime: new Date(start + f.minute * 60_000).toISOString(),
+          latitude: f.lat,
+          longitude: -3.6,
+          speed: f.speed,
+        },
+      },
+    });
+    t.is(stored.status, 201, JSON.stringify(stored.body));
+  }
+  const context = await openBrowser(t);
+  const page = await context.newPage();
+  const problems = watchProblems(page);
+  await logInWithKeyboard(page);
+  await page.goto(`${server.base}/console/#/device/${TRUCK}`);
+  await page.locator('#track-status', { hasText: `${fixes.length} positions` }).waitFor();
+  await page.click('[data-tab="trips"]');
+  await page.locator('#trips-status', { hasText: '1 trips, 2 stops' }).waitFor();
+
+  // what the page shows is what the API answers for the same range
+  const range = (await page.evaluate(
+    `({ from: new Date(document.getElementById('track-from').value).toISOString(), to: new Date(document.getElementById('track-to').value).toISOString() })`,
+  )) as { from: string; to: string };
+  const q = new URLSearchParams({ deviceId: TRUCK, ...range }).toString();
+  const trips = (await server.request('GET', `/api/reports/trips?${q}`, { token: server.adminToken })).body.trips;
+  const summary = (await server.request('GET', `/api/reports/summary?${q}`, { token: server.adminToken })).body
+    .summary[0];
+  t.is(trips.length, 1);
+  t.true(trips[0].distance > 7 && trips[0].distance < 9, `a trip of ${trips[0].distance} km`);
+  const tripRow = (await page.locator('#trip-rows tr').first().textContent()) ?? '';
+  t.true(tripRow.includes(`${trips[0].distance.toFixed(2)} km`), tripRow);
+  t.regex(tripRow, /\d+ min \d\d s/, 'the duration in words');
+  t.is(await page.locator('#stop-rows tr').count(), 2);
+  const summaryText = (await page.locator('#trips-summary').textContent()) ?? '';
+  t.true(summaryText.includes(`Distance${summary.distance.toFixed(2)} km`), summaryText);
+  t.regex(summaryText, /Maximum speed50 km\/h/);
+
+  // a trip's start marks its place on the map
+  await page.locator('#trip-rows button').first().click();
+  await page.screenshot({ path: artefact('console', '3b-device-trips') });
+
+  // a range the reports refuse (more than 32 days) is said, and the track still shows
+  await page.click('[data-tab="track"]');
+  await page.fill('#track-from', '2026-01-01T00:00:00');
+  await page.click('#track-form button[type="submit"]');
+  await page.click('[data-tab="trips"]');
+  await page.locator('#trips-status', { hasText: 'The trips could not be loaded' }).waitFor();
+  t.deepEqual(
+    problems.filter((p) => !/^400 .*\/api\/reports\//.test(p)),
+    [],
+    'nothing failed but the refused range',
+  );
+});
+
 run('console: a user with read only sees the settings but cannot change them', async (t) => {
   const made = await server.request('POST', '/api/users', {
     token: server.adminToken,
