@@ -116,7 +116,8 @@ run('console: log in, a tracker appears, its track, a command answered, raw fram
 
   // raw frames: each one the tracker sends, with what was decoded and the reply written back
   await page.click('[data-tab="frames"]');
-  const frames = page.locator('#frames-list li[data-outcome="ok"]');
+  // a position frame: the command's answer, a frame too, may reach the page after the tab opened
+  const frames = page.locator('#frames-list li[data-outcome="ok"]', { hasText: '"latitude": 40.44' });
   await until(
     'a raw frame on the page',
     async () => {
