@@ -24,7 +24,7 @@ import type { CoreLink } from './gateway/ipc/core-link.server.js';
 import { protocols } from './protocols/index.js';
 import { openServerStorage, describeBackends, databaseOnThisHost } from './server/storage.js';
 import { createServices, describeNotifications, type Services } from './server/services.js';
-import { listenApi } from './server/api-server.js';
+import { listenApi, type MqttUpgrade } from './server/api-server.js';
 import type { Trackers } from './server/trackers.js';
 import { startListeners } from './server/listeners.js';
 import { startForwarding, startPartitions, startRelays, startRetention, startRules } from './server/background.js';
@@ -131,6 +131,7 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
     // Until then (seconds with gateway processes) health says "starting" and the rest of the API 503.
     let started = false;
     let mqttWsPort: number | undefined;
+    let mqttUpgrade: MqttUpgrade | undefined;
     const api = await listenApi(config, services, {
       clock,
       metrics,
@@ -140,6 +141,7 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
       storageLow: () => disk.problem(),
       tls,
       mqttWsPort: () => mqttWsPort,
+      mqttUpgrade: () => mqttUpgrade,
     });
     closers.push(() => api.close());
     const { trackers, edge, mqtt, gateway } = await startListeners(
@@ -158,6 +160,7 @@ export async function startTrackgate(config: Readonly<Config>, options: StartOpt
     closers.push(() => rules.stop());
     const mqttPorts = mqtt.ports as Record<string, number>;
     mqttWsPort = mqttPorts['mqtt/ws'];
+    mqttUpgrade = mqtt.webSocketUpgrade;
     const forwarding = startForwarding(config, db, clock, services, {
       ownPorts: [...Object.values(api.ports), ...Object.values(gateway.ports), ...Object.values(mqttPorts)],
       userAgent: USER_AGENT,

@@ -124,7 +124,7 @@ const API_DESCRIPTION = [
   '',
   "**Privileges**: `admin` ⊇ `write` ⊇ `read`; a user without any privilege is refused (403) everywhere. A user with a `group` sees only that group's devices. Anything of another account answers 404.",
   '',
-  '**Transport**: the same API over HTTPS (TLS 1.2 or later) when the service has a certificate, and over plain HTTP unless that is turned off; send API keys and tokens over HTTPS only.',
+  '**Transport**: the same API over HTTPS (TLS 1.2 or later) when the service has a certificate, and over plain HTTP unless that is turned off; send API keys and tokens over HTTPS only. *ext* The live feed (MQTT over WebSocket, sub-protocol `mqtt`, logged in with the user name and the API key or a token) is also served at `/mqtt` of the same origin: `wss://` beside HTTPS, `ws://` beside HTTP.',
   '',
   '**PATCH** takes an RFC 6902 JSON Patch array, applied to the resource as GET shows it and then validated like PUT; read-only fields cannot change, whatever the path (a whole-document replace included).',
   '',

@@ -16,6 +16,8 @@ export interface ConsoleSettings {
   tileUrl?: string;
   /** the MQTT-over-WebSocket port the live feed is read from, once it is bound; undefined: none (the console polls) */
   mqttWsPort(): number | undefined;
+  /** the path of this origin that takes MQTT over WebSocket (`/mqtt`), once the broker runs; the feed's first choice */
+  mqttWsPath?(): string | undefined;
 }
 
 const TYPES: Record<string, string> = {
@@ -64,18 +66,22 @@ export function tileSource(tileUrl: string | undefined): string {
 
 /**
  * No inline script or style anywhere, so scripts and styles come from this origin only; images
- * from here and the tile server; connections to the API and the MQTT WebSocket port.
+ * from here and the tile server; connections to the API, this origin's `/mqtt` and the MQTT WebSocket port.
  */
 function policy(ctx: Context, settings: ConsoleSettings): string {
   const port = settings.mqttWsPort();
   const host = ctx.hostname.includes(':') ? `[${ctx.hostname}]` : ctx.hostname;
-  const ws = port !== undefined && /^[\w.:[\]-]+$/.test(host) ? ` ws://${host}:${port} wss://${host}:${port}` : '';
+  const safe = /^[\w.:[\]-]+$/;
+  const ws = port !== undefined && safe.test(host) ? ` ws://${host}:${port} wss://${host}:${port}` : '';
+  // the page's own origin as ws(s):, which not every browser counts as 'self'
+  const own =
+    settings.mqttWsPath?.() && safe.test(ctx.host) ? ` ${ctx.protocol === 'https' ? 'wss' : 'ws'}://${ctx.host}` : '';
   return [
     "default-src 'none'",
     "script-src 'self'",
     "style-src 'self'",
     `img-src 'self' data:${tileSource(settings.tileUrl)}`,
-    `connect-src 'self'${ws}`,
+    `connect-src 'self'${own}${ws}`,
     "base-uri 'none'",
     "form-action 'none'",
     "frame-ancestors 'none'",
@@ -88,7 +94,12 @@ export function consoleRoutes(router: Router, settings: ConsoleSettings): void {
   router.get('/console', (ctx, next) => (ctx.path === '/console' ? ctx.redirect('/console/') : next()));
   router.get('/console/config.json', (ctx) => {
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = { success: true, tileUrl: settings.tileUrl ?? null, mqttWsPort: settings.mqttWsPort() ?? null };
+    ctx.body = {
+      success: true,
+      tileUrl: settings.tileUrl ?? null,
+      mqttWsPort: settings.mqttWsPort() ?? null,
+      mqttWsPath: settings.mqttWsPath?.() ?? null,
+    };
   });
   router.get('/console/{*path}', async (ctx, next) => {
     const file = files.get(ctx.path === '/console/' ? '/console/index.html' : ctx.path);

@@ -44,8 +44,13 @@ function stopSession() {
   state.device?.close();
 }
 
+/**
+ * The live feed: this origin's `/mqtt` when the server offers it (HTTPS and a proxy in front work
+ * alike), else the MQTT WebSocket port of the same host.
+ */
 function feedUrl() {
   const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
+  if (state.settings.mqttWsPath) return `${scheme}://${location.host}${state.settings.mqttWsPath}`;
   const host = location.hostname.includes(':') ? `[${location.hostname}]` : location.hostname;
   return `${scheme}://${host}:${state.settings.mqttWsPort}/`;
 }
@@ -69,7 +74,7 @@ async function startSession() {
     map: state.map,
     onOpen: (id) => (location.hash = `#/device/${encodeURIComponent(id)}`),
   });
-  if (state.settings.mqttWsPort) {
+  if (state.settings.mqttWsPath || state.settings.mqttWsPort) {
     state.feed = new LiveFeed({
       url: feedUrl(),
       userName: api.userName,

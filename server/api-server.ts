@@ -6,10 +6,12 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { Config } from '../config/config.js';
 import type { Clock } from '../core/clock.js';
 import type { Metrics } from '../core/metrics/metrics.js';
 import { createApi } from '../api/app.js';
+import { forwardedClient } from '../api/client-address.js';
 import { listen, type Listener } from '../gateway/shared/listen.js';
 import { TLS_DEFAULTS, TLS_HANDSHAKE_TIMEOUT_MS } from '../gateway/shared/stream-server.js';
 import { looksLikeTlsHello, RefusalLog } from '../gateway/shared/tls-refusals.js';
@@ -30,6 +32,41 @@ export interface ApiServerOptions {
   tls?: WatchedTlsPair;
   /** the MQTT WebSocket port, once bound (the console's live feed) */
   mqttWsPort(): number | undefined;
+  /** MQTT over WebSocket, once the broker runs (undefined while it does not, or when it is off): the REST ports' `/mqtt` */
+  mqttUpgrade?(): MqttUpgrade | undefined;
+}
+
+export type MqttUpgrade = (
+  req: http.IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+  remoteAddress?: string | null,
+) => void;
+
+/** Where the REST ports take MQTT over WebSocket: the console's live feed, same origin (HTTPS too, and through a proxy). */
+export const MQTT_WS_PATH = '/mqtt';
+
+/**
+ * An upgrade request on a REST port: `/mqtt` goes to the MQTT broker (which checks the WebSocket
+ * handshake and then the MQTT login as on its own port), from the client behind a trusted proxy;
+ * anything else is answered 404 and closed.
+ */
+function onUpgrade(o: ApiServerOptions, trustedProxies: readonly string[]) {
+  const forwarded = forwardedClient(trustedProxies);
+  return (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    const upgrade = o.mqttUpgrade?.();
+    const path = (req.url ?? '').split('?')[0];
+    if (upgrade && path === MQTT_WS_PATH && !o.starting()) {
+      // behind a trusted proxy the client's address, as for REST: what the failed-login limit counts
+      const peer = req.socket.remoteAddress ?? null;
+      const header = req.headers['x-forwarded-for'];
+      const client =
+        forwarded && peer ? forwarded(peer, Array.isArray(header) ? header.join(',') : (header ?? '')) : peer;
+      return upgrade(req, socket, head, client);
+    }
+    socket.on('error', () => {});
+    socket.end(`HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+  };
 }
 
 export interface ApiServers {
@@ -84,7 +121,11 @@ export async function listenApi(
     onTimeZoneChanged: (accountId) => services.events.accountChanged(accountId),
     metrics: o.metrics,
     trustedProxies: config.trustedProxies,
-    console: { tileUrl: config.consoleTileUrl, mqttWsPort: o.mqttWsPort },
+    console: {
+      tileUrl: config.consoleTileUrl,
+      mqttWsPort: o.mqttWsPort,
+      mqttWsPath: () => (o.mqttUpgrade?.() ? MQTT_WS_PATH : undefined),
+    },
   });
   const refusals = new RefusalLog(services.logger);
   const listeners: Listener[] = [];
@@ -97,6 +138,7 @@ export async function listenApi(
       const server = http.createServer(api.callback());
       server.keepAliveTimeout = 65_000;
       server.on('clientError', onClientError(refusals));
+      server.on('upgrade', onUpgrade(o, config.trustedProxies));
       const l = await listen(server, { port: config.httpPort, host: config.host });
       listeners.push(l);
       ports.http = l.port;
@@ -109,6 +151,7 @@ export async function listenApi(
       );
       server.keepAliveTimeout = 65_000;
       server.on('tlsClientError', refusals.handshakeFailed({ port: 'https' }));
+      server.on('upgrade', onUpgrade(o, config.trustedProxies));
       tls.onChange((pair) => server.setSecureContext({ ...pair, ...TLS_DEFAULTS }));
       const l = await listen(server, { port: config.httpsPort, host: config.host });
       listeners.push(l);

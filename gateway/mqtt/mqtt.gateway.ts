@@ -24,7 +24,7 @@ import { startLiveFeed } from './live.feed.js';
 import type { OutboxLimits } from './live.outbox.js';
 import type { FrameTap } from '../shared/frame-tap.js';
 import { DEFAULT_RATE, Semaphore, type RateOptions } from './publish.limits.js';
-import { listenTcp, listenTls, listenWebSocket } from './mqtt.listeners.js';
+import { listenTcp, listenTls, listenWebSocket, webSocketUpgrades, type WebSocketUpgrades } from './mqtt.listeners.js';
 import type { StreamListener, TlsPair } from '../shared/stream-server.js';
 import { guardPacketSize } from './packet-size.guard.js';
 import { Sessions } from './mqtt.sessions.js';
@@ -92,6 +92,11 @@ export interface MqttGateway {
   stats: Readonly<PublishStats>;
   /** MQTT clients connected now (aedes' count: CONNECT accepted, not yet gone) */
   connectedClients(): number;
+  /**
+   * MQTT over WebSocket from another HTTP server's upgrade request (the REST ports' `/mqtt`);
+   * undefined when MQTT over WebSocket is off.
+   */
+  webSocketUpgrade?: WebSocketUpgrades['upgrade'];
   /** A renewed certificate for the TLS port's next connections. */
   setTls(pair: TlsPair): void;
   /** Delivers an MQTT device's queued commands if a client of it takes commands here; whether one does. */
@@ -175,7 +180,8 @@ function setHandlers(broker: Aedes, gw: MqttContext): void {
 
 /**
  * Opens the TCP, WebSocket and TLS listeners that are on, each pushed to `listeners` (and its port
- * to `ports`) as it opens, so a failure part way lets the caller close those already open.
+ * to `ports`) as it opens, so a failure part way lets the caller close those already open. Returns
+ * the WebSocket upgrades when MQTT over WebSocket is on (the REST ports take them at `/mqtt` too).
  */
 async function openListeners(
   o: MqttGatewayOptions,
@@ -183,7 +189,7 @@ async function openListeners(
   gw: MqttContext,
   listeners: StreamListener[],
   ports: Record<string, number>,
-): Promise<void> {
+): Promise<WebSocketUpgrades | undefined> {
   const { logger } = gw;
   const maxPacketBytes = o.maxPacketBytes ?? DEFAULT_MAX_PACKET_BYTES;
   const handle = (socket: Duplex, remoteAddress: string | null, req?: IncomingMessage) => {
@@ -201,8 +207,10 @@ async function openListeners(
     listeners.push(l);
     ports.mqtt = l.port;
   }
+  let upgrades: WebSocketUpgrades | undefined;
   if (o.wsPort !== 'off') {
-    const l = await listenWebSocket(handle, o.wsPort, o.host, socketError, maxPacketBytes);
+    upgrades = webSocketUpgrades(handle, socketError, maxPacketBytes);
+    const l = await listenWebSocket(upgrades, o.wsPort, o.host);
     listeners.push(l);
     ports['mqtt/ws'] = l.port;
   }
@@ -217,6 +225,7 @@ async function openListeners(
       logger.info('mqtt: no TLS certificate and key given; MQTT over TLS is off');
     }
   }
+  return upgrades;
 }
 
 export async function startMqttGateway(o: MqttGatewayOptions): Promise<MqttGateway> {
@@ -232,8 +241,9 @@ export async function startMqttGateway(o: MqttGatewayOptions): Promise<MqttGatew
 
   const listeners: StreamListener[] = [];
   const ports: Record<string, number> = {};
+  let upgrades: WebSocketUpgrades | undefined;
   try {
-    await openListeners(o, broker, gw, listeners, ports);
+    upgrades = await openListeners(o, broker, gw, listeners, ports);
   } catch (e) {
     await stopAll();
     throw e;
@@ -252,6 +262,7 @@ export async function startMqttGateway(o: MqttGatewayOptions): Promise<MqttGatew
     ports,
     stats: publisher.stats,
     connectedClients: () => broker.connectedClients,
+    webSocketUpgrade: upgrades?.upgrade,
     setTls: (pair) => {
       for (const l of listeners) l.setTls?.(pair);
     },

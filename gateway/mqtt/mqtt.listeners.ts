@@ -1,11 +1,11 @@
 /**
  * The sockets MQTT arrives on, each handed to aedes as a Duplex: plain TCP, WebSocket (the `ws`
- * package on its own HTTP port, any path; MQTT.js and OwnTracks' `ws: true` use sub-protocol
- * `mqtt`), and TLS when a certificate and key are given.
+ * package, on its own HTTP port at any path and on the REST ports at `/mqtt`; MQTT.js and
+ * OwnTracks' `ws: true` use sub-protocol `mqtt`), and TLS when a certificate and key are given.
  */
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer, createWebSocketStream } from 'ws';
+import { WebSocketServer, createWebSocketStream, type WebSocket } from 'ws';
 import { listen, type Listener } from '../shared/listen.js';
 import { listenStream, type StreamListener } from '../shared/stream-server.js';
 
@@ -43,25 +43,29 @@ export function listenTls(
   );
 }
 
+/** MQTT over WebSocket taken from HTTP upgrade requests: those of its own port, or of the REST ports' `/mqtt`. */
+export interface WebSocketUpgrades {
+  /**
+   * Completes the WebSocket handshake of an upgrade request (or answers 400) and hands the
+   * connection to MQTT, as coming from `remoteAddress` (default: the socket's peer).
+   */
+  upgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer, remoteAddress?: string | null): void;
+  /** Ends every connection taken so far. */
+  close(): void;
+}
+
 /**
  * `maxPacketBytes` also bounds one WebSocket message (MQTT clients send a packet per message):
  * `ws` buffers a whole message before the packet guard behind it sees the bytes.
  */
-export async function listenWebSocket(
+export function webSocketUpgrades(
   handle: Handle,
-  port: number,
-  host: string,
   onError: (e: Error) => void,
   maxPacketBytes: number,
-): Promise<Listener> {
-  const server = http.createServer((_req, res) => {
-    res.writeHead(426, { 'content-type': 'text/plain; charset=utf-8', upgrade: 'websocket' });
-    res.end('MQTT over WebSocket: connect with a WebSocket client (sub-protocol "mqtt").\n');
-  });
-  server.maxConnections = MAX_CONNECTIONS;
-  const wss = new WebSocketServer({ server, perMessageDeflate: false, maxPayload: maxPacketBytes });
+): WebSocketUpgrades {
+  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: maxPacketBytes });
   wss.on('error', onError);
-  wss.on('connection', (ws, req) => {
+  const connected = (ws: WebSocket, req: http.IncomingMessage, remoteAddress: string | null) => {
     const stream = createWebSocketStream(ws);
     // aedes (mqtt-packet) writes a packet in pieces with the stream corked (a PUBACK in three); the
     // stream of `ws` has no writev, so each piece would leave as a WebSocket message of its own:
@@ -69,14 +73,37 @@ export async function listenWebSocket(
     stream._writev = (chunks, callback) =>
       stream._write(Buffer.concat(chunks.map((c) => c.chunk as Buffer)), 'binary', callback);
     stream.on('error', onError);
-    handle(stream, req.socket.remoteAddress ?? null, req);
+    handle(stream, remoteAddress, req);
+  };
+  let closed = false;
+  return {
+    upgrade(req, socket, head, remoteAddress = req.socket.remoteAddress ?? null) {
+      if (closed) return void socket.destroy();
+      wss.handleUpgrade(req, socket, head, (ws) => connected(ws, req, remoteAddress));
+    },
+    close() {
+      closed = true;
+      for (const ws of wss.clients) ws.terminate();
+      wss.close();
+    },
+  };
+}
+
+/** MQTT over WebSocket on a port of its own (any path). */
+export async function listenWebSocket(upgrades: WebSocketUpgrades, port: number, host: string): Promise<Listener> {
+  const server = http.createServer((_req, res) => {
+    res.writeHead(426, { 'content-type': 'text/plain; charset=utf-8', upgrade: 'websocket' });
+    res.end('MQTT over WebSocket: connect with a WebSocket client (sub-protocol "mqtt").\n');
   });
+  server.maxConnections = MAX_CONNECTIONS;
+  server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) =>
+    upgrades.upgrade(req, socket, head),
+  );
   const listener = await listen(server, { port, host });
   return {
     port: listener.port,
     close: async () => {
-      for (const ws of wss.clients) ws.terminate();
-      await new Promise<void>((resolve) => wss.close(() => resolve()));
+      upgrades.close();
       await listener.close();
     },
   };

@@ -72,6 +72,7 @@ test('console: a policy that allows no inline script, with the tile server for i
     success: true,
     tileUrl: 'https://tile.openstreetmap.org/{z}/{x}/{y}.png',
     mqttWsPort: null,
+    mqttWsPath: null,
   });
 });
 
@@ -123,11 +124,13 @@ test('console: no tiles when the tile URL is off', async (t) => {
   const csp = res.headers.get('content-security-policy') ?? '';
   const ws = s.running.ports['mqtt/ws'];
   t.regex(csp, /img-src 'self' data:(;|$)/);
-  t.true(csp.includes(`connect-src 'self' ws://127.0.0.1:${ws} wss://127.0.0.1:${ws}`), csp);
+  const own = `ws://127.0.0.1:${s.running.ports.http}`;
+  t.true(csp.includes(`connect-src 'self' ${own} ws://127.0.0.1:${ws} wss://127.0.0.1:${ws}`), csp);
   t.deepEqual(await (await fetch(`${s.base}/console/config.json`)).json(), {
     success: true,
     tileUrl: null,
     mqttWsPort: ws,
+    mqttWsPath: '/mqtt',
   });
 });
 

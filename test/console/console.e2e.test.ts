@@ -11,6 +11,7 @@ import { artefact, browserAvailable, openBrowser } from '../helpers/browser.js';
 import { TrackerClient, readTeltonikaCommand, teltonikaSession } from '../helpers/tracker-client.js';
 import { teltonikaAnswer, teltonikaAvl, teltonikaLogin } from '../helpers/frames.js';
 import { until } from '../helpers/wait.js';
+import { certificateFiles, makeCertificate } from '../helpers/certificates.js';
 
 const hasBrowser = browserAvailable();
 const run = hasBrowser ? test.serial : test.skip;
@@ -356,6 +357,41 @@ run('console: without the WebSocket port the list is read again, and says so', a
   });
   await page.locator('#fleet-rows tr[data-device="rest-1"] td', { hasText: '27 km/h' }).waitFor();
   t.is(await page.locator('#fleet-rows tr').count(), 1);
+  t.deepEqual(problems, []);
+});
+
+run('console: over HTTPS the live feed comes through wss:// at /mqtt of the same origin', async (t) => {
+  const files = certificateFiles(t, await makeCertificate('trackgate-console'));
+  const secure = await startServer('sqlite', {
+    env: {
+      TRACKGATE_CONSOLE_TILE_URL: 'off',
+      TRACKGATE_TLS_CERT: files.certFile,
+      TRACKGATE_TLS_KEY: files.keyFile,
+      TRACKGATE_HTTPS_PORT: '0',
+      TRACKGATE_MQTT_WS_PORT: '0',
+    },
+  });
+  t.teardown(() => secure.stop());
+  const context = await openBrowser(t, undefined, { acceptAnyCertificate: true });
+  const page = await context.newPage();
+  const problems = watchProblems(page);
+  const sockets: string[] = [];
+  page.on('websocket', (ws) => sockets.push(ws.url()));
+  const origin = `https://localhost:${secure.running.ports.https}`;
+  await page.goto(`${origin}/console/`);
+  await page.fill('#login-user', 'admin');
+  await page.fill('#login-key', ADMIN_KEY);
+  await page.click('#login-form button');
+  await page.locator('#feed-status', { hasText: 'Live feed: on' }).waitFor();
+  t.deepEqual(sockets, [`wss://localhost:${secure.running.ports.https}/mqtt`]);
+  // a device made after the page read the fleet: only the feed can bring it in (the list is read again each minute)
+  await secure.request('POST', '/api/devices', { token: secure.adminToken, body: { id: 'tls-1', name: 'Tanker' } });
+  await secure.request('POST', '/api/devices/tls-1/locations', {
+    token: secure.adminToken,
+    body: { location: { dateTime: new Date().toISOString(), latitude: 41.39, longitude: 2.17, speed: 33 } },
+  });
+  await page.locator('#fleet-rows tr[data-device="tls-1"] td', { hasText: '33 km/h' }).waitFor();
+  await page.screenshot({ path: artefact('console', '9-https-live') });
   t.deepEqual(problems, []);
 });
 

@@ -38,13 +38,16 @@ export function browserAvailable(): boolean {
 export async function openBrowser(
   t: { teardown(fn: () => unknown): void },
   viewport = { width: 1280, height: 800 },
+  o: { acceptAnyCertificate?: boolean } = {},
 ): Promise<BrowserContext> {
   const profile = mkdtempSync(path.join(os.tmpdir(), 'trackgate-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
     // the fresh profile is passed as userDataDir (playwright refuses a --user-data-dir argument)
-    args: ARGS,
+    // a certificate made at test time is its own CA, which the browser cannot be given: accepted as it is
+    args: o.acceptAnyCertificate ? [...ARGS, '--ignore-certificate-errors'] : ARGS,
+    ignoreHTTPSErrors: o.acceptAnyCertificate ?? false,
     viewport,
   });
   // a busy machine: every wait as patient as the rest of the suite (test/helpers/wait.ts)
