@@ -5,7 +5,11 @@
  * generator's fixes, from 2025-01-01 on, are kept; the purge starts
  * 20 s after start and runs through the window) against the same database without retention;
  * rounds alternate, best of each reported; SQLite and PostgreSQL (BENCH_RETENTION_DB=sqlite|postgres
- * for one). The purge must still be running when the window ends, or the figure would not measure it.
+ * for one). On SQLite the purge deletes in batches and must still be running when the window ends,
+ * or the figure would not measure it. On PostgreSQL the backlog sits in its month's partition (the
+ * template has had the partition maintenance run once, as a box has after its first start since the
+ * upgrade), retention drops that partition whole, and the window opens 5 s before the purge's first
+ * run so that the drop falls inside it: the backlog must be gone by the window's end.
  * The backlog is written once per database, into a template, and each round starts from a copy of
  * it (the data folder copied; on PostgreSQL `create database … template`), so 10 million rows cost
  * one fill, not one per round.
@@ -16,7 +20,10 @@ import path from 'node:path';
 import pg from 'pg';
 import { openStorage } from '../server/storage.js';
 import { loadConfig } from '../config/config.js';
-import type { Db } from '../core/db/db.js';
+import { dbKind, type Db } from '../core/db/db.js';
+import { systemClock } from '../core/clock.js';
+import { silentLogger } from '../core/logger.js';
+import { startPartitionMaintenance } from '../core/db/partitions/pg-partitions.js';
 import { insertOldRows } from '../test/helpers/old-rows.js';
 import { startChild } from './lib/child.js';
 import { alternatingRounds, bestOf, connectTeltonikaGt06, teltonikaGt06Ids } from './lib/paired-rounds.js';
@@ -50,7 +57,8 @@ interface Round {
   serverCpuPct: number | undefined;
   /** backlog rows the purge had removed when the window ended */
   removedByWindowEnd: number;
-  purgeStillRunning: boolean;
+  /** the purge ran inside the window: SQLite still deleting at its end; PostgreSQL the partition dropped within it */
+  purgeInWindow: boolean;
 }
 
 export interface RetentionIngestResult {
@@ -119,6 +127,14 @@ async function fillBacklog(db: Db): Promise<void> {
   const ids = deviceIds().slice(0, BACKLOG_DEVICES);
   const per = Math.ceil(BACKLOG / ids.length);
   for (const id of ids) await insertOldRows(db, id, per, Date.now() - BACKLOG_AGE_DAYS * DAY_MS);
+  if (dbKind(db) !== 'postgres') return;
+  // the backlog moved out of the default partition into its month's, as the first start after the upgrade does
+  const maintenance = startPartitionMaintenance({ db, clock: systemClock, logger: silentLogger, interval: 'month' });
+  try {
+    await maintenance.run();
+  } finally {
+    await maintenance.stop();
+  }
 }
 
 async function oldRows(dataDir: string, storage: Record<string, string>): Promise<number> {
@@ -165,8 +181,10 @@ async function once(backend: Backend, variant: Variant, template: Template): Pro
       try {
         await connectTeltonikaGt06(gen, { teltonika: server.ports.teltonika, gt06: server.ports.gt06 }, PER_PROTOCOL);
         await gen.call('prepare', { framesPerConnection: FRAMES, recordsPerFrame: RECORDS_PER_FRAME });
-        // the window opens once the purge runs (the same wait without retention)
-        const warmupMs = Math.max(1000, PURGE_STARTS_MS + 2000 - (performance.now() - started));
+        // the window opens once the purge runs on SQLite, and 5 s before it on PostgreSQL, where the
+        // drop takes about a second (the same waits without retention)
+        const opensAtMs = backend === 'postgres' ? PURGE_STARTS_MS - 5000 : PURGE_STARTS_MS + 2000;
+        const warmupMs = Math.max(1000, opensAtMs - (performance.now() - started));
         stream = await gen.call<StreamResult>('stream', {
           warmupMs,
           durationMs: DURATION_MS,
@@ -184,7 +202,7 @@ async function once(backend: Backend, variant: Variant, template: Template): Pro
         positionsPerSec: stream.windowPositionsPerSec,
         serverCpuPct: stream.serverCpuPct,
         removedByWindowEnd: backlog - left,
-        purgeStillRunning: variant === 'purge' ? left > 0 : true,
+        purgeInWindow: variant !== 'purge' || (backend === 'postgres' ? left === 0 : left > 0),
       };
       log(
         `${backend} ${variant}: ${fmt(round.positionsPerSec)} positions/s; server ${stream.serverCpuPct?.toFixed(0)} % CPU; purge removed ${fmt(round.removedByWindowEnd)} rows by the window's end`,
@@ -216,7 +234,7 @@ export async function run(): Promise<RetentionIngestResult> {
       purge: bestOf(rounds, 'purge', (r) => r.positionsPerSec),
     };
     const ratio = best.purge / best['no-purge'];
-    results.push({ backend, rounds, best, ratio, met: ratio >= GOAL && rounds.every((r) => r.purgeStillRunning) });
+    results.push({ backend, rounds, best, ratio, met: ratio >= GOAL && rounds.every((r) => r.purgeInWindow) });
   }
   const result: RetentionIngestResult = {
     name: 'retention-ingest',
