@@ -16,7 +16,7 @@ export interface ConsoleSettings {
   tileUrl?: string;
   /** the MQTT-over-WebSocket port the live feed is read from, once it is bound; undefined: none (the console polls) */
   mqttWsPort(): number | undefined;
-  /** the path of this origin that takes MQTT over WebSocket (`/mqtt`), once the broker runs; the feed's first choice */
+  /** the path of this origin that takes MQTT over WebSocket (`/mqtt`), once the broker runs: the console's live feed */
   mqttWsPath?(): string | undefined;
 }
 

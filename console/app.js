@@ -44,15 +44,10 @@ function stopSession() {
   state.device?.close();
 }
 
-/**
- * The live feed: this origin's `/mqtt` when the server offers it (HTTPS and a proxy in front work
- * alike), else the MQTT WebSocket port of the same host.
- */
+/** The live feed: this origin's `/mqtt` (HTTPS and a proxy in front work alike). */
 function feedUrl() {
   const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
-  if (state.settings.mqttWsPath) return `${scheme}://${location.host}${state.settings.mqttWsPath}`;
-  const host = location.hostname.includes(':') ? `[${location.hostname}]` : location.hostname;
-  return `${scheme}://${host}:${state.settings.mqttWsPort}/`;
+  return `${scheme}://${location.host}${state.settings.mqttWsPath}`;
 }
 
 function setFeedState(s) {
@@ -74,7 +69,7 @@ async function startSession() {
     map: state.map,
     onOpen: (id) => (location.hash = `#/device/${encodeURIComponent(id)}`),
   });
-  if (state.settings.mqttWsPath || state.settings.mqttWsPort) {
+  if (state.settings.mqttWsPath) {
     state.feed = new LiveFeed({
       url: feedUrl(),
       userName: api.userName,

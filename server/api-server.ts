@@ -15,6 +15,7 @@ import { forwardedClient } from '../api/client-address.js';
 import { listen, type Listener } from '../gateway/shared/listen.js';
 import { TLS_DEFAULTS, TLS_HANDSHAKE_TIMEOUT_MS } from '../gateway/shared/stream-server.js';
 import { looksLikeTlsHello, RefusalLog } from '../gateway/shared/tls-refusals.js';
+import type { WebSocketUpgrades } from '../gateway/mqtt/mqtt.listeners.js';
 import type { Services } from './services.js';
 import type { WatchedTlsPair } from './tls-files.js';
 
@@ -36,12 +37,8 @@ export interface ApiServerOptions {
   mqttUpgrade?(): MqttUpgrade | undefined;
 }
 
-export type MqttUpgrade = (
-  req: http.IncomingMessage,
-  socket: Duplex,
-  head: Buffer,
-  remoteAddress?: string | null,
-) => void;
+/** what the MQTT gateway takes an upgrade request with (gateway/mqtt/mqtt.listeners.ts) */
+export type MqttUpgrade = WebSocketUpgrades['upgrade'];
 
 /** Where the REST ports take MQTT over WebSocket: the console's live feed, same origin (HTTPS too, and through a proxy). */
 export const MQTT_WS_PATH = '/mqtt';

@@ -96,9 +96,7 @@ export async function listenWebSocket(upgrades: WebSocketUpgrades, port: number,
     res.end('MQTT over WebSocket: connect with a WebSocket client (sub-protocol "mqtt").\n');
   });
   server.maxConnections = MAX_CONNECTIONS;
-  server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) =>
-    upgrades.upgrade(req, socket, head),
-  );
+  server.on('upgrade', upgrades.upgrade);
   const listener = await listen(server, { port, host });
   return {
     port: listener.port,
