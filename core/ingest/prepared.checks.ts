@@ -134,7 +134,8 @@ export function preparedLocation(json: string, row: PreparedRow): Location | str
   if (json.includes('\\u0000')) return `the location ${NUL_MESSAGE}`;
   for (const key in value) {
     // totalDistance is the core's to compute (core/locations/distance.ts): a gateway's is refused
-    const kind = FIELDS[key as keyof typeof FIELDS] as Kind | undefined;
+    // own fields only: `__proto__` (an own key of what JSON.parse makes) is no field either
+    const kind = Object.hasOwn(FIELDS, key) ? FIELDS[key as keyof typeof FIELDS] : undefined;
     if (kind === undefined) return `${key} is not a field of a location`;
     const problem = kindProblem(kind, value[key]);
     if (problem) return `${key} ${problem}`;
