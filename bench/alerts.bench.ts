@@ -9,7 +9,8 @@
 import { SMTPServer } from 'smtp-server';
 import { Redis } from 'ioredis';
 import { openDb } from '../core/db/db.js';
-import { cpuMsOf, startChild, type Child } from './lib/child.js';
+import { startChild, type Child } from './lib/child.js';
+import { compareCost, costTable, figure, treeCpuMs, usPer, type Cost } from './lib/cost.js';
 import type { HttpLoadResult } from './lib/alerts-http-generator.js';
 import type { MailerResult } from './lib/alerts-mailer.js';
 import { adminToken, startServerProcess, tempDir, type ServerProcess } from './lib/trackgate.js';
@@ -51,8 +52,12 @@ export interface ScenarioResult {
   /** of the last run */
   latencyP50Ms: number;
   latencyP99Ms: number;
-  /** CPU during the raise phase, % of one core */
+  /** CPU during the raise phase, % of one core (the server and all its processes) */
   serverCpuPct: number;
+  /** µs of CPU of trackgate's processes per alert answered, each run's raise phase (store only: first and last run) */
+  cpuUsPerAlert: number[];
+  /** huge only: the same from the first request to the last e-mail received (the whole path, delivery included) */
+  cpuUsPerAlertToLastEmail?: number;
   generatorCpuPct: number;
   /** alerts/s relative to the `none` device (store only) */
   ratioToStoreOnly: number;
@@ -91,6 +96,8 @@ export interface AlertsResult {
   };
   /** e-mails/s through trackgate (embedded, redis) / the notifier alone */
   emailRatio: { embedded: number; redis: number };
+  /** per mode: trackgate's CPU per alert with an e-mail sent (and suppressed) against only stored (bench/lib/cost.ts) */
+  cost: Cost[];
 }
 
 /** The SMTP server the outbox delivers to: counts messages per recipient and when the last arrived. */
@@ -151,8 +158,8 @@ async function raise(
   token: string,
   scenario: Scenario,
   amount: number,
-): Promise<{ load: HttpLoadResult; serverCpuPct: number; t0: number }> {
-  const cpu0 = await cpuMsOf(server.pid);
+): Promise<{ load: HttpLoadResult; serverCpuPct: number; cpuMs: number; cpu0: number; t0: number }> {
+  const cpu0 = treeCpuMs(server.pid);
   const t0 = performance.now();
   const load = await gen.call<HttpLoadResult>('run', {
     host: '127.0.0.1',
@@ -165,13 +172,14 @@ async function raise(
     amount,
   });
   const wall = performance.now() - t0;
-  const serverCpuPct = (((await cpuMsOf(server.pid)) - cpu0) / wall) * 100;
+  const cpuMs = treeCpuMs(server.pid) - cpu0;
+  const serverCpuPct = (cpuMs / wall) * 100;
   if (load.non2xx > 0 || load.errors > 0 || load.total !== amount) {
     throw new Error(
       `${scenario}: ${load.total} answers of ${amount} (${JSON.stringify(load.statuses)}), ${load.errors} errors (${load.firstError}): the figures would be meaningless\n${server.log().slice(-5).join('\n')}`,
     );
   }
-  return { load, serverCpuPct, t0 };
+  return { load, serverCpuPct, cpuMs, cpu0, t0 };
 }
 
 async function waitForMail(
@@ -191,7 +199,7 @@ async function waitForMail(
 async function measureMode(
   mode: ModeResult['mode'],
   sink: Awaited<ReturnType<typeof startSmtpSink>>,
-): Promise<ModeResult> {
+): Promise<ModeResult & { cost: Cost }> {
   const data = tempDir(`alerts-${mode}`);
   const prefix = `tgbench:${process.pid}:${mode}:`;
   const extra: Record<string, string> = { TRACKGATE_SMTP_URL: sink.url, TRACKGATE_RATE_LIMIT: '0' };
@@ -222,7 +230,7 @@ async function measureMode(
         throw new Error(`${mode}: the warm-up e-mails did not all arrive`);
 
       // the store-only baseline runs first and again last (after every e-mail has arrived): drift shows
-      const runs: Partial<Record<Scenario, { load: HttpLoadResult; serverCpuPct: number }[]>> = {};
+      const runs: Partial<Record<Scenario, { load: HttpLoadResult; serverCpuPct: number; cpuMs: number }[]>> = {};
       const emails: Partial<ScenarioResult> = {};
       for (const s of ['none', 'reached', 'huge', 'none'] as Scenario[]) {
         log(`${mode}: ${fmt(ALERTS)} alerts on ${DEVICES[s].id} (${DEVICES[s].label})`);
@@ -236,6 +244,7 @@ async function measureMode(
           const answeredAt = performance.now();
           const all = await waitForMail(sink, 'huge@bench.test', mailBase + ALERTS, MAIL_WAIT_MS);
           const received = sink.count('huge@bench.test') - mailBase;
+          emails.cpuUsPerAlertToLastEmail = usPer(treeCpuMs(server.pid) - r.cpu0, r.load.total);
           const end = all ? sink.lastAt('huge@bench.test') : performance.now();
           emails.emailsReceived = received;
           emails.emailsPerSec = received / ((end - r.t0) / 1000);
@@ -260,6 +269,7 @@ async function measureMode(
           latencyP50Ms: last.load.latencyP50Ms,
           latencyP99Ms: last.load.latencyP99Ms,
           serverCpuPct: rs.reduce((n, r) => n + r.serverCpuPct, 0) / rs.length,
+          cpuUsPerAlert: rs.map((r) => usPer(r.cpuMs, r.load.total)),
           generatorCpuPct: rs.reduce((n, r) => n + r.load.generatorCpuPct, 0) / rs.length,
           ratioToStoreOnly: 0,
           ...(s === 'huge' && emails),
@@ -319,7 +329,22 @@ async function measureMode(
       check.outbox[`${DEVICES.huge.id}:sent`] === n &&
       Object.keys(check.outbox).length === 1;
     log(`${mode}: check ${check.ok ? 'ok' : 'FAILED'}: ${JSON.stringify(check)}`);
-    return { mode, scenarios, check };
+    const of = (s: Scenario) => scenarios.find((x) => x.scenario === s)!;
+    const cost = compareCost(
+      'alert',
+      figure('trackgate, e-mail sent (limit never reached), to the last e-mail received', [
+        of('huge').cpuUsPerAlertToLastEmail ?? NaN,
+      ]),
+      figure(`trackgate, ${DEVICES.none.label}`, of('none').cpuUsPerAlert),
+      {
+        name: mode,
+        more: [
+          figure('trackgate, e-mail sent, until the alert is answered', of('huge').cpuUsPerAlert),
+          figure(`trackgate, ${DEVICES.reached.label}`, of('reached').cpuUsPerAlert),
+        ],
+      },
+    );
+    return { mode, scenarios, cost, check };
   } finally {
     if (redis) {
       await deleteKeys(redis, prefix).catch(() => {});
@@ -343,7 +368,7 @@ async function deleteKeys(redis: Redis, prefix: string): Promise<number> {
 export async function run(): Promise<AlertsResult> {
   const sink = await startSmtpSink();
   try {
-    const modes: ModeResult[] = [];
+    const modes: (ModeResult & { cost: Cost })[] = [];
     // BENCH_ALERTS_MODES=redis,embedded: another order (diagnosis); the report expects both
     const order = (process.env.BENCH_ALERTS_MODES ?? 'embedded,redis').split(',') as ModeResult['mode'][];
     for (const mode of order) modes.push(await measureMode(mode, sink));
@@ -390,9 +415,10 @@ export async function run(): Promise<AlertsResult> {
         warmup: WARMUP,
         smtp: 'smtp-server in the benchmark process; trackgate: its SMTP notifier (nodemailer pool of 3), outbox worker 8 at a time',
       },
-      modes,
+      modes: modes.map(({ cost: _, ...m }) => m),
       mailBaselines: { notifier, noDelay },
       emailRatio: { embedded: emailsOf('embedded') / notifier.perSec, redis: emailsOf('redis') / notifier.perSec },
+      cost: modes.map((m) => m.cost),
     };
     printAlerts(result);
     return result;
@@ -466,4 +492,5 @@ export function printAlerts(r: AlertsResult): void {
       ],
     ],
   );
+  if (r.cost) costTable('alerts against alerts only stored', r.cost);
 }

@@ -18,6 +18,7 @@ import { SERVER_CPUS } from './lib/ingest-load.js';
 import type { ConnectResult, StreamResult } from './lib/tracker-generator.js';
 import { prepareDataDir, startServerProcess, tempDir } from './lib/trackgate.js';
 import { QUICK, fmt, log, machine, pct, printTable, type Machine } from './lib/report.js';
+import { compareCost, costTable, figure, type Cost } from './lib/cost.js';
 
 const PER_PROTOCOL = 500;
 const RECORDS_PER_FRAME = 10;
@@ -26,6 +27,10 @@ const WARMUP_MS = QUICK ? 1_000 : 3_000;
 const DURATION_MS = QUICK ? 4_000 : 12_000;
 const FRAMES = QUICK ? { teltonika: 60, gt06: 300 } : { teltonika: 300, gt06: 500 };
 const GOAL = 0.8;
+/** the forwards on the account (a webhook and an AMQP forward): the targets each position goes to */
+const TARGETS = 2;
+/** the cost goal (issue 45): trackgate's CPU per forwarded message per target, µs */
+const COST_GOAL_US = 5;
 /** unconfirmed messages the "RabbitMQ alone" publisher keeps out: 50,000 took the most per second here (2,000: 10,448/s; 5,000: 11,897; 20,000: 12,582; 50,000: 14,481) */
 const BROKER_WINDOW = 50_000;
 const AMQP_URL = process.env.BENCH_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
@@ -54,6 +59,9 @@ export interface ForwardIngestResult {
     /** CPU time during the window per message taken (µs): RabbitMQ (when its process can be read), the webhook receiver */
     brokerCpuUsPerMessage?: number;
     receiverCpuUsPerMessage?: number;
+    /** positions acknowledged in the window, and messages each target took meanwhile (from the end of the warm-up to the end of the stream) */
+    windowPositions: number;
+    deliveredInWindow?: { webhook: number; amqp: number };
     rowsMatchAcks: boolean;
     maxPending?: number;
     caughtUpSeconds?: number;
@@ -86,6 +94,11 @@ export interface ForwardIngestResult {
   };
   goal: string;
   met: boolean;
+  /**
+   * trackgate's CPU per forwarded message per target ((µs per position with forwards − without) /
+   * TARGETS) against RabbitMQ's per confirmed message alone (bench/lib/cost.ts)
+   */
+  cost: Cost;
 }
 
 const deviceIds = (): string[] => teltonikaGt06Ids(PER_PROTOCOL);
@@ -239,6 +252,7 @@ async function once(variant: 'none' | 'forwards'): Promise<ForwardIngestResult['
       let receiverAtStart: { cpuMs: number; messages: number } | undefined;
       let brokerCpuUsPerMessage: number | undefined;
       let receiverCpuUsPerMessage: number | undefined;
+      const deliveredInWindow = { webhook: 0, amqp: 0 };
       let stream: StreamResult;
       let maxPending = 0;
       const maxPendingOf: Record<string, number> = {};
@@ -270,10 +284,12 @@ async function once(variant: 'none' | 'forwards'): Promise<ForwardIngestResult['
         stream = await streaming;
         if (broker && brokerAtStart) {
           const took = (await queued(ch, exchange)) - brokerAtStart.messages;
+          deliveredInWindow.amqp = took;
           if (took > 0) brokerCpuUsPerMessage = (((await cpuMsOf(broker)) - brokerAtStart.cpuMs) * 1000) / took;
         }
         if (receiver && receiverAtStart) {
           const took = (await receiver.count()) - receiverAtStart.messages;
+          deliveredInWindow.webhook = took;
           if (took > 0)
             receiverCpuUsPerMessage = (((await cpuMsOf(receiver.pid)) - receiverAtStart.cpuMs) * 1000) / took;
         }
@@ -314,8 +330,9 @@ async function once(variant: 'none' | 'forwards'): Promise<ForwardIngestResult['
         generatorCpuUsPerPosition,
         brokerCpuUsPerMessage,
         receiverCpuUsPerMessage,
+        windowPositions: stream.windowPositions,
         rowsMatchAcks: stored === stream.ackedPositions,
-        ...(receiver && { maxPending, caughtUpSeconds, delivered }),
+        ...(receiver && { deliveredInWindow, maxPending, caughtUpSeconds, delivered }),
       };
     } finally {
       await db.destroy();
@@ -383,6 +400,64 @@ export async function run(): Promise<ForwardIngestResult> {
   log(
     `RabbitMQ alone took at most ${fmt(brokerBest)} messages/s; the goal asks the ingest with forwards for ${fmt(GOAL * best.none)} positions/s, each one message to the AMQP forward${brokerBest < GOAL * best.none ? ': more than the broker takes on this machine with nothing else running, so no forwarder can keep up at that rate here' : ''}`,
   );
+  // each pair of rounds (alternatingRounds runs them two by two): with forwards minus without, per target
+  const noneBest = Math.min(
+    ...rounds.filter((r) => r.variant === 'none').map((r) => r.serverCpuUsPerPosition ?? Number.POSITIVE_INFINITY),
+  );
+  const perTarget: number[] = [];
+  for (let i = 0; i + 1 < rounds.length; i += 2) {
+    const pair = rounds.slice(i, i + 2);
+    const of = (v: 'none' | 'forwards') => pair.find((r) => r.variant === v)?.serverCpuUsPerPosition ?? NaN;
+    perTarget.push((of('forwards') - of('none')) / TARGETS);
+  }
+  // the forwards lag behind the ingest (a backlog at the window's end, drained after it): the same
+  // CPU over the messages the targets took in the window instead of the positions acknowledged
+  const inWindow = withForwards.map((r) => {
+    const taken = (r.deliveredInWindow?.webhook ?? 0) + (r.deliveredInWindow?.amqp ?? 0);
+    const forwardingUs = ((r.serverCpuUsPerPosition ?? NaN) - noneBest) * r.windowPositions;
+    return taken > 0 ? forwardingUs / taken : NaN;
+  });
+  const withCost = figure(
+    'trackgate with the forwards, per position',
+    withForwards.map((r) => r.serverCpuUsPerPosition ?? NaN),
+  );
+  const noneCost = figure(
+    'trackgate without forwards, per position',
+    rounds.filter((r) => r.variant === 'none').map((r) => r.serverCpuUsPerPosition ?? NaN),
+  );
+  const cost = compareCost(
+    'forwarded message',
+    {
+      label: `trackgate per forwarded message per target: (with forwards - without) / ${TARGETS} targets`,
+      us: (withCost.us - noneCost.us) / TARGETS,
+      rounds: perTarget,
+    },
+    figure(
+      'RabbitMQ (beam.smp) alone, per persistent message confirmed',
+      alone.map((a) => a.brokerCpuUsPerMessage ?? NaN),
+    ),
+    {
+      goal: { text: `<= ${COST_GOAL_US} µs per message per target`, maxUs: COST_GOAL_US },
+      more: [
+        figure(
+          'the same difference over the messages both targets took in the window (the backlog left out)',
+          inWindow,
+        ),
+        withCost,
+        noneCost,
+        figure(
+          "RabbitMQ during the forwards' window, per message taken",
+          withForwards.map((r) => r.brokerCpuUsPerMessage ?? NaN),
+        ),
+        figure(
+          "the webhook receiver during the forwards' window, per message taken",
+          withForwards.map((r) => r.receiverCpuUsPerMessage ?? NaN),
+        ),
+      ],
+    },
+  );
+  // a negative difference is the rounds' noise, not a measure: it meets no goal
+  if (!(cost.trackgate.us >= 0)) cost.met = false;
   const allDelivered = withForwards.every(
     (r) => r.delivered && r.delivered.webhook >= r.delivered.stored && r.delivered.amqp >= r.delivered.stored,
   );
@@ -406,6 +481,7 @@ export async function run(): Promise<ForwardIngestResult> {
     brokerAlone: { rounds: alone, best: brokerBest, goalRate: GOAL * best.none },
     goal: `>= ${pct(GOAL)} of the rate without forwards; every position delivered by both`,
     met: ratio >= GOAL && rounds.every((r) => r.rowsMatchAcks) && allDelivered,
+    cost,
   };
   printTable(
     `TCP ingest with a webhook and an AMQP forward vs none (${PER_PROTOCOL * 2} trackers; best of ${ROUNDS} alternating rounds, ${DURATION_MS / 1000} s windows)`,
@@ -505,5 +581,10 @@ export async function run(): Promise<ForwardIngestResult> {
       ],
     ],
   );
+  costTable('TCP ingest with forwards against without and against RabbitMQ', cost);
+  if (!(cost.trackgate.us > 0))
+    console.log(
+      'WARNING: trackgate cost less per position with the forwards than without: the rounds differ by more than the forwards cost (other work on the machine, or too few rounds); the figure per target is not a measure (goal not counted as met)',
+    );
   return result;
 }

@@ -17,6 +17,8 @@ import type { MqttClientSpec, MqttConnectResult, MqttStreamResult } from './lib/
 import type { SubscriberCounts } from './lib/mqtt-subscriber.js';
 import { adminToken, startServerProcess, tempDir } from './lib/trackgate.js';
 import { QUICK, fmt, log, machine, pct, printTable, type Machine } from './lib/report.js';
+import { compareCost, costTable, figure, usPer, type Cost } from './lib/cost.js';
+import { rawStorage, rawUsPerRow, storedBlocks, TX_ROWS, type RawStorageResult } from './lib/raw-storage.js';
 
 /**
  * Simulated devices, one connection each. trackgate lets a device publish 100 messages/s after a
@@ -39,6 +41,8 @@ const DURATION_MS = QUICK ? 4_000 : 15_000;
 const MESSAGES = QUICK ? 800 : 2_300;
 const MOSQUITTO = process.env.BENCH_MOSQUITTO ?? '/usr/sbin/mosquitto';
 const GOAL = 0.5;
+/** the cost goal (issue 45): trackgate's CPU per message at most this many times the broker's per message plus raw storage's per row */
+const COST_GOAL = 1.5;
 /** Mosquitto and trackgate rounds each, alternating (BENCH_ROUNDS: another count); the best of each is reported */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 1 : 3));
 
@@ -56,6 +60,8 @@ export interface MosquittoRun {
   subscriber: SubscriberCounts;
   /** CPU during the window, % of one core */
   cpuPct: { mosquitto: number; subscriber: number; generator: number };
+  /** µs of CPU during the window per message PUBACKed in it: Mosquitto's process (the broker), the subscriber */
+  cpuUsPerMessage: { mosquitto: number; subscriber: number };
 }
 
 export interface TrackgateRun {
@@ -76,6 +82,10 @@ export interface TrackgateRun {
     windowShareOfCeiling: number;
   };
   cpuPct: { trackgate: number; generator: number };
+  /** µs of CPU of trackgate's processes during the window per message PUBACKed in it */
+  cpuUsPerMessage: number;
+  /** the rows this round stored, inserted raw by better-sqlite3 in the bench's process (bench/lib/raw-storage.ts) */
+  rawStorage: RawStorageResult;
 }
 
 export interface MqttIngestResult {
@@ -96,8 +106,14 @@ export interface MqttIngestResult {
   trackgate: TrackgateRun;
   /** every round's rate, in the order run */
   rounds: (
-    | { variant: 'mosquitto'; perSec: number; allRelayed: boolean }
-    | { variant: 'trackgate'; perSec: number; rowsMatchAcks: boolean }
+    | { variant: 'mosquitto'; perSec: number; allRelayed: boolean; cpuUsPerMessage: number }
+    | {
+        variant: 'trackgate';
+        perSec: number;
+        rowsMatchAcks: boolean;
+        cpuUsPerMessage: number;
+        rawStorageCpuUsPerRow: number;
+      }
   )[];
   /** trackgate PUBACKs/s (stored) / Mosquitto relayed/s */
   ratio: number;
@@ -105,6 +121,8 @@ export interface MqttIngestResult {
   ratioToMosquittoPubacks: number;
   goal: string;
   met: boolean;
+  /** trackgate's CPU per message against Mosquitto's per message plus raw storage's per row (bench/lib/cost.ts) */
+  cost: Cost;
 }
 
 const deviceId = (i: number): string => `bench-mqtt-${String(i).padStart(4, '0')}`;
@@ -248,6 +266,10 @@ async function runMosquitto(): Promise<MosquittoRun> {
           subscriber: stream.watchedCpuPct.subscriber,
           generator: stream.generatorCpuPct,
         },
+        cpuUsPerMessage: {
+          mosquitto: usPer(stream.watchedCpuMs.mosquitto, stream.windowAcked),
+          subscriber: usPer(stream.watchedCpuMs.subscriber, stream.windowAcked),
+        },
       };
     } finally {
       await sub.call('stop').catch(() => {});
@@ -315,8 +337,9 @@ async function runTrackgate(): Promise<TrackgateRun> {
       await db.destroy();
     }
     log(
-      `trackgate: ${fmt(stream.windowAckedPerSec)} PUBACKs/s; ${fmt(storedRows)} rows stored, ${fmt(stream.acked)} PUBACKs -> ${storedRows === stream.acked ? 'equal' : 'MISMATCH'}`,
+      `trackgate: ${fmt(stream.windowAckedPerSec)} PUBACKs/s; ${fmt(storedRows)} rows stored, ${fmt(stream.acked)} PUBACKs -> ${storedRows === stream.acked ? 'equal' : 'MISMATCH'}; raw storage: the same rows by better-sqlite3, ${fmt(TX_ROWS)} per transaction`,
     );
+    const raw = await rawStorage([], storedBlocks(data.dir), storedRows);
     return {
       connect,
       stream: strip(stream),
@@ -330,6 +353,8 @@ async function runTrackgate(): Promise<TrackgateRun> {
         windowShareOfCeiling: stream.windowAckedPerSec / (CONNECTIONS * DEFAULT_RATE.perSecond),
       },
       cpuPct: { trackgate: stream.watchedCpuPct.trackgate, generator: stream.generatorCpuPct },
+      cpuUsPerMessage: usPer(stream.watchedCpuMs.trackgate, stream.windowAcked),
+      rawStorage: raw,
     };
   } finally {
     data.remove();
@@ -361,6 +386,30 @@ export async function run(): Promise<MqttIngestResult> {
   const mosquitto = bestRound(mosquittoRuns, (m) => m.relayedPerSec);
   const trackgate = bestRound(trackgateRuns, (t) => t.stream.windowAckedPerSec);
   const ratio = trackgate.stream.windowAckedPerSec / mosquitto.relayedPerSec;
+  const broker = figure(
+    "Mosquitto's process, per message PUBACKed",
+    mosquittoRuns.map((m) => m.cpuUsPerMessage.mosquitto),
+  );
+  const raw = figure(
+    `raw storage: the rows trackgate stored, by better-sqlite3, ${fmt(TX_ROWS)} rows/transaction, per row`,
+    trackgateRuns.map((t) => rawUsPerRow(t.rawStorage)),
+  );
+  const cost = compareCost(
+    'MQTT message',
+    figure(
+      'trackgate, per message PUBACKed (stored)',
+      trackgateRuns.map((t) => t.cpuUsPerMessage),
+    ),
+    {
+      label: 'broker per message + raw storage per row',
+      us: broker.us + raw.us,
+      rounds: broker.rounds.map((b, i) => b + (raw.rounds[i] ?? NaN)),
+    },
+    {
+      goal: { text: `<= ${COST_GOAL} x (broker + raw storage)`, maxRatio: COST_GOAL },
+      more: [broker, raw],
+    },
+  );
   const result: MqttIngestResult = {
     name: 'mqtt-ingest',
     machine: machine(),
@@ -378,13 +427,25 @@ export async function run(): Promise<MqttIngestResult> {
     trackgate,
     rounds: rounds.map((r) =>
       r.variant === 'mosquitto'
-        ? { variant: r.variant, perSec: r.run.relayedPerSec, allRelayed: r.run.allRelayed }
-        : { variant: r.variant, perSec: r.run.stream.windowAckedPerSec, rowsMatchAcks: r.run.rowsMatchAcks },
+        ? {
+            variant: r.variant,
+            perSec: r.run.relayedPerSec,
+            allRelayed: r.run.allRelayed,
+            cpuUsPerMessage: r.run.cpuUsPerMessage.mosquitto,
+          }
+        : {
+            variant: r.variant,
+            perSec: r.run.stream.windowAckedPerSec,
+            rowsMatchAcks: r.run.rowsMatchAcks,
+            cpuUsPerMessage: r.run.cpuUsPerMessage,
+            rawStorageCpuUsPerRow: rawUsPerRow(r.run.rawStorage),
+          },
     ),
     ratio,
     ratioToMosquittoPubacks: trackgate.stream.windowAckedPerSec / mosquitto.stream.windowAckedPerSec,
     goal: `>= ${pct(GOAL)} of Mosquitto's relayed rate, every message stored`,
     met: ratio >= GOAL && trackgateRuns.every((t) => t.rowsMatchAcks),
+    cost,
   };
   printMqtt(result);
   return result;
@@ -443,4 +504,5 @@ export function printMqtt(r: MqttIngestResult): void {
     `PUBACKs per second, trackgate (first ${r.settings.warmupSeconds} s warm-up): ${t.stream.perSecond.map((n) => fmt(n)).join(' ')}`,
   );
   console.log(`PUBACKs per second, mosquitto: ${m.stream.perSecond.map((n) => fmt(n)).join(' ')}`);
+  if (r.cost) costTable('MQTT ingest against Mosquitto and raw storage', r.cost);
 }

@@ -30,14 +30,17 @@ import {
   rowsOf,
   type RawRow,
 } from './lib/ingest-load.js';
-import { alternatingRounds, bestOf, bestRound } from './lib/paired-rounds.js';
+import { bestOf, bestRound } from './lib/paired-rounds.js';
 import { copyFrom, copyText } from './lib/pg-copy.js';
 import type { StreamResult } from './lib/tracker-generator.js';
 import { prepareDataDir, startServerProcess, tempDir } from './lib/trackgate.js';
 import { QUICK, cpuUsPer, fmt, log, machine, pct, printTable, type Machine } from './lib/report.js';
+import { compareCost, costTable, figure, usPer, type Cost } from './lib/cost.js';
+import { openDb } from '../core/db/db.js';
 
 const PG_URL = (process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432').replace(/\/+$/, '');
-const ROUNDS = QUICK ? 1 : 3;
+/** rounds of each (BENCH_ROUNDS: another count) */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 1 : 3));
 const WARMUP_MS = QUICK ? 1_000 : 3_000;
 const DURATION_MS = QUICK ? 4_000 : 15_000;
 /** pre-encoded frames per connection: far more than a connection gets acknowledged in the window */
@@ -50,12 +53,15 @@ const FRAMES: Record<BenchProtocol, number> = framesPerConnection(
 const BASELINE_FRAMES = QUICK ? 10 : 60;
 const TX_ROWS = 10_000;
 const GOAL = 0.5;
+/** the cost goal (issue 45): trackgate's CPU per position on PostgreSQL at most its CPU per position on SQLite + 50 % */
+const COST_GOAL = 1.5;
 
-type Variant = 'trackgate' | 'copy';
+/** trackgate on PostgreSQL, trackgate on SQLite (same load: the cost baseline), COPY (the rate baseline) */
+type Variant = 'trackgate' | 'sqlite' | 'copy';
 
 interface Round {
   variant: Variant;
-  /** trackgate: positions acknowledged per second in the window; copy: rows per second copied */
+  /** trackgate, sqlite: positions acknowledged per second in the window; copy: rows per second copied */
   perSec: number;
   trackgate?: {
     windowPositions: number;
@@ -68,9 +74,22 @@ interface Round {
     /** every CPU of the machine, and PostgreSQL's processes, during the window (% of one core) */
     machineCpuPct: number;
     postgresCpuPct: number;
+    /** µs of CPU per position acknowledged in the window: trackgate's processes (core and gateway processes); PostgreSQL's (0 on SQLite) */
+    cpuUsPerPosition: number;
+    postgresCpuUsPerPosition: number;
   };
-  /** postgresCpuMs, machineCpuMs: CPU time while the COPYs ran (PostgreSQL's processes; every CPU of the machine) */
-  copy?: { rows: number; seconds: number; statements: number; postgresCpuMs: number; machineCpuMs: number };
+  /**
+   * postgresCpuMs, clientCpuMs, machineCpuMs: CPU time while the COPYs ran (PostgreSQL's processes;
+   * the bench's process sending them; every CPU of the machine)
+   */
+  copy?: {
+    rows: number;
+    seconds: number;
+    statements: number;
+    postgresCpuMs: number;
+    clientCpuMs: number;
+    machineCpuMs: number;
+  };
   /** the unnest insert of the same rows (information) */
   unnest?: { rows: number; seconds: number; perSec: number };
 }
@@ -95,7 +114,8 @@ export interface PgIngestResult {
     gatewayCpus: string;
   };
   rounds: Round[];
-  best: { trackgate: number; copy: number; unnest: number };
+  /** sqlite: trackgate on SQLite, same load (the cost baseline) */
+  best: { trackgate: number; copy: number; unnest: number; sqlite: number };
   ratio: number;
   /**
    * Where the CPU goes, per position of the best trackgate round (µs of CPU, every process) and per
@@ -104,6 +124,11 @@ export interface PgIngestResult {
   cpu: CpuBudget;
   goal: string;
   met: boolean;
+  /**
+   * trackgate's CPU per position on PostgreSQL against the same on SQLite (the goal), and trackgate's
+   * and PostgreSQL's together against COPY's per row, PostgreSQL's processes counted (bench/lib/cost.ts)
+   */
+  cost: Cost[];
 }
 
 export interface CpuBudget {
@@ -148,11 +173,22 @@ async function countRows(url: string): Promise<number> {
   }
 }
 
-async function trackgateRound(): Promise<Round> {
-  const data = tempDir('pg-ingest');
-  const database = await freshDatabase('tg');
+/** SQLite's rows in `dataDir` */
+async function countSqliteRows(dataDir: string): Promise<number> {
+  const db = openDb({ dataDir });
   try {
-    const storage = { TRACKGATE_DATABASE_URL: database.url };
+    return Number((await db('locations').count({ n: '*' }))[0].n);
+  } finally {
+    await db.destroy();
+  }
+}
+
+/** One round of trackgate on PostgreSQL (a fresh database) or, the cost baseline, on SQLite with the same load. */
+async function trackgateRound(on: 'postgres' | 'sqlite'): Promise<Round> {
+  const data = tempDir('pg-ingest');
+  const database = on === 'postgres' ? await freshDatabase('tg') : undefined;
+  try {
+    const storage: Record<string, string> = database ? { TRACKGATE_DATABASE_URL: database.url } : {};
     await prepareDataDir(data.dir, deviceIds(), undefined, storage);
     pinSelf(GENERATOR_CPUS);
     const server = await startServerProcess(
@@ -179,7 +215,7 @@ async function trackgateRound(): Promise<Round> {
           durationMs: DURATION_MS,
           cycle: false,
           watchPid: server.pid,
-          watchPostgres: true,
+          watchPostgres: database !== undefined,
         });
         await gen.call('close');
       } finally {
@@ -192,12 +228,14 @@ async function trackgateRound(): Promise<Round> {
     if (stream.errors > 0) throw new Error(`${stream.errors} stream errors: ${stream.firstError}`);
     if (stream.exhausted > 0)
       log(`WARNING: ${stream.exhausted} connections ran out of frames before the window closed`);
-    const storedRows = await countRows(database.url);
+    const storedRows = database ? await countRows(database.url) : await countSqliteRows(data.dir);
+    const cpuUsPerPosition = usPer(stream.serverCpuMs ?? NaN, stream.windowPositions);
+    const postgresCpuUsPerPosition = database ? usPer(stream.postgresCpuMs ?? NaN, stream.windowPositions) : 0;
     log(
-      `trackgate on PostgreSQL: ${fmt(stream.windowPositionsPerSec)} positions/s acknowledged; ${fmt(storedRows)} rows stored, ${fmt(stream.ackedPositions)} acknowledged; CPU: trackgate ${stream.serverCpuPct?.toFixed(0)} %, PostgreSQL ${stream.postgresCpuPct?.toFixed(0)} %, machine ${stream.machineCpuPct.toFixed(0)} %`,
+      `trackgate on ${database ? 'PostgreSQL' : 'SQLite'}: ${fmt(stream.windowPositionsPerSec)} positions/s acknowledged; ${fmt(storedRows)} rows stored, ${fmt(stream.ackedPositions)} acknowledged; CPU: trackgate ${stream.serverCpuPct?.toFixed(0)} %${database ? `, PostgreSQL ${stream.postgresCpuPct?.toFixed(0)} %` : ''}, machine ${stream.machineCpuPct.toFixed(0)} %; per position: trackgate ${cpuUsPerPosition.toFixed(1)} µs${database ? `, PostgreSQL ${postgresCpuUsPerPosition.toFixed(1)} µs` : ''}`,
     );
     return {
-      variant: 'trackgate',
+      variant: database ? 'trackgate' : 'sqlite',
       perSec: stream.windowPositionsPerSec,
       trackgate: {
         windowPositions: stream.windowPositions,
@@ -209,10 +247,12 @@ async function trackgateRound(): Promise<Round> {
         drainSeconds: stream.drainSeconds,
         machineCpuPct: stream.machineCpuPct,
         postgresCpuPct: stream.postgresCpuPct ?? 0,
+        cpuUsPerPosition,
+        postgresCpuUsPerPosition,
       },
     };
   } finally {
-    await database.drop();
+    await database?.drop();
     data.remove();
   }
 }
@@ -252,6 +292,7 @@ async function copyRound(): Promise<Round> {
       let copyMs = 0;
       let postgresCpuMs = 0;
       let machineCpuMs = 0;
+      let clientCpuMs = 0;
       let statements = 0;
       let inserted = 0;
       let insertMs = 0;
@@ -261,9 +302,12 @@ async function copyRound(): Promise<Round> {
         for (let i = 0; i < block.length; i += TX_ROWS) {
           const chunks = copyChunks(block.slice(i, i + TX_ROWS));
           const cpu0 = { postgres: cpuMsOfNamed('postgres'), machine: machineBusyMs() };
+          const client0 = process.cpuUsage();
           const t0 = performance.now();
           copied += await copyFrom(client, COPY, chunks);
           copyMs += performance.now() - t0;
+          const used = process.cpuUsage(client0);
+          clientCpuMs += (used.user + used.system) / 1000;
           postgresCpuMs += cpuMsOfNamed('postgres') - cpu0.postgres;
           machineCpuMs += machineBusyMs() - cpu0.machine;
           statements++;
@@ -296,7 +340,7 @@ async function copyRound(): Promise<Round> {
       return {
         variant: 'copy',
         perSec,
-        copy: { rows: copied, seconds: copyMs / 1000, statements, postgresCpuMs, machineCpuMs },
+        copy: { rows: copied, seconds: copyMs / 1000, statements, postgresCpuMs, clientCpuMs, machineCpuMs },
         unnest,
       };
     } finally {
@@ -323,17 +367,67 @@ export async function run(): Promise<PgIngestResult> {
   log(
     `PostgreSQL ${version} at ${PG_URL.replace(/\/\/[^@]*@/, '//')}; ${fmt(CONNECTIONS)} trackers (${BENCH_PROTOCOLS.map((p) => `${MIX[p]} ${p}`).join(', ')}); CPUs: trackgate ${SERVER_CPUS ?? 'any'}, generator ${GENERATOR_CPUS ?? 'any'}; ${ROUNDS} round(s) each`,
   );
-  const rounds = await alternatingRounds<Variant, Round>('copy', 'trackgate', ROUNDS, (v) =>
-    v === 'copy' ? copyRound() : trackgateRound(),
-  );
+  // COPY, trackgate on PostgreSQL and on SQLite in each round; the order turns round by round, so
+  // PostgreSQL and SQLite alternate which goes first
+  const rounds: Round[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    const order: Variant[] = i % 2 === 0 ? ['copy', 'trackgate', 'sqlite'] : ['sqlite', 'trackgate', 'copy'];
+    for (const v of order)
+      rounds.push(await (v === 'copy' ? copyRound() : trackgateRound(v === 'sqlite' ? v : 'postgres')));
+  }
   const best = {
     trackgate: bestOf(rounds, 'trackgate', (r) => r.perSec),
     copy: bestOf(rounds, 'copy', (r) => r.perSec),
     unnest: bestOf(rounds, 'copy', (r) => r.unnest?.perSec ?? 0),
+    sqlite: bestOf(rounds, 'sqlite', (r) => r.perSec),
   };
   const ratio = best.trackgate / best.copy;
   const tg = rounds.filter((r) => r.variant === 'trackgate');
   const copies = rounds.filter((r) => r.variant === 'copy');
+  const onSqlite = rounds.filter((r) => r.variant === 'sqlite');
+  const copyUs = (r: Round, ms: (c: NonNullable<Round['copy']>) => number) => usPer(ms(r.copy!), r.copy!.rows);
+  const cost = [
+    compareCost(
+      'position',
+      figure(
+        'trackgate on PostgreSQL (core + gateway processes)',
+        tg.map((r) => r.trackgate!.cpuUsPerPosition),
+      ),
+      figure(
+        'trackgate on SQLite, same load',
+        onSqlite.map((r) => r.trackgate!.cpuUsPerPosition),
+      ),
+      { name: 'PostgreSQL vs SQLite', goal: { text: '<= SQLite + 50 %', maxRatio: COST_GOAL } },
+    ),
+    compareCost(
+      'position',
+      figure(
+        "trackgate on PostgreSQL and PostgreSQL's processes, per position",
+        tg.map((r) => r.trackgate!.cpuUsPerPosition + r.trackgate!.postgresCpuUsPerPosition),
+      ),
+      figure(
+        `COPY FROM STDIN, ${fmt(TX_ROWS)} rows a COPY: PostgreSQL's processes and the client, per row`,
+        copies.map((r) => copyUs(r, (c) => c.postgresCpuMs + c.clientCpuMs)),
+      ),
+      {
+        name: 'against COPY',
+        more: [
+          figure(
+            "PostgreSQL's processes during trackgate's window, per row",
+            tg.map((r) => r.trackgate!.postgresCpuUsPerPosition),
+          ),
+          figure(
+            "PostgreSQL's processes during the COPYs, per row",
+            copies.map((r) => copyUs(r, (c) => c.postgresCpuMs)),
+          ),
+          figure(
+            'the COPY client (this process), per row',
+            copies.map((r) => copyUs(r, (c) => c.clientCpuMs)),
+          ),
+        ],
+      },
+    ),
+  ];
   const cpu = cpuBudget(
     bestRound(tg, (r) => r.perSec),
     bestRound(copies, (r) => r.perSec),
@@ -362,6 +456,7 @@ export async function run(): Promise<PgIngestResult> {
     cpu,
     goal: `>= ${pct(GOAL)} of COPY`,
     met: ratio >= GOAL && tg.every((r) => r.trackgate?.rowsMatchAcks),
+    cost,
   };
   printTable(
     `TCP ingest on PostgreSQL ${version} (${CONNECTIONS} connections, as tcp-ingest; best of ${ROUNDS} alternating round(s), ${DURATION_MS / 1000} s windows; CPUs: trackgate ${result.settings.serverCpus}, generator ${result.settings.generatorCpus})`,
@@ -384,6 +479,14 @@ export async function run(): Promise<PgIngestResult> {
         '',
       ],
       [
+        '(information) trackgate on SQLite, same load: positions stored and acknowledged',
+        fmt(best.sqlite),
+        onSqlite.map((r) => fmt(r.perSec)).join(' / '),
+        pct(best.sqlite / best.copy),
+        '',
+        '',
+      ],
+      [
         `(information) INSERT … SELECT FROM unnest, ${fmt(TX_ROWS)} rows per statement`,
         fmt(best.unnest),
         copies.map((r) => fmt(r.unnest?.perSec ?? 0)).join(' / '),
@@ -393,10 +496,10 @@ export async function run(): Promise<PgIngestResult> {
       ],
     ],
   );
-  for (const r of tg) {
+  for (const r of [...tg, ...onSqlite]) {
     const t = r.trackgate!;
     console.log(
-      `trackgate round: ${fmt(t.ackedPositions)} acknowledged, ${fmt(t.storedRows)} rows -> ${t.rowsMatchAcks ? 'equal' : 'MISMATCH'}; CPU trackgate ${t.serverCpuPct?.toFixed(0)} %, generator ${t.generatorCpuPct.toFixed(0)} %; drain ${t.drainSeconds.toFixed(2)} s`,
+      `trackgate round${r.variant === 'sqlite' ? ' on SQLite' : ''}: ${fmt(t.ackedPositions)} acknowledged, ${fmt(t.storedRows)} rows -> ${t.rowsMatchAcks ? 'equal' : 'MISMATCH'}; CPU trackgate ${t.serverCpuPct?.toFixed(0)} %, generator ${t.generatorCpuPct.toFixed(0)} %; drain ${t.drainSeconds.toFixed(2)} s`,
     );
   }
   console.log(
@@ -442,6 +545,7 @@ export async function run(): Promise<PgIngestResult> {
   console.log(
     `at this cost per position every CPU busy takes ${fmt(cpu.ceilingPerSec)} positions/s: ${pct(cpu.ceilingPerSec / best.copy)} of COPY's best${cpu.coresAtGoal > cpu.cpus ? `; the goal's rate needs the cost per position cut to ${pct(cpu.cpus / cpu.coresAtGoal)} of what it is` : ''}`,
   );
+  costTable('TCP ingest on PostgreSQL against SQLite and COPY', cost);
   return result;
 }
 

@@ -30,6 +30,7 @@ import { alternatingRounds, bestOf, connectTeltonikaGt06, teltonikaGt06Ids } fro
 import type { StreamResult } from './lib/tracker-generator.js';
 import { benchEnv, prepareDataDir, startServerProcess, tempDir } from './lib/trackgate.js';
 import { QUICK, fmt, log, machine, pct, printTable, type Machine } from './lib/report.js';
+import { compareCost, costTable, figure, usPer, type Cost } from './lib/cost.js';
 
 const PER_PROTOCOL = 250;
 const RECORDS_PER_FRAME = 10;
@@ -55,6 +56,8 @@ interface Round {
   variant: Variant;
   positionsPerSec: number;
   serverCpuPct: number | undefined;
+  /** µs of CPU of trackgate's processes per position acknowledged in the window */
+  cpuUsPerPosition: number;
   /** backlog rows the purge had removed when the window ended */
   removedByWindowEnd: number;
   /** the purge ran inside the window: SQLite still deleting at its end; PostgreSQL the partition dropped within it */
@@ -74,6 +77,8 @@ export interface RetentionIngestResult {
   backends: { backend: Backend; rounds: Round[]; best: Record<Variant, number>; ratio: number; met: boolean }[];
   goal: string;
   met: boolean;
+  /** per database: trackgate's CPU per position while purging against without retention (bench/lib/cost.ts) */
+  cost: Cost[];
 }
 
 const deviceIds = (): string[] => teltonikaGt06Ids(PER_PROTOCOL);
@@ -201,6 +206,7 @@ async function once(backend: Backend, variant: Variant, template: Template): Pro
         variant,
         positionsPerSec: stream.windowPositionsPerSec,
         serverCpuPct: stream.serverCpuPct,
+        cpuUsPerPosition: usPer(stream.serverCpuMs ?? NaN, stream.windowPositions),
         removedByWindowEnd: backlog - left,
         purgeInWindow: variant !== 'purge' || (backend === 'postgres' ? left === 0 : left > 0),
       };
@@ -249,6 +255,15 @@ export async function run(): Promise<RetentionIngestResult> {
     backends: results,
     goal: `>= ${pct(GOAL)} of the rate without purging`,
     met: results.every((r) => r.met),
+    cost: results.map((r) => {
+      const costs = (v: Variant) => r.rounds.filter((x) => x.variant === v).map((x) => x.cpuUsPerPosition);
+      return compareCost(
+        'position',
+        figure('trackgate while retention purges the backlog', costs('purge')),
+        figure('trackgate on the same backlog without retention', costs('no-purge')),
+        { name: r.backend },
+      );
+    }),
   };
   printTable(
     `TCP ingest while retention purges ${fmt(BACKLOG)} old rows vs no purge (${PER_PROTOCOL * 2} trackers; best of ${ROUNDS} alternating rounds, ${DURATION_MS / 1000} s windows)`,
@@ -266,5 +281,6 @@ export async function run(): Promise<RetentionIngestResult> {
       r.met ? 'yes' : 'NO',
     ]),
   );
+  costTable('TCP ingest while retention purges against without', result.cost);
   return result;
 }

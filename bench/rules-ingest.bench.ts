@@ -18,6 +18,7 @@ import { alternatingRounds, bestOf, connectTeltonikaGt06, teltonikaGt06Ids } fro
 import type { ConnectResult, StreamResult } from './lib/tracker-generator.js';
 import { prepareDataDir, startServerProcess, tempDir } from './lib/trackgate.js';
 import { QUICK, fmt, log, machine, pct, printTable, type Machine } from './lib/report.js';
+import { compareCost, costTable, figure, usPer, type Cost } from './lib/cost.js';
 
 const PER_PROTOCOL = 500;
 const RECORDS_PER_FRAME = 10;
@@ -43,6 +44,8 @@ export interface RulesIngestResult {
     positionsPerSec: number;
     serverCpuPct: number | undefined;
     positionsPerCpuSec: number;
+    /** µs of CPU of trackgate's processes per position acknowledged in the window */
+    cpuUsPerPosition: number;
     rowsMatchAcks: boolean;
     caughtUpSeconds?: number;
   }[];
@@ -52,6 +55,8 @@ export interface RulesIngestResult {
   cpu: { none: number; rules: number; ratio: number };
   goal: string;
   met: boolean;
+  /** trackgate's CPU per position with the rules against without (bench/lib/cost.ts) */
+  cost: Cost;
 }
 
 const deviceIds = (): string[] => teltonikaGt06Ids(PER_PROTOCOL);
@@ -188,6 +193,7 @@ async function once(variant: 'none' | 'rules'): Promise<RulesIngestResult['round
         positionsPerSec: stream.windowPositionsPerSec,
         serverCpuPct: stream.serverCpuPct,
         positionsPerCpuSec,
+        cpuUsPerPosition: usPer(stream.serverCpuMs ?? NaN, stream.windowPositions),
         rowsMatchAcks: stored === stream.ackedPositions,
         caughtUpSeconds: caught,
       };
@@ -214,6 +220,12 @@ export async function run(): Promise<RulesIngestResult> {
   const ratio = best.rules / best.none;
   const cpuOf = (v: 'none' | 'rules') => bestOf(rounds, v, (r) => r.positionsPerCpuSec);
   const cpu = { none: cpuOf('none'), rules: cpuOf('rules'), ratio: cpuOf('rules') / cpuOf('none') };
+  const costs = (v: 'none' | 'rules') => rounds.filter((r) => r.variant === v).map((r) => r.cpuUsPerPosition);
+  const cost = compareCost(
+    'position',
+    figure('trackgate with five rules on every device', costs('rules')),
+    figure('trackgate without rules, same load', costs('none')),
+  );
   const result: RulesIngestResult = {
     name: 'rules-ingest',
     machine: atStart,
@@ -237,6 +249,7 @@ export async function run(): Promise<RulesIngestResult> {
     cpu,
     goal: `>= ${pct(GOAL)} of the rate without rules`,
     met: ratio >= GOAL && rounds.every((r) => r.rowsMatchAcks),
+    cost,
   };
   printTable(
     `TCP ingest with five alert rules on every device vs none (${PER_PROTOCOL * 2} trackers; best of ${ROUNDS} alternating rounds, ${DURATION_MS / 1000} s windows)`,
@@ -270,5 +283,6 @@ export async function run(): Promise<RulesIngestResult> {
       ],
     ],
   );
+  costTable('TCP ingest with rules against without', cost);
   return result;
 }

@@ -8,9 +8,7 @@
  * minutes. With two or more CPUs, trackgate runs on the last CPU and the generator on CPU 0.
  */
 import os from 'node:os';
-import path from 'node:path';
-import Database from 'better-sqlite3';
-import { openDb, sqliteWriterPragmas } from '../core/db/db.js';
+import { openDb } from '../core/db/db.js';
 import { DEFAULT_MAX_BATCH_ROWS } from '../core/ingest/ingest.service.js';
 import { startChild } from './lib/child.js';
 import { alternatingRounds, bestRound } from './lib/paired-rounds.js';
@@ -32,9 +30,11 @@ import {
   rowsOf,
   type RawRow,
 } from './lib/ingest-load.js';
+import { INSERT, TX_ROWS, rawStorage, rawUsPerRow, timedStorage, type RawStorageResult } from './lib/raw-storage.js';
 import type { ConnectResult, StreamResult } from './lib/tracker-generator.js';
 import { prepareDataDir, startServerProcess, tempDir } from './lib/trackgate.js';
 import { QUICK, cpuUsPer, fmt, log, machine, pct, printTable, type Machine } from './lib/report.js';
+import { compareCost, costTable, figure, usPerFromPct, usPer, type Cost } from './lib/cost.js';
 
 const WARMUP_MS = QUICK ? 1_000 : 3_000;
 const DURATION_MS = QUICK ? 5_000 : 20_000;
@@ -45,9 +45,9 @@ const FRAMES: Record<BenchProtocol, number> = framesPerConnection(
     ? { teltonika: 60, gt06: 300, gl200: 300, ruptela: 60, wialon: 300, navis: 60 }
     : { teltonika: 400, gt06: 600, gl200: 600, ruptela: 400, wialon: 600, navis: 400 },
 );
-/** the raw baseline's rows per transaction */
-const TX_ROWS = 10_000;
 const GOAL = 0.5;
+/** the cost goal (issue 45): trackgate's CPU per position at most this many times raw storage's per row */
+const COST_GOAL = 2;
 /** the other TCP goal: positions per second on this 2-CPU machine */
 const GOAL_PER_SEC = 60_000;
 /** trackgate and storage rounds each, alternating (BENCH_ROUNDS: another count); the best of each is reported */
@@ -84,14 +84,7 @@ export interface IngestResult {
   };
   login: ConnectResult;
   ingest: StreamResult & { storedRows: number; rowsMatchAcks: boolean };
-  rawStorage: {
-    rows: number;
-    seconds: number;
-    rowsPerSec: number;
-    transactions: number;
-    cpuSeconds: number;
-    rowsPerCpuSec: number;
-  };
+  rawStorage: RawStorageResult;
   /** the same rows, raw, in trackgate's commit shape (see the file's comment) */
   shapedStorage: IngestResult['rawStorage'];
   /** every round's figures, in the order run (the fields above are the best of each) */
@@ -105,8 +98,17 @@ export interface IngestResult {
         generatorCpuPct: number;
         machineCpuPct: number;
         positionsPerCpuSec: number;
+        /** µs of CPU of trackgate's processes (core and gateway processes) per position acknowledged in the window */
+        cpuUsPerPosition: number;
       }
-    | { variant: 'raw'; rowsPerSec: number; shapedRowsPerSec: number; rowsPerCpuSec: number }
+    | {
+        variant: 'raw';
+        rowsPerSec: number;
+        shapedRowsPerSec: number;
+        rowsPerCpuSec: number;
+        /** µs of CPU per row inserted */
+        cpuUsPerRow: number;
+      }
   )[];
   /** wall clock: trackgate positions/s over raw storage rows/s */
   ratio: number;
@@ -126,6 +128,8 @@ export interface IngestResult {
   };
   goal: string;
   met: boolean;
+  /** trackgate's CPU per position against raw storage's per row (bench/lib/cost.ts) */
+  cost: Cost;
   generatorCheck: {
     ackOnlyPositionsPerSec: number;
     generatorCpuPctAckOnly: number;
@@ -133,76 +137,6 @@ export interface IngestResult {
     trackgateShareOfAckOnly: number;
   };
 }
-
-const INSERT = 'insert into locations (device_id, date_time, server_time, data) values (?, ?, ?, ?)';
-
-/**
- * Times storing the acknowledged rows in a fresh database with trackgate's schema and writer
- * settings (sqliteWriterPragmas: WAL, synchronous=FULL, its checkpoint interval). Rows are decoded
- * and serialised 50,000 at a time outside the clock; `plan` gets the connection and answers what
- * to do with each block, calling `commit` with one transaction at a time: only those are timed.
- * Every row must end up stored once.
- */
-async function timedStorage(
-  label: string,
-  framesAcked: StreamResult['framesAcked'],
-  expected: number,
-  plan: (db: Database.Database) => (block: RawRow[], commit: (transaction: () => number) => void) => void,
-): Promise<IngestResult['rawStorage']> {
-  const data = tempDir(label);
-  try {
-    await prepareDataDir(data.dir, deviceIds());
-    const db = new Database(path.join(data.dir, 'trackgate.sqlite'));
-    try {
-      sqliteWriterPragmas(db);
-      let rows = 0;
-      let transactions = 0;
-      let ms = 0;
-      let cpuMicros = 0;
-      const commit = (transaction: () => number): void => {
-        const t0 = performance.now();
-        const cpu0 = process.cpuUsage();
-        rows += transaction();
-        const cpu = process.cpuUsage(cpu0);
-        ms += performance.now() - t0;
-        cpuMicros += cpu.user + cpu.system;
-        transactions++;
-      };
-      const each = plan(db);
-      for (const block of rawBlocks(rowsOf(framesAcked))) each(block, commit);
-      const stored = (db.prepare('select count(*) as n from locations').get() as { n: number }).n;
-      if (rows !== expected || stored !== expected)
-        throw new Error(`${label} storage inserted ${rows} rows (${stored} stored), expected ${expected}`);
-      return {
-        rows,
-        seconds: ms / 1000,
-        rowsPerSec: rows / (ms / 1000),
-        transactions,
-        cpuSeconds: cpuMicros / 1e6,
-        rowsPerCpuSec: rows / (cpuMicros / 1e6),
-      };
-    } finally {
-      db.close();
-    }
-  } finally {
-    data.remove();
-  }
-}
-
-/** The baseline: better-sqlite3, one prepared insert, TX_ROWS rows per transaction. */
-const rawStorage = (framesAcked: StreamResult['framesAcked'], expected: number) =>
-  timedStorage('raw', framesAcked, expected, (db) => {
-    const insert = db.prepare(INSERT);
-    const insertAll = db.transaction((rows: RawRow[]) => {
-      for (const r of rows) insert.run(r[0], r[1], r[2], r[3]);
-    });
-    return (block, commit) => {
-      for (let i = 0; i < block.length; i += TX_ROWS) {
-        const chunk = block.slice(i, i + TX_ROWS);
-        commit(() => (insertAll(chunk), chunk.length));
-      }
-    };
-  });
 
 const INSERT_OR_SKIP = `${INSERT} on conflict (device_id, date_time) do nothing`;
 const UPSERT_LAST = `insert into last_locations (device_id, date_time, data) values (?, ?, ?)
@@ -215,7 +149,7 @@ const UPSERT_LAST = `insert into last_locations (device_id, date_time, data) val
  * row inserted unless stored already, each device's last location upserted with each frame.
  */
 const shapedStorage = (framesAcked: StreamResult['framesAcked'], expected: number) =>
-  timedStorage('shaped', framesAcked, expected, (db) => {
+  timedStorage('shaped', deviceIds(), rawBlocks(rowsOf(framesAcked)), expected, (db) => {
     const insert = db.prepare(INSERT_OR_SKIP);
     const upsert = db.prepare(UPSERT_LAST);
     const write = db.transaction((frames: RawRow[][]) => {
@@ -339,7 +273,7 @@ async function storageRound(acked: TrackgateRound['ingest']): Promise<StorageRou
   );
   pinSelf(SERVER_CPUS);
   try {
-    const raw = await rawStorage(acked.framesAcked, acked.ackedPositions);
+    const raw = await rawStorage(deviceIds(), rawBlocks(rowsOf(acked.framesAcked)), acked.ackedPositions);
     log(
       `raw storage in trackgate's commit shape: the same rows, at most ${fmt(DEFAULT_MAX_BATCH_ROWS)} per transaction, one frame per device`,
     );
@@ -403,6 +337,31 @@ export async function run(): Promise<IngestResult> {
     const allStored = tg.every((r) => r.ingest.rowsMatchAcks);
     const cpus = os.cpus().length;
     const machinePerPositionUs = cpuUsPer(ingest.machineCpuPct, ingest.windowPositionsPerSec);
+    const costOf = (i: TrackgateRound['ingest']): number => usPer(i.serverCpuMs ?? NaN, i.windowPositions);
+    const cost = compareCost(
+      'position',
+      figure(
+        `trackgate (core + ${best.gatewayProcesses} gateway processes), per position acknowledged`,
+        tg.map((r) => costOf(r.ingest)),
+      ),
+      figure(
+        `raw storage: better-sqlite3, one prepared insert, ${fmt(TX_ROWS)} rows/transaction, per row`,
+        st.map((r) => rawUsPerRow(r.raw)),
+      ),
+      {
+        goal: { text: `<= ${COST_GOAL} x raw storage per row`, maxRatio: COST_GOAL },
+        more: [
+          figure(
+            "raw storage in trackgate's commit shape, per row",
+            st.map((r) => rawUsPerRow(r.shaped)),
+          ),
+          figure(
+            "trackgate's core alone, per position",
+            tg.map((r) => usPerFromPct(r.ingest.coreCpuPct, r.ingest.windowSeconds, r.ingest.windowPositions)),
+          ),
+        ],
+      },
+    );
     const result: IngestResult = {
       name: 'tcp-ingest',
       machine: atStart,
@@ -434,12 +393,14 @@ export async function run(): Promise<IngestResult> {
               generatorCpuPct: r.ingest.generatorCpuPct,
               machineCpuPct: r.ingest.machineCpuPct,
               positionsPerCpuSec: perCpuSec(r.ingest),
+              cpuUsPerPosition: costOf(r.ingest),
             }
           : {
               variant: r.variant,
               rowsPerSec: r.raw.rowsPerSec,
               shapedRowsPerSec: r.shaped.rowsPerSec,
               rowsPerCpuSec: r.raw.rowsPerCpuSec,
+              cpuUsPerRow: rawUsPerRow(r.raw),
             },
       ),
       ratio,
@@ -453,6 +414,7 @@ export async function run(): Promise<IngestResult> {
       },
       goal: `>= ${pct(GOAL)} of raw storage`,
       met: ratio >= GOAL && allStored,
+      cost,
       generatorCheck: {
         ackOnlyPositionsPerSec: echo.windowPositionsPerSec,
         generatorCpuPctAckOnly: echo.generatorCpuPct,
@@ -536,4 +498,5 @@ export function printIngest(r: IngestResult): void {
   console.log(
     `login of ${r.login.loggedIn} trackers: ${r.login.seconds.toFixed(1)} s; drain after the window: ${i.drainSeconds.toFixed(2)} s`,
   );
+  if (r.cost) costTable('TCP ingest against raw storage', r.cost);
 }

@@ -13,6 +13,7 @@ import { trackgateRound, type TrackgateRound } from './tcp-ingest.bench.js';
 import { alternatingRounds, bestRound } from './lib/paired-rounds.js';
 import { CONNECTIONS, GATEWAY_PROCESSES, GENERATOR_CPUS, pinSelf } from './lib/ingest-load.js';
 import { QUICK, fmt, log, machine, pct, printTable, type Machine } from './lib/report.js';
+import { compareCost, costTable, figure, usPer, type Cost } from './lib/cost.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 1 : 3));
 
@@ -20,12 +21,21 @@ export interface TlsIngestResult {
   name: 'tls-ingest';
   machine: Machine;
   settings: { connections: number; rounds: number; gatewayProcesses: string; certificate: string };
-  rounds: { variant: 'plain' | 'tls'; positionsPerSec: number; rowsMatchAcks: boolean; serverCpuPct?: number }[];
+  rounds: {
+    variant: 'plain' | 'tls';
+    positionsPerSec: number;
+    rowsMatchAcks: boolean;
+    serverCpuPct?: number;
+    /** µs of CPU of trackgate's processes per position acknowledged in the window */
+    cpuUsPerPosition: number;
+  }[];
   plainPositionsPerSec: number;
   tlsPositionsPerSec: number;
   /** TLS positions/s over plain positions/s, best round of each */
   ratio: number;
   allStored: boolean;
+  /** trackgate's CPU per position over TLS against the same on the plain ports (bench/lib/cost.ts) */
+  cost: Cost;
 }
 
 async function certificateFiles(): Promise<{ certFile: string; keyFile: string; remove(): void }> {
@@ -54,6 +64,13 @@ export async function run(): Promise<TlsIngestResult> {
     const speed = (r: TrackgateRound) => r.ingest.windowPositionsPerSec;
     const plain = speed(bestRound(of('plain'), speed));
     const overTls = speed(bestRound(of('tls'), speed));
+    const costOf = (r: TrackgateRound): number => usPer(r.ingest.serverCpuMs ?? NaN, r.ingest.windowPositions);
+    const processes = rounds[0]?.gatewayProcesses ?? 0;
+    const cost = compareCost(
+      'position',
+      figure(`trackgate over TLS (core + ${processes} gateway processes)`, of('tls').map(costOf)),
+      figure('trackgate on the plain ports, same trackers', of('plain').map(costOf)),
+    );
     const result: TlsIngestResult = {
       name: 'tls-ingest',
       machine: atStart,
@@ -68,11 +85,13 @@ export async function run(): Promise<TlsIngestResult> {
         positionsPerSec: speed(r),
         rowsMatchAcks: r.ingest.rowsMatchAcks,
         serverCpuPct: r.ingest.serverCpuPct,
+        cpuUsPerPosition: costOf(r),
       })),
       plainPositionsPerSec: plain,
       tlsPositionsPerSec: overTls,
       ratio: overTls / plain,
       allStored: rounds.every((r) => r.ingest.rowsMatchAcks),
+      cost,
     };
     printTable(
       'TCP ingest over TLS against plain TCP',
@@ -83,6 +102,7 @@ export async function run(): Promise<TlsIngestResult> {
         ['TLS / plain', pct(result.ratio)],
       ],
     );
+    costTable('TCP ingest over TLS against plain TCP', cost);
     if (!result.allStored) throw new Error('a round stored other rows than it acknowledged');
     return result;
   } finally {

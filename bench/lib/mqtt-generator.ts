@@ -6,7 +6,8 @@
  * a slice of it. No MQTT library on the hot path.
  */
 import net from 'node:net';
-import { cpuMsOfSync, serveCommands } from './child.js';
+import { serveCommands } from './child.js';
+import { treeCpuMs } from './cost.js';
 import {
   CONNACK_TYPE,
   PUBACK_TYPE,
@@ -51,7 +52,7 @@ export interface MqttStreamArgs {
   durationMs: number;
   /** start again at the first message once a connection has sent them all (relaying brokers) */
   cycle: boolean;
-  /** processes whose CPU use during the window is reported (server under test, subscriber) */
+  /** processes whose CPU use during the window is reported (server under test, subscriber), each with every process below it */
   watch?: Record<string, number>;
   /** longest wait for the in-flight messages after the window */
   drainMs?: number;
@@ -78,6 +79,8 @@ export interface MqttStreamResult {
   closed: number;
   generatorCpuPct: number;
   watchedCpuPct: Record<string, number>;
+  /** the same in ms of CPU time during the window (for the cost per message: bench/lib/cost.ts) */
+  watchedCpuMs: Record<string, number>;
   /** PUBACKs per second, warm-up included */
   perSecond: number[];
   /** PUBACKs per connection */
@@ -226,6 +229,7 @@ function stream(a: MqttStreamArgs): Promise<MqttStreamResult> {
     let cpuAtStart = process.cpuUsage();
     const watched0: Record<string, number> = {};
     const watched: Record<string, number> = {};
+    const watchedMs: Record<string, number> = {};
     let windowStartEpochMs = 0;
     let windowEndEpochMs = 0;
     let drainStarted = 0;
@@ -327,6 +331,7 @@ function stream(a: MqttStreamArgs): Promise<MqttStreamResult> {
         closed: conns.filter((c) => c.closed).length,
         generatorCpuPct,
         watchedCpuPct: watched,
+        watchedCpuMs: watchedMs,
         perSecond: perSecond.map((n) => n ?? 0),
         ackedPerConnection: conns.map((c) => ({ deviceId: c.spec.deviceId, acked: c.acked })),
       });
@@ -338,7 +343,7 @@ function stream(a: MqttStreamArgs): Promise<MqttStreamResult> {
         phase = 'window';
         windowStartEpochMs = epochNow();
         cpuAtStart = process.cpuUsage();
-        for (const [k, pid] of Object.entries(a.watch ?? {})) watched0[k] = cpuMsOfSync(pid);
+        for (const [k, pid] of Object.entries(a.watch ?? {})) watched0[k] = treeCpuMs(pid);
       },
       Math.max(0, windowStart - performance.now()),
     );
@@ -350,8 +355,10 @@ function stream(a: MqttStreamArgs): Promise<MqttStreamResult> {
         drainStarted = performance.now();
         const cpu = process.cpuUsage(cpuAtStart);
         generatorCpuPct = ((cpu.user + cpu.system) / 1000 / a.durationMs) * 100;
-        for (const [k, pid] of Object.entries(a.watch ?? {}))
-          watched[k] = ((cpuMsOfSync(pid) - watched0[k]) / a.durationMs) * 100;
+        for (const [k, pid] of Object.entries(a.watch ?? {})) {
+          watchedMs[k] = treeCpuMs(pid) - watched0[k];
+          watched[k] = (watchedMs[k] / a.durationMs) * 100;
+        }
         drainTimer = setTimeout(finish, a.drainMs ?? 30_000);
         checkDrained();
       },

@@ -7,7 +7,8 @@
  */
 import net from 'node:net';
 import tls from 'node:tls';
-import { childPids, cpuMsOfNamed, cpuMsOfSync, machineBusyMs, serveCommands } from './child.js';
+import { cpuMsOfNamed, machineBusyMs, serveCommands } from './child.js';
+import { ownCpuMs, treeCpuMs } from './cost.js';
 import {
   BENCH_PROTOCOLS,
   GL200_LOGIN_ACK,
@@ -89,14 +90,18 @@ export interface StreamResult {
   firstError?: string;
   /** CPU used by this generator process during the window, % of one core */
   generatorCpuPct: number;
-  /** CPU used by `watchPid` and its child processes (gateway processes) during the window, % of one core */
+  /** CPU used by `watchPid` and every process below it (gateway processes) during the window, % of one core */
   serverCpuPct?: number;
+  /** the same in ms of CPU time (for the cost per position: bench/lib/cost.ts) */
+  serverCpuMs?: number;
   /** CPU used by `watchPid` alone (trackgate's core when it has gateway processes) during the window, % of one core */
   coreCpuPct?: number;
   /** every CPU of the machine busy during the window (/proc/stat), % of one core: everything the load costs, the database server included */
   machineCpuPct: number;
   /** CPU used by processes named `postgres` during the window, % of one core (when StreamArgs.watchPostgres) */
   postgresCpuPct?: number;
+  /** the same in ms of CPU time */
+  postgresCpuMs?: number;
   /** positions acknowledged in each second, warm-up included */
   perSecond: number[];
 }
@@ -118,24 +123,13 @@ interface Conn {
 
 const conns: Conn[] = [];
 
-/** CPU time (ms) of another process, read synchronously so it lines up with the window edges. */
-function serverCpuMs(pid: number | undefined): number | undefined {
-  return pid === undefined ? undefined : cpuMsOfSync(pid);
-}
-
-/** CPU time (ms) of `pid` alone (the core) and with its child processes (trackgate's gateway processes), read synchronously. */
+/**
+ * CPU time (ms) of `pid` alone (the core) and with every process below it (trackgate's gateway
+ * processes), read synchronously so it lines up with the window edges (bench/lib/cost.ts).
+ */
 function serverCpu(pid: number | undefined): { core: number; tree: number } | undefined {
-  const core = serverCpuMs(pid);
-  if (pid === undefined || core === undefined) return undefined;
-  let tree = core;
-  for (const child of childPids(pid)) {
-    try {
-      tree += serverCpuMs(child)!;
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return { core, tree };
+  if (pid === undefined) return undefined;
+  return { core: ownCpuMs(pid), tree: treeCpuMs(pid) };
 }
 let recordsPerFrame = 1;
 
@@ -319,6 +313,8 @@ serveCommands({
       let windowSeconds = 0;
       let generatorCpuPct = 0;
       let serverCpuPct: number | undefined;
+      let serverCpuMs: number | undefined;
+      let postgresCpuMs: number | undefined;
       let coreCpuPct: number | undefined;
       let machineCpuPct = 0;
       let postgresCpuPct: number | undefined;
@@ -337,10 +333,14 @@ serveCommands({
         generatorCpuPct = ((cpu.user + cpu.system) / 1000 / ms) * 100;
         machineCpuPct = ((machineBusyMs() - at.machine) / ms) * 100;
         const postgres = postgresMs();
-        if (postgres !== undefined && at.postgres !== undefined) postgresCpuPct = ((postgres - at.postgres) / ms) * 100;
+        if (postgres !== undefined && at.postgres !== undefined) {
+          postgresCpuMs = postgres - at.postgres;
+          postgresCpuPct = (postgresCpuMs / ms) * 100;
+        }
         const server = serverCpu(a.watchPid);
         if (server !== undefined && at.server !== undefined) {
-          serverCpuPct = ((server.tree - at.server.tree) / ms) * 100;
+          serverCpuMs = server.tree - at.server.tree;
+          serverCpuPct = (serverCpuMs / ms) * 100;
           coreCpuPct = ((server.core - at.server.core) / ms) * 100;
         }
       };
@@ -361,10 +361,10 @@ serveCommands({
           errors,
           ...(firstError && { firstError }),
           generatorCpuPct,
-          ...(serverCpuPct !== undefined && { serverCpuPct }),
+          ...(serverCpuPct !== undefined && { serverCpuPct, serverCpuMs }),
           ...(coreCpuPct !== undefined && { coreCpuPct }),
           machineCpuPct,
-          ...(postgresCpuPct !== undefined && { postgresCpuPct }),
+          ...(postgresCpuPct !== undefined && { postgresCpuPct, postgresCpuMs }),
           perSecond: Array.from(perSecond, (n) => n ?? 0),
         });
       };
