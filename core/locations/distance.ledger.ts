@@ -6,28 +6,24 @@
  */
 import type { Knex } from 'knex';
 import { storedJson } from '../model/location.js';
-import type { LocationRow } from './locations.repository.js';
+import { SerialisedRow, type LocationRow } from './locations.repository.js';
 import { advance, legKm, shownKm, type DistanceState, type Fix } from './distance.js';
 import * as repo from './distance.repository.js';
 
-/** each row's JSON before its total was added: a batch written again (in halves) is given its totals anew */
-const baseJson = new WeakMap<LocationRow, string>();
-
 function fixOf(r: LocationRow): Fix {
-  const l = r.location;
+  // a row a gateway process prepared carries these values: its location is not parsed for them
+  const l = r instanceof SerialisedRow ? r.fix : r.location;
   return { dateTime: r.dateTime, latitude: l.latitude, longitude: l.longitude, speedKmh: l.speed, valid: l.valid };
 }
 
-function setTotal(r: LocationRow, km: number): void {
+/** Gives the row its total; `jsonWithoutTotal` keeps its JSON before, for a batch written again (in halves). */
+function setTotal(r: LocationRow & { jsonWithoutTotal?: string }, km: number): void {
   const shown = shownKm(km);
-  let base = baseJson.get(r);
-  if (base === undefined) {
-    base = r.json ?? storedJson(r.location);
-    baseJson.set(r, base);
-  }
+  const base = (r.jsonWithoutTotal ??= r.json ?? storedJson(r.location));
   // the stored text ends with its object's brace: the total is its last field
   r.json = `${base.slice(0, -1)},"totalDistance":${shown}}`;
-  r.location.totalDistance = shown;
+  if (r instanceof SerialisedRow) r.setTotalDistance(shown);
+  else r.location.totalDistance = shown;
 }
 
 /**

@@ -23,17 +23,37 @@ const CHUNK = 500;
  * evaluate, a live-feed subscriber, a stored fix to compare a resend with).
  */
 export class SerialisedRow implements LocationRow {
+  /** the location `json` holds, once something asked for it */
+  private parsed: Location | undefined = undefined;
+  /** `json` before the distance ledger added the total (core/locations/distance.ledger.ts) */
+  jsonWithoutTotal: string | undefined = undefined;
   constructor(
     readonly deviceId: string,
     readonly dateTime: number,
     readonly serverTime: number,
     public json: string,
-    /** the location `json` holds, when the caller parsed it already (its checks did) */
-    private parsed?: Location,
+    /**
+     * What the distance ledger reads of the location, taken out by the checks. The location they
+     * parsed is not kept: held until the commit, every row's whole object outlived the young
+     * generation and was collected from the old one.
+     */
+    readonly fix: FixValues,
   ) {}
   get location(): Location {
     return (this.parsed ??= JSON.parse(this.json) as Location);
   }
+  /** the ledger's total, already in `json`: a location parsed before gets it too; none is parsed for it */
+  setTotalDistance(km: number): void {
+    if (this.parsed) this.parsed.totalDistance = km;
+  }
+}
+
+/** What the distance ledger reads of a location (core/locations/distance.ledger.ts). */
+export interface FixValues {
+  latitude: number;
+  longitude: number;
+  speed?: number;
+  valid?: boolean;
 }
 
 const INSERT_ONE =

@@ -460,7 +460,10 @@ function checkedContent(
   for (const [fixMs, json] of m.rows) {
     const checked = preparedLocation(json, { fixMs, serverTimeMs: m.serverTime, protocol: m.protocol, nowMs });
     if (typeof checked === 'string') dropped.push(checked);
-    else rows.push(new SerialisedRow(deviceId, fixMs, m.serverTime, json, checked));
+    else {
+      const { latitude, longitude, speed, valid } = checked;
+      rows.push(new SerialisedRow(deviceId, fixMs, m.serverTime, json, { latitude, longitude, speed, valid }));
+    }
   }
   const alerts: AlertInput[] = [];
   const refusedAlerts: string[] = [];
