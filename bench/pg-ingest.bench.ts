@@ -33,10 +33,9 @@ import {
 import { bestOf, bestRound } from './lib/paired-rounds.js';
 import { copyFrom, copyText } from './lib/pg-copy.js';
 import type { StreamResult } from './lib/tracker-generator.js';
-import { prepareDataDir, startServerProcess, tempDir } from './lib/trackgate.js';
+import { prepareDataDir, startServerProcess, rowsStoredIn, tempDir } from './lib/trackgate.js';
 import { QUICK, cpuUsPer, fmt, log, machine, pct, printTable, type Machine } from './lib/report.js';
 import { compareCost, costTable, figure, usPer, type Cost } from './lib/cost.js';
-import { openDb } from '../core/db/db.js';
 
 const PG_URL = (process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432').replace(/\/+$/, '');
 /** rounds of each (BENCH_ROUNDS: another count) */
@@ -173,16 +172,6 @@ async function countRows(url: string): Promise<number> {
   }
 }
 
-/** SQLite's rows in `dataDir` */
-async function countSqliteRows(dataDir: string): Promise<number> {
-  const db = openDb({ dataDir });
-  try {
-    return Number((await db('locations').count({ n: '*' }))[0].n);
-  } finally {
-    await db.destroy();
-  }
-}
-
 /** One round of trackgate on PostgreSQL (a fresh database) or, the cost baseline, on SQLite with the same load. */
 async function trackgateRound(on: 'postgres' | 'sqlite'): Promise<Round> {
   const data = tempDir('pg-ingest');
@@ -228,7 +217,7 @@ async function trackgateRound(on: 'postgres' | 'sqlite'): Promise<Round> {
     if (stream.errors > 0) throw new Error(`${stream.errors} stream errors: ${stream.firstError}`);
     if (stream.exhausted > 0)
       log(`WARNING: ${stream.exhausted} connections ran out of frames before the window closed`);
-    const storedRows = database ? await countRows(database.url) : await countSqliteRows(data.dir);
+    const storedRows = database ? await countRows(database.url) : await rowsStoredIn(data.dir);
     const cpuUsPerPosition = usPer(stream.serverCpuMs ?? NaN, stream.windowPositions);
     const postgresCpuUsPerPosition = database ? usPer(stream.postgresCpuMs ?? NaN, stream.windowPositions) : 0;
     log(

@@ -16,7 +16,7 @@ import type { AlertRule } from '../core/model/alert-rule.js';
 import { startChild, type Child } from './lib/child.js';
 import { alternatingRounds, bestOf, connectTeltonikaGt06, teltonikaGt06Ids } from './lib/paired-rounds.js';
 import type { ConnectResult, StreamResult } from './lib/tracker-generator.js';
-import { prepareDataDir, startServerProcess, tempDir } from './lib/trackgate.js';
+import { prepareDataDir, startServerProcess, rowsStoredIn, tempDir } from './lib/trackgate.js';
 import { QUICK, fmt, log, machine, pct, printTable, type Machine } from './lib/report.js';
 import { compareCost, costTable, figure, usPer, type Cost } from './lib/cost.js';
 
@@ -151,15 +151,6 @@ async function caughtUp(dataDir: string, limitMs = 30_000): Promise<number> {
   }
 }
 
-async function countRows(dataDir: string): Promise<number> {
-  const db = openDb({ dataDir });
-  try {
-    return Number((await db('locations').count({ n: '*' }))[0].n);
-  } finally {
-    await db.destroy();
-  }
-}
-
 async function once(variant: 'none' | 'rules'): Promise<RulesIngestResult['rounds'][number]> {
   const data = tempDir(`rules-${variant}`);
   try {
@@ -183,7 +174,7 @@ async function once(variant: 'none' | 'rules'): Promise<RulesIngestResult['round
       }
       if (stream.errors > 0) throw new Error(`${stream.errors} stream errors: ${stream.firstError}`);
       const caught = variant === 'rules' ? await caughtUp(data.dir) : undefined;
-      const stored = await countRows(data.dir);
+      const stored = await rowsStoredIn(data.dir);
       log(
         `${variant}: ${fmt(stream.windowPositionsPerSec)} positions/s; server ${stream.serverCpuPct?.toFixed(0)} % CPU${caught === undefined ? '' : `; rules caught up ${caught.toFixed(1)} s after the load`}`,
       );

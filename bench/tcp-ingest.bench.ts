@@ -8,7 +8,6 @@
  * minutes. With two or more CPUs, trackgate runs on the last CPU and the generator on CPU 0.
  */
 import os from 'node:os';
-import { openDb } from '../core/db/db.js';
 import { DEFAULT_MAX_BATCH_ROWS } from '../core/ingest/ingest.service.js';
 import { startChild } from './lib/child.js';
 import { alternatingRounds, bestRound } from './lib/paired-rounds.js';
@@ -32,7 +31,7 @@ import {
 } from './lib/ingest-load.js';
 import { INSERT, TX_ROWS, rawStorage, rawUsPerRow, timedStorage, type RawStorageResult } from './lib/raw-storage.js';
 import type { ConnectResult, StreamResult } from './lib/tracker-generator.js';
-import { prepareDataDir, startServerProcess, tempDir } from './lib/trackgate.js';
+import { prepareDataDir, startServerProcess, rowsStoredIn, tempDir } from './lib/trackgate.js';
 import { QUICK, cpuUsPer, fmt, log, machine, pct, printTable, type Machine } from './lib/report.js';
 import { compareCost, costTable, figure, usPerFromPct, usPer, type Cost } from './lib/cost.js';
 
@@ -185,15 +184,6 @@ const shapedStorage = (framesAcked: StreamResult['framesAcked'], expected: numbe
     };
   });
 
-async function countRows(dataDir: string): Promise<number> {
-  const db = openDb({ dataDir });
-  try {
-    return Number((await db('locations').count({ n: '*' }))[0].n);
-  } finally {
-    await db.destroy();
-  }
-}
-
 /**
  * One trackgate round: a fresh data directory and server, the trackers logged in, the window
  * streamed. `tls`: the box certificate's files; the trackers then connect to the TLS ports
@@ -255,7 +245,7 @@ export async function trackgateRound(tls?: { certFile: string; keyFile: string }
     } finally {
       await server.stop();
     }
-    const storedRows = await countRows(data.dir);
+    const storedRows = await rowsStoredIn(data.dir);
     const ingest = { ...stream, storedRows, rowsMatchAcks: storedRows === stream.ackedPositions };
     log(
       `trackgate: ${fmt(stream.windowPositionsPerSec)} positions/s acknowledged; ${fmt(storedRows)} rows stored, ${fmt(stream.ackedPositions)} positions acknowledged; CPU: trackgate ${stream.serverCpuPct?.toFixed(0)} % of a core${gatewayProcesses ? ` (core ${stream.coreCpuPct?.toFixed(0)} %: ${stream.coreCpuPct === undefined ? '?' : cpuUsPer(stream.coreCpuPct, stream.windowPositionsPerSec).toFixed(1)} µs per position)` : ''}, generator ${stream.generatorCpuPct.toFixed(0)} %`,

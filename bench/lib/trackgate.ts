@@ -10,7 +10,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { loadConfig } from '../../config/config.js';
 import { openStorage } from '../../main.js';
-import type { Db } from '../../core/db/db.js';
+import { openDb, type Db } from '../../core/db/db.js';
 import { systemClock } from '../../core/clock.js';
 import { createAccountsService } from '../../core/accounts/accounts.service.js';
 import * as devices from '../../core/devices/devices.repository.js';
@@ -86,6 +86,16 @@ export async function prepareDataDir(
       });
     }
     if (fill) await fill(db, accountId);
+  } finally {
+    await db.destroy();
+  }
+}
+
+/** The rows in `locations` of the SQLite database in `dataDir` (a server's, once it stopped). */
+export async function rowsStoredIn(dataDir: string): Promise<number> {
+  const db = openDb({ dataDir });
+  try {
+    return Number((await db('locations').count({ n: '*' }))[0].n);
   } finally {
     await db.destroy();
   }
