@@ -76,3 +76,13 @@ export function isSqliteSharedMemoryRefused(e: unknown): boolean {
   const code = (e as { code?: unknown })?.code;
   return typeof code === 'string' && SQLITE_NO_SHM.test(code);
 }
+
+// PostgreSQL SQLSTATEs of a transaction that lost a conflict with another one and was rolled back:
+// 40001 serialization failure, 40P01 deadlock detected. The same transaction, run again, succeeds.
+const PG_CONFLICT = new Set(['40001', '40P01']);
+
+/** The database rolled the transaction back for a conflict with another one: running it again is the cure. */
+export function isTransientConflict(e: unknown): boolean {
+  const code = (e as { code?: unknown })?.code;
+  return typeof code === 'string' && PG_CONFLICT.has(code);
+}

@@ -8,7 +8,7 @@
  * the database refuses for what a row carries is retried in halves until the refused submission
  * stands alone.
  */
-import { describeStorageError, isStorageUnavailable } from '../db/storage-errors.js';
+import { describeStorageError, isStorageUnavailable, isTransientConflict } from '../db/storage-errors.js';
 import type { Db } from '../db/db.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
@@ -24,6 +24,13 @@ import type { Knex } from 'knex';
 
 /** how long a refused write of locations is reported by writesFailing() when none follows */
 export const WRITES_FAILING_MS = 60_000;
+
+/**
+ * how many times a batch the database rolled back for a conflict with another transaction (a
+ * deadlock, a serialization failure: PostgreSQL, between instances) is written again before its
+ * submissions fail
+ */
+export const CONFLICT_ATTEMPTS = 5;
 
 /**
  * Called inside the batch's transaction once its locations are written (the forwards' journal,
@@ -148,13 +155,16 @@ export class GroupCommit {
     return batch;
   }
 
-  /** One transaction for the batch; when the database refuses a row, each half on its own. */
+  /**
+   * One transaction for the batch; when the database refuses a row, each half on its own; when it
+   * rolled the batch back for a conflict with another transaction, the batch again (it wrote nothing).
+   */
   private async write(batch: Pending[]): Promise<void> {
     const { db, afterWrite, fileLost } = this.deps;
     let written: locations.LocationRow[];
     const accountOf = new Map(batch.map((p) => [p.device.id, p.device.accountId]));
-    try {
-      written = await db.transaction(async (trx) => {
+    const transaction = () =>
+      db.transaction(async (trx) => {
         const all = batch.flatMap((p) => p.rows);
         const late = await addDistances(trx, all);
         const rows = await locations.insertMany(trx, all);
@@ -164,6 +174,19 @@ export class GroupCommit {
         await afterWrite?.(trx, rows, (deviceId) => accountOf.get(deviceId)!);
         return rows;
       });
+    try {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          written = await transaction();
+          break;
+        } catch (e) {
+          if (attempt >= CONFLICT_ATTEMPTS || !isTransientConflict(e)) throw e;
+          this.deps.logger.warn(
+            { err: e, attempt },
+            'a batch of locations lost a conflict with another transaction; it is written again',
+          );
+        }
+      }
       const lost = fileLost?.();
       if (lost) throw lost;
     } catch (e) {

@@ -10,10 +10,18 @@ const SELECT_STATE = 'select state from device_distance where device_id = ?';
 const UPSERT_STATE =
   'insert into device_distance (device_id, total_km, state) values (?, ?, ?) on conflict (device_id) do update set total_km = excluded.total_km, state = excluded.state';
 
+/** The advisory-lock class of a device's distance state on PostgreSQL ("td"); the key is hashtext(device id). */
+export const DEVICE_LOCK_CLASS = 0x7464;
+
 /**
  * The states of these devices. SQLite: kept statements, one lookup a device (knex built a query of
- * hundreds of parameters per batch). PostgreSQL: one query, the rows locked in device order until
- * the transaction ends (two instances storing one device's positions wait for each other).
+ * hundreds of parameters per batch). PostgreSQL: first the devices' advisory locks until the
+ * transaction ends, then one query. Two instances storing one device's positions wait for each
+ * other: the second reads what the first committed. Locks on the rows themselves (FOR UPDATE) were
+ * not enough: a device without a row yet is not locked, and a row that appears between two
+ * transactions' reads made them wait for each other in a cycle (deadlock detected, the batch lost).
+ * The advisory keys are taken in their own order, whether the row exists or not; the read is a
+ * statement of its own, so that it sees what was committed while it waited.
  */
 export async function statesOf(db: Q, deviceIds: readonly string[]): Promise<Map<string, DistanceState>> {
   const out = new Map<string, DistanceState>();
@@ -26,10 +34,15 @@ export async function statesOf(db: Q, deviceIds: readonly string[]): Promise<Map
     }
     return out;
   }
-  const { rows } = (await db.raw(
-    'select device_id, state from device_distance where device_id = any(?::text[]) order by device_id collate "C" for update',
-    [pgTextArray(deviceIds)],
-  )) as { rows: { device_id: string; state: string }[] };
+  const ids = pgTextArray(deviceIds);
+  // in the order of the keys themselves: two devices whose keys collide cannot make a cycle
+  await db.raw(
+    'select count(pg_advisory_xact_lock(?, h)) from (select distinct hashtext(a) as h from unnest(?::text[]) as a order by h) s',
+    [DEVICE_LOCK_CLASS, ids],
+  );
+  const { rows } = (await db.raw('select device_id, state from device_distance where device_id = any(?::text[])', [
+    ids,
+  ])) as { rows: { device_id: string; state: string }[] };
   for (const r of rows) out.set(r.device_id, JSON.parse(r.state) as DistanceState);
   return out;
 }

@@ -6,6 +6,7 @@ import type { PositionReport } from '../../../core/model/report.js';
 import { locationReport } from '../../../core/model/input.reports.js';
 import pg from 'pg';
 import { PATIENCE_MS, until } from '../../helpers/wait.js';
+import { CONFLICT_ATTEMPTS } from '../../../core/ingest/group-commit.js';
 
 /**
  * Three accounts, one device each, on a real trackgate; the database refuses any location row
@@ -157,6 +158,47 @@ if ((await backends()).includes('postgres')) {
       JSON.parse((await s.running.db('last_locations').where({ device_id: x.id }).first('data')).data).attributes.note,
       'corrected',
     );
+  });
+}
+
+if ((await backends()).includes('postgres')) {
+  test('ingest.service (postgres): a batch the database rolls back for a conflict with another transaction (a deadlock) is written again and committed once; one that keeps losing fails after a bounded number of attempts', async (t) => {
+    const { s, devices } = await setup(t, 'postgres');
+    const ingest = s.running.services.ingest;
+    const db = s.running.db;
+    // PostgreSQL's own deadlock error, raised by the database for rows with these notes (a
+    // sequence counts the attempts: it is not rolled back with the transaction)
+    await db.raw('create sequence conflict_once; create sequence conflict_always');
+    await db.raw(`create function lose_conflict() returns trigger language plpgsql as $$
+      begin
+        if new.data like '%conflict-once%' and nextval('conflict_once') <= 2 then
+          raise exception 'deadlock detected' using errcode = 'deadlock_detected';
+        end if;
+        if new.data like '%conflict-always%' then
+          perform nextval('conflict_always');
+          raise exception 'deadlock detected' using errcode = 'deadlock_detected';
+        end if;
+        return new;
+      end $$`);
+    await db.raw(
+      'create trigger lose_conflict before insert on locations for each row execute function lose_conflict()',
+    );
+    const [x, y] = devices;
+    const written = await ingest.submit(x, 'test', [report(1, 'conflict-once')]);
+    t.is(written.locations.length, 1, 'acknowledged: the batch was written on its third attempt');
+    t.is(Number((await db('locations').where({ device_id: x.id }).count({ n: '*' }))[0].n), 1, 'and stored once');
+    t.is(
+      JSON.parse((await db('device_distance').where({ device_id: x.id }).first('state')).state).lastTime,
+      report(1, '').fixTime!.getTime(),
+      'its distance state was saved by the attempt that committed',
+    );
+    await t.throwsAsync(ingest.submit(y, 'test', [report(2, 'conflict-always')]), { message: /deadlock detected/ });
+    t.is(
+      Number((await db.raw('select last_value from conflict_always')).rows[0].last_value),
+      CONFLICT_ATTEMPTS,
+      'written again a bounded number of times, then not acknowledged (the tracker resends)',
+    );
+    t.is(Number((await db('locations').where({ device_id: y.id }).count({ n: '*' }))[0].n), 0);
   });
 }
 
