@@ -4,6 +4,7 @@ import type { Forward, ForwardEventKind, ForwardProgress, ForwardType } from '..
 import { keptStatement, sqliteTransactionConnection, type Db } from '../db/db.js';
 import { pgInt8Array, pgTextArray } from '../db/pg-arrays.js';
 import { parseJson, toBool, toJson, toNum } from '../db/json.js';
+import { lockKeysInOrder } from '../db/pg-locks.js';
 
 type Q = Knex | Knex.Transaction;
 
@@ -139,11 +140,7 @@ export async function lockStreams(trx: Knex.Transaction, accountIds: Iterable<st
   if (trx.client.config.client !== 'pg') return;
   const ids = [...new Set(accountIds)];
   if (ids.length === 0) return;
-  // in the order of the lock keys themselves: two accounts whose keys collide cannot make a cycle
-  await trx.raw(
-    'select count(pg_advisory_xact_lock(?, h)) from (select distinct hashtext(a) as h from unnest(?::text[]) as a order by h) s',
-    [ADVISORY_CLASS, pgTextArray(ids)],
-  );
+  await lockKeysInOrder(trx, ADVISORY_CLASS, ids);
 }
 
 const INSERT_EVENT =

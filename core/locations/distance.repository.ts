@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import type { DistanceState, Fix } from './distance.js';
 import { keptStatement, sqliteTransactionConnection } from '../db/db.js';
 import { pgTextArray } from '../db/pg-arrays.js';
+import { lockKeysInOrder } from '../db/pg-locks.js';
 
 type Q = Knex | Knex.Transaction;
 
@@ -11,7 +12,7 @@ const UPSERT_STATE =
   'insert into device_distance (device_id, total_km, state) values (?, ?, ?) on conflict (device_id) do update set total_km = excluded.total_km, state = excluded.state';
 
 /** The advisory-lock class of a device's distance state on PostgreSQL ("td"); the key is hashtext(device id). */
-export const DEVICE_LOCK_CLASS = 0x7464;
+const DEVICE_LOCK_CLASS = 0x7464;
 
 /**
  * The states of these devices. SQLite: kept statements, one lookup a device (knex built a query of
@@ -34,14 +35,9 @@ export async function statesOf(db: Q, deviceIds: readonly string[]): Promise<Map
     }
     return out;
   }
-  const ids = pgTextArray(deviceIds);
-  // in the order of the keys themselves: two devices whose keys collide cannot make a cycle
-  await db.raw(
-    'select count(pg_advisory_xact_lock(?, h)) from (select distinct hashtext(a) as h from unnest(?::text[]) as a order by h) s',
-    [DEVICE_LOCK_CLASS, ids],
-  );
+  await lockKeysInOrder(db, DEVICE_LOCK_CLASS, deviceIds);
   const { rows } = (await db.raw('select device_id, state from device_distance where device_id = any(?::text[])', [
-    ids,
+    pgTextArray(deviceIds),
   ])) as { rows: { device_id: string; state: string }[] };
   for (const r of rows) out.set(r.device_id, JSON.parse(r.state) as DistanceState);
   return out;

@@ -69,3 +69,23 @@ export async function createStorage(backend: Backend): Promise<Storage> {
     },
   };
 }
+
+/**
+ * Counts the sessions of the database at `url` waiting for a lock, from a session of its own
+ * (asked outside any test transaction: one inside keeps its first view of pg_stat_activity).
+ * Closed at the test's end.
+ */
+export async function lockWaiters(
+  t: { teardown(fn: () => unknown): void },
+  url: string,
+): Promise<() => Promise<number>> {
+  const watcher = new pg.Client({ connectionString: url });
+  await watcher.connect();
+  t.teardown(() => watcher.end());
+  return async () =>
+    (
+      await watcher.query(
+        "select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'",
+      )
+    ).rows[0].n as number;
+}

@@ -1,7 +1,7 @@
 import test from 'ava';
 import pg from 'pg';
 import { startHarness, PASSWORD } from '../../gateway/mqtt/mqtt-harness.js';
-import { backends } from '../../helpers/backends.js';
+import { backends, lockWaiters } from '../../helpers/backends.js';
 import { startServer } from '../../helpers/server.js';
 import { until } from '../../helpers/wait.js';
 import type { PositionReport } from '../../../core/model/report.js';
@@ -79,15 +79,7 @@ if (withPostgres) {
     await lock.query('lock table locations in exclusive mode');
     // what comes next waits for what came before: both writers waiting for the lock (PostgreSQL
     // shows them), the REST request's submission made (submit() queues it at once)
-    const watcher = new pg.Client({ connectionString: s.storageEnv.TRACKGATE_DATABASE_URL });
-    await watcher.connect();
-    t.teardown(() => watcher.end());
-    const waiting = async () =>
-      (
-        await watcher.query(
-          "select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'",
-        )
-      ).rows[0].n as number;
+    const waiting = await lockWaiters(t, s.storageEnv.TRACKGATE_DATABASE_URL);
     const submitted: string[] = [];
     const submit = ingest.submit;
     ingest.submit = (device, ...rest) => (submitted.push(device.id), submit(device, ...rest));

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { backends, type Backend } from '../../helpers/backends.js';
+import { backends, lockWaiters, type Backend } from '../../helpers/backends.js';
 import { startServer, type TestServer } from '../../helpers/server.js';
 import type { DeviceRecord } from '../../../core/model/device.js';
 import type { PositionReport } from '../../../core/model/report.js';
@@ -128,16 +128,7 @@ if ((await backends()).includes('postgres')) {
     let xSettled = false;
     void Promise.allSettled([xFirst]).then(() => (xSettled = true));
     // x's batch is in its transaction, waiting for the row: the next of x's rows come after it
-    // asked outside the holder's transaction: one keeps its first view of pg_stat_activity
-    const watcher = new pg.Client({ connectionString: s.storageEnv.TRACKGATE_DATABASE_URL });
-    await watcher.connect();
-    t.teardown(() => watcher.end());
-    const waiting = async () =>
-      (
-        await watcher.query(
-          "select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'",
-        )
-      ).rows[0].n as number;
+    const waiting = await lockWaiters(t, s.storageEnv.TRACKGATE_DATABASE_URL);
     await until("x's batch waits for the lock", async () => (await waiting()) >= 1);
     const xAgain = ingest.submit(x, 'test', [report(2, 'corrected')]);
     void Promise.allSettled([xAgain]).then(() => (xSettled = true));

@@ -5,8 +5,7 @@
  * two reads made a deadlock: PostgreSQL rolled one batch back, and its tracker had no answer.
  */
 import test from 'ava';
-import pg from 'pg';
-import { backends, createStorage } from '../../helpers/backends.js';
+import { backends, createStorage, lockWaiters } from '../../helpers/backends.js';
 import { until } from '../../helpers/wait.js';
 import { closeDb, migrate, openDb } from '../../../core/db/db.js';
 import { addDistances } from '../../../core/locations/distance.ledger.js';
@@ -32,15 +31,7 @@ if ((await backends()).includes('postgres')) {
     const db = openDb({ databaseUrl: storage.env.TRACKGATE_DATABASE_URL, dataDir: storage.env.TRACKGATE_DATA_DIR });
     t.teardown(() => closeDb(db));
     await migrate(db);
-    const watcher = new pg.Client({ connectionString: storage.env.TRACKGATE_DATABASE_URL });
-    await watcher.connect();
-    t.teardown(() => watcher.end());
-    const waiting = async () =>
-      (
-        await watcher.query(
-          "select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'",
-        )
-      ).rows[0].n as number;
+    const waiting = await lockWaiters(t, storage.env.TRACKGATE_DATABASE_URL);
     // 'dev-w' sorts before 'dev-x'; dev-x has a state, dev-w none yet
     await db.transaction((trx) => addDistances(trx, [row('dev-x', 0, 40)]));
 
