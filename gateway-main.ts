@@ -15,7 +15,7 @@ import { systemClock } from './core/clock.js';
 import type { Logger } from './core/logger.js';
 import { LogOutput } from './core/log-output.js';
 import { protocols } from './protocols/index.js';
-import { INIT_REQUEST, type GatewayInit, type GatewayTls } from './gateway/ipc/gateway-pool.js';
+import { INIT_REQUEST, type GatewayFailed, type GatewayInit, type GatewayTls } from './gateway/ipc/gateway-pool.js';
 import {
   startGatewayProcess,
   type GatewayProcess,
@@ -152,13 +152,21 @@ async function runWorker(): Promise<void> {
     // a renewal while the listeners were being bound
     if (renewed) running.setTls(renewed);
   } catch (e) {
-    throw new Error(
-      bindProblem(e, {
-        host: init.settings.host,
-        protocolPorts: init.settings.ports,
-        protocolTlsPorts: init.settings.tlsPorts,
-      }) ?? (e as Error).message,
-    );
+    const err = e as NodeJS.ErrnoException & { port?: unknown };
+    const failed: GatewayFailed = {
+      t: 'trackgate-gateway-failed',
+      message:
+        bindProblem(e, {
+          host: init.settings.host,
+          protocolPorts: init.settings.ports,
+          protocolTlsPorts: init.settings.tlsPorts,
+        }) ?? err.message,
+      ...(typeof err.code === 'string' && { code: err.code }),
+      ...(typeof err.port === 'number' && { port: err.port }),
+    };
+    // the core's start fails with this reason (gateway-pool.ts), and picks again a port it lost (trackers.ts)
+    await new Promise<void>((resolve) => process.send!(failed, undefined, undefined, () => resolve()));
+    throw new Error(failed.message);
   }
 }
 

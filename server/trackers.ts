@@ -11,7 +11,7 @@ import type { Metrics } from '../core/metrics/metrics.js';
 import { randomSecret } from '../core/secrets.js';
 import { startTrackerGateway, type TrackerGateway } from '../gateway/tracker-gateway.js';
 import { startCoreLink, startLocalCoreLink, type CoreLink } from '../gateway/ipc/core-link.server.js';
-import { startGatewayPool, type GatewayPool } from '../gateway/ipc/gateway-pool.js';
+import { GatewayStartError, startGatewayPool, type GatewayPool } from '../gateway/ipc/gateway-pool.js';
 import type { GatewayProcessSettings } from '../gateway/ipc/gateway.process.js';
 import { concretePorts } from '../gateway/ipc/free-ports.js';
 import { protocols } from '../protocols/index.js';
@@ -114,15 +114,19 @@ async function startInGatewayProcesses(
   const { link, address } = await startLocalCoreLink({ secret, ...services, clock, logger });
   let pool: GatewayPool;
   try {
-    pool = await startGatewayPool({
-      processes: config.gatewayProcesses,
-      // gateway-main.ts at the root, beside main.ts (.js once built): it loads only what a gateway process runs
-      exec: fileURLToPath(new URL(`../gateway-main.${import.meta.url.endsWith('.ts') ? 'ts' : 'js'}`, import.meta.url)),
-      args: [],
-      link,
-      logger,
-      settings: { link: address, secret, ...(await gatewaySettings(config)), tls: pemText(tls?.current()) },
-    });
+    pool = await startPickingAgain(config, logger, (settings) =>
+      startGatewayPool({
+        processes: config.gatewayProcesses,
+        // gateway-main.ts at the root, beside main.ts (.js once built): it loads only what a gateway process runs
+        exec: fileURLToPath(
+          new URL(`../gateway-main.${import.meta.url.endsWith('.ts') ? 'ts' : 'js'}`, import.meta.url),
+        ),
+        args: [],
+        link,
+        logger,
+        settings: { link: address, secret, ...settings, tls: pemText(tls?.current()) },
+      }),
+    );
   } catch (e) {
     await link.close();
     throw e;
@@ -150,6 +154,52 @@ async function startInGatewayProcesses(
     onOffline: (fn) => link.onOffline(fn),
     drop: (deviceId) => link.drop(deviceId),
   };
+}
+
+/** how many times a start picks free port numbers again after losing one of them (see startPickingAgain) */
+export const PICK_ATTEMPTS = 5;
+
+/**
+ * Starts the gateway processes, again with new numbers when a port the core picked for port 0 was
+ * taken by another program between the pick and the gateway process's bind (free-ports.ts checks,
+ * then the processes bind once they are up, which takes a while on a busy machine). A configured
+ * port in use fails the start at once, with the worker's reason.
+ */
+async function startPickingAgain(
+  config: Readonly<Config>,
+  logger: Logger,
+  start: (settings: Omit<GatewayProcessSettings, 'link' | 'secret'>) => Promise<GatewayPool>,
+): Promise<GatewayPool> {
+  for (let i = 1; ; i++) {
+    const settings = await gatewaySettings(config);
+    try {
+      return await start(settings);
+    } catch (e) {
+      const err = e as GatewayStartError;
+      const picked = pickedPorts(config, settings);
+      if (
+        !(err instanceof GatewayStartError && err.code === 'EADDRINUSE' && picked.has(err.port!)) ||
+        i >= PICK_ATTEMPTS
+      )
+        throw e;
+      logger.info(
+        { port: err.port, attempt: i },
+        'a free port picked for port 0 was taken before the gateway processes listened on it; picking again',
+      );
+    }
+  }
+}
+
+/** The numbers gatewaySettings picked for ports configured as 0. */
+function pickedPorts(config: Readonly<Config>, settings: Omit<GatewayProcessSettings, 'link' | 'secret'>): Set<number> {
+  const picked = new Set<number>();
+  for (const [configured, concrete] of [
+    [config.protocolPorts, settings.ports],
+    [config.protocolTlsPorts, settings.tlsPorts ?? {}],
+  ] as const)
+    for (const [name, port] of Object.entries(configured))
+      if (port === 0 && typeof concrete[name] === 'number') picked.add(concrete[name]);
+  return picked;
 }
 
 /** A pair as text, as it crosses the cluster channel (JSON, where a Buffer would not stay one). */

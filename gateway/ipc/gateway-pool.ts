@@ -29,6 +29,30 @@ export interface GatewayTls {
   tls: { cert: string; key: string };
 }
 
+/**
+ * What a worker says before it exits because its listeners would not start: the reason in the
+ * operator's words, and the listen error's code and port, so that the core can tell a port it
+ * picked itself (port 0) and lost meanwhile from a configured one (server/trackers.ts).
+ */
+export interface GatewayFailed {
+  t: 'trackgate-gateway-failed';
+  message: string;
+  code?: string;
+  port?: number;
+}
+
+/** Why a start failed: a worker's reason (GatewayFailed), or that it exited without one. */
+export class GatewayStartError extends Error {
+  constructor(
+    message: string,
+    readonly code?: string,
+    readonly port?: number,
+  ) {
+    super(message);
+    this.name = 'GatewayStartError';
+  }
+}
+
 export interface GatewayPoolOptions {
   processes: number;
   /** the entry the workers run, and its arguments (gateway-main.ts) */
@@ -168,17 +192,23 @@ function fork(p: PoolState, udp: boolean): { worker: Worker; listening: Promise<
     );
   }
   p.workers.set(worker, { startedAt: performance.now(), udp });
+  let fail: (e: Error) => void = () => undefined;
   const ready = new Promise<Record<string, number>>((resolve, reject) => {
+    fail = reject;
     p.listening.set(worker.id, (ports) => {
       p.listening.delete(worker.id);
       resolve(ports);
     });
-    worker.once('exit', () => reject(new Error(`gateway process ${worker.id} exited before listening`)));
+    // its reason (GatewayFailed) comes first when it gives one; the channel closes after its last message
+    const exited = () => reject(new GatewayStartError(`gateway process ${worker.id} exited before listening`));
+    worker.once('exit', () => (worker.isConnected() ? worker.once('disconnect', exited) : exited()));
   });
   ready.catch(() => undefined);
   worker.on('message', (m: unknown) => {
     const init: GatewayInit = { t: 'trackgate-gateway-init', worker: worker.id, settings: { ...p.settings, udp } };
     if (m === INIT_REQUEST) worker.send(init);
+    const failed = m as GatewayFailed | undefined;
+    if (failed?.t === 'trackgate-gateway-failed') fail(new GatewayStartError(failed.message, failed.code, failed.port));
   });
   worker.on('exit', (code, signal) => onExit(p, worker, udp, { code, signal }));
   return { worker, listening: ready };

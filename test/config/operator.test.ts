@@ -144,6 +144,14 @@ test('operator: a listener that cannot bind stops the start naming the variables
     inWorker.stderr,
     new RegExp(`TRACKGATE_TELTONIKA_PORT: port ${heldPort} on 127\\.0\\.0\\.1 is already in use`),
   );
+  t.regex(
+    inWorker.stderr,
+    new RegExp(
+      `^trackgate: could not start: TRACKGATE_TELTONIKA_PORT: port ${heldPort} on 127\\.0\\.0\\.1 is already in use`,
+      'm',
+    ),
+    "the core's own line gives the gateway process's reason",
+  );
   t.notRegex(inWorker.stdout, /gateway process died/, 'a start that fails restarts no gateway process');
   // TEST-NET-1 (RFC 5737): no interface has it
   const host = await cli(['serve'], { TRACKGATE_DATA_DIR: dir, TRACKGATE_HOST: '192.0.2.1' });

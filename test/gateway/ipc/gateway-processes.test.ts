@@ -1,4 +1,6 @@
 import test from 'ava';
+import cluster, { type Worker } from 'node:cluster';
+import net from 'node:net';
 import dgram from 'node:dgram';
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import os from 'node:os';
@@ -350,3 +352,40 @@ test.serial("gateway.ipc: the core's GET /metrics counts what the gateway proces
   await until('the connection is gone from the gauge', async () => (await metric(connections)) === 0);
   t.is(await metric(decoded), 2, 'the counts of a closed connection stay');
 });
+
+test.serial(
+  'gateway.ipc: a port picked for port 0 and taken by another program before the gateway processes bind it is picked again; the trackers are served on the new one',
+  async (t) => {
+    // another program binds the Teltonika number the core picked, between its pick and the gateway
+    // processes' bind: here, when the core hands the first gateway process its settings (that it
+    // happens on a busy machine failed two tests of one CI run)
+    const thief = net.createServer();
+    t.teardown(() => thief.close());
+    let stolen: number | undefined;
+    const onFork = (worker: Worker) => {
+      const send = worker.send.bind(worker) as (...a: unknown[]) => boolean;
+      (worker as { send: (...a: unknown[]) => boolean }).send = (m: unknown, ...rest: unknown[]) => {
+        const init = m as { t?: string; settings?: { ports: Record<string, number> } };
+        if (init.t !== 'trackgate-gateway-init' || stolen !== undefined) return send(m, ...rest);
+        stolen = init.settings!.ports.teltonika;
+        thief.listen(stolen, '127.0.0.1', () => send(m, ...rest));
+        return true;
+      };
+    };
+    cluster.on('fork', onFork);
+    let s: TestServer;
+    try {
+      s = await start(t);
+    } finally {
+      cluster.off('fork', onFork);
+    }
+    t.is(typeof stolen, 'number', 'the first settings named a picked Teltonika port');
+    t.true(thief.listening, 'the other program holds the number it took');
+    t.not(s.running.ports.teltonika, stolen, 'the core picked another number');
+    t.is(s.running.gatewayPool!.pids().length, 2);
+    const tel = await teltonikaSession(t, s.running.ports.teltonika, TELTONIKA);
+    tel.write(F.teltonikaAvl([{ time: new Date(Date.UTC(2026, 2, 3, 10)), lat: 40, lon: -3 }]));
+    t.deepEqual(await tel.read(4), Buffer.from([0, 0, 0, 1]), 'stored and acknowledged on the new port');
+    t.is((await locations(s, TELTONIKA)).length, 1);
+  },
+);
